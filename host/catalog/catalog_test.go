@@ -1,0 +1,680 @@
+package catalog
+
+import (
+	"context"
+	"encoding/base64"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plughost/plughost/host/tool"
+)
+
+// The interface the protocol layer consumes.
+var _ interface {
+	ListTools(cursor string) (tools []json.RawMessage, nextCursor string, err error)
+	CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error)
+	Subscribe(fn func()) (cancel func())
+} = (*Catalog)(nil)
+
+// The interface the plugin manager publishes through.
+var _ interface {
+	Set(p tool.Provider)
+	Remove(name string)
+} = (*Catalog)(nil)
+
+func TestToolJSON(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		provider string // second provider offering the same tool, to force a rename
+		in       string
+		want     string
+	}{
+		"unchanged but compacted": {
+			in:   `{ "name": "t", "description": "d", "inputSchema": {"type": "object"} }`,
+			want: `{"name":"t","description":"d","inputSchema":{"type":"object"}}`,
+		},
+		"unknown fields and member order survive a rename": {
+			provider: "z",
+			in:       `{"x-future":{"a":[1,2]},"inputSchema":{"type":"object"},"name":"t","_meta":{"k":"v"},"title":"T"}`,
+			want:     `{"x-future":{"a":[1,2]},"inputSchema":{"type":"object"},"name":"p__t","_meta":{"k":"v"},"title":"T"}`,
+		},
+		"a missing name is added": {
+			in:   `{"inputSchema":{"type":"object"}}`,
+			want: `{"name":"t","inputSchema":{"type":"object"}}`,
+		},
+		"nested names are not touched": {
+			provider: "z",
+			in:       `{"name":"t","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}},"annotations":{"name":"keep"}}`,
+			want:     `{"name":"p__t","inputSchema":{"type":"object","properties":{"name":{"type":"string"}}},"annotations":{"name":"keep"}}`,
+		},
+		"escapes in other members are kept": {
+			in:   `{"name":"t","description":"a \"quoted\" \u00e9 <b>","inputSchema":{"type":"object"}}`,
+			want: `{"name":"t","description":"a \"quoted\" \u00e9 <b>","inputSchema":{"type":"object"}}`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{{Name: "t", JSON: json.RawMessage(tc.in)}}})
+			if tc.provider != "" {
+				f.cat.Set(newProvider(tc.provider, "t"))
+			}
+			page, _, err := f.cat.ListTools("")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got := string(page[0]); got != tc.want {
+				t.Errorf("tool JSON\n got %s\nwant %s", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestBadDefinitions(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		json   string
+		reason string // a part of the Skip's reason
+	}{
+		"not JSON":                {`{"name":`, "tool definition is not valid JSON"},
+		"not an object":           {`["t"]`, "tool definition is not a JSON object"},
+		"no inputSchema":          {`{"name":"t"}`, `tool definition has no "inputSchema"`},
+		"inputSchema not object":  {`{"name":"t","inputSchema":true}`, `"inputSchema" is not a JSON object`},
+		"duplicate member":        {`{"name":"t","name":"u","inputSchema":{}}`, `tool definition has member "name" twice`},
+		"schema breaks the draft": {`{"name":"t","inputSchema":{"type":5}}`, "inputSchema does not compile"},
+		"bad regexp":              {`{"name":"t","inputSchema":{"properties":{"a":{"pattern":"(?=x)"}}}}`, "inputSchema does not compile"},
+		"remote reference":        {`{"name":"t","inputSchema":{"$ref":"https://example.com/s.json"}}`, "references to other documents are not allowed (https://example.com/s.json)"},
+		"file reference":          {`{"name":"t","inputSchema":{"$ref":"file:///etc/passwd"}}`, "references to other documents are not allowed (file:///etc/passwd)"},
+		"relative reference":      {`{"name":"t","inputSchema":{"$ref":"other.json"}}`, "references to other documents are not allowed"},
+		"custom meta-schema":      {`{"name":"t","inputSchema":{"$schema":"https://example.com/meta"}}`, "references to other documents are not allowed (https://example.com/meta)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{{Name: "t", JSON: json.RawMessage(tc.json)}, toolDef("good", objectSchema)}})
+			skipped := f.cat.Skipped()
+			if len(skipped) != 1 || skipped[0].Provider != "p" || skipped[0].Tool != "t" || !strings.Contains(skipped[0].Reason, tc.reason) {
+				t.Fatalf("Skipped() = %+v, want p/t with a reason containing %q", skipped, tc.reason)
+			}
+			if got := allNames(t, f.cat); !cmp.Equal(got, []string{"good"}) {
+				t.Errorf("exposed %v, want only the good tool", got)
+			}
+			if log := f.log.String(); !strings.Contains(log, "skipping tool") || !strings.Contains(log, "provider=p tool=t") {
+				t.Errorf("no warning naming provider and tool:\n%s", log)
+			}
+		})
+	}
+}
+
+// Local references, $defs, the draft named by $schema, and the wording of
+// rules the main validation test does not cover.
+func TestSchemaRules(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		schema   string
+		args     string
+		wantErr  string // "" when valid
+		wantSkip bool
+	}{
+		"local $ref to $defs": {
+			schema:  `{"type":"object","properties":{"n":{"$ref":"#/$defs/pos"}},"$defs":{"pos":{"type":"integer","minimum":1}}}`,
+			args:    `{"n":0}`,
+			wantErr: `invalid arguments for tool "t": /n: minimum: got 0, want 1`,
+		},
+		"draft-07 by $schema": {
+			schema:  `{"$schema":"http://json-schema.org/draft-07/schema#","type":"object","properties":{"a":{"type":"string"}},"definitions":{"x":{}}}`,
+			args:    `{"a":1}`,
+			wantErr: `invalid arguments for tool "t": /a: must be string, got number`,
+		},
+		"draft 2020-12 by default: prefixItems": {
+			schema:  `{"type":"object","properties":{"pair":{"type":"array","prefixItems":[{"type":"string"},{"type":"integer"}]}}}`,
+			args:    `{"pair":["a","b"]}`,
+			wantErr: `invalid arguments for tool "t": /pair/1: must be integer, got string`,
+		},
+		"a rule on the arguments object itself": {
+			schema:  `{"type":"object","minProperties":1}`,
+			args:    `{}`,
+			wantErr: `invalid arguments for tool "t": (arguments): minProperties: got 0, want 1`,
+		},
+		"oneOf matching two": {
+			schema:  `{"type":"object","properties":{"n":{"oneOf":[{"type":"integer"},{"minimum":0}]}}}`,
+			args:    `{"n":1}`,
+			wantErr: `invalid arguments for tool "t": /n: must match exactly one of the alternatives (oneOf), but matched alternatives 0 and 1`,
+		},
+		"oneOf matching none": {
+			schema: `{"type":"object","properties":{"n":{"oneOf":[{"type":"integer"},{"type":"integer","minimum":0}]}}}`,
+			args:   `{"n":"x"}`,
+			wantErr: "invalid arguments for tool \"t\":\n" +
+				"- /n: must match exactly one of these alternatives (oneOf):\n" +
+				"  - /n: must be integer, got string",
+		},
+		"const object": {
+			schema:  `{"type":"object","properties":{"o":{"const":{"a":[1]}}}}`,
+			args:    `{"o":{}}`,
+			wantErr: `invalid arguments for tool "t": /o: value must be {"a":[1]}`,
+		},
+		"single enum value": {
+			schema:  `{"type":"object","properties":{"v":{"enum":[1.5]}}}`,
+			args:    `{"v":2}`,
+			wantErr: `invalid arguments for tool "t": /v: value must be 1.5`,
+		},
+		"pointer escaping": {
+			schema:  `{"type":"object","properties":{"a/b~c":{"type":"string"}}}`,
+			args:    `{"a/b~c":true}`,
+			wantErr: `invalid arguments for tool "t": /a~1b~0c: must be string, got boolean`,
+		},
+		"valid": {
+			schema: `{"type":"object","properties":{"n":{"$ref":"#/$defs/pos"}},"$defs":{"pos":{"type":"integer"}}}`,
+			args:   `{"n":3}`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			p := &fakeProvider{name: "p", tools: []tool.Def{toolDef("t", tc.schema)}}
+			f.cat.Set(p)
+			if s := f.cat.Skipped(); len(s) != 0 {
+				t.Fatalf("skipped: %+v", s)
+			}
+			res, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "t", Arguments: json.RawMessage(tc.args)})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := tool.TextResult("p:t")
+			if tc.wantErr != "" {
+				want = tool.ErrorResult(tc.wantErr)
+			}
+			if diff := cmp.Diff(string(want), string(res)); diff != "" {
+				t.Errorf("result (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPagination(t *testing.T) {
+	t.Parallel()
+	tools := func(prefix string, n int) []string {
+		var out []string
+		for i := range n {
+			out = append(out, fmt.Sprintf("%s%03d", prefix, i))
+		}
+		return out
+	}
+	tests := map[string]struct {
+		pageSize int
+		tools    []string
+		change   func(c *Catalog) // between the first and the second page
+		want     []string         // every name seen, in order
+		pages    int
+	}{
+		"one short page": {
+			pageSize: 10, tools: tools("t", 3), want: tools("t", 3), pages: 1,
+		},
+		"exactly one page": {
+			pageSize: 10, tools: tools("t", 10), want: tools("t", 10), pages: 1,
+		},
+		"several pages": {
+			pageSize: 100, tools: tools("t", 250), want: tools("t", 250), pages: 3,
+		},
+		"empty": {
+			pageSize: 10, want: nil, pages: 1,
+		},
+		"default page size": {
+			tools: tools("t", 150), want: tools("t", 150), pages: 2,
+		},
+		"tools added before and after the cursor": {
+			pageSize: 5, tools: tools("m", 10),
+			change: func(c *Catalog) { c.Set(newProvider("q", "a_before", "z_after")) },
+			want:   append(tools("m", 10), "z_after"), pages: 3,
+		},
+		"the tool at the cursor is removed": {
+			pageSize: 5, tools: tools("m", 10),
+			change: func(c *Catalog) {
+				c.Set(&fakeProvider{name: "p", tools: []tool.Def{
+					toolDef("m000", objectSchema), toolDef("m001", objectSchema), toolDef("m002", objectSchema), toolDef("m003", objectSchema),
+					toolDef("m006", objectSchema), toolDef("m007", objectSchema), toolDef("m008", objectSchema), toolDef("m009", objectSchema),
+				}})
+			},
+			want: append(tools("m", 5), "m006", "m007", "m008", "m009"), pages: 2,
+		},
+		"everything removed": {
+			pageSize: 5, tools: tools("m", 10),
+			change: func(c *Catalog) { c.Remove("p") },
+			want:   tools("m", 5), pages: 2,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, &Options{PageSize: tc.pageSize})
+			if len(tc.tools) > 0 {
+				f.cat.Set(newProvider("p", tc.tools...))
+			}
+			var got []string
+			cursor, pages := "", 0
+			for {
+				page, next, err := f.cat.ListTools(cursor)
+				if err != nil {
+					t.Fatalf("page %d: %v", pages, err)
+				}
+				if page == nil {
+					t.Fatalf("page %d is nil, want an empty slice", pages)
+				}
+				pages++
+				size := tc.pageSize
+				if size == 0 {
+					size = DefaultPageSize
+				}
+				if len(page) > size {
+					t.Errorf("page %d has %d tools, more than %d", pages, len(page), size)
+				}
+				for _, raw := range page {
+					got = append(got, nameOf(t, raw))
+				}
+				if pages == 1 && tc.change != nil {
+					tc.change(f.cat)
+				}
+				if next == "" {
+					break
+				}
+				cursor = next
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" {
+				t.Errorf("names (-want +got):\n%s", diff)
+			}
+			if pages != tc.pages {
+				t.Errorf("got %d pages, want %d", pages, tc.pages)
+			}
+		})
+	}
+}
+
+func TestInvalidCursor(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, &Options{PageSize: 1})
+	f.cat.Set(newProvider("p", "a", "b"))
+	_, next, err := f.cat.ListTools("")
+	if err != nil || next == "" {
+		t.Fatalf("first page: next %q, err %v", next, err)
+	}
+	b64 := base64.RawURLEncoding.EncodeToString
+	for name, cursor := range map[string]string{
+		"not base64":          "!!!",
+		"padded base64":       base64.URLEncoding.EncodeToString([]byte("after:a")),
+		"no prefix":           b64([]byte("a")),
+		"not a name":          b64([]byte("after:a b")),
+		"empty name":          b64([]byte("after:")),
+		"a cursor, truncated": next[:len(next)-1],
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			page, next, err := f.cat.ListTools(cursor)
+			if !errors.Is(err, tool.ErrInvalidCursor) {
+				t.Errorf("ListTools(%q) error = %v, want one wrapping tool.ErrInvalidCursor", cursor, err)
+			}
+			if page != nil || next != "" {
+				t.Errorf("got a page (%d tools, next %q) with the error", len(page), next)
+			}
+		})
+	}
+}
+
+func TestValidation(t *testing.T) {
+	t.Parallel()
+	const schema = `{
+		"type": "object",
+		"properties": {
+			"filename": {"type": "string", "minLength": 1},
+			"format": {"enum": ["simple", "detailed"]},
+			"count": {"type": "integer", "minimum": 0},
+			"options": {
+				"type": "object",
+				"properties": {
+					"depth": {"type": "integer"},
+					"tags": {"type": "array", "items": {"type": "string"}}
+				},
+				"required": ["depth"],
+				"additionalProperties": false
+			},
+			"id": {"anyOf": [{"type": "string"}, {"type": "integer"}]},
+			"mode": {"const": "fast"}
+		},
+		"required": ["filename"]
+	}`
+	tests := map[string]struct {
+		args string
+		want string // the isError text; "" means the call goes through
+	}{
+		"valid":                {args: `{"filename":"a.txt","format":"simple","options":{"depth":2,"tags":["x"]}}`},
+		"empty arguments":      {args: ``, want: `invalid arguments for tool "create_file": /filename: missing required property`},
+		"required":             {args: `{}`, want: `invalid arguments for tool "create_file": /filename: missing required property`},
+		"enum":                 {args: `{"filename":"a","format":"fancy"}`, want: `invalid arguments for tool "create_file": /format: value must be one of "simple", "detailed"`},
+		"type":                 {args: `{"filename":7}`, want: `invalid arguments for tool "create_file": /filename: must be string, got number`},
+		"const":                {args: `{"filename":"a","mode":"slow"}`, want: `invalid arguments for tool "create_file": /mode: value must be "fast"`},
+		"nested required":      {args: `{"filename":"a","options":{}}`, want: `invalid arguments for tool "create_file": /options/depth: missing required property`},
+		"nested type in array": {args: `{"filename":"a","options":{"depth":1,"tags":["x",3]}}`, want: `invalid arguments for tool "create_file": /options/tags/1: must be string, got number`},
+		"nested unknown property": {
+			args: `{"filename":"a","options":{"depth":1,"colour":"red"}}`,
+			want: `invalid arguments for tool "create_file": /options/colour: unknown property, not allowed by the schema`,
+		},
+		"other rules use the library's words": {
+			args: `{"filename":"","count":-1}`,
+			want: "invalid arguments for tool \"create_file\":\n- /count: minimum: got -1, want 0\n- /filename: minLength: got 0, want 1",
+		},
+		"all violations, sorted": {
+			args: `{"format":"x","count":1.5,"options":{"depth":"deep"}}`,
+			want: "invalid arguments for tool \"create_file\":\n" +
+				"- /count: must be integer, got number\n" +
+				"- /filename: missing required property\n" +
+				"- /format: value must be one of \"simple\", \"detailed\"\n" +
+				"- /options/depth: must be integer, got string",
+		},
+		"anyOf lists its alternatives": {
+			args: `{"filename":"a","id":true}`,
+			want: "invalid arguments for tool \"create_file\":\n" +
+				"- /id: must match at least one of these alternatives (anyOf):\n" +
+				"  - /id: must be integer, got boolean\n" +
+				"  - /id: must be string, got boolean",
+		},
+		"array":          {args: `["a.txt"]`, want: `invalid arguments for tool "create_file": arguments must be a JSON object, got array`},
+		"string":         {args: `"a.txt"`, want: `invalid arguments for tool "create_file": arguments must be a JSON object, got string`},
+		"null":           {args: `null`, want: `invalid arguments for tool "create_file": arguments must be a JSON object, got null`},
+		"number":         {args: `12`, want: `invalid arguments for tool "create_file": arguments must be a JSON object, got number`},
+		"not JSON":       {args: `{"filename":`, want: `invalid arguments for tool "create_file": not valid JSON: unexpected EOF`},
+		"trailing value": {args: `{"filename":"a"} {}`, want: `invalid arguments for tool "create_file": not valid JSON: data after the arguments object`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			p := &fakeProvider{name: "files", tools: []tool.Def{toolDef("create_file", schema)}}
+			f.cat.Set(p)
+			res, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "create_file", Arguments: json.RawMessage(tc.args)})
+			if err != nil {
+				t.Fatalf("CallTool: %v", err)
+			}
+			if tc.want == "" {
+				if diff := cmp.Diff(string(tool.TextResult("files:create_file")), string(res)); diff != "" {
+					t.Errorf("result (-want +got):\n%s", diff)
+				}
+				if n := len(p.received()); n != 1 {
+					t.Errorf("provider called %d times, want 1", n)
+				}
+				return
+			}
+			if diff := cmp.Diff(tc.want, errorText(t, res)); diff != "" {
+				t.Errorf("error text (-want +got):\n%s", diff)
+			}
+			if n := len(p.received()); n != 0 {
+				t.Errorf("provider called %d times with invalid arguments", n)
+			}
+		})
+	}
+}
+
+// A flood of violations is cut after maxViolations lines.
+func TestValidationBounded(t *testing.T) {
+	t.Parallel()
+	var props, req []string
+	for i := range 25 {
+		props = append(props, fmt.Sprintf(`"p%02d":{"type":"string"}`, i))
+		req = append(req, fmt.Sprintf(`"p%02d"`, i))
+	}
+	schema := fmt.Sprintf(`{"type":"object","properties":{%s},"required":[%s]}`, strings.Join(props, ","), strings.Join(req, ","))
+	f := newFixture(t, nil)
+	f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{toolDef("t", schema)}})
+	res, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "t", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := errorText(t, res)
+	lines := strings.Split(text, "\n")
+	if len(lines) != 1+maxViolations+1 {
+		t.Fatalf("got %d lines, want header + %d + summary:\n%s", len(lines), maxViolations, text)
+	}
+	if lines[1] != "- /p00: missing required property" || lines[len(lines)-1] != "- … and 15 more" {
+		t.Errorf("unexpected text:\n%s", text)
+	}
+}
+
+// errorText returns the text of an isError CallToolResult.
+func errorText(t *testing.T, res json.RawMessage) string {
+	t.Helper()
+	var r struct {
+		Content []struct{ Type, Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal(res, &r); err != nil {
+		t.Fatalf("result %s: %v", res, err)
+	}
+	if !r.IsError || len(r.Content) != 1 || r.Content[0].Type != "text" {
+		t.Fatalf("result %s is not an isError text result", res)
+	}
+	return r.Content[0].Text
+}
+
+func TestUnknownTool(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.cat.Set(newProvider("a", "x", "files.read"))
+	f.cat.Set(newProvider("b", "x"))
+	for _, name := range []string{"nope", "x", "files.read", "", "a__files_read"} {
+		_, err := f.cat.CallTool(context.Background(), &tool.Call{Name: name, Arguments: json.RawMessage(`{}`)})
+		if !errors.Is(err, tool.ErrUnknownTool) {
+			t.Errorf("CallTool(%q) error = %v, want one wrapping tool.ErrUnknownTool", name, err)
+		} else if !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+			t.Errorf("error %q does not name the tool", err)
+		}
+	}
+	if _, err := f.cat.CallTool(context.Background(), nil); err == nil {
+		t.Error("CallTool(nil) succeeded")
+	}
+}
+
+func TestRouting(t *testing.T) {
+	t.Parallel()
+	errDead := errors.New("plugin died")
+	a := newProvider("a", "x", "files.read")
+	b := newProvider("b", "x")
+	b.call = func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+		c.Progress(tool.Progress{Progress: 1, Total: 2})
+		c.Log(tool.Log{Level: "info", Data: json.RawMessage(`"hi"`)})
+		if string(c.Arguments) == `{"die":true}` {
+			return nil, errDead
+		}
+		return tool.TextResult("b did it"), nil
+	}
+	f := newFixture(t, nil)
+	f.cat.Set(a)
+	f.cat.Set(b)
+
+	var progress []tool.Progress
+	var logs []string
+	call := &tool.Call{
+		Name:      "b__x",
+		Arguments: json.RawMessage(`{ "k" : [1, 2] }`),
+		Progress:  func(p tool.Progress) { progress = append(progress, p) },
+		Log:       func(l tool.Log) { logs = append(logs, string(l.Data)) },
+	}
+	res, err := f.cat.CallTool(context.Background(), call)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res) != string(tool.TextResult("b did it")) {
+		t.Errorf("result %s", res)
+	}
+	got := b.received()
+	if len(got) != 1 || got[0].Name != "x" || string(got[0].Arguments) != `{ "k" : [1, 2] }` {
+		t.Errorf("b received %+v, want name x and the arguments byte for byte", got)
+	}
+	if call.Name != "b__x" {
+		t.Errorf("the caller's Call was modified: Name = %q", call.Name)
+	}
+	if diff := cmp.Diff([]tool.Progress{{Progress: 1, Total: 2}}, progress); diff != "" {
+		t.Errorf("progress (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{`"hi"`}, logs); diff != "" {
+		t.Errorf("logs (-want +got):\n%s", diff)
+	}
+	if n := len(a.received()); n != 0 {
+		t.Errorf("a received %d calls", n)
+	}
+
+	// A sanitized name routes to the provider's own name.
+	if _, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "files_read", Arguments: json.RawMessage(`{}`)}); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.received(); len(got) != 1 || got[0].Name != "files.read" {
+		t.Errorf("a received %+v, want files.read", got)
+	}
+
+	// Empty arguments reach the provider as {}.
+	if _, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "a__x"}); err != nil {
+		t.Fatal(err)
+	}
+	if got := a.received(); len(got) != 2 || got[1].Name != "x" || string(got[1].Arguments) != `{}` {
+		t.Errorf("a received %+v, want x with {}", got)
+	}
+
+	// A provider's error comes back wrapped, naming tool and provider.
+	_, err = f.cat.CallTool(context.Background(), &tool.Call{Name: "b__x", Arguments: json.RawMessage(`{"die":true}`), Progress: func(tool.Progress) {}, Log: func(tool.Log) {}})
+	if !errors.Is(err, errDead) || !strings.Contains(err.Error(), `tool "x" of provider "b"`) {
+		t.Errorf("error = %v, want errDead naming the tool and provider", err)
+	}
+}
+
+// A call that never returns holds no lock: listing, Set, Remove and other
+// calls proceed.
+func TestCallHoldsNoLock(t *testing.T) {
+	t.Parallel()
+	entered := make(chan struct{})
+	release := make(chan struct{})
+	slow := newProvider("slow", "wait")
+	slow.call = func(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+		close(entered)
+		<-release
+		return tool.TextResult("done"), nil
+	}
+	f := newFixture(t, nil)
+	f.cat.Set(slow)
+	f.cat.Set(newProvider("fast", "now"))
+
+	result := make(chan json.RawMessage, 1)
+	go func() {
+		res, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "wait", Arguments: json.RawMessage(`{}`)})
+		if err != nil {
+			t.Error(err)
+		}
+		result <- res
+	}()
+	await(t, entered, "the slow call to start")
+
+	others := make(chan struct{})
+	go func() {
+		defer close(others)
+		if got, err := listNames(f.cat); err != nil || !cmp.Equal(got, []string{"now", "wait"}) {
+			t.Errorf("names while a call runs: %v, %v", got, err)
+		}
+		f.cat.Set(newProvider("third", "more"))
+		f.cat.Remove("fast")
+		f.cat.Set(newProvider("fast", "now"))
+		if _, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "more", Arguments: json.RawMessage(`{}`)}); err != nil {
+			t.Error(err)
+		}
+		f.cat.Remove("slow") // the running call keeps its provider
+	}()
+	await(t, others, "listing, Set, Remove and another call while a call runs")
+
+	close(release)
+	if res := await(t, result, "the slow call to finish"); string(res) != string(tool.TextResult("done")) {
+		t.Errorf("slow call result %s", res)
+	}
+}
+
+// Many goroutines calling, listing and publishing at once (run with -race).
+func TestConcurrentUse(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, &Options{PageSize: 3})
+	f.cat.Set(newProvider("a", "x", "y", "z"))
+	var wg sync.WaitGroup
+	for i := range 4 {
+		wg.Go(func() {
+			for j := range 50 {
+				name := fmt.Sprintf("p%d", i)
+				if j%2 == 0 {
+					f.cat.Set(newProvider(name, "x", fmt.Sprintf("t%d", j)))
+				} else {
+					f.cat.Remove(name)
+				}
+			}
+		})
+		wg.Go(func() {
+			for range 50 {
+				if _, err := listNames(f.cat); err != nil {
+					t.Error(err)
+				}
+				_, _ = f.cat.CallTool(context.Background(), &tool.Call{Name: "y", Arguments: json.RawMessage(`{}`)})
+				f.cat.Exposed()
+			}
+		})
+	}
+	wg.Wait()
+	for i := range 4 {
+		f.cat.Remove(fmt.Sprintf("p%d", i))
+	}
+	if got := allNames(t, f.cat); !cmp.Equal(got, []string{"x", "y", "z"}) {
+		t.Errorf("after the churn: %v", got)
+	}
+}
+
+// A Set with unchanged tools keeps each compiled schema.
+func TestResetReusesSchemas(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.cat.Set(newProvider("p", "a", "b"))
+	before := f.cat.snap.Load().routes["a"].schema
+	f.cat.Set(newProvider("p", "a", "b"))
+	if after := f.cat.snap.Load().routes["a"].schema; after != before {
+		t.Error("an unchanged tool's schema was compiled again")
+	}
+	f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{toolDef("a", `{"type":"object","required":["q"]}`)}})
+	if after := f.cat.snap.Load().routes["a"].schema; after == before {
+		t.Error("a changed tool kept its old schema")
+	}
+}
+
+func TestAccessors(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	f.cat.Set(newProvider("b", "x"))
+	f.cat.Set(newProvider("a", "x", "y"))
+	if diff := cmp.Diff([]string{"a", "b"}, f.cat.Providers()); diff != "" {
+		t.Errorf("Providers (-want +got):\n%s", diff)
+	}
+	want := []Entry{
+		{Provider: "a", Tool: "x", ExposedName: "a__x", Description: "does x"},
+		{Provider: "b", Tool: "x", ExposedName: "b__x", Description: "does x"},
+		{Provider: "a", Tool: "y", ExposedName: "y", Description: "does y"},
+	}
+	got := f.cat.Exposed()
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("Exposed (-want +got):\n%s", diff)
+	}
+	got[0].ExposedName = "changed"
+	if f.cat.Exposed()[0].ExposedName != "a__x" {
+		t.Error("Exposed returned the catalog's own slice")
+	}
+	f.cat.Remove("nobody") // no-op
+	if diff := cmp.Diff([]string{"a", "b"}, f.cat.Providers()); diff != "" {
+		t.Errorf("Providers after removing nobody (-want +got):\n%s", diff)
+	}
+}

@@ -1,0 +1,171 @@
+package catalog
+
+import (
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// clock is the time source of the coalescer; tests drive a fake one.
+type clock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) stopper
+}
+
+// stopper is a pending AfterFunc.
+type stopper interface{ Stop() bool }
+
+type realClock struct{}
+
+func (realClock) Now() time.Time                              { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) stopper { return time.AfterFunc(d, f) }
+
+// events turns a stream of changes into coalesced calls of the subscribers.
+//
+// A change starts (or extends) a burst; the burst ends Quiet after its last
+// change, or MaxDelay after its first one, whichever comes first. Then the
+// dispatcher goroutine calls every subscriber once, in subscription order.
+// Changes during a delivery start the next burst; a slow subscriber delays
+// deliveries, never Set or Remove.
+type events struct {
+	clock    clock
+	quiet    time.Duration
+	maxDelay time.Duration
+
+	mu         sync.Mutex
+	closed     bool
+	pending    bool          // a burst is open
+	burstStart time.Time     // first change of the open burst
+	timer      stopper       // ends the open burst
+	gen        uint64        // identifies the current timer; a stale one does nothing
+	bursts     atomic.Uint64 // bursts ended and handed to the dispatcher
+
+	subMu sync.Mutex
+	subs  []*subscriber
+
+	deliver chan struct{} // capacity 1: at most one delivery waits
+	done    chan struct{} // closed by Close
+	stopped atomic.Bool   // set by close; checked before each callback
+	wg      sync.WaitGroup
+}
+
+type subscriber struct {
+	fn        func()
+	cancelled atomic.Bool
+}
+
+func newEvents(clk clock, quiet, maxDelay time.Duration) *events {
+	e := &events{
+		clock:    clk,
+		quiet:    quiet,
+		maxDelay: maxDelay,
+		deliver:  make(chan struct{}, 1),
+		done:     make(chan struct{}),
+	}
+	e.wg.Add(1)
+	go e.dispatch()
+	return e
+}
+
+// changed records one change: it opens a burst or extends the open one.
+func (e *events) changed() {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return
+	}
+	now := e.clock.Now()
+	if !e.pending {
+		e.pending = true
+		e.burstStart = now
+	}
+	wait := e.quiet
+	if left := e.burstStart.Add(e.maxDelay).Sub(now); left < wait {
+		wait = max(left, 0)
+	}
+	if e.timer != nil {
+		e.timer.Stop()
+	}
+	e.gen++
+	gen := e.gen
+	e.timer = e.clock.AfterFunc(wait, func() { e.fire(gen) })
+}
+
+// fire ends the burst whose timer is gen and hands it to the dispatcher.
+func (e *events) fire(gen uint64) {
+	e.mu.Lock()
+	if e.closed || gen != e.gen || !e.pending {
+		e.mu.Unlock()
+		return // stopped too late, or superseded
+	}
+	e.pending = false
+	e.timer = nil
+	e.bursts.Add(1)
+	e.mu.Unlock()
+	select {
+	case e.deliver <- struct{}{}:
+	default: // a delivery is already waiting; it covers this burst too
+	}
+}
+
+// dispatch is the one goroutine that calls subscribers.
+func (e *events) dispatch() {
+	defer e.wg.Done()
+	for {
+		select {
+		case <-e.done:
+			return
+		case <-e.deliver:
+		}
+		e.subMu.Lock()
+		subs := e.subs // subscribe and cancel copy, never modify in place
+		e.subMu.Unlock()
+		for _, s := range subs {
+			if e.stopped.Load() {
+				return
+			}
+			if !s.cancelled.Load() {
+				s.fn()
+			}
+		}
+	}
+}
+
+func (e *events) subscribe(fn func()) (cancel func()) {
+	e.subMu.Lock()
+	defer e.subMu.Unlock()
+	s := &subscriber{fn: fn}
+	e.subs = append(e.subs[:len(e.subs):len(e.subs)], s)
+	return func() {
+		s.cancelled.Store(true)
+		e.subMu.Lock()
+		defer e.subMu.Unlock()
+		for i, x := range e.subs {
+			if x == s {
+				subs := make([]*subscriber, 0, len(e.subs)-1)
+				e.subs = append(append(subs, e.subs[:i]...), e.subs[i+1:]...)
+				return
+			}
+		}
+	}
+}
+
+// close stops the timer and the dispatcher and waits for a callback in
+// progress to return.
+func (e *events) close() {
+	e.mu.Lock()
+	if e.closed {
+		e.mu.Unlock()
+		e.wg.Wait()
+		return
+	}
+	e.closed = true
+	if e.timer != nil {
+		e.timer.Stop()
+		e.timer = nil
+	}
+	e.mu.Unlock()
+	e.stopped.Store(true)
+	close(e.done)
+	e.wg.Wait()
+}

@@ -1,0 +1,245 @@
+package catalog
+
+import (
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+)
+
+var exposedRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+func TestNames(t *testing.T) {
+	t.Parallel()
+	long70 := strings.Repeat("a", 70)
+	dotted128 := strings.Repeat("abc.", 32) // 128 characters
+	exactly64 := strings.Repeat("b", 64)
+	type pt struct{ provider, tool, exposed string }
+	tests := map[string]struct {
+		providers map[string][]string
+		want      []pt
+		skipped   []Skip
+	}{
+		"distinct names are kept": {
+			providers: map[string][]string{"a": {"x"}, "b": {"y"}},
+			want:      []pt{{"a", "x", "x"}, {"b", "y", "y"}},
+		},
+		"a clash prefixes every provider": {
+			providers: map[string][]string{"a": {"x", "only_a"}, "b": {"x"}},
+			want:      []pt{{"a", "x", "a__x"}, {"b", "x", "b__x"}, {"a", "only_a", "only_a"}},
+		},
+		"a three-way clash": {
+			providers: map[string][]string{"a": {"x"}, "b": {"x"}, "c": {"x"}},
+			want:      []pt{{"a", "x", "a__x"}, {"b", "x", "b__x"}, {"c", "x", "c__x"}},
+		},
+		"dots become underscores": {
+			providers: map[string][]string{"a": {"files.read"}},
+			want:      []pt{{"a", "files.read", "files_read"}},
+		},
+		"dots in a clash": {
+			providers: map[string][]string{"a": {"x.y"}, "b": {"x.y"}},
+			want:      []pt{{"a", "x.y", "a__x_y"}, {"b", "x.y", "b__x_y"}},
+		},
+		"a sanitized name colliding with a natural one is hashed": {
+			providers: map[string][]string{"a": {"a.b"}, "b": {"a_b"}},
+			want:      []pt{{"b", "a_b", "a_b"}, {"a", "a.b", "a_b_" + hash8("a", "a.b")}},
+		},
+		"two sanitized names colliding are both hashed": {
+			providers: map[string][]string{"p": {"a.b_c", "a_b.c"}},
+			want:      []pt{{"p", "a.b_c", "a_b_c_" + hash8("p", "a.b_c")}, {"p", "a_b.c", "a_b_c_" + hash8("p", "a_b.c")}},
+		},
+		"a bare name beats a prefixed one": {
+			providers: map[string][]string{"a": {"b__x"}, "b": {"x"}, "c": {"x"}},
+			want:      []pt{{"a", "b__x", "b__x"}, {"b", "x", "b__x_" + hash8("b", "x")}, {"c", "x", "c__x"}},
+		},
+		"a long name is shortened with a hash": {
+			providers: map[string][]string{"a": {long70}},
+			want:      []pt{{"a", long70, long70[:55] + "_" + hash8("a", long70)}},
+		},
+		"64 characters are kept": {
+			providers: map[string][]string{"a": {exactly64}},
+			want:      []pt{{"a", exactly64, exactly64}},
+		},
+		"a 128-character dotted name": {
+			providers: map[string][]string{"a": {dotted128}},
+			want:      []pt{{"a", dotted128, strings.ReplaceAll(dotted128, ".", "_")[:55] + "_" + hash8("a", dotted128)}},
+		},
+		"long names that share a prefix stay distinct": {
+			providers: map[string][]string{"a": {long70, long70 + "z"}},
+			want: []pt{
+				{"a", long70, long70[:55] + "_" + hash8("a", long70)},
+				{"a", long70 + "z", long70[:55] + "_" + hash8("a", long70+"z")},
+			},
+		},
+		"a long clash": {
+			providers: map[string][]string{"a": {long70}, "b": {long70}},
+			want: []pt{
+				{"a", long70, ("a__" + long70)[:55] + "_" + hash8("a", long70)},
+				{"b", long70, ("b__" + long70)[:55] + "_" + hash8("b", long70)},
+			},
+		},
+		"bad names are skipped": {
+			providers: map[string][]string{"a": {"ok", "", "has space", "ünï", "slash/x", "x:y"}},
+			want:      []pt{{"a", "ok", "ok"}},
+			skipped: []Skip{
+				{"a", "", `invalid tool name "": want 1 or more of [A-Za-z0-9_.-]`},
+				{"a", "has space", `invalid tool name "has space": want 1 or more of [A-Za-z0-9_.-]`},
+				{"a", "ünï", `invalid tool name "ünï": want 1 or more of [A-Za-z0-9_.-]`},
+				{"a", "slash/x", `invalid tool name "slash/x": want 1 or more of [A-Za-z0-9_.-]`},
+				{"a", "x:y", `invalid tool name "x:y": want 1 or more of [A-Za-z0-9_.-]`},
+			},
+		},
+		"a provider offering a name twice keeps the first": {
+			providers: map[string][]string{"a": {"x", "x"}},
+			want:      []pt{{"a", "x", "x"}},
+			skipped:   []Skip{{"a", "x", "the provider offers this name more than once; keeping the first"}},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			for pname, tools := range tc.providers {
+				f.cat.Set(newProvider(pname, tools...))
+			}
+			want := slices.Clone(tc.want)
+			slices.SortFunc(want, func(a, b pt) int { return strings.Compare(a.exposed, b.exposed) })
+			var got []pt
+			for _, e := range f.cat.Exposed() {
+				got = append(got, pt{e.Provider, e.Tool, e.ExposedName})
+				if !exposedRE.MatchString(e.ExposedName) {
+					t.Errorf("exposed name %q does not match %s", e.ExposedName, exposedRE)
+				}
+			}
+			if diff := cmp.Diff(want, got, cmp.AllowUnexported(pt{})); diff != "" {
+				t.Errorf("exposed names (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff(tc.skipped, f.cat.Skipped(), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("skipped (-want +got):\n%s", diff)
+			}
+			// The list serves the same names, in the same order.
+			var wantNames []string
+			for _, w := range want {
+				wantNames = append(wantNames, w.exposed)
+			}
+			if diff := cmp.Diff(wantNames, allNames(t, f.cat), cmpopts.EquateEmpty()); diff != "" {
+				t.Errorf("ListTools names (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+// Every Set order, and removing and re-adding providers, gives the same
+// names.
+func TestNamesDeterministic(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("q.", 40)
+	ps := []*fakeProvider{
+		newProvider("a", "x", "a.b", "b__x", long),
+		newProvider("b", "x", "a_b", long),
+		newProvider("c", "x", "c.d"),
+		newProvider("d", "c_d", "y"),
+	}
+	var want []Entry
+	permute(len(ps), func(order []int) {
+		f := newFixture(t, nil)
+		for _, i := range order {
+			f.cat.Set(ps[i])
+		}
+		// Churn: remove and re-add the first two in reverse.
+		f.cat.Remove(ps[order[0]].name)
+		f.cat.Remove(ps[order[1]].name)
+		f.cat.Set(ps[order[1]])
+		f.cat.Set(ps[order[0]])
+		got := f.cat.Exposed()
+		if want == nil {
+			want = got
+			return
+		}
+		if diff := cmp.Diff(want, got); diff != "" {
+			t.Errorf("order %v (-first order +this order):\n%s", order, diff)
+		}
+	})
+	seen := map[string]bool{}
+	for _, e := range want {
+		if seen[e.ExposedName] {
+			t.Errorf("exposed name %q used twice", e.ExposedName)
+		}
+		seen[e.ExposedName] = true
+	}
+	if len(want) != 11 {
+		t.Errorf("got %d exposed tools, want 11: %v", len(want), want)
+	}
+}
+
+// permute calls f with every permutation of 0..n-1.
+func permute(n int, f func([]int)) {
+	p := make([]int, n)
+	for i := range p {
+		p[i] = i
+	}
+	var rec func(k int)
+	rec = func(k int) {
+		if k == n {
+			f(append([]int(nil), p...))
+			return
+		}
+		for i := k; i < n; i++ {
+			p[k], p[i] = p[i], p[k]
+			rec(k + 1)
+			p[k], p[i] = p[i], p[k]
+		}
+	}
+	rec(0)
+}
+
+// Step 4: should a hashed name meet a natural one, it gets a longer hash.
+func TestAssignNamesHashCollision(t *testing.T) {
+	t.Parallel()
+	// p's "a.b" would become "a_b_<hash>"; q offers exactly that name.
+	hashed := "a_b_" + hash8("p", "a.b")
+	ns := []*naming{{provider: "q", tool: hashed}, {provider: "p", tool: "a.b"}, {provider: "r", tool: "a_b"}}
+	assignNames(ns)
+	got := map[string]string{}
+	for _, n := range ns {
+		got[n.provider] = n.exposed
+	}
+	if got["q"] != hashed || got["r"] != "a_b" {
+		t.Errorf("natural names changed: %v", got)
+	}
+	if p := got["p"]; p == hashed || !exposedRE.MatchString(p) || !strings.HasPrefix(p, "a_b_") || len(p) != len("a_b_")+16 {
+		t.Errorf("p's name = %q, want a_b_ and a 16-digit hash", p)
+	}
+}
+
+func TestInvalidProviderNames(t *testing.T) {
+	t.Parallel()
+	for _, name := range []string{"", "has space", "dot.ted", strings.Repeat("p", 33), "ünï"} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			f.cat.Set(newProvider(name, "x"))
+			if got := f.cat.Providers(); len(got) != 0 {
+				t.Errorf("Providers() = %v, want none", got)
+			}
+			if got := f.cat.Exposed(); len(got) != 0 {
+				t.Errorf("Exposed() = %v, want none", got)
+			}
+			if !strings.Contains(f.log.String(), "ignoring provider") {
+				t.Errorf("log does not say the provider was ignored:\n%s", f.log)
+			}
+		})
+	}
+	f := newFixture(t, nil)
+	f.cat.Set(nil)
+	if !strings.Contains(f.log.String(), "nil provider") {
+		t.Errorf("log does not mention the nil provider:\n%s", f.log)
+	}
+	f.cat.Set(newProvider(strings.Repeat("p", 32), "x")) // the longest allowed
+	if got := f.cat.Providers(); len(got) != 1 {
+		t.Errorf("a 32-character provider name was refused")
+	}
+}

@@ -1,0 +1,159 @@
+// Package mcpschema checks JSON-RPC messages a server writes against the
+// official MCP JSON schema of the protocol version the session negotiated.
+// Tests use it; the product binaries never import it.
+//
+//	v, err := mcpschema.New("2025-11-25")
+//	err = v.Check(line, "tools/call") // a response to a tools/call request
+//	err = v.Check(line, "")           // a notification
+package mcpschema
+
+import (
+	"bytes"
+	"embed"
+	"encoding/json"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+//go:embed testdata/*.json
+var schemas embed.FS
+
+// Versions lists the protocol versions whose schemas are embedded, oldest first.
+func Versions() []string {
+	entries, _ := schemas.ReadDir("testdata")
+	var vs []string
+	for _, e := range entries {
+		if v, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+			vs = append(vs, v)
+		}
+	}
+	sort.Strings(vs)
+	return vs
+}
+
+// resultDefs names the schema definition of each request's result.
+var resultDefs = map[string]string{
+	"initialize":       "InitializeResult",
+	"ping":             "EmptyResult",
+	"logging/setLevel": "EmptyResult",
+	"tools/list":       "ListToolsResult",
+	"tools/call":       "CallToolResult",
+}
+
+// Validator checks server-to-client messages of one protocol version.
+type Validator struct {
+	version      string
+	response     *jsonschema.Schema // a successful response envelope
+	errResponse  *jsonschema.Schema // an error response envelope
+	notification *jsonschema.Schema // ServerNotification
+	results      map[string]*jsonschema.Schema
+}
+
+// New compiles the schema of a protocol version.
+func New(version string) (*Validator, error) {
+	raw, err := schemas.ReadFile("testdata/" + version + ".json")
+	if err != nil {
+		return nil, fmt.Errorf("no schema for protocol version %q", version)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	url := "https://modelcontextprotocol.io/schema/" + version + ".json"
+	c := jsonschema.NewCompiler()
+	if err := c.AddResource(url, doc); err != nil {
+		return nil, err
+	}
+	defs := "#/definitions/"
+	response, errResponse := "JSONRPCResponse", "JSONRPCError"
+	if version >= "2025-11-25" {
+		defs = "#/$defs/"
+		response, errResponse = "JSONRPCResultResponse", "JSONRPCErrorResponse"
+	}
+	compile := func(def string) (*jsonschema.Schema, error) {
+		return c.Compile(url + defs + def)
+	}
+	v := &Validator{version: version, results: map[string]*jsonschema.Schema{}}
+	if v.response, err = compile(response); err != nil {
+		return nil, err
+	}
+	if v.errResponse, err = compile(errResponse); err != nil {
+		return nil, err
+	}
+	if v.notification, err = compile("ServerNotification"); err != nil {
+		return nil, err
+	}
+	for method, def := range resultDefs {
+		if v.results[method], err = compile(def); err != nil {
+			return nil, err
+		}
+	}
+	return v, nil
+}
+
+// Check validates one message the server wrote. For a response, method is the
+// method of the request it answers ("" when unknown, e.g. an error answering
+// unparseable input); for a notification it is ignored. A JSON array is a
+// batch response (2025-03-26): each element is checked with the same method
+// only when all answer one method, so callers pass "" for mixed batches.
+func (v *Validator) Check(msg []byte, method string) error {
+	var probe any
+	if err := json.Unmarshal(msg, &probe); err != nil {
+		return fmt.Errorf("not JSON: %v", err)
+	}
+	if arr, ok := probe.([]any); ok {
+		if v.version != "2025-03-26" {
+			return fmt.Errorf("a batch in a %s session", v.version)
+		}
+		for i, elem := range arr {
+			if err := v.checkOne(elem, method); err != nil {
+				return fmt.Errorf("batch element %d: %w", i, err)
+			}
+		}
+		return nil
+	}
+	return v.checkOne(probe, method)
+}
+
+func (v *Validator) checkOne(msg any, method string) error {
+	obj, ok := msg.(map[string]any)
+	if !ok {
+		return fmt.Errorf("message is not an object")
+	}
+	_, hasID := obj["id"]
+	_, hasMethod := obj["method"]
+	_, hasError := obj["error"]
+	switch {
+	case hasMethod && !hasID:
+		return wrap("notification", v.notification.Validate(msg))
+	case hasError:
+		if id, ok := obj["id"]; ok && id == nil {
+			// JSON-RPC 2.0 requires "id": null when the request's id could
+			// not be read (a parse error). No MCP schema can express that
+			// (before 2025-11-25 the id must be a string or an integer;
+			// since, it may be absent), so check the rest with a stand-in id.
+			obj["id"] = 0.0
+		}
+		return wrap("error response", v.errResponse.Validate(obj))
+	case hasID && !hasMethod:
+		if err := v.response.Validate(msg); err != nil {
+			return wrap("response", err)
+		}
+		if s := v.results[method]; s != nil {
+			return wrap(method+" result", s.Validate(obj["result"]))
+		}
+		return nil
+	default:
+		return fmt.Errorf("server sent a request or a malformed message: %v", obj)
+	}
+}
+
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s does not match the schema: %v", what, err)
+}

@@ -1,0 +1,59 @@
+// Package mcp is plughost's side of the Model Context Protocol: JSON-RPC 2.0,
+// the session lifecycle, version negotiation and the tools methods, served
+// over stdio. It knows nothing of plugins: it serves a [Catalog], which
+// lists tools (as MCP Tool objects, already JSON) and runs them.
+//
+// # Serving
+//
+// A desktop LLM host starts plughost and speaks MCP on its stdin and stdout:
+//
+//	srv := mcp.NewServer(catalog, &mcp.Options{Version: "1.2.0", Logger: logger})
+//	err := srv.ServeStdio(ctx, os.Stdin, os.Stdout)
+//
+// ServeStdio returns when stdin ends, after cancelling the calls still
+// running. Only protocol goes to stdout; the server's own logs go to the
+// hclog.Logger of the options (nil discards them).
+//
+// # What a session does
+//
+// The client first sends initialize. The server answers at once, with the
+// protocol version the client asked for if it speaks it (2024-11-05,
+// 2025-03-26, 2025-06-18, 2025-11-25) and the latest one otherwise, and
+// with the capabilities tools (listChanged) and logging. Before that only
+// ping is served; other requests get -32600 "session not initialized". The
+// server is lenient about notifications/initialized: once it has answered
+// initialize it serves requests, whether or not the notification came.
+//
+// Then tools/list pages through the catalog (the cursor is the catalog's),
+// and tools/call runs a tool. The server checks only the shape of the
+// params (name a string, arguments absent or an object); the catalog
+// validates arguments and answers a violation with an isError result. An
+// unknown tool is error -32602; any other failure of the catalog becomes an
+// isError result naming the cause. Results pass through as bytes.
+//
+// Calls run concurrently, so responses may come out of order; a slow tool
+// blocks nothing else. At most [Options.MaxInFlight] calls (64) run at once
+// per session; more wait their turn. notifications/cancelled ends a call's
+// context, and the call then gets no response. With a progressToken in the
+// request's _meta, the tool's progress reaches the client as
+// notifications/progress (values that do not increase are dropped). The
+// tool's logs become notifications/message when at or above the session's
+// level: info until the client sends logging/setLevel. When the catalog's
+// tool list changes, the client gets notifications/tools/list_changed.
+//
+// JSON-RPC batches are accepted only in sessions that negotiated
+// 2025-03-26, the one version that has them. server/discover (the stateless
+// 2026 protocol's probe) is answered -32601 so such clients fall back to
+// initialize.
+//
+// # Transports
+//
+// A [Session] holds the protocol state and handles one incoming message at
+// a time with [Session.Handle], writing the response and the notifications
+// related to it (progress, logs) to that message's [Sink], and
+// notifications unrelated to any request (list_changed) to the session-wide
+// Sink. [Server.Serve] runs a session over any [Transport] (Read plus a
+// Sink); ServeStdio is Serve over newline-delimited stdio, where a line
+// longer than [Options.MaxMessageSize] is skipped without being buffered
+// and answered with -32600.
+package mcp

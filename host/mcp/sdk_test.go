@@ -1,0 +1,125 @@
+package mcp
+
+import (
+	"context"
+	"io"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// pipeEnd joins one pipe's reader and another's writer into the
+// io.ReadWriteCloser go-sdk's IOTransport wants.
+type pipeEnd struct {
+	*io.PipeReader
+	*io.PipeWriter
+}
+
+func (p pipeEnd) Close() error {
+	if p.PipeReader != nil {
+		p.PipeReader.Close()
+	}
+	if p.PipeWriter != nil {
+		p.PipeWriter.Close()
+	}
+	return nil
+}
+
+// TestGoSDKClient: the official go-sdk client, over stdio, can initialize,
+// list, set the log level, call with progress and logs, see an unknown tool
+// refused, learn of a list change, ping, and hang up (Serve returns nil).
+func TestGoSDKClient(t *testing.T) {
+	t.Parallel()
+	cat := newFakeCatalog()
+	clientIn, serverOut := io.Pipe()
+	serverIn, clientOut := io.Pipe()
+	done := make(chan error, 1)
+	go func() {
+		done <- NewServer(cat, &Options{Version: "1.0.0"}).ServeStdio(t.Context(), serverIn, serverOut)
+	}()
+
+	changed := make(chan struct{}, 10)
+	progress := make(chan float64, 10)
+	logs := make(chan string, 10)
+	client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			progress <- r.Params.Progress
+		},
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) { logs <- string(r.Params.Level) },
+	})
+	ctx := t.Context()
+	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if v := cs.InitializeResult().ProtocolVersion; v != versions[vLatest] {
+		t.Errorf("negotiated %q, want %q", v, versions[vLatest])
+	}
+	var names []string
+	for tl, err := range cs.Tools(ctx, nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, tl.Name)
+	}
+	if got, want := strings.Join(names, ","), strings.Join(fakeToolNames, ","); got != want {
+		t.Errorf("tools %s, want %s", got, want)
+	}
+	if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "warning"}); err != nil {
+		t.Fatal(err)
+	}
+	p := &sdk.CallToolParams{Name: "chatty", Arguments: map[string]any{}}
+	p.SetProgressToken("tok")
+	res, err := cs.CallTool(ctx, p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if txt, ok := res.Content[0].(*sdk.TextContent); !ok || txt.Text != "chatty done" || res.IsError {
+		t.Errorf("result %+v", res)
+	}
+	// Notifications are handled asynchronously by the client: wait for them.
+	for _, want := range []float64{1, 2} {
+		select {
+		case got := <-progress:
+			if got != want {
+				t.Errorf("progress %v, want %v", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no progress %v", want)
+		}
+	}
+	for _, want := range []string{"warning", "error"} {
+		select {
+		case got := <-logs:
+			if got != want {
+				t.Errorf("log level %s, want %s", got, want)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatalf("no %s log", want)
+		}
+	}
+	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nope"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
+		t.Errorf("unknown tool: err = %v", err)
+	}
+	cat.change()
+	select {
+	case <-changed:
+	case <-time.After(10 * time.Second):
+		t.Fatal("no list_changed")
+	}
+	if err := cs.Ping(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	cs.Close()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Errorf("ServeStdio = %v, want nil after the client hung up", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("ServeStdio did not return after the client hung up")
+	}
+}

@@ -1,0 +1,218 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/tool"
+)
+
+// A Catalog is what the server serves: the tools, already named as clients
+// see them. host/catalog implements it. Implementations must be safe for
+// concurrent use.
+type Catalog interface {
+	// ListTools returns one page of MCP Tool objects (already JSON, names
+	// final) and the cursor of the next page ("" at the end). An unknown
+	// cursor returns an error wrapping tool.ErrInvalidCursor (→ -32602).
+	ListTools(cursor string) (tools []json.RawMessage, nextCursor string, err error)
+	// CallTool runs a tool; call.Name is the exposed name.
+	// errors.Is(err, tool.ErrUnknownTool) → JSON-RPC -32602; any other
+	// error → an isError CallToolResult naming the cause (tool.ErrorResult).
+	// A result is passed through as bytes. CallTool must return soon after
+	// ctx ends.
+	CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error)
+	// Subscribe calls fn after each (already coalesced) change of the tool
+	// list; cancel stops it. fn does not block.
+	Subscribe(fn func()) (cancel func())
+}
+
+// Options configure a [Server]. The zero value (or nil) means defaults.
+type Options struct {
+	// Version is serverInfo.version in the initialize result; "" means "devel".
+	Version string
+	// Instructions, when not empty, is sent as the initialize result's
+	// instructions (a hint for the model on how to use the tools).
+	Instructions string
+	// Logger receives the server's own logs (never protocol); nil discards
+	// them. In stdio mode it must not write to stdout.
+	Logger hclog.Logger
+	// MaxMessageSize limits one incoming message (one line on stdio), in
+	// bytes; 0 means DefaultMaxMessageSize (4 MiB). A longer message is
+	// answered with error -32600 and skipped; the session goes on.
+	MaxMessageSize int
+	// MaxInFlight limits the tools/call requests of one session that run
+	// at once; 0 means 64. Further calls wait for a slot (and can be
+	// cancelled while they wait); once 4×MaxInFlight calls are pending the
+	// server stops reading from the client until one finishes.
+	MaxInFlight int
+}
+
+// Server serves a [Catalog] over MCP. One Server can serve many sessions at
+// once; each [Server.Serve] or [Server.ServeStdio] is one session.
+type Server struct {
+	catalog     Catalog
+	log         hclog.Logger
+	maxMsg      int
+	maxInFlight int
+	// initResult holds the initialize result for each supported version.
+	initResult [len(versions)][]byte
+	// onSession, when set (by tests), sees each session before it starts.
+	onSession func(*Session)
+}
+
+// NewServer returns a server for c. opts may be nil.
+func NewServer(c Catalog, opts *Options) *Server {
+	if opts == nil {
+		opts = &Options{}
+	}
+	s := &Server{
+		catalog:     c,
+		log:         opts.Logger,
+		maxMsg:      opts.MaxMessageSize,
+		maxInFlight: opts.MaxInFlight,
+	}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	if s.maxMsg <= 0 {
+		s.maxMsg = DefaultMaxMessageSize
+	}
+	if s.maxInFlight <= 0 {
+		s.maxInFlight = 64
+	}
+	version := opts.Version
+	if version == "" {
+		version = "devel"
+	}
+	for i, v := range versions {
+		type info struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		}
+		type tools struct {
+			ListChanged bool `json:"listChanged"`
+		}
+		type caps struct {
+			Logging struct{} `json:"logging"`
+			Tools   tools    `json:"tools"`
+		}
+		b, err := json.Marshal(struct {
+			ProtocolVersion string `json:"protocolVersion"`
+			Capabilities    caps   `json:"capabilities"`
+			ServerInfo      info   `json:"serverInfo"`
+			Instructions    string `json:"instructions,omitempty"`
+		}{v, caps{Tools: tools{ListChanged: true}}, info{"plughost", version}, opts.Instructions})
+		if err != nil {
+			panic(err) // cannot happen: only strings and bools
+		}
+		s.initResult[i] = b
+	}
+	return s
+}
+
+// ServeStdio serves one session over the MCP stdio binding: newline-delimited
+// JSON-RPC read from in and written to out. It returns nil when in reaches
+// EOF, after cancelling the calls still running and waiting for them.
+// See [Server.Serve] for the rest.
+func (srv *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
+	return srv.Serve(ctx, newStdio(in, out, srv.maxMsg))
+}
+
+// Serve serves one session over t until t.Read returns io.EOF (Serve then
+// returns nil), another read error, a write fails, or ctx ends (Serve returns
+// ctx's cause). On the way out it cancels the calls still running and waits
+// for them. If ctx ends while t.Read is blocked, Serve returns without
+// waiting for Read: the goroutine blocked in it exits when Read returns.
+func (srv *Server) Serve(ctx context.Context, t Transport) error {
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	s := srv.newSession(t, func(err error) { cancel(fmt.Errorf("mcp: write: %w", err)) })
+	loop := make(chan error, 1)
+	go func() { loop <- s.readLoop(ctx, t) }()
+	var err error
+	select {
+	case err = <-loop:
+	case <-ctx.Done():
+		err = context.Cause(ctx)
+	}
+	s.Close()
+	return err
+}
+
+// readLoop reads and dispatches messages in arrival order. Work that may
+// take long (a tools/call) goes to a worker goroutine; everything else is
+// answered here, which keeps state changes (initialize, setLevel,
+// cancellation) in order.
+//
+// Workers outlive their call and take the next one: a fresh goroutine per
+// call would grow its stack from scratch every time. There are at most
+// 4×MaxInFlight of them; when all are busy the loop stops reading until one
+// is free, pushing back on the client. They end with the session.
+func (s *Session) readLoop(ctx context.Context, t Transport) error {
+	jobs := make(chan func())
+	defer close(jobs)
+	workers, maxWorkers := 0, 4*s.srv.maxInFlight
+	// Calls are cancelled through the in-flight map (by the client, or by
+	// Close when ctx ends), so their contexts need not hang off ctx: that
+	// would lock ctx on every call's start and end.
+	callCtx := context.WithoutCancel(ctx)
+	for {
+		msg, err := t.Read()
+		if ctx.Err() != nil {
+			return nil
+		}
+		switch {
+		case errors.Is(err, ErrMessageTooLarge):
+			s.srv.log.Warn("refused an oversized message", "error", err)
+			s.send(t, func(b []byte) []byte {
+				return appendError(b, nil, &rpcError{codeInvalidRequest, "invalid request: " + err.Error()})
+			})
+			continue
+		case err == io.EOF:
+			return nil
+		case err != nil:
+			return fmt.Errorf("mcp: read: %w", err)
+		}
+		run := s.dispatch(callCtx, msg, t)
+		if run == nil {
+			continue
+		}
+		select {
+		case jobs <- run: // an idle worker took it
+			continue
+		default:
+		}
+		if workers < maxWorkers {
+			workers++
+			go s.worker(run, jobs)
+			continue
+		}
+		select {
+		case jobs <- run:
+		case <-ctx.Done():
+			go run() // Close cancels it; it must still run to finish
+			return nil
+		}
+	}
+}
+
+// worker runs first, then whatever jobs brings, until the session ends.
+func (s *Session) worker(first func(), jobs <-chan func()) {
+	first()
+	for {
+		select {
+		case run, ok := <-jobs:
+			if !ok {
+				return
+			}
+			run()
+		case <-s.done:
+			return
+		}
+	}
+}

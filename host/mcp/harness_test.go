@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -15,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/plughost/plughost/internal/mcpschema"
 )
 
 // TestMain fails the run if any goroutine of this package outlives the tests.
@@ -340,7 +339,7 @@ func (c *client) check(line []byte) {
 	c.mu.Lock()
 	methods := c.methods
 	c.mu.Unlock()
-	if err := schemas(c.t).check(version, line, func(id json.RawMessage) string {
+	if err := checkSchema(c.t, version, line, func(id json.RawMessage) string {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return methods[idKey(id)]
@@ -349,162 +348,35 @@ func (c *client) check(line []byte) {
 	}
 }
 
-// validator checks messages against the official MCP schemas.
-type validator map[string]map[string]*jsonschema.Schema // version → definition → schema
-
-var (
-	schemaOnce sync.Once
-	schemaSet  validator
-	schemaErr  error
-)
-
-func schemas(t testing.TB) validator {
-	t.Helper()
-	schemaOnce.Do(func() { schemaSet, schemaErr = loadSchemas() })
-	if schemaErr != nil {
-		t.Fatal(schemaErr)
-	}
-	return schemaSet
-}
-
-var checkedDefs = []string{
-	"JSONRPCNotification", "InitializeResult", "ListToolsResult", "CallToolResult", "EmptyResult",
-	"ProgressNotification", "LoggingMessageNotification", "ToolListChangedNotification",
-}
-
-func loadSchemas() (validator, error) {
-	v := validator{}
+// schemas compiles the official schema of every version once.
+var schemas = sync.OnceValues(func() (map[string]*mcpschema.Validator, error) {
+	set := map[string]*mcpschema.Validator{}
 	for _, version := range versions {
-		f, err := os.Open(filepath.Join("testdata", "schema", version+".json"))
+		v, err := mcpschema.New(version)
 		if err != nil {
 			return nil, err
 		}
-		doc, err := jsonschema.UnmarshalJSON(f)
-		f.Close()
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", version, err)
-		}
-		url := "file:///schema/" + version + ".json"
-		comp := jsonschema.NewCompiler()
-		if err := comp.AddResource(url, doc); err != nil {
-			return nil, err
-		}
-		// The 2025-11-25 schema is draft 2020-12 ($defs) and renames the
-		// response definitions; the older ones are draft 7 (definitions).
-		prefix, result, rpcErr := "#/definitions/", "JSONRPCResponse", "JSONRPCError"
-		if version == "2025-11-25" {
-			prefix, result, rpcErr = "#/$defs/", "JSONRPCResultResponse", "JSONRPCErrorResponse"
-		}
-		v[version] = map[string]*jsonschema.Schema{}
-		for name, def := range map[string]string{"response": result, "error": rpcErr} {
-			if v[version][name], err = comp.Compile(url + prefix + def); err != nil {
-				return nil, err
-			}
-		}
-		for _, def := range checkedDefs {
-			if v[version][def], err = comp.Compile(url + prefix + def); err != nil {
-				return nil, err
-			}
-		}
+		set[version] = v
 	}
-	return v, nil
-}
+	return set, nil
+})
 
-// resultDefs names the result definition of each method's response.
-var resultDefs = map[string]string{
-	"initialize":       "InitializeResult",
-	"tools/list":       "ListToolsResult",
-	"tools/call":       "CallToolResult",
-	"ping":             "EmptyResult",
-	"logging/setLevel": "EmptyResult",
-}
-
-var notificationDefs = map[string]string{
-	"notifications/progress":           "ProgressNotification",
-	"notifications/message":            "LoggingMessageNotification",
-	"notifications/tools/list_changed": "ToolListChangedNotification",
-}
-
-// check validates msg (a message or batch) for version, or for every
+// checkSchema validates msg (a message or batch) for version, or for every
 // version when version is "" (before negotiation). method returns the
 // method of the request a response answers.
-func (v validator) check(version string, msg []byte, method func(json.RawMessage) string) error {
-	if bytes.HasPrefix(msg, []byte("[")) {
-		if version != "2025-03-26" {
-			return fmt.Errorf("a batch response in protocol version %q", version)
-		}
-		var elems []json.RawMessage
-		if err := json.Unmarshal(msg, &elems); err != nil || len(elems) == 0 {
-			return fmt.Errorf("bad batch response: %v", err)
-		}
-		for _, e := range elems {
-			if err := v.check(version, e, method); err != nil {
-				return err
-			}
-		}
-		return nil
+func checkSchema(t testing.TB, version string, msg []byte, method func(json.RawMessage) string) error {
+	set, err := schemas()
+	if err != nil {
+		t.Fatal(err)
 	}
 	check := versions[:]
 	if version != "" {
 		check = []string{version}
 	}
 	for _, ver := range check {
-		if err := v.checkOne(ver, msg, method); err != nil {
+		if err := set[ver].CheckFunc(msg, method); err != nil {
 			return fmt.Errorf("%s: %w", ver, err)
 		}
 	}
 	return nil
-}
-
-func (v validator) checkOne(version string, msg []byte, method func(json.RawMessage) string) error {
-	var env struct {
-		ID     json.RawMessage `json:"id"`
-		Method *string         `json:"method"`
-		Result json.RawMessage `json:"result"`
-		Error  json.RawMessage `json:"error"`
-	}
-	if err := json.Unmarshal(msg, &env); err != nil {
-		return err
-	}
-	inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(msg))
-	if err != nil {
-		return err
-	}
-	defs := v[version]
-	switch {
-	case env.Method != nil:
-		def, ok := notificationDefs[*env.Method]
-		if !ok {
-			return fmt.Errorf("unexpected notification %q", *env.Method)
-		}
-		if err := defs["JSONRPCNotification"].Validate(inst); err != nil {
-			return err
-		}
-		return defs[def].Validate(inst)
-	case env.Error != nil:
-		if string(env.ID) == "null" {
-			// JSON-RPC 2.0 demands id null when the request's id could not
-			// be read, but every MCP schema's RequestId excludes null (and
-			// only 2025-11-25 makes the id optional). Check such an error
-			// without its id against the 2025-11-25 definition.
-			m := inst.(map[string]any)
-			delete(m, "id")
-			return v["2025-11-25"]["error"].Validate(m)
-		}
-		return defs["error"].Validate(inst)
-	case env.Result != nil:
-		if err := defs["response"].Validate(inst); err != nil {
-			return err
-		}
-		def, ok := resultDefs[method(env.ID)]
-		if !ok {
-			return fmt.Errorf("a result for id %s, which no known request has", env.ID)
-		}
-		res, err := jsonschema.UnmarshalJSON(bytes.NewReader(env.Result))
-		if err != nil {
-			return err
-		}
-		return defs[def].Validate(res)
-	}
-	return fmt.Errorf("neither a notification, a result nor an error")
 }

@@ -43,13 +43,23 @@ var resultDefs = map[string]string{
 	"tools/call":       "CallToolResult",
 }
 
+// notificationDefs names the schema definition of each notification a
+// server may send.
+var notificationDefs = map[string]string{
+	"notifications/progress":           "ProgressNotification",
+	"notifications/message":            "LoggingMessageNotification",
+	"notifications/tools/list_changed": "ToolListChangedNotification",
+	"notifications/cancelled":          "CancelledNotification",
+}
+
 // Validator checks server-to-client messages of one protocol version.
 type Validator struct {
-	version      string
-	response     *jsonschema.Schema // a successful response envelope
-	errResponse  *jsonschema.Schema // an error response envelope
-	notification *jsonschema.Schema // ServerNotification
-	results      map[string]*jsonschema.Schema
+	version       string
+	response      *jsonschema.Schema // a successful response envelope
+	errResponse   *jsonschema.Schema // an error response envelope
+	notification  *jsonschema.Schema // the JSONRPCNotification envelope
+	results       map[string]*jsonschema.Schema
+	notifications map[string]*jsonschema.Schema
 }
 
 // New compiles the schema of a protocol version.
@@ -76,14 +86,18 @@ func New(version string) (*Validator, error) {
 	compile := func(def string) (*jsonschema.Schema, error) {
 		return c.Compile(url + defs + def)
 	}
-	v := &Validator{version: version, results: map[string]*jsonschema.Schema{}}
+	v := &Validator{
+		version:       version,
+		results:       map[string]*jsonschema.Schema{},
+		notifications: map[string]*jsonschema.Schema{},
+	}
 	if v.response, err = compile(response); err != nil {
 		return nil, err
 	}
 	if v.errResponse, err = compile(errResponse); err != nil {
 		return nil, err
 	}
-	if v.notification, err = compile("ServerNotification"); err != nil {
+	if v.notification, err = compile("JSONRPCNotification"); err != nil {
 		return nil, err
 	}
 	for method, def := range resultDefs {
@@ -91,15 +105,24 @@ func New(version string) (*Validator, error) {
 			return nil, err
 		}
 	}
+	for method, def := range notificationDefs {
+		if v.notifications[method], err = compile(def); err != nil {
+			return nil, err
+		}
+	}
 	return v, nil
 }
 
 // Check validates one message the server wrote. For a response, method is the
-// method of the request it answers ("" when unknown, e.g. an error answering
-// unparseable input); for a notification it is ignored. A JSON array is a
-// batch response (2025-03-26): each element is checked with the same method
-// only when all answer one method, so callers pass "" for mixed batches.
+// method of the request it answers (a result for an unknown method is an
+// error; an error response may answer ""); for a notification it is ignored.
 func (v *Validator) Check(msg []byte, method string) error {
+	return v.CheckFunc(msg, func(json.RawMessage) string { return method })
+}
+
+// CheckFunc is Check for messages that may be batches (2025-03-26): method
+// returns the method of the request with the given raw id.
+func (v *Validator) CheckFunc(msg []byte, method func(id json.RawMessage) string) error {
 	var probe any
 	if err := json.Unmarshal(msg, &probe); err != nil {
 		return fmt.Errorf("not JSON: %v", err)
@@ -107,6 +130,9 @@ func (v *Validator) Check(msg []byte, method string) error {
 	if arr, ok := probe.([]any); ok {
 		if v.version != "2025-03-26" {
 			return fmt.Errorf("a batch in a %s session", v.version)
+		}
+		if len(arr) == 0 {
+			return fmt.Errorf("an empty batch response")
 		}
 		for i, elem := range arr {
 			if err := v.checkOne(elem, method); err != nil {
@@ -118,17 +144,25 @@ func (v *Validator) Check(msg []byte, method string) error {
 	return v.checkOne(probe, method)
 }
 
-func (v *Validator) checkOne(msg any, method string) error {
+func (v *Validator) checkOne(msg any, methodOf func(json.RawMessage) string) error {
 	obj, ok := msg.(map[string]any)
 	if !ok {
 		return fmt.Errorf("message is not an object")
 	}
-	_, hasID := obj["id"]
-	_, hasMethod := obj["method"]
+	id, hasID := obj["id"]
+	name, hasMethod := obj["method"]
 	_, hasError := obj["error"]
 	switch {
 	case hasMethod && !hasID:
-		return wrap("notification", v.notification.Validate(msg))
+		if err := v.notification.Validate(msg); err != nil {
+			return wrap("notification", err)
+		}
+		n, _ := name.(string)
+		s, ok := v.notifications[n]
+		if !ok {
+			return fmt.Errorf("unexpected notification %q", n)
+		}
+		return wrap(n, s.Validate(msg))
 	case hasError:
 		if id, ok := obj["id"]; ok && id == nil {
 			// JSON-RPC 2.0 requires "id": null when the request's id could
@@ -142,10 +176,13 @@ func (v *Validator) checkOne(msg any, method string) error {
 		if err := v.response.Validate(msg); err != nil {
 			return wrap("response", err)
 		}
-		if s := v.results[method]; s != nil {
-			return wrap(method+" result", s.Validate(obj["result"]))
+		rawID, _ := json.Marshal(id)
+		method := methodOf(rawID)
+		s, ok := v.results[method]
+		if !ok {
+			return fmt.Errorf("a result for id %s, which answers no request whose result is known (method %q)", rawID, method)
 		}
-		return nil
+		return wrap(method+" result", s.Validate(obj["result"]))
 	default:
 		return fmt.Errorf("server sent a request or a malformed message: %v", obj)
 	}

@@ -8,16 +8,16 @@ func TestCheck(t *testing.T) {
 		version, msg, method string
 		ok                   bool
 	}{
-		"initialize result": {"2025-11-25", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}`, "initialize", true},
+		"initialize result":                    {"2025-11-25", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{},"serverInfo":{"name":"x","version":"1"}}}`, "initialize", true},
 		"initialize result without serverInfo": {"2025-11-25", `{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}`, "initialize", false},
-		"call result":             {"2025-06-18", `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi"}]}}`, "tools/call", true},
-		"call result bad content": {"2025-06-18", `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text"}]}}`, "tools/call", false},
-		"error":                   {"2024-11-05", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, "", true},
-		"error without message":   {"2024-11-05", `{"jsonrpc":"2.0","id":3,"error":{"code":-32700}}`, "", false},
-		"list_changed":            {"2025-11-25", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, "", true},
-		"unknown notification":    {"2025-11-25", `{"jsonrpc":"2.0","method":"notifications/bogus","params":{"x":1}}`, "", false},
-		"batch in 2025-03-26":     {"2025-03-26", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, "ping", true},
-		"batch in 2025-06-18":     {"2025-06-18", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, "ping", false},
+		"call result":                          {"2025-06-18", `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text","text":"hi"}]}}`, "tools/call", true},
+		"call result bad content":              {"2025-06-18", `{"jsonrpc":"2.0","id":"a","result":{"content":[{"type":"text"}]}}`, "tools/call", false},
+		"error":                                {"2024-11-05", `{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}`, "", true},
+		"error without message":                {"2024-11-05", `{"jsonrpc":"2.0","id":3,"error":{"code":-32700}}`, "", false},
+		"list_changed":                         {"2025-11-25", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`, "", true},
+		"unknown notification":                 {"2025-11-25", `{"jsonrpc":"2.0","method":"notifications/bogus","params":{"x":1}}`, "", false},
+		"batch in 2025-03-26":                  {"2025-03-26", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, "ping", true},
+		"batch in 2025-06-18":                  {"2025-06-18", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, "ping", false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

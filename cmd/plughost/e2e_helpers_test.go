@@ -1,0 +1,457 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plughost/plughost/internal/mcpschema"
+)
+
+// bin holds the binaries TestMain builds: plughost and each bundled plugin.
+var bin struct {
+	dir      string
+	plughost string
+	plugins  map[string]string // name → path
+}
+
+func TestMain(m *testing.M) {
+	os.Exit(buildAndRun(m))
+}
+
+func buildAndRun(m *testing.M) int {
+	dir, err := os.MkdirTemp("", "plughost-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(dir)
+	bin.dir = dir
+	bin.plughost = filepath.Join(dir, "plughost")
+	bin.plugins = map[string]string{}
+	build := func(out, pkg string, race bool) error {
+		args := []string{"build", "-o", out}
+		if race {
+			args = append(args, "-race")
+		}
+		cmd := exec.Command("go", append(args, pkg)...)
+		cmd.Stderr = os.Stderr
+		return cmd.Run()
+	}
+	// The host runs under the race detector when the tests do.
+	if err := build(bin.plughost, ".", raceEnabled); err != nil {
+		fmt.Fprintln(os.Stderr, "building plughost:", err)
+		return 1
+	}
+	for _, name := range []string{"echo", "clock", "files"} {
+		path := filepath.Join(dir, "plugins", name)
+		if err := build(path, "../../plugins/"+name, false); err != nil {
+			fmt.Fprintf(os.Stderr, "building plugin %s: %v\n", name, err)
+			return 1
+		}
+		bin.plugins[name] = path
+	}
+	return m.Run()
+}
+
+// copyPlugin copies a built plugin into dir under the given file name,
+// writing to a hidden temporary name first and renaming, as an operator's
+// deploy script would (the manager ignores dotfiles).
+func copyPlugin(t *testing.T, plugin, dir, as string) {
+	t.Helper()
+	data, err := os.ReadFile(bin.plugins[plugin])
+	if err != nil {
+		t.Fatal(err)
+	}
+	tmp := filepath.Join(dir, "."+as+".tmp")
+	if err := os.WriteFile(tmp, data, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, filepath.Join(dir, as)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// testHost is a running `plughost serve` driven by the official go-sdk client.
+type testHost struct {
+	t         *testing.T
+	cmd       *exec.Cmd
+	session   *mcp.ClientSession
+	pluginDir string
+	workspace string
+	stderr    *lineBuffer
+	wire      *wireCheck
+
+	listChanged chan struct{}                        // one value per notifications/tools/list_changed
+	progress    chan *mcp.ProgressNotificationParams // progress notifications
+	logs        chan *mcp.LoggingMessageParams       // notifications/message
+	exited      chan struct{}                        // closed when the host process has exited
+}
+
+// startTestHost starts plughost serving pluginDir over stdio and connects the
+// go-sdk client to it. Cleanup closes the session, waits for the host to
+// exit and checks that no plugin process outlived it.
+func startTestHost(t *testing.T, plugins ...string) *testHost {
+	t.Helper()
+	h := &testHost{
+		t:           t,
+		pluginDir:   t.TempDir(),
+		workspace:   t.TempDir(),
+		stderr:      newLineBuffer(),
+		listChanged: make(chan struct{}, 100),
+		progress:    make(chan *mcp.ProgressNotificationParams, 100),
+		logs:        make(chan *mcp.LoggingMessageParams, 100),
+		exited:      make(chan struct{}),
+	}
+	for _, p := range plugins {
+		copyPlugin(t, p, h.pluginDir, p)
+	}
+	h.cmd = exec.Command(bin.plughost, "serve", "--plugins", h.pluginDir, "--workspace", h.workspace, "--log-level", "debug")
+	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	h.cmd.Stderr = h.stderr
+	stdin, err := h.cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	stdout, err := h.cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { h.cmd.Wait(); close(h.exited) }()
+
+	h.wire = newWireCheck()
+	client := mcp.NewClient(&mcp.Implementation{Name: "plughost-e2e", Version: "1"}, &mcp.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { h.listChanged <- struct{}{} },
+		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) {
+			h.progress <- r.Params
+		},
+		LoggingMessageHandler: func(_ context.Context, r *mcp.LoggingMessageRequest) { h.logs <- r.Params },
+	})
+	transport := &mcp.IOTransport{
+		Reader: h.wire.fromServer(stdout),
+		Writer: h.wire.fromClient(stdin),
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	h.session, err = client.Connect(ctx, transport, nil)
+	if err != nil {
+		h.cmd.Process.Kill()
+		t.Fatalf("connect: %v\nstderr:\n%s", err, h.stderr)
+	}
+	t.Cleanup(h.close)
+	return h
+}
+
+// close ends the session (closing the host's stdin), waits for the host to
+// exit, then checks the wire and that no plugin process is left.
+func (h *testHost) close() {
+	t := h.t
+	h.session.Close()
+	select {
+	case <-h.exited:
+	case <-time.After(15 * time.Second):
+		h.cmd.Process.Kill()
+		t.Errorf("plughost did not exit within 15s of stdin closing\nstderr:\n%s", h.stderr)
+		<-h.exited
+	}
+	if code := h.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Errorf("plughost exited with code %d\nstderr:\n%s", code, h.stderr)
+	}
+	for _, err := range h.wire.errors() {
+		t.Errorf("wire: %v", err)
+	}
+	if leftover := processesUnder(h.pluginDir); len(leftover) > 0 {
+		t.Errorf("plugin processes outlived the host: %v", leftover)
+	}
+	if t.Failed() {
+		t.Logf("plughost stderr:\n%s", h.stderr)
+	}
+}
+
+// toolNames lists every tool the host exposes, all pages.
+func (h *testHost) toolNames(ctx context.Context) []string {
+	h.t.Helper()
+	var names []string
+	for tool, err := range h.session.Tools(ctx, nil) {
+		if err != nil {
+			h.t.Fatalf("tools/list: %v", err)
+		}
+		names = append(names, tool.Name)
+	}
+	slices.Sort(names)
+	return names
+}
+
+// awaitTools waits until the tool list is exactly want (sorted), re-listing
+// after each list_changed notification.
+func (h *testHost) awaitTools(want ...string) {
+	h.t.Helper()
+	slices.Sort(want)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		got := h.toolNames(ctx)
+		if slices.Equal(got, want) {
+			return
+		}
+		select {
+		case <-h.listChanged:
+		case <-ctx.Done():
+			h.t.Fatalf("tools = %v, want %v (no further list_changed within 30s)\nstderr:\n%s", got, want, h.stderr)
+		}
+	}
+}
+
+// call calls a tool and returns its result.
+func (h *testHost) call(name string, args map[string]any) *mcp.CallToolResult {
+	h.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := h.session.CallTool(ctx, &mcp.CallToolParams{Name: name, Arguments: args})
+	if err != nil {
+		h.t.Fatalf("call %s: %v", name, err)
+	}
+	return res
+}
+
+// text joins the text blocks of a result.
+func text(res *mcp.CallToolResult) string {
+	var parts []string
+	for _, c := range res.Content {
+		if tc, ok := c.(*mcp.TextContent); ok {
+			parts = append(parts, tc.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
+
+// processesUnder returns the pids of live processes whose executable lies
+// in dir.
+func processesUnder(dir string) []int {
+	var pids []int
+	entries, _ := os.ReadDir("/proc")
+	for _, e := range entries {
+		var pid int
+		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
+			continue
+		}
+		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
+		if err != nil || !strings.HasPrefix(exe, dir+string(filepath.Separator)) {
+			continue
+		}
+		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && isZombie(stat) {
+			// A zombie has no exe link; reaching here means it is alive,
+			// but keep the check honest if a kernel reports one.
+			pids = append(pids, -pid)
+			continue
+		}
+		pids = append(pids, pid)
+	}
+	return pids
+}
+
+func isZombie(stat []byte) bool {
+	i := bytes.LastIndexByte(stat, ')')
+	return i >= 0 && i+2 < len(stat) && stat[i+2] == 'Z'
+}
+
+// pluginPID returns the pid of the running plugin executable at path other
+// than notPID, waiting for it to appear.
+func pluginPID(t *testing.T, path string, notPID int) int {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for {
+		for _, pid := range processesUnder(filepath.Dir(path)) {
+			exe, _ := os.Readlink(fmt.Sprintf("/proc/%d/exe", pid))
+			if exe == path && pid != notPID {
+				return pid
+			}
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no process runs %s", path)
+		}
+		time.Sleep(20 * time.Millisecond) // polling /proc: there is no event to await
+	}
+}
+
+// lineBuffer collects a process's stderr and lets tests await a line.
+type lineBuffer struct {
+	mu      sync.Mutex
+	buf     bytes.Buffer
+	changed chan struct{} // closed and replaced on every write
+}
+
+func newLineBuffer() *lineBuffer { return &lineBuffer{changed: make(chan struct{})} }
+
+func (b *lineBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.buf.Write(p)
+	close(b.changed)
+	b.changed = make(chan struct{})
+	return len(p), nil
+}
+
+func (b *lineBuffer) String() string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.buf.String()
+}
+
+// await waits until the buffer contains substr.
+func (b *lineBuffer) await(t *testing.T, substr string) {
+	t.Helper()
+	timeout := time.After(30 * time.Second)
+	for {
+		b.mu.Lock()
+		found, changed := strings.Contains(b.buf.String(), substr), b.changed
+		b.mu.Unlock()
+		if found {
+			return
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("stderr never said %q:\n%s", substr, b)
+		}
+	}
+}
+
+// wireCheck sits between the go-sdk client and plughost, and validates every
+// message plughost writes against the official schema of the negotiated
+// protocol version.
+type wireCheck struct {
+	mu      sync.Mutex
+	methods map[string]string // request id (raw JSON) → method
+	version string            // negotiated protocol version
+	schema  *mcpschema.Validator
+	errs    []error
+}
+
+func newWireCheck() *wireCheck { return &wireCheck{methods: map[string]string{}} }
+
+func (w *wireCheck) errors() []error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.errs
+}
+
+func (w *wireCheck) fail(format string, args ...any) {
+	w.errs = append(w.errs, fmt.Errorf(format, args...))
+}
+
+// fromClient records the method of every request the client sends.
+func (w *wireCheck) fromClient(stdin io.WriteCloser) io.WriteCloser {
+	return &clientTap{stdin, w, nil}
+}
+
+type clientTap struct {
+	io.WriteCloser
+	w       *wireCheck
+	partial []byte
+}
+
+func (c *clientTap) Write(p []byte) (int, error) {
+	c.partial = append(c.partial, p...)
+	for {
+		line, rest, ok := bytes.Cut(c.partial, []byte("\n"))
+		if !ok {
+			break
+		}
+		var msg struct {
+			ID     json.RawMessage `json:"id"`
+			Method string          `json:"method"`
+		}
+		if json.Unmarshal(line, &msg) == nil && msg.ID != nil && msg.Method != "" {
+			c.w.mu.Lock()
+			c.w.methods[string(msg.ID)] = msg.Method
+			c.w.mu.Unlock()
+		}
+		c.partial = rest
+	}
+	return c.WriteCloser.Write(p)
+}
+
+// fromServer validates each line plughost writes before the client reads it.
+func (w *wireCheck) fromServer(stdout io.Reader) io.ReadCloser {
+	pr, pw := io.Pipe()
+	go func() {
+		sc := bufio.NewScanner(stdout)
+		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		for sc.Scan() {
+			w.check(sc.Bytes())
+			if _, err := pw.Write(append(sc.Bytes(), '\n')); err != nil {
+				return
+			}
+		}
+		pw.CloseWithError(sc.Err())
+	}()
+	return pr
+}
+
+func (w *wireCheck) check(line []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Result struct {
+			ProtocolVersion string `json:"protocolVersion"`
+		} `json:"result"`
+	}
+	if err := json.Unmarshal(line, &msg); err != nil {
+		w.fail("plughost wrote a line that is not a JSON-RPC message: %q", line)
+		return
+	}
+	method := w.methods[string(msg.ID)]
+	if method == "initialize" && w.schema == nil {
+		w.version = msg.Result.ProtocolVersion
+		v, err := mcpschema.New(w.version)
+		if err != nil {
+			w.fail("initialize negotiated %q: %v", w.version, err)
+			return
+		}
+		w.schema = v
+	}
+	if w.schema == nil {
+		// Before negotiation (e.g. the -32601 answering server/discover)
+		// a message must suit every version.
+		for _, version := range mcpschema.Versions() {
+			v, err := mcpschema.New(version)
+			if err == nil {
+				err = v.Check(line, method)
+			}
+			if err != nil {
+				w.fail("before initialize, %s: %v\n  message: %s", version, err, line)
+			}
+		}
+		return
+	}
+	if err := w.schema.Check(line, method); err != nil {
+		w.fail("%s: %v\n  message: %s", w.version, err, line)
+	}
+}
+
+// signalProcess sends sig to pid.
+func signalProcess(t *testing.T, pid int, sig syscall.Signal) {
+	t.Helper()
+	if err := syscall.Kill(pid, sig); err != nil {
+		t.Fatalf("kill %d: %v", pid, err)
+	}
+}

@@ -1,0 +1,107 @@
+// Command plughost is an MCP server whose tools live in plugin processes.
+//
+//	plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
+//	plughost plugins [--plugins DIR]                     load each plugin, print its tools, exit
+//	plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM
+//	plughost version
+//
+// This package is wiring only: the host lives in host/, the plugin contract in
+// pluginproto/.
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+)
+
+// version is set at build time by the Makefile (-X main.version=...).
+var version = "dev"
+
+const usage = `plughost: an MCP server whose tools live in plugin processes.
+
+Usage:
+  plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
+  plughost plugins [--plugins DIR]                     load each plugin, print its tools, exit
+  plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result
+  plughost version                                     print the version
+
+Common flags:
+  --plugins DIR     plugin directory (default $XDG_DATA_HOME/plughost/plugins,
+                    i.e. ~/.local/share/plughost/plugins; created if missing)
+  --workspace DIR   directory the bundled files plugin writes into
+                    (default $XDG_DATA_HOME/plughost/workspace)
+  --log-level L     trace, debug, info, warn, error (default info; logs go to stderr)
+
+Run "plughost COMMAND --help" for a command's flags.
+`
+
+// errUsage marks errors already explained to the user in one line.
+var errUsage = errors.New("usage")
+
+func main() {
+	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
+}
+
+// run dispatches a command line and returns the process exit code.
+func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return 2
+	}
+	cmd, rest := args[0], args[1:]
+	var err error
+	switch cmd {
+	case "-h", "--help", "-help", "help":
+		fmt.Fprint(stdout, usage)
+		return 0
+	case "version", "--version", "-version":
+		fmt.Fprintf(stdout, "plughost %s (plugin contract %d)\n", version, contractVersion)
+		return 0
+	case "serve":
+		err = serve(rest, stdin, stdout, stderr)
+	case "plugins":
+		err = listPlugins(rest, stdout, stderr)
+	case "call":
+		err = callTool(rest, stdout, stderr)
+	default:
+		fmt.Fprintf(stderr, "plughost: unknown command %q (run plughost --help)\n", cmd)
+		return 2
+	}
+	switch {
+	case err == nil:
+		return 0
+	case errors.Is(err, flag.ErrHelp):
+		return 0
+	case errors.Is(err, errUsage):
+		return 2
+	default:
+		fmt.Fprintf(stderr, "plughost %s: %v\n", cmd, err)
+		return 1
+	}
+}
+
+// parseFlags parses a command's flags and reports a mistake in one clear line.
+func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
+	fs.SetOutput(io.Discard)
+	err := fs.Parse(args)
+	switch {
+	case err == nil:
+		return nil
+	case errors.Is(err, flag.ErrHelp):
+		fs.SetOutput(stdout)
+		fmt.Fprintf(stdout, "Usage of plughost %s:\n", fs.Name())
+		fs.PrintDefaults()
+		return flag.ErrHelp
+	default:
+		msg := strings.TrimPrefix(err.Error(), "flag provided but not defined: ")
+		if msg != err.Error() {
+			msg = "unknown flag " + msg
+		}
+		fmt.Fprintf(stderr, "plughost %s: %s (run plughost %s --help)\n", fs.Name(), msg, fs.Name())
+		return errUsage
+	}
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"flag"
+	"fmt"
+	"io"
+	"text/tabwriter"
+)
+
+// listPlugins loads every plugin in the directory, prints each one's state and
+// tools, and exits.
+func listPlugins(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
+	var hf hostFlags
+	hf.register(fs)
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
+	}
+	h, err := startHost(&hf, stderr)
+	if err != nil {
+		return err
+	}
+	defer h.stop()
+	<-h.manager.Ready()
+
+	exposed := h.catalog.Exposed()
+	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
+	statuses := h.manager.Status()
+	if len(statuses) == 0 {
+		fmt.Fprintf(stdout, "no plugins in %s\n", h.pluginDir)
+	}
+	for _, st := range statuses {
+		line := fmt.Sprintf("%s\t%s", st.Name, st.State)
+		if st.Version != "" {
+			line += "\tversion " + st.Version
+		}
+		if st.LastError != "" {
+			line += "\t" + st.LastError
+		}
+		fmt.Fprintln(w, line)
+		for _, e := range exposed {
+			if e.Provider == st.Name {
+				fmt.Fprintf(w, "  %s\t%s\n", e.ExposedName, firstLine(e.Description))
+			}
+		}
+	}
+	return w.Flush()
+}
+
+func firstLine(s string) string {
+	for i, r := range s {
+		if r == '\n' {
+			return s[:i]
+		}
+	}
+	return s
+}

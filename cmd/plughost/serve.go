@@ -1,0 +1,51 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/plughost/plughost/host/mcp"
+)
+
+// serve runs the MCP server over stdio until stdin closes or a signal arrives.
+func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	var hf hostFlags
+	hf.register(fs)
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if fs.NArg() > 0 {
+		return usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
+	}
+	h, err := startHost(&hf, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+
+	srv := mcp.NewServer(h.catalog, &mcp.Options{
+		Version: version,
+		Logger:  h.log.Named("mcp"),
+	})
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		h.log.Info("serving MCP over stdio: type one JSON-RPC message per line, or connect an MCP client that runs this command",
+			"try", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"terminal","version":"0"}}}`)
+	}
+	serveErr := srv.ServeStdio(ctx, stdin, stdout)
+	stopErr := h.stop()
+	if serveErr != nil {
+		return serveErr
+	}
+	return stopErr
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

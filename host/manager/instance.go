@@ -1,0 +1,420 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin"
+	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/pluginproto"
+)
+
+// instance is one process of a plugin, from its start to its reaping. A
+// Client of go-plugin cannot be restarted, so every (re)start is a new
+// instance.
+type instance struct {
+	name   string
+	path   string
+	opts   *Options
+	log    hclog.Logger
+	stderr *tail // the end of the plugin's stderr, for error messages
+	client *plugin.Client
+
+	mu      sync.Mutex
+	runner  *procRunner // set by runnerFunc
+	tmpDir  string      // go-plugin's socket directory
+	aborted bool        // abort came before the runner existed
+
+	// Set by connect; read-only afterwards.
+	pp    *pluginproto.Client
+	desc  pluginproto.Description
+	tools []tool.Def
+
+	watchCancel context.CancelFunc
+	watchDone   chan struct{} // closed when the WatchTools goroutine ends
+	changed     chan struct{} // the plugin announced a new tool list (coalesced)
+
+	callsMu  sync.Mutex
+	inFlight int
+	stopping bool          // no new calls; set by stop
+	unloaded bool          // stop was deliberate, not the cleanup of a death
+	idle     chan struct{} // closed when stopping and inFlight reaches 0
+
+	stopOnce sync.Once
+}
+
+// launch starts a plugin process and brings it to the point where its tools
+// are known and its WatchTools stream is open. On error nothing is left
+// running. Cancelling ctx aborts the start.
+func launch(ctx context.Context, opts *Options, name, path string) (*instance, error) {
+	in := &instance{
+		name:    name,
+		path:    path,
+		opts:    opts,
+		log:     opts.Logger.With("plugin", name),
+		stderr:  &tail{},
+		changed: make(chan struct{}, 1),
+		idle:    make(chan struct{}),
+	}
+	in.client = plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  pluginproto.Handshake,
+		Plugins:          pluginproto.ClientPluginSet(),
+		RunnerFunc:       in.runnerFunc,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		StartTimeout:     opts.StartTimeout,
+		Logger:           pluginLogger{opts.Logger},
+		Stderr:           in.stderr,
+	})
+	stopAbort := context.AfterFunc(ctx, in.abort)
+	err := in.connect(ctx)
+	stopAbort()
+	if err != nil {
+		in.stop(0, false)
+		if d := in.selfExit(); d != "" {
+			err = fmt.Errorf("%w (the plugin exited by itself: %s)", err, d)
+		}
+		if t := in.stderr.String(); t != "" {
+			err = fmt.Errorf("%w (stderr: %q)", err, t)
+		}
+		return nil, err
+	}
+	wctx, cancel := context.WithCancel(context.Background())
+	in.watchCancel = cancel
+	in.watchDone = make(chan struct{})
+	go in.watchTools(wctx)
+	return in, nil
+}
+
+// selfExit describes the exit of a stopped instance's process when it was
+// not our kill ("exit status 4"); "" if it never started or was killed.
+func (in *instance) selfExit() string {
+	r := in.getRunner()
+	if r == nil || r.PID() == 0 {
+		return ""
+	}
+	select {
+	case <-r.exited():
+	default:
+		return ""
+	}
+	d := r.exitDescription()
+	r.mu.Lock()
+	killed := r.killed
+	r.mu.Unlock()
+	if killed && d == "signal: killed" {
+		return ""
+	}
+	return d
+}
+
+// runnerFunc is go-plugin's RunnerFunc: every plugin process starts through
+// the procRunner it returns.
+func (in *instance) runnerFunc(_ hclog.Logger, cmd *exec.Cmd, tmpDir string) (runner.Runner, error) {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	in.tmpDir = tmpDir
+	if in.aborted {
+		return nil, errors.New("plugin start cancelled")
+	}
+	in.runner = &procRunner{
+		name:   in.name,
+		path:   in.path,
+		env:    in.opts.Env,
+		launch: in.opts.Launcher,
+		cmd:    cmd,
+		log:    in.log,
+		done:   make(chan struct{}),
+	}
+	return in.runner, nil
+}
+
+// abort kills the process being started, or stops it from starting.
+func (in *instance) abort() {
+	in.mu.Lock()
+	in.aborted = true
+	r := in.runner
+	in.mu.Unlock()
+	if r != nil {
+		_ = r.Kill(context.Background())
+	}
+}
+
+func (in *instance) getRunner() *procRunner {
+	in.mu.Lock()
+	defer in.mu.Unlock()
+	return in.runner
+}
+
+// connect performs the handshake, Describe and ListTools.
+func (in *instance) connect(ctx context.Context) error {
+	rpc, err := in.client.Client()
+	if err != nil {
+		return fmt.Errorf("start: %w", err)
+	}
+	raw, err := rpc.Dispense(pluginproto.PluginName)
+	if err != nil {
+		return fmt.Errorf("dispense %q: %w", pluginproto.PluginName, err)
+	}
+	pp, ok := raw.(*pluginproto.Client)
+	if !ok {
+		return fmt.Errorf("dispense %q: got %T, want *pluginproto.Client", pluginproto.PluginName, raw)
+	}
+	ctx, cancel := context.WithTimeout(ctx, in.opts.StartTimeout)
+	defer cancel()
+	desc, err := pp.Describe(ctx, in.opts.HostVersion)
+	if err != nil {
+		return fmt.Errorf("describe: %w", err)
+	}
+	if desc.ContractVersion != pluginproto.ContractVersion {
+		return fmt.Errorf("plugin %q speaks contract version %d, this host speaks %d: %w",
+			desc.Name, desc.ContractVersion, pluginproto.ContractVersion, pluginproto.ErrContractVersion)
+	}
+	in.pp, in.desc = pp, desc
+	tools, err := in.listTools(ctx)
+	if err != nil {
+		return err
+	}
+	in.tools = tools
+	return nil
+}
+
+// listTools asks the plugin for its tools. Definitions without a name, and
+// repeated names, are logged and skipped.
+func (in *instance) listTools(ctx context.Context) ([]tool.Def, error) {
+	raws, err := in.pp.ListTools(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("list tools: %w", err)
+	}
+	defs := make([]tool.Def, 0, len(raws))
+	seen := make(map[string]bool, len(raws))
+	for i, raw := range raws {
+		var probe struct {
+			Name *string `json:"name"`
+		}
+		if err := json.Unmarshal(raw, &probe); err != nil || probe.Name == nil || *probe.Name == "" {
+			in.log.Warn("skipping a tool definition without a name", "index", i, "json", string(raw))
+			continue
+		}
+		if seen[*probe.Name] {
+			in.log.Warn("skipping a repeated tool definition", "tool", *probe.Name)
+			continue
+		}
+		seen[*probe.Name] = true
+		defs = append(defs, tool.Def{Name: *probe.Name, JSON: slices.Clone(raw)})
+	}
+	return defs, nil
+}
+
+// watchTools relays the plugin's tool-list announcements to in.changed until
+// ctx ends or the stream breaks.
+func (in *instance) watchTools(ctx context.Context) {
+	defer close(in.watchDone)
+	err := in.pp.WatchTools(ctx, func() {
+		select {
+		case in.changed <- struct{}{}:
+		default: // one pending announcement is enough
+		}
+	})
+	if err != nil && ctx.Err() == nil {
+		in.log.Debug("tool-list watch ended", "error", err)
+	}
+}
+
+// exited is closed once the plugin's process has exited and been reaped.
+func (in *instance) exited() <-chan struct{} { return in.getRunner().exited() }
+
+// pid is the plugin's pid (0 if it never started).
+func (in *instance) pid() int {
+	if r := in.getRunner(); r != nil {
+		return r.PID()
+	}
+	return 0
+}
+
+// stop unloads the instance: no new calls; calls in flight get until
+// timeout to finish; go-plugin asks the plugin to shut down; at timeout its
+// process group is killed. It returns once the process is reaped and its
+// socket directory removed. deliberate is false when cleaning up after the
+// plugin died or failed to start. Safe to call more than once.
+func (in *instance) stop(timeout time.Duration, deliberate bool) {
+	in.stopOnce.Do(func() {
+		deadline := time.Now().Add(timeout)
+		in.callsMu.Lock()
+		in.stopping = true
+		in.unloaded = deliberate
+		if in.inFlight == 0 {
+			close(in.idle)
+		}
+		in.callsMu.Unlock()
+
+		r := in.getRunner()
+		if r != nil {
+			timer := time.NewTimer(timeout)
+			select {
+			case <-in.idle:
+			case <-r.exited():
+			case <-timer.C:
+			}
+			timer.Stop()
+		}
+		if in.watchCancel != nil {
+			in.watchCancel()
+		}
+		if r != nil {
+			kill := time.AfterFunc(time.Until(deadline), func() { _ = r.Kill(context.Background()) })
+			in.client.Kill() // graceful shutdown; returns once the process is reaped
+			kill.Stop()
+			_ = r.Kill(context.Background()) // no-op once reaped
+		}
+		if in.watchDone != nil {
+			<-in.watchDone
+		}
+		in.mu.Lock()
+		dir := in.tmpDir
+		in.mu.Unlock()
+		if dir != "" {
+			_ = os.RemoveAll(dir)
+		}
+	})
+}
+
+// enter registers a call; it fails once the instance is stopping.
+func (in *instance) enter() bool {
+	in.callsMu.Lock()
+	defer in.callsMu.Unlock()
+	if in.stopping {
+		return false
+	}
+	in.inFlight++
+	return true
+}
+
+func (in *instance) leave() {
+	in.callsMu.Lock()
+	defer in.callsMu.Unlock()
+	in.inFlight--
+	if in.inFlight == 0 && in.stopping {
+		close(in.idle)
+	}
+}
+
+// exitWait is how long a call broken by the plugin waits for the plugin's
+// exit to be observed, so that its error can name the exit.
+const exitWait = time.Second
+
+// callError explains why a call failed when the plugin broke it: the
+// plugin was unloaded, or it exited (the error names the exit status).
+func (in *instance) callError(err error) error {
+	if !errors.Is(err, pluginproto.ErrPluginClosed) {
+		return fmt.Errorf("plugin %s: %w", in.name, err)
+	}
+	in.callsMu.Lock()
+	unloaded := in.unloaded
+	in.callsMu.Unlock()
+	if unloaded {
+		return fmt.Errorf("plugin %s was unloaded: %w", in.name, err)
+	}
+	r := in.getRunner()
+	timer := time.NewTimer(exitWait)
+	defer timer.Stop()
+	select {
+	case <-r.exited():
+		return fmt.Errorf("plugin %s exited: %s: %w", in.name, r.exitDescription(), err)
+	case <-timer.C:
+		return fmt.Errorf("plugin %s: %w", in.name, err)
+	}
+}
+
+// provider is the tool.Provider of an instance with one tool list. A new
+// provider is published whenever the list changes.
+type provider struct {
+	in    *instance
+	tools []tool.Def
+}
+
+var _ tool.Provider = (*provider)(nil)
+
+func (p *provider) Name() string { return p.in.name }
+
+func (p *provider) Tools() []tool.Def { return slices.Clone(p.tools) }
+
+func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+	in := p.in
+	if !in.enter() {
+		return nil, fmt.Errorf("plugin %s was unloaded", in.name)
+	}
+	defer in.leave()
+	req := &pluginproto.CallRequest{Tool: call.Name, Arguments: call.Arguments}
+	if call.Progress != nil {
+		req.Progress = func(progress, total float64, message string) {
+			call.Progress(tool.Progress{Progress: progress, Total: total, Message: message})
+		}
+	}
+	if call.Log != nil {
+		req.Log = func(level, logger string, data json.RawMessage) {
+			call.Log(tool.Log{Level: level, Logger: logger, Data: data})
+		}
+	}
+	res, err := in.pp.CallTool(ctx, req)
+	if err != nil {
+		if ctx.Err() != nil {
+			return nil, fmt.Errorf("plugin %s: %w", in.name, err)
+		}
+		return nil, in.callError(err)
+	}
+	return res, nil
+}
+
+// tail keeps the last lines written to it. go-plugin writes each stderr
+// line of the plugin, then "\n", to ClientConfig.Stderr.
+type tail struct {
+	mu    sync.Mutex
+	lines []string
+	cur   []byte
+}
+
+const (
+	tailLines   = 10
+	tailLineMax = 300
+)
+
+func (t *tail) Write(p []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	for _, b := range p {
+		if b == '\n' {
+			t.lines = append(t.lines, string(t.cur))
+			if len(t.lines) > tailLines {
+				t.lines = t.lines[1:]
+			}
+			t.cur = t.cur[:0]
+			continue
+		}
+		if len(t.cur) < tailLineMax {
+			t.cur = append(t.cur, b)
+		}
+	}
+	return len(p), nil
+}
+
+// String returns the kept lines, newline-separated.
+func (t *tail) String() string {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	lines := t.lines
+	if len(t.cur) > 0 {
+		lines = append(slices.Clip(lines), string(t.cur))
+	}
+	return strings.Join(lines, "\n")
+}

@@ -1,0 +1,102 @@
+// Command testplugin is the plugin the manager's tests run as a real
+// subprocess. Its tools let a test look inside the plugin process and make it
+// misbehave:
+//
+//   - pid: the plugin's pid;
+//   - stdin: whether its stdin is /dev/null;
+//   - env: the value of the environment variable named by {"name": ...};
+//   - spawn: starts a child process (in the plugin's process group, holding
+//     the plugin's stderr) that sleeps forever, and returns its pid;
+//   - crash: exits with status 3 while the call is in flight;
+//   - grow: adds a tool "grown" (the host is told the tool list changed);
+//   - variant_<v>: exists to tell builds apart (v is set with
+//     -ldflags "-X main.variant=...").
+//
+// When the environment variable TESTPLUGIN_DIE_IF names a file that exists,
+// the plugin exits with status 4 before the handshake. At start it logs
+// "testplugin started" through its hclog logger (stderr).
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"os/signal"
+	"strconv"
+	"syscall"
+
+	"github.com/plughost/plughost/pluginproto"
+)
+
+var variant = "v1"
+
+// realStderr is fd 2 as the host set it up: go-plugin's Serve replaces the
+// os.Stderr variable, not the descriptor. (A package variable, so that no
+// finalizer closes it.)
+var realStderr = os.NewFile(2, "stderr")
+
+func text(s string) func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+	return func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		return pluginproto.TextResult(s), nil
+	}
+}
+
+func main() {
+	if os.Getenv("TESTPLUGIN_CHILD") == "1" {
+		// The spawned child: sleep until killed.
+		signal.Ignore(syscall.SIGTERM, syscall.SIGINT, syscall.SIGHUP)
+		select {}
+	}
+	if f := os.Getenv("TESTPLUGIN_DIE_IF"); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			os.Exit(4)
+		}
+	}
+
+	p := pluginproto.New("testplugin", variant)
+	p.AddTool(pluginproto.Tool{Name: "pid"}, text(strconv.Itoa(os.Getpid())))
+	p.AddTool(pluginproto.Tool{Name: "stdin"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		in, err := os.Stdin.Stat()
+		if err != nil {
+			return nil, err
+		}
+		null, err := os.Stat(os.DevNull)
+		if err != nil {
+			return nil, err
+		}
+		return pluginproto.TextResult(strconv.FormatBool(os.SameFile(in, null))), nil
+	})
+	p.AddTool(pluginproto.Tool{Name: "env", InputSchema: json.RawMessage(`{"type":"object","properties":{"name":{"type":"string"}}}`)},
+		func(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			var args struct{ Name string }
+			if err := req.Bind(&args); err != nil {
+				return nil, err
+			}
+			return pluginproto.TextResult(os.Getenv(args.Name)), nil
+		})
+	p.AddTool(pluginproto.Tool{Name: "spawn"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		exe, err := os.Executable()
+		if err != nil {
+			return nil, err
+		}
+		cmd := exec.Command(exe)
+		cmd.Env = append(os.Environ(), "TESTPLUGIN_CHILD=1")
+		cmd.Stderr = realStderr // the child holds the plugin's stderr pipe open
+		if err := cmd.Start(); err != nil {
+			return nil, err
+		}
+		return pluginproto.TextResult(strconv.Itoa(cmd.Process.Pid)), nil
+	})
+	p.AddTool(pluginproto.Tool{Name: "crash"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		os.Exit(3)
+		return nil, nil
+	})
+	p.AddTool(pluginproto.Tool{Name: "grow"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		p.AddTool(pluginproto.Tool{Name: "grown"}, text("grown"))
+		return pluginproto.TextResult("ok"), nil
+	})
+	p.AddTool(pluginproto.Tool{Name: "variant_" + variant}, text(variant))
+	p.Logger().Info("testplugin started", "variant", variant)
+	pluginproto.Serve(p)
+}

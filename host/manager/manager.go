@@ -1,0 +1,302 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/tool"
+)
+
+// Publisher receives the providers of running plugins. *catalog.Catalog
+// implements it. The manager calls it from many goroutines, but for any one
+// provider name the calls are made in order and never concurrently.
+type Publisher interface {
+	// Set publishes p, replacing any provider of the same name.
+	Set(p tool.Provider)
+	// Remove withdraws the provider of that name; unknown names are ignored.
+	Remove(name string)
+}
+
+// Options configure a Manager. A nil *Options, and every zero field, means
+// the default documented on the field.
+type Options struct {
+	// Dir is the plugin directory. Required.
+	Dir string
+	// Logger receives the manager's logs; each plugin's stderr is forwarded
+	// to Logger.Named(<provider name>). Nil discards all logs.
+	Logger hclog.Logger
+	// Publisher receives each running plugin as a tool.Provider. Nil means
+	// plugins run but are published nowhere (useful for listing them).
+	Publisher Publisher
+	// HostVersion is sent to plugins in Describe, for their logs.
+	HostVersion string
+	// Env is extra environment for every plugin, as "KEY=value" entries.
+	// Plugins inherit the host's environment; Env entries override it.
+	Env []string
+	// StartTimeout bounds a plugin's start: the go-plugin handshake, and
+	// then Describe and ListTools. Default 10s.
+	StartTimeout time.Duration
+	// Debounce is how long a file must be quiet after a directory event
+	// before it is (re)loaded or unloaded. Default 100ms.
+	Debounce time.Duration
+	// BackoffInitial is the delay before restarting a plugin that died;
+	// it doubles with every further death within CrashWindow. Default 250ms.
+	BackoffInitial time.Duration
+	// BackoffMax caps the restart delay. Default 30s.
+	BackoffMax time.Duration
+	// CrashLimit is how many deaths within CrashWindow park a plugin until
+	// its file changes. Default 5.
+	CrashLimit int
+	// CrashWindow is the period over which deaths are counted. Default 1m.
+	CrashWindow time.Duration
+	// StopTimeout is how long an unloaded plugin gets to finish its calls in
+	// flight and exit after being asked to shut down, before its process
+	// group is killed. Default 2s.
+	StopTimeout time.Duration
+	// Launcher, when not nil, turns the prepared command of each plugin into
+	// the command actually started (the sandbox's seam). Nil starts the
+	// prepared command as is. See Launcher.
+	Launcher Launcher
+}
+
+// State is where a plugin is in its life.
+type State string
+
+// The states of a plugin, as reported by Status.
+const (
+	// StateLoading: the plugin is starting (first load or a reload).
+	StateLoading State = "loading"
+	// StateRunning: the plugin is running and published.
+	StateRunning State = "running"
+	// StateRestarting: the plugin died and waits for its backoff to restart.
+	StateRestarting State = "restarting"
+	// StateParked: the plugin died too often; it stays down until its file
+	// changes.
+	StateParked State = "parked"
+	// StateFailed: the plugin could not be loaded; it is retried when its
+	// file changes.
+	StateFailed State = "failed"
+)
+
+// PluginStatus is a snapshot of one plugin.
+type PluginStatus struct {
+	// Name is the provider name (see ProviderName).
+	Name string
+	// Path is the plugin's executable.
+	Path string
+	// State is where the plugin is in its life.
+	State State
+	// PID is the running process's id; 0 when none runs.
+	PID int
+	// Version is the plugin's own name and version from Describe
+	// ("echo 1.2.0"); empty until it has answered.
+	Version string
+	// Tools is how many tools the plugin offers.
+	Tools int
+	// Restarts counts restarts after the plugin died.
+	Restarts int
+	// LastError is the last load failure or death; empty if none since
+	// the file last changed.
+	LastError string
+}
+
+// Manager runs the plugins of a directory. Create it with New, then call Run.
+type Manager struct {
+	opts Options // resolved: every default filled in
+	log  hclog.Logger
+	pub  Publisher
+
+	ready     chan struct{}
+	readyOnce sync.Once
+	started   atomic.Bool
+
+	mu      sync.Mutex
+	plugins map[string]*supervisor // by provider name
+	// unloaded holds, by provider name, the done channel of a supervisor
+	// removed from plugins, so that a new supervisor of the same name
+	// publishes only after the old one has withdrawn.
+	unloaded map[string]<-chan struct{}
+}
+
+// Defaults of Options.
+const (
+	defaultStartTimeout   = 10 * time.Second
+	defaultDebounce       = 100 * time.Millisecond
+	defaultBackoffInitial = 250 * time.Millisecond
+	defaultBackoffMax     = 30 * time.Second
+	defaultCrashLimit     = 5
+	defaultCrashWindow    = time.Minute
+	defaultStopTimeout    = 2 * time.Second
+)
+
+// New checks opts and returns a Manager for opts.Dir, which must be an
+// existing directory. Nothing starts until Run.
+func New(opts *Options) (*Manager, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Dir == "" {
+		return nil, errors.New("manager: Options.Dir is required")
+	}
+	dir, err := filepath.Abs(o.Dir)
+	if err != nil {
+		return nil, fmt.Errorf("manager: plugin directory: %w", err)
+	}
+	fi, err := os.Stat(dir)
+	if err != nil {
+		return nil, fmt.Errorf("manager: plugin directory: %w", err)
+	}
+	if !fi.IsDir() {
+		return nil, fmt.Errorf("manager: plugin directory %s is not a directory", dir)
+	}
+	o.Dir = dir
+	o.Env = slices.Clone(o.Env)
+	for _, kv := range o.Env {
+		k, _, ok := strings.Cut(kv, "=")
+		if !ok || k == "" || strings.ContainsRune(kv, 0) {
+			return nil, fmt.Errorf("manager: Options.Env entry %q is not KEY=value", kv)
+		}
+	}
+	durations := []struct {
+		name string
+		v    *time.Duration
+		def  time.Duration
+	}{
+		{"StartTimeout", &o.StartTimeout, defaultStartTimeout},
+		{"Debounce", &o.Debounce, defaultDebounce},
+		{"BackoffInitial", &o.BackoffInitial, defaultBackoffInitial},
+		{"BackoffMax", &o.BackoffMax, defaultBackoffMax},
+		{"CrashWindow", &o.CrashWindow, defaultCrashWindow},
+		{"StopTimeout", &o.StopTimeout, defaultStopTimeout},
+	}
+	for _, d := range durations {
+		switch {
+		case *d.v < 0:
+			return nil, fmt.Errorf("manager: Options.%s is negative (%v)", d.name, *d.v)
+		case *d.v == 0:
+			*d.v = d.def
+		}
+	}
+	if o.BackoffMax < o.BackoffInitial {
+		return nil, fmt.Errorf("manager: Options.BackoffMax (%v) is less than BackoffInitial (%v)", o.BackoffMax, o.BackoffInitial)
+	}
+	switch {
+	case o.CrashLimit < 0:
+		return nil, fmt.Errorf("manager: Options.CrashLimit is negative (%d)", o.CrashLimit)
+	case o.CrashLimit == 0:
+		o.CrashLimit = defaultCrashLimit
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	pub := o.Publisher
+	if pub == nil {
+		pub = discard{}
+	}
+	return &Manager{
+		opts:     o,
+		log:      o.Logger,
+		pub:      pub,
+		ready:    make(chan struct{}),
+		plugins:  make(map[string]*supervisor),
+		unloaded: make(map[string]<-chan struct{}),
+	}, nil
+}
+
+// discard is the Publisher of a Manager given none.
+type discard struct{}
+
+func (discard) Set(tool.Provider) {}
+func (discard) Remove(string)     {}
+
+// Ready returns a channel closed once every plugin found when Run started has
+// either loaded or failed (or Run has returned).
+func (m *Manager) Ready() <-chan struct{} { return m.ready }
+
+// Status returns a snapshot of every plugin in the directory, sorted by
+// name; after Run has returned, none.
+func (m *Manager) Status() []PluginStatus {
+	m.mu.Lock()
+	sups := make([]*supervisor, 0, len(m.plugins))
+	for _, s := range m.plugins {
+		sups = append(sups, s)
+	}
+	m.mu.Unlock()
+	out := make([]PluginStatus, 0, len(sups))
+	for _, s := range sups {
+		out = append(out, s.snapshot())
+	}
+	slices.SortFunc(out, func(a, b PluginStatus) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// Run loads the plugins in Dir in the background and watches Dir until ctx
+// ends; then it unloads every plugin, waits for their processes, and returns
+// nil. It returns an error only if the directory cannot be read or watched
+// at start. Run may be called once.
+func (m *Manager) Run(ctx context.Context) error {
+	if !m.started.CompareAndSwap(false, true) {
+		return errors.New("manager: Run called twice")
+	}
+	var wg sync.WaitGroup // every goroutine Run starts
+	defer func() {
+		wg.Wait()
+		m.closeReady()
+		m.mu.Lock()
+		clear(m.plugins)
+		clear(m.unloaded)
+		m.mu.Unlock()
+	}()
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+
+	w, err := newDirWatcher(m.opts.Dir)
+	if err != nil {
+		return fmt.Errorf("manager: watch %s: %w", m.opts.Dir, err)
+	}
+	defer w.close()
+
+	found, err := m.scan()
+	if err != nil {
+		return fmt.Errorf("manager: read %s: %w", m.opts.Dir, err)
+	}
+	m.log.Info("loading plugins", "dir", m.opts.Dir, "count", len(found))
+
+	var initial sync.WaitGroup
+	for _, f := range found {
+		initial.Add(1)
+		m.spawn(ctx, &wg, f, sync.OnceFunc(initial.Done))
+	}
+	wg.Go(func() {
+		initial.Wait()
+		m.closeReady()
+	})
+
+	m.watch(ctx, &wg, w)
+	return nil
+}
+
+func (m *Manager) closeReady() { m.readyOnce.Do(func() { close(m.ready) }) }
+
+// spawn starts the supervisor of a plugin file. settled is called once its
+// first load has succeeded or failed.
+func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled func()) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	s := newSupervisor(ctx, m, f)
+	s.prev = m.unloaded[f.name]
+	delete(m.unloaded, f.name)
+	m.plugins[f.name] = s
+	wg.Go(func() { s.run(settled) })
+}

@@ -1,0 +1,29 @@
+package manager
+
+import (
+	"errors"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// sysProcAttr puts a plugin in its own process group, so that the whole group
+// can be killed, and has the kernel SIGKILL it if the host dies. (The signal
+// follows the death of the host thread that started it; Go only ends threads
+// whose goroutine exits while locked to them, which the manager never does.)
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
+}
+
+// waitExited blocks until the process pid has exited, without reaping it:
+// it stays a zombie, so its pid and process group id cannot be reused until
+// cmd.Wait reaps it. It reports whether it waited.
+func waitExited(pid int) bool {
+	for {
+		var info unix.Siginfo
+		err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOWAIT, nil)
+		if !errors.Is(err, unix.EINTR) {
+			return err == nil // on error (not our child?) cmd.Wait reports it
+		}
+	}
+}

@@ -1,0 +1,16 @@
+//go:build unix && !linux
+
+package manager
+
+import "syscall"
+
+// sysProcAttr puts a plugin in its own process group, so that the whole group
+// can be killed. (Only Linux has a parent-death signal.)
+func sysProcAttr() *syscall.SysProcAttr {
+	return &syscall.SysProcAttr{Setpgid: true}
+}
+
+// waitExited returns false at once: without a portable way to wait for an
+// exit without reaping, the reaper kills the group just after cmd.Wait,
+// accepting the tiny chance that the group id has been reused in between.
+func waitExited(int) bool { return false }

@@ -1,0 +1,271 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"runtime"
+	"strconv"
+	"sync"
+	"syscall"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/hashicorp/go-plugin/runner"
+)
+
+// A Launcher turns the prepared command of a plugin into the command to
+// start; it is the seam where a sandbox wraps the plugin (for instance by
+// re-executing the host into a restricted stage that then execs the plugin).
+//
+// The prepared command has the plugin's path and arguments, its environment
+// (go-plugin's handshake variables included), no stdin (/dev/null), pipes as
+// stdout and stderr, and SysProcAttr putting it in a new process group (and
+// on Linux a parent-death signal). The returned command must keep Env, Stdout
+// and Stderr reaching the plugin, must not give it the host's stdin, and its
+// process must lead its own process group (Setpgid or Setsid) for the whole
+// group to be killed on unload; otherwise only that process is killed. It may
+// return cmd itself, modified or not.
+type Launcher func(plugin string, cmd *exec.Cmd) (*exec.Cmd, error)
+
+// procRunner is the manager's go-plugin runner.Runner: the one place where a
+// plugin process starts. go-plugin's own runner passes the host's stdin to the
+// plugin, kills only its pid, and notices its exit only once every holder of
+// its stdout and stderr is gone; this one gives it /dev/null, kills its
+// process group, and reaps it as soon as the plugin's main process exits.
+type procRunner struct {
+	name   string // provider name: go-plugin logs the plugin's stderr under it
+	path   string
+	env    []string
+	launch Launcher
+	cmd    *exec.Cmd // go-plugin's template: carries the handshake environment
+	log    hclog.Logger
+
+	stdout, stderr *eofReader // read ends, handed to go-plugin
+
+	// done is closed once the main process has exited, the rest of its
+	// group has been killed, it has been reaped and its pipes are closed.
+	done    chan struct{}
+	exitErr error // the main process's exit (nil: status 0); set before done
+
+	mu      sync.Mutex
+	pid     int  // 0 until started
+	group   bool // the process leads its own process group
+	reaped  bool // after this, pid may name another process: never signal it
+	killed  bool // Kill was called: the exit is deliberate
+	aborted bool // Kill came before Start: do not start
+}
+
+var _ runner.Runner = (*procRunner)(nil)
+
+// pipeDrainTimeout is how long the reaper waits, after a plugin's process
+// group is gone, for go-plugin to read the rest of its stdout and stderr. A
+// process that escaped the group and holds them open is cut off after it.
+const pipeDrainTimeout = 2 * time.Second
+
+// Start prepares the command, passes it through the Launcher, and starts it.
+func (r *procRunner) Start(_ context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.aborted {
+		return errors.New("plugin start cancelled")
+	}
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return err
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		_ = outR.Close()
+		_ = outW.Close()
+		return err
+	}
+	cmd := r.cmd
+	cmd.Path = r.path
+	cmd.Args = []string{r.path}
+	cmd.Env = append(cmd.Env, r.env...)
+	cmd.Stdin = nil // /dev/null: the host's stdin is the MCP client's JSON-RPC
+	cmd.Stdout = outW
+	cmd.Stderr = errW
+	cmd.SysProcAttr = sysProcAttr()
+	if r.launch != nil {
+		cmd, err = r.launch(r.name, cmd)
+		switch {
+		case err != nil:
+			err = fmt.Errorf("launcher: %w", err)
+		case cmd == nil:
+			err = errors.New("launcher returned no command")
+		case cmd.Stdin == os.Stdin:
+			err = errors.New("launcher gave the plugin the host's stdin")
+		}
+	}
+	if err == nil {
+		err = cmd.Start()
+	}
+	_ = outW.Close() // the child has its copies
+	_ = errW.Close()
+	if err != nil {
+		_ = outR.Close()
+		_ = errR.Close()
+		return err
+	}
+	r.stdout = newEOFReader(outR)
+	r.stderr = newEOFReader(errR)
+	r.pid = cmd.Process.Pid
+	pgid, err := syscall.Getpgid(r.pid)
+	r.group = err == nil && pgid == r.pid
+	if !r.group {
+		r.log.Warn("plugin does not lead its own process group; only its main process will be killed", "pid", r.pid)
+	}
+	go r.reap(cmd)
+	return nil
+}
+
+// reap waits for the main process to exit, kills the rest of its group,
+// reaps it, and closes the pipes once drained.
+func (r *procRunner) reap(cmd *exec.Cmd) {
+	// Where the platform allows it, the group is killed while the exited
+	// main process is still a zombie, so its pid (the group's id) cannot
+	// have been reused.
+	if waitExited(r.pid) {
+		r.mu.Lock()
+		r.killGroupLocked()
+		r.mu.Unlock()
+	}
+	err := cmd.Wait()
+	r.mu.Lock()
+	r.killGroupLocked() // where waitExited could not wait without reaping
+	r.reaped = true
+	r.mu.Unlock()
+
+	timer := time.NewTimer(pipeDrainTimeout)
+	defer timer.Stop()
+	for _, p := range []*eofReader{r.stdout, r.stderr} {
+		select {
+		case <-p.eof:
+		case <-timer.C:
+			r.log.Warn("a process of the plugin outlived it and holds its output open; closing it")
+		}
+		_ = p.f.Close()
+	}
+	r.exitErr = err
+	close(r.done)
+}
+
+// killGroupLocked sends SIGKILL to the plugin's process group (or only to
+// its process). r.mu must be held.
+func (r *procRunner) killGroupLocked() {
+	if r.pid == 0 || r.reaped {
+		return
+	}
+	target := r.pid
+	if r.group {
+		target = -r.pid
+	}
+	if err := syscall.Kill(target, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		r.log.Warn("killing plugin process group", "pid", r.pid, "error", err)
+	}
+}
+
+// Wait waits until the plugin has exited and been reaped. A deliberate kill
+// is reported as nil so that go-plugin does not log it as an error; the real
+// exit is in exitErr.
+func (r *procRunner) Wait(ctx context.Context) error {
+	select {
+	case <-r.done:
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.killed {
+		return nil
+	}
+	return r.exitErr
+}
+
+// Kill kills the plugin's process group; it does not wait. It may be called
+// any number of times, before Start (which then refuses to start) too.
+func (r *procRunner) Kill(context.Context) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.killed = true
+	r.aborted = true
+	r.killGroupLocked()
+	return nil
+}
+
+// exited returns the channel closed once the plugin has exited and its
+// process group is gone.
+func (r *procRunner) exited() <-chan struct{} { return r.done }
+
+// exitDescription describes how the plugin exited, once it has.
+func (r *procRunner) exitDescription() string {
+	if r.exitErr == nil {
+		return "exit status 0"
+	}
+	return r.exitErr.Error()
+}
+
+func (r *procRunner) Stdout() io.ReadCloser { return r.stdout }
+func (r *procRunner) Stderr() io.ReadCloser { return r.stderr }
+
+// Name is the provider name; go-plugin names the plugin's stderr logger
+// after it.
+func (r *procRunner) Name() string { return r.name }
+
+// ID is the plugin's pid, or "" before it has started.
+func (r *procRunner) ID() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if r.pid == 0 {
+		return ""
+	}
+	return strconv.Itoa(r.pid)
+}
+
+// PID is the plugin's pid, or 0 before it has started.
+func (r *procRunner) PID() int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.pid
+}
+
+// Diagnose explains the usual reasons for a failed handshake; go-plugin
+// appends it to the error.
+func (r *procRunner) Diagnose(context.Context) string {
+	return fmt.Sprintf("(%s must be a plughost plugin built for %s/%s, and must print nothing to stdout before the go-plugin handshake)",
+		r.path, runtime.GOOS, runtime.GOARCH)
+}
+
+// The plugin runs on this host: addresses need no translation.
+func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
+	return network, addr, nil
+}
+
+// eofReader is a pipe's read end that records when a reader reached its end.
+type eofReader struct {
+	f       *os.File
+	eof     chan struct{}
+	eofOnce sync.Once
+}
+
+func newEOFReader(f *os.File) *eofReader { return &eofReader{f: f, eof: make(chan struct{})} }
+
+func (e *eofReader) Read(p []byte) (int, error) {
+	n, err := e.f.Read(p)
+	if err != nil {
+		e.eofOnce.Do(func() { close(e.eof) })
+	}
+	return n, err
+}
+
+// Close is a no-op for go-plugin; the reaper closes the pipe.
+func (e *eofReader) Close() error { return nil }

@@ -1,0 +1,149 @@
+package manager
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+	"github.com/google/go-cmp/cmp/cmpopts"
+	"github.com/hashicorp/go-hclog"
+)
+
+func TestProviderName(t *testing.T) {
+	t.Parallel()
+	tests := map[string]string{
+		"echo":         "echo",
+		"echo.exe":     "echo",
+		"my.tool.sh":   "my_tool",
+		"files-v2":     "files-v2",
+		"snake_case":   "snake_case",
+		"with space":   "with_space",
+		"wörter":       "w_rter",
+		"a.b":          "a",
+		"UPPER.Bin":    "UPPER",
+		"x+y@z.plugin": "x_y_z",
+	}
+	for in, want := range tests {
+		if got := ProviderName(in); got != want {
+			t.Errorf("ProviderName(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
+
+func TestIgnoredName(t *testing.T) {
+	t.Parallel()
+	tests := map[string]bool{
+		"echo":      false,
+		"echo.exe":  false,
+		"#notes#x":  false,
+		".hidden":   true,
+		".echo.swp": true,
+		"echo~":     true,
+		"echo.swp":  true,
+		"echo.swx":  true,
+		"echo.tmp":  true,
+		"echo.bak":  true,
+		"echo.part": true,
+		"#echo#":    true,
+		"4913":      true,
+		"":          true,
+	}
+	for in, want := range tests {
+		if got := ignoredName(in); got != want {
+			t.Errorf("ignoredName(%q) = %v, want %v", in, got, want)
+		}
+	}
+}
+
+func TestNewRejectsBadOptions(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	file := dir + "/file"
+	writeScript(t, file, "true")
+	tests := map[string]struct {
+		opts *Options
+		want string
+	}{
+		"nil":              {nil, "Options.Dir is required"},
+		"no dir":           {&Options{}, "Options.Dir is required"},
+		"missing dir":      {&Options{Dir: dir + "/nope"}, "no such file or directory"},
+		"file as dir":      {&Options{Dir: file}, "is not a directory"},
+		"env without =":    {&Options{Dir: dir, Env: []string{"FOO"}}, `Options.Env entry "FOO" is not KEY=value`},
+		"env empty key":    {&Options{Dir: dir, Env: []string{"=x"}}, `Options.Env entry "=x" is not KEY=value`},
+		"negative timeout": {&Options{Dir: dir, StartTimeout: -time.Second}, "Options.StartTimeout is negative"},
+		"negative limit":   {&Options{Dir: dir, CrashLimit: -1}, "Options.CrashLimit is negative"},
+		"max below initial": {&Options{Dir: dir, BackoffInitial: time.Second, BackoffMax: time.Millisecond},
+			"BackoffMax (1ms) is less than BackoffInitial (1s)"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := New(tc.opts)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("New: %v, want an error containing %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestNewFillsDefaults(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	m, err := New(&Options{Dir: dir, CrashLimit: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := Options{
+		Dir:            dir,
+		StartTimeout:   10 * time.Second,
+		Debounce:       100 * time.Millisecond,
+		BackoffInitial: 250 * time.Millisecond,
+		BackoffMax:     30 * time.Second,
+		CrashLimit:     2,
+		CrashWindow:    time.Minute,
+		StopTimeout:    2 * time.Second,
+	}
+	if diff := cmp.Diff(want, m.opts, cmpopts.IgnoreFields(Options{}, "Logger", "Launcher")); diff != "" {
+		t.Errorf("resolved options (-want +got):\n%s", diff)
+	}
+	if m.opts.Logger == nil || m.opts.Logger.IsError() {
+		t.Errorf("default Logger = %v, want a null logger", m.opts.Logger)
+	}
+	if got := m.Status(); len(got) != 0 {
+		t.Errorf("Status before Run = %v, want none", got)
+	}
+}
+
+func TestTailKeepsTheLastLines(t *testing.T) {
+	t.Parallel()
+	var tl tail
+	for i := range 15 {
+		// go-plugin writes a line, then its newline separately.
+		_, _ = tl.Write([]byte(strings.Repeat("x", i)))
+		_, _ = tl.Write([]byte("\n"))
+	}
+	_, _ = tl.Write([]byte("partial"))
+	lines := strings.Split(tl.String(), "\n")
+	if len(lines) != tailLines+1 || lines[0] != strings.Repeat("x", 5) || lines[len(lines)-1] != "partial" {
+		t.Errorf("tail = %q", lines)
+	}
+	var long tail
+	_, _ = long.Write([]byte(strings.Repeat("y", 1000) + "\n"))
+	if n := len(long.String()); n != tailLineMax {
+		t.Errorf("long line kept %d bytes, want %d", n, tailLineMax)
+	}
+}
+
+func TestPluginLoggerRenamesAtKeys(t *testing.T) {
+	t.Parallel()
+	var buf strings.Builder
+	l := pluginLogger{hclog.New(&hclog.LoggerOptions{Name: "host", Output: &buf, JSONFormat: true})}
+	l.Named("echo").Info("hi", "@module", "echo-plugin", "n", 1)
+	got := buf.String()
+	for _, want := range []string{`"@module":"host.echo"`, `"plugin_module":"echo-plugin"`, `"n":1`} {
+		if !strings.Contains(got, want) {
+			t.Errorf("log line %s lacks %s", got, want)
+		}
+	}
+}

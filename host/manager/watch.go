@@ -1,0 +1,227 @@
+package manager
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// file is a plugin executable in the directory.
+type file struct {
+	name string // provider name
+	path string // absolute path
+}
+
+// ProviderName returns the provider name of a plugin file: base (a file
+// name, not a path) without its last extension, with every character
+// outside [a-zA-Z0-9_-] replaced by "_". "echo" → "echo", "echo.exe" →
+// "echo", "my.tool.sh" → "my_tool", "wörter" → "w_rter".
+func ProviderName(base string) string {
+	if i := strings.LastIndexByte(base, '.'); i > 0 {
+		base = base[:i]
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '_', r == '-':
+			return r
+		}
+		return '_'
+	}, base)
+}
+
+// ignoredName reports whether a directory entry is never a plugin whatever
+// its mode: dotfiles and the leftovers of editors and downloads.
+func ignoredName(base string) bool {
+	if base == "" || base[0] == '.' || base == "4913" { // 4913: vim's write test
+		return true
+	}
+	if len(base) > 1 && base[0] == '#' && base[len(base)-1] == '#' { // emacs autosave
+		return true
+	}
+	for _, suffix := range []string{"~", ".swp", ".swo", ".swx", ".tmp", ".bak", ".orig", ".part"} {
+		if strings.HasSuffix(base, suffix) {
+			return true
+		}
+	}
+	return false
+}
+
+// inspect decides whether base in the directory is a plugin. When it is not,
+// why says so (for the debug log).
+func (m *Manager) inspect(base string) (f file, why string, ok bool) {
+	path := filepath.Join(m.opts.Dir, base)
+	if ignoredName(base) {
+		return file{}, "ignored name", false
+	}
+	fi, err := os.Stat(path) // follows symlinks: a link to an executable is a plugin
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return file{}, "no such file", false
+	case err != nil:
+		return file{}, err.Error(), false
+	case fi.IsDir():
+		return file{}, "directory", false
+	case !fi.Mode().IsRegular():
+		return file{}, "not a regular file (" + fi.Mode().Type().String() + ")", false
+	case fi.Mode().Perm()&0o111 == 0:
+		return file{}, "not executable (mode " + fi.Mode().Perm().String() + ")", false
+	}
+	return file{name: ProviderName(base), path: path}, "", true
+}
+
+// scan lists the plugins in the directory, sorted by file name. Of two files
+// with the same provider name the first keeps it.
+func (m *Manager) scan() ([]file, error) {
+	entries, err := os.ReadDir(m.opts.Dir)
+	if err != nil {
+		return nil, err
+	}
+	var found []file
+	owner := make(map[string]string)
+	for _, e := range entries {
+		f, why, ok := m.inspect(e.Name())
+		if !ok {
+			m.log.Debug("not a plugin", "file", e.Name(), "reason", why)
+			continue
+		}
+		if other, dup := owner[f.name]; dup {
+			m.log.Warn("two plugin files have the same provider name; skipping the second", "name", f.name, "kept", other, "skipped", f.path)
+			continue
+		}
+		owner[f.name] = f.path
+		found = append(found, f)
+	}
+	return found, nil
+}
+
+// dirWatcher watches the plugin directory (not its subdirectories).
+type dirWatcher struct {
+	*fsnotify.Watcher
+}
+
+func newDirWatcher(dir string) (*dirWatcher, error) {
+	w, err := fsnotify.NewWatcher()
+	if err != nil {
+		return nil, err
+	}
+	if err := w.Add(dir); err != nil {
+		_ = w.Close()
+		return nil, err
+	}
+	return &dirWatcher{w}, nil
+}
+
+func (w *dirWatcher) close() { _ = w.Close() }
+
+// watch follows directory events until ctx ends. Events are debounced per
+// file name; once a file has been quiet for Options.Debounce, sync brings its
+// plugin in line with what is on disk.
+func (m *Manager) watch(ctx context.Context, wg *sync.WaitGroup, w *dirWatcher) {
+	due := make(map[string]time.Time) // file name → when to sync it
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	defer timer.Stop()
+	rearm := func() {
+		var next time.Time
+		for _, t := range due {
+			if next.IsZero() || t.Before(next) {
+				next = t
+			}
+		}
+		if !next.IsZero() {
+			timer.Reset(time.Until(next))
+		}
+	}
+	events, errs := w.Events, w.Errors
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case ev, ok := <-events:
+			if !ok {
+				events = nil
+				continue
+			}
+			if filepath.Clean(ev.Name) == m.opts.Dir {
+				if ev.Has(fsnotify.Remove) || ev.Has(fsnotify.Rename) {
+					m.log.Error("plugin directory removed or renamed; keeping the loaded plugins, no longer watching", "dir", m.opts.Dir)
+				}
+				continue
+			}
+			base := filepath.Base(ev.Name)
+			if filepath.Dir(ev.Name) != m.opts.Dir || ignoredName(base) {
+				continue
+			}
+			m.log.Trace("directory event", "event", ev.String())
+			due[base] = time.Now().Add(m.opts.Debounce)
+			rearm()
+		case err, ok := <-errs:
+			if !ok {
+				errs = nil
+				continue
+			}
+			m.log.Warn("watching the plugin directory", "dir", m.opts.Dir, "error", err)
+		case <-timer.C:
+			now := time.Now()
+			for base, t := range due {
+				if !t.After(now) {
+					delete(due, base)
+					m.sync(ctx, wg, base)
+				}
+			}
+			rearm()
+		}
+	}
+}
+
+// sync loads, reloads or unloads the plugin of one file name after a
+// directory event.
+func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string) {
+	if _, err := os.Stat(m.opts.Dir); err != nil {
+		// The directory is going away (rm -rf removes the files first):
+		// keep serving what is loaded rather than unloading it file by file.
+		m.log.Warn("plugin directory is gone; keeping the loaded plugins", "dir", m.opts.Dir, "error", err)
+		return
+	}
+	f, why, ok := m.inspect(base)
+	name := ProviderName(base)
+	path := filepath.Join(m.opts.Dir, base)
+
+	m.mu.Lock()
+	s := m.plugins[name]
+	switch {
+	case s != nil && s.path != path:
+		m.mu.Unlock()
+		if ok {
+			m.log.Warn("two plugin files have the same provider name; skipping the second", "name", name, "kept", s.path, "skipped", path)
+		}
+	case s != nil && !ok:
+		delete(m.plugins, name)
+		m.unloaded[name] = s.done
+		m.mu.Unlock()
+		m.log.Info("plugin file gone; unloading", "plugin", name, "reason", why)
+		s.unload()
+	case s != nil:
+		m.mu.Unlock()
+		m.log.Info("plugin file changed; reloading", "plugin", name)
+		s.fileChanged()
+	case ok:
+		m.mu.Unlock()
+		m.log.Info("new plugin file", "plugin", name, "path", path)
+		m.spawn(ctx, wg, f, func() {})
+	default:
+		m.mu.Unlock()
+		m.log.Debug("not a plugin", "file", base, "reason", why)
+	}
+}
+
+// String is for logs and test failures.
+func (f file) String() string { return fmt.Sprintf("%s (%s)", f.name, f.path) }

@@ -100,6 +100,7 @@ type testHost struct {
 	progress    chan *mcp.ProgressNotificationParams // progress notifications
 	logs        chan *mcp.LoggingMessageParams       // notifications/message
 	exited      chan struct{}                        // closed when the host process has exited
+	closed      bool                                 // close has run
 }
 
 // startTestHost starts plughost serving pluginDir over stdio and connects the
@@ -163,6 +164,10 @@ func startTestHost(t *testing.T, plugins ...string) *testHost {
 // exit, then checks the wire and that no plugin process is left.
 func (h *testHost) close() {
 	t := h.t
+	if h.closed {
+		return
+	}
+	h.closed = true
 	h.session.Close()
 	select {
 	case <-h.exited:
@@ -170,6 +175,11 @@ func (h *testHost) close() {
 		h.cmd.Process.Kill()
 		t.Errorf("plughost did not exit within 15s of stdin closing\nstderr:\n%s", h.stderr)
 		<-h.exited
+	}
+	select {
+	case <-h.wire.done:
+	case <-time.After(15 * time.Second):
+		t.Errorf("plughost's stdout was not closed within 15s of its exit")
 	}
 	if code := h.cmd.ProcessState.ExitCode(); code != 0 {
 		t.Errorf("plughost exited with code %d\nstderr:\n%s", code, h.stderr)
@@ -338,14 +348,26 @@ func (b *lineBuffer) await(t *testing.T, substr string) {
 // message plughost writes against the official schema of the negotiated
 // protocol version.
 type wireCheck struct {
-	mu      sync.Mutex
-	methods map[string]string // request id (raw JSON) → method
-	version string            // negotiated protocol version
-	schema  *mcpschema.Validator
-	errs    []error
+	mu       sync.Mutex
+	methods  map[string]string // request id (raw JSON) → method
+	version  string            // negotiated protocol version
+	schema   *mcpschema.Validator
+	errs     []error
+	notified map[string]int // notifications plughost sent, by method
+	done     chan struct{}  // closed once plughost's stdout is at EOF
 }
 
-func newWireCheck() *wireCheck { return &wireCheck{methods: map[string]string{}} }
+func newWireCheck() *wireCheck {
+	return &wireCheck{methods: map[string]string{}, notified: map[string]int{}, done: make(chan struct{})}
+}
+
+// notifications returns how many notifications of method plughost sent; call
+// it after the host has exited, to count them all.
+func (w *wireCheck) notifications(method string) int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.notified[method]
+}
 
 func (w *wireCheck) errors() []error {
 	w.mu.Lock()
@@ -389,16 +411,20 @@ func (c *clientTap) Write(p []byte) (int, error) {
 	return c.WriteCloser.Write(p)
 }
 
-// fromServer validates each line plughost writes before the client reads it.
+// fromServer validates each line plughost writes before the client reads it,
+// and goes on reading (and checking) to EOF after the client has gone.
 func (w *wireCheck) fromServer(stdout io.Reader) io.ReadCloser {
 	pr, pw := io.Pipe()
 	go func() {
+		defer close(w.done)
 		sc := bufio.NewScanner(stdout)
 		sc.Buffer(make([]byte, 0, 64<<10), 16<<20)
+		clientGone := false
 		for sc.Scan() {
 			w.check(sc.Bytes())
-			if _, err := pw.Write(append(sc.Bytes(), '\n')); err != nil {
-				return
+			if !clientGone {
+				_, err := pw.Write(append(sc.Bytes(), '\n'))
+				clientGone = err != nil
 			}
 		}
 		pw.CloseWithError(sc.Err())
@@ -411,6 +437,7 @@ func (w *wireCheck) check(line []byte) {
 	defer w.mu.Unlock()
 	var msg struct {
 		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
 		Result struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
@@ -418,6 +445,9 @@ func (w *wireCheck) check(line []byte) {
 	if err := json.Unmarshal(line, &msg); err != nil {
 		w.fail("plughost wrote a line that is not a JSON-RPC message: %q", line)
 		return
+	}
+	if msg.ID == nil && msg.Method != "" {
+		w.notified[msg.Method]++
 	}
 	method := w.methods[string(msg.ID)]
 	if method == "initialize" && w.schema == nil {

@@ -158,6 +158,39 @@ func TestDirectoryChanges(t *testing.T) {
 	h.awaitTools("echo", "sleep")
 }
 
+// TestOneListChangedPerBurst drops two plugins into the directory at once,
+// then removes both: each burst reaches the client as exactly one
+// notifications/tools/list_changed, however long each plugin takes to load.
+func TestOneListChangedPerBurst(t *testing.T) {
+	t.Parallel()
+	h := startTestHost(t) // an empty directory: the first scan changes nothing
+	h.awaitTools()
+
+	stage := func(names ...string) {
+		for _, name := range names {
+			copyPlugin(t, name, h.pluginDir, "."+name)
+		}
+		for _, name := range names {
+			if err := os.Rename(filepath.Join(h.pluginDir, "."+name), filepath.Join(h.pluginDir, name)); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	stage("echo", "clock")
+	h.awaitTools("echo", "sleep", "get_current_time")
+	for _, name := range []string{"echo", "clock"} {
+		if err := os.Remove(filepath.Join(h.pluginDir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.awaitTools()
+
+	h.close() // the host exits; every line it wrote has been read
+	if n := h.wire.notifications("notifications/tools/list_changed"); n != 2 {
+		t.Errorf("plughost sent %d list_changed notifications for two bursts, want 2", n)
+	}
+}
+
 // TestPluginKilledDuringCall SIGKILLs a plugin in the middle of a call: the
 // call ends with an isError result, the host keeps serving, the plugin comes
 // back, and no zombie or orphan remains.
@@ -206,5 +239,28 @@ func TestPluginKilledDuringCall(t *testing.T) {
 	if _, err := os.Stat(fmt.Sprintf("/proc/%d", oldPID)); !errors.Is(err, os.ErrNotExist) {
 		stat, _ := os.ReadFile(fmt.Sprintf("/proc/%d/stat", oldPID))
 		t.Errorf("killed plugin %d was not reaped: %s", oldPID, stat)
+	}
+}
+
+// TestHostKilledTakesPluginsWithIt SIGKILLs plughost itself: its plugins get
+// no chance to be unloaded, yet none outlives it (parent-death signal).
+func TestHostKilledTakesPluginsWithIt(t *testing.T) {
+	t.Parallel()
+	h := startTestHost(t, "echo", "clock")
+	h.awaitTools("echo", "sleep", "get_current_time")
+	pids := processesUnder(h.pluginDir)
+	if len(pids) != 2 {
+		t.Fatalf("plugin processes = %v, want 2", pids)
+	}
+	signalProcess(t, h.cmd.Process.Pid, syscall.SIGKILL)
+	<-h.exited
+	h.closed = true // nothing left to close gracefully
+	h.session.Close()
+	deadline := time.Now().Add(10 * time.Second)
+	for len(processesUnder(h.pluginDir)) > 0 {
+		if time.Now().After(deadline) {
+			t.Fatalf("plugins outlived the killed host: %v", processesUnder(h.pluginDir))
+		}
+		time.Sleep(10 * time.Millisecond) // polling /proc: there is no event to await
 	}
 }

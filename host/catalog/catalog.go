@@ -38,6 +38,9 @@ type Options struct {
 	// hold its event back: subscribers hear at least once every MaxDelay
 	// while changes keep coming. Zero or less means 500ms.
 	MaxDelay time.Duration
+	// MaxHold bounds how long a Hold defers events when its release never
+	// comes. Zero or less means 15s.
+	MaxHold time.Duration
 }
 
 // Defaults for Options.
@@ -45,6 +48,7 @@ const (
 	DefaultPageSize = 100
 	DefaultQuiet    = 50 * time.Millisecond
 	DefaultMaxDelay = 500 * time.Millisecond
+	DefaultMaxHold  = 15 * time.Second
 )
 
 // Entry is one exposed tool, for people and command-line listings.
@@ -130,10 +134,13 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 	if o.MaxDelay <= 0 {
 		o.MaxDelay = DefaultMaxDelay
 	}
+	if o.MaxHold <= 0 {
+		o.MaxHold = DefaultMaxHold
+	}
 	c := &Catalog{
 		log:       o.Logger,
 		pageSize:  o.PageSize,
-		ev:        newEvents(clk, o.Quiet, o.MaxDelay),
+		ev:        newEvents(clk, o.Quiet, o.MaxDelay, o.MaxHold),
 		providers: map[string]*provider{},
 	}
 	c.snap.Store(&snapshot{tools: []json.RawMessage{}, routes: map[string]*route{}, exposed: map[[2]string]string{}})
@@ -437,6 +444,12 @@ func (c *Catalog) Skipped() []Skip {
 	}
 	return out
 }
+
+// Hold defers change events until release is called (or MaxHold passes):
+// changes made meanwhile reach subscribers as one event, right after the
+// release. The plugin manager holds the catalog while the plugins of one
+// burst of directory changes load, each at its own pace. Holds nest.
+func (c *Catalog) Hold() (release func()) { return c.ev.hold() }
 
 // Close stops change events: after it returns, no Subscribe callback runs
 // or will run. It waits for a callback in progress, so it must not be

@@ -31,6 +31,7 @@ type events struct {
 	clock    clock
 	quiet    time.Duration
 	maxDelay time.Duration
+	maxHold  time.Duration
 
 	mu         sync.Mutex
 	closed     bool
@@ -39,6 +40,8 @@ type events struct {
 	timer      stopper       // ends the open burst
 	gen        uint64        // identifies the current timer; a stale one does nothing
 	bursts     atomic.Uint64 // bursts ended and handed to the dispatcher
+	holds      int           // open holds: a burst does not end while > 0
+	deferred   bool          // the open burst would have ended but is held
 
 	subMu sync.Mutex
 	subs  []*subscriber
@@ -54,11 +57,12 @@ type subscriber struct {
 	cancelled atomic.Bool
 }
 
-func newEvents(clk clock, quiet, maxDelay time.Duration) *events {
+func newEvents(clk clock, quiet, maxDelay, maxHold time.Duration) *events {
 	e := &events{
 		clock:    clk,
 		quiet:    quiet,
 		maxDelay: maxDelay,
+		maxHold:  maxHold,
 		deliver:  make(chan struct{}, 1),
 		done:     make(chan struct{}),
 	}
@@ -98,14 +102,56 @@ func (e *events) fire(gen uint64) {
 		e.mu.Unlock()
 		return // stopped too late, or superseded
 	}
-	e.pending = false
 	e.timer = nil
+	if e.holds > 0 {
+		e.deferred = true // the last release ends the burst
+		e.mu.Unlock()
+		return
+	}
+	e.endBurst()
+}
+
+// endBurst hands the open burst to the dispatcher. e.mu must be held; it is
+// released.
+func (e *events) endBurst() {
+	e.pending = false
+	e.deferred = false
 	e.bursts.Add(1)
 	e.mu.Unlock()
 	select {
 	case e.deliver <- struct{}{}:
 	default: // a delivery is already waiting; it covers this burst too
 	}
+}
+
+// hold keeps the open burst (and any burst that opens meanwhile) from ending
+// until release is called, or maxHold has passed, so that a batch of work
+// the caller knows belongs together (the plugins of one burst of directory
+// changes, each loading at its own pace) becomes one event.
+func (e *events) hold() (release func()) {
+	e.mu.Lock()
+	e.holds++
+	e.mu.Unlock()
+	var once sync.Once
+	var timeout stopper
+	release = func() {
+		once.Do(func() {
+			e.mu.Lock()
+			if timeout != nil {
+				timeout.Stop()
+			}
+			e.holds--
+			if e.holds == 0 && e.deferred && !e.closed {
+				e.endBurst()
+				return
+			}
+			e.mu.Unlock()
+		})
+	}
+	e.mu.Lock()
+	timeout = e.clock.AfterFunc(e.maxHold, release)
+	e.mu.Unlock()
+	return release
 }
 
 // dispatch is the one goroutine that calls subscribers.

@@ -294,3 +294,55 @@ func TestCloseWaitsForCallback(t *testing.T) {
 		t.Error("Close returned before the callback finished")
 	}
 }
+
+// While held, bursts do not end, however long they last; the last release
+// ends them at once, as one event. Holds nest.
+func TestHold(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	start := f.cat.ev.bursts.Load()
+	outer := f.cat.Hold()
+	inner := f.cat.Hold()
+	f.cat.Set(newProvider("p", "x"))
+	f.clock.Advance(3 * testMaxDelay)
+	f.cat.Set(newProvider("q", "y"))
+	f.clock.Advance(3 * testMaxDelay)
+	inner()
+	if got := f.cat.ev.bursts.Load() - start; got != 0 {
+		t.Fatalf("%d events while held, want 0", got)
+	}
+	outer()
+	outer() // idempotent
+	if got := f.cat.ev.bursts.Load() - start; got != 1 {
+		t.Fatalf("%d events after the last release, want 1", got)
+	}
+	await(t, f.events, "the event")
+	if n := f.clock.Pending(); n != 0 {
+		t.Errorf("%d timers still pending", n)
+	}
+	// Without changes, a hold makes no event.
+	f.cat.Hold()()
+	if got := f.cat.ev.bursts.Load() - start; got != 1 {
+		t.Errorf("%d events after an empty hold, want still 1", got)
+	}
+}
+
+// A hold whose release never comes ends after MaxHold.
+func TestHoldTimesOut(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	start := f.cat.ev.bursts.Load()
+	release := f.cat.Hold()
+	f.cat.Set(newProvider("p", "x"))
+	f.clock.Advance(DefaultMaxHold - time.Millisecond)
+	if got := f.cat.ev.bursts.Load() - start; got != 0 {
+		t.Fatalf("%d events before MaxHold, want 0", got)
+	}
+	f.clock.Advance(time.Millisecond)
+	await(t, f.events, "the event at MaxHold")
+	release()
+	f.cat.Set(newProvider("q", "y"))
+	if n := f.settle(t); n != 1 {
+		t.Errorf("after the timed-out hold, a change made %d events, want 1", n)
+	}
+}

@@ -27,6 +27,15 @@ type Publisher interface {
 	Remove(name string)
 }
 
+// A Holder is a Publisher that can hold back its change events.
+// *catalog.Catalog is one. The manager holds it while the plugins of one
+// burst of directory changes (or of the first scan) load, each at its own
+// pace, so that clients hear of the whole burst once.
+type Holder interface {
+	// Hold defers change events until release is called.
+	Hold() (release func())
+}
+
 // Options configure a Manager. A nil *Options, and every zero field, means
 // the default documented on the field.
 type Options struct {
@@ -273,18 +282,71 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	m.log.Info("loading plugins", "dir", m.opts.Dir, "count", len(found))
 
-	var initial sync.WaitGroup
+	first := m.newBurst()
 	for _, f := range found {
-		initial.Add(1)
-		m.spawn(ctx, &wg, f, sync.OnceFunc(initial.Done))
+		m.spawn(ctx, &wg, f, first.add())
 	}
 	wg.Go(func() {
-		initial.Wait()
+		first.seal()
+		<-first.settled
 		m.closeReady()
 	})
 
 	m.watch(ctx, &wg, w)
 	return nil
+}
+
+// burst is the work one burst of directory changes started. It holds the
+// publisher (when it is a Holder) until every piece has settled.
+type burst struct {
+	release func()
+	settled chan struct{} // closed when sealed and every piece is done
+
+	mu     sync.Mutex
+	left   int
+	sealed bool
+}
+
+func (m *Manager) newBurst() *burst {
+	b := &burst{release: func() {}, settled: make(chan struct{})}
+	if h, ok := m.pub.(Holder); ok {
+		b.release = h.Hold()
+	}
+	return b
+}
+
+// add counts one more piece of work and returns the func that marks it done
+// (safe to call more than once).
+func (b *burst) add() func() {
+	b.mu.Lock()
+	b.left++
+	b.mu.Unlock()
+	return sync.OnceFunc(func() {
+		b.mu.Lock()
+		b.left--
+		b.endIfDone()
+	})
+}
+
+// seal says no more work joins the burst.
+func (b *burst) seal() {
+	b.mu.Lock()
+	b.sealed = true
+	b.endIfDone()
+}
+
+// endIfDone ends the burst once sealed and done. b.mu must be held; it is
+// released.
+func (b *burst) endIfDone() {
+	done := b.sealed && b.left == 0
+	if done {
+		b.sealed = false // end once
+	}
+	b.mu.Unlock()
+	if done {
+		b.release()
+		close(b.settled)
+	}
 }
 
 func (m *Manager) closeReady() { m.readyOnce.Do(func() { close(m.ready) }) }

@@ -86,6 +86,15 @@ func (r *recorder) Set(p tool.Provider) {
 
 func (r *recorder) Remove(name string) { r.ch <- event{op: "remove", name: name} }
 
+// holdingRecorder is a recorder that is also a Holder; holds and releases
+// are reported as events "hold" and "release".
+type holdingRecorder struct{ *recorder }
+
+func (r holdingRecorder) Hold() func() {
+	r.ch <- event{op: "hold"}
+	return sync.OnceFunc(func() { r.ch <- event{op: "release"} })
+}
+
 // logSink collects the manager's hclog JSON lines and lets a test await one.
 type logSink struct {
 	mu      sync.Mutex
@@ -158,7 +167,11 @@ func start(t *testing.T, dir string, opts Options) *harness {
 	t.Helper()
 	h := &harness{t: t, dir: dir, rec: &recorder{ch: make(chan event, 100)}, logs: newLogSink(), done: make(chan error, 1)}
 	opts.Dir = dir
-	opts.Publisher = h.rec
+	if hr, ok := opts.Publisher.(holdingRecorder); ok {
+		h.rec = hr.recorder
+	} else {
+		opts.Publisher = h.rec
+	}
 	opts.Logger = hclog.New(&hclog.LoggerOptions{Name: "test", Level: hclog.Trace, Output: h.logs, JSONFormat: true})
 	m, err := New(&opts)
 	if err != nil {
@@ -768,5 +781,65 @@ func TestBundledEchoReloadDrainsCallsInFlight(t *testing.T) {
 		}
 	case <-time.After(waitLong):
 		t.Fatal("sleep did not finish")
+	}
+}
+
+// A burst of directory changes holds the publisher until every plugin in it
+// has been published or has failed, so that clients hear of it once.
+func TestBurstHoldsThePublisherUntilSettled(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	h := start(t, dir, Options{
+		Publisher:    holdingRecorder{&recorder{ch: make(chan event, 100)}},
+		StartTimeout: 5 * time.Second,
+	})
+	h.expect("hold", "")    // the first scan
+	h.expect("release", "") // found nothing
+	h.ready()
+
+	// Staged under hidden names (ignored), then renamed in one go: a burst.
+	for _, name := range []string{"a", "b", "c"} {
+		copyFile(t, pluginV1, filepath.Join(dir, "."+name), 0o755)
+	}
+	writeScript(t, filepath.Join(dir, ".junk"), "echo hello") // fails its handshake
+	for _, name := range []string{"a", "b", "c", "junk"} {
+		if err := os.Rename(filepath.Join(dir, "."+name), filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.expect("hold", "")
+	var set []string
+	for {
+		e := h.next()
+		if e.op == "release" {
+			break
+		}
+		if e.op != "set" {
+			t.Fatalf("Publisher call %s %s during the burst", e.op, e.name)
+		}
+		set = append(set, e.name)
+	}
+	slices.Sort(set)
+	if diff := cmp.Diff([]string{"a", "b", "c"}, set); diff != "" {
+		t.Errorf("published before the release (-want +got):\n%s", diff)
+	}
+	if st := h.status("junk"); st.State != StateFailed {
+		t.Errorf("junk is %s, want failed", st.State)
+	}
+
+	// Removing files is a burst too: released once both are gone.
+	for _, name := range []string{"a", "b"} {
+		if err := os.Remove(filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	h.expect("hold", "")
+	var removed []string
+	for e := h.next(); e.op != "release"; e = h.next() {
+		removed = append(removed, e.op+" "+e.name)
+	}
+	slices.Sort(removed)
+	if diff := cmp.Diff([]string{"remove a", "remove b"}, removed); diff != "" {
+		t.Errorf("calls before the release (-want +got):\n%s", diff)
 	}
 }

@@ -30,6 +30,9 @@ type supervisor struct {
 
 	mu sync.Mutex
 	st PluginStatus
+	// onSettle holds the callbacks of file changes not yet acted on; they
+	// are called once the plugin is published again, or failed, or gone.
+	onSettle []func()
 }
 
 func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
@@ -51,11 +54,25 @@ func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
 func (s *supervisor) unload() { s.cancel() }
 
 // fileChanged makes run reload the plugin (or load it if it failed or is
-// parked).
-func (s *supervisor) fileChanged() {
+// parked), and then call settled.
+func (s *supervisor) fileChanged(settled func()) {
+	s.mu.Lock()
+	s.onSettle = append(s.onSettle, settled)
+	s.mu.Unlock()
 	select {
 	case s.changed <- struct{}{}:
 	default:
+	}
+}
+
+// settleChanges calls the callbacks of the file changes acted on so far.
+func (s *supervisor) settleChanges() {
+	s.mu.Lock()
+	fs := s.onSettle
+	s.onSettle = nil
+	s.mu.Unlock()
+	for _, f := range fs {
+		f()
 	}
 }
 
@@ -98,6 +115,7 @@ const (
 func (s *supervisor) run(settled func()) {
 	ctx := s.ctx
 	defer close(s.done)
+	defer s.settleChanges()
 	defer settled()
 	defer s.cancel()
 	if s.prev != nil {
@@ -135,6 +153,7 @@ func (s *supervisor) run(settled func()) {
 			}
 			if err != nil {
 				s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0 })
+				s.settleChanges()
 				var n next
 				if restart {
 					s.log.Error("plugin failed to restart", "error", err)
@@ -159,6 +178,7 @@ func (s *supervisor) run(settled func()) {
 			s.running(in, !restart)
 			s.log.Info("plugin loaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, "tools", len(in.tools))
 			settled()
+			s.settleChanges()
 		}
 
 		select {
@@ -211,6 +231,7 @@ func (s *supervisor) run(settled func()) {
 			if err != nil {
 				s.log.Error("reloading the changed plugin failed; the running process keeps serving", "error", err)
 				s.update(func(st *PluginStatus) { st.State = StateRunning; st.LastError = err.Error() })
+				s.settleChanges()
 				continue
 			}
 			old := cur
@@ -219,6 +240,7 @@ func (s *supervisor) run(settled func()) {
 			s.m.pub.Set(&provider{in: in, tools: in.tools})
 			s.running(in, true)
 			s.log.Info("plugin reloaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, "tools", len(in.tools))
+			s.settleChanges()
 			old.stop(s.m.opts.StopTimeout, true)
 		}
 	}

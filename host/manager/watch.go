@@ -140,6 +140,12 @@ func (m *Manager) watch(ctx context.Context, wg *sync.WaitGroup, w *dirWatcher) 
 			timer.Reset(time.Until(next))
 		}
 	}
+	var cur *burst // the burst in progress; nil when the directory is quiet
+	defer func() {
+		if cur != nil {
+			cur.seal()
+		}
+	}()
 	events, errs := w.Events, w.Errors
 	for {
 		select {
@@ -161,6 +167,9 @@ func (m *Manager) watch(ctx context.Context, wg *sync.WaitGroup, w *dirWatcher) 
 				continue
 			}
 			m.log.Trace("directory event", "event", ev.String())
+			if cur == nil {
+				cur = m.newBurst()
+			}
 			due[base] = time.Now().Add(m.opts.Debounce)
 			rearm()
 		case err, ok := <-errs:
@@ -174,8 +183,12 @@ func (m *Manager) watch(ctx context.Context, wg *sync.WaitGroup, w *dirWatcher) 
 			for base, t := range due {
 				if !t.After(now) {
 					delete(due, base)
-					m.sync(ctx, wg, base)
+					m.sync(ctx, wg, base, cur.add())
 				}
+			}
+			if len(due) == 0 && cur != nil {
+				cur.seal()
+				cur = nil
 			}
 			rearm()
 		}
@@ -183,9 +196,11 @@ func (m *Manager) watch(ctx context.Context, wg *sync.WaitGroup, w *dirWatcher) 
 }
 
 // sync loads, reloads or unloads the plugin of one file name after a
-// directory event.
-func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string) {
+// directory event. settled is called once that is done (the plugin
+// published, failed or gone).
+func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, settled func()) {
 	if _, err := os.Stat(m.opts.Dir); err != nil {
+		settled()
 		// The directory is going away (rm -rf removes the files first):
 		// keep serving what is loaded rather than unloading it file by file.
 		m.log.Warn("plugin directory is gone; keeping the loaded plugins", "dir", m.opts.Dir, "error", err)
@@ -203,23 +218,29 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string) {
 		if ok {
 			m.log.Warn("two plugin files have the same provider name; skipping the second", "name", name, "kept", s.path, "skipped", path)
 		}
+		settled()
 	case s != nil && !ok:
 		delete(m.plugins, name)
 		m.unloaded[name] = s.done
 		m.mu.Unlock()
 		m.log.Info("plugin file gone; unloading", "plugin", name, "reason", why)
 		s.unload()
+		wg.Go(func() {
+			<-s.done
+			settled()
+		})
 	case s != nil:
 		m.mu.Unlock()
 		m.log.Info("plugin file changed; reloading", "plugin", name)
-		s.fileChanged()
+		s.fileChanged(settled)
 	case ok:
 		m.mu.Unlock()
 		m.log.Info("new plugin file", "plugin", name, "path", path)
-		m.spawn(ctx, wg, f, func() {})
+		m.spawn(ctx, wg, f, settled)
 	default:
 		m.mu.Unlock()
 		m.log.Debug("not a plugin", "file", base, "reason", why)
+		settled()
 	}
 }
 

@@ -129,9 +129,18 @@ func (srv *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) 
 // for them. If ctx ends while t.Read is blocked, Serve returns without
 // waiting for Read: the goroutine blocked in it exits when Read returns.
 func (srv *Server) Serve(ctx context.Context, t Transport) error {
+	return srv.serve(ctx, t, nil)
+}
+
+// serve is Serve; started, when not nil, learns of the session once it
+// exists (the legacy HTTP transport drains it on shutdown).
+func (srv *Server) serve(ctx context.Context, t Transport, started func(*Session)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s := srv.newSession(t, func(err error) { cancel(fmt.Errorf("mcp: write: %w", err)) })
+	if started != nil {
+		started(s)
+	}
 	loop := make(chan error, 1)
 	go func() { loop <- s.readLoop(ctx, t) }()
 	var err error

@@ -96,6 +96,9 @@ type Session struct {
 	pending   atomic.Int64
 	idleHook  func() // tests only: called after pending decreases
 	closeOnce sync.Once
+
+	drainMu sync.Mutex
+	drained chan struct{} // closed when pending reaches 0 (see drain)
 }
 
 // NewSession starts a session whose notifications unrelated to a request
@@ -543,8 +546,40 @@ func (s *Session) notifier() {
 
 // idle marks one pending piece of work done.
 func (s *Session) idle() {
-	s.pending.Add(-1)
+	if s.pending.Add(-1) == 0 {
+		s.drainMu.Lock()
+		if s.drained != nil && s.pending.Load() == 0 {
+			close(s.drained)
+			s.drained = nil
+		}
+		s.drainMu.Unlock()
+	}
 	if s.idleHook != nil {
 		s.idleHook()
 	}
 }
+
+// drain waits until no call is in flight and no notification is due, or
+// until ctx ends (it then returns ctx's error). Graceful shutdown calls it
+// after the transport has stopped taking requests.
+func (s *Session) drain(ctx context.Context) error {
+	s.drainMu.Lock()
+	if s.pending.Load() == 0 {
+		s.drainMu.Unlock()
+		return nil
+	}
+	if s.drained == nil {
+		s.drained = make(chan struct{})
+	}
+	ch := s.drained
+	s.drainMu.Unlock()
+	select {
+	case <-ch:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+// initialized reports whether the session has answered initialize.
+func (s *Session) initialized() bool { return s.state.Load() >= stateInitialized }

@@ -1,0 +1,93 @@
+package main
+
+import (
+	"context"
+	"flag"
+	"io"
+	"net"
+	"os"
+	"os/signal"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/plughost/plughost/host/mcp"
+)
+
+// httpFlags are serve's flags for Streamable HTTP. They fill an
+// mcp.HTTPOptions, which the config file will fill too once it exists.
+type httpFlags struct {
+	addr     string
+	token    string
+	origins  listFlag
+	idle     time.Duration
+	rate     float64
+	maxBody  int64
+	shutdown time.Duration
+}
+
+func (f *httpFlags) register(fs *flag.FlagSet) {
+	fs.StringVar(&f.addr, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8080)")
+	fs.StringVar(&f.token, "token", os.Getenv("PLUGHOST_TOKEN"),
+		"bearer token HTTP clients must send (default $PLUGHOST_TOKEN); required to listen beyond loopback")
+	fs.Var(&f.origins, "allowed-origin", "an Origin browsers may send besides the server's own, e.g. http://localhost:6274 (repeatable; * allows any)")
+	fs.DurationVar(&f.idle, "session-idle", 30*time.Minute, "end HTTP sessions idle for this long")
+	fs.Float64Var(&f.rate, "rate-limit", 100, "requests per second one HTTP session may send (negative: no limit)")
+	fs.Int64Var(&f.maxBody, "max-body", mcp.DefaultMaxMessageSize, "largest HTTP request body, in bytes")
+	fs.DurationVar(&f.shutdown, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, how long calls in flight may finish")
+}
+
+func (f *httpFlags) options() *mcp.HTTPOptions {
+	return &mcp.HTTPOptions{
+		Token:           f.token,
+		AllowedOrigins:  f.origins,
+		IdleTimeout:     f.idle,
+		RateLimit:       f.rate,
+		MaxBodySize:     f.maxBody,
+		ShutdownTimeout: f.shutdown,
+	}
+}
+
+// listFlag is a repeatable string flag.
+type listFlag []string
+
+func (l *listFlag) String() string     { return strings.Join(*l, ",") }
+func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
+
+// serveHTTP runs the MCP server over Streamable HTTP (and the deprecated
+// HTTP+SSE transport) until SIGINT or SIGTERM, then shuts down gracefully:
+// calls in flight finish, streams close, plugins stop.
+func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
+	opts := f.options()
+	ln, err := net.Listen("tcp", f.addr)
+	if err != nil {
+		return err
+	}
+	// Refuse before any plugin starts.
+	if err := opts.Check(ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+	h, err := startHost(hf, stderr)
+	if err != nil {
+		ln.Close()
+		return err
+	}
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+	srv := mcp.NewServer(h.catalog, &mcp.Options{Version: version, Logger: h.log.Named("mcp")})
+	url := "http://" + ln.Addr().String() + mcp.PathMCP
+	auth := "none (loopback only)"
+	if opts.Token != "" {
+		auth = "Authorization: Bearer <token>"
+	}
+	h.log.Info("serving MCP over Streamable HTTP", "url", url, "legacy_sse", "http://"+ln.Addr().String()+mcp.PathSSE, "auth", auth)
+	h.log.Info("connect an MCP client to " + url + `; the MCP Inspector: run "npx @modelcontextprotocol/inspector", choose Transport Type "Streamable HTTP" and URL ` + url)
+	serveErr := srv.ServeStreamableHTTP(ctx, ln, opts)
+	stopErr := h.stop()
+	if serveErr != nil {
+		return serveErr
+	}
+	h.log.Info("stopped")
+	return stopErr
+}

@@ -1,0 +1,451 @@
+package mcp
+
+import (
+	"context"
+	"crypto/rand"
+	"crypto/subtle"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"github.com/hashicorp/go-hclog"
+	"io"
+	"math"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"golang.org/x/time/rate"
+)
+
+// HTTPOptions configure [Server.ServeStreamableHTTP]. The zero value (or
+// nil) means defaults, which suit a server on loopback.
+type HTTPOptions struct {
+	// Token, when not empty, is the bearer token every request must carry
+	// (Authorization: Bearer TOKEN); a request without it gets 401. A
+	// listener reachable beyond loopback requires one (see Check).
+	Token string
+	// AllowedOrigins lists the Origin values (scheme://host[:port]) browsers
+	// may send besides the server's own origin; "*" allows any. A request
+	// whose Origin is present and not allowed gets 403.
+	AllowedOrigins []string
+	// MaxBodySize limits a POSTed body, in bytes; 0 means
+	// DefaultMaxMessageSize (4 MiB). A longer body gets 413.
+	MaxBodySize int64
+	// IdleTimeout ends a Streamable HTTP session that has had no request and
+	// no open stream for this long; 0 means 30 minutes. Its id then gets 404.
+	IdleTimeout time.Duration
+	// RateLimit is the requests per second one session may send; 0 means
+	// 100, a negative value means no limit. Excess requests get HTTP 429
+	// and a JSON-RPC error saying when to retry. Notifications (such as
+	// cancellations) and responses are never limited.
+	RateLimit float64
+	// RateBurst is how many requests a session may send at once above
+	// RateLimit; 0 means twice RateLimit (at least 1).
+	RateBurst int
+	// ReplayEvents and ReplayBytes bound the events each session keeps for
+	// a client resuming a stream with Last-Event-ID; 0 means 256 events and
+	// 4 MiB. The newest event is always kept.
+	ReplayEvents int
+	ReplayBytes  int
+	// MaxSessions limits the sessions open at once (both transports); 0
+	// means 1000. initialize beyond it gets 503.
+	MaxSessions int
+	// KeepAlive is the interval of SSE comments on an otherwise quiet
+	// stream, so proxies keep it open; 0 means 25 seconds, negative none.
+	KeepAlive time.Duration
+	// ShutdownTimeout is how long calls in flight may run once ctx ends
+	// before they are cancelled; 0 means 10 seconds.
+	ShutdownTimeout time.Duration
+}
+
+// ErrTokenRequired is returned (wrapped) by [HTTPOptions.Check] and
+// [Server.ServeStreamableHTTP] for a listener reachable beyond loopback
+// when no token is configured.
+var ErrTokenRequired = errors.New("a token is required")
+
+// Check reports whether the options may serve on addr: a listener
+// reachable from other machines needs a Token, since whoever reaches it can
+// run every tool. o may be nil.
+func (o *HTTPOptions) Check(addr net.Addr) error {
+	if (o != nil && o.Token != "") || isLoopbackAddr(addr) {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is reachable from other machines and anyone who reaches it could run every tool; "+
+		"set a bearer token (--token) or listen on loopback (127.0.0.1)", ErrTokenRequired, addr)
+}
+
+// isLoopbackAddr reports whether addr accepts only local connections: a
+// loopback TCP address or a unix socket.
+func isLoopbackAddr(addr net.Addr) bool {
+	switch a := addr.(type) {
+	case *net.TCPAddr:
+		return a.IP.IsLoopback()
+	case *net.UnixAddr:
+		return true
+	}
+	return false
+}
+
+// Paths served by [Server.ServeStreamableHTTP].
+const (
+	// PathMCP is the Streamable HTTP endpoint (POST, GET, DELETE).
+	PathMCP = "/mcp"
+	// PathSSE opens a session of the deprecated HTTP+SSE transport.
+	PathSSE = "/sse"
+	// PathMessage takes the POSTs of HTTP+SSE sessions (?sessionId=ID).
+	PathMessage = "/message"
+)
+
+// ServeStreamableHTTP serves MCP over HTTP on ln until ctx ends: the
+// Streamable HTTP transport at [PathMCP], and for 2024-11-05 clients the
+// deprecated HTTP+SSE transport at [PathSSE] and [PathMessage]. It refuses
+// to start (see [HTTPOptions.Check]) on a listener reachable beyond
+// loopback without a token.
+//
+// When ctx ends it shuts down gracefully: it stops accepting connections
+// and requests (503), lets the calls in flight finish for up to
+// ShutdownTimeout and deliver their responses, cancels the rest, closes
+// every stream and session, and returns nil. ln is closed on return.
+func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts *HTTPOptions) error {
+	if err := opts.Check(ln.Addr()); err != nil {
+		ln.Close()
+		return err
+	}
+	h := newHTTPHandler(srv, opts, isLoopbackAddr(ln.Addr()))
+	hs := &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          srv.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+	}
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
+		h.shutdown(context.Background())
+		return fmt.Errorf("mcp: http: %w", err)
+	case <-ctx.Done():
+	}
+	srv.log.Info("shutting down HTTP", "grace", h.opts.ShutdownTimeout)
+	grace, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownTimeout)
+	defer cancel()
+	// Handlers still need a moment after the grace period to answer the
+	// calls it cancelled.
+	final, cancelFinal := context.WithTimeout(context.Background(), h.opts.ShutdownTimeout+2*time.Second)
+	defer cancelFinal()
+	stopped := make(chan error, 1)
+	go func() { stopped <- hs.Shutdown(final) }() // closes ln, waits for handlers
+	h.shutdown(grace)
+	if err := <-stopped; err != nil {
+		srv.log.Warn("HTTP connections still open after the grace period: closing them", "error", err)
+		hs.Close()
+	}
+	<-served // http.ErrServerClosed
+	return nil
+}
+
+// httpHandler routes and guards every HTTP request.
+type httpHandler struct {
+	srv      *Server
+	opts     HTTPOptions // defaults filled in
+	loopback bool        // bound to loopback: check Host
+	origins  map[string]bool
+	anyOrig  bool
+	token    []byte // "Bearer " + Token; nil when none
+	limit    rate.Limit
+
+	draining atomic.Bool
+
+	mu       sync.Mutex
+	sessions map[string]*httpSession
+	legacy   map[string]*legacySession
+}
+
+func newHTTPHandler(srv *Server, opts *HTTPOptions, loopback bool) *httpHandler {
+	h := &httpHandler{srv: srv, loopback: loopback, origins: map[string]bool{},
+		sessions: map[string]*httpSession{}, legacy: map[string]*legacySession{}}
+	if opts != nil {
+		h.opts = *opts
+	}
+	o := &h.opts
+	if o.MaxBodySize <= 0 {
+		o.MaxBodySize = DefaultMaxMessageSize
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = 30 * time.Minute
+	}
+	switch {
+	case o.RateLimit == 0:
+		o.RateLimit = 100
+	case o.RateLimit < 0:
+		o.RateLimit = math.Inf(1)
+	}
+	h.limit = rate.Limit(o.RateLimit)
+	if o.RateBurst <= 0 {
+		o.RateBurst = max(1, int(min(2*o.RateLimit, 1<<20)))
+	}
+	if o.ReplayEvents <= 0 {
+		o.ReplayEvents = 256
+	}
+	if o.ReplayBytes <= 0 {
+		o.ReplayBytes = 4 << 20
+	}
+	if o.MaxSessions <= 0 {
+		o.MaxSessions = 1000
+	}
+	if o.KeepAlive == 0 {
+		o.KeepAlive = 25 * time.Second
+	}
+	if o.ShutdownTimeout <= 0 {
+		o.ShutdownTimeout = 10 * time.Second
+	}
+	for _, a := range o.AllowedOrigins {
+		if a == "*" {
+			h.anyOrig = true
+		}
+		h.origins[normalizeOrigin(a)] = true
+	}
+	if o.Token != "" {
+		h.token = []byte("Bearer " + o.Token)
+	}
+	return h
+}
+
+// Preallocated header values: assigning them skips canonicalization and
+// allocation on the hot path.
+var (
+	hdrJSON    = []string{"application/json"}
+	hdrSSE     = []string{"text/event-stream"}
+	hdrNoCache = []string{"no-cache"}
+)
+
+func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	switch r.URL.Path {
+	case PathMCP, PathSSE, PathMessage:
+	default:
+		httpError(w, http.StatusNotFound, nil, codeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
+		return
+	}
+	if h.loopback && !loopbackHost(r.Host) {
+		httpError(w, http.StatusForbidden, nil, codeInvalidRequest,
+			"forbidden: Host "+strconv.Quote(r.Host)+" is not a loopback name (DNS rebinding protection)")
+		return
+	}
+	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o, r.Host) {
+		httpError(w, http.StatusForbidden, nil, codeInvalidRequest,
+			"forbidden: Origin "+strconv.Quote(o)+" is not allowed (allow it with --allowed-origin)")
+		return
+	}
+	if h.token != nil {
+		got := r.Header.Get("Authorization")
+		if subtle.ConstantTimeCompare([]byte(got), h.token) != 1 {
+			challenge := `Bearer realm="plughost"`
+			msg := "unauthorized: send the header Authorization: Bearer <token>"
+			if got != "" {
+				challenge += `, error="invalid_token"`
+				msg = "unauthorized: the bearer token is not valid"
+			}
+			w.Header().Set("WWW-Authenticate", challenge)
+			httpError(w, http.StatusUnauthorized, nil, codeInvalidRequest, msg)
+			return
+		}
+	}
+	if h.draining.Load() {
+		w.Header().Set("Connection", "close")
+		httpError(w, http.StatusServiceUnavailable, nil, codeInvalidRequest, "service unavailable: the server is shutting down")
+		return
+	}
+	switch r.URL.Path {
+	case PathMCP:
+		switch r.Method {
+		case http.MethodPost:
+			h.post(w, r)
+		case http.MethodGet:
+			h.get(w, r)
+		case http.MethodDelete:
+			h.delete(w, r)
+		default:
+			w.Header().Set("Allow", "GET, POST, DELETE")
+			httpError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method not allowed: use POST, GET or DELETE")
+		}
+	case PathSSE:
+		if r.Method != http.MethodGet {
+			w.Header().Set("Allow", "GET")
+			httpError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method not allowed: GET "+PathSSE+" opens an HTTP+SSE session")
+			return
+		}
+		h.legacyOpen(w, r)
+	case PathMessage:
+		if r.Method != http.MethodPost {
+			w.Header().Set("Allow", "POST")
+			httpError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method not allowed: POST messages to "+PathMessage)
+			return
+		}
+		h.legacyPost(w, r)
+	}
+}
+
+// loopbackHost reports whether a Host header names this machine.
+func loopbackHost(hostport string) bool {
+	host := hostport
+	if h, _, err := net.SplitHostPort(hostport); err == nil {
+		host = h
+	}
+	host = strings.TrimSuffix(strings.TrimPrefix(host, "["), "]")
+	if strings.EqualFold(host, "localhost") {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
+}
+
+func normalizeOrigin(o string) string { return strings.ToLower(strings.TrimSuffix(o, "/")) }
+
+// originAllowed: the server's own origin, or one configured.
+func (h *httpHandler) originAllowed(origin, host string) bool {
+	if h.anyOrig || h.origins[normalizeOrigin(origin)] {
+		return true
+	}
+	u, err := url.Parse(origin)
+	return err == nil && (u.Scheme == "http" || u.Scheme == "https") && strings.EqualFold(u.Host, host)
+}
+
+// accepts reports whether the Accept header admits the media type
+// "major/minor" (wildcards count).
+func accepts(r *http.Request, major, minor string) bool {
+	for _, v := range r.Header.Values("Accept") {
+		for part := range strings.SplitSeq(v, ",") {
+			mt, _, _ := strings.Cut(part, ";")
+			mt = strings.TrimSpace(mt)
+			maj, min, _ := strings.Cut(mt, "/")
+			if (maj == "*" || strings.EqualFold(maj, major)) && (min == "*" || strings.EqualFold(min, minor)) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// checkContentType answers 415 unless the body is declared JSON.
+func checkContentType(w http.ResponseWriter, r *http.Request) bool {
+	ct := r.Header.Get("Content-Type")
+	if ct == "application/json" {
+		return true
+	}
+	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
+		return true
+	}
+	httpError(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest,
+		"unsupported media type "+strconv.Quote(ct)+": POST a JSON-RPC message as application/json")
+	return false
+}
+
+// readBody reads a POSTed body up to the limit into a pooled buffer (give
+// it back with putBuf); on failure it has answered (413 over the limit, 400
+// otherwise) and returns nil.
+func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
+	limit := h.opts.MaxBodySize
+	if r.ContentLength > limit {
+		h.tooLarge(w)
+		return nil
+	}
+	bp := getBuf()
+	buf := *bp
+	if n := int(r.ContentLength) + 1; n > cap(buf) { // +1 sees EOF without growing
+		buf = make([]byte, 0, n)
+	}
+	for {
+		if len(buf) == cap(buf) {
+			buf = append(buf, 0)[:len(buf)]
+		}
+		m, err := r.Body.Read(buf[len(buf):cap(buf)])
+		buf = buf[:len(buf)+m]
+		*bp = buf
+		if int64(len(buf)) > limit {
+			putBuf(bp)
+			h.tooLarge(w)
+			return nil
+		}
+		if err == io.EOF {
+			return bp
+		}
+		if err != nil {
+			putBuf(bp)
+			httpError(w, http.StatusBadRequest, nil, codeInvalidRequest, "bad request: reading the body: "+err.Error())
+			return nil
+		}
+	}
+}
+
+func (h *httpHandler) tooLarge(w http.ResponseWriter) {
+	w.Header().Set("Connection", "close")
+	httpError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
+		"request too large: the body exceeds the limit of "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")
+}
+
+// httpError answers with status and a JSON-RPC error response as body.
+func httpError(w http.ResponseWriter, status int, id []byte, code int, msg string) {
+	bp := getBuf()
+	*bp = appendError(*bp, id, &rpcError{code, msg})
+	w.Header()["Content-Type"] = hdrJSON
+	w.Header().Set("Content-Length", strconv.Itoa(len(*bp)))
+	w.WriteHeader(status)
+	w.Write(*bp)
+	putBuf(bp)
+}
+
+// newSessionID returns 32 bytes from the system's CSPRNG, base64url: 43
+// visible ASCII characters, as the spec wants.
+func newSessionID() string {
+	var b [32]byte
+	rand.Read(b[:]) // never fails (crypto/rand panics rather)
+	return base64.RawURLEncoding.EncodeToString(b[:])
+}
+
+// openSessions counts the sessions of both transports.
+func (h *httpHandler) openSessions() int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return len(h.sessions) + len(h.legacy)
+}
+
+// shutdown drains and closes every session (see ServeStreamableHTTP).
+func (h *httpHandler) shutdown(ctx context.Context) {
+	h.draining.Store(true)
+	h.mu.Lock()
+	var sessions []*httpSession
+	for _, s := range h.sessions {
+		sessions = append(sessions, s)
+	}
+	var legacy []*legacySession
+	for _, s := range h.legacy {
+		legacy = append(legacy, s)
+	}
+	h.mu.Unlock()
+	var wg sync.WaitGroup
+	for _, s := range sessions {
+		wg.Go(func() {
+			if err := s.sess.drain(ctx); err != nil {
+				h.srv.log.Warn("shutdown: cancelling the calls still running", "session", s.id[:8])
+			}
+			h.closeSession(s, "server shutdown")
+		})
+	}
+	for _, s := range legacy {
+		wg.Go(func() {
+			if sess := s.session(); sess != nil {
+				if err := sess.drain(ctx); err != nil {
+					h.srv.log.Warn("shutdown: cancelling the calls still running", "session", s.id[:8])
+				}
+			}
+			s.end()
+		})
+	}
+	wg.Wait()
+}

@@ -1,0 +1,145 @@
+package mcp
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net/http"
+	"strconv"
+	"sync"
+
+	"golang.org/x/time/rate"
+)
+
+// A legacySession is one session of the deprecated HTTP+SSE transport
+// (protocol 2024-11-05): GET /sse opens an event stream whose first event,
+// "endpoint", names the URL to POST messages to; every response and
+// notification then arrives on that stream as a "message" event. It is a
+// [Transport] served by [Server.Serve] like stdio: only the framing differs.
+// The session lives as long as its stream.
+type legacySession struct {
+	h       *httpHandler
+	id      string
+	conn    *sseConn
+	limiter *rate.Limiter
+	in      chan []byte   // POSTed messages, to Read
+	gone    chan struct{} // closed by end: Read returns io.EOF
+	once    sync.Once
+
+	mu   sync.Mutex
+	sess *Session
+}
+
+var _ Transport = (*legacySession)(nil)
+
+func (ls *legacySession) Read() ([]byte, error) {
+	select {
+	case b := <-ls.in:
+		return b, nil
+	case <-ls.gone:
+		return nil, io.EOF
+	}
+}
+
+func (ls *legacySession) Write(msg []byte) error {
+	bp := getBuf()
+	*bp = appendEvent(*bp, "message", nil, msg)
+	err := ls.conn.write(*bp)
+	putBuf(bp)
+	return err
+}
+
+// end stops the session: Serve sees EOF, cancels what still runs, returns.
+func (ls *legacySession) end() { ls.once.Do(func() { close(ls.gone) }) }
+
+func (ls *legacySession) session() *Session {
+	ls.mu.Lock()
+	defer ls.mu.Unlock()
+	return ls.sess
+}
+
+// legacyOpen serves GET /sse: the session's stream, for as long as it lasts.
+func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r, "text", "event-stream") {
+		httpError(w, http.StatusNotAcceptable, nil, codeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
+		return
+	}
+	if h.openSessions() >= h.opts.MaxSessions {
+		httpError(w, http.StatusServiceUnavailable, nil, codeInvalidRequest,
+			"service unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
+		return
+	}
+	ls := &legacySession{
+		h:       h,
+		id:      newSessionID(),
+		conn:    newSSEConn(w),
+		limiter: rate.NewLimiter(h.limit, h.opts.RateBurst),
+		in:      make(chan []byte),
+		gone:    make(chan struct{}),
+	}
+	defer ls.conn.close()
+	h.mu.Lock()
+	h.legacy[ls.id] = ls
+	h.mu.Unlock()
+	defer func() {
+		h.mu.Lock()
+		delete(h.legacy, ls.id)
+		h.mu.Unlock()
+	}()
+	if ls.conn.open() != nil {
+		return
+	}
+	if ls.conn.write([]byte("event: endpoint\ndata: "+PathMessage+"?sessionId="+ls.id+"\n\n")) != nil {
+		return
+	}
+	h.srv.log.Debug("HTTP+SSE session started", "session", ls.id[:8])
+	// The client hanging up ends the session like end does.
+	stop := context.AfterFunc(r.Context(), ls.end)
+	defer stop()
+	err := h.srv.serve(context.Background(), ls, func(s *Session) {
+		ls.mu.Lock()
+		ls.sess = s
+		ls.mu.Unlock()
+	})
+	h.srv.log.Debug("HTTP+SSE session ended", "session", ls.id[:8], "error", err)
+}
+
+// legacyPost serves POST /message?sessionId=ID: the message goes to the
+// session, and the answer comes on its stream; the POST itself gets 202.
+func (h *httpHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
+	if !checkContentType(w, r) {
+		return
+	}
+	id := r.URL.Query().Get("sessionId")
+	if id == "" {
+		httpError(w, http.StatusBadRequest, nil, codeInvalidRequest, "bad request: missing sessionId query parameter (GET "+PathSSE+" first)")
+		return
+	}
+	h.mu.Lock()
+	ls := h.legacy[id]
+	h.mu.Unlock()
+	if ls == nil {
+		httpError(w, http.StatusNotFound, nil, codeInvalidRequest, "session not found: it is unknown or ended; open a new one with GET "+PathSSE)
+		return
+	}
+	bp := h.readBody(w, r)
+	if bp == nil {
+		return
+	}
+	msg := bytes.Clone(*bp) // Serve reads it after this handler returns
+	putBuf(bp)
+	if perr := parseError(msg); perr != nil {
+		httpError(w, http.StatusBadRequest, nil, perr.code, perr.msg)
+		return
+	}
+	if n, first := countRequests(msg); n > 0 && !h.allow(w, ls.limiter, n, first) {
+		return
+	}
+	select {
+	case ls.in <- msg:
+		w.WriteHeader(http.StatusAccepted)
+	case <-ls.gone:
+		httpError(w, http.StatusNotFound, nil, codeInvalidRequest, "session ended; open a new one with GET "+PathSSE)
+	case <-r.Context().Done():
+	}
+}

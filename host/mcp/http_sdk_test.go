@@ -1,0 +1,101 @@
+package mcp
+
+import (
+	"context"
+	"strings"
+	"testing"
+	"time"
+
+	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// TestHTTPGoSDKClients: the official go-sdk client, over Streamable HTTP
+// and over the deprecated HTTP+SSE transport, initializes, lists, calls
+// with progress and logs, and learns of a list change.
+func TestHTTPGoSDKClients(t *testing.T) {
+	t.Parallel()
+	hs := startHTTP(t, nil)
+	tests := map[string]struct {
+		transport sdk.Transport
+		version   string
+	}{
+		"streamable": {&sdk.StreamableClientTransport{Endpoint: hs.url + PathMCP}, versions[vLatest]},
+		"legacy sse": {&sdk.SSEClientTransport{Endpoint: hs.url + PathSSE}, versions[vLatest]},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			changed := make(chan struct{}, 10)
+			progress := make(chan float64, 10)
+			logs := make(chan string, 10)
+			client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk", Version: "1"}, &sdk.ClientOptions{
+				ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+				ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+					progress <- r.Params.Progress
+				},
+				LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) { logs <- string(r.Params.Level) },
+			})
+			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
+			defer cancel()
+			cs, err := client.Connect(ctx, tc.transport, nil)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer cs.Close()
+			if v := cs.InitializeResult().ProtocolVersion; v != tc.version {
+				t.Errorf("negotiated %q, want %q", v, tc.version)
+			}
+			var names []string
+			for tl, err := range cs.Tools(ctx, nil) {
+				if err != nil {
+					t.Fatal(err)
+				}
+				names = append(names, tl.Name)
+			}
+			if got, want := strings.Join(names, ","), strings.Join(fakeToolNames, ","); got != want {
+				t.Errorf("tools %s, want %s", got, want)
+			}
+			p := &sdk.CallToolParams{Name: "chatty", Arguments: map[string]any{}}
+			p.SetProgressToken("tok")
+			res, err := cs.CallTool(ctx, p)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if txt, ok := res.Content[0].(*sdk.TextContent); !ok || txt.Text != "chatty done" || res.IsError {
+				t.Errorf("result %+v", res)
+			}
+			for _, want := range []float64{1, 2} {
+				select {
+				case got := <-progress:
+					if got != want {
+						t.Errorf("progress %v, want %v", got, want)
+					}
+				case <-ctx.Done():
+					t.Fatalf("no progress %v", want)
+				}
+			}
+			for _, want := range []string{"info", "warning", "error"} {
+				select {
+				case got := <-logs:
+					if got != want {
+						t.Errorf("log %s, want %s", got, want)
+					}
+				case <-ctx.Done():
+					t.Fatalf("no %s log", want)
+				}
+			}
+			// list_changed travels the GET stream (or the SSE stream); the
+			// client opens it asynchronously, and a change made before then
+			// waits in the session's buffer.
+			hs.cat.change()
+			select {
+			case <-changed:
+			case <-ctx.Done():
+				t.Fatal("no list_changed")
+			}
+			if err := cs.Ping(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}

@@ -1,0 +1,156 @@
+package mcp
+
+import (
+	"errors"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// sseConn is one HTTP response carrying SSE events.
+type sseConn struct {
+	w    http.ResponseWriter
+	rc   *http.ResponseController
+	mu   sync.Mutex
+	shut bool          // the handler returned (or is about to): no more writes
+	end  chan struct{} // closed by finish: the handler should return
+	once sync.Once
+}
+
+func newSSEConn(w http.ResponseWriter) *sseConn {
+	return &sseConn{w: w, rc: http.NewResponseController(w), end: make(chan struct{})}
+}
+
+var errConnShut = errors.New("stream closed")
+
+// writeTimeout bounds one write to a client: a stalled reader loses its
+// stream instead of holding up the session.
+const writeTimeout = 10 * time.Second
+
+// open writes the response head of an event stream.
+func (c *sseConn) open() error {
+	h := c.w.Header()
+	h["Content-Type"] = hdrSSE
+	h["Cache-Control"] = hdrNoCache
+	h.Set("X-Accel-Buffering", "no")
+	c.w.WriteHeader(http.StatusOK)
+	return c.write(nil)
+}
+
+// write writes bytes (nil just flushes).
+func (c *sseConn) write(b []byte) error {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.shut {
+		return errConnShut
+	}
+	c.rc.SetWriteDeadline(time.Now().Add(writeTimeout))
+	if len(b) > 0 {
+		if _, err := c.w.Write(b); err != nil {
+			return err
+		}
+	}
+	return c.rc.Flush()
+}
+
+// finish asks the handler to end the response.
+func (c *sseConn) finish() { c.once.Do(func() { close(c.end) }) }
+
+// close is called by the handler before it returns: later writes fail.
+func (c *sseConn) close() {
+	c.mu.Lock()
+	c.shut = true
+	c.rc.SetWriteDeadline(time.Time{}) // the connection may serve more requests
+	c.mu.Unlock()
+	c.finish()
+}
+
+// appendEvent appends one SSE event carrying msg.
+func appendEvent(b []byte, name string, id []byte, msg []byte) []byte {
+	if id != nil {
+		b = append(b, "id: "...)
+		b = append(b, id...)
+		b = append(b, '\n')
+	}
+	b = append(b, "event: "...)
+	b = append(b, name...)
+	b = append(b, '\n')
+	for { // our messages are one line; split anything else as SSE requires
+		line, rest, more := strings.Cut(string(msg), "\n")
+		b = append(b, "data: "...)
+		b = append(b, line...)
+		b = append(b, '\n')
+		if !more {
+			break
+		}
+		msg = []byte(rest)
+	}
+	return append(b, '\n')
+}
+
+func eventID(streamID, seq uint64) []byte {
+	b := strconv.AppendUint(nil, streamID, 10)
+	b = append(b, '_')
+	return strconv.AppendUint(b, seq, 10)
+}
+
+// parseEventID reverses eventID.
+func parseEventID(s string) (streamID, seq uint64, ok bool) {
+	a, b, found := strings.Cut(s, "_")
+	if !found {
+		return 0, 0, false
+	}
+	streamID, err1 := strconv.ParseUint(a, 10, 64)
+	seq, err2 := strconv.ParseUint(b, 10, 64)
+	return streamID, seq, err1 == nil && err2 == nil
+}
+
+// ring keeps the newest events within a count and a byte budget.
+type ring struct {
+	ev          []event
+	start, n    int
+	bytes       int
+	maxBytes    int
+	evictedUpTo uint64 // the highest seq evicted
+}
+
+type event struct {
+	stream, seq uint64
+	frame       []byte // the whole SSE event, ready to write
+}
+
+func (r *ring) push(e event) {
+	for r.n > 0 && (r.n == len(r.ev) || r.bytes+len(e.frame) > r.maxBytes) {
+		old := &r.ev[r.start]
+		r.evictedUpTo = old.seq
+		r.bytes -= len(old.frame)
+		*old = event{}
+		r.start = (r.start + 1) % len(r.ev)
+		r.n--
+	}
+	r.ev[(r.start+r.n)%len(r.ev)] = e
+	r.n++
+	r.bytes += len(e.frame)
+}
+
+// since returns the frames of stream after seq, and whether some may be
+// lost (evicted) between seq and the first one kept.
+func (r *ring) since(streamID, seq uint64) (frames [][]byte, lost bool) {
+	for i := range r.n {
+		e := &r.ev[(r.start+i)%len(r.ev)]
+		if e.stream == streamID && e.seq > seq {
+			frames = append(frames, e.frame)
+		}
+	}
+	return frames, r.evictedUpTo > seq
+}
+
+// lastSeq is the seq of the newest event ever recorded.
+func (r *ring) lastSeq() uint64 {
+	if r.n == 0 {
+		return r.evictedUpTo
+	}
+	return r.ev[(r.start+r.n-1)%len(r.ev)].seq
+}

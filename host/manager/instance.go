@@ -366,8 +366,17 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 			call.Log(tool.Log{Level: level, Logger: logger, Data: data})
 		}
 	}
+	if r := in.getRunner(); r != nil && r.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeoutCause(ctx, r.callTimeout, errCallTimeout)
+		defer cancel()
+	}
 	res, err := in.pp.CallTool(ctx, req)
 	if err != nil {
+		if errors.Is(context.Cause(ctx), errCallTimeout) {
+			return tool.ErrorResult(fmt.Sprintf("tool %q of plugin %s did not finish within its timeout of %v and was cancelled",
+				call.Name, in.name, in.getRunner().callTimeout)), nil
+		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("plugin %s: %w", in.name, err)
 		}
@@ -375,6 +384,9 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 	}
 	return res, nil
 }
+
+// errCallTimeout is the cause of a call's context ended by Launch.CallTimeout.
+var errCallTimeout = errors.New("call timeout")
 
 // tail keeps the last lines written to it. go-plugin writes each stderr
 // line of the plugin, then "\n", to ClientConfig.Stderr.

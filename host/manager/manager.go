@@ -117,6 +117,10 @@ type PluginStatus struct {
 	// LastError is the last load failure or death; empty if none since
 	// the file last changed.
 	LastError string
+	// Sandbox lists the sandbox layers confining the running process, as
+	// reported by Options.Launcher; nil when none runs or no Launcher
+	// reports any.
+	Sandbox []string
 }
 
 // Manager runs the plugins of a directory. Create it with New, then call Run.

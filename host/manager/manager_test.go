@@ -30,7 +30,7 @@ var pluginV1, pluginV2 string
 var pluginEcho string
 
 // v1Tools are the tools of the v1 test plugin.
-var v1Tools = []string{"crash", "env", "grow", "pid", "spawn", "stdin", "variant_v1"}
+var v1Tools = []string{"crash", "env", "grow", "hang", "pid", "spawn", "stdin", "variant_v1"}
 
 // waitLong bounds every wait for an event; it is generous because plugins
 // are real processes on a possibly loaded machine.
@@ -388,12 +388,17 @@ func TestInitialScanLoadsExecutablesOnly(t *testing.T) {
 	h := start(t, dir, Options{
 		Env:          []string{"PLUGHOST_WORKSPACE=/work/space"},
 		StartTimeout: 2 * time.Second,
-		Launcher: func(name string, cmd *exec.Cmd) (*exec.Cmd, error) {
+		Launcher: func(name string, cmd *exec.Cmd) (*Launch, error) {
 			launchedMu.Lock()
 			launched = append(launched, name)
 			launchedMu.Unlock()
 			cmd.Env = append(cmd.Env, "TESTPLUGIN_LAUNCHED=yes")
-			return cmd, nil
+			return &Launch{Cmd: cmd, Started: func(pid int) ([]string, error) {
+				if pid <= 0 {
+					return nil, fmt.Errorf("Started got pid %d", pid)
+				}
+				return []string{"test-layer"}, nil
+			}}, nil
 		},
 	})
 	h.ready()
@@ -422,12 +427,12 @@ func TestInitialScanLoadsExecutablesOnly(t *testing.T) {
 	for _, s := range h.m.Status() {
 		got = append(got, brief{s.Name, s.State, s.Tools})
 	}
-	want := []brief{{"alpha", StateRunning, 7}, {"beta", StateRunning, 7}, {"junk", StateFailed, 0}, {"slow", StateFailed, 0}}
+	want := []brief{{"alpha", StateRunning, len(v1Tools)}, {"beta", StateRunning, len(v1Tools)}, {"junk", StateFailed, 0}, {"slow", StateFailed, 0}}
 	if diff := cmp.Diff(want, got); diff != "" {
 		t.Errorf("Status (-want +got):\n%s", diff)
 	}
 	alpha := h.status("alpha")
-	if alpha.PID == 0 || alpha.Version != "testplugin v1" || alpha.Path != filepath.Join(dir, "alpha") {
+	if alpha.PID == 0 || alpha.Version != "testplugin v1" || alpha.Path != filepath.Join(dir, "alpha") || !slices.Equal(alpha.Sandbox, []string{"test-layer"}) {
 		t.Errorf("alpha status = %+v", alpha)
 	}
 	if e := h.status("junk").LastError; !strings.Contains(e, "Unrecognized remote plugin message: hello") || !strings.Contains(e, "boom") {
@@ -841,5 +846,35 @@ func TestBurstHoldsThePublisherUntilSettled(t *testing.T) {
 	slices.Sort(removed)
 	if diff := cmp.Diff([]string{"remove a", "remove b"}, removed); diff != "" {
 		t.Errorf("calls before the release (-want +got):\n%s", diff)
+	}
+}
+
+// A call that outlives the Launch's CallTimeout is cancelled in the plugin and
+// answered with an isError result saying so; the plugin keeps serving.
+func TestCallTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{
+		Launcher: func(name string, cmd *exec.Cmd) (*Launch, error) {
+			return &Launch{Cmd: cmd, CallTimeout: 200 * time.Millisecond}, nil
+		},
+	})
+	e := h.expect("set", "tp")
+	res, err := e.p.CallTool(context.Background(), &tool.Call{Name: "hang", Arguments: json.RawMessage(`{}`)})
+	if err != nil {
+		t.Fatalf("hang: %v, want an isError result", err)
+	}
+	var r struct {
+		Content []struct{ Text string }
+		IsError bool
+	}
+	if err := json.Unmarshal(res, &r); err != nil || !r.IsError || len(r.Content) != 1 ||
+		!strings.Contains(r.Content[0].Text, "did not finish within its timeout of 200ms") {
+		t.Errorf("hang = %s, want an isError result naming the timeout", res)
+	}
+	h.logs.await(t, "test.tp", "hang cancelled")
+	if got := mustCall(t, e.p, "variant_v1", ""); got != "v1" {
+		t.Errorf("after the timeout, variant_v1 = %q", got)
 	}
 }

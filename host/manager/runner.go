@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"runtime"
 	"strconv"
+	"strings"
 	"sync"
 	"syscall"
 	"time"
@@ -24,12 +25,32 @@ import (
 // The prepared command has the plugin's path and arguments, its environment
 // (go-plugin's handshake variables included), no stdin (/dev/null), pipes as
 // stdout and stderr, and SysProcAttr putting it in a new process group (and
-// on Linux a parent-death signal). The returned command must keep Env, Stdout
-// and Stderr reaching the plugin, must not give it the host's stdin, and its
-// process must lead its own process group (Setpgid or Setsid) for the whole
-// group to be killed on unload; otherwise only that process is killed. It may
-// return cmd itself, modified or not.
-type Launcher func(plugin string, cmd *exec.Cmd) (*exec.Cmd, error)
+// on Linux a parent-death signal). The returned Launch.Cmd must keep Env,
+// Stdout and Stderr reaching the plugin, must not give it the host's stdin,
+// and its process must lead its own process group (Setpgid or Setsid) for
+// the whole group to be killed on unload; otherwise only that process is
+// killed. It may be cmd itself, modified or not.
+type Launcher func(plugin string, cmd *exec.Cmd) (*Launch, error)
+
+// Launch is what a Launcher returns.
+type Launch struct {
+	// Cmd is the command to start. Required.
+	Cmd *exec.Cmd
+	// Started, when not nil, is called once Cmd has started and before the
+	// go-plugin handshake, with its pid. It returns the names of the
+	// sandbox layers confining the process (shown in PluginStatus.Sandbox
+	// and logged), or an error, which fails the start: the process group is
+	// killed.
+	Started func(pid int) (layers []string, err error)
+	// Exited, when not nil, is called once the process has been reaped. A
+	// non-empty result explains the exit (for instance "killed by the
+	// memory cgroup …") and is added to the exit's description.
+	Exited func() string
+	// CallTimeout, when positive, bounds each tool call of the plugin: a
+	// call still running after it is cancelled and answered with an isError
+	// result saying so.
+	CallTimeout time.Duration
+}
 
 // procRunner is the manager's go-plugin runner.Runner: the one place where a
 // plugin process starts. go-plugin's own runner passes the host's stdin to the
@@ -45,6 +66,7 @@ type procRunner struct {
 	log    hclog.Logger
 
 	stdout, stderr *eofReader // read ends, handed to go-plugin
+	exitedHook     func() string
 
 	// done is closed once the main process has exited, the rest of its
 	// group has been killed, it has been reaped and its pipes are closed.
@@ -52,11 +74,15 @@ type procRunner struct {
 	exitErr error // the main process's exit (nil: status 0); set before done
 
 	mu      sync.Mutex
-	pid     int  // 0 until started
-	group   bool // the process leads its own process group
-	reaped  bool // after this, pid may name another process: never signal it
-	killed  bool // Kill was called: the exit is deliberate
-	aborted bool // Kill came before Start: do not start
+	pid     int      // 0 until started
+	group   bool     // the process leads its own process group
+	reaped  bool     // after this, pid may name another process: never signal it
+	killed  bool     // Kill was called: the exit is deliberate
+	aborted bool     // Kill came before Start: do not start
+	layers  []string // sandbox layers reported by Launch.Started
+	// callTimeout bounds each call (Launch.CallTimeout); set before the
+	// process starts, read-only afterwards.
+	callTimeout time.Duration
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -91,15 +117,19 @@ func (r *procRunner) Start(_ context.Context) error {
 	cmd.Stdout = outW
 	cmd.Stderr = errW
 	cmd.SysProcAttr = sysProcAttr()
+	var started func(int) ([]string, error)
 	if r.launch != nil {
-		cmd, err = r.launch(r.name, cmd)
+		var l *Launch
+		l, err = r.launch(r.name, cmd)
 		switch {
 		case err != nil:
 			err = fmt.Errorf("launcher: %w", err)
-		case cmd == nil:
+		case l == nil || l.Cmd == nil:
 			err = errors.New("launcher returned no command")
-		case cmd.Stdin == os.Stdin:
+		case l.Cmd.Stdin == os.Stdin:
 			err = errors.New("launcher gave the plugin the host's stdin")
+		default:
+			cmd, started, r.exitedHook, r.callTimeout = l.Cmd, l.Started, l.Exited, l.CallTimeout
 		}
 	}
 	if err == nil {
@@ -110,6 +140,9 @@ func (r *procRunner) Start(_ context.Context) error {
 	if err != nil {
 		_ = outR.Close()
 		_ = errR.Close()
+		if r.exitedHook != nil {
+			r.exitedHook()
+		}
 		return err
 	}
 	r.stdout = newEOFReader(outR)
@@ -121,6 +154,19 @@ func (r *procRunner) Start(_ context.Context) error {
 		r.log.Warn("plugin does not lead its own process group; only its main process will be killed", "pid", r.pid)
 	}
 	go r.reap(cmd)
+	if started == nil {
+		return nil
+	}
+	// Started may wait for the sandbox stage: let Kill in meanwhile.
+	r.mu.Unlock()
+	layers, err := started(r.pid)
+	r.mu.Lock()
+	if err != nil {
+		r.killGroupLocked()
+		return err
+	}
+	r.layers = layers
+	r.log.Info("plugin started", "pid", r.pid, "sandbox", strings.Join(layers, ","))
 	return nil
 }
 
@@ -150,6 +196,15 @@ func (r *procRunner) reap(cmd *exec.Cmd) {
 			r.log.Warn("a process of the plugin outlived it and holds its output open; closing it")
 		}
 		_ = p.f.Close()
+	}
+	if r.exitedHook != nil {
+		if why := r.exitedHook(); why != "" {
+			if err == nil {
+				err = errors.New(why)
+			} else {
+				err = fmt.Errorf("%w (%s)", err, why)
+			}
+		}
 	}
 	r.exitErr = err
 	close(r.done)
@@ -225,6 +280,13 @@ func (r *procRunner) ID() string {
 		return ""
 	}
 	return strconv.Itoa(r.pid)
+}
+
+// Layers returns the sandbox layers the Launcher reported.
+func (r *procRunner) Layers() []string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.layers
 }
 
 // PID is the plugin's pid, or 0 before it has started.

@@ -93,6 +93,10 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 	s.update(func(st *PluginStatus) {
 		st.State = StateRunning
 		st.PID = in.pid()
+		st.Sandbox = nil
+		if r := in.getRunner(); r != nil {
+			st.Sandbox = r.Layers()
+		}
 		st.Version = in.desc.Name + " " + in.desc.Version
 		st.Tools = len(in.tools)
 		if clearErr {
@@ -136,7 +140,7 @@ func (s *supervisor) run(settled func()) {
 			s.m.pub.Remove(s.name)
 			cur.stop(s.m.opts.StopTimeout, true)
 		}
-		s.update(func(st *PluginStatus) { st.PID = 0 })
+		s.update(func(st *PluginStatus) { st.PID = 0; st.Sandbox = nil })
 	}()
 
 	for {
@@ -152,7 +156,7 @@ func (s *supervisor) run(settled func()) {
 				return
 			}
 			if err != nil {
-				s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0 })
+				s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0; st.Sandbox = nil })
 				s.settleChanges()
 				var n next
 				if restart {
@@ -195,7 +199,7 @@ func (s *supervisor) run(settled func()) {
 			}
 			cur = nil
 			s.log.Error("plugin exited", "error", err)
-			s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0; st.Tools = 0 })
+			s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0; st.Tools = 0; st.Sandbox = nil })
 			n := s.afterDeath(ctx, &deaths, err)
 			if n == nextStop {
 				return

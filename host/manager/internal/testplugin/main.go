@@ -88,6 +88,11 @@ func main() {
 		}
 		return pluginproto.TextResult(strconv.Itoa(cmd.Process.Pid)), nil
 	})
+	p.AddTool(pluginproto.Tool{Name: "hang"}, func(ctx context.Context, _ *pluginproto.Request) (*pluginproto.Result, error) {
+		<-ctx.Done()
+		p.Logger().Info("hang cancelled")
+		return nil, ctx.Err()
+	})
 	p.AddTool(pluginproto.Tool{Name: "crash"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
 		os.Exit(3)
 		return nil, nil

@@ -1,0 +1,308 @@
+// Package config reads plughost's configuration file (plughost serve
+// --config FILE), written in HCL. Each area of the host has one top-level
+// block; today there is one, sandbox:
+//
+//	# The default policy of every plugin, then per-plugin overrides.
+//	sandbox {
+//	  strict      = false              # true: refuse to start a plugin that would miss a layer
+//	  allow_read  = ["/usr/share/dict"] # paths plugins may read
+//	  allow_write = []                 # paths plugins may read and write
+//	  allow_net   = "none"             # "none", "all", or ["api.example.com:443", ...]
+//	  memory      = "512MiB"           # bytes, or with a unit: KiB, MiB, GiB
+//	  pids        = 64                 # processes and threads
+//	  files       = 256                # open files
+//	  cpu         = 1.5                # cores (0: no cap)
+//	  env         = ["LANG"]           # host environment variables passed through
+//	  timeout     = "30s"              # per tool call (default 5m)
+//
+//	  plugin "files" {
+//	    allow_write = ["/srv/plughost/workspace"]
+//	  }
+//	  plugin "fetch" {
+//	    allow_net = ["api.example.com:443"]
+//	  }
+//	}
+//
+// A plugin block overrides the default's settings for the plugin of that
+// provider name; its allow_read, allow_write and env lists add to the
+// default's lists. Every setting is optional: an empty file, or none, gives
+// every plugin the default policy of package sandbox.
+//
+// Mistakes are reported with the file, line and column of the key and what
+// was expected ("plughost.hcl:7,17-24: Invalid memory: ..."), and unknown
+// keys and blocks are errors, so a typo never silently weakens a policy.
+//
+// Later areas (the HTTP listener, its token and allowed origins, the device
+// listener) get their own top-level blocks next to sandbox.
+package config
+
+import (
+	"fmt"
+	"maps"
+	"math/big"
+	"os"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/hcl/v2"
+	"github.com/hashicorp/hcl/v2/hclsyntax"
+	"github.com/zclconf/go-cty/cty"
+
+	"github.com/plughost/plughost/sandbox"
+)
+
+// Config is the whole configuration file.
+type Config struct {
+	// Sandbox is the sandbox block: a default policy and per-plugin ones.
+	Sandbox Sandbox
+}
+
+// Sandbox holds the policies of the sandbox block.
+type Sandbox struct {
+	// Default is the policy of plugins without a plugin block.
+	Default sandbox.Policy
+	// Plugins maps a provider name to its policy, with the default's
+	// settings already merged in.
+	Plugins map[string]sandbox.Policy
+}
+
+// PolicyFor returns a copy of the policy of the named plugin.
+func (s *Sandbox) PolicyFor(name string) *sandbox.Policy {
+	p, ok := s.Plugins[name]
+	if !ok {
+		p = s.Default
+	}
+	p.AllowRead = slices.Clone(p.AllowRead)
+	p.AllowWrite = slices.Clone(p.AllowWrite)
+	p.NetAllow = slices.Clone(p.NetAllow)
+	p.Env = slices.Clone(p.Env)
+	return &p
+}
+
+// Load reads and parses the file at path.
+func Load(path string) (*Config, error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return Parse(src, path)
+}
+
+// Parse parses a configuration file's content; filename is used in error
+// messages.
+func Parse(src []byte, filename string) (*Config, error) {
+	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}}})
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}}
+	seen := false
+	for _, b := range content.Blocks {
+		if seen {
+			return nil, diag(b.DefRange, "Duplicate sandbox block", "the file may have one sandbox block")
+		}
+		seen = true
+		if err := cfg.Sandbox.decode(b.Body); err != nil {
+			return nil, err
+		}
+	}
+	return cfg, nil
+}
+
+var policySchema = hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{
+		{Name: "strict"}, {Name: "disabled"}, {Name: "allow_read"}, {Name: "allow_write"}, {Name: "allow_net"},
+		{Name: "memory"}, {Name: "pids"}, {Name: "files"}, {Name: "cpu"}, {Name: "env"}, {Name: "timeout"},
+	},
+}
+
+func (s *Sandbox) decode(body hcl.Body) error {
+	schema := policySchema
+	schema.Blocks = []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}}
+	content, diags := body.Content(&schema)
+	if diags.HasErrors() {
+		return diags
+	}
+	if err := decodePolicy(&s.Default, content.Attributes, false); err != nil {
+		return err
+	}
+	for _, b := range content.Blocks {
+		name := b.Labels[0]
+		if !validName.MatchString(name) {
+			return diag(b.LabelRanges[0], "Invalid plugin name", fmt.Sprintf("%q is not a provider name (letters, digits, _ and -)", name))
+		}
+		if _, dup := s.Plugins[name]; dup {
+			return diag(b.DefRange, "Duplicate plugin block", fmt.Sprintf("plugin %q already has a block", name))
+		}
+		pc, diags := b.Body.Content(&policySchema)
+		if diags.HasErrors() {
+			return diags
+		}
+		p := *s.Default.Clone()
+		if err := decodePolicy(&p, pc.Attributes, true); err != nil {
+			return err
+		}
+		s.Plugins[name] = p
+	}
+	return nil
+}
+
+var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// decodePolicy sets p's fields from attrs; with add, lists add to p's.
+func decodePolicy(p *sandbox.Policy, attrs hcl.Attributes, add bool) error {
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		a := attrs[name]
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			return diags
+		}
+		bad := func(want string) error {
+			return diag(a.Expr.Range(), "Invalid "+name, fmt.Sprintf("%s must be %s", name, want))
+		}
+		if v.IsNull() || !v.IsKnown() {
+			return bad("set")
+		}
+		switch name {
+		case "strict", "disabled":
+			if v.Type() != cty.Bool {
+				return bad("true or false")
+			}
+			if name == "strict" {
+				p.Strict = v.True()
+			} else {
+				p.Disabled = v.True()
+			}
+		case "allow_read", "allow_write", "env":
+			list, ok := stringList(v)
+			if !ok {
+				return bad("a list of strings")
+			}
+			dst := map[string]*[]string{"allow_read": &p.AllowRead, "allow_write": &p.AllowWrite, "env": &p.Env}[name]
+			if add {
+				*dst = append(*dst, list...)
+			} else {
+				*dst = list
+			}
+		case "allow_net":
+			if v.Type() == cty.String {
+				switch s := v.AsString(); s {
+				case "none", "all":
+					p.Net, p.NetAllow = sandbox.NetMode(s), nil
+				default:
+					return bad(`"none", "all" or a list of "host:port"`)
+				}
+				break
+			}
+			list, ok := stringList(v)
+			if !ok {
+				return bad(`"none", "all" or a list of "host:port"`)
+			}
+			p.Net, p.NetAllow = sandbox.NetList, list
+			if len(list) == 0 {
+				p.Net, p.NetAllow = sandbox.NetNone, nil
+			}
+		case "memory":
+			n, err := parseBytes(v)
+			if err != nil {
+				return bad(err.Error())
+			}
+			p.Memory = n
+		case "pids", "files":
+			if v.Type() != cty.Number {
+				return bad("a whole number")
+			}
+			bf := v.AsBigFloat()
+			i, acc := bf.Int64()
+			if acc != big.Exact || i < 1 || i > 1<<20 {
+				return bad("a whole number from 1 to 1048576")
+			}
+			if name == "pids" {
+				p.Pids = int(i)
+			} else {
+				p.Files = int(i)
+			}
+		case "cpu":
+			if v.Type() != cty.Number {
+				return bad("a number of cores, such as 0.5 or 2")
+			}
+			f, _ := v.AsBigFloat().Float64()
+			if f < 0 || f > 1024 {
+				return bad("a number of cores from 0 to 1024")
+			}
+			p.CPU = f
+		case "timeout":
+			if v.Type() != cty.String {
+				return bad(`a duration such as "30s" or "2m"`)
+			}
+			d, err := time.ParseDuration(v.AsString())
+			if err != nil || d < 0 {
+				return bad(`a duration such as "30s" or "2m"`)
+			}
+			p.Timeout = d
+		}
+		if err := p.Check(); err != nil {
+			return diag(a.Expr.Range(), "Invalid "+name, err.Error())
+		}
+	}
+	return nil
+}
+
+func stringList(v cty.Value) ([]string, bool) {
+	t := v.Type()
+	if !(t.IsTupleType() || t.IsListType() || t.IsSetType()) {
+		return nil, false
+	}
+	out := []string{}
+	for it := v.ElementIterator(); it.Next(); {
+		_, e := it.Element()
+		if e.IsNull() || e.Type() != cty.String {
+			return nil, false
+		}
+		out = append(out, e.AsString())
+	}
+	return out, true
+}
+
+// parseBytes reads a number of bytes, or a string such as "512MiB".
+func parseBytes(v cty.Value) (int64, error) {
+	want := fmt.Errorf(`a size such as "512MiB", "2GiB" or a number of bytes`)
+	if v.Type() == cty.Number {
+		i, acc := v.AsBigFloat().Int64()
+		if acc != big.Exact || i < 0 {
+			return 0, want
+		}
+		return i, nil
+	}
+	if v.Type() != cty.String {
+		return 0, want
+	}
+	s := strings.TrimSpace(v.AsString())
+	units := []struct {
+		suffix string
+		mult   int64
+	}{{"KiB", 1 << 10}, {"MiB", 1 << 20}, {"GiB", 1 << 30}, {"K", 1 << 10}, {"M", 1 << 20}, {"G", 1 << 30}, {"B", 1}, {"", 1}}
+	for _, u := range units {
+		num, ok := strings.CutSuffix(s, u.suffix)
+		if !ok {
+			continue
+		}
+		n, err := strconv.ParseInt(strings.TrimSpace(num), 10, 64)
+		if err != nil || n < 0 || n > (1<<50)/u.mult {
+			return 0, want
+		}
+		return n * u.mult, nil
+	}
+	return 0, want
+}
+
+func diag(r hcl.Range, summary, detail string) error {
+	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: r.Ptr()}}
+}

@@ -1,0 +1,82 @@
+package config
+
+import (
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plughost/plughost/sandbox"
+)
+
+func TestParse(t *testing.T) {
+	t.Parallel()
+	src := `
+sandbox {
+  allow_read = ["/usr/share/dict"]
+  memory     = "256MiB"
+  timeout    = "30s"
+  env        = ["LANG"]
+
+  plugin "files" {
+    allow_write = ["/srv/ws"]
+    strict      = true
+  }
+  plugin "fetch" {
+    allow_net = ["api.example.com:443"]
+    cpu       = 0.5
+    pids      = 16
+  }
+}
+`
+	cfg, err := Parse([]byte(src), "plughost.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	def := sandbox.Policy{AllowRead: []string{"/usr/share/dict"}, Memory: 256 << 20, Timeout: 30 * time.Second, Env: []string{"LANG"}}
+	want := map[string]*sandbox.Policy{
+		"echo":  &def,
+		"files": {AllowRead: def.AllowRead, AllowWrite: []string{"/srv/ws"}, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env, Strict: true},
+		"fetch": {AllowRead: def.AllowRead, Net: sandbox.NetList, NetAllow: []string{"api.example.com:443"}, CPU: 0.5, Pids: 16, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
+	}
+	for name, w := range want {
+		if diff := cmp.Diff(w, cfg.Sandbox.PolicyFor(name)); diff != "" {
+			t.Errorf("policy of %s (-want +got):\n%s", name, diff)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct{ src, want string }{
+		"unknown key":      {"sandbox {\n  memroy = 1\n}\n", `plughost.hcl:2,3-9: Unsupported argument; An argument named "memroy" is not expected here`},
+		"bad memory":       {"sandbox {\n  memory = \"lots\"\n}\n", `plughost.hcl:2,12-18: Invalid memory; memory must be a size`},
+		"bad net":          {"sandbox {\n  plugin \"x\" {\n    allow_net = \"some\"\n  }\n}\n", `plughost.hcl:3,17-23: Invalid allow_net`},
+		"bad port":         {"sandbox {\n  allow_net = [\"a:b\"]\n}\n", `plughost.hcl:2,15-22: Invalid allow_net; allow_net: "a:b": port must be 1-65535`},
+		"relative path":    {"sandbox {\n  allow_write = [\"ws\"]\n}\n", `plughost.hcl:2,17-23: Invalid allow_write; allow_write: "ws" is not an absolute path`},
+		"bad timeout":      {"sandbox {\n  timeout = 30\n}\n", `plughost.hcl:2,13-15: Invalid timeout`},
+		"duplicate plugin": {"sandbox {\n  plugin \"a\" {}\n  plugin \"a\" {}\n}\n", `plughost.hcl:3,3-13: Duplicate plugin block`},
+		"unknown block":    {"sandbx {}\n", `plughost.hcl:1,1-7: Unsupported block type`},
+		"syntax":           {"sandbox {\n  memory = \n}\n", `plughost.hcl:2`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(c.src), "plughost.hcl")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Parse error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestEmpty(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse(nil, "empty.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if diff := cmp.Diff(&sandbox.Policy{}, cfg.Sandbox.PolicyFor("any")); diff != "" {
+		t.Errorf("(-want +got):\n%s", diff)
+	}
+}

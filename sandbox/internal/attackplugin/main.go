@@ -1,0 +1,186 @@
+//go:build linux
+
+// Command attackplugin is a test-only plughost plugin: each tool attempts
+// one escape from the sandbox and returns what happened, as
+// "denied ERRNO: message", "ok: ..." or "ESCAPED: ...". With the tool
+// "allowed" it does only what its policy allows (the control plugin). The
+// end-to-end tests in cmd/plughost drive it.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"syscall"
+	"time"
+	"unsafe"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/plughost/plughost/pluginproto"
+)
+
+func main() {
+	if len(os.Args) > 1 && os.Args[1] == "sleep" { // a fork-bomb child
+		time.Sleep(time.Minute)
+		return
+	}
+	p := pluginproto.New("attack", "1")
+	for name, f := range attacks {
+		p.AddTool(pluginproto.Tool{
+			Name:        name,
+			Description: "attempts: " + name,
+			InputSchema: json.RawMessage(`{"type":"object","properties":{"target":{"type":"string"}}}`),
+		}, func(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			var args struct{ Target string }
+			if err := req.Bind(&args); err != nil {
+				return nil, err
+			}
+			return pluginproto.TextResult(f(args.Target)), nil
+		})
+	}
+	pluginproto.Serve(p)
+}
+
+// outcome describes err: "denied EACCES: ..." or "ESCAPED: <what>".
+func outcome(err error, escaped string) string {
+	if err == nil {
+		return "ESCAPED: " + escaped
+	}
+	var errno syscall.Errno
+	if errors.As(err, &errno) {
+		return fmt.Sprintf("denied %s: %v", unix.ErrnoName(errno), err)
+	}
+	return "denied: " + err.Error()
+}
+
+var attacks = map[string]func(target string) string{
+	"read_file": func(target string) string {
+		b, err := os.ReadFile(target)
+		return outcome(err, fmt.Sprintf("read %d bytes", len(b)))
+	},
+	"write_file": func(target string) string {
+		return outcome(os.WriteFile(target, []byte("pwned"), 0o644), "wrote "+target)
+	},
+	"getenv": func(target string) string {
+		if v, ok := os.LookupEnv(target); ok {
+			return "ESCAPED: " + target + "=" + v
+		}
+		return "denied: " + target + " is not set"
+	},
+	"tcp_connect": func(target string) string {
+		c, err := net.DialTimeout("tcp", target, 2*time.Second)
+		if c != nil {
+			c.Close()
+		}
+		return outcome(err, "connected to "+target)
+	},
+	"unix_connect": func(target string) string {
+		c, err := net.DialTimeout("unix", target, 2*time.Second)
+		if c != nil {
+			c.Close()
+		}
+		return outcome(err, "connected to "+target)
+	},
+	"udp_socket": func(string) string {
+		fd, err := unix.Socket(unix.AF_INET, unix.SOCK_DGRAM, 0)
+		if err == nil {
+			unix.Close(fd)
+		}
+		return outcome(err, "opened a UDP socket")
+	},
+	"ptrace": func(string) string {
+		// Any process will do: the host's is invisible; try our parent's
+		// pid 0 fallback and pid 1 (ourselves in a pid namespace).
+		err := unix.PtraceAttach(os.Getppid())
+		if os.Getppid() == 0 {
+			err = unix.PtraceAttach(1)
+		}
+		return outcome(err, "attached")
+	},
+	"mount": func(string) string {
+		return outcome(unix.Mount("none", os.TempDir(), "tmpfs", 0, ""), "mounted a tmpfs")
+	},
+	"userns": func(string) string {
+		return outcome(unix.Unshare(unix.CLONE_NEWUSER), "created a user namespace")
+	},
+	"tiocsti": func(string) string {
+		c := byte('x')
+		var last error
+		for _, fd := range []uintptr{0, 1, 2} {
+			_, _, errno := unix.Syscall(unix.SYS_IOCTL, fd, unix.TIOCSTI, uintptr(unsafe.Pointer(&c)))
+			if errno == 0 {
+				return fmt.Sprintf("ESCAPED: injected into fd %d", fd)
+			}
+			last = errno
+		}
+		return outcome(last, "")
+	},
+	"fork_bomb": func(string) string {
+		self, err := os.Executable()
+		if err != nil {
+			return "denied: " + err.Error()
+		}
+		var pids []int
+		defer func() {
+			for _, pid := range pids {
+				_ = unix.Kill(pid, unix.SIGKILL)
+				var ws unix.WaitStatus
+				_, _ = unix.Wait4(pid, &ws, 0, nil)
+			}
+		}()
+		for i := 0; i < 1000; i++ {
+			pid, err := syscall.ForkExec(self, []string{self, "sleep"}, &syscall.ProcAttr{})
+			if err != nil {
+				return fmt.Sprintf("%s after %d processes", outcome(err, ""), len(pids))
+			}
+			pids = append(pids, pid)
+		}
+		return fmt.Sprintf("ESCAPED: started %d processes", len(pids))
+	},
+	"alloc": func(target string) string {
+		b := make([]byte, 2<<30)
+		for i := 0; i < len(b); i += 4096 {
+			b[i] = 1
+		}
+		return fmt.Sprintf("ESCAPED: allocated and touched %d bytes", len(b))
+	},
+	"stdin": func(string) string {
+		buf := make([]byte, 4096)
+		n, err := os.Stdin.Read(buf)
+		if n > 0 {
+			return fmt.Sprintf("ESCAPED: read %q from stdin", buf[:n])
+		}
+		if errors.Is(err, io.EOF) {
+			return "denied EOF: stdin is empty"
+		}
+		return outcome(err, "")
+	},
+	// allowed does only what the default policy allows: it writes and reads
+	// back a file in its data directory ($HOME) and its tmp, and reads its
+	// own binary.
+	"allowed": func(string) string {
+		for _, dir := range []string{os.Getenv("HOME"), os.TempDir()} {
+			p := filepath.Join(dir, "control.txt")
+			if err := os.WriteFile(p, []byte("fine"), 0o600); err != nil {
+				return "FAILED: " + err.Error()
+			}
+			if b, err := os.ReadFile(p); err != nil || string(b) != "fine" {
+				return fmt.Sprintf("FAILED: read back %q, %v", b, err)
+			}
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return "FAILED: " + err.Error()
+		}
+		if _, err := os.ReadFile(self); err != nil {
+			return "FAILED: " + err.Error()
+		}
+		return "ok"
+	},
+}

@@ -1,0 +1,151 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/hashicorp/go-hclog"
+)
+
+// StageArg is the hidden first argument that makes plughost run the sandbox
+// stage instead of a command. main must call [RunStageIfRequested] before
+// anything else.
+const StageArg = "__sandbox-stage"
+
+// Options configure a Launcher. A nil *Options, and every zero field, means
+// the default documented on the field.
+type Options struct {
+	// Self is the plughost executable the stage re-executes. "" means
+	// os.Executable().
+	Self string
+	// StateDir is the host's state directory; plugin <name> gets
+	// <StateDir>/<name>/data (kept across restarts) and <StateDir>/<name>/tmp
+	// (emptied at every start). Required.
+	StateDir string
+	// PassEnv names host environment variables passed to every plugin, such
+	// as the go-plugin handshake cookie. Variables starting with PLUGIN_
+	// (go-plugin's protocol) are always passed.
+	PassEnv []string
+	// Logger receives warnings about missing layers. Nil discards them.
+	Logger hclog.Logger
+	// NoNamespaces behaves as if the kernel refused to create namespaces,
+	// as under Docker's default seccomp profile: plugins then get Landlock,
+	// seccomp and rlimits only (and strict policies refuse to start).
+	NoNamespaces bool
+}
+
+// Launch is a plugin command wrapped in the sandbox.
+type Launch struct {
+	// Cmd starts the stage, which confines itself and execs the plugin.
+	Cmd *exec.Cmd
+	// Started must be called once Cmd has started: it puts the process in
+	// its cgroups, lets the stage go on, and waits until the stage has
+	// exec'd the plugin (or failed, or refused under a strict policy).
+	Started func(pid int) (*Report, error)
+	// Exited must be called once the process has been reaped: it removes
+	// the plugin's cgroups, and returns why the sandbox killed it (for
+	// instance "the memory cgroup's limit of 512 MiB was reached"), or "".
+	Exited func() string
+}
+
+// Launcher wraps plugin commands in the sandbox. Create it with New.
+type Launcher struct {
+	opts Options
+	log  hclog.Logger
+	plat platform // what this machine offers, probed once
+}
+
+// New returns a Launcher. It checks Options and probes, once, what this
+// machine supports.
+func New(opts *Options) (*Launcher, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.StateDir == "" {
+		return nil, errors.New("sandbox: Options.StateDir is required")
+	}
+	abs, err := filepath.Abs(o.StateDir)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox: state directory: %w", err)
+	}
+	o.StateDir = abs
+	if err := os.MkdirAll(o.StateDir, 0o711); err != nil {
+		return nil, fmt.Errorf("sandbox: state directory: %w", err)
+	}
+	if o.Self == "" {
+		if o.Self, err = os.Executable(); err != nil {
+			return nil, fmt.Errorf("sandbox: cannot find the plughost executable to re-execute: %w", err)
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	l := &Launcher{opts: o, log: o.Logger}
+	l.plat = probePlatform(&o)
+	return l, nil
+}
+
+// Wrap turns the prepared command of plugin (its path, arguments and
+// environment; stdin /dev/null; stdout and stderr pipes) into a Launch
+// confined by pol. A nil pol is the default policy.
+//
+// Under a strict policy Wrap, or later Started, fails wrapping
+// [ErrUnavailable] when a needed layer is missing: every layer except the
+// cgroups (which RLIMIT_DATA and RLIMIT_NPROC back up), the network
+// namespace when the policy allows network, and the user namespace when the
+// host runs as root (the stage then drops to uid 65534 itself).
+func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, error) {
+	if pol == nil {
+		pol = &Policy{}
+	}
+	if err := pol.Check(); err != nil {
+		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
+	}
+	if pol.Disabled {
+		l.log.Warn("SANDBOX DISABLED by policy: the plugin runs with the host's rights", "plugin", plugin)
+		return &Launch{Cmd: cmd, Started: func(int) (*Report, error) { return &Report{}, nil }, Exited: func() string { return "" }}, nil
+	}
+	return l.wrap(plugin, pol, cmd, false)
+}
+
+// scrubEnv keeps the entries of env whose names are allowed (the last value
+// of each), in env's order.
+func scrubEnv(env []string, allowed []string) []string {
+	last := map[string]string{}
+	var order []string
+	for _, kv := range env {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			continue
+		}
+		if !strings.HasPrefix(k, "PLUGIN_") && !slices.Contains(allowed, k) {
+			continue
+		}
+		if _, seen := last[k]; !seen {
+			order = append(order, k)
+		}
+		last[k] = v
+	}
+	out := make([]string, 0, len(order))
+	for _, k := range order {
+		out = append(out, k+"="+last[k])
+	}
+	return out
+}
+
+// envValue returns the last value of name in env.
+func envValue(env []string, name string) string {
+	v := ""
+	for _, kv := range env {
+		if k, val, ok := strings.Cut(kv, "="); ok && k == name {
+			v = val
+		}
+	}
+	return v
+}

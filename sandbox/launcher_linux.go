@@ -1,0 +1,328 @@
+package sandbox
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"syscall"
+
+	"golang.org/x/sys/unix"
+)
+
+// sandboxUID is the uid and gid plugins run as when the host is root.
+const sandboxUID = 65534
+
+// hiddenDirs are covered by an empty read-only tmpfs in the plugin's mount
+// namespace; allowed paths beneath them are put back. /dev is rebuilt with
+// null, zero, full, random and urandom only.
+var hiddenDirs = []string{"/tmp", "/var", "/run", "/home", "/root", "/mnt", "/media", "/srv", "/dev"}
+
+// devices are put back into the rebuilt /dev.
+var devices = []string{"/dev/null", "/dev/zero", "/dev/full", "/dev/random", "/dev/urandom"}
+
+// platform is what this machine offers, probed once per Launcher.
+type platform struct {
+	root       bool   // the host runs as uid 0
+	namespaces bool   // the stage can be started in new namespaces
+	nsErr      string // why not
+	cgroups    cgroupRoots
+}
+
+func probePlatform(o *Options) platform {
+	p := platform{root: os.Geteuid() == 0, cgroups: findCgroups()}
+	if o.NoNamespaces {
+		p.nsErr = "disabled by Options.NoNamespaces"
+		return p
+	}
+	cmd := exec.Command(o.Self, StageArg, "nscheck")
+	cmd.SysProcAttr = nsAttr(p.root, true)
+	if err := cmd.Run(); err != nil {
+		p.nsErr = "the kernel refused to create namespaces: " + err.Error()
+		return p
+	}
+	p.namespaces = true
+	return p
+}
+
+// nsAttr is the SysProcAttr that starts the stage in new namespaces (a user
+// namespace mapping its uid 0 to the host user, unless the host is root).
+func nsAttr(root, netns bool) *syscall.SysProcAttr {
+	a := &syscall.SysProcAttr{
+		Setsid:     true,
+		Pdeathsig:  syscall.SIGKILL,
+		Cloneflags: unix.CLONE_NEWPID | unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWNS,
+	}
+	if netns {
+		a.Cloneflags |= unix.CLONE_NEWNET
+	}
+	if !root {
+		a.Cloneflags |= unix.CLONE_NEWUSER
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		a.GidMappingsEnableSetgroups = false
+	}
+	return a
+}
+
+// stageSpec is what the host tells the stage, over the sync pipe, once the
+// stage's process is in its cgroups.
+type stageSpec struct {
+	Path string   `json:"path"`
+	Args []string `json:"args"`
+	Env  []string `json:"env"`
+
+	Probe      bool     `json:"probe,omitempty"` // report, then exit 0 instead of exec
+	Need       []Layer  `json:"need,omitempty"`  // strict: refuse unless all are active
+	Namespaces bool     `json:"namespaces"`      // the stage is in new namespaces
+	PidNS      bool     `json:"pidns"`
+	DropUID    int      `json:"drop_uid"` // -1: keep (user namespace); else setres[ug]id to it
+	Hide       []string `json:"hide,omitempty"`
+	Read       []string `json:"read,omitempty"`
+	Write      []string `json:"write,omitempty"`
+	Devices    []string `json:"devices,omitempty"`
+	Net        NetMode  `json:"net"`
+	Ports      []uint16 `json:"ports,omitempty"`
+	Data       uint64   `json:"rlimit_data"`
+	Nproc      uint64   `json:"rlimit_nproc"` // 0: not set
+	Nofile     uint64   `json:"rlimit_nofile"`
+}
+
+// stageReport is the stage's answer on the report pipe: one line with the
+// layers, then (only when exec failed) a line with the error.
+type stageReport struct {
+	Report
+	Err string `json:"error,omitempty"`
+}
+
+func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (*Launch, error) {
+	p := l.plat
+	netns := pol.net() == NetNone
+	hostActive := []Layer{}
+	hostMissing := map[Layer]string{}
+	if p.namespaces {
+		if !p.root {
+			hostActive = append(hostActive, LayerUserNS)
+		}
+		hostActive = append(hostActive, LayerPidNS)
+		if netns {
+			hostActive = append(hostActive, LayerNetNS)
+		}
+		hostActive = append(hostActive, LayerIPCNS, LayerUTSNS, LayerMountNS)
+	} else {
+		for _, ly := range []Layer{LayerUserNS, LayerPidNS, LayerNetNS, LayerIPCNS, LayerUTSNS, LayerMountNS, LayerMounts} {
+			if (ly == LayerUserNS && p.root) || (ly == LayerNetNS && !netns) {
+				continue
+			}
+			hostMissing[ly] = p.nsErr
+		}
+		if pol.Strict {
+			return nil, fmt.Errorf("strict policy: no namespaces for %s (%s): %w", plugin, p.nsErr, ErrUnavailable)
+		}
+	}
+
+	dir := filepath.Join(l.opts.StateDir, plugin)
+	data, tmp := filepath.Join(dir, "data"), filepath.Join(dir, "tmp")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: data directory: %w", err)
+	}
+	if err := os.RemoveAll(tmp); err != nil {
+		return nil, fmt.Errorf("sandbox: tmp directory: %w", err)
+	}
+	if err := os.Mkdir(tmp, 0o700); err != nil {
+		return nil, fmt.Errorf("sandbox: tmp directory: %w", err)
+	}
+	_ = os.Chmod(dir, 0o711)
+	sockDir := envValue(cmd.Env, "PLUGIN_UNIX_SOCKET_DIR")
+	dropUID := -1
+	if p.root {
+		dropUID = sandboxUID
+		for _, d := range []string{data, tmp, sockDir} {
+			if d == "" {
+				continue
+			}
+			if err := os.Chown(d, sandboxUID, sandboxUID); err != nil {
+				return nil, fmt.Errorf("sandbox: giving %s to uid %d: %w", d, sandboxUID, err)
+			}
+		}
+	}
+
+	read := append([]string{cmd.Path}, DefaultReadPaths...)
+	read = append(read, pol.AllowRead...)
+	write := append([]string{data, tmp}, pol.AllowWrite...)
+	if sockDir != "" {
+		write = append(write, sockDir)
+	}
+	read, write = canonical(read), canonical(write)
+	var hide []string
+	if p.namespaces {
+		for _, h := range hiddenDirs {
+			if !slices.ContainsFunc(append(slices.Clone(read), write...), func(a string) bool { return within(h, a) }) {
+				hide = append(hide, h)
+			}
+		}
+	}
+	var ports []uint16
+	for _, hp := range pol.NetAllow {
+		port, _ := netPort(hp) // checked by Policy.Check
+		ports = append(ports, port)
+	}
+
+	env := scrubEnv(cmd.Env, append(slices.Clone(l.opts.PassEnv), pol.Env...))
+	env = append(env, "HOME="+data, "TMPDIR="+tmp, "PATH=/usr/local/bin:/usr/bin:/bin")
+
+	spec := stageSpec{
+		Path: cmd.Path, Args: cmd.Args, Env: env, Probe: probe,
+		Namespaces: p.namespaces, PidNS: p.namespaces,
+		DropUID: dropUID, Hide: hide, Read: read, Write: write, Devices: devices,
+		Net: pol.net(), Ports: ports,
+		Data: uint64(pol.memory()), Nofile: uint64(pol.files()), Nproc: uint64(pol.pids()),
+	}
+	if pol.Strict {
+		spec.Need = []Layer{LayerUID, LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp}
+		if p.namespaces {
+			spec.Need = append(spec.Need, LayerMounts)
+		}
+		if pol.net() == NetList {
+			spec.Need = append(spec.Need, LayerLandlockNet)
+		}
+	}
+	return l.stage(plugin, pol, cmd, spec, hostActive, hostMissing, netns)
+}
+
+// stage builds the Launch that re-executes plughost as the stage.
+func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSpec, hostActive []Layer, hostMissing map[Layer]string, netns bool) (*Launch, error) {
+	specR, specW, err := os.Pipe()
+	if err != nil {
+		return nil, err
+	}
+	repR, repW, err := os.Pipe()
+	if err != nil {
+		specR.Close()
+		specW.Close()
+		return nil, err
+	}
+	stage := &exec.Cmd{
+		Path:       l.opts.Self,
+		Args:       []string{l.opts.Self, StageArg, plugin},
+		Env:        spec.Env,
+		Stdout:     cmd.Stdout,
+		Stderr:     cmd.Stderr,
+		ExtraFiles: []*os.File{specR, repW},
+	}
+	if spec.Namespaces {
+		stage.SysProcAttr = nsAttr(l.plat.root, netns)
+	} else {
+		stage.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
+	}
+	var cg *cgroup
+	closeAll := func() {
+		specR.Close()
+		specW.Close()
+		repR.Close()
+		repW.Close()
+	}
+	launch := &Launch{Cmd: stage}
+	launch.Started = func(pid int) (*Report, error) {
+		defer closeAll()
+		specR.Close() // the stage has its copies
+		repW.Close()
+		rep := &Report{Active: slices.Clone(hostActive), Missing: map[Layer]string{}}
+		for k, v := range hostMissing {
+			rep.Missing[k] = v
+		}
+		var cgActive []Layer
+		cg, cgActive = l.plat.cgroups.place(plugin, pid, pol, rep.Missing)
+		rep.Active = append(rep.Active, cgActive...)
+		if l.plat.root && slices.Contains(cgActive, LayerCgroupPids) {
+			// RLIMIT_NPROC counts every process of uid 65534, all
+			// plugins together; the pids cgroup bounds this one.
+			spec.Nproc = 0
+		}
+		if err := json.NewEncoder(specW).Encode(&spec); err != nil {
+			return nil, fmt.Errorf("sandbox: sending the policy to the stage: %w", err)
+		}
+		specW.Close()
+		sc := bufio.NewScanner(repR)
+		sc.Buffer(nil, 1<<20)
+		var got stageReport
+		if !sc.Scan() {
+			return nil, errors.New("sandbox: the stage exited before reporting (see the plugin's stderr)")
+		}
+		if err := json.Unmarshal(sc.Bytes(), &got); err != nil {
+			return nil, fmt.Errorf("sandbox: bad report from the stage: %w", err)
+		}
+		rep.Active = append(rep.Active, got.Active...)
+		for k, v := range got.Missing {
+			rep.Missing[k] = v
+		}
+		if got.Err != "" {
+			return rep, stageError(got.Err)
+		}
+		for sc.Scan() { // a second line only if exec failed; EOF once it succeeded
+			var tail stageReport
+			if json.Unmarshal(sc.Bytes(), &tail) == nil && tail.Err != "" {
+				return rep, stageError(tail.Err)
+			}
+		}
+		if len(rep.Missing) > 0 {
+			args := []any{"plugin", plugin}
+			for _, k := range slices.Sorted(mapKeys(rep.Missing)) {
+				args = append(args, string(k), rep.Missing[k])
+			}
+			l.log.Warn("SANDBOX INCOMPLETE: plugin runs without some layers", args...)
+		}
+		return rep, nil
+	}
+	launch.Exited = func() string {
+		closeAll()
+		return cg.remove()
+	}
+	return launch, nil
+}
+
+func stageError(msg string) error {
+	if strings.Contains(msg, ErrUnavailable.Error()) {
+		return fmt.Errorf("sandbox: %s: %w", strings.TrimSuffix(strings.TrimSuffix(msg, ErrUnavailable.Error()), ": "), ErrUnavailable)
+	}
+	return fmt.Errorf("sandbox: %s", msg)
+}
+
+// canonical resolves symbolic links and drops paths that do not exist and
+// duplicates.
+func canonical(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		r, err := filepath.EvalSymlinks(p)
+		if err != nil {
+			continue
+		}
+		if !slices.Contains(out, r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// within reports whether path is dir or beneath it.
+func within(path, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir+"/")
+}
+
+// PluginOwner returns the uid and gid sandboxed plugins run as on the host:
+// 65534 when the host runs as root, the host's own ids otherwise. A
+// directory granted through allow_write must be writable by them.
+func PluginOwner() (uid, gid int) {
+	if os.Geteuid() == 0 {
+		return sandboxUID, sandboxUID
+	}
+	return os.Getuid(), os.Getgid()
+}

@@ -1,0 +1,251 @@
+package sandbox
+
+import (
+	"errors"
+	"fmt"
+	"net"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"time"
+)
+
+// Layer names one confinement the sandbox applies to a plugin process. A
+// [Report] lists the layers that are active and the ones that are missing.
+type Layer string
+
+// The layers, in the order the stage applies them.
+const (
+	LayerUserNS       Layer = "userns"        // a user namespace (only when the host is not root)
+	LayerPidNS        Layer = "pidns"         // its own pid namespace: the plugin is PID 1 and sees no host process
+	LayerNetNS        Layer = "netns"         // its own network namespace, with no interface up (allow_net = none)
+	LayerIPCNS        Layer = "ipcns"         // its own System V IPC and POSIX message queues
+	LayerUTSNS        Layer = "utsns"         // its own host name
+	LayerMountNS      Layer = "mountns"       // its own mount table
+	LayerCgroupMemory Layer = "cgroup-memory" // the memory cgroup (v1 and/or v2) caps its memory
+	LayerCgroupPids   Layer = "cgroup-pids"   // the pids cgroup caps its processes and threads
+	LayerCgroupCPU    Layer = "cgroup-cpu"    // the cpu cgroup caps its CPU share (only when cpu is set)
+	LayerUID          Layer = "uid"           // it runs as an unprivileged uid, never the host's uid 0
+	LayerMounts       Layer = "mounts"        // /tmp, /run, /home, /root, /var, /dev … hidden, allowed paths put back, fresh /proc
+	LayerRlimits      Layer = "rlimits"       // RLIMIT_DATA, NPROC, NOFILE, CORE=0
+	LayerNoNewPrivs   Layer = "no_new_privs"  // no setuid or file-capability gains through execve
+	LayerLandlock     Layer = "landlock"      // Landlock filesystem rules (and signal/abstract-socket scoping where the ABI has it)
+	LayerLandlockNet  Layer = "landlock-net"  // Landlock TCP bind/connect rules (ABI 4 and later)
+	LayerCaps         Layer = "capabilities"  // every capability dropped, the bounding set emptied
+	LayerSeccomp      Layer = "seccomp"       // the syscall filter
+)
+
+// NetMode says how much network a plugin gets.
+type NetMode string
+
+// The network modes of a Policy.
+const (
+	// NetNone: no network at all (the default): the plugin has its own empty
+	// network namespace and can create only unix sockets.
+	NetNone NetMode = "none"
+	// NetList: outbound TCP to the ports of Policy.NetAllow only (Landlock
+	// restricts by port; the host part is not enforced by this version). No
+	// UDP, no listening on other ports.
+	NetList NetMode = "list"
+	// NetAll: the host's network, unrestricted.
+	NetAll NetMode = "all"
+)
+
+// Defaults of a Policy.
+const (
+	DefaultMemory = 512 << 20 // bytes
+	DefaultPids   = 64
+	DefaultFiles  = 256
+	// DefaultTimeout bounds each tool call when the policy sets no timeout.
+	DefaultTimeout = 5 * time.Minute
+)
+
+// DefaultReadPaths are the system paths every plugin may read: what a
+// dynamically linked binary needs to start, and the time zone database.
+var DefaultReadPaths = []string{
+	"/lib", "/lib32", "/lib64", "/usr/lib", "/usr/lib32", "/usr/lib64", "/usr/libexec",
+	"/etc/ld.so.cache", "/etc/ld.so.conf", "/etc/ld.so.conf.d", "/etc/localtime", "/usr/share/zoneinfo",
+}
+
+// Policy is the box of one plugin. The zero Policy is the default policy: its
+// own binary and the system libraries read-only, a private data and tmp
+// directory, no network, 512 MiB, 64 processes, 256 open files, no core
+// dumps, an environment scrubbed to the allow-list. Every field adds to or
+// overrides that.
+type Policy struct {
+	// AllowRead lists further absolute paths (files or directories) the
+	// plugin may read, beyond its binary and DefaultReadPaths.
+	AllowRead []string
+	// AllowWrite lists absolute paths the plugin may read and write, beyond
+	// its private data and tmp directories. When the host runs as root the
+	// plugin runs as uid/gid 65534, so these must be writable by it.
+	AllowWrite []string
+	// Net is the network mode; "" means NetNone.
+	Net NetMode
+	// NetAllow lists "host:port" entries the plugin may connect to when Net
+	// is NetList.
+	NetAllow []string
+	// Memory caps the plugin's memory in bytes (memory cgroup and
+	// RLIMIT_DATA). 0 means DefaultMemory.
+	Memory int64
+	// Pids caps its processes and threads (pids cgroup, RLIMIT_NPROC). 0
+	// means DefaultPids.
+	Pids int
+	// Files caps its open files (RLIMIT_NOFILE). 0 means DefaultFiles.
+	Files int
+	// CPU caps its CPU time as a number of cores (1.5 = one and a half
+	// cores) through the cpu cgroup. 0 means no cap.
+	CPU float64
+	// Env names host environment variables passed through to the plugin;
+	// every other variable of the host is scrubbed.
+	Env []string
+	// Timeout bounds each tool call of the plugin: the host cancels a call
+	// still running after it and answers with an isError result. 0 means
+	// DefaultTimeout. The sandbox only carries it; the host applies it.
+	Timeout time.Duration
+	// Strict refuses to start the plugin when a layer it needs is missing
+	// (see [Launcher.Wrap]); otherwise the plugin starts with whatever
+	// layers this machine supports and the missing ones are logged.
+	Strict bool
+	// Disabled turns the sandbox off for this plugin: it runs with the
+	// host's rights. Meant for debugging; logged loudly.
+	Disabled bool
+}
+
+// CallTimeout is the bound on each tool call: Timeout, or DefaultTimeout.
+func (p *Policy) CallTimeout() time.Duration {
+	if p.Timeout > 0 {
+		return p.Timeout
+	}
+	return DefaultTimeout
+}
+
+// Check reports the first mistake in p, naming the field.
+func (p *Policy) Check() error {
+	for _, list := range []struct {
+		name  string
+		paths []string
+	}{{"allow_read", p.AllowRead}, {"allow_write", p.AllowWrite}} {
+		for _, path := range list.paths {
+			if !filepath.IsAbs(path) {
+				return fmt.Errorf("%s: %q is not an absolute path", list.name, path)
+			}
+		}
+	}
+	switch p.Net {
+	case "", NetNone, NetAll:
+		if len(p.NetAllow) > 0 {
+			return fmt.Errorf("allow_net: a host:port list needs network mode %q", NetList)
+		}
+	case NetList:
+		if len(p.NetAllow) == 0 {
+			return errors.New("allow_net: the list is empty (use \"none\")")
+		}
+		for _, hp := range p.NetAllow {
+			if _, err := netPort(hp); err != nil {
+				return fmt.Errorf("allow_net: %w", err)
+			}
+		}
+	default:
+		return fmt.Errorf("allow_net: unknown mode %q (want none, all or a list of host:port)", p.Net)
+	}
+	switch {
+	case p.Memory < 0:
+		return fmt.Errorf("memory: negative (%d)", p.Memory)
+	case p.Memory > 0 && p.Memory < 16<<20:
+		return fmt.Errorf("memory: %d bytes is too little for any plugin (at least 16 MiB)", p.Memory)
+	case p.Pids < 0:
+		return fmt.Errorf("pids: negative (%d)", p.Pids)
+	case p.Files < 0:
+		return fmt.Errorf("files: negative (%d)", p.Files)
+	case p.CPU < 0:
+		return fmt.Errorf("cpu: negative (%v)", p.CPU)
+	case p.Timeout < 0:
+		return fmt.Errorf("timeout: negative (%v)", p.Timeout)
+	}
+	for _, name := range p.Env {
+		if name == "" || slices.ContainsFunc([]rune(name), func(r rune) bool { return r == '=' || r == 0 }) {
+			return fmt.Errorf("env: %q is not a variable name", name)
+		}
+	}
+	return nil
+}
+
+// netPort returns the port of a "host:port" entry.
+func netPort(hostport string) (uint16, error) {
+	_, port, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return 0, fmt.Errorf("%q is not host:port", hostport)
+	}
+	n, err := strconv.ParseUint(port, 10, 16)
+	if err != nil || n == 0 {
+		return 0, fmt.Errorf("%q: port must be 1-65535", hostport)
+	}
+	return uint16(n), nil
+}
+
+func (p *Policy) memory() int64 {
+	if p.Memory == 0 {
+		return DefaultMemory
+	}
+	return p.Memory
+}
+
+func (p *Policy) pids() int {
+	if p.Pids == 0 {
+		return DefaultPids
+	}
+	return p.Pids
+}
+
+func (p *Policy) files() int {
+	if p.Files == 0 {
+		return DefaultFiles
+	}
+	return p.Files
+}
+
+func (p *Policy) net() NetMode {
+	if p.Net == "" {
+		return NetNone
+	}
+	return p.Net
+}
+
+// Report says which layers confine a plugin process.
+type Report struct {
+	// Active lists the layers in force, in the order they were applied.
+	Active []Layer `json:"active"`
+	// Missing maps each layer that could not be applied to the reason.
+	Missing map[Layer]string `json:"missing,omitempty"`
+}
+
+// String is the one-line summary the host logs and `plughost plugins`
+// shows: "userns,pidns,…,seccomp", or "none".
+func (r *Report) String() string {
+	if r == nil || len(r.Active) == 0 {
+		return "none"
+	}
+	s := ""
+	for i, l := range r.Active {
+		if i > 0 {
+			s += ","
+		}
+		s += string(l)
+	}
+	return s
+}
+
+// ErrUnavailable is returned (wrapped) when a strict policy needs a layer
+// this machine cannot apply, or when there is no sandbox on this platform.
+var ErrUnavailable = errors.New("sandbox layer unavailable")
+
+// Clone returns a deep copy of p.
+func (p *Policy) Clone() *Policy {
+	c := *p
+	c.AllowRead = slices.Clone(p.AllowRead)
+	c.AllowWrite = slices.Clone(p.AllowWrite)
+	c.NetAllow = slices.Clone(p.NetAllow)
+	c.Env = slices.Clone(p.Env)
+	return &c
+}

@@ -1,0 +1,220 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+
+	"golang.org/x/net/bpf"
+	"golang.org/x/sys/unix"
+)
+
+// The test binary is its own stage (TestMain) and its own "plugin": run
+// with SANDBOX_TEST_PLUGIN=1 it prints what it can do and exits.
+func TestMain(m *testing.M) {
+	RunStageIfRequested()
+	if os.Getenv("SANDBOX_TEST_PLUGIN") == "1" {
+		_, err := os.ReadFile("/etc/shadow")
+		fd, serr := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
+		if serr == nil {
+			unix.Close(fd)
+		}
+		os.Stdout.WriteString("plugin ran; shadow: " + errName(err) + "; inet socket: " + errName(serr) + "\n")
+		os.Exit(0)
+	}
+	os.Exit(m.Run())
+}
+
+func errName(err error) string {
+	var errno unix.Errno
+	if errors.As(err, &errno) {
+		return unix.ErrnoName(errno)
+	}
+	if err == nil {
+		return "ok"
+	}
+	return err.Error()
+}
+
+// run wraps the test binary as a plugin under pol and returns its stdout
+// and the report.
+func run(t *testing.T, opts Options, pol *Policy) (string, *Report, error) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.StateDir = t.TempDir()
+	opts.PassEnv = []string{"SANDBOX_TEST_PLUGIN"}
+	l, err := New(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	cmd := &exec.Cmd{Path: self, Args: []string{self}, Env: append(os.Environ(), "SANDBOX_TEST_PLUGIN=1", "SECRET=x"), Stdout: &out, Stderr: &errOut}
+	launch, err := l.Wrap("test", pol, cmd)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := launch.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := launch.Started(launch.Cmd.Process.Pid)
+	waitErr := launch.Cmd.Wait()
+	launch.Exited()
+	if err == nil && waitErr != nil {
+		t.Fatalf("plugin: %v\nstderr: %s", waitErr, errOut.String())
+	}
+	return out.String(), rep, err
+}
+
+func TestDefaultPolicyAllLayers(t *testing.T) {
+	out, rep, err := run(t, Options{}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "plugin ran; shadow: EACCES; inet socket: EPERM\n"; out != want {
+		t.Errorf("plugin output = %q, want %q", out, want)
+	}
+	for _, l := range []Layer{LayerPidNS, LayerNetNS, LayerMountNS, LayerUID, LayerMounts, LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp} {
+		if !slices.Contains(rep.Active, l) {
+			t.Errorf("layer %s not active: %v (missing %v)", l, rep.Active, rep.Missing)
+		}
+	}
+}
+
+// Without namespaces (as under Docker's default profile) a best-effort
+// policy still gets Landlock, seccomp and rlimits; a strict one is refused.
+func TestNoNamespaces(t *testing.T) {
+	t.Run("best effort", func(t *testing.T) {
+		out, rep, err := run(t, Options{NoNamespaces: true}, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.HasPrefix(out, "plugin ran; shadow: EACCES; inet socket: EPERM") {
+			t.Errorf("plugin output = %q", out)
+		}
+		for _, l := range []Layer{LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp, LayerUID} {
+			if !slices.Contains(rep.Active, l) {
+				t.Errorf("layer %s not active: %v", l, rep.Active)
+			}
+		}
+		for _, l := range []Layer{LayerPidNS, LayerNetNS, LayerMountNS, LayerMounts} {
+			if _, ok := rep.Missing[l]; !ok || slices.Contains(rep.Active, l) {
+				t.Errorf("layer %s: want it reported missing; active %v, missing %v", l, rep.Active, rep.Missing)
+			}
+		}
+	})
+	t.Run("strict", func(t *testing.T) {
+		out, _, err := run(t, Options{NoNamespaces: true}, &Policy{Strict: true})
+		if !errors.Is(err, ErrUnavailable) || !strings.Contains(err.Error(), "no namespaces") {
+			t.Errorf("Wrap = %v, want ErrUnavailable naming the namespaces", err)
+		}
+		if out != "" {
+			t.Errorf("the plugin ran: %q", out)
+		}
+	})
+}
+
+func TestPolicyCheck(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		p    Policy
+		want string
+	}{
+		"default":         {Policy{}, ""},
+		"relative read":   {Policy{AllowRead: []string{"etc"}}, `allow_read: "etc" is not an absolute path`},
+		"list without":    {Policy{Net: NetList}, "allow_net: the list is empty"},
+		"bad port":        {Policy{Net: NetList, NetAllow: []string{"example.com:http"}}, "port must be 1-65535"},
+		"list in none":    {Policy{NetAllow: []string{"a:1"}}, "needs network mode"},
+		"tiny memory":     {Policy{Memory: 1 << 20}, "too little"},
+		"env with equals": {Policy{Env: []string{"A=B"}}, "not a variable name"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			err := c.p.Check()
+			if (c.want == "") != (err == nil) || (err != nil && !strings.Contains(err.Error(), c.want)) {
+				t.Errorf("Check() = %v, want %q", err, c.want)
+			}
+		})
+	}
+}
+
+// The seccomp filter, run in x/net/bpf's VM on hand-made seccomp_data.
+func TestSeccompFilter(t *testing.T) {
+	t.Parallel()
+	arch, _ := auditArch()
+	data := func(nr uintptr, args ...uint64) []byte {
+		b := make([]byte, 64)
+		// x/net/bpf's VM loads words big-endian where the kernel loads
+		// them in native order: write each 32-bit word the VM's way.
+		le := func(off int, v uint64) {
+			for i := 0; i < 4; i++ {
+				b[off+i] = byte(uint32(v) >> (8 * (3 - i)))
+			}
+		}
+		le(0, uint64(nr))
+		le(4, uint64(arch))
+		for i, a := range args {
+			le(16+8*i, a)
+		}
+		return b
+	}
+	for name, c := range map[string]struct {
+		net  NetMode
+		in   []byte
+		want uint32
+	}{
+		"read allowed":        {NetNone, data(unix.SYS_READ), retAllow},
+		"ptrace denied":       {NetNone, data(unix.SYS_PTRACE), retEPERM},
+		"unix socket":         {NetNone, data(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},
+		"inet socket none":    {NetNone, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM), retEPERM},
+		"tcp socket list":     {NetList, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC), retAllow},
+		"udp socket list":     {NetList, data(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_DGRAM), retEPERM},
+		"mptcp list":          {NetList, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
+		"mptcp all":           {NetAll, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
+		"udp all":             {NetAll, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM), retAllow},
+		"thread clone":        {NetNone, data(unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_THREAD), retAllow},
+		"clone new userns":    {NetNone, data(unix.SYS_CLONE, unix.CLONE_NEWUSER), retEPERM},
+		"clone3":              {NetNone, data(unix.SYS_CLONE3), retNOSYS},
+		"TIOCSTI":             {NetNone, data(unix.SYS_IOCTL, 0, unix.TIOCSTI), retEPERM},
+		"TCGETS":              {NetNone, data(unix.SYS_IOCTL, 0, unix.TCGETS), retAllow},
+		"foreign arch killed": {NetNone, func() []byte { b := data(unix.SYS_READ); b[7] = 0; return b }(), retKill},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			raw, err := seccompFilter(c.net)
+			if err != nil {
+				t.Fatal(err)
+			}
+			insns, ok := bpf.Disassemble(raw)
+			if !ok {
+				t.Fatal("filter does not disassemble")
+			}
+			vm, err := bpf.NewVM(insns)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := vm.Run(c.in)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if uint32(got) != c.want {
+				t.Errorf("filter returned %#x, want %#x", got, c.want)
+			}
+		})
+	}
+}
+
+func TestScrubEnv(t *testing.T) {
+	t.Parallel()
+	got := scrubEnv([]string{"SECRET=1", "PLUGIN_X=a", "LANG=C", "LANG=fr", "PLUGHOST_PLUGIN=c"}, []string{"LANG", "PLUGHOST_PLUGIN"})
+	want := []string{"PLUGIN_X=a", "LANG=fr", "PLUGHOST_PLUGIN=c"}
+	if !slices.Equal(got, want) {
+		t.Errorf("scrubEnv = %v, want %v", got, want)
+	}
+}

@@ -1,0 +1,532 @@
+package device
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/tool"
+)
+
+// Limits on what one device may hold open.
+const (
+	maxServices  = 256 // services in one register
+	maxTextTasks = 16  // text tasks received but not yet ended
+)
+
+// conn is one connected device. Once it registers services it is a
+// tool.Provider, published under its name.
+type conn struct {
+	s      *Server
+	nc     net.Conn
+	serial uint64
+	log    hclog.Logger
+	born   time.Time
+
+	authed atomic.Bool // AUTH accepted (always true without tokens)
+
+	wmu  sync.Mutex // serializes writes
+	wbuf []byte
+
+	mu       sync.Mutex
+	closed   bool
+	voice    string                   // voice id from AUTH
+	name     string                   // provider name, once registered
+	mcpTask  string                   // task id of the last register: calls use it
+	services []*service               // sorted by name
+	byName   map[string]*service      // the same, by name
+	pending  map[string]chan []byte   // calls awaiting a result, by call_id
+	calls    uint64                   // calls sent so far
+	texts    map[string]*bytes.Buffer // text tasks being received, by task id
+
+	ctx    context.Context // ends when the connection does
+	cancel context.CancelFunc
+	done   chan struct{} // closed when the connection is gone
+	tasks  sync.WaitGroup
+}
+
+var _ tool.Provider = (*conn)(nil)
+
+func newConn(s *Server, nc net.Conn, serial uint64) *conn {
+	c := &conn{
+		s:       s,
+		nc:      nc,
+		serial:  serial,
+		log:     s.log.With("remote", nc.RemoteAddr().String()),
+		born:    time.Now(),
+		byName:  map[string]*service{},
+		pending: map[string]chan []byte{},
+		texts:   map[string]*bytes.Buffer{},
+		done:    make(chan struct{}),
+	}
+	c.authed.Store(len(s.opts.Tokens) == 0)
+	return c
+}
+
+// refuse tells the device why it is not served and hangs up.
+func (c *conn) refuse(msg string) {
+	c.statusError(SystemTask, 0, msg)
+	c.nc.Close()
+}
+
+// serve reads and handles frames until the device goes away, then
+// withdraws its tools and ends its calls and text tasks.
+func (c *conn) serve(ctx context.Context) {
+	c.ctx, c.cancel = context.WithCancel(ctx)
+	c.log.Debug("device connected")
+	reason := c.readLoop()
+	c.cancel()
+	c.mu.Lock()
+	c.closed = true
+	name := c.name
+	c.mu.Unlock()
+	close(c.done) // in-flight calls end with ErrDisconnected
+	c.nc.Close()
+	if name != "" {
+		c.s.opts.Publisher.Remove(name)
+	}
+	c.tasks.Wait()
+	c.s.release(c, name)
+	c.log.Info("device disconnected", "reason", reason)
+}
+
+// readLoop returns why the connection ends.
+func (c *conn) readLoop() string {
+	dec := NewDecoder(deadlineReader{c}, c.s.opts.MaxFrame)
+	for {
+		f, err := dec.Next()
+		var ne net.Error
+		switch {
+		case err == nil:
+		case errors.Is(err, ErrMalformedFrame):
+			c.statusError(SystemTask, 0, err.Error())
+			continue
+		case errors.Is(err, ErrFrameTooLarge):
+			c.statusError(SystemTask, 0, fmt.Sprintf("frame too large: the limit is %d bytes of payload; closing", c.s.opts.MaxFrame))
+			return err.Error()
+		case errors.As(err, &ne) && ne.Timeout():
+			if !c.authed.Load() {
+				msg := fmt.Sprintf("no AUTH within %v; closing", c.s.opts.AuthTimeout)
+				c.statusError(SystemTask, 0, msg)
+				return msg
+			}
+			msg := fmt.Sprintf("idle for %v; closing", c.s.opts.IdleTimeout)
+			c.statusError(SystemTask, 0, msg)
+			return msg
+		case errors.Is(err, io.EOF):
+			return "the device closed the connection"
+		default:
+			return err.Error()
+		}
+		if c.log.IsTrace() {
+			c.log.Trace("frame from device", "frame", f.String())
+		}
+		if reason := c.handle(f); reason != "" {
+			return reason
+		}
+	}
+}
+
+// deadlineReader sets the read deadline before every read: the AUTH
+// deadline (counted from the connection's start) until the device has
+// authenticated, the idle timeout after.
+type deadlineReader struct{ c *conn }
+
+func (r deadlineReader) Read(p []byte) (int, error) {
+	c := r.c
+	if c.authed.Load() {
+		c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
+	} else {
+		c.nc.SetReadDeadline(c.born.Add(c.s.opts.AuthTimeout))
+	}
+	return c.nc.Read(p)
+}
+
+// handle serves one frame. It returns why the connection must close, or "".
+func (c *conn) handle(f Frame) string {
+	if !c.authed.Load() && f.Type != TypeAuth && f.Type != TypeStatus {
+		c.statusError(f.Task, f.Seq, "not authenticated: send AUTH first")
+		return ""
+	}
+	switch f.Type {
+	case TypeAuth:
+		return c.auth(f)
+	case TypeStatus:
+		return c.status(f)
+	case TypeMCP:
+		c.mcp(f)
+	case TypeText:
+		c.text(f)
+	case TypeEnd:
+		c.end(f)
+	case TypeAudio, TypeSpeak:
+		c.statusError(f.Task, f.Seq, f.Type.String()+" frames are not supported")
+	default:
+		c.statusError(f.Task, f.Seq, fmt.Sprintf("unknown frame type 0x%02x", byte(f.Type)))
+	}
+	return ""
+}
+
+// auth handles AUTH: TOKEN##voiceid:…##lang:…##format:pcm.
+func (c *conn) auth(f Frame) string {
+	parts := strings.Split(string(f.Payload), "##")
+	token, voice := parts[0], ""
+	for _, p := range parts[1:] {
+		if v, ok := strings.CutPrefix(p, "voiceid:"); ok {
+			voice = v
+		}
+	}
+	if len(c.s.opts.Tokens) > 0 {
+		if c.authed.Load() {
+			c.statusError(f.Task, f.Seq, "already authenticated")
+			return ""
+		}
+		if !c.s.checkToken(token) {
+			c.statusError(f.Task, f.Seq, "authentication failed: unknown token; closing")
+			return "authentication failed"
+		}
+	}
+	c.mu.Lock()
+	registered := c.name != ""
+	if !registered {
+		c.voice = voice
+	}
+	c.mu.Unlock()
+	if registered {
+		c.statusError(f.Task, f.Seq, "AUTH after register: the voice id is ignored")
+		return ""
+	}
+	c.authed.Store(true)
+	c.log.Debug("device authenticated", "voiceid", voice)
+	c.status0(f.Task, f.Seq, "##INFO:AUTH_OK")
+	return ""
+}
+
+// status handles STATUS: ##PING is answered, ##DISCONNECT hangs up.
+func (c *conn) status(f Frame) string {
+	switch p := string(bytes.TrimSpace(f.Payload)); p {
+	case "##PING":
+		c.status0(f.Task, f.Seq, "##INFO:PONG")
+	case "##DISCONNECT":
+		return "the device sent ##DISCONNECT"
+	default:
+		c.log.Debug("status from device", "status", p)
+	}
+	return ""
+}
+
+// statusError sends a STATUS ##ERROR:msg.
+func (c *conn) statusError(task string, seq int, msg string) {
+	c.log.Debug("status error to device", "error", msg)
+	c.status0(task, seq, "##ERROR:"+msg)
+}
+
+func (c *conn) status0(task string, seq int, payload string) {
+	c.write(Frame{Type: TypeStatus, Task: task, Seq: seq, Payload: []byte(sanitizeText(payload))})
+}
+
+// write sends one frame; on failure it closes the connection, which ends
+// the read loop.
+func (c *conn) write(f Frame) error {
+	c.wmu.Lock()
+	defer c.wmu.Unlock()
+	b, err := AppendFrame(c.wbuf[:0], f)
+	if err != nil {
+		return err // a bug of ours: every payload is escaped before
+	}
+	c.wbuf = b
+	if c.log.IsTrace() {
+		c.log.Trace("frame to device", "frame", f.String())
+	}
+	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+	if _, err := c.nc.Write(b); err != nil {
+		c.nc.Close()
+		return err
+	}
+	return nil
+}
+
+// sanitizeText makes text safe as a payload: "##END" would end the frame
+// early, so a zero-width space is put inside it.
+func sanitizeText(s string) string {
+	return strings.ReplaceAll(s, endMarker, "#\u200b#END")
+}
+
+// escapeJSON makes compact JSON safe as a payload: "##END" can only occur
+// inside a JSON string, where '#' may be written \u0023.
+func escapeJSON(b []byte) []byte {
+	return bytes.ReplaceAll(b, []byte(endMarker), []byte(`#\u0023END`))
+}
+
+// Name is the provider name: "device-" and the AUTH voice id (sanitized),
+// or "device-<n>" for a device that gave none.
+func (c *conn) Name() string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.name
+}
+
+// Tools returns the registered services as MCP tools.
+func (c *conn) Tools() []tool.Def {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	defs := make([]tool.Def, len(c.services))
+	for i, s := range c.services {
+		defs[i] = tool.Def{Name: s.name, JSON: s.json}
+	}
+	return defs
+}
+
+// CallTool sends a call frame and waits for the device's result.
+func (c *conn) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+	return c.call(ctx, call.Name, call.Arguments)
+}
+
+// call validates args, sends the call with a fresh call_id and waits for
+// the result, the timeout, ctx or the end of the connection.
+func (c *conn) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	c.mu.Lock()
+	svc := c.byName[name]
+	c.mu.Unlock()
+	if svc == nil {
+		return tool.ErrorResult(fmt.Sprintf("the device no longer offers %q", name)), nil
+	}
+	if len(bytes.TrimSpace(args)) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if msg := svc.validate(args); msg != "" {
+		return tool.ErrorResult(msg), nil
+	}
+	var params bytes.Buffer
+	if err := json.Compact(&params, args); err != nil {
+		return tool.ErrorResult("invalid arguments: " + err.Error()), nil
+	}
+
+	ch := make(chan []byte, 1)
+	c.mu.Lock()
+	if c.closed {
+		c.mu.Unlock()
+		return nil, fmt.Errorf("%w before the call could be sent", ErrDisconnected)
+	}
+	c.calls++
+	id := fmt.Sprintf("call_%03d", c.calls)
+	c.pending[id] = ch
+	task := c.mcpTask
+	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.pending, id)
+		c.mu.Unlock()
+	}()
+
+	msg, err := json.Marshal(struct {
+		Type string      `json:"type"`
+		Data callPayload `json:"data"`
+	}{"call", callPayload{id, name, params.Bytes()}})
+	if err != nil {
+		return nil, err
+	}
+	if err := c.write(Frame{Type: TypeMCP, Task: task, Seq: 0, Payload: escapeJSON(msg)}); err != nil {
+		return nil, fmt.Errorf("%w: sending call %s: %v", ErrDisconnected, id, err)
+	}
+	timer := time.NewTimer(c.s.opts.CallTimeout)
+	defer timer.Stop()
+	select {
+	case r := <-ch:
+		return resultJSON(r), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-timer.C:
+		return nil, fmt.Errorf("%w: no result for call %s within %v", ErrCallTimeout, id, c.s.opts.CallTimeout)
+	case <-c.done:
+		return nil, fmt.Errorf("%w before answering call %s", ErrDisconnected, id)
+	}
+}
+
+type callPayload struct {
+	CallID string          `json:"call_id"`
+	Method string          `json:"method"`
+	Params json.RawMessage `json:"params"`
+}
+
+// mcp handles a type-6 frame: register or result.
+func (c *conn) mcp(f Frame) {
+	var msg struct {
+		Type string          `json:"type"`
+		Data json.RawMessage `json:"data"`
+	}
+	if err := json.Unmarshal(f.Payload, &msg); err != nil {
+		c.statusError(f.Task, f.Seq, "MCP frame is not a JSON object {\"type\":…,\"data\":…}: "+err.Error())
+		return
+	}
+	switch msg.Type {
+	case "register":
+		c.register(f, msg.Data)
+	case "result":
+		c.result(f, msg.Data)
+	default:
+		c.statusError(f.Task, f.Seq, fmt.Sprintf("unknown MCP message type %q (want register or result)", msg.Type))
+	}
+}
+
+// register replaces the device's services and publishes them.
+func (c *conn) register(f Frame, data json.RawMessage) {
+	var reg struct {
+		Services map[string]json.RawMessage `json:"services"`
+	}
+	if err := json.Unmarshal(data, &reg); err != nil || reg.Services == nil {
+		detail := `"data" must hold a "services" object`
+		if err != nil {
+			detail += ": " + err.Error()
+		}
+		c.statusError(f.Task, f.Seq, "register: "+detail)
+		return
+	}
+	names := make([]string, 0, len(reg.Services))
+	for n := range reg.Services {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	var problems []string
+	if len(names) > maxServices {
+		problems = append(problems, fmt.Sprintf("%d services, the limit is %d: the rest are ignored", len(names), maxServices))
+		names = names[:maxServices]
+	}
+	var svcs []*service
+	for _, n := range names {
+		s, err := parseService(n, reg.Services[n])
+		if err != nil {
+			problems = append(problems, fmt.Sprintf("service %q: %v", n, err))
+			continue
+		}
+		svcs = append(svcs, s)
+	}
+
+	c.mu.Lock()
+	first := c.name == ""
+	voice := c.voice
+	c.mu.Unlock()
+	name := ""
+	if first {
+		name = c.s.claimName(c, voice)
+	}
+	c.mu.Lock()
+	if first {
+		c.name = name
+		c.log = c.log.With("device", name)
+	}
+	name = c.name
+	c.mcpTask = f.Task
+	c.services = svcs
+	c.byName = make(map[string]*service, len(svcs))
+	for _, s := range svcs {
+		c.byName[s.name] = s
+	}
+	c.mu.Unlock()
+	c.s.opts.Publisher.Set(c)
+	c.log.Info("device registered services", "services", len(svcs), "refused", len(problems))
+	if len(problems) > 0 {
+		c.statusError(f.Task, f.Seq, "register: "+strings.Join(problems, "; "))
+	}
+}
+
+// result hands a call's result to the call waiting for it.
+func (c *conn) result(f Frame, data json.RawMessage) {
+	var res struct {
+		CallID string          `json:"call_id"`
+		Result json.RawMessage `json:"result"`
+	}
+	if err := json.Unmarshal(data, &res); err != nil || res.CallID == "" {
+		c.statusError(f.Task, f.Seq, `result: "data" must hold "call_id" and "result"`)
+		return
+	}
+	c.mu.Lock()
+	ch := c.pending[res.CallID]
+	delete(c.pending, res.CallID)
+	c.mu.Unlock()
+	if ch == nil {
+		c.statusError(f.Task, f.Seq, fmt.Sprintf("result: no call %q is waiting (unknown, or it timed out)", res.CallID))
+		return
+	}
+	ch <- res.Result
+}
+
+// resultJSON turns a device's result object into an MCP CallToolResult:
+// success with a string → text; with a JSON object (or a string holding
+// one) → structuredContent plus its text; failure → isError with the
+// device's error.
+func resultJSON(raw []byte) json.RawMessage {
+	var r struct {
+		Success *bool           `json:"success"`
+		Data    json.RawMessage `json:"data"`
+		Error   json.RawMessage `json:"error"`
+	}
+	if err := json.Unmarshal(raw, &r); err != nil || r.Success == nil {
+		return tool.ErrorResult(`the device sent a malformed result (want {"success": true|false, "data"|"error": …})`)
+	}
+	if !*r.Success {
+		msg := jsonText(r.Error)
+		if msg == "" {
+			msg = "the device reported a failure without an error message"
+		}
+		return tool.ErrorResult(msg)
+	}
+	data := bytes.TrimSpace(r.Data)
+	if len(data) > 0 && data[0] == '"' {
+		var s string
+		json.Unmarshal(data, &s)
+		if t := strings.TrimSpace(s); strings.HasPrefix(t, "{") && json.Valid([]byte(t)) {
+			return structured([]byte(t))
+		}
+		return tool.TextResult(s)
+	}
+	if len(data) > 0 && data[0] == '{' {
+		return structured(data)
+	}
+	return tool.TextResult(jsonText(data))
+}
+
+// jsonText is a JSON string's value, or other JSON as compact text; ""
+// for nothing or null.
+func jsonText(v json.RawMessage) string {
+	v = bytes.TrimSpace(v)
+	if len(v) == 0 || string(v) == "null" {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	var b bytes.Buffer
+	if json.Compact(&b, v) != nil {
+		return string(v)
+	}
+	return b.String()
+}
+
+// structured is a result carrying obj as structuredContent and, for
+// clients that read only content, as text.
+func structured(obj []byte) json.RawMessage {
+	var b bytes.Buffer
+	json.Compact(&b, obj)
+	type text struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	out, _ := json.Marshal(struct {
+		Content           []text          `json:"content"`
+		StructuredContent json.RawMessage `json:"structuredContent"`
+	}{[]text{{"text", b.String()}}, b.Bytes()})
+	return out
+}

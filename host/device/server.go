@@ -1,0 +1,291 @@
+package device
+
+import (
+	"context"
+	"crypto/subtle"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/tool"
+)
+
+// Publisher receives each registered device as a tool.Provider.
+// *catalog.Catalog implements it. For any one provider name the server
+// calls it in order, never concurrently.
+type Publisher interface {
+	// Set publishes p, replacing any provider of the same name.
+	Set(p tool.Provider)
+	// Remove withdraws the provider of that name.
+	Remove(name string)
+}
+
+// Sampler asks a connected MCP client's model for a message. The device
+// bridge uses it to answer text tasks.
+type Sampler interface {
+	// CreateMessage sends sampling/createMessage with params (the MCP
+	// CreateMessageRequestParams as JSON) and returns the client's
+	// CreateMessageResult as JSON. It returns an error wrapping
+	// ErrNoSampler when no connected client supports sampling.
+	CreateMessage(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+	// SamplingTools reports whether the client that will answer declared
+	// sampling.tools (so tools and toolChoice may be sent).
+	SamplingTools() bool
+}
+
+// Errors callers can match with errors.Is.
+var (
+	// ErrNoSampler: no connected MCP client can sample (Sampler's contract).
+	ErrNoSampler = errors.New("no connected MCP client supports sampling")
+	// ErrDisconnected: the device went away before answering a call.
+	ErrDisconnected = errors.New("device disconnected")
+	// ErrCallTimeout: the device did not answer a call in time.
+	ErrCallTimeout = errors.New("device did not answer in time")
+)
+
+// Options configure a Server. A nil *Options, and every zero field, means
+// the default documented on the field.
+type Options struct {
+	// Publisher receives each device that registers services. Required.
+	Publisher Publisher
+	// Logger receives the server's logs. Nil discards them.
+	Logger hclog.Logger
+	// Tokens, when not empty, are the device tokens accepted in AUTH; a
+	// device must then authenticate before anything but AUTH and STATUS is
+	// served. Empty means any device may connect (AUTH is optional, and
+	// its token ignored).
+	Tokens []string
+	// Sampler answers text tasks through an MCP client's model. Nil means
+	// no client can: a text task is answered with a TEXT saying so.
+	Sampler Sampler
+	// MaxFrame is the largest payload accepted from a device; a bigger
+	// frame is answered with a STATUS error and the connection closed.
+	// Default DefaultMaxFrame (1 MiB).
+	MaxFrame int
+	// AuthTimeout is how long a device has to authenticate when Tokens are
+	// configured. Default 5s.
+	AuthTimeout time.Duration
+	// IdleTimeout closes a connection on which the device sent nothing for
+	// that long (a device keeps it open with STATUS ##PING). Default 5m.
+	IdleTimeout time.Duration
+	// CallTimeout bounds how long a tool call waits for the device's
+	// result. Default 30s.
+	CallTimeout time.Duration
+	// WriteTimeout bounds one write to a device; a device that does not
+	// read is disconnected. Default 10s.
+	WriteTimeout time.Duration
+	// TextTimeout bounds one text task, all sampling rounds and tool calls
+	// included. Default 2m.
+	TextTimeout time.Duration
+	// MaxConns caps the devices connected at once; more are refused with a
+	// STATUS error. Default 1024.
+	MaxConns int
+	// MaxTokens is the maxTokens of each sampling request. Default 1024.
+	MaxTokens int
+}
+
+// Defaults for Options.
+const (
+	DefaultAuthTimeout  = 5 * time.Second
+	DefaultIdleTimeout  = 5 * time.Minute
+	DefaultCallTimeout  = 30 * time.Second
+	DefaultWriteTimeout = 10 * time.Second
+	DefaultTextTimeout  = 2 * time.Minute
+	DefaultMaxConns     = 1024
+	DefaultMaxTokens    = 1024
+)
+
+// Server accepts device connections and publishes each registered device
+// as a provider.
+type Server struct {
+	opts Options
+	log  hclog.Logger
+
+	mu     sync.Mutex
+	conns  map[*conn]struct{}
+	names  map[string]*conn // provider names in use
+	serial uint64           // connections accepted so far
+	wg     sync.WaitGroup   // connection goroutines
+}
+
+// NewServer checks the options and returns a server; start it with Serve.
+func NewServer(opts *Options) (*Server, error) {
+	var o Options
+	if opts != nil {
+		o = *opts
+	}
+	if o.Publisher == nil {
+		return nil, errors.New("device: Options.Publisher is required")
+	}
+	for i, t := range o.Tokens {
+		if t == "" {
+			return nil, fmt.Errorf("device: token %d is empty", i+1)
+		}
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.MaxFrame <= 0 {
+		o.MaxFrame = DefaultMaxFrame
+	}
+	if o.AuthTimeout <= 0 {
+		o.AuthTimeout = DefaultAuthTimeout
+	}
+	if o.IdleTimeout <= 0 {
+		o.IdleTimeout = DefaultIdleTimeout
+	}
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = DefaultCallTimeout
+	}
+	if o.WriteTimeout <= 0 {
+		o.WriteTimeout = DefaultWriteTimeout
+	}
+	if o.TextTimeout <= 0 {
+		o.TextTimeout = DefaultTextTimeout
+	}
+	if o.MaxConns <= 0 {
+		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxTokens <= 0 {
+		o.MaxTokens = DefaultMaxTokens
+	}
+	return &Server{
+		opts:  o,
+		log:   o.Logger,
+		conns: map[*conn]struct{}{},
+		names: map[string]*conn{},
+	}, nil
+}
+
+// Serve accepts devices on ln until ctx ends or ln fails. It then closes
+// ln and every connection (their tools are removed, their calls end) and
+// waits for their goroutines before it returns: nil after ctx ended,
+// otherwise the listener's error.
+func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	stop := context.AfterFunc(ctx, func() { ln.Close() })
+	defer stop()
+	s.log.Info("accepting devices", "addr", ln.Addr().String(), "auth", len(s.opts.Tokens) > 0)
+	var err error
+	for {
+		var nc net.Conn
+		nc, err = ln.Accept()
+		if err != nil {
+			break
+		}
+		s.mu.Lock()
+		full := len(s.conns) >= s.opts.MaxConns
+		s.serial++
+		c := newConn(s, nc, s.serial)
+		if !full {
+			s.conns[c] = struct{}{}
+			s.wg.Add(1)
+		}
+		s.mu.Unlock()
+		if full {
+			s.log.Warn("refusing a device: too many connections", "remote", nc.RemoteAddr().String(), "max", s.opts.MaxConns)
+			go c.refuse("too many devices connected")
+			continue
+		}
+		go func() {
+			defer s.wg.Done()
+			c.serve(ctx)
+		}()
+	}
+	ln.Close()
+	s.mu.Lock()
+	for c := range s.conns {
+		c.nc.Close()
+	}
+	s.mu.Unlock()
+	s.wg.Wait()
+	if ctx.Err() != nil {
+		return nil
+	}
+	return err
+}
+
+// checkToken reports whether token is one of the configured tokens, in
+// time that does not depend on which one matched or where they differ.
+func (s *Server) checkToken(token string) bool {
+	ok := 0
+	for _, t := range s.opts.Tokens {
+		ok |= subtle.ConstantTimeCompare([]byte(t), []byte(token))
+	}
+	return ok == 1
+}
+
+// claimName reserves a provider name for c: "device-" and the sanitized
+// voice id, or "device-<serial>" without one; a name another device holds
+// gets "-<serial>" appended.
+func (s *Server) claimName(c *conn, voice string) string {
+	base := sanitize(voice)
+	if base == "" {
+		base = strconv.FormatUint(c.serial, 10)
+	}
+	name := clip(namePrefix + base)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if _, taken := s.names[name]; taken {
+		suffix := "-" + strconv.FormatUint(c.serial, 10)
+		name = clip(namePrefix+base, len(suffix)) + suffix
+	}
+	s.names[name] = c
+	return name
+}
+
+// release frees c's provider name and forgets the connection.
+func (s *Server) release(c *conn, name string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if name != "" && s.names[name] == c {
+		delete(s.names, name)
+	}
+	delete(s.conns, c)
+}
+
+// namePrefix starts every device's provider name, so that a device can
+// never take the name of a plugin (whose file names the operator chose).
+const namePrefix = "device-"
+
+// maxNameLen is the catalog's limit on provider names.
+const maxNameLen = 32
+
+// sanitize keeps [a-zA-Z0-9_-] of a voice id and turns every other byte
+// sequence into one '-'.
+func sanitize(s string) string {
+	b := make([]byte, 0, len(s))
+	dash := false
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
+			b = append(b, c)
+			dash = false
+		} else if !dash && len(b) > 0 {
+			b = append(b, '-')
+			dash = true
+		}
+	}
+	for len(b) > 0 && b[len(b)-1] == '-' && dash {
+		b = b[:len(b)-1]
+		dash = false
+	}
+	return string(b)
+}
+
+// clip cuts name so that reserve more bytes fit within maxNameLen.
+func clip(name string, reserve ...int) string {
+	n := maxNameLen
+	for _, r := range reserve {
+		n -= r
+	}
+	if len(name) > n {
+		return name[:n]
+	}
+	return name
+}

@@ -1,0 +1,132 @@
+package device
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+)
+
+// service is one registered service: an MCP tool of the device.
+type service struct {
+	name   string
+	json   json.RawMessage // the MCP Tool object
+	schema *jsonschema.Schema
+}
+
+// parseService turns one entry of register's "services" into a tool:
+// description → description, parameters → inputSchema ({"type":"object"}
+// when absent; "type": "object" added when missing).
+func parseService(name string, raw json.RawMessage) (*service, error) {
+	if !validToolName(name) {
+		return nil, errors.New("the name must be 1 to 64 of [A-Za-z0-9_.-]")
+	}
+	var def struct {
+		Description json.RawMessage `json:"description"`
+		Parameters  json.RawMessage `json:"parameters"`
+	}
+	if err := json.Unmarshal(raw, &def); err != nil {
+		return nil, fmt.Errorf("not an object with description and parameters: %v", err)
+	}
+	var desc string
+	if len(def.Description) > 0 && string(def.Description) != "null" {
+		if err := json.Unmarshal(def.Description, &desc); err != nil {
+			return nil, errors.New(`"description" must be a string`)
+		}
+	}
+	var params map[string]json.RawMessage
+	if len(def.Parameters) > 0 && string(def.Parameters) != "null" {
+		if err := json.Unmarshal(def.Parameters, &params); err != nil || params == nil {
+			return nil, errors.New(`"parameters" must be a JSON Schema object`)
+		}
+	}
+	if params == nil {
+		params = map[string]json.RawMessage{}
+	}
+	if t, ok := params["type"]; !ok {
+		params["type"] = json.RawMessage(`"object"`)
+	} else if string(bytes.TrimSpace(t)) != `"object"` {
+		return nil, fmt.Errorf(`"parameters" must have "type": "object", not %s`, t)
+	}
+	schemaJSON, err := json.Marshal(params)
+	if err != nil {
+		return nil, fmt.Errorf(`"parameters": %v`, err)
+	}
+	sch, err := compileSchema(schemaJSON)
+	if err != nil {
+		return nil, fmt.Errorf(`"parameters" is not a valid JSON Schema: %v`, err)
+	}
+	toolJSON, err := json.Marshal(struct {
+		Name        string          `json:"name"`
+		Description string          `json:"description,omitempty"`
+		InputSchema json.RawMessage `json:"inputSchema"`
+	}{name, desc, schemaJSON})
+	if err != nil {
+		return nil, err
+	}
+	return &service{name: name, json: toolJSON, schema: sch}, nil
+}
+
+// validToolName: 1 to 64 of the MCP alphabet [A-Za-z0-9_.-].
+func validToolName(s string) bool {
+	if len(s) == 0 || len(s) > 64 {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// validate checks a call's arguments against the service's schema. It
+// returns "" when they are valid, else a message for the model.
+func (s *service) validate(args []byte) string {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber()
+	var v any
+	if err := dec.Decode(&v); err != nil {
+		return fmt.Sprintf("invalid arguments for tool %q: not valid JSON: %v", s.name, err)
+	}
+	if _, err := dec.Token(); err != io.EOF {
+		return fmt.Sprintf("invalid arguments for tool %q: data after the arguments object", s.name)
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Sprintf("invalid arguments for tool %q: arguments must be a JSON object", s.name)
+	}
+	if err := s.schema.Validate(v); err != nil {
+		return fmt.Sprintf("invalid arguments for tool %q: %v", s.name, err)
+	}
+	return ""
+}
+
+// schemaURL is where a service's schema pretends to live; references to
+// any other document meet noLoader.
+const schemaURL = "https://plughost.invalid/device/parameters.json"
+
+// noLoader refuses every URL: a device's schema must be self-contained (a
+// device must not make the host fetch files or URLs).
+type noLoader struct{}
+
+func (noLoader) Load(url string) (any, error) {
+	return nil, fmt.Errorf("references to other documents are not allowed (%s)", url)
+}
+
+func compileSchema(raw []byte) (*jsonschema.Schema, error) {
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return nil, err
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.UseLoader(noLoader{})
+	if err := c.AddResource(schemaURL, doc); err != nil {
+		return nil, err
+	}
+	return c.Compile(schemaURL)
+}

@@ -1,0 +1,76 @@
+// Command profhost is plughost's stdio serve path (catalog, plugin manager,
+// host/mcp server) wired as cmd/plughost wires it, with a CPU profile, for
+// profiling the hot path under the benchmark's load:
+//
+//	PROFHOST_CPUPROFILE=/tmp/cpu.pprof bin/bench/bench -quick -only calls -plughost bin/bench/profhost
+//	go tool pprof -top bin/bench/profhost /tmp/cpu.pprof
+//
+// It takes the arguments of `plughost serve` that the benchmark passes.
+// The profile covers the process's whole life (start and shutdown too).
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"os"
+	"runtime/pprof"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/catalog"
+	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/mcp"
+)
+
+func main() {
+	if len(os.Args) < 2 || os.Args[1] != "serve" {
+		fmt.Fprintln(os.Stderr, "usage: profhost serve --plugins DIR [--workspace DIR] [--log-level L]")
+		os.Exit(2)
+	}
+	fs := flag.NewFlagSet("serve", flag.ExitOnError)
+	dir := fs.String("plugins", "", "plugin directory")
+	workspace := fs.String("workspace", "", "PLUGHOST_WORKSPACE for the plugins")
+	level := fs.String("log-level", "warn", "log level")
+	_ = fs.Parse(os.Args[2:])
+	if err := run(*dir, *workspace, *level); err != nil {
+		fmt.Fprintln(os.Stderr, "profhost:", err)
+		os.Exit(1)
+	}
+}
+
+func run(dir, workspace, level string) error {
+	if path := os.Getenv("PROFHOST_CPUPROFILE"); path != "" {
+		f, err := os.Create(path)
+		if err != nil {
+			return err
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "profhost", Level: hclog.LevelFromString(level), Output: os.Stderr})
+	cat := catalog.New(&catalog.Options{Logger: log.Named("catalog")})
+	defer cat.Close()
+	mgr, err := manager.New(&manager.Options{
+		Dir:       dir,
+		Logger:    log.Named("plugins"),
+		Publisher: cat,
+		Env:       []string{"PLUGHOST_WORKSPACE=" + workspace},
+	})
+	if err != nil {
+		return err
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- mgr.Run(ctx) }()
+	srv := mcp.NewServer(cat, &mcp.Options{Logger: log.Named("mcp")})
+	serveErr := srv.ServeStdio(context.Background(), os.Stdin, os.Stdout)
+	cancel()
+	if err := <-done; err != nil {
+		return err
+	}
+	return serveErr
+}

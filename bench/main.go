@@ -1,0 +1,232 @@
+// Command bench measures plughost against its peers in one run, with one
+// load client for every server, and reports each figure as a ratio to each
+// peer next to the targets of issue 6.
+//
+//	make bench          # the full run (a few minutes)
+//	make bench-quick    # under a minute, for iteration
+//
+// or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
+//
+//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,grpc]
+//
+// The servers: plughost serving the bundled echo plugin; and, serving the
+// same echo tool in-process, a go-sdk server (raw-schema tool), an mcp-go
+// server and a hand-written newline-JSON-RPC server (the floor). Every server
+// runs as its own process; the load client (client.go) speaks raw JSON-RPC
+// over its stdin/stdout, or over Streamable HTTP with keep-alive once
+// `plughost serve --http` exists. Server CPU and peak RSS come from /proc
+// (proc.go) and cover the host and its plugin processes together.
+//
+// The figures go to stdout as a table and to bench/out/<timestamp>.json.
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"time"
+)
+
+// variant is one way of running plughost (the sandbox on or off).
+type variant struct {
+	name string
+	args []string
+}
+
+type config struct {
+	quick      bool
+	plughostBn string // bin/plughost
+	pluginsDir string // bin/plugins (the echo plugin)
+	binDir     string // bin/bench (peers, tenplugin, grpcfloor)
+	outDir     string
+	only       map[string]bool
+	variants   []variant
+	noSandbox  []string // extra serve args that turn the sandbox off, if any
+	sandbox    bool     // this plughost has a sandbox
+	http       bool     // this plughost serves --http
+	rateLimit  bool     // this plughost has --rate-limit (lifted for the load)
+	work       string   // scratch directory
+	echoDir    string   // a plugin directory holding only echo
+
+	textLen  int
+	inFlight int
+	seqCalls int
+	warmup   int
+	duration time.Duration
+	coldRuns int
+	scale    []int
+	listRuns int
+}
+
+func main() {
+	var cfg config
+	var only, noSandbox string
+	flag.BoolVar(&cfg.quick, "quick", false, "a short run (under a minute) for iteration")
+	flag.StringVar(&cfg.plughostBn, "plughost", "bin/plughost", "the plughost binary")
+	flag.StringVar(&cfg.pluginsDir, "plugins", "bin/plugins", "the directory of the bundled plugins (echo is used)")
+	flag.StringVar(&cfg.binDir, "bin", "bin/bench", "the directory of the benchmark's binaries (peer-*, tenplugin, grpcfloor)")
+	flag.StringVar(&cfg.outDir, "out", "bench/out", "where the JSON figures are written")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, grpc (default all)")
+	flag.StringVar(&noSandbox, "nosandbox-args", "", "extra `ARGS` for plughost serve that turn the sandbox off, for the no-sandbox rows (default: a --config file with sandbox { disabled = true } when plughost has a sandbox)")
+	flag.Parse()
+	if err := run(&cfg, only, noSandbox); err != nil {
+		fmt.Fprintln(os.Stderr, "bench:", err)
+		os.Exit(1)
+	}
+}
+
+func run(cfg *config, only, noSandbox string) error {
+	if only != "" {
+		cfg.only = map[string]bool{}
+		for s := range strings.SplitSeq(only, ",") {
+			cfg.only[strings.TrimSpace(s)] = true
+		}
+	}
+	cfg.inFlight, cfg.textLen = 16, 64
+	if cfg.quick {
+		cfg.seqCalls, cfg.warmup, cfg.duration, cfg.coldRuns, cfg.scale, cfg.listRuns = 1000, 200, 1500*time.Millisecond, 5, []int{1, 10, 100}, 20
+	} else {
+		cfg.seqCalls, cfg.warmup, cfg.duration, cfg.coldRuns, cfg.scale, cfg.listRuns = 5000, 500, 5*time.Second, 20, []int{1, 10, 100}, 100
+	}
+	for _, p := range []*string{&cfg.plughostBn, &cfg.pluginsDir, &cfg.binDir, &cfg.outDir} {
+		abs, err := filepath.Abs(*p)
+		if err != nil {
+			return err
+		}
+		*p = abs
+	}
+	help, _ := exec.Command(cfg.plughostBn, "serve", "--help").CombinedOutput()
+	cfg.http = strings.Contains(string(help), "-http")
+	cfg.sandbox = exec.Command(cfg.plughostBn, "sandbox", "probe").Run() == nil
+	name := "plughost"
+	if cfg.sandbox {
+		name = "plughost+sandbox"
+	}
+	cfg.rateLimit = strings.Contains(string(help), "-rate-limit")
+	cfg.variants = []variant{{name: name}}
+
+	work, err := os.MkdirTemp("", "plughost-bench-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(work)
+	cfg.work = work
+	if noSandbox == "" && cfg.sandbox {
+		// The sandbox's off switch (host/config): a config file whose
+		// sandbox block has disabled = true.
+		path := filepath.Join(work, "nosandbox.hcl")
+		if err := os.WriteFile(path, []byte("sandbox {\n  disabled = true\n}\n"), 0o644); err != nil {
+			return err
+		}
+		noSandbox = "--config " + path
+	}
+	if noSandbox != "" {
+		cfg.noSandbox = strings.Fields(noSandbox)
+		cfg.variants = append(cfg.variants, variant{name: "plughost", args: cfg.noSandbox})
+	}
+	cfg.echoDir = filepath.Join(work, "echo-plugins")
+	if err := os.Mkdir(cfg.echoDir, 0o755); err != nil {
+		return err
+	}
+	if err := linkOrCopy(filepath.Join(cfg.pluginsDir, "echo"), filepath.Join(cfg.echoDir, "echo")); err != nil {
+		return fmt.Errorf("the echo plugin (run make build): %w", err)
+	}
+
+	rep := &report{
+		Date:    time.Now().UTC().Format(time.RFC3339),
+		Quick:   cfg.quick,
+		Machine: machine{CPU: cpuModel(), Cores: runtime.NumCPU(), OS: runtime.GOOS + "/" + runtime.GOARCH, Go: runtime.Version(), LoadBefore: loadAvg()},
+		Settings: settings{TextBytes: cfg.textLen, InFlight: cfg.inFlight, SequentialCalls: cfg.seqCalls, Warmup: cfg.warmup,
+			ThroughputSeconds: cfg.duration.Seconds(), ColdRuns: cfg.coldRuns, ListRuns: cfg.listRuns},
+		Sandbox: cfg.sandbox, HTTP: cfg.http,
+	}
+	ctx := context.Background()
+	t0 := time.Now()
+	section := func(name string) bool { return cfg.only == nil || cfg.only[name] }
+
+	if section("calls") {
+		transports := []transport{stdio}
+		if cfg.http {
+			transports = append(transports, streamHTP)
+		} else {
+			fmt.Fprintln(os.Stderr, "bench: plughost serve has no --http yet: HTTP rows skipped")
+		}
+		for _, tr := range transports {
+			for _, sp := range specs(cfg) {
+				fmt.Fprintf(os.Stderr, "bench: calls over %s: %s\n", tr, sp.Name)
+				f, err := benchCalls(ctx, cfg, sp, tr)
+				if err != nil {
+					return fmt.Errorf("calls over %s, %s: %w", tr, sp.Name, err)
+				}
+				rep.Calls = append(rep.Calls, f)
+			}
+		}
+	}
+	if section("grpc") {
+		fmt.Fprintln(os.Stderr, "bench: bare gRPC floor")
+		g, err := benchGRPC(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("grpc floor: %w", err)
+		}
+		rep.GRPC = g
+	}
+	if section("cold") {
+		for _, v := range cfg.variants {
+			fmt.Fprintf(os.Stderr, "bench: cold start: %s\n", v.name)
+			c, err := benchCold(ctx, cfg, v)
+			if err != nil {
+				return fmt.Errorf("cold start, %s: %w", v.name, err)
+			}
+			rep.Cold = append(rep.Cold, c)
+		}
+	}
+	if section("scale") {
+		for _, n := range cfg.scale {
+			fmt.Fprintf(os.Stderr, "bench: scale: %d plugins\n", n)
+			s, err := benchScale(ctx, cfg, cfg.variants[0], n)
+			if err != nil {
+				return fmt.Errorf("scale %d: %w", n, err)
+			}
+			rep.Scale = append(rep.Scale, s)
+		}
+	}
+	rep.Machine.LoadAfter = loadAvg()
+	rep.Seconds = time.Since(t0).Seconds()
+	rep.Targets = targets(rep)
+
+	printReport(os.Stdout, rep)
+	if err := os.MkdirAll(cfg.outDir, 0o755); err != nil {
+		return err
+	}
+	path := filepath.Join(cfg.outDir, time.Now().UTC().Format("20060102T150405Z")+".json")
+	b, err := json.MarshalIndent(rep, "", "  ")
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(path, append(b, '\n'), 0o644); err != nil {
+		return err
+	}
+	fmt.Printf("\nfigures written to %s (%.0f s)\n", path, rep.Seconds)
+	return nil
+}
+
+// plughost returns the spec of plughost serving dir with extra args.
+func (cfg *config) plughost(name string, extra []string, dir string) serverSpec {
+	return serverSpec{Name: name, Host: true, Command: func(addr string) []string {
+		argv := []string{cfg.plughostBn, "serve", "--plugins", dir, "--workspace", cfg.work, "--log-level", "warn"}
+		argv = append(argv, extra...)
+		if addr != "" {
+			argv = append(argv, "--http", addr)
+			if cfg.rateLimit {
+				argv = append(argv, "--rate-limit", "-1") // the load is the point here
+			}
+		}
+		return argv
+	}}
+}

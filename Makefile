@@ -6,7 +6,7 @@ PLUGINS := $(patsubst plugins/%/,%,$(sort $(dir $(wildcard plugins/*/main.go))))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test run proto clean
+.PHONY: all build test run proto clean conformance
 
 all: build
 
@@ -17,16 +17,37 @@ build:
 	@for p in $(PLUGINS); do echo "$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p"; \
 		$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
 
-## test: vet, the macOS build, and every test (with the race detector)
+## test: vet, the macOS build, every test (with the race detector), then the conformance suite
 test: build
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 10m ./...
+	conformance/run.sh $(BIN)/plughost $(BIN)/plugins/conformance
 
-## run: serve the bundled plugins over stdio (the workspace of `files` is bin/workspace)
+## run: serve the bundled plugins over Streamable HTTP on 127.0.0.1:8080/mcp (the workspace of `files` is bin/workspace)
 run: build
 	@mkdir -p $(BIN)/workspace
-	$(BIN)/plughost serve --plugins $(BIN)/plugins --workspace $(BIN)/workspace
+	@echo "plughost: serving the bundled plugins at http://127.0.0.1:8080/mcp (Ctrl-C stops it)"
+	@echo "  MCP Inspector: npx @modelcontextprotocol/inspector, Transport Type \"Streamable HTTP\", URL http://127.0.0.1:8080/mcp"
+	@echo "  any MCP client: Streamable HTTP at http://127.0.0.1:8080/mcp (2024-11-05 clients: HTTP+SSE at http://127.0.0.1:8080/sse)"
+	$(BIN)/plughost serve --http 127.0.0.1:8080 --plugins $(BIN)/plugins --workspace $(BIN)/workspace
+
+## conformance: the official MCP conformance suite against `plughost serve --http` with the
+## conformance plugin, judged by conformance/expected-failures.txt (needs `npm ci` in conformance/)
+conformance: build
+	conformance/run.sh $(BIN)/plughost $(BIN)/plugins/conformance
+
+## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets
+## (bench/ is its own module, so the peers never enter the product; not run by CI). BENCH_FLAGS adds flags
+## (bin/bench/bench -h), e.g. BENCH_FLAGS='-only calls,grpc'.
+.PHONY: bench bench-quick bench-bin
+bench-bin: build
+	cd bench && $(GO) build -o ../$(BIN)/bench/ ./...
+bench: bench-bin
+	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
+## bench-quick: the same, shorter (under a minute once built)
+bench-quick: bench-bin
+	$(BIN)/bench/bench -quick -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 
 ## proto: regenerate pluginproto/internal/pb with the generators pinned in go.mod
 proto:

@@ -142,6 +142,34 @@ func TestClientCallPluginDies(t *testing.T) {
 	}
 }
 
+// A plugin that sends its result but does not end the stream still gives
+// the host its result at once, and its stream is cancelled rather than left
+// open.
+func TestClientCallEndsStreamHeldOpenAfterResult(t *testing.T) {
+	t.Parallel()
+	cancelled := make(chan struct{})
+	c, _ := serve(t, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
+		if err := s.Send(&pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}}); err != nil {
+			return err
+		}
+		<-s.Context().Done() // hold the stream open until the host gives up on it
+		close(cancelled)
+		return nil
+	}})
+	res, err := c.CallTool(t.Context(), &CallRequest{Tool: "t"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(res) != `{"content":[]}` {
+		t.Errorf("result = %s", res)
+	}
+	select {
+	case <-cancelled:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the plugin's stream was never cancelled")
+	}
+}
+
 func TestClientCallSkipsUnknownMessagesAndKeepsOrder(t *testing.T) {
 	t.Parallel()
 	c, _ := serve(t, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {

@@ -57,7 +57,7 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building plughost:", err)
 		return 1
 	}
-	for _, name := range []string{"echo", "clock", "files"} {
+	for _, name := range []string{"echo", "clock", "files", "conformance"} {
 		path := filepath.Join(dir, "plugins", name)
 		if err := build(path, "../../plugins/"+name, false); err != nil {
 			fmt.Fprintf(os.Stderr, "building plugin %s: %v\n", name, err)
@@ -118,11 +118,16 @@ func startTestHost(t *testing.T, plugins ...string) *testHost {
 		logs:        make(chan *mcp.LoggingMessageParams, 100),
 		exited:      make(chan struct{}),
 	}
+	// As root the sandbox runs plugins as uid 65534: the files plugin's
+	// workspace must be writable by it, as an operator's would be.
+	if err := os.Chmod(h.workspace, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range plugins {
 		copyPlugin(t, p, h.pluginDir, p)
 	}
 	h.cmd = exec.Command(bin.plughost, "serve", "--plugins", h.pluginDir, "--workspace", h.workspace, "--log-level", "debug")
-	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
 	h.cmd.Stderr = h.stderr
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {

@@ -9,12 +9,14 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/sandbox"
 )
 
 const contractVersion = pluginproto.ContractVersion
@@ -24,11 +26,14 @@ type hostFlags struct {
 	plugins   string
 	workspace string
 	logLevel  string
+	config    string       // --config FILE: the HCL configuration (config.go)
+	devices   *deviceFlags // serve only: the device bridge (device.go); nil elsewhere
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.plugins, "plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins, created if missing)")
 	fs.StringVar(&h.workspace, "workspace", "", "directory the files plugin writes into (default $XDG_DATA_HOME/plughost/workspace)")
+	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies (see README \"Sandbox\")")
 	fs.StringVar(&h.logLevel, "log-level", envOr("PLUGHOST_LOG_LEVEL", "info"), "log level: trace, debug, info, warn, error (logs go to stderr)")
 }
 
@@ -41,6 +46,7 @@ type host struct {
 	manager   *manager.Manager
 	done      chan error // receives manager.Run's result
 	cancel    context.CancelFunc
+	devStop   func() // stops the device bridge; nil when it is off
 }
 
 // startHost resolves the directories, then starts loading plugins in the
@@ -56,7 +62,16 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
-	workspace, err := resolveDir(h.workspace, "workspace", "--workspace")
+	workspace, err := prepareWorkspace(h.workspace, log)
+	if err != nil {
+		return nil, err
+	}
+
+	cfg, err := loadConfig(h.config)
+	if err != nil {
+		return nil, err
+	}
+	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))
 	if err != nil {
 		return nil, err
 	}
@@ -68,6 +83,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		Publisher:   cat,
 		HostVersion: version,
 		Env:         []string{"PLUGHOST_WORKSPACE=" + workspace},
+		Launcher:    launcher,
 	})
 	if err != nil {
 		cat.Close()
@@ -76,16 +92,38 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel}
 	go func() { hst.done <- mgr.Run(ctx) }()
+	if err := hst.startDevices(h.devices); err != nil {
+		hst.stop()
+		return nil, err
+	}
 	log.Debug("loading plugins", "dir", pluginDir, "workspace", workspace)
 	return hst, nil
 }
 
 // stop unloads every plugin and waits until their processes are gone.
 func (h *host) stop() error {
+	if h.devStop != nil {
+		h.devStop()
+	}
 	h.cancel()
 	err := <-h.done
 	h.catalog.Close()
 	return err
+}
+
+// defaultDir is $XDG_DATA_HOME/plughost/<name>
+// (~/.local/share/plughost/<name>); "" when neither XDG_DATA_HOME nor HOME
+// is set.
+func defaultDir(name string) string {
+	base := os.Getenv("XDG_DATA_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(home, ".local", "share")
+	}
+	return filepath.Join(base, "plughost", name)
 }
 
 // resolveDir returns dir made absolute, or when dir is empty the default
@@ -93,15 +131,9 @@ func (h *host) stop() error {
 // named must exist.
 func resolveDir(dir, name, flagName string) (string, error) {
 	if dir == "" {
-		base := os.Getenv("XDG_DATA_HOME")
-		if base == "" {
-			home, err := os.UserHomeDir()
-			if err != nil {
-				return "", fmt.Errorf("no %s directory: neither XDG_DATA_HOME nor HOME is set; pass %s DIR", name, flagName)
-			}
-			base = filepath.Join(home, ".local", "share")
+		if dir = defaultDir(name); dir == "" {
+			return "", fmt.Errorf("no %s directory: neither XDG_DATA_HOME nor HOME is set; pass %s DIR", name, flagName)
 		}
-		dir = filepath.Join(base, "plughost", name)
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return "", fmt.Errorf("cannot create the default %s directory: %w", name, err)
 		}
@@ -127,4 +159,60 @@ func envOr(name, def string) string {
 		return v
 	}
 	return def
+}
+
+// prepareWorkspace returns the files plugin's workspace: dir, or the default
+// $XDG_DATA_HOME/plughost/workspace. A missing workspace is created and given
+// to the plugins' owner (uid 65534 when plughost runs as root) so that the
+// files plugin can write into it; an existing one it cannot write into is
+// reported with the fix.
+func prepareWorkspace(dir string, log hclog.Logger) (string, error) {
+	if dir == "" {
+		dir = defaultDir("workspace")
+	}
+	abs, err := filepath.Abs(dir)
+	if err != nil {
+		return "", err
+	}
+	uid, gid := sandbox.PluginOwner()
+	st, err := os.Stat(abs)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(abs, 0o755); err != nil {
+			return "", fmt.Errorf("cannot create the workspace: %w", err)
+		}
+		if uid != os.Getuid() {
+			if err := os.Chown(abs, uid, gid); err != nil {
+				return "", fmt.Errorf("cannot give the workspace to the plugins' uid %d: %w", uid, err)
+			}
+		}
+		return abs, nil
+	case err != nil:
+		return "", fmt.Errorf("workspace: %w", err)
+	case !st.IsDir():
+		return "", fmt.Errorf("workspace %s is not a directory", abs)
+	}
+	if !writableBy(st, uid, gid) {
+		log.Warn("the files plugin cannot write into its workspace: plugins run as another user",
+			"workspace", abs, "plugin_uid", uid, "fix", fmt.Sprintf("chown %d:%d %s", uid, gid, abs))
+	}
+	return abs, nil
+}
+
+// writableBy reports whether a directory with these attributes is writable
+// by uid/gid (root writes everywhere).
+func writableBy(st fs.FileInfo, uid, gid int) bool {
+	sys, ok := st.Sys().(*syscall.Stat_t)
+	if !ok || uid == 0 {
+		return true
+	}
+	mode := st.Mode().Perm()
+	switch {
+	case int(sys.Uid) == uid:
+		return mode&0o200 != 0
+	case int(sys.Gid) == gid:
+		return mode&0o020 != 0
+	default:
+		return mode&0o002 != 0
+	}
 }

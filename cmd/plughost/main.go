@@ -16,6 +16,8 @@ import (
 	"io"
 	"os"
 	"strings"
+
+	"github.com/plughost/plughost/sandbox"
 )
 
 // version is set at build time by the Makefile (-X main.version=...).
@@ -25,8 +27,10 @@ const usage = `plughost: an MCP server whose tools live in plugin processes.
 
 Usage:
   plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
+  plughost serve   --http ADDR [--token T] [...]       serve MCP over Streamable HTTP at http://ADDR/mcp
   plughost plugins [--plugins DIR]                     load each plugin, print its tools, exit
   plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result
+  plughost sandbox probe                               print what this machine's sandbox supports
   plughost version                                     print the version
 
 Common flags:
@@ -34,6 +38,7 @@ Common flags:
                     i.e. ~/.local/share/plughost/plugins; created if missing)
   --workspace DIR   directory the bundled files plugin writes into
                     (default $XDG_DATA_HOME/plughost/workspace)
+  --config FILE     HCL configuration file (sandbox policies; see README "Sandbox")
   --log-level L     trace, debug, info, warn, error (default info; logs go to stderr)
 
 Run "plughost COMMAND --help" for a command's flags.
@@ -43,6 +48,7 @@ Run "plughost COMMAND --help" for a command's flags.
 var errUsage = errors.New("usage")
 
 func main() {
+	sandbox.RunStageIfRequested() // the hidden re-exec stage: first, and silent on stdout
 	os.Exit(run(os.Args[1:], os.Stdin, os.Stdout, os.Stderr))
 }
 
@@ -67,6 +73,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = listPlugins(rest, stdout, stderr)
 	case "call":
 		err = callTool(rest, stdout, stderr)
+	case "sandbox":
+		err = sandboxCommand(rest, stdout, stderr)
 	default:
 		fmt.Fprintf(stderr, "plughost: unknown command %q (run plughost --help)\n", cmd)
 		return 2

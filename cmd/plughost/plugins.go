@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+
+	"github.com/plughost/plughost/host/manager"
 )
 
 // listPlugins loads every plugin in the directory, prints each one's state and
@@ -36,6 +38,9 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 		line := fmt.Sprintf("%s\t%s", st.Name, st.State)
 		if st.Version != "" {
 			line += "\tversion " + st.Version
+		}
+		if st.State == manager.StateRunning {
+			line += "\t" + sandboxSummary(st.Sandbox)
 		}
 		if st.LastError != "" {
 			line += "\t" + st.LastError

@@ -16,11 +16,18 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	var hf hostFlags
 	hf.register(fs)
+	hf.devices = new(deviceFlags)
+	hf.devices.register(fs)
+	var httpf httpFlags
+	httpf.register(fs)
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if httpf.addr != "" {
+		return serveHTTP(&hf, &httpf, stderr)
 	}
 	h, err := startHost(&hf, stderr)
 	if err != nil {

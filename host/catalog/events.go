@@ -41,7 +41,6 @@ type events struct {
 	gen        uint64        // identifies the current timer; a stale one does nothing
 	bursts     atomic.Uint64 // bursts ended and handed to the dispatcher
 	holds      int           // open holds: a burst does not end while > 0
-	deferred   bool          // the open burst would have ended but is held
 
 	subMu sync.Mutex
 	subs  []*subscriber
@@ -104,9 +103,8 @@ func (e *events) fire(gen uint64) {
 	}
 	e.timer = nil
 	if e.holds > 0 {
-		e.deferred = true // the last release ends the burst
 		e.mu.Unlock()
-		return
+		return // the last release ends the burst
 	}
 	e.endBurst()
 }
@@ -115,7 +113,6 @@ func (e *events) fire(gen uint64) {
 // released.
 func (e *events) endBurst() {
 	e.pending = false
-	e.deferred = false
 	e.bursts.Add(1)
 	e.mu.Unlock()
 	select {
@@ -141,7 +138,14 @@ func (e *events) hold() (release func()) {
 				timeout.Stop()
 			}
 			e.holds--
-			if e.holds == 0 && e.deferred && !e.closed {
+			if e.holds == 0 && e.pending && !e.closed {
+				// The held work is done: the burst ends now, without
+				// waiting out the quiet period.
+				if e.timer != nil {
+					e.timer.Stop()
+					e.timer = nil
+				}
+				e.gen++
 				e.endBurst()
 				return
 			}

@@ -367,9 +367,13 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 		}
 	}
 	if r := in.getRunner(); r != nil && r.callTimeout > 0 {
-		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeoutCause(ctx, r.callTimeout, errCallTimeout)
-		defer cancel()
+		// A timer, not a deadline: gRPC would send a deadline to the plugin
+		// and could report it before our context records why it ended.
+		var cancel context.CancelCauseFunc
+		ctx, cancel = context.WithCancelCause(ctx)
+		timer := time.AfterFunc(r.callTimeout, func() { cancel(errCallTimeout) })
+		defer timer.Stop()
+		defer cancel(nil)
 	}
 	res, err := in.pp.CallTool(ctx, req)
 	if err != nil {

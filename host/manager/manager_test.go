@@ -878,3 +878,41 @@ func TestCallTimeout(t *testing.T) {
 		t.Errorf("after the timeout, variant_v1 = %q", got)
 	}
 }
+
+// A binary caught halfway through being copied in is not launched; it is
+// loaded once the rest of it arrives.
+func TestUnfinishedBinaryWaitsForTheRest(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	h := start(t, dir, Options{})
+	h.ready()
+	data, err := os.ReadFile(pluginV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "tp")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	half := len(data) / 2
+	if _, err := f.Write(data[:half]); err != nil {
+		t.Fatal(err)
+	}
+	h.logs.await(t, "test", "plugin file looks unfinished")
+	h.noEvent()
+	if _, err := f.Write(data[half:]); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	e := h.expect("set", "tp")
+	if diff := cmp.Diff(v1Tools, e.tools); diff != "" {
+		t.Errorf("tools (-want +got):\n%s", diff)
+	}
+	if st := h.status("tp"); st.State != StateRunning || st.LastError != "" {
+		t.Errorf("status %s, last error %q; want running with no error", st.State, st.LastError)
+	}
+}

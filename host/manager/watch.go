@@ -2,8 +2,10 @@ package manager
 
 import (
 	"context"
+	"debug/elf"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -77,6 +79,28 @@ func (m *Manager) inspect(base string) (f file, why string, ok bool) {
 	return file{name: ProviderName(base), path: path}, "", true
 }
 
+// incomplete reports why an executable looks unfinished: an ELF file whose
+// headers do not parse is most likely still being copied in. A further write
+// brings another directory event, and another look. "" means complete (or not
+// ELF: scripts and other formats are taken as they are).
+func incomplete(path string) string {
+	f, err := os.Open(path)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	var magic [4]byte
+	if _, err := io.ReadFull(f, magic[:]); err != nil || string(magic[:]) != elf.ELFMAG {
+		return ""
+	}
+	ef, err := elf.NewFile(f)
+	if err != nil {
+		return "incomplete ELF executable (" + err.Error() + ")"
+	}
+	_ = ef.Close()
+	return ""
+}
+
 // scan lists the plugins in the directory, sorted by file name. Of two files
 // with the same provider name the first keeps it.
 func (m *Manager) scan() ([]file, error) {
@@ -90,6 +114,10 @@ func (m *Manager) scan() ([]file, error) {
 		f, why, ok := m.inspect(e.Name())
 		if !ok {
 			m.log.Debug("not a plugin", "file", e.Name(), "reason", why)
+			continue
+		}
+		if why := incomplete(f.path); why != "" {
+			m.log.Warn("not loading a plugin file that looks unfinished; it is loaded once it changes", "file", f.path, "reason", why)
 			continue
 		}
 		if other, dup := owner[f.name]; dup {
@@ -209,6 +237,14 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 	f, why, ok := m.inspect(base)
 	name := ProviderName(base)
 	path := filepath.Join(m.opts.Dir, base)
+	if ok {
+		if why := incomplete(path); why != "" {
+			// Still being written (cp): the next write event looks again.
+			m.log.Info("plugin file looks unfinished; waiting for it to change", "file", path, "reason", why)
+			settled()
+			return
+		}
+	}
 
 	m.mu.Lock()
 	s := m.plugins[name]

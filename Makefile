@@ -26,7 +26,6 @@ test: build
 
 ## run: serve the bundled plugins over Streamable HTTP on 127.0.0.1:8080/mcp (the workspace of `files` is bin/workspace)
 run: build
-	@mkdir -p $(BIN)/workspace
 	@echo "plughost: serving the bundled plugins at http://127.0.0.1:8080/mcp (Ctrl-C stops it)"
 	@echo "  MCP Inspector: npx @modelcontextprotocol/inspector, Transport Type \"Streamable HTTP\", URL http://127.0.0.1:8080/mcp"
 	@echo "  any MCP client: Streamable HTTP at http://127.0.0.1:8080/mcp (2024-11-05 clients: HTTP+SSE at http://127.0.0.1:8080/sse)"

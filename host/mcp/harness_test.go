@@ -122,6 +122,7 @@ type clientOptions struct {
 // negotiated version.
 type client struct {
 	t      testing.TB
+	srv    *Server
 	cat    *fakeCatalog
 	obs    *observed
 	send   func([]byte) // delivers one message; returns once the server read it
@@ -178,6 +179,7 @@ func newClient(t testing.TB, o clientOptions) *client {
 	}
 	c.obs = &observed{Transport: tr, poke: c.poke}
 	srv := NewServer(c.cat, &o.server)
+	c.srv = srv
 	srv.onSession = func(s *Session) {
 		s.idleHook = c.poke
 		c.session.Store(s)

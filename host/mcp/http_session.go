@@ -64,7 +64,16 @@ func (h *httpHandler) newHTTPSession() *httpSession {
 	hs.own = &stream{id: 0}
 	hs.streams[0] = hs.own
 	hs.sess = h.srv.NewSession(streamSink{hs, hs.own})
+	hs.sess.reachable = hs.listening
 	return hs
+}
+
+// listening reports whether the client has the session's own stream (its
+// GET) open: only then can the server send it a request.
+func (hs *httpSession) listening() bool {
+	hs.own.mu.Lock()
+	defer hs.own.mu.Unlock()
+	return hs.own.conn != nil && !hs.own.done
 }
 
 // streamSink writes each message as an event of one stream.

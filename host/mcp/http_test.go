@@ -21,6 +21,7 @@ import (
 // fakeCatalog, and a raw net/http client for it.
 type httpServer struct {
 	t    *testing.T
+	srv  *Server
 	url  string // http://127.0.0.1:PORT
 	cat  *fakeCatalog
 	logs *logLines
@@ -42,6 +43,7 @@ func startHTTP(t *testing.T, opts *HTTPOptions) *httpServer {
 	hs.cat.onChange = hs.poke
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: hs.logs})
 	srv := NewServer(hs.cat, &Options{Version: "1.0.0", Logger: logger})
+	hs.srv = srv
 	srv.onSession = func(s *Session) {
 		s.idleHook = hs.poke
 		hs.mu.Lock()

@@ -27,11 +27,11 @@ type rpcError struct {
 // it was decoded from; id, params and method are raw JSON (method keeps its
 // quotes).
 type envelope struct {
-	id        []byte // raw string or integer; nil when absent
-	method    []byte // raw JSON string; nil when absent
-	params    []byte // raw JSON object; nil when absent
-	hasResult bool
-	hasError  bool
+	id     []byte // raw string or integer; nil when absent
+	method []byte // raw JSON string; nil when absent
+	params []byte // raw JSON object; nil when absent
+	result []byte // raw result of a response; nil when absent
+	errv   []byte // raw error of a response; nil when absent
 }
 
 // decodeEnvelope decodes one JSON-RPC message. b must be valid JSON (the
@@ -62,9 +62,9 @@ func decodeEnvelope(b []byte) (env envelope, badID []byte, err *rpcError) {
 		case keyIs(key, "params"):
 			seen, env.params = &seenParams, val
 		case keyIs(key, "result"):
-			env.hasResult = true
+			env.result = val
 		case keyIs(key, "error"):
-			env.hasError = true
+			env.errv = val
 		}
 		if seen != nil {
 			if *seen {
@@ -73,7 +73,7 @@ func decodeEnvelope(b []byte) (env envelope, badID []byte, err *rpcError) {
 			*seen = true
 		}
 	}
-	if env.method == nil && (env.hasResult || env.hasError) {
+	if env.method == nil && (env.result != nil || env.errv != nil) {
 		return env, nil, nil // a response from the client: never answered
 	}
 	// From here on the id is echoed when it is well formed.

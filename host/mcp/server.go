@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -63,6 +64,9 @@ type Server struct {
 	initResult [len(versions)][]byte
 	// onSession, when set (by tests), sees each session before it starts.
 	onSession func(*Session)
+
+	clientsMu sync.Mutex
+	samplers  []*Session // initialized sessions whose client can sample, oldest first
 }
 
 // NewServer returns a server for c. opts may be nil.

@@ -84,6 +84,14 @@ type Session struct {
 	closed   bool
 	work     sync.WaitGroup // request goroutines and the notifier
 
+	// Server-to-client requests (request.go).
+	caps    clientCaps             // what initialize declared; set before stateInitialized
+	outSeq  atomic.Uint64          // numbers the server's request ids
+	outReqs map[string]*outRequest // requests awaiting the client's response, under mu
+	// reachable, when set (Streamable HTTP), reports whether a server
+	// request can reach the client now (its GET stream is open).
+	reachable func() bool
+
 	changed     chan struct{} // list_changed is due (1-buffered)
 	done        chan struct{} // closed by Close
 	unsubscribe func()
@@ -115,6 +123,7 @@ func (srv *Server) newSession(notify Sink, onWriteError func(error)) *Session {
 		onWriteError: onWriteError,
 		sem:          make(chan struct{}, srv.maxInFlight),
 		inflight:     make(map[string]*request),
+		outReqs:      make(map[string]*outRequest),
 		changed:      make(chan struct{}, 1),
 		done:         make(chan struct{}),
 	}
@@ -134,6 +143,7 @@ func (srv *Server) newSession(notify Sink, onWriteError func(error)) *Session {
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
 		s.unsubscribe()
+		s.srv.removeSampler(s)
 		s.mu.Lock()
 		s.closed = true
 		for _, r := range s.inflight {
@@ -234,7 +244,7 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		return nil
 	}
 	if env.method == nil {
-		s.srv.log.Debug("ignored a response from the client", "id", string(env.id))
+		s.response(env)
 		return nil
 	}
 	kind := methods[string(env.method[1:len(env.method)-1])]
@@ -280,6 +290,8 @@ func (s *Session) notification(kind int, env envelope) {
 	case methodInitialized:
 		if !s.state.CompareAndSwap(stateInitialized, stateReady) {
 			s.srv.log.Debug("ignored notifications/initialized", "state", s.state.Load())
+		} else if s.caps.sampling {
+			s.srv.addSampler(s)
 		}
 	case methodCancelled:
 		s.cancelled(env.params)
@@ -346,9 +358,15 @@ func (s *Session) initialize(rp reply, env envelope) {
 		}
 	}
 	s.version.Store(int32(v))
+	if p.Capabilities != nil {
+		s.caps = parseClientCaps(*p.Capabilities)
+	}
 	client := []any{"requested", *p.ProtocolVersion, "negotiated", versions[v]}
 	if p.ClientInfo != nil {
 		client = append(client, "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version)
+	}
+	if s.caps.sampling {
+		client = append(client, "sampling", true, "sampling_tools", s.caps.samplingTools)
 	}
 	s.srv.log.Info("session initialized", client...)
 	s.respondResult(rp, env.id, s.srv.initResult[v])

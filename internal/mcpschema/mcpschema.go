@@ -4,7 +4,7 @@
 //
 //	v, err := mcpschema.New("2025-11-25")
 //	err = v.Check(line, "tools/call") // a response to a tools/call request
-//	err = v.Check(line, "")           // a notification
+//	err = v.Check(line, "")           // a notification or a request
 package mcpschema
 
 import (
@@ -52,14 +52,22 @@ var notificationDefs = map[string]string{
 	"notifications/cancelled":          "CancelledNotification",
 }
 
+// requestDefs names the schema definition of each request a server may
+// send to its client.
+var requestDefs = map[string]string{
+	"sampling/createMessage": "CreateMessageRequest",
+}
+
 // Validator checks server-to-client messages of one protocol version.
 type Validator struct {
 	version       string
 	response      *jsonschema.Schema // a successful response envelope
 	errResponse   *jsonschema.Schema // an error response envelope
 	notification  *jsonschema.Schema // the JSONRPCNotification envelope
+	request       *jsonschema.Schema // the JSONRPCRequest envelope
 	results       map[string]*jsonschema.Schema
 	notifications map[string]*jsonschema.Schema
+	requests      map[string]*jsonschema.Schema
 }
 
 // New compiles the schema of a protocol version.
@@ -90,6 +98,7 @@ func New(version string) (*Validator, error) {
 		version:       version,
 		results:       map[string]*jsonschema.Schema{},
 		notifications: map[string]*jsonschema.Schema{},
+		requests:      map[string]*jsonschema.Schema{},
 	}
 	if v.response, err = compile(response); err != nil {
 		return nil, err
@@ -99,6 +108,14 @@ func New(version string) (*Validator, error) {
 	}
 	if v.notification, err = compile("JSONRPCNotification"); err != nil {
 		return nil, err
+	}
+	if v.request, err = compile("JSONRPCRequest"); err != nil {
+		return nil, err
+	}
+	for method, def := range requestDefs {
+		if v.requests[method], err = compile(def); err != nil {
+			return nil, err
+		}
 	}
 	for method, def := range resultDefs {
 		if v.results[method], err = compile(def); err != nil {
@@ -183,8 +200,18 @@ func (v *Validator) checkOne(msg any, methodOf func(json.RawMessage) string) err
 			return fmt.Errorf("a result for id %s, which answers no request whose result is known (method %q)", rawID, method)
 		}
 		return wrap(method+" result", s.Validate(obj["result"]))
+	case hasMethod && hasID:
+		if err := v.request.Validate(msg); err != nil {
+			return wrap("request", err)
+		}
+		n, _ := name.(string)
+		s, ok := v.requests[n]
+		if !ok {
+			return fmt.Errorf("unexpected request %q from the server", n)
+		}
+		return wrap(n, s.Validate(msg))
 	default:
-		return fmt.Errorf("server sent a request or a malformed message: %v", obj)
+		return fmt.Errorf("a malformed message: %v", obj)
 	}
 }
 

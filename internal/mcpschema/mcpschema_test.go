@@ -18,6 +18,10 @@ func TestCheck(t *testing.T) {
 		"unknown notification":                 {"2025-11-25", `{"jsonrpc":"2.0","method":"notifications/bogus","params":{"x":1}}`, "", false},
 		"batch in 2025-03-26":                  {"2025-03-26", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, "ping", true},
 		"batch in 2025-06-18":                  {"2025-06-18", `[{"jsonrpc":"2.0","id":1,"result":{}}]`, "ping", false},
+		"sampling request":                     {"2024-11-05", `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10}}`, "", true},
+		"sampling request with tools":          {"2025-11-25", `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":10,"tools":[{"name":"t","inputSchema":{"type":"object"}}],"toolChoice":{"mode":"auto"}}}`, "", true},
+		"sampling request without maxTokens":   {"2025-11-25", `{"jsonrpc":"2.0","id":"s1","method":"sampling/createMessage","params":{"messages":[]}}`, "", false},
+		"unknown request":                      {"2025-11-25", `{"jsonrpc":"2.0","id":"s1","method":"roots/bogus","params":{}}`, "", false},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

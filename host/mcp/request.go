@@ -1,0 +1,286 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+)
+
+// Server-to-client requests: the server asks a client something
+// (sampling/createMessage) and routes the client's response back by id.
+
+// ErrNoSamplingClient is returned (wrapped) by [Server.CreateMessage] when no
+// session can be asked: none is initialized (notifications/initialized
+// received) with a client that declared capabilities.sampling and can be
+// reached (on Streamable HTTP, one with its GET stream open).
+var ErrNoSamplingClient = errors.New("no connected MCP client supports sampling")
+
+// errSessionEnded ends a server request whose session closed first.
+var errSessionEnded = errors.New("the client's session ended before it answered")
+
+// A ClientError is the JSON-RPC error a client answered a server request
+// with (say, -1 when the user declined a sampling request).
+type ClientError struct {
+	// Method is the method of the request the client refused.
+	Method string
+	// Code and Message are the JSON-RPC error's.
+	Code    int
+	Message string
+}
+
+func (e *ClientError) Error() string {
+	return fmt.Sprintf("mcp: %s: the client answered error %d: %s", e.Method, e.Code, e.Message)
+}
+
+// clientCaps are what the client declared in initialize that the server
+// uses. Written once, before the session leaves stateInitializing.
+type clientCaps struct {
+	sampling      bool // capabilities.sampling is an object
+	samplingTools bool // capabilities.sampling.tools is an object
+}
+
+// parseClientCaps reads the capabilities object of initialize (valid JSON).
+func parseClientCaps(raw []byte) clientCaps {
+	var c clientCaps
+	if raw == nil || !isObject(raw) {
+		return c
+	}
+	it := objIter{b: raw, i: skipWS(raw, 0)}
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			return c
+		}
+		if !keyIs(k, "sampling") || v[0] != '{' {
+			continue
+		}
+		c.sampling = true
+		st := objIter{b: v}
+		for {
+			sk, sv, ok := st.next()
+			if !ok {
+				break
+			}
+			if keyIs(sk, "tools") && sv[0] == '{' {
+				c.samplingTools = true
+			}
+		}
+	}
+}
+
+// outRequest is a server request waiting for the client's response.
+type outRequest struct {
+	method string
+	done   chan outResult // 1-buffered: the response router never blocks
+}
+
+type outResult struct {
+	result json.RawMessage
+	err    error
+}
+
+// samplingTools reports whether the session's client may be sent tools in
+// sampling: it declared sampling.tools, and the negotiated version (from
+// 2025-11-25) has them.
+func (s *Session) samplingTools() bool {
+	return s.caps.samplingTools && s.version.Load() == vLatest
+}
+
+// askable reports whether a server request can reach the client now.
+func (s *Session) askable() bool {
+	return !s.writeFailed.Load() && (s.reachable == nil || s.reachable())
+}
+
+// request sends the request method with params (a compact JSON object) to
+// the client on the session-wide sink and waits for the response. When ctx
+// ends first it tells the client with notifications/cancelled.
+func (s *Session) request(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+	id := []byte(`"plughost-` + strconv.FormatUint(s.outSeq.Add(1), 10) + `"`)
+	key := idKey(id)
+	or := &outRequest{method: method, done: make(chan outResult, 1)}
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil, fmt.Errorf("mcp: %s: %w", method, errSessionEnded)
+	}
+	s.outReqs[key] = or
+	s.mu.Unlock()
+	forget := func() {
+		s.mu.Lock()
+		delete(s.outReqs, key)
+		s.mu.Unlock()
+	}
+
+	bp := getBuf()
+	b := append(*bp, `{"jsonrpc":"2.0","id":`...)
+	b = append(b, id...)
+	b = append(b, `,"method":`...)
+	b = appendString(b, method)
+	b = append(b, `,"params":`...)
+	b = append(b, params...)
+	b = append(b, '}')
+	*bp = b
+	err := s.notify.Write(b)
+	putBuf(bp)
+	if err != nil {
+		forget()
+		return nil, fmt.Errorf("mcp: %s: writing to the client: %w", method, err)
+	}
+	select {
+	case r := <-or.done:
+		return r.result, r.err
+	case <-s.done:
+		forget()
+		return nil, fmt.Errorf("mcp: %s: %w", method, errSessionEnded)
+	case <-ctx.Done():
+		forget()
+		reason := "the server no longer needs the result: " + context.Cause(ctx).Error()
+		s.send(s.notify, func(b []byte) []byte {
+			b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+			b = append(b, id...)
+			b = append(b, `,"reason":`...)
+			b = appendString(b, reason)
+			return append(b, "}}"...)
+		})
+		return nil, fmt.Errorf("mcp: %s: %w", method, context.Cause(ctx))
+	}
+}
+
+// response routes a response from the client to the server request it
+// answers. A response to no request of ours (an unknown or abandoned id) is
+// ignored.
+func (s *Session) response(env envelope) {
+	if env.id == nil || !validID(env.id) {
+		s.srv.log.Debug("ignored a response from the client without a valid id")
+		return
+	}
+	key := idKey(env.id)
+	s.mu.Lock()
+	or := s.outReqs[key]
+	delete(s.outReqs, key)
+	s.mu.Unlock()
+	if or == nil {
+		s.srv.log.Debug("ignored a response to no request of ours", "id", string(env.id))
+		return
+	}
+	var r outResult
+	switch {
+	case env.errv != nil:
+		var e struct {
+			Code    *int    `json:"code"`
+			Message *string `json:"message"`
+		}
+		if json.Unmarshal(env.errv, &e) != nil || e.Code == nil || e.Message == nil {
+			r.err = fmt.Errorf("mcp: %s: the client answered a malformed error: %s", or.method, env.errv)
+		} else {
+			r.err = &ClientError{Method: or.method, Code: *e.Code, Message: *e.Message}
+		}
+	case !isObject(env.result):
+		r.err = fmt.Errorf("mcp: %s: the client's result is not a JSON object: %.200s", or.method, env.result)
+	default:
+		// The message's bytes belong to the transport: copy.
+		r.result = append(json.RawMessage(nil), env.result...)
+	}
+	or.done <- r
+}
+
+// addSampler registers a session whose client can sample, once it is
+// initialized; the newest is asked first.
+func (srv *Server) addSampler(s *Session) {
+	srv.clientsMu.Lock()
+	defer srv.clientsMu.Unlock()
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if !closed {
+		srv.samplers = append(srv.samplers, s)
+	}
+}
+
+func (srv *Server) removeSampler(s *Session) {
+	srv.clientsMu.Lock()
+	srv.samplers = slices.DeleteFunc(srv.samplers, func(x *Session) bool { return x == s })
+	srv.clientsMu.Unlock()
+}
+
+// sampler chooses the session to ask: the most recently initialized one
+// that declared sampling and can be reached now, or nil.
+func (srv *Server) sampler() *Session {
+	srv.clientsMu.Lock()
+	defer srv.clientsMu.Unlock()
+	for i := len(srv.samplers) - 1; i >= 0; i-- {
+		if s := srv.samplers[i]; s.askable() {
+			return s
+		}
+	}
+	return nil
+}
+
+// CreateMessage asks a client's model for a message: it sends
+// sampling/createMessage with params (the MCP CreateMessageRequest params,
+// a JSON object) and returns the client's CreateMessageResult.
+//
+// The client asked is the one of the most recently initialized session
+// still open whose client declared capabilities.sampling (and, on
+// Streamable HTTP, has its GET stream open: that is where the request
+// goes). If that client cannot take tools in sampling (see
+// [Server.SamplingTools]), the members tools and toolChoice are removed
+// from params, as the spec requires. With no such session it returns an
+// error wrapping [ErrNoSamplingClient]; a JSON-RPC error from the client is
+// a [*ClientError]. When ctx ends first, the client is sent
+// notifications/cancelled and the error wraps ctx's cause.
+func (srv *Server) CreateMessage(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	const method = "sampling/createMessage"
+	if !json.Valid(params) || !isObject(params) {
+		return nil, fmt.Errorf("mcp: %s: params must be a JSON object", method)
+	}
+	s := srv.sampler()
+	if s == nil {
+		return nil, fmt.Errorf("mcp: %s: %w", method, ErrNoSamplingClient)
+	}
+	bp := getBuf()
+	defer putBuf(bp)
+	b := *bp
+	if s.samplingTools() {
+		b, _ = appendJSON(b, params)
+	} else {
+		b = appendWithout(b, params, "tools", "toolChoice")
+	}
+	*bp = b
+	return s.request(ctx, method, b)
+}
+
+// SamplingTools reports whether the client [Server.CreateMessage] would ask
+// now declared sampling.tools in a session that negotiated 2025-11-25 or
+// later, so that params may offer tools and toolChoice.
+func (srv *Server) SamplingTools() bool {
+	s := srv.sampler()
+	return s != nil && s.samplingTools()
+}
+
+// appendWithout appends the valid JSON object obj, compact, without the
+// members named.
+func appendWithout(b, obj []byte, names ...string) []byte {
+	b = append(b, '{')
+	first := true
+	it := objIter{b: obj, i: skipWS(obj, 0)}
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			return append(b, '}')
+		}
+		if slices.ContainsFunc(names, func(n string) bool { return keyIs(k, n) }) {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b, _ = appendJSON(b, k)
+		b = append(b, ':')
+		b, _ = appendJSON(b, v)
+	}
+}

@@ -15,8 +15,8 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
+	"github.com/plughost/plughost/host/argcheck"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -108,7 +108,7 @@ type route struct {
 	p        tool.Provider
 	provider string
 	tool     string
-	schema   *jsonschema.Schema
+	schema   *argcheck.Schema
 }
 
 // New returns an empty catalog. Close it when done: it owns a goroutine
@@ -397,7 +397,7 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 	if r == nil {
 		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 	}
-	if msg := validateArgs(call.Name, r.schema, call.Arguments); msg != "" {
+	if msg := r.schema.Check(call.Name, call.Arguments); msg != "" {
 		return tool.ErrorResult(msg), nil
 	}
 	fwd := *call

@@ -12,6 +12,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/argcheck"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -421,7 +422,7 @@ func TestValidation(t *testing.T) {
 	}
 }
 
-// A flood of violations is cut after maxViolations lines.
+// A flood of violations is cut after argcheck.MaxViolations lines.
 func TestValidationBounded(t *testing.T) {
 	t.Parallel()
 	var props, req []string
@@ -438,8 +439,8 @@ func TestValidationBounded(t *testing.T) {
 	}
 	text := errorText(t, res)
 	lines := strings.Split(text, "\n")
-	if len(lines) != 1+maxViolations+1 {
-		t.Fatalf("got %d lines, want header + %d + summary:\n%s", len(lines), maxViolations, text)
+	if len(lines) != 1+argcheck.MaxViolations+1 {
+		t.Fatalf("got %d lines, want header + %d + summary:\n%s", len(lines), argcheck.MaxViolations, text)
 	}
 	if lines[1] != "- /p00: missing required property" || lines[len(lines)-1] != "- … and 15 more" {
 		t.Errorf("unexpected text:\n%s", text)

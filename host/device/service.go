@@ -5,16 +5,15 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 
-	"github.com/santhosh-tekuri/jsonschema/v6"
+	"github.com/plughost/plughost/host/argcheck"
 )
 
 // service is one registered service: an MCP tool of the device.
 type service struct {
 	name   string
 	json   json.RawMessage // the MCP Tool object
-	schema *jsonschema.Schema
+	schema *argcheck.Schema
 }
 
 // parseService turns one entry of register's "services" into a tool:
@@ -55,7 +54,7 @@ func parseService(name string, raw json.RawMessage) (*service, error) {
 	if err != nil {
 		return nil, fmt.Errorf(`"parameters": %v`, err)
 	}
-	sch, err := compileSchema(schemaJSON)
+	sch, err := argcheck.Compile(schemaJSON)
 	if err != nil {
 		return nil, fmt.Errorf(`"parameters" is not a valid JSON Schema: %v`, err)
 	}
@@ -86,47 +85,4 @@ func validToolName(s string) bool {
 
 // validate checks a call's arguments against the service's schema. It
 // returns "" when they are valid, else a message for the model.
-func (s *service) validate(args []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(args))
-	dec.UseNumber()
-	var v any
-	if err := dec.Decode(&v); err != nil {
-		return fmt.Sprintf("invalid arguments for tool %q: not valid JSON: %v", s.name, err)
-	}
-	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Sprintf("invalid arguments for tool %q: data after the arguments object", s.name)
-	}
-	if _, ok := v.(map[string]any); !ok {
-		return fmt.Sprintf("invalid arguments for tool %q: arguments must be a JSON object", s.name)
-	}
-	if err := s.schema.Validate(v); err != nil {
-		return fmt.Sprintf("invalid arguments for tool %q: %v", s.name, err)
-	}
-	return ""
-}
-
-// schemaURL is where a service's schema pretends to live; references to
-// any other document meet noLoader.
-const schemaURL = "https://plughost.invalid/device/parameters.json"
-
-// noLoader refuses every URL: a device's schema must be self-contained (a
-// device must not make the host fetch files or URLs).
-type noLoader struct{}
-
-func (noLoader) Load(url string) (any, error) {
-	return nil, fmt.Errorf("references to other documents are not allowed (%s)", url)
-}
-
-func compileSchema(raw []byte) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
-	if err != nil {
-		return nil, err
-	}
-	c := jsonschema.NewCompiler()
-	c.DefaultDraft(jsonschema.Draft2020)
-	c.UseLoader(noLoader{})
-	if err := c.AddResource(schemaURL, doc); err != nil {
-		return nil, err
-	}
-	return c.Compile(schemaURL)
-}
+func (s *service) validate(args []byte) string { return s.schema.Check(s.name, args) }

@@ -3,14 +3,18 @@ package main
 import (
 	"bufio"
 	"context"
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"net"
 	"os"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/plughost/plughost/host/device"
+	"github.com/plughost/plughost/host/mcp"
 )
 
 // deviceFlags configure the device bridge of `plughost serve`.
@@ -44,9 +48,11 @@ func (h *host) startDevices(f *deviceFlags) error {
 	if len(tokens) == 0 && !loopback(f.listen) {
 		return fmt.Errorf("--device-listen %s is reachable from other machines: give --device-tokens FILE so that devices must authenticate", f.listen)
 	}
+	h.sampler = new(sampler)
 	srv, err := device.NewServer(&device.Options{
 		Publisher:   h.catalog,
 		Logger:      h.log.Named("device"),
+		Sampler:     h.sampler,
 		Tokens:      tokens,
 		CallTimeout: f.callTimeout,
 		IdleTimeout: f.idleTimeout,
@@ -68,6 +74,43 @@ func (h *host) startDevices(f *deviceFlags) error {
 	}()
 	h.devStop = func() { cancel(); <-done }
 	return nil
+}
+
+// sampler answers the device bridge's text tasks through the MCP server's
+// clients (mcp.Server.CreateMessage). The device bridge starts with the
+// host, before the MCP server exists: until serve hands it one with use,
+// no client can sample. It maps mcp.ErrNoSamplingClient to
+// device.ErrNoSampler, keeping host/mcp and host/device unaware of each
+// other.
+type sampler struct {
+	srv atomic.Pointer[mcp.Server]
+}
+
+var _ device.Sampler = (*sampler)(nil)
+
+// use makes srv's clients answer text tasks. s may be nil (no device
+// bridge): then use does nothing.
+func (s *sampler) use(srv *mcp.Server) {
+	if s != nil {
+		s.srv.Store(srv)
+	}
+}
+
+func (s *sampler) CreateMessage(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	srv := s.srv.Load()
+	if srv == nil {
+		return nil, device.ErrNoSampler
+	}
+	res, err := srv.CreateMessage(ctx, params)
+	if errors.Is(err, mcp.ErrNoSamplingClient) {
+		return nil, fmt.Errorf("%w (%w)", device.ErrNoSampler, err)
+	}
+	return res, err
+}
+
+func (s *sampler) SamplingTools() bool {
+	srv := s.srv.Load()
+	return srv != nil && srv.SamplingTools()
 }
 
 // readTokens reads one token a line, skipping blank lines and # comments.

@@ -46,7 +46,8 @@ type host struct {
 	manager   *manager.Manager
 	done      chan error // receives manager.Run's result
 	cancel    context.CancelFunc
-	devStop   func() // stops the device bridge; nil when it is off
+	devStop   func()   // stops the device bridge; nil when it is off
+	sampler   *sampler // answers the devices' text tasks (device.go); nil when the bridge is off
 }
 
 // startHost resolves the directories, then starts loading plugins in the

@@ -76,6 +76,7 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	srv := mcp.NewServer(h.catalog, &mcp.Options{Version: version, Logger: h.log.Named("mcp")})
+	h.sampler.use(srv) // devices' text tasks ask an HTTP client's model
 	url := "http://" + ln.Addr().String() + mcp.PathMCP
 	auth := "none (loopback only)"
 	if opts.Token != "" {

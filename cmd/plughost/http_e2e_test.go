@@ -159,6 +159,8 @@ func (c *checkingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 				switch {
 				case strings.HasPrefix(line, "event: "):
 					event = line[7:]
+				case line == "data: " || line == "data:":
+					// a priming event (2025-11-25): an id and empty data, no message
 				case strings.HasPrefix(line, "data: ") && (event == "" || event == "message"):
 					c.w.check([]byte(line[6:]))
 				case line == "":

@@ -40,6 +40,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		Version: version,
 		Logger:  h.log.Named("mcp"),
 	})
+	h.sampler.use(srv) // devices' text tasks ask the stdio client's model
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		h.log.Info("serving MCP over stdio: type one JSON-RPC message per line, or connect an MCP client that runs this command",
 			"try", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"terminal","version":"0"}}}`)

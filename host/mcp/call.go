@@ -165,11 +165,8 @@ func (r *request) run() {
 		b = appendResponseHead(b, r.id)
 		b = append(b, `,"result":`...)
 		mark := len(b)
-		ok := isObject(res)
-		if ok {
-			b, ok = appendJSON(b, res)
-		}
-		if !ok {
+		var ok bool
+		if b, ok = appendObject(b, res); !ok {
 			s.srv.log.Error("a tool returned an invalid result", "tool", r.call.Name, "result", string(res))
 			b = append(b[:mark], tool.ErrorResult("tool "+strconv.Quote(r.call.Name)+" returned an invalid result (not a JSON object)")...)
 		}

@@ -46,6 +46,27 @@
 // 2026 protocol's probe) is answered -32601 so such clients fall back to
 // initialize.
 //
+// # Asking the client
+//
+// The server can ask a client's model for a message, as the device bridge
+// does to answer a device's text task:
+//
+//	res, err := srv.CreateMessage(ctx, params) // sampling/createMessage
+//
+// The client asked is the one of the most recently initialized session
+// still open (notifications/initialized received) whose client declared
+// capabilities.sampling and can be reached: over stdio the request goes
+// out on stdout and the answer comes in on stdin; over Streamable HTTP it
+// goes on the session's GET stream (a session without one is skipped) and
+// the answer is POSTed (202); on HTTP+SSE both travel its stream. Request
+// ids are the server's own ("plughost-<n>", per session); the response is
+// routed back by id, and one answering no request of ours is ignored. A
+// JSON-RPC error from the client is a [*ClientError]; no client able to
+// sample, an error wrapping [ErrNoSamplingClient]; ctx ending sends
+// notifications/cancelled. Tools in sampling go only to a client that
+// declared sampling.tools in a 2025-11-25 session ([Server.SamplingTools]);
+// for any other, CreateMessage removes tools and toolChoice from params.
+//
 // # Transports
 //
 // A [Session] holds the protocol state and handles one incoming message at
@@ -75,7 +96,11 @@
 // ends the session. Every SSE event has an id "<stream>_<seq>" and is kept
 // in a bounded per-session buffer, so a client that lost a stream GETs
 // again with Last-Event-ID and receives the events it missed, then the
-// rest of that stream live. A lost connection never cancels a call.
+// rest of that stream live. In 2025-11-25 sessions every stream opens with
+// a priming event (an id, empty data, retry: 1000) so that the client can
+// resume even a stream that lost its connection before its first message;
+// older clients get none, since some fail on empty data. A lost connection
+// never cancels a call.
 //
 // Every request passes the guards first: on a loopback listener a Host
 // that is not a loopback name gets 403 (DNS rebinding); an Origin that is

@@ -400,11 +400,20 @@ func (p *postSink) Write(msg []byte) error {
 	default:
 		p.conn = newSSEConn(p.w)
 		p.conn.open()
-		p.st = p.hs.openStream(p.conn)
+		var primeSeq uint64
+		p.st, primeSeq = p.hs.openStream(p.conn)
+		if p.hs.primes() {
+			p.conn.write(appendPriming(nil, p.st.id, primeSeq))
+		}
 		p.hs.emit(p.st, msg)
 	}
 	return nil
 }
+
+// primes reports whether the session's SSE streams open with a priming
+// event: only from 2025-11-25, since older clients may fail on an event
+// with empty data.
+func (hs *httpSession) primes() bool { return hs.sess.version.Load() == vLatest }
 
 // isResponse tells our own responses ({"jsonrpc":"2.0","id":…, or a batch's
 // array) from our notifications and requests ({"jsonrpc":"2.0","method":…).
@@ -414,14 +423,15 @@ func isResponse(msg []byte) bool {
 
 var notificationPrefix = []byte(`{"jsonrpc":"2.0","method"`)
 
-// openStream registers a new POST stream attached to c.
-func (hs *httpSession) openStream(c *sseConn) *stream {
+// openStream registers a new POST stream attached to c. Every event of the
+// stream will have a seq above the one returned.
+func (hs *httpSession) openStream(c *sseConn) (*stream, uint64) {
 	hs.mu.Lock()
 	defer hs.mu.Unlock()
 	st := &stream{id: hs.nextStream, conn: c}
 	hs.nextStream++
 	hs.streams[st.id] = st
-	return st
+	return st, hs.ring.lastSeq()
 }
 
 // finish ends the POST once Handle has returned.
@@ -523,6 +533,9 @@ func (hs *httpSession) attach(streamID, after uint64, resume bool, c *sseConn) b
 	if st == nil { // a completed POST stream: replay only
 		frames, lost := hs.ring.since(streamID, after)
 		hs.mu.Unlock()
+		if hs.primes() && c.write(appendPriming(nil, streamID, after)) != nil {
+			return false
+		}
 		hs.replay(streamID, frames, lost, c)
 		return false
 	}
@@ -534,7 +547,8 @@ func (hs *httpSession) attach(streamID, after uint64, resume bool, c *sseConn) b
 	hs.mu.Lock()
 	frames, lost := hs.ring.since(streamID, after)
 	hs.mu.Unlock()
-	ok := hs.replay(streamID, frames, lost, c)
+	ok := !hs.primes() || c.write(appendPriming(nil, streamID, after)) == nil
+	ok = ok && hs.replay(streamID, frames, lost, c)
 	old := st.conn
 	if ok && !st.done {
 		st.conn = c

@@ -90,6 +90,21 @@ func appendEvent(b []byte, name string, id []byte, msg []byte) []byte {
 	return append(b, '\n')
 }
 
+// primeRetryMs is the reconnection delay, in milliseconds, the priming
+// event asks of a client that loses a stream.
+const primeRetryMs = "1000"
+
+// appendPriming appends the event that opens an SSE stream (2025-11-25):
+// an id and empty data, so a client that loses the stream before any
+// message can resume it with Last-Event-ID, and the retry delay. Resuming
+// after seq replays every event the stream had after the priming.
+func appendPriming(b []byte, streamID, seq uint64) []byte {
+	b = append(b, "id: "...)
+	b = append(b, eventID(streamID, seq)...)
+	b = append(b, "\nretry: "+primeRetryMs+"\ndata: \n\n"...)
+	return b
+}
+
 func eventID(streamID, seq uint64) []byte {
 	b := strconv.AppendUint(nil, streamID, 10)
 	b = append(b, '_')

@@ -242,9 +242,13 @@ func (hs *httpServer) initialize(version string) string {
 type sseReader struct {
 	resp *http.Response
 	sc   *bufio.Scanner
+	// primes are the priming events (an id, empty data) next skipped.
+	primes []sseEvent
+	// raw makes next return priming events too.
+	raw bool
 }
 
-type sseEvent struct{ id, name, data string }
+type sseEvent struct{ id, name, data, retry string }
 
 func newSSEReader(t *testing.T, resp *http.Response) *sseReader {
 	t.Helper()
@@ -257,21 +261,27 @@ func newSSEReader(t *testing.T, resp *http.Response) *sseReader {
 	return &sseReader{resp: resp, sc: sc}
 }
 
-// next returns the next event, skipping comments; ok is false at the end.
+// next returns the next event, skipping comments and keeping priming
+// events aside in r.primes; ok is false at the end.
 func (r *sseReader) next() (e sseEvent, ok bool) {
 	seen := false
 	for r.sc.Scan() {
 		line := r.sc.Text()
 		switch {
+		case line == "" && seen && e.data == "" && e.id != "" && !r.raw:
+			r.primes = append(r.primes, e)
+			e, seen = sseEvent{}, false
 		case line == "" && seen:
 			return e, true
+		case strings.HasPrefix(line, "retry: "):
+			e.retry, seen = line[7:], true
 		case strings.HasPrefix(line, ":") || line == "":
 		case strings.HasPrefix(line, "id: "):
 			e.id, seen = line[4:], true
 		case strings.HasPrefix(line, "event: "):
 			e.name, seen = line[7:], true
-		case strings.HasPrefix(line, "data: "):
-			e.data, seen = e.data+line[6:], true
+		case strings.HasPrefix(line, "data: "), line == "data:":
+			e.data, seen = e.data+strings.TrimPrefix(strings.TrimPrefix(line, "data:"), " "), true
 		}
 	}
 	return e, false
@@ -676,4 +686,74 @@ func TestHTTPShutdownGrace(t *testing.T) {
 	if got := <-call; got.status != 404 {
 		t.Errorf("the cancelled call got %d %s, want 404 (session ended)", got.status, got.body)
 	}
+}
+
+// TestHTTPPriming: from 2025-11-25 every SSE stream opens with a priming
+// event (an id, empty data, a retry delay), whose id resumes the stream
+// from its start; older sessions get none.
+func TestHTTPPriming(t *testing.T) {
+	t.Parallel()
+	slowCall := `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"slow","arguments":{},"_meta":{"progressToken":"s"}}}`
+	tests := map[string]struct {
+		version string
+		get     bool // open the GET stream instead of a POST's
+		want    sseEvent
+	}{
+		"POST stream":            {version: "2025-11-25", want: sseEvent{id: "1_0", retry: "1000"}},
+		"GET stream":             {version: "2025-11-25", get: true, want: sseEvent{id: "0_0", retry: "1000"}},
+		"POST stream 2025-06-18": {version: "2025-06-18", want: sseEvent{id: "1_1", name: "message"}},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			hs := startHTTP(t, nil)
+			sid := hs.initialize(tt.version)
+			var resp *http.Response
+			if tt.get {
+				resp = hs.do(req{"GET", "/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid}, ""})
+			} else {
+				resp = hs.do(req{"POST", "/mcp", postHeaders(sid, "Mcp-Protocol-Version", tt.version), slowCall})
+			}
+			defer resp.Body.Close()
+			r := newSSEReader(t, resp)
+			r.raw = true
+			got := r.nextWithin(t, 10*time.Second)
+			got.data = "" // the 2025-06-18 stream starts with the progress
+			if diff := cmp.Diff(tt.want, got, cmp.AllowUnexported(sseEvent{})); diff != "" {
+				t.Errorf("first event (-want +got):\n%s", diff)
+			}
+		})
+	}
+
+	// The priming id resumes the stream from its start: a client that
+	// loses the POST's stream right after the priming misses nothing.
+	t.Run("resume from the priming id", func(t *testing.T) {
+		t.Parallel()
+		hs := startHTTP(t, nil)
+		sid := hs.initialize("2025-11-25")
+		resp := hs.do(req{"POST", "/mcp", postHeaders(sid), slowCall})
+		r := newSSEReader(t, resp)
+		r.raw = true
+		prime := r.nextWithin(t, 10*time.Second)
+		resp.Body.Close()
+		hs.await("the call to park", func() bool { return hs.cat.liveParked() == 1 })
+		if !hs.cat.releaseOne() {
+			t.Fatal("the slow call is not parked")
+		}
+		hs.await("the response to be sent", hs.settled)
+		get := hs.do(req{"GET", "/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid, "Last-Event-ID": prime.id}, ""})
+		defer get.Body.Close()
+		g := newSSEReader(t, get)
+		var ids []string
+		for {
+			e, ok := g.next()
+			if !ok {
+				break
+			}
+			ids = append(ids, e.id)
+		}
+		if diff := cmp.Diff([]string{"1_1", "1_2"}, ids); diff != "" {
+			t.Errorf("resumed from %s (-want +got):\n%s", prime.id, diff)
+		}
+	})
 }

@@ -280,6 +280,22 @@ func appendJSON(buf, v []byte) ([]byte, bool) {
 	return w.Bytes(), true
 }
 
+// appendObject appends v, a JSON object its producer vouches is valid (see
+// Catalog), on one line. It parses nothing on the way: it checks that v is
+// framed as an object ('{' … '}'), reporting false and appending nothing
+// otherwise, and compacts v (which validates it) only when it holds a line
+// break, which would end a stdio message early.
+func appendObject(buf, v []byte) ([]byte, bool) {
+	v = bytes.TrimSpace(v)
+	if len(v) < 2 || v[0] != '{' || v[len(v)-1] != '}' {
+		return buf, false
+	}
+	if bytes.IndexByte(v, '\n') >= 0 || bytes.IndexByte(v, '\r') >= 0 {
+		return appendJSON(buf, v)
+	}
+	return append(buf, v...), true
+}
+
 // isObject reports whether the valid JSON value v is an object.
 func isObject(v []byte) bool {
 	i := skipWS(v, 0)
@@ -313,14 +329,17 @@ func appendError(buf, id []byte, e *rpcError) []byte {
 	return append(buf, "}}"...)
 }
 
-// bufPool holds message buffers. Buffers that grew past 64 KiB are dropped
-// so one large result does not pin memory.
+// bufPool holds message buffers. Buffers that grew past maxPooled are
+// dropped so one large result does not pin memory.
 var bufPool = sync.Pool{New: func() any { b := make([]byte, 0, 1024); return &b }}
+
+// maxPooled is the largest buffer kept in bufPool.
+const maxPooled = 64 << 10
 
 func getBuf() *[]byte { return bufPool.Get().(*[]byte) }
 
 func putBuf(b *[]byte) {
-	if cap(*b) > 64<<10 {
+	if cap(*b) > maxPooled {
 		return
 	}
 	*b = (*b)[:0]

@@ -20,12 +20,19 @@ type Catalog interface {
 	// ListTools returns one page of MCP Tool objects (already JSON, names
 	// final) and the cursor of the next page ("" at the end). An unknown
 	// cursor returns an error wrapping tool.ErrInvalidCursor (→ -32602).
+	// Each tool must be a valid JSON object: the server does not parse
+	// them again (host/catalog compacts and checks every definition when
+	// a provider publishes it). One that is not framed as an object is
+	// dropped with an error log.
 	ListTools(cursor string) (tools []json.RawMessage, nextCursor string, err error)
 	// CallTool runs a tool; call.Name is the exposed name.
 	// errors.Is(err, tool.ErrUnknownTool) → JSON-RPC -32602; any other
 	// error → an isError CallToolResult naming the cause (tool.ErrorResult).
-	// A result is passed through as bytes. CallTool must return soon after
-	// ctx ends.
+	// A result must be a valid JSON object and is passed through as bytes,
+	// unparsed (plugins' results are checked by pluginproto's Client,
+	// devices' are built by host/device); one not framed as an object
+	// becomes an isError result, and one with line breaks is compacted.
+	// CallTool must return soon after ctx ends.
 	CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error)
 	// Subscribe calls fn after each (already coalesced) change of the tool
 	// list; cancel stops it. fn does not block.

@@ -438,20 +438,30 @@ func (s *Session) listTools(rp reply, env envelope) {
 		s.respondError(rp, env.id, &rpcError{codeInternalError, "internal error: tools/list: " + err.Error()})
 		return
 	}
-	bp := getBuf()
-	defer putBuf(bp)
-	b := append(*bp, `{"tools":[`...)
+	// The response is built in one buffer of the right size: a page of a
+	// thousand tools is a few hundred KiB, too big for the pool.
+	size := len(env.id) + len(next) + 64
+	for _, t := range tools {
+		size += len(t) + 1
+	}
+	var bp *[]byte
+	var b []byte
+	if size <= maxPooled {
+		bp = getBuf()
+		b = *bp
+	} else {
+		b = make([]byte, 0, size)
+	}
+	b = appendResponseHead(b, env.id)
+	b = append(b, `,"result":{"tools":[`...)
 	n := 0
 	for _, t := range tools {
 		mark := len(b)
 		if n > 0 {
 			b = append(b, ',')
 		}
-		ok := isObject(t)
-		if ok {
-			b, ok = appendJSON(b, t)
-		}
-		if !ok {
+		var ok bool
+		if b, ok = appendObject(b, t); !ok {
 			b = b[:mark]
 			s.srv.log.Error("tools/list: dropped a tool that is not a JSON object", "tool", string(t))
 			continue
@@ -463,9 +473,12 @@ func (s *Session) listTools(rp reply, env envelope) {
 		b = append(b, `,"nextCursor":`...)
 		b = appendString(b, next)
 	}
-	b = append(b, '}')
-	*bp = b
-	s.respondResult(rp, env.id, b)
+	b = append(b, "}}"...)
+	s.respond(rp, b)
+	if bp != nil {
+		*bp = b
+		putBuf(bp)
+	}
 }
 
 // send builds a message in a pooled buffer and writes it to out.

@@ -56,7 +56,7 @@ type Options struct {
 	// then Describe and ListTools. Default 10s.
 	StartTimeout time.Duration
 	// Debounce is how long a file must be quiet after a directory event
-	// before it is (re)loaded or unloaded. Default 25ms. An ELF file whose
+	// before it is (re)loaded or unloaded. Default 10ms. An ELF file whose
 	// headers do not parse yet (still being copied) waits for further writes.
 	Debounce time.Duration
 	// BackoffInitial is the delay before restarting a plugin that died;
@@ -145,7 +145,7 @@ type Manager struct {
 // Defaults of Options.
 const (
 	defaultStartTimeout   = 10 * time.Second
-	defaultDebounce       = 25 * time.Millisecond
+	defaultDebounce       = 10 * time.Millisecond
 	defaultBackoffInitial = 250 * time.Millisecond
 	defaultBackoffMax     = 30 * time.Second
 	defaultCrashLimit     = 5

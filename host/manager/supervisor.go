@@ -178,8 +178,8 @@ func (s *supervisor) run(settled func()) {
 				continue
 			}
 			cur = in
-			s.m.pub.Set(&provider{in: in, tools: in.tools})
 			s.running(in, !restart)
+			s.m.pub.Set(&provider{in: in, tools: in.tools})
 			s.log.Info("plugin loaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, "tools", len(in.tools))
 			settled()
 			s.settleChanges()
@@ -217,8 +217,8 @@ func (s *supervisor) run(settled func()) {
 				}
 				continue // if the plugin died, the next round sees it
 			}
+			s.update(func(st *PluginStatus) { st.Tools = len(tools) }) // before Set: whoever sees the Set sees this
 			s.m.pub.Set(&provider{in: cur, tools: tools})
-			s.update(func(st *PluginStatus) { st.Tools = len(tools) })
 			s.log.Info("plugin tools changed", "tools", len(tools))
 
 		case <-s.changed:
@@ -241,8 +241,8 @@ func (s *supervisor) run(settled func()) {
 			old := cur
 			cur = in
 			deaths = nil
-			s.m.pub.Set(&provider{in: in, tools: in.tools})
 			s.running(in, true)
+			s.m.pub.Set(&provider{in: in, tools: in.tools})
 			s.log.Info("plugin reloaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, "tools", len(in.tools))
 			s.settleChanges()
 			old.stop(s.m.opts.StopTimeout, true)

@@ -97,7 +97,7 @@ func TestNewFillsDefaults(t *testing.T) {
 	want := Options{
 		Dir:            dir,
 		StartTimeout:   10 * time.Second,
-		Debounce:       25 * time.Millisecond,
+		Debounce:       10 * time.Millisecond,
 		BackoffInitial: 250 * time.Millisecond,
 		BackoffMax:     30 * time.Second,
 		CrashLimit:     2,

@@ -28,7 +28,8 @@ const usage = `plughost: an MCP server whose tools live in plugin processes.
 Usage:
   plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
   plughost serve   --http ADDR [--token T] [...]       serve MCP over Streamable HTTP at http://ADDR/mcp
-  plughost plugins [--plugins DIR]                     load each plugin, print its tools, exit
+  plughost serve   --device-listen ADDR [...]          also accept devices (framed ##START protocol over TCP)
+  plughost plugins [--plugins DIR]                     load each plugin, print its sandbox and tools, exit
   plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result
   plughost sandbox probe                               print what this machine's sandbox supports
   plughost version                                     print the version
@@ -112,4 +113,10 @@ func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stderr, "plughost %s: %s (run plughost %s --help)\n", fs.Name(), msg, fs.Name())
 		return errUsage
 	}
+}
+
+// usageError reports a mistake on the command line in one line.
+func usageError(stderr io.Writer, fs *flag.FlagSet, format string, args ...any) error {
+	fmt.Fprintf(stderr, "plughost %s: %s (run plughost %s --help)\n", fs.Name(), fmt.Sprintf(format, args...), fs.Name())
+	return errUsage
 }

@@ -18,10 +18,11 @@ import (
 type Client struct {
 	rpc    pb.PluginClient
 	exited context.Context // cancelled by go-plugin when the plugin process exits
+	mux    mux             // the Calls stream, when the plugin serves it
 }
 
 func newClient(exited context.Context, rpc pb.PluginClient) *Client {
-	return &Client{rpc: rpc, exited: exited}
+	return &Client{rpc: rpc, exited: exited, mux: mux{rpc: rpc, exited: exited}}
 }
 
 // Description is what a plugin says about itself.
@@ -85,19 +86,36 @@ var emptyObject = json.RawMessage("{}")
 // CallTool runs a tool in the plugin and returns its MCP CallToolResult JSON,
 // as the plugin sent it. Progress and Log are called, in order, on the
 // calling goroutine before CallTool returns. Cancelling ctx cancels the call
-// and the handler's context in the plugin.
+// and the handler's context in the plugin, and CallTool returns at once.
+//
+// Calls share one long-lived Calls stream per plugin, opened at the first
+// call; a plugin that does not serve Calls (one written against the first
+// revision of the contract) gets a CallTool stream per call instead, as do
+// calls whose arguments are larger than 256 KiB.
 //
 // Errors wrap ctx's error when ctx ended, ErrUnknownTool when the plugin has
 // no such tool, ErrPluginClosed when the plugin broke the call (it died),
 // ErrNoResult when it ended the call without a result and ErrInvalidResult
 // when its result is not a JSON object.
 func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the stream
+	if err := ctx.Err(); err != nil {
+		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
+	}
 	args := req.Arguments
 	if len(args) == 0 {
 		args = emptyObject
 	}
+	res, err := c.mux.call(ctx, c, req, args)
+	if err != errFallback {
+		return res, err
+	}
+	return c.callStream(ctx, req, args)
+}
+
+// callStream runs a call on a CallTool stream of its own.
+func (c *Client) callStream(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the stream
 	stream, err := c.rpc.CallTool(ctx)
 	if err != nil {
 		return nil, c.callError(ctx, req.Tool, err)

@@ -47,10 +47,19 @@
 // plugin in another language needs only a gRPC server, the go-plugin
 // handshake and that file.
 //
+// A call can travel two ways. CallTool is a stream per call: simple, and all
+// a plugin in another language must serve. Calls is optional and cheaper: one
+// long-lived stream per plugin carries every call, each named by an id the
+// host picks, with Start and Cancel going to the plugin and progress, log,
+// result or error messages coming back. A Go plugin serves both; the host
+// uses Calls and falls back to CallTool for good when the plugin answers
+// UNIMPLEMENTED.
+//
 // # The host
 //
 // A host starts a plugin with go-plugin using Handshake and ClientPluginSet,
 // dispenses PluginName to get a *Client, and then calls Describe, ListTools,
 // WatchTools and CallTool. The Client passes arguments and results through as
-// bytes.
+// bytes, and multiplexes its calls on one Calls stream when the plugin
+// serves it.
 package pluginproto

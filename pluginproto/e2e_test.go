@@ -21,15 +21,42 @@ import (
 )
 
 // helperEnv makes the test binary, re-executed by startPlugin, serve
-// helperPlugin instead of running the tests.
+// helperPlugin instead of running the tests: "calls" serves the whole
+// contract, "nocalls" answers Calls with UNIMPLEMENTED as a plugin of the
+// contract's first revision does.
 const helperEnv = "PLUGHOST_TEST_HELPER_PLUGIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "1" {
+	switch os.Getenv(helperEnv) {
+	case "calls":
 		pluginproto.Serve(helperPlugin())
+		os.Exit(0)
+	case "nocalls":
+		pluginproto.ServeWithoutCalls(helperPlugin())
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
+}
+
+// path is how the host's calls reach the plugin: both must behave the same.
+type path struct {
+	name        string
+	helper      string // the helperEnv value
+	multiplexed bool   // the calls share one Calls stream
+}
+
+var paths = []path{
+	{name: "multiplexed", helper: "calls", multiplexed: true},
+	{name: "per-call stream", helper: "nocalls", multiplexed: false},
+}
+
+// checkPath fails the test when c's calls did not take path p. Call it after
+// a call has succeeded.
+func checkPath(t *testing.T, c *pluginproto.Client, p path) {
+	t.Helper()
+	if got := pluginproto.Multiplexed(c); got != p.multiplexed {
+		t.Errorf("calls multiplexed = %v, want %v", got, p.multiplexed)
+	}
 }
 
 // helperPlugin is the plugin the end-to-end tests talk to.
@@ -76,15 +103,63 @@ func helperPlugin() *pluginproto.Plugin {
 		os.Exit(3)
 		return nil, nil
 	})
+	// late returns at once, leaving behind a goroutine that reports
+	// progress after the handler returned (which must reach no one), then
+	// adds a tool named late_<id>.
+	p.AddTool(pluginproto.Tool{Name: "late"}, func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
+		var args struct{ ID string }
+		if err := r.Bind(&args); err != nil {
+			return nil, err
+		}
+		returned := make(chan struct{})
+		go func() {
+			<-returned
+			for range 3 {
+				r.Progress(9, 9, "late")
+				r.Log("info", "late")
+			}
+			p.AddTool(pluginproto.Tool{Name: "late_" + args.ID}, echo)
+		}()
+		defer close(returned)
+		r.Progress(1, 1, "on time")
+		return pluginproto.TextResult("early"), nil
+	})
+	// rendezvous returns its Text once N calls of it are running at the
+	// same time (or its context ends).
+	var (
+		rvMu      sync.Mutex
+		rvRunning int
+		rvAll     = make(chan struct{})
+	)
+	p.AddTool(pluginproto.Tool{Name: "rendezvous"}, func(ctx context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
+		var args struct {
+			Text string
+			N    int
+		}
+		if err := r.Bind(&args); err != nil {
+			return nil, err
+		}
+		rvMu.Lock()
+		if rvRunning++; rvRunning == args.N {
+			close(rvAll)
+		}
+		rvMu.Unlock()
+		select {
+		case <-rvAll:
+			return pluginproto.TextResult(args.Text), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+	})
 	p.Logger().SetLevel(hclog.Off) // the panic test would print a stack
 	return p
 }
 
 // startPlugin runs the helper plugin in a subprocess and returns its Client.
-func startPlugin(t *testing.T) *pluginproto.Client {
+func startPlugin(t *testing.T, p path) *pluginproto.Client {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	cmd.Env = append(os.Environ(), helperEnv+"="+p.helper)
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginproto.Handshake,
 		Plugins:          pluginproto.ClientPluginSet(),
@@ -159,10 +234,18 @@ func awaitTool(t *testing.T, c *pluginproto.Client, changes <-chan struct{}, nam
 
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
+	for _, p := range paths {
+		t.Run(p.name, func(t *testing.T) {
+			t.Parallel()
+			testEndToEnd(t, p)
+		})
+	}
+}
 
+func testEndToEnd(t *testing.T, p path) {
 	t.Run("describe and list", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t)
+		c := startPlugin(t, p)
 		d, err := c.Describe(t.Context(), "test-host")
 		if err != nil {
 			t.Fatal(err)
@@ -174,7 +257,7 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"echo", "report", "block", "panic", "add_tool", "exit"}, names(t, tools)); diff != "" {
+		if diff := cmp.Diff([]string{"echo", "report", "block", "panic", "add_tool", "exit", "late", "rendezvous"}, names(t, tools)); diff != "" {
 			t.Errorf("ListTools (-want +got):\n%s", diff)
 		}
 		if got, want := string(tools[0]), `{"name":"echo","inputSchema":{"type":"object","properties":{"Text":{"type":"string"}}}}`; got != want {
@@ -184,12 +267,12 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("call with progress, log and result", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t)
+		c := startPlugin(t, p)
 		var got []string
 		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
 			Tool: "report",
-			Progress: func(p, total float64, msg string) {
-				got = append(got, fmt.Sprintf("progress %v/%v %s", p, total, msg))
+			Progress: func(progress, total float64, msg string) {
+				got = append(got, fmt.Sprintf("progress %v/%v %s", progress, total, msg))
 			},
 			Log: func(level, logger string, data json.RawMessage) {
 				got = append(got, fmt.Sprintf("log %s %q %s", level, logger, data))
@@ -205,11 +288,12 @@ func TestEndToEnd(t *testing.T) {
 		if got, want := string(res), `{"content":[{"type":"text","text":"reported"}],"structuredContent":{"steps":2}}`; got != want {
 			t.Errorf("result = %s, want %s", got, want)
 		}
+		checkPath(t, c, p)
 	})
 
 	t.Run("arguments pass through", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t)
+		c := startPlugin(t, p)
 		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"héllo"}`)})
 		if err != nil {
 			t.Fatal(err)
@@ -217,11 +301,12 @@ func TestEndToEnd(t *testing.T) {
 		if got, want := string(res), `{"content":[{"type":"text","text":"héllo"}]}`; got != want {
 			t.Errorf("result = %s, want %s", got, want)
 		}
+		checkPath(t, c, p)
 	})
 
 	t.Run("cancellation reaches the handler", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t)
+		c := startPlugin(t, p)
 		changes := watch(t, c)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -237,11 +322,15 @@ func TestEndToEnd(t *testing.T) {
 		}
 		// The handler adds cancelled_x1 only after its context ended.
 		awaitTool(t, c, changes, "cancelled_x1")
+		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"}); err != nil {
+			t.Errorf("call after a cancelled call: %v", err)
+		}
+		checkPath(t, c, p)
 	})
 
 	t.Run("panic is an error result and the plugin lives on", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t)
+		c := startPlugin(t, p)
 		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "panic"})
 		if err != nil {
 			t.Fatal(err)
@@ -252,11 +341,12 @@ func TestEndToEnd(t *testing.T) {
 		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"alive"}`)}); err != nil {
 			t.Errorf("call after panic: %v", err)
 		}
+		checkPath(t, c, p)
 	})
 
 	t.Run("watch sees AddTool", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t)
+		c := startPlugin(t, p)
 		if _, err := c.ListTools(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -281,20 +371,121 @@ func TestEndToEnd(t *testing.T) {
 
 	t.Run("unknown tool", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t)
+		c := startPlugin(t, p)
 		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "nope"})
-		if !errors.Is(err, pluginproto.ErrUnknownTool) || !strings.Contains(err.Error(), `"nope"`) {
-			t.Errorf("err = %v, want ErrUnknownTool naming the tool", err)
+		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginproto.ErrUnknownTool) || err.Error() != want {
+			t.Errorf("err = %v, want ErrUnknownTool: %s", err, want)
 		}
+		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"}); err != nil {
+			t.Errorf("call after an unknown tool: %v", err)
+		}
+		checkPath(t, c, p)
+	})
+
+	t.Run("late progress after the result is dropped", func(t *testing.T) {
+		t.Parallel()
+		c := startPlugin(t, p)
+		changes := watch(t, c)
+		var got []string
+		returned := false
+		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+			Tool:      "late",
+			Arguments: json.RawMessage(`{"ID":"l1"}`),
+			Progress: func(_, _ float64, msg string) {
+				if returned {
+					t.Errorf("progress %q after CallTool returned", msg)
+				}
+				got = append(got, msg)
+			},
+			Log: func(_, _ string, data json.RawMessage) { got = append(got, string(data)) },
+		})
+		returned = true
+		if err != nil || string(res) != `{"content":[{"type":"text","text":"early"}]}` {
+			t.Fatalf("CallTool = %s, %v", res, err)
+		}
+		// The plugin has tried its late reports once late_l1 is listed;
+		// a call after that on the same connection sees none of them.
+		awaitTool(t, c, changes, "late_l1")
+		got2 := 0
+		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+			Tool: "echo", Progress: func(float64, float64, string) { got2++ },
+			Log: func(string, string, json.RawMessage) { got2++ },
+		}); err != nil {
+			t.Fatal(err)
+		}
+		if diff := cmp.Diff([]string{"on time"}, got); diff != "" || got2 != 0 {
+			t.Errorf("notifications (-want +got):\n%s; %d reached the next call", diff, got2)
+		}
+		checkPath(t, c, p)
+	})
+
+	t.Run("200 calls in flight", func(t *testing.T) {
+		t.Parallel()
+		c := startPlugin(t, p)
+		const n = 200
+		// Every call is held in the plugin until all n are running there.
+		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
+		defer cancel()
+		errs := make([]error, n)
+		var wg sync.WaitGroup
+		for i := range n {
+			wg.Go(func() {
+				text := fmt.Sprintf("call %d", i)
+				res, err := c.CallTool(ctx, &pluginproto.CallRequest{
+					Tool: "rendezvous", Arguments: fmt.Appendf(nil, `{"Text":%q,"N":%d}`, text, n),
+				})
+				if want := fmt.Sprintf(`{"content":[{"type":"text","text":%q}]}`, text); err == nil && string(res) != want {
+					err = fmt.Errorf("result %s, want %s", res, want)
+				}
+				errs[i] = err
+			})
+		}
+		wg.Wait()
+		if err := errors.Join(errs...); err != nil {
+			t.Fatal(err)
+		}
+		checkPath(t, c, p)
 	})
 
 	t.Run("plugin dies mid-call", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t)
+		c := startPlugin(t, p)
+		// Three calls block in the plugin (each reports progress once
+		// running), then a fourth makes it exit: all four fail.
+		const blocked = 3
+		running := make(chan struct{}, blocked)
+		errs := make(chan error, blocked+1)
+		for i := range blocked {
+			go func() {
+				var once sync.Once
+				_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+					Tool: "block", Arguments: fmt.Appendf(nil, `{"ID":"d%d"}`, i),
+					Progress: func(float64, float64, string) { once.Do(func() { running <- struct{}{} }) },
+				})
+				errs <- err
+			}()
+		}
+		for range blocked {
+			select {
+			case <-running:
+			case err := <-errs:
+				t.Fatalf("a blocked call ended early: %v", err)
+			}
+		}
+		if got := pluginproto.Multiplexed(c); got != p.multiplexed {
+			t.Errorf("calls multiplexed = %v, want %v", got, p.multiplexed)
+		}
 		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "exit"})
-		if !errors.Is(err, pluginproto.ErrPluginClosed) {
-			t.Errorf("err = %v, want ErrPluginClosed", err)
+		errs <- err
+		for range blocked + 1 {
+			if err := <-errs; !errors.Is(err, pluginproto.ErrPluginClosed) {
+				t.Errorf("err = %v, want ErrPluginClosed", err)
+			}
 		}
 		t.Logf("error for a dead plugin: %v", err)
+		_, err = c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"})
+		if !errors.Is(err, pluginproto.ErrPluginClosed) {
+			t.Errorf("call after the plugin died: err = %v, want ErrPluginClosed", err)
+		}
 	})
 }

@@ -53,6 +53,10 @@ func ClientPluginSet() plugin.PluginSet {
 	return plugin.PluginSet{PluginName: &grpcPlugin{}}
 }
 
+// serveNoCalls makes the plugins served by this process answer Calls with
+// UNIMPLEMENTED; only the tests set it, to exercise the host's fallback.
+var serveNoCalls bool
+
 // grpcPlugin is the go-plugin glue: on the plugin side it registers the gRPC
 // server of a *Plugin, on the host side it wraps the connection in a *Client.
 type grpcPlugin struct {
@@ -66,7 +70,9 @@ func (g *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if g.p == nil {
 		return errors.New("pluginproto: ClientPluginSet is for hosts; a plugin serves Plugin.PluginSet")
 	}
-	pb.RegisterPluginServer(s, newServer(g.p))
+	srv := newServer(g.p)
+	srv.noCalls = serveNoCalls
+	pb.RegisterPluginServer(s, srv)
 	return nil
 }
 

@@ -458,6 +458,318 @@ func (*CallToolPluginMessage_Log) isCallToolPluginMessage_Msg() {}
 
 func (*CallToolPluginMessage_Result) isCallToolPluginMessage_Msg() {}
 
+// Host → plugin on the Calls stream.
+type CallsHostMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call this message is about.
+	CallId uint64 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*CallsHostMessage_Start
+	//	*CallsHostMessage_Cancel
+	Msg           isCallsHostMessage_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallsHostMessage) Reset() {
+	*x = CallsHostMessage{}
+	mi := &file_plugin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallsHostMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallsHostMessage) ProtoMessage() {}
+
+func (x *CallsHostMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallsHostMessage.ProtoReflect.Descriptor instead.
+func (*CallsHostMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *CallsHostMessage) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *CallsHostMessage) GetMsg() isCallsHostMessage_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *CallsHostMessage) GetStart() *CallStart {
+	if x != nil {
+		if x, ok := x.Msg.(*CallsHostMessage_Start); ok {
+			return x.Start
+		}
+	}
+	return nil
+}
+
+func (x *CallsHostMessage) GetCancel() *CallCancel {
+	if x != nil {
+		if x, ok := x.Msg.(*CallsHostMessage_Cancel); ok {
+			return x.Cancel
+		}
+	}
+	return nil
+}
+
+type isCallsHostMessage_Msg interface {
+	isCallsHostMessage_Msg()
+}
+
+type CallsHostMessage_Start struct {
+	// Runs a call: what the first message of a CallTool stream carries.
+	Start *CallStart `protobuf:"bytes,2,opt,name=start,proto3,oneof"`
+}
+
+type CallsHostMessage_Cancel struct {
+	// Cancels a running call's handler context.
+	Cancel *CallCancel `protobuf:"bytes,3,opt,name=cancel,proto3,oneof"`
+}
+
+func (*CallsHostMessage_Start) isCallsHostMessage_Msg() {}
+
+func (*CallsHostMessage_Cancel) isCallsHostMessage_Msg() {}
+
+type CallCancel struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallCancel) Reset() {
+	*x = CallCancel{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallCancel) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallCancel) ProtoMessage() {}
+
+func (x *CallCancel) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallCancel.ProtoReflect.Descriptor instead.
+func (*CallCancel) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+// Plugin → host on the Calls stream.
+type CallsPluginMessage struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The call this message is about.
+	CallId uint64 `protobuf:"varint,1,opt,name=call_id,json=callId,proto3" json:"call_id,omitempty"`
+	// Types that are valid to be assigned to Msg:
+	//
+	//	*CallsPluginMessage_Progress
+	//	*CallsPluginMessage_Log
+	//	*CallsPluginMessage_Result
+	//	*CallsPluginMessage_Error
+	Msg           isCallsPluginMessage_Msg `protobuf_oneof:"msg"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallsPluginMessage) Reset() {
+	*x = CallsPluginMessage{}
+	mi := &file_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallsPluginMessage) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallsPluginMessage) ProtoMessage() {}
+
+func (x *CallsPluginMessage) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallsPluginMessage.ProtoReflect.Descriptor instead.
+func (*CallsPluginMessage) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *CallsPluginMessage) GetCallId() uint64 {
+	if x != nil {
+		return x.CallId
+	}
+	return 0
+}
+
+func (x *CallsPluginMessage) GetMsg() isCallsPluginMessage_Msg {
+	if x != nil {
+		return x.Msg
+	}
+	return nil
+}
+
+func (x *CallsPluginMessage) GetProgress() *Progress {
+	if x != nil {
+		if x, ok := x.Msg.(*CallsPluginMessage_Progress); ok {
+			return x.Progress
+		}
+	}
+	return nil
+}
+
+func (x *CallsPluginMessage) GetLog() *LogMessage {
+	if x != nil {
+		if x, ok := x.Msg.(*CallsPluginMessage_Log); ok {
+			return x.Log
+		}
+	}
+	return nil
+}
+
+func (x *CallsPluginMessage) GetResult() []byte {
+	if x != nil {
+		if x, ok := x.Msg.(*CallsPluginMessage_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+func (x *CallsPluginMessage) GetError() *CallError {
+	if x != nil {
+		if x, ok := x.Msg.(*CallsPluginMessage_Error); ok {
+			return x.Error
+		}
+	}
+	return nil
+}
+
+type isCallsPluginMessage_Msg interface {
+	isCallsPluginMessage_Msg()
+}
+
+type CallsPluginMessage_Progress struct {
+	Progress *Progress `protobuf:"bytes,2,opt,name=progress,proto3,oneof"`
+}
+
+type CallsPluginMessage_Log struct {
+	Log *LogMessage `protobuf:"bytes,3,opt,name=log,proto3,oneof"`
+}
+
+type CallsPluginMessage_Result struct {
+	// The MCP CallToolResult as JSON. It finishes the call.
+	Result []byte `protobuf:"bytes,4,opt,name=result,proto3,oneof"`
+}
+
+type CallsPluginMessage_Error struct {
+	// The call failed without a result; it finishes the call.
+	Error *CallError `protobuf:"bytes,5,opt,name=error,proto3,oneof"`
+}
+
+func (*CallsPluginMessage_Progress) isCallsPluginMessage_Msg() {}
+
+func (*CallsPluginMessage_Log) isCallsPluginMessage_Msg() {}
+
+func (*CallsPluginMessage_Result) isCallsPluginMessage_Msg() {}
+
+func (*CallsPluginMessage_Error) isCallsPluginMessage_Msg() {}
+
+// Why a call on the Calls stream failed: what the status of a CallTool
+// stream would have said.
+type CallError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A gRPC status code: NOT_FOUND (5) when the plugin has no tool of that
+	// name, INVALID_ARGUMENT (3) when the Start is malformed.
+	Code          uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CallError) Reset() {
+	*x = CallError{}
+	mi := &file_plugin_proto_msgTypes[10]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CallError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CallError) ProtoMessage() {}
+
+func (x *CallError) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[10]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CallError.ProtoReflect.Descriptor instead.
+func (*CallError) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{10}
+}
+
+func (x *CallError) GetCode() uint32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *CallError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
 type Progress struct {
 	state    protoimpl.MessageState `protogen:"open.v1"`
 	Progress float64                `protobuf:"fixed64,1,opt,name=progress,proto3" json:"progress,omitempty"`
@@ -470,7 +782,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -482,7 +794,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -495,7 +807,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *Progress) GetProgress() float64 {
@@ -533,7 +845,7 @@ type LogMessage struct {
 
 func (x *LogMessage) Reset() {
 	*x = LogMessage{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -545,7 +857,7 @@ func (x *LogMessage) String() string {
 func (*LogMessage) ProtoMessage() {}
 
 func (x *LogMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -558,7 +870,7 @@ func (x *LogMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
 func (*LogMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *LogMessage) GetLevel() string {
@@ -590,7 +902,7 @@ type WatchToolsRequest struct {
 
 func (x *WatchToolsRequest) Reset() {
 	*x = WatchToolsRequest{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -602,7 +914,7 @@ func (x *WatchToolsRequest) String() string {
 func (*WatchToolsRequest) ProtoMessage() {}
 
 func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -615,7 +927,7 @@ func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsRequest.ProtoReflect.Descriptor instead.
 func (*WatchToolsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 type ToolsChanged struct {
@@ -626,7 +938,7 @@ type ToolsChanged struct {
 
 func (x *ToolsChanged) Reset() {
 	*x = ToolsChanged{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -638,7 +950,7 @@ func (x *ToolsChanged) String() string {
 func (*ToolsChanged) ProtoMessage() {}
 
 func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -651,7 +963,7 @@ func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsChanged.ProtoReflect.Descriptor instead.
 func (*ToolsChanged) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 var File_plugin_proto protoreflect.FileDescriptor
@@ -680,7 +992,24 @@ const file_plugin_proto_rawDesc = "" +
 	"\bprogress\x18\x01 \x01(\v2\x1c.plughost.plugin.v1.ProgressH\x00R\bprogress\x122\n" +
 	"\x03log\x18\x02 \x01(\v2\x1e.plughost.plugin.v1.LogMessageH\x00R\x03log\x12\x18\n" +
 	"\x06result\x18\x03 \x01(\fH\x00R\x06resultB\x05\n" +
-	"\x03msg\"V\n" +
+	"\x03msg\"\xa3\x01\n" +
+	"\x10CallsHostMessage\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x125\n" +
+	"\x05start\x18\x02 \x01(\v2\x1d.plughost.plugin.v1.CallStartH\x00R\x05start\x128\n" +
+	"\x06cancel\x18\x03 \x01(\v2\x1e.plughost.plugin.v1.CallCancelH\x00R\x06cancelB\x05\n" +
+	"\x03msg\"\f\n" +
+	"\n" +
+	"CallCancel\"\xf5\x01\n" +
+	"\x12CallsPluginMessage\x12\x17\n" +
+	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12:\n" +
+	"\bprogress\x18\x02 \x01(\v2\x1c.plughost.plugin.v1.ProgressH\x00R\bprogress\x122\n" +
+	"\x03log\x18\x03 \x01(\v2\x1e.plughost.plugin.v1.LogMessageH\x00R\x03log\x12\x18\n" +
+	"\x06result\x18\x04 \x01(\fH\x00R\x06result\x125\n" +
+	"\x05error\x18\x05 \x01(\v2\x1d.plughost.plugin.v1.CallErrorH\x00R\x05errorB\x05\n" +
+	"\x03msg\"9\n" +
+	"\tCallError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"V\n" +
 	"\bProgress\x12\x1a\n" +
 	"\bprogress\x18\x01 \x01(\x01R\bprogress\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n" +
@@ -691,11 +1020,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06logger\x18\x02 \x01(\tR\x06logger\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\"\x13\n" +
 	"\x11WatchToolsRequest\"\x0e\n" +
-	"\fToolsChanged2\xf6\x02\n" +
+	"\fToolsChanged2\xd1\x03\n" +
 	"\x06Plugin\x12U\n" +
 	"\bDescribe\x12#.plughost.plugin.v1.DescribeRequest\x1a$.plughost.plugin.v1.DescribeResponse\x12X\n" +
 	"\tListTools\x12$.plughost.plugin.v1.ListToolsRequest\x1a%.plughost.plugin.v1.ListToolsResponse\x12b\n" +
-	"\bCallTool\x12'.plughost.plugin.v1.CallToolHostMessage\x1a).plughost.plugin.v1.CallToolPluginMessage(\x010\x01\x12W\n" +
+	"\bCallTool\x12'.plughost.plugin.v1.CallToolHostMessage\x1a).plughost.plugin.v1.CallToolPluginMessage(\x010\x01\x12Y\n" +
+	"\x05Calls\x12$.plughost.plugin.v1.CallsHostMessage\x1a&.plughost.plugin.v1.CallsPluginMessage(\x010\x01\x12W\n" +
 	"\n" +
 	"WatchTools\x12%.plughost.plugin.v1.WatchToolsRequest\x1a .plughost.plugin.v1.ToolsChanged0\x01B6Z4github.com/plughost/plughost/pluginproto/internal/pbb\x06proto3"
 
@@ -711,7 +1041,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 11)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 15)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),       // 0: plughost.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),      // 1: plughost.plugin.v1.DescribeResponse
@@ -720,28 +1050,39 @@ var file_plugin_proto_goTypes = []any{
 	(*CallToolHostMessage)(nil),   // 4: plughost.plugin.v1.CallToolHostMessage
 	(*CallStart)(nil),             // 5: plughost.plugin.v1.CallStart
 	(*CallToolPluginMessage)(nil), // 6: plughost.plugin.v1.CallToolPluginMessage
-	(*Progress)(nil),              // 7: plughost.plugin.v1.Progress
-	(*LogMessage)(nil),            // 8: plughost.plugin.v1.LogMessage
-	(*WatchToolsRequest)(nil),     // 9: plughost.plugin.v1.WatchToolsRequest
-	(*ToolsChanged)(nil),          // 10: plughost.plugin.v1.ToolsChanged
+	(*CallsHostMessage)(nil),      // 7: plughost.plugin.v1.CallsHostMessage
+	(*CallCancel)(nil),            // 8: plughost.plugin.v1.CallCancel
+	(*CallsPluginMessage)(nil),    // 9: plughost.plugin.v1.CallsPluginMessage
+	(*CallError)(nil),             // 10: plughost.plugin.v1.CallError
+	(*Progress)(nil),              // 11: plughost.plugin.v1.Progress
+	(*LogMessage)(nil),            // 12: plughost.plugin.v1.LogMessage
+	(*WatchToolsRequest)(nil),     // 13: plughost.plugin.v1.WatchToolsRequest
+	(*ToolsChanged)(nil),          // 14: plughost.plugin.v1.ToolsChanged
 }
 var file_plugin_proto_depIdxs = []int32{
 	5,  // 0: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
-	7,  // 1: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
-	8,  // 2: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
-	0,  // 3: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
-	2,  // 4: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
-	4,  // 5: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
-	9,  // 6: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
-	1,  // 7: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
-	3,  // 8: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
-	6,  // 9: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
-	10, // 10: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
-	7,  // [7:11] is the sub-list for method output_type
-	3,  // [3:7] is the sub-list for method input_type
-	3,  // [3:3] is the sub-list for extension type_name
-	3,  // [3:3] is the sub-list for extension extendee
-	0,  // [0:3] is the sub-list for field type_name
+	11, // 1: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
+	12, // 2: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
+	5,  // 3: plughost.plugin.v1.CallsHostMessage.start:type_name -> plughost.plugin.v1.CallStart
+	8,  // 4: plughost.plugin.v1.CallsHostMessage.cancel:type_name -> plughost.plugin.v1.CallCancel
+	11, // 5: plughost.plugin.v1.CallsPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
+	12, // 6: plughost.plugin.v1.CallsPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
+	10, // 7: plughost.plugin.v1.CallsPluginMessage.error:type_name -> plughost.plugin.v1.CallError
+	0,  // 8: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
+	2,  // 9: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
+	4,  // 10: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
+	7,  // 11: plughost.plugin.v1.Plugin.Calls:input_type -> plughost.plugin.v1.CallsHostMessage
+	13, // 12: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
+	1,  // 13: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
+	3,  // 14: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
+	6,  // 15: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
+	9,  // 16: plughost.plugin.v1.Plugin.Calls:output_type -> plughost.plugin.v1.CallsPluginMessage
+	14, // 17: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
+	13, // [13:18] is the sub-list for method output_type
+	8,  // [8:13] is the sub-list for method input_type
+	8,  // [8:8] is the sub-list for extension type_name
+	8,  // [8:8] is the sub-list for extension extendee
+	0,  // [0:8] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -757,13 +1098,23 @@ func file_plugin_proto_init() {
 		(*CallToolPluginMessage_Log)(nil),
 		(*CallToolPluginMessage_Result)(nil),
 	}
+	file_plugin_proto_msgTypes[7].OneofWrappers = []any{
+		(*CallsHostMessage_Start)(nil),
+		(*CallsHostMessage_Cancel)(nil),
+	}
+	file_plugin_proto_msgTypes[9].OneofWrappers = []any{
+		(*CallsPluginMessage_Progress)(nil),
+		(*CallsPluginMessage_Log)(nil),
+		(*CallsPluginMessage_Result)(nil),
+		(*CallsPluginMessage_Error)(nil),
+	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   11,
+			NumMessages:   15,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

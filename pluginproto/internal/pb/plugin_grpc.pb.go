@@ -30,6 +30,7 @@ const (
 	Plugin_Describe_FullMethodName   = "/plughost.plugin.v1.Plugin/Describe"
 	Plugin_ListTools_FullMethodName  = "/plughost.plugin.v1.Plugin/ListTools"
 	Plugin_CallTool_FullMethodName   = "/plughost.plugin.v1.Plugin/CallTool"
+	Plugin_Calls_FullMethodName      = "/plughost.plugin.v1.Plugin/Calls"
 	Plugin_WatchTools_FullMethodName = "/plughost.plugin.v1.Plugin/WatchTools"
 )
 
@@ -46,6 +47,25 @@ type PluginClient interface {
 	// result, and ends the stream. When the host cancels the stream (the client
 	// cancelled the call), the handler's context is cancelled.
 	CallTool(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallToolHostMessage, CallToolPluginMessage], error)
+	// Calls carries many calls over one long-lived stream, which is cheaper
+	// than a stream per call. It is optional: a host opens it once (lazily,
+	// at its first call) and keeps it for the plugin's lifetime; a plugin that
+	// answers UNIMPLEMENTED has run none of the calls the host sent on it, and
+	// the host makes every call with CallTool from then on.
+	//
+	// The host picks each call's id, unique on the stream, and sends a Start;
+	// the plugin runs the calls concurrently and, for each, sends any number
+	// of progress and log messages, then exactly one result or error. That
+	// message finishes the call id: the host drops anything the plugin sends
+	// for it afterwards, and the plugin drops a Cancel for an id it has
+	// finished or does not know. A Cancel cancels that call's handler
+	// context, and the plugin still answers the call (the host may have
+	// stopped waiting). When the stream ends, the plugin cancels every call
+	// running on it; when it breaks, every call in flight on it fails on the
+	// host as if the plugin had broken its CallTool stream. A host may drop
+	// progress and log messages of a call it cannot keep up with (never its
+	// result or error).
+	Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallsHostMessage, CallsPluginMessage], error)
 	// WatchTools stays open for the plugin's lifetime; the plugin sends a
 	// message whenever its tool list changes, and the host calls ListTools.
 	WatchTools(ctx context.Context, in *WatchToolsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ToolsChanged], error)
@@ -92,9 +112,22 @@ func (c *pluginClient) CallTool(ctx context.Context, opts ...grpc.CallOption) (g
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_CallToolClient = grpc.BidiStreamingClient[CallToolHostMessage, CallToolPluginMessage]
 
+func (c *pluginClient) Calls(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallsHostMessage, CallsPluginMessage], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[1], Plugin_Calls_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[CallsHostMessage, CallsPluginMessage]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_CallsClient = grpc.BidiStreamingClient[CallsHostMessage, CallsPluginMessage]
+
 func (c *pluginClient) WatchTools(ctx context.Context, in *WatchToolsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ToolsChanged], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
-	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[1], Plugin_WatchTools_FullMethodName, cOpts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[2], Plugin_WatchTools_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
@@ -124,6 +157,25 @@ type PluginServer interface {
 	// result, and ends the stream. When the host cancels the stream (the client
 	// cancelled the call), the handler's context is cancelled.
 	CallTool(grpc.BidiStreamingServer[CallToolHostMessage, CallToolPluginMessage]) error
+	// Calls carries many calls over one long-lived stream, which is cheaper
+	// than a stream per call. It is optional: a host opens it once (lazily,
+	// at its first call) and keeps it for the plugin's lifetime; a plugin that
+	// answers UNIMPLEMENTED has run none of the calls the host sent on it, and
+	// the host makes every call with CallTool from then on.
+	//
+	// The host picks each call's id, unique on the stream, and sends a Start;
+	// the plugin runs the calls concurrently and, for each, sends any number
+	// of progress and log messages, then exactly one result or error. That
+	// message finishes the call id: the host drops anything the plugin sends
+	// for it afterwards, and the plugin drops a Cancel for an id it has
+	// finished or does not know. A Cancel cancels that call's handler
+	// context, and the plugin still answers the call (the host may have
+	// stopped waiting). When the stream ends, the plugin cancels every call
+	// running on it; when it breaks, every call in flight on it fails on the
+	// host as if the plugin had broken its CallTool stream. A host may drop
+	// progress and log messages of a call it cannot keep up with (never its
+	// result or error).
+	Calls(grpc.BidiStreamingServer[CallsHostMessage, CallsPluginMessage]) error
 	// WatchTools stays open for the plugin's lifetime; the plugin sends a
 	// message whenever its tool list changes, and the host calls ListTools.
 	WatchTools(*WatchToolsRequest, grpc.ServerStreamingServer[ToolsChanged]) error
@@ -145,6 +197,9 @@ func (UnimplementedPluginServer) ListTools(context.Context, *ListToolsRequest) (
 }
 func (UnimplementedPluginServer) CallTool(grpc.BidiStreamingServer[CallToolHostMessage, CallToolPluginMessage]) error {
 	return status.Error(codes.Unimplemented, "method CallTool not implemented")
+}
+func (UnimplementedPluginServer) Calls(grpc.BidiStreamingServer[CallsHostMessage, CallsPluginMessage]) error {
+	return status.Error(codes.Unimplemented, "method Calls not implemented")
 }
 func (UnimplementedPluginServer) WatchTools(*WatchToolsRequest, grpc.ServerStreamingServer[ToolsChanged]) error {
 	return status.Error(codes.Unimplemented, "method WatchTools not implemented")
@@ -213,6 +268,13 @@ func _Plugin_CallTool_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_CallToolServer = grpc.BidiStreamingServer[CallToolHostMessage, CallToolPluginMessage]
 
+func _Plugin_Calls_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Calls(&grpc.GenericServerStream[CallsHostMessage, CallsPluginMessage]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_CallsServer = grpc.BidiStreamingServer[CallsHostMessage, CallsPluginMessage]
+
 func _Plugin_WatchTools_Handler(srv interface{}, stream grpc.ServerStream) error {
 	m := new(WatchToolsRequest)
 	if err := stream.RecvMsg(m); err != nil {
@@ -244,6 +306,12 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "CallTool",
 			Handler:       _Plugin_CallTool_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Calls",
+			Handler:       _Plugin_Calls_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

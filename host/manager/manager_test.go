@@ -916,3 +916,32 @@ func TestUnfinishedBinaryWaitsForTheRest(t *testing.T) {
 		t.Errorf("status %s, last error %q; want running with no error", st.State, st.LastError)
 	}
 }
+
+// A binary whose last byte is written but whose writer has not closed it yet
+// cannot be executed (ETXTBSY) and brings no further directory event: the
+// launch is retried until the writer closes it.
+func TestBinaryStillOpenForWritingIsRetried(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	h := start(t, dir, Options{})
+	h.ready()
+	data, err := os.ReadFile(pluginV1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, "tp"), os.O_CREATE|os.O_WRONLY, 0o755)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.Write(data); err != nil {
+		t.Fatal(err)
+	}
+	h.logs.await(t, "test", "plugin file is still open for writing; retrying")
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	h.expect("set", "tp")
+	if st := h.status("tp"); st.State != StateRunning {
+		t.Errorf("status %s (%s), want running", st.State, st.LastError)
+	}
+}

@@ -2,8 +2,12 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -30,6 +34,9 @@ type supervisor struct {
 
 	mu sync.Mutex
 	st PluginStatus
+	// loaded is the plugin file as it was when last launched: a directory
+	// event that leaves it so (a late event of the same copy) reloads nothing.
+	loaded os.FileInfo
 	// onSettle holds the callbacks of file changes not yet acted on; they
 	// are called once the plugin is published again, or failed, or gone.
 	onSettle []func()
@@ -148,7 +155,7 @@ func (s *supervisor) run(settled func()) {
 			if !restart {
 				s.update(func(st *PluginStatus) { st.State = StateLoading })
 			}
-			in, err := launch(ctx, &s.m.opts, s.name, s.path)
+			in, err := s.launch(ctx)
 			if ctx.Err() != nil {
 				if in != nil {
 					in.stop(0, true)
@@ -225,7 +232,7 @@ func (s *supervisor) run(settled func()) {
 			// Start the new process and publish it before stopping the old
 			// one, so that clients see no gap in the tool list.
 			s.update(func(st *PluginStatus) { st.State = StateLoading })
-			in, err := launch(ctx, &s.m.opts, s.name, s.path)
+			in, err := s.launch(ctx)
 			if ctx.Err() != nil {
 				if in != nil {
 					in.stop(0, true)
@@ -303,4 +310,50 @@ func (s *supervisor) awaitChange(ctx context.Context) next {
 	case <-s.changed:
 		return nextLoad
 	}
+}
+
+// launch starts the plugin, retrying a few times while its file is still open
+// for writing (ETXTBSY: a copy that has written its last byte but not yet
+// closed the file, which brings no further directory event).
+func (s *supervisor) launch(ctx context.Context) (*instance, error) {
+	if fi, err := os.Stat(s.path); err == nil {
+		s.mu.Lock()
+		s.loaded = fi
+		s.mu.Unlock()
+	}
+	delay := 20 * time.Millisecond
+	for attempt := 1; ; attempt++ {
+		in, err := launch(ctx, &s.m.opts, s.name, s.path)
+		if err == nil || attempt == busyRetries || !textFileBusy(err) || ctx.Err() != nil {
+			return in, err
+		}
+		s.log.Debug("plugin file is still open for writing; retrying", "in", delay)
+		timer := time.NewTimer(delay)
+		select {
+		case <-ctx.Done():
+			timer.Stop()
+			return nil, ctx.Err()
+		case <-timer.C:
+		}
+		delay *= 2
+	}
+}
+
+// busyRetries bounds the attempts of launch on a busy file (20ms … 320ms).
+const busyRetries = 5
+
+// textFileBusy reports whether err is exec's ETXTBSY, also when it arrives as
+// the sandbox stage's message.
+func textFileBusy(err error) bool {
+	return errors.Is(err, syscall.ETXTBSY) || strings.Contains(err.Error(), "text file busy")
+}
+
+// unchanged reports whether the plugin file is still the one last launched:
+// same inode, size, modification time and mode.
+func (s *supervisor) unchanged() bool {
+	fi, err := os.Stat(s.path)
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return err == nil && s.loaded != nil && os.SameFile(fi, s.loaded) &&
+		fi.Size() == s.loaded.Size() && fi.ModTime().Equal(s.loaded.ModTime()) && fi.Mode() == s.loaded.Mode()
 }

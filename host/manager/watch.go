@@ -265,6 +265,10 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 			<-s.done
 			settled()
 		})
+	case s != nil && s.unchanged():
+		m.mu.Unlock()
+		m.log.Debug("plugin file is as last loaded; not reloading", "plugin", name)
+		settled()
 	case s != nil:
 		m.mu.Unlock()
 		m.log.Info("plugin file changed; reloading", "plugin", name)

@@ -55,16 +55,7 @@ func (s *Session) startCall(ctx context.Context, rp reply, env envelope) func() 
 					s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: _meta must be an object"})
 					return nil
 				}
-				mt := objIter{b: v}
-				for {
-					mk, mv, ok := mt.next()
-					if !ok {
-						break
-					}
-					if keyIs(mk, "progressToken") {
-						token = mv
-					}
-				}
+				token = member(v, "progressToken")
 			}
 		}
 	}

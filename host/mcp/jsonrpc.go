@@ -150,6 +150,25 @@ func (it *objIter) next() (key, val []byte, ok bool) {
 	return key, it.b[vs:ve], true
 }
 
+// member returns the raw value of obj's member called name (the last one,
+// should it repeat), or nil when obj is nil or has none.
+func member(obj []byte, name string) []byte {
+	var val []byte
+	if obj == nil {
+		return nil
+	}
+	it := objIter{b: obj}
+	for {
+		k, v, ok := it.next()
+		if !ok {
+			return val
+		}
+		if keyIs(k, name) {
+			val = v
+		}
+	}
+}
+
 // arrayElems returns the raw elements of a valid JSON array.
 func arrayElems(b []byte) [][]byte {
 	var elems [][]byte

@@ -303,19 +303,7 @@ func (s *Session) notification(kind int, env envelope) {
 // cancelled handles notifications/cancelled: the request's context ends and
 // its response is suppressed. Unknown and finished ids are ignored.
 func (s *Session) cancelled(params []byte) {
-	var id []byte
-	if params != nil {
-		it := objIter{b: params}
-		for {
-			k, v, ok := it.next()
-			if !ok {
-				break
-			}
-			if keyIs(k, "requestId") {
-				id = v
-			}
-		}
-	}
+	id := member(params, "requestId")
 	if id == nil || !validID(id) {
 		s.srv.log.Debug("ignored notifications/cancelled without a valid requestId")
 		return
@@ -374,20 +362,7 @@ func (s *Session) initialize(rp reply, env envelope) {
 }
 
 func (s *Session) setLevel(rp reply, env envelope) {
-	var level []byte
-	if env.params != nil {
-		it := objIter{b: env.params}
-		for {
-			k, v, ok := it.next()
-			if !ok {
-				break
-			}
-			if keyIs(k, "level") {
-				level = v
-			}
-		}
-	}
-	name, ok := unquote(level)
+	name, ok := unquote(member(env.params, "level"))
 	if i := levelIndex(name); ok && i >= 0 {
 		s.level.Store(int32(i))
 		s.respondResult(rp, env.id, []byte("{}"))
@@ -411,22 +386,13 @@ func levelIndex(name string) int {
 
 func (s *Session) listTools(rp reply, env envelope) {
 	var cursor string
-	if env.params != nil {
-		it := objIter{b: env.params}
-		for {
-			k, v, ok := it.next()
-			if !ok {
-				break
-			}
-			if keyIs(k, "cursor") {
-				c, ok := unquote(v)
-				if !ok {
-					s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: cursor must be a string"})
-					return
-				}
-				cursor = c
-			}
+	if raw := member(env.params, "cursor"); raw != nil {
+		c, ok := unquote(raw)
+		if !ok {
+			s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: cursor must be a string"})
+			return
 		}
+		cursor = c
 	}
 	tools, next, err := s.srv.catalog.ListTools(cursor)
 	switch {

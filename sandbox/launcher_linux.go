@@ -5,11 +5,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"golang.org/x/sys/unix"
@@ -127,14 +129,14 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	}
 
 	dir := filepath.Join(l.opts.StateDir, plugin)
-	data, tmp := filepath.Join(dir, "data"), filepath.Join(dir, "tmp")
+	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: data directory: %w", err)
 	}
-	if err := os.RemoveAll(tmp); err != nil {
-		return nil, fmt.Errorf("sandbox: tmp directory: %w", err)
-	}
-	if err := os.Mkdir(tmp, 0o700); err != nil {
+	// Each process gets its own tmp, removed when it exits: during a reload
+	// the old process still serves calls with its own.
+	tmp, err := os.MkdirTemp(dir, "tmp-")
+	if err != nil {
 		return nil, fmt.Errorf("sandbox: tmp directory: %w", err)
 	}
 	_ = os.Chmod(dir, 0o711)
@@ -153,6 +155,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	}
 
 	read := append([]string{cmd.Path}, DefaultReadPaths...)
+	read = append(read, interpreters(cmd.Path)...)
 	read = append(read, pol.AllowRead...)
 	write := append([]string{data, tmp}, pol.AllowWrite...)
 	if sockDir != "" {
@@ -181,7 +184,13 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		Namespaces: p.namespaces, PidNS: p.namespaces,
 		DropUID: dropUID, Hide: hide, Read: read, Write: write, Devices: devices,
 		Net: pol.net(), Ports: ports,
-		Data: uint64(pol.memory()), Nofile: uint64(pol.files()), Nproc: uint64(pol.pids()),
+		Data: uint64(pol.memory()), Nofile: uint64(pol.files()),
+	}
+	if p.root || p.namespaces {
+		// RLIMIT_NPROC counts every process of the uid: in a user namespace
+		// (or as uid 65534) that is the plugin's own; without one it would
+		// be the host user's, so the pids cgroup alone bounds the plugin.
+		spec.Nproc = uint64(pol.pids())
 	}
 	if pol.Strict {
 		spec.Need = []Layer{LayerUID, LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp}
@@ -192,19 +201,21 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 			spec.Need = append(spec.Need, LayerLandlockNet)
 		}
 	}
-	return l.stage(plugin, pol, cmd, spec, hostActive, hostMissing, netns)
+	return l.stage(plugin, pol, cmd, spec, hostActive, hostMissing, netns, tmp)
 }
 
 // stage builds the Launch that re-executes plughost as the stage.
-func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSpec, hostActive []Layer, hostMissing map[Layer]string, netns bool) (*Launch, error) {
+func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSpec, hostActive []Layer, hostMissing map[Layer]string, netns bool, tmp string) (*Launch, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
+		os.RemoveAll(tmp)
 		return nil, err
 	}
 	repR, repW, err := os.Pipe()
 	if err != nil {
 		specR.Close()
 		specW.Close()
+		os.RemoveAll(tmp)
 		return nil, err
 	}
 	stage := &exec.Cmd{
@@ -220,7 +231,10 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 	} else {
 		stage.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	}
-	var cg *cgroup
+	var (
+		cgMu sync.Mutex // Started sets cg; Exited (the reaper's goroutine) reads it
+		cg   *cgroup
+	)
 	closeAll := func() {
 		specR.Close()
 		specW.Close()
@@ -236,8 +250,10 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 		for k, v := range hostMissing {
 			rep.Missing[k] = v
 		}
-		var cgActive []Layer
-		cg, cgActive = l.plat.cgroups.place(plugin, pid, pol, rep.Missing)
+		cgMu.Lock()
+		placed, cgActive := l.plat.cgroups.place(plugin, pid, pol, rep.Missing)
+		cg = placed
+		cgMu.Unlock()
 		rep.Active = append(rep.Active, cgActive...)
 		if l.plat.root && slices.Contains(cgActive, LayerCgroupPids) {
 			// RLIMIT_NPROC counts every process of uid 65534, all
@@ -281,6 +297,9 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 	}
 	launch.Exited = func() string {
 		closeAll()
+		os.RemoveAll(tmp)
+		cgMu.Lock()
+		defer cgMu.Unlock()
 		return cg.remove()
 	}
 	return launch, nil
@@ -325,4 +344,38 @@ func PluginOwner() (uid, gid int) {
 		return sandboxUID, sandboxUID
 	}
 	return os.Getuid(), os.Getgid()
+}
+
+// interpreters returns what a "#!" script at path needs to read and execute:
+// its interpreter and, for "/usr/bin/env prog", prog as found in the stage's
+// PATH. A binary needs nothing more.
+func interpreters(path string) []string {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
+	if !strings.HasPrefix(line, "#!") || (err != nil && err != io.EOF) {
+		return nil
+	}
+	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
+	if len(fields) == 0 {
+		return nil
+	}
+	out := []string{fields[0]}
+	if filepath.Base(fields[0]) == "env" && len(fields) > 1 {
+		for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
+			if prog := filepath.Join(dir, fields[1]); fileExists(prog) {
+				out = append(out, prog)
+				break
+			}
+		}
+	}
+	return out
+}
+
+func fileExists(path string) bool {
+	_, err := os.Stat(path)
+	return err == nil
 }

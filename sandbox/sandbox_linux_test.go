@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -176,6 +177,8 @@ func TestSeccompFilter(t *testing.T) {
 		"tcp socket list":     {NetList, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC), retAllow},
 		"udp socket list":     {NetList, data(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_DGRAM), retEPERM},
 		"mptcp list":          {NetList, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
+		"sctp list":           {NetList, data(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_SCTP), retEPERM},
+		"tcp list by number":  {NetList, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP), retAllow},
 		"mptcp all":           {NetAll, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
 		"udp all":             {NetAll, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM), retAllow},
 		"thread clone":        {NetNone, data(unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_THREAD), retAllow},
@@ -216,5 +219,41 @@ func TestScrubEnv(t *testing.T) {
 	want := []string{"PLUGIN_X=a", "LANG=fr", "PLUGHOST_PLUGIN=c"}
 	if !slices.Equal(got, want) {
 		t.Errorf("scrubEnv = %v, want %v", got, want)
+	}
+}
+
+// A "#!" script plugin may read and execute its interpreter (and, through
+// env, the program env finds) under the default policy.
+func TestScriptPlugins(t *testing.T) {
+	for name, shebang := range map[string]string{"direct": "#!/bin/sh", "env": "#!/usr/bin/env sh"} {
+		t.Run(name, func(t *testing.T) {
+			dir := t.TempDir()
+			if err := os.Chmod(dir, 0o755); err != nil { // reachable by uid 65534 when the test runs as root
+				t.Fatal(err)
+			}
+			script := filepath.Join(dir, "plugin.sh")
+			if err := os.WriteFile(script, []byte(shebang+"\necho script ran\n"), 0o755); err != nil {
+				t.Fatal(err)
+			}
+			l, err := New(&Options{StateDir: t.TempDir()})
+			if err != nil {
+				t.Fatal(err)
+			}
+			var out, errOut bytes.Buffer
+			cmd := &exec.Cmd{Path: script, Args: []string{script}, Stdout: &out, Stderr: &errOut}
+			launch, err := l.Wrap("script", nil, cmd)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := launch.Cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			_, startErr := launch.Started(launch.Cmd.Process.Pid)
+			waitErr := launch.Cmd.Wait()
+			launch.Exited()
+			if startErr != nil || waitErr != nil || out.String() != "script ran\n" {
+				t.Errorf("script plugin: started %v, exit %v, stdout %q, stderr %q; want it to run", startErr, waitErr, out.String(), errOut.String())
+			}
+		})
 	}
 }

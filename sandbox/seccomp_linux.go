@@ -107,18 +107,21 @@ func seccompFilter(net NetMode) ([]bpf.RawInstruction, error) {
 			bpf.RetConstant{Val: retAllow},
 			bpf.RetConstant{Val: retEPERM},
 		}
-	case NetList: // unix sockets, and TCP over IPv4/IPv6
+	case NetList: // unix sockets, and TCP (only) over IPv4/IPv6
 		sock = []bpf.Instruction{
 			arg(0),
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_UNIX, SkipFalse: 1},
 			bpf.RetConstant{Val: retAllow},
 			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET, SkipTrue: 1},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipFalse: 6}, // → deny
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.AF_INET6, SkipFalse: 7}, // → deny
 			arg(1),
 			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: 0xf},
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_STREAM, SkipFalse: 3}, // → deny
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.SOCK_STREAM, SkipFalse: 4}, // → deny
+			// Only TCP (protocol 0 or IPPROTO_TCP): Landlock's port rules
+			// see nothing else (MPTCP, SCTP).
 			arg(2),
-			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.IPPROTO_MPTCP, SkipTrue: 1}, // → deny
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: 0, SkipTrue: 1},                 // → allow
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: unix.IPPROTO_TCP, SkipFalse: 1}, // → deny
 			bpf.RetConstant{Val: retAllow},
 			bpf.RetConstant{Val: retEPERM},
 		}

@@ -169,7 +169,9 @@ func envOr(name, def string) string {
 // reported with the fix.
 func prepareWorkspace(dir string, log hclog.Logger) (string, error) {
 	if dir == "" {
-		dir = defaultDir("workspace")
+		if dir = defaultDir("workspace"); dir == "" {
+			return "", fmt.Errorf("no workspace directory: neither XDG_DATA_HOME nor HOME is set; pass --workspace DIR")
+		}
 	}
 	abs, err := filepath.Abs(dir)
 	if err != nil {

@@ -22,7 +22,7 @@ import (
 // Limits on what one device may hold open.
 const (
 	maxServices  = 256 // services in one register
-	maxTextTasks = 16  // text tasks received but not yet ended
+	maxTextTasks = 16  // text tasks received or being answered
 )
 
 // conn is one connected device. Once it registers services it is a
@@ -31,7 +31,7 @@ type conn struct {
 	s      *Server
 	nc     net.Conn
 	serial uint64
-	log    hclog.Logger
+	logp   atomic.Pointer[hclog.Logger] // the first register names the device in it
 	born   time.Time
 
 	authed atomic.Bool // AUTH accepted (always true without tokens)
@@ -39,16 +39,17 @@ type conn struct {
 	wmu  sync.Mutex // serializes writes
 	wbuf []byte
 
-	mu       sync.Mutex
-	closed   bool
-	voice    string                   // voice id from AUTH
-	name     string                   // provider name, once registered
-	mcpTask  string                   // task id of the last register: calls use it
-	services []*service               // sorted by name
-	byName   map[string]*service      // the same, by name
-	pending  map[string]chan []byte   // calls awaiting a result, by call_id
-	calls    uint64                   // calls sent so far
-	texts    map[string]*bytes.Buffer // text tasks being received, by task id
+	mu        sync.Mutex
+	closed    bool
+	voice     string                   // voice id from AUTH
+	name      string                   // provider name, once registered
+	mcpTask   string                   // task id of the last register: calls use it
+	services  []*service               // sorted by name
+	byName    map[string]*service      // the same, by name
+	pending   map[string]chan []byte   // calls awaiting a result, by call_id
+	calls     uint64                   // calls sent so far
+	texts     map[string]*bytes.Buffer // text tasks being received, by task id
+	answering int                      // text tasks ended and being answered (under mu)
 
 	ctx    context.Context // ends when the connection does
 	cancel context.CancelFunc
@@ -63,7 +64,6 @@ func newConn(s *Server, nc net.Conn, serial uint64) *conn {
 		s:       s,
 		nc:      nc,
 		serial:  serial,
-		log:     s.log.With("remote", nc.RemoteAddr().String()),
 		born:    time.Now(),
 		byName:  map[string]*service{},
 		pending: map[string]chan []byte{},
@@ -71,8 +71,13 @@ func newConn(s *Server, nc net.Conn, serial uint64) *conn {
 		done:    make(chan struct{}),
 	}
 	c.authed.Store(len(s.opts.Tokens) == 0)
+	l := s.log.With("remote", nc.RemoteAddr().String())
+	c.logp.Store(&l)
 	return c
 }
+
+// log is the connection's logger (safe for concurrent use).
+func (c *conn) log() hclog.Logger { return *c.logp.Load() }
 
 // refuse tells the device why it is not served and hangs up.
 func (c *conn) refuse(msg string) {
@@ -84,7 +89,7 @@ func (c *conn) refuse(msg string) {
 // withdraws its tools and ends its calls and text tasks.
 func (c *conn) serve(ctx context.Context) {
 	c.ctx, c.cancel = context.WithCancel(ctx)
-	c.log.Debug("device connected")
+	c.log().Debug("device connected")
 	reason := c.readLoop()
 	c.cancel()
 	c.mu.Lock()
@@ -98,7 +103,7 @@ func (c *conn) serve(ctx context.Context) {
 	}
 	c.tasks.Wait()
 	c.s.release(c, name)
-	c.log.Info("device disconnected", "reason", reason)
+	c.log().Info("device disconnected", "reason", reason)
 }
 
 // readLoop returns why the connection ends.
@@ -129,8 +134,8 @@ func (c *conn) readLoop() string {
 		default:
 			return err.Error()
 		}
-		if c.log.IsTrace() {
-			c.log.Trace("frame from device", "frame", f.String())
+		if c.log().IsTrace() {
+			c.log().Trace("frame from device", "frame", f.String())
 		}
 		if reason := c.handle(f); reason != "" {
 			return reason
@@ -208,7 +213,7 @@ func (c *conn) auth(f Frame) string {
 		return ""
 	}
 	c.authed.Store(true)
-	c.log.Debug("device authenticated", "voiceid", voice)
+	c.log().Debug("device authenticated", "voiceid", voice)
 	c.status0(f.Task, f.Seq, "##INFO:AUTH_OK")
 	return ""
 }
@@ -221,14 +226,14 @@ func (c *conn) status(f Frame) string {
 	case "##DISCONNECT":
 		return "the device sent ##DISCONNECT"
 	default:
-		c.log.Debug("status from device", "status", p)
+		c.log().Debug("status from device", "status", p)
 	}
 	return ""
 }
 
 // statusError sends a STATUS ##ERROR:msg.
 func (c *conn) statusError(task string, seq int, msg string) {
-	c.log.Debug("status error to device", "error", msg)
+	c.log().Debug("status error to device", "error", msg)
 	c.status0(task, seq, "##ERROR:"+msg)
 }
 
@@ -246,8 +251,8 @@ func (c *conn) write(f Frame) error {
 		return err // a bug of ours: every payload is escaped before
 	}
 	c.wbuf = b
-	if c.log.IsTrace() {
-		c.log.Trace("frame to device", "frame", f.String())
+	if c.log().IsTrace() {
+		c.log().Trace("frame to device", "frame", f.String())
 	}
 	c.nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
 	if _, err := c.nc.Write(b); err != nil {
@@ -424,7 +429,8 @@ func (c *conn) register(f Frame, data json.RawMessage) {
 	c.mu.Lock()
 	if first {
 		c.name = name
-		c.log = c.log.With("device", name)
+		named := c.log().With("device", name)
+		c.logp.Store(&named)
 	}
 	name = c.name
 	c.mcpTask = f.Task
@@ -435,7 +441,7 @@ func (c *conn) register(f Frame, data json.RawMessage) {
 	}
 	c.mu.Unlock()
 	c.s.opts.Publisher.Set(c)
-	c.log.Info("device registered services", "services", len(svcs), "refused", len(problems))
+	c.log().Info("device registered services", "services", len(svcs), "refused", len(problems))
 	if len(problems) > 0 {
 		c.statusError(f.Task, f.Seq, "register: "+strings.Join(problems, "; "))
 	}

@@ -32,7 +32,7 @@ func (c *conn) text(f Frame) {
 	c.mu.Lock()
 	buf := c.texts[f.Task]
 	switch {
-	case buf == nil && len(c.texts) >= maxTextTasks:
+	case buf == nil && len(c.texts)+c.answering >= maxTextTasks:
 		c.mu.Unlock()
 		c.statusError(f.Task, f.Seq, fmt.Sprintf("too many text tasks open (%d): end one first", maxTextTasks))
 		return
@@ -54,15 +54,23 @@ func (c *conn) end(f Frame) {
 	c.mu.Lock()
 	buf := c.texts[f.Task]
 	delete(c.texts, f.Task)
+	if buf != nil {
+		c.answering++ // counts against maxTextTasks until answered
+	}
 	c.mu.Unlock()
 	if buf == nil {
-		c.log.Debug("END of a task with no text", "task", f.Task)
+		c.log().Debug("END of a task with no text", "task", f.Task)
 		return
 	}
 	text := strings.ToValidUTF8(buf.String(), "\uFFFD")
 	c.tasks.Add(1)
 	go func() {
 		defer c.tasks.Done()
+		defer func() {
+			c.mu.Lock()
+			c.answering--
+			c.mu.Unlock()
+		}()
 		ctx, cancel := context.WithTimeout(c.ctx, c.s.opts.TextTimeout)
 		defer cancel()
 		answer := c.answer(ctx, f.Task, text)
@@ -161,7 +169,7 @@ func (c *conn) answer(ctx context.Context, task, text string) string {
 			return noSamplerText
 		}
 		if err != nil {
-			c.log.Warn("sampling failed", "task", task, "error", err)
+			c.log().Warn("sampling failed", "task", task, "error", err)
 			return "Sorry, I cannot answer: the model's client failed: " + err.Error()
 		}
 		var res struct {

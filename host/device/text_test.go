@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"unicode/utf8"
@@ -155,5 +156,57 @@ func TestLongAnswer(t *testing.T) {
 	}
 	if got.String() != long || seq != 8 {
 		t.Errorf("got %d bytes in %d frames, want %d bytes in 7 TEXT + END", got.Len(), seq, len(long))
+	}
+}
+
+// blockingSampler holds every CreateMessage until release is closed.
+type blockingSampler struct {
+	asked   chan struct{}
+	release chan struct{}
+}
+
+func (s *blockingSampler) SamplingTools() bool { return false }
+
+func (s *blockingSampler) CreateMessage(ctx context.Context, _ json.RawMessage) (json.RawMessage, error) {
+	s.asked <- struct{}{}
+	select {
+	case <-s.release:
+		return json.RawMessage(`{"role":"assistant","content":{"type":"text","text":"ok"},"model":"m"}`), nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	}
+}
+
+// Text tasks being answered count against the limit too: a device cannot
+// keep an unbounded number of sampling requests running at the user's model.
+func TestTextTasksBeingAnsweredAreBounded(t *testing.T) {
+	t.Parallel()
+	s := &blockingSampler{asked: make(chan struct{}, maxTextTasks+1), release: make(chan struct{})}
+	b := startBridge(t, &Options{Sampler: s})
+	d := dial(t, b.addr)
+	for i := range maxTextTasks {
+		task := fmt.Sprintf("task%04d", i)
+		d.sendFrame(TypeText, task, 0, "hello")
+		d.sendFrame(TypeEnd, task, 1, "")
+		<-s.asked
+	}
+	d.sendFrame(TypeText, "taskMORE", 0, "one more")
+	d.expect(TypeStatus, "##ERROR:too many text tasks open")
+	close(s.release)
+	// Every held task is answered (in any order): a TEXT "ok" and an END each.
+	texts, ends := map[string]bool{}, map[string]bool{}
+	for range 2 * maxTextTasks {
+		f := d.next()
+		switch {
+		case f.Type == TypeText && string(f.Payload) == "ok":
+			texts[f.Task] = true
+		case f.Type == TypeEnd:
+			ends[f.Task] = true
+		default:
+			t.Fatalf("unexpected frame %s", f)
+		}
+	}
+	if len(texts) != maxTextTasks || len(ends) != maxTextTasks {
+		t.Errorf("answered %d tasks and ended %d, want %d each", len(texts), len(ends), maxTextTasks)
 	}
 }

@@ -121,6 +121,7 @@ func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opt
 	hs := &http.Server{
 		Handler:           h,
 		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute, // keep-alive connections with no request
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          srv.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 	}
@@ -237,10 +238,24 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			"forbidden: Host "+strconv.Quote(r.Host)+" is not a loopback name (DNS rebinding protection)")
 		return
 	}
-	if o := r.Header.Get("Origin"); o != "" && !h.originAllowed(o, r.Host) {
-		httpError(w, http.StatusForbidden, nil, codeInvalidRequest,
-			"forbidden: Origin "+strconv.Quote(o)+" is not allowed (allow it with --allowed-origin)")
-		return
+	if o := r.Header.Get("Origin"); o != "" {
+		if !h.originAllowed(o, r.Host) {
+			httpError(w, http.StatusForbidden, nil, codeInvalidRequest,
+				"forbidden: Origin "+strconv.Quote(o)+" is not allowed (allow it with --allowed-origin)")
+			return
+		}
+		// An allowed page may read the answers (CORS), session id included.
+		hd := w.Header()
+		hd.Set("Access-Control-Allow-Origin", o)
+		hd.Set("Access-Control-Expose-Headers", "Mcp-Session-Id, Mcp-Protocol-Version, WWW-Authenticate")
+		hd.Add("Vary", "Origin")
+		if r.Method == http.MethodOptions { // the browser's preflight, before any token check
+			hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
+			hd.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			hd.Set("Access-Control-Max-Age", "600")
+			w.WriteHeader(http.StatusNoContent)
+			return
+		}
 	}
 	if h.token != nil {
 		got := r.Header.Get("Authorization")
@@ -355,10 +370,15 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 		h.tooLarge(w)
 		return nil
 	}
+	// A client that declares a body and then stalls must not hold the
+	// connection (or a buffer of the declared size) for ever.
+	rc := http.NewResponseController(w)
+	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
+	defer rc.SetReadDeadline(time.Time{})
 	bp := getBuf()
 	buf := *bp
 	if n := int(r.ContentLength) + 1; n > cap(buf) { // +1 sees EOF without growing
-		buf = make([]byte, 0, n)
+		buf = make([]byte, 0, min(n, 64<<10)) // grown as the bytes arrive
 	}
 	for {
 		if len(buf) == cap(buf) {
@@ -382,6 +402,13 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 		}
 	}
 }
+
+// bodyReadTimeout bounds reading one request body.
+const bodyReadTimeout = 30 * time.Second
+
+// jsonWriteTimeout bounds writing one JSON response to a client that does
+// not read it.
+const jsonWriteTimeout = 10 * time.Second
 
 func (h *httpHandler) tooLarge(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")

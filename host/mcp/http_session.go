@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"golang.org/x/time/rate"
@@ -28,6 +29,9 @@ type httpSession struct {
 	sess    *Session
 	limiter *rate.Limiter
 	own     *stream // stream 0
+	// pending counts the requests of POSTs being handled; past
+	// 4×MaxInFlight more are refused (429), as stdio stops reading.
+	pending atomic.Int32
 
 	mu         sync.Mutex
 	closed     bool
@@ -257,6 +261,16 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	if requests > 0 && !h.allow(w, hs.limiter, requests, firstID) {
 		return
 	}
+	if n := int32(requests); n > 0 {
+		if hs.pending.Add(n) > int32(4*h.srv.maxInFlight) {
+			hs.pending.Add(-n)
+			w.Header().Set("Retry-After", "1")
+			httpError(w, http.StatusTooManyRequests, firstID, codeRateLimited,
+				"too many requests in flight in this session: wait for some to finish, then retry")
+			return
+		}
+		defer hs.pending.Add(-n)
+	}
 	ps := postSink{hs: hs, w: w}
 	hs.sess.Handle(context.Background(), body, &ps)
 	ps.finish(requests)
@@ -368,6 +382,7 @@ func (b *bufSink) Write(msg []byte) error { b.msg = append(b.msg[:0], msg...); r
 // writeJSON answers 200 with msg. net/http computes Content-Length itself
 // for a body this handler writes whole and at once.
 func writeJSON(w http.ResponseWriter, msg []byte) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(jsonWriteTimeout))
 	w.Header()["Content-Type"] = hdrJSON
 	w.WriteHeader(http.StatusOK)
 	w.Write(msg)

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -34,6 +35,12 @@ type httpServer struct {
 
 func startHTTP(t *testing.T, opts *HTTPOptions) *httpServer {
 	t.Helper()
+	return startHTTPInFlight(t, opts, 0)
+}
+
+// startHTTPInFlight is startHTTP with the server's MaxInFlight.
+func startHTTPInFlight(t *testing.T, opts *HTTPOptions, maxInFlight int) *httpServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +49,7 @@ func startHTTP(t *testing.T, opts *HTTPOptions) *httpServer {
 		logs: &logLines{changed: make(chan struct{})}, events: make(chan struct{}, 1)}
 	hs.cat.onChange = hs.poke
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: hs.logs})
-	srv := NewServer(hs.cat, &Options{Version: "1.0.0", Logger: logger})
+	srv := NewServer(hs.cat, &Options{Version: "1.0.0", Logger: logger, MaxInFlight: maxInFlight})
 	hs.srv = srv
 	srv.onSession = func(s *Session) {
 		s.idleHook = hs.poke
@@ -363,6 +370,31 @@ func TestHTTPStatusCodes(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestHTTPCORS: a page of an allowed origin gets its preflight answered and
+// may read responses and the session id; a foreign origin gets neither.
+func TestHTTPCORS(t *testing.T) {
+	t.Parallel()
+	hs := startHTTP(t, &HTTPOptions{AllowedOrigins: []string{"http://localhost:6274"}, Token: "s3cret"})
+	status, h, _ := hs.roundtrip(req{"OPTIONS", "/mcp", map[string]string{
+		"Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST",
+		"Access-Control-Request-Headers": "content-type, mcp-session-id, authorization"}, ""})
+	if status != 204 || h.Get("Access-Control-Allow-Origin") != "http://localhost:6274" ||
+		!strings.Contains(h.Get("Access-Control-Allow-Headers"), "Mcp-Session-Id") ||
+		!strings.Contains(h.Get("Access-Control-Allow-Methods"), "POST") {
+		t.Errorf("preflight of an allowed origin (no token needed): %d %v", status, h)
+	}
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"page","version":"1"}}}`
+	status, h, body := hs.roundtrip(req{"POST", "/mcp", postHeaders("", "Origin", "http://localhost:6274", "Authorization", "Bearer s3cret"), init})
+	if status != 200 || h.Get("Access-Control-Allow-Origin") != "http://localhost:6274" ||
+		!strings.Contains(h.Get("Access-Control-Expose-Headers"), "Mcp-Session-Id") || h.Get("Mcp-Session-Id") == "" {
+		t.Errorf("initialize from an allowed origin: %d %v %s", status, h, body)
+	}
+	status, h, _ = hs.roundtrip(req{"OPTIONS", "/mcp", map[string]string{"Origin": "http://evil.example", "Access-Control-Request-Method": "POST"}, ""})
+	if status != 403 || h.Get("Access-Control-Allow-Origin") != "" {
+		t.Errorf("preflight of a foreign origin: %d %v, want 403 without CORS headers", status, h)
 	}
 }
 
@@ -756,4 +788,36 @@ func TestHTTPPriming(t *testing.T) {
 			t.Errorf("resumed from %s (-want +got):\n%s", prime.id, diff)
 		}
 	})
+}
+
+// TestHTTPTooManyInFlight: a session's POSTed calls beyond 4×MaxInFlight
+// waiting or running are refused with 429 instead of piling up, as stdio
+// stops reading; the admitted ones finish normally.
+func TestHTTPTooManyInFlight(t *testing.T) {
+	t.Parallel()
+	hs := startHTTPInFlight(t, &HTTPOptions{RateLimit: -1}, 1) // at most 4 pending
+	sid := hs.initialize("2025-11-25")
+	var calls []<-chan result
+	for i := range 12 {
+		calls = append(calls, hs.callAsync(sid, fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"slow"}}`, i+1)))
+	}
+	// Nothing finishes until a parked call is released, so exactly 4 are
+	// admitted and 8 refused.
+	results := make(chan result, len(calls))
+	for _, c := range calls {
+		go func() { results <- <-c }()
+	}
+	for range 8 {
+		r := <-results
+		if r.status != 429 || !strings.Contains(r.body, "too many requests in flight") {
+			t.Fatalf("a call over the bound: %d %s, want 429", r.status, r.body)
+		}
+	}
+	for range 4 {
+		hs.await("a parked call to release", hs.cat.releaseOne)
+		r := <-results
+		if r.status != 200 || !strings.Contains(r.body, "slow done") {
+			t.Errorf("an admitted call: %d %s, want 200 slow done", r.status, r.body)
+		}
+	}
 }

@@ -438,6 +438,48 @@ func TestClientCallsCancel(t *testing.T) {
 	}
 }
 
+// TestClientCallsBoundsABusyCallsQueueInBytes: large progress messages for
+// a busy call are held to maxQueuedBytes, not just maxQueued messages.
+func TestClientCallsBoundsABusyCallsQueueInBytes(t *testing.T) {
+	t.Parallel()
+	big := strings.Repeat("x", 256<<10) // 64 of them: 16 MiB
+	c, _ := serve(t, &fake{calls: func(s callsStream) error {
+		ids, err := recvStarts(s, 1)
+		if err != nil {
+			return err
+		}
+		for range 64 {
+			if err := s.Send(progressMsg(ids["flood"], big)); err != nil {
+				return err
+			}
+		}
+		if err := s.Send(resultMsg(ids["flood"], `{"content":[]}`)); err != nil {
+			return err
+		}
+		ids, err = recvStarts(s, 1)
+		if err != nil {
+			return err
+		}
+		return s.Send(resultMsg(ids["after"], `{"content":[]}`))
+	}})
+	got := 0
+	res, err := c.CallTool(t.Context(), &CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
+		if got++; got == 1 {
+			if _, err := c.CallTool(t.Context(), &CallRequest{Tool: "after"}); err != nil {
+				t.Errorf("call after the flood: %v", err)
+			}
+		}
+	}})
+	if err != nil || string(res) != `{"content":[]}` {
+		t.Fatalf("CallTool = %s, %v", res, err)
+	}
+	// At most one batch taken before the callback blocked, plus the bound:
+	// each is maxQueuedBytes at most.
+	if limit := 2 * maxQueuedBytes / len(big); got > limit {
+		t.Errorf("%d of 64 large progress messages delivered, want at most %d", got, limit)
+	}
+}
+
 // A plugin that floods a call with progress while its caller is busy
 // cannot grow the host's queue past maxQueued; the result still arrives.
 func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {

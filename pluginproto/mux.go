@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 
 	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
@@ -48,6 +49,7 @@ type muxStream struct {
 type muxCall struct {
 	mu     sync.Mutex
 	queue  []*pb.CallsPluginMessage
+	queued int           // bytes of the notifications in queue
 	broken error         // the stream's error, once it broke
 	ready  chan struct{} // capacity 1: something was queued or the stream broke
 }
@@ -98,6 +100,7 @@ func (m *mux) call(ctx context.Context, c *Client, req *CallRequest, args json.R
 		}
 		call.mu.Lock()
 		queue, call.queue = call.queue, queue[:0]
+		call.queued = 0
 		broken := call.broken
 		call.mu.Unlock()
 		for i, msg := range queue {
@@ -201,8 +204,12 @@ func (m *mux) read(s *muxStream) {
 			continue // a finished or cancelled call, or an id the host never sent
 		}
 		call.mu.Lock()
-		if len(call.queue) < maxQueued || !isNotification(msg) {
+		switch {
+		case !isNotification(msg):
 			call.queue = append(call.queue, msg)
+		case len(call.queue) < maxQueued && call.queued+proto.Size(msg) <= maxQueuedBytes:
+			call.queue = append(call.queue, msg)
+			call.queued += proto.Size(msg)
 		}
 		call.mu.Unlock()
 		select {
@@ -217,6 +224,9 @@ func (m *mux) read(s *muxStream) {
 // messages for the call are dropped, never its answer: on the shared stream
 // nothing holds a flooding plugin back but this.
 const maxQueued = 1000
+
+// maxQueuedBytes bounds the same queue in bytes (a log message may be large).
+const maxQueuedBytes = 4 << 20
 
 func isNotification(msg *pb.CallsPluginMessage) bool {
 	switch msg.GetMsg().(type) {

@@ -365,9 +365,23 @@ func (h *httpHandler) initialize(w http.ResponseWriter, body []byte) {
 		writeJSON(w, resp.msg)
 		return
 	}
-	hs.timer = time.AfterFunc(h.opts.IdleTimeout, hs.checkIdle)
+	// Register it only if the server still takes sessions: the count and
+	// shutdown are checked again under the lock that shutdown snapshots by,
+	// so concurrent initializes cannot overshoot and none outlives shutdown.
 	h.mu.Lock()
+	full := len(h.sessions)+len(h.legacy) >= h.opts.MaxSessions
+	if h.draining.Load() || full {
+		h.mu.Unlock()
+		hs.sess.Close()
+		msg := "service unavailable: the server is shutting down"
+		if full {
+			msg = "service unavailable: " + strconv.Itoa(h.opts.MaxSessions) + " sessions are open, the most this server allows"
+		}
+		httpError(w, http.StatusServiceUnavailable, nil, codeInvalidRequest, msg)
+		return
+	}
 	h.sessions[hs.id] = hs
+	hs.timer = time.AfterFunc(h.opts.IdleTimeout, hs.checkIdle)
 	h.mu.Unlock()
 	w.Header().Set("Mcp-Session-Id", hs.id)
 	writeJSON(w, resp.msg)

@@ -18,7 +18,7 @@ build:
 		$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
 
 ## test: vet, the macOS build, every test (with the race detector), then the conformance suite
-test: build
+test: build conformance/node_modules
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 10m ./...
@@ -33,8 +33,13 @@ run: build
 
 ## conformance: the official MCP conformance suite against `plughost serve --http` with the
 ## conformance plugin, judged by conformance/expected-failures.txt (needs `npm ci` in conformance/)
-conformance: build
+conformance: build conformance/node_modules
 	conformance/run.sh $(BIN)/plughost $(BIN)/plugins/conformance
+
+## conformance/node_modules: the suite, the TypeScript SDK and Node 22, pinned by the lockfile
+conformance/node_modules: conformance/package-lock.json
+	cd conformance && npm ci --no-audit --no-fund
+	@touch $@
 
 ## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets
 ## (bench/ is its own module, so the peers never enter the product; not run by CI). BENCH_FLAGS adds flags

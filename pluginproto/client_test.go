@@ -438,88 +438,58 @@ func TestClientCallsCancel(t *testing.T) {
 	}
 }
 
-// TestClientCallsBoundsABusyCallsQueueInBytes: large progress messages for
-// a busy call are held to maxQueuedBytes, not just maxQueued messages.
-func TestClientCallsBoundsABusyCallsQueueInBytes(t *testing.T) {
-	t.Parallel()
-	big := strings.Repeat("x", 256<<10) // 64 of them: 16 MiB
-	c, _ := serve(t, &fake{calls: func(s callsStream) error {
-		ids, err := recvStarts(s, 1)
-		if err != nil {
-			return err
-		}
-		for range 64 {
-			if err := s.Send(progressMsg(ids["flood"], big)); err != nil {
-				return err
-			}
-		}
-		if err := s.Send(resultMsg(ids["flood"], `{"content":[]}`)); err != nil {
-			return err
-		}
-		ids, err = recvStarts(s, 1)
-		if err != nil {
-			return err
-		}
-		return s.Send(resultMsg(ids["after"], `{"content":[]}`))
-	}})
-	got := 0
-	res, err := c.CallTool(t.Context(), &CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
-		if got++; got == 1 {
-			if _, err := c.CallTool(t.Context(), &CallRequest{Tool: "after"}); err != nil {
-				t.Errorf("call after the flood: %v", err)
-			}
-		}
-	}})
-	if err != nil || string(res) != `{"content":[]}` {
-		t.Fatalf("CallTool = %s, %v", res, err)
-	}
-	// At most one batch taken before the callback blocked, plus the bound:
-	// each is maxQueuedBytes at most.
-	if limit := 2 * maxQueuedBytes / len(big); got > limit {
-		t.Errorf("%d of 64 large progress messages delivered, want at most %d", got, limit)
-	}
-}
-
 // A plugin that floods a call with progress while its caller is busy
-// cannot grow the host's queue past maxQueued; the result still arrives.
+// cannot grow the host's queue past maxQueued messages or maxQueuedBytes;
+// the result still arrives.
 func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {
 	t.Parallel()
-	const sent = 3 * maxQueued
-	c, _ := serve(t, &fake{calls: func(s callsStream) error {
-		ids, err := recvStarts(s, 1)
-		if err != nil {
-			return err
-		}
-		for range sent {
-			if err := s.Send(progressMsg(ids["flood"], "p")); err != nil {
-				return err
-			}
-		}
-		if err := s.Send(resultMsg(ids["flood"], `{"content":[]}`)); err != nil {
-			return err
-		}
-		ids, err = recvStarts(s, 1)
-		if err != nil {
-			return err
-		}
-		return s.Send(resultMsg(ids["after"], `{"content":[]}`))
-	}})
-	got := 0
-	res, err := c.CallTool(t.Context(), &CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
-		if got++; got == 1 {
-			// Stay busy until the host has read everything the plugin sent
-			// for this call: a later call's result comes after it.
-			if _, err := c.CallTool(t.Context(), &CallRequest{Tool: "after"}); err != nil {
-				t.Errorf("call after the flood: %v", err)
-			}
-		}
-	}})
-	if err != nil || string(res) != `{"content":[]}` {
-		t.Fatalf("CallTool = %s, %v", res, err)
+	tests := map[string]struct {
+		sent  int    // progress messages the plugin sends
+		msg   string // each one's message
+		limit int    // at most one batch taken before the callback blocked, plus the bound
+	}{
+		"many small": {sent: 3 * maxQueued, msg: "p", limit: 2 * maxQueued},
+		"few large":  {sent: 64, msg: strings.Repeat("x", 256<<10), limit: 2 * maxQueuedBytes / (256 << 10)},
 	}
-	// At most one batch taken before the callback blocked, plus the bound.
-	if got > 2*maxQueued {
-		t.Errorf("%d of %d progress messages delivered, want at most %d", got, sent, 2*maxQueued)
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := serve(t, &fake{calls: func(s callsStream) error {
+				ids, err := recvStarts(s, 1)
+				if err != nil {
+					return err
+				}
+				for range tc.sent {
+					if err := s.Send(progressMsg(ids["flood"], tc.msg)); err != nil {
+						return err
+					}
+				}
+				if err := s.Send(resultMsg(ids["flood"], `{"content":[]}`)); err != nil {
+					return err
+				}
+				ids, err = recvStarts(s, 1)
+				if err != nil {
+					return err
+				}
+				return s.Send(resultMsg(ids["after"], `{"content":[]}`))
+			}})
+			got := 0
+			res, err := c.CallTool(t.Context(), &CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
+				if got++; got == 1 {
+					// Stay busy until the host has read everything the plugin
+					// sent for this call: a later call's result comes after it.
+					if _, err := c.CallTool(t.Context(), &CallRequest{Tool: "after"}); err != nil {
+						t.Errorf("call after the flood: %v", err)
+					}
+				}
+			}})
+			if err != nil || string(res) != `{"content":[]}` {
+				t.Fatalf("CallTool = %s, %v", res, err)
+			}
+			if got > tc.limit {
+				t.Errorf("%d of %d progress messages delivered, want at most %d", got, tc.sent, tc.limit)
+			}
+		})
 	}
 }
 

@@ -55,35 +55,7 @@ func TestHTTPGoSDKClients(t *testing.T) {
 			if got, want := strings.Join(names, ","), strings.Join(fakeToolNames, ","); got != want {
 				t.Errorf("tools %s, want %s", got, want)
 			}
-			p := &sdk.CallToolParams{Name: "chatty", Arguments: map[string]any{}}
-			p.SetProgressToken("tok")
-			res, err := cs.CallTool(ctx, p)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if txt, ok := res.Content[0].(*sdk.TextContent); !ok || txt.Text != "chatty done" || res.IsError {
-				t.Errorf("result %+v", res)
-			}
-			for _, want := range []float64{1, 2} {
-				select {
-				case got := <-progress:
-					if got != want {
-						t.Errorf("progress %v, want %v", got, want)
-					}
-				case <-ctx.Done():
-					t.Fatalf("no progress %v", want)
-				}
-			}
-			for _, want := range []string{"info", "warning", "error"} {
-				select {
-				case got := <-logs:
-					if got != want {
-						t.Errorf("log %s, want %s", got, want)
-					}
-				case <-ctx.Done():
-					t.Fatalf("no %s log", want)
-				}
-			}
+			callChatty(t, ctx, cs, progress, logs, "info", "warning", "error")
 			// list_changed travels the GET stream (or the SSE stream); the
 			// client opens it asynchronously, and a change made before then
 			// waits in the session's buffer.

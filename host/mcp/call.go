@@ -8,78 +8,119 @@ import (
 	"strconv"
 	"sync"
 
+	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 )
 
-// request is a tools/call in flight: one allocation holds its state, its
+// callTable holds a session's calls in flight, by request id, and the
+// slots that bound how many run at once.
+type callTable struct {
+	slots chan struct{} // running tools/call slots
+
+	mu       sync.Mutex
+	inflight map[string]*call
+	closed   bool
+}
+
+func newCallTable(maxInFlight int) callTable {
+	return callTable{slots: make(chan struct{}, maxInFlight), inflight: make(map[string]*call)}
+}
+
+// close cancels every call in flight (they get no response) and refuses
+// new ones.
+func (t *callTable) close() {
+	t.mu.Lock()
+	t.closed = true
+	for _, c := range t.inflight {
+		c.cancelled = true
+		c.cancel()
+	}
+	t.mu.Unlock()
+}
+
+// cancel cancels the call with the request id key, if it is in flight.
+func (t *callTable) cancel(key string) {
+	t.mu.Lock()
+	if c := t.inflight[key]; c != nil {
+		c.cancelled = true
+		c.cancel()
+	}
+	t.mu.Unlock()
+}
+
+// call is a tools/call in flight: one allocation holds its state, its
 // tool.Call and what its response needs.
-type request struct {
+type call struct {
 	s      *Session
 	ctx    context.Context
 	cancel context.CancelFunc
-	key    string // in s.inflight
+	key    string // in the call table
 	id     []byte // raw id, owned
 	rp     reply  // where the response goes
-	call   tool.Call
-	// cancelled is set, under s.mu, when the client cancelled the request
-	// or the session closed: its response is then not sent.
+	tc     tool.Call
+	// cancelled is set, under the table's mu, when the client cancelled
+	// the request or the session closed: its response is then not sent.
 	cancelled bool
 
-	mu       sync.Mutex // serializes the request's notifications
+	mu       sync.Mutex // serializes the call's notifications
 	finished bool       // the call returned: no more notifications
 	token    []byte     // the progressToken; nil when none was given
 	last     float64    // the last progress sent
 	sentAny  bool       // whether any progress was sent
 }
 
-var emptyObject = []byte("{}")
+// callParams are the params of tools/call, aliasing the message.
+type callParams struct {
+	name  string
+	args  []byte // nil when absent or null
+	token []byte // _meta.progressToken; nil when absent
+}
 
-// startCall checks a tools/call's params and registers it in flight. It
-// returns the function that runs it, or nil after answering with an error.
-func (s *Session) startCall(ctx context.Context, rp reply, env envelope) func() {
-	var nameRaw, args, token []byte
-	if env.params != nil {
-		it := objIter{b: env.params}
-		for {
-			k, v, ok := it.next()
-			if !ok {
-				break
+func decodeCallTool(params []byte) (callParams, *wire.Error) {
+	var p callParams
+	var nameRaw []byte
+	for k, v := range wire.Members(params) {
+		switch {
+		case wire.KeyIs(k, "name"):
+			nameRaw = v
+		case wire.KeyIs(k, "arguments"):
+			p.args = v
+		case wire.KeyIs(k, "_meta"):
+			if !wire.IsObject(v) {
+				return p, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta must be an object")
 			}
-			switch {
-			case keyIs(k, "name"):
-				nameRaw = v
-			case keyIs(k, "arguments"):
-				args = v
-			case keyIs(k, "_meta"):
-				if v[0] != '{' {
-					s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: _meta must be an object"})
-					return nil
-				}
-				token = member(v, "progressToken")
-			}
+			p.token = wire.Member(v, "progressToken")
 		}
 	}
-	if string(args) == "null" {
-		args = nil // some clients send null for "no arguments": read it as {}
+	if string(p.args) == "null" {
+		p.args = nil // some clients send null for "no arguments"
 	}
-	name, ok := unquote(nameRaw)
+	var ok bool
+	p.name, ok = wire.Unquote(nameRaw)
 	switch {
 	case !ok:
-		s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: tools/call needs name, a string"})
-		return nil
-	case args != nil && args[0] != '{':
-		s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: arguments must be an object"})
-		return nil
-	case token != nil && !validID(token):
-		s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: progressToken must be a string or an integer"})
-		return nil
+		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: tools/call needs name, a string")
+	case p.args != nil && !wire.IsObject(p.args):
+		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: arguments must be an object")
+	case p.token != nil && !wire.ValidID(p.token):
+		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
 	}
-	// msg's bytes belong to the transport: copy what outlives this call.
-	keep := make([]byte, 0, len(env.id)+len(args)+len(token))
-	keep = append(keep, env.id...)
+	return p, nil
+}
+
+var emptyObject = []byte("{}")
+
+// startCall registers a tools/call in flight and returns the function
+// that runs it, or nil after answering with an error.
+func (s *Session) startCall(in *incoming, p callParams) func() {
+	// The message's bytes belong to the transport: copy what outlives
+	// this call in one allocation.
+	id, args, token := in.msg.ID, p.args, p.token
+	keep := make([]byte, 0, len(id)+len(args)+len(token))
+	keep = append(keep, id...)
 	keep = append(keep, args...)
 	keep = append(keep, token...)
-	id := keep[:len(env.id):len(env.id)]
+	id = keep[:len(id):len(id)]
 	if args != nil {
 		args = keep[len(id) : len(id)+len(args) : len(id)+len(args)]
 	} else {
@@ -89,166 +130,172 @@ func (s *Session) startCall(ctx context.Context, rp reply, env envelope) func() 
 		token = keep[len(keep)-len(token):]
 	}
 
-	r := &request{s: s, key: idKey(id), id: id, rp: rp, token: token}
-	r.ctx, r.cancel = context.WithCancel(ctx)
-	r.call = tool.Call{Name: name, Arguments: args, Log: r.log}
+	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token}
+	c.ctx, c.cancel = context.WithCancel(in.ctx)
+	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log}
 	if token != nil {
-		r.call.Progress = r.progress
+		c.tc.Progress = c.progress
 	}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		r.cancel()
+	t := &s.calls
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		c.cancel()
 		return nil
 	}
-	if _, dup := s.inflight[r.key]; dup {
-		s.mu.Unlock()
-		r.cancel()
-		s.respondError(rp, id, &rpcError{codeInvalidRequest, "invalid request: request id " + string(id) + " is already in use"})
+	if _, dup := t.inflight[c.key]; dup {
+		t.mu.Unlock()
+		c.cancel()
+		s.respondError(in.rp, id, wire.NewError(wire.CodeInvalidRequest, "invalid request: request id "+string(id)+" is already in use"))
 		return nil
 	}
-	s.inflight[r.key] = r
+	t.inflight[c.key] = c
 	s.work.Add(1)
 	s.pending.Add(1)
-	s.mu.Unlock()
-	return r.run
+	t.mu.Unlock()
+	return c.run
 }
 
+// decodeCancelled reads the requestId of notifications/cancelled.
+func decodeCancelled(params []byte) ([]byte, *wire.Error) {
+	id := wire.Member(params, "requestId")
+	if id == nil || !wire.ValidID(id) {
+		return nil, wire.NewError(wire.CodeInvalidParams, "notifications/cancelled without a valid requestId")
+	}
+	return id, nil
+}
+
+// cancelled handles notifications/cancelled: the request's context ends and
+// its response is suppressed. Unknown and finished ids are ignored.
+func (s *Session) cancelled(id []byte) { s.calls.cancel(wire.IDKey(id)) }
+
 // run waits for a slot, runs the call and answers it.
-func (r *request) run() {
-	s := r.s
+func (c *call) run() {
+	s := c.s
 	defer s.work.Done()
 	defer s.idle()
 	var res json.RawMessage
 	var err error
 	acquired := true
 	select {
-	case s.sem <- struct{}{}:
+	case s.calls.slots <- struct{}{}:
 	default: // all slots busy: wait, unless cancelled meanwhile
 		select {
-		case s.sem <- struct{}{}:
-		case <-r.ctx.Done():
+		case s.calls.slots <- struct{}{}:
+		case <-c.ctx.Done():
 			acquired = false
 		}
 	}
 	if acquired {
-		res, err = s.srv.catalog.CallTool(r.ctx, &r.call)
-		<-s.sem
+		res, err = s.srv.catalog.CallTool(c.ctx, &c.tc)
+		<-s.calls.slots
 	}
-	r.mu.Lock()
-	r.finished = true
-	r.mu.Unlock()
-	s.mu.Lock()
-	delete(s.inflight, r.key)
-	cancelled := r.cancelled || r.ctx.Err() != nil
-	s.mu.Unlock()
-	r.cancel()
+	c.mu.Lock()
+	c.finished = true
+	c.mu.Unlock()
+	s.calls.mu.Lock()
+	delete(s.calls.inflight, c.key)
+	cancelled := c.cancelled || c.ctx.Err() != nil
+	s.calls.mu.Unlock()
+	c.cancel()
 	if cancelled {
-		s.srv.log.Debug("call cancelled", "id", string(r.id), "tool", r.call.Name)
+		s.srv.log.Debug("call cancelled", "id", string(c.id), "tool", c.tc.Name)
 		return
 	}
 
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := wire.GetBuf()
+	defer wire.PutBuf(bp)
 	b := *bp
 	switch {
 	case err == nil:
-		b = appendResponseHead(b, r.id)
-		b = append(b, `,"result":`...)
+		b = wire.AppendResultHead(b, c.id)
 		mark := len(b)
 		var ok bool
-		if b, ok = appendObject(b, res); !ok {
-			s.srv.log.Error("a tool returned an invalid result", "tool", r.call.Name, "result", string(res))
-			b = append(b[:mark], tool.ErrorResult("tool "+strconv.Quote(r.call.Name)+" returned an invalid result (not a JSON object)")...)
+		if b, ok = wire.AppendObject(b, res); !ok {
+			s.srv.log.Error("a tool returned an invalid result", "tool", c.tc.Name, "result", string(res))
+			b = append(b[:mark], tool.ErrorResult("tool "+strconv.Quote(c.tc.Name)+" returned an invalid result (not a JSON object)")...)
 		}
 		b = append(b, '}')
 	case errors.Is(err, tool.ErrUnknownTool):
-		b = appendError(b, r.id, &rpcError{codeInvalidParams, "invalid params: " + err.Error()})
+		b = wire.AppendError(b, c.id, wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error()))
 	default:
-		b = appendResult(b, r.id, tool.ErrorResult(err.Error()))
+		b = wire.AppendResult(b, c.id, tool.ErrorResult(err.Error()))
 	}
 	*bp = b
-	s.respond(r.rp, b)
+	s.respond(c.rp, b)
 }
 
 // progress is the call's tool.Call.Progress: it sends
 // notifications/progress, dropping values that do not increase.
-func (r *request) progress(p tool.Progress) {
+func (c *call) progress(p tool.Progress) {
 	if !finite(p.Progress) {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.finished || (r.sentAny && p.Progress <= r.last) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished || (c.sentAny && p.Progress <= c.last) {
 		return
 	}
-	r.last, r.sentAny = p.Progress, true
-	bp := getBuf()
-	b := append(*bp, `{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":`...)
-	b = append(b, r.token...)
+	c.last, c.sentAny = p.Progress, true
+	bp := wire.GetBuf()
+	b := wire.AppendNotificationHead(*bp, "notifications/progress")
+	b = append(b, `,"params":{"progressToken":`...)
+	b = append(b, c.token...)
 	b = append(b, `,"progress":`...)
-	b = appendNumber(b, p.Progress)
+	b = wire.AppendNumber(b, p.Progress)
 	if p.Total != 0 && finite(p.Total) {
 		b = append(b, `,"total":`...)
-		b = appendNumber(b, p.Total)
+		b = wire.AppendNumber(b, p.Total)
 	}
-	if p.Message != "" && r.s.version.Load() != vOriginal {
+	if p.Message != "" && c.s.life.version.Load() != vOriginal {
 		b = append(b, `,"message":`...)
-		b = appendString(b, p.Message)
+		b = wire.AppendString(b, p.Message)
 	}
 	b = append(b, "}}"...)
 	*bp = b
-	r.s.write(r.rp.out, b)
-	putBuf(bp)
+	c.s.write(c.rp.out, b)
+	wire.PutBuf(bp)
 }
 
 // log is the call's tool.Call.Log: it sends notifications/message when the
 // level passes the session's threshold.
-func (r *request) log(l tool.Log) {
+func (c *call) log(l tool.Log) {
 	lv := levelIndex(l.Level)
 	if lv < 0 {
-		r.s.srv.log.Warn("dropped a tool log with an unknown level", "level", l.Level)
+		c.s.srv.log.Warn("dropped a tool log with an unknown level", "level", l.Level)
 		return
 	}
-	if lv < int(r.s.level.Load()) {
+	if lv < int(c.s.level.Load()) {
 		return
 	}
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.finished {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.finished {
 		return
 	}
-	bp := getBuf()
-	defer putBuf(bp)
-	b := append(*bp, `{"jsonrpc":"2.0","method":"notifications/message","params":{"level":"`...)
+	bp := wire.GetBuf()
+	defer wire.PutBuf(bp)
+	b := wire.AppendNotificationHead(*bp, "notifications/message")
+	b = append(b, `,"params":{"level":"`...)
 	b = append(b, levels[lv]...)
 	b = append(b, '"')
 	if l.Logger != "" {
 		b = append(b, `,"logger":`...)
-		b = appendString(b, l.Logger)
+		b = wire.AppendString(b, l.Logger)
 	}
 	b = append(b, `,"data":`...)
 	if len(l.Data) == 0 {
 		b = append(b, "null"...)
 	} else {
 		var ok bool
-		if b, ok = appendJSON(b, l.Data); !ok {
-			r.s.srv.log.Warn("dropped a tool log whose data is not JSON", "data", string(l.Data))
+		if b, ok = wire.AppendJSON(b, l.Data); !ok {
+			c.s.srv.log.Warn("dropped a tool log whose data is not JSON", "data", string(l.Data))
 			return
 		}
 	}
 	b = append(b, "}}"...)
 	*bp = b
-	r.s.write(r.rp.out, b)
+	c.s.write(c.rp.out, b)
 }
 
 func finite(f float64) bool { return !math.IsNaN(f) && !math.IsInf(f, 0) }
-
-// appendNumber appends f as encoding/json would.
-func appendNumber(b []byte, f float64) []byte {
-	format := byte('f')
-	if a := math.Abs(f); a != 0 && (a < 1e-6 || a >= 1e21) {
-		format = 'e'
-	}
-	return strconv.AppendFloat(b, f, format, -1, 64)
-}

@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"github.com/plughost/plughost/internal/mcpschema"
+
+	"github.com/plughost/plughost/host/mcp/wire"
 )
 
 // TestMain fails the run if any goroutine of this package outlives the tests.
@@ -222,9 +224,9 @@ func (c *client) record(msg []byte) {
 		}
 		return
 	}
-	if json.Unmarshal(msg, &one) == nil && len(one.ID) > 0 && validID(one.ID) && one.Method != "" {
+	if json.Unmarshal(msg, &one) == nil && len(one.ID) > 0 && wire.ValidID(one.ID) && one.Method != "" {
 		c.mu.Lock()
-		c.methods[idKey(one.ID)] = one.Method
+		c.methods[wire.IDKey(one.ID)] = one.Method
 		c.mu.Unlock()
 	}
 }
@@ -344,7 +346,7 @@ func (c *client) check(line []byte) {
 	if err := checkSchema(c.t, version, line, func(id json.RawMessage) string {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return methods[idKey(id)]
+		return methods[wire.IDKey(id)]
 	}); err != nil {
 		c.t.Errorf("server wrote a message the schema rejects: %s\n%v", line, err)
 	}

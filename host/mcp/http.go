@@ -21,6 +21,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/plughost/plughost/host/mcp/wire"
 )
 
 // HTTPOptions configure [Server.ServeStreamableHTTP]. The zero value (or
@@ -230,17 +232,17 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case PathMCP, PathSSE, PathMessage:
 	default:
-		httpError(w, http.StatusNotFound, nil, codeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
+		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
 		return
 	}
 	if h.loopback && !loopbackHost(r.Host) {
-		httpError(w, http.StatusForbidden, nil, codeInvalidRequest,
+		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest,
 			"forbidden: Host "+strconv.Quote(r.Host)+" is not a loopback name (DNS rebinding protection)")
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" {
 		if !h.originAllowed(o, r.Host) {
-			httpError(w, http.StatusForbidden, nil, codeInvalidRequest,
+			httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest,
 				"forbidden: Origin "+strconv.Quote(o)+" is not allowed (allow it with --allowed-origin)")
 			return
 		}
@@ -267,13 +269,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 				msg = "unauthorized: the bearer token is not valid"
 			}
 			w.Header().Set("WWW-Authenticate", challenge)
-			httpError(w, http.StatusUnauthorized, nil, codeInvalidRequest, msg)
+			httpError(w, http.StatusUnauthorized, nil, wire.CodeInvalidRequest, msg)
 			return
 		}
 	}
 	if h.draining.Load() {
 		w.Header().Set("Connection", "close")
-		httpError(w, http.StatusServiceUnavailable, nil, codeInvalidRequest, "service unavailable: the server is shutting down")
+		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, "service unavailable: the server is shutting down")
 		return
 	}
 	switch r.URL.Path {
@@ -287,19 +289,19 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			h.delete(w, r)
 		default:
 			w.Header().Set("Allow", "GET, POST, DELETE")
-			httpError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method not allowed: use POST, GET or DELETE")
+			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: use POST, GET or DELETE")
 		}
 	case PathSSE:
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", "GET")
-			httpError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method not allowed: GET "+PathSSE+" opens an HTTP+SSE session")
+			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: GET "+PathSSE+" opens an HTTP+SSE session")
 			return
 		}
 		h.legacyOpen(w, r)
 	case PathMessage:
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			httpError(w, http.StatusMethodNotAllowed, nil, codeInvalidRequest, "method not allowed: POST messages to "+PathMessage)
+			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: POST messages to "+PathMessage)
 			return
 		}
 		h.legacyPost(w, r)
@@ -356,7 +358,7 @@ func checkContentType(w http.ResponseWriter, r *http.Request) bool {
 	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
 		return true
 	}
-	httpError(w, http.StatusUnsupportedMediaType, nil, codeInvalidRequest,
+	httpError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest,
 		"unsupported media type "+strconv.Quote(ct)+": POST a JSON-RPC message as application/json")
 	return false
 }
@@ -375,7 +377,7 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	defer rc.SetReadDeadline(time.Time{})
-	bp := getBuf()
+	bp := wire.GetBuf()
 	buf := *bp
 	if n := int(r.ContentLength) + 1; n > cap(buf) { // +1 sees EOF without growing
 		buf = make([]byte, 0, min(n, 64<<10)) // grown as the bytes arrive
@@ -388,7 +390,7 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 		buf = buf[:len(buf)+m]
 		*bp = buf
 		if int64(len(buf)) > limit {
-			putBuf(bp)
+			wire.PutBuf(bp)
 			h.tooLarge(w)
 			return nil
 		}
@@ -396,8 +398,8 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 			return bp
 		}
 		if err != nil {
-			putBuf(bp)
-			httpError(w, http.StatusBadRequest, nil, codeInvalidRequest, "bad request: reading the body: "+err.Error())
+			wire.PutBuf(bp)
+			httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "bad request: reading the body: "+err.Error())
 			return nil
 		}
 	}
@@ -412,19 +414,19 @@ const jsonWriteTimeout = 10 * time.Second
 
 func (h *httpHandler) tooLarge(w http.ResponseWriter) {
 	w.Header().Set("Connection", "close")
-	httpError(w, http.StatusRequestEntityTooLarge, nil, codeInvalidRequest,
+	httpError(w, http.StatusRequestEntityTooLarge, nil, wire.CodeInvalidRequest,
 		"request too large: the body exceeds the limit of "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")
 }
 
 // httpError answers with status and a JSON-RPC error response as body.
 func httpError(w http.ResponseWriter, status int, id []byte, code int, msg string) {
-	bp := getBuf()
-	*bp = appendError(*bp, id, &rpcError{code, msg})
+	bp := wire.GetBuf()
+	*bp = wire.AppendError(*bp, id, wire.NewError(code, msg))
 	w.Header()["Content-Type"] = hdrJSON
 	w.Header().Set("Content-Length", strconv.Itoa(len(*bp)))
 	w.WriteHeader(status)
 	w.Write(*bp)
-	putBuf(bp)
+	wire.PutBuf(bp)
 }
 
 // newSessionID returns 32 bytes from the system's CSPRNG, base64url: 43
@@ -458,7 +460,7 @@ func (h *httpHandler) shutdown(ctx context.Context) {
 	var wg sync.WaitGroup
 	for _, s := range sessions {
 		wg.Go(func() {
-			if err := s.sess.drain(ctx); err != nil {
+			if err := s.sess.Drain(ctx); err != nil {
 				h.srv.log.Warn("shutdown: cancelling the calls still running", "session", s.id[:8])
 			}
 			h.closeSession(s, "server shutdown")
@@ -467,7 +469,7 @@ func (h *httpHandler) shutdown(ctx context.Context) {
 	for _, s := range legacy {
 		wg.Go(func() {
 			if sess := s.session(); sess != nil {
-				if err := sess.drain(ctx); err != nil {
+				if err := sess.Drain(ctx); err != nil {
 					h.srv.log.Warn("shutdown: cancelling the calls still running", "session", s.id[:8])
 				}
 			}

@@ -9,6 +9,8 @@ import (
 	"sync"
 
 	"golang.org/x/time/rate"
+
+	"github.com/plughost/plughost/host/mcp/wire"
 )
 
 // A legacySession is one session of the deprecated HTTP+SSE transport
@@ -42,10 +44,10 @@ func (ls *legacySession) Read() ([]byte, error) {
 }
 
 func (ls *legacySession) Write(msg []byte) error {
-	bp := getBuf()
+	bp := wire.GetBuf()
 	*bp = appendEvent(*bp, "message", nil, msg)
 	err := ls.conn.write(*bp)
-	putBuf(bp)
+	wire.PutBuf(bp)
 	return err
 }
 
@@ -61,11 +63,11 @@ func (ls *legacySession) session() *Session {
 // legacyOpen serves GET /sse: the session's stream, for as long as it lasts.
 func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "text", "event-stream") {
-		httpError(w, http.StatusNotAcceptable, nil, codeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
+		httpError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
 		return
 	}
 	if h.openSessions() >= h.opts.MaxSessions {
-		httpError(w, http.StatusServiceUnavailable, nil, codeInvalidRequest,
+		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
 			"service unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
 		return
 	}
@@ -112,14 +114,14 @@ func (h *httpHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.URL.Query().Get("sessionId")
 	if id == "" {
-		httpError(w, http.StatusBadRequest, nil, codeInvalidRequest, "bad request: missing sessionId query parameter (GET "+PathSSE+" first)")
+		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "bad request: missing sessionId query parameter (GET "+PathSSE+" first)")
 		return
 	}
 	h.mu.Lock()
 	ls := h.legacy[id]
 	h.mu.Unlock()
 	if ls == nil {
-		httpError(w, http.StatusNotFound, nil, codeInvalidRequest, "session not found: it is unknown or ended; open a new one with GET "+PathSSE)
+		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "session not found: it is unknown or ended; open a new one with GET "+PathSSE)
 		return
 	}
 	bp := h.readBody(w, r)
@@ -127,9 +129,9 @@ func (h *httpHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := bytes.Clone(*bp) // Serve reads it after this handler returns
-	putBuf(bp)
-	if perr := parseError(msg); perr != nil {
-		httpError(w, http.StatusBadRequest, nil, perr.code, perr.msg)
+	wire.PutBuf(bp)
+	if perr := wire.Check(msg); perr != nil {
+		httpError(w, http.StatusBadRequest, nil, perr.Code, perr.Message)
 		return
 	}
 	if n, first := countRequests(msg); n > 0 && !h.allow(w, ls.limiter, n, first) {
@@ -139,7 +141,7 @@ func (h *httpHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	case ls.in <- msg:
 		w.WriteHeader(http.StatusAccepted)
 	case <-ls.gone:
-		httpError(w, http.StatusNotFound, nil, codeInvalidRequest, "session ended; open a new one with GET "+PathSSE)
+		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "session ended; open a new one with GET "+PathSSE)
 	case <-r.Context().Done():
 	}
 }

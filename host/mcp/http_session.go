@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
 	"net/http"
 	"strconv"
@@ -11,6 +10,8 @@ import (
 	"time"
 
 	"golang.org/x/time/rate"
+
+	"github.com/plughost/plughost/host/mcp/wire"
 )
 
 // An httpSession is one Streamable HTTP session: the protocol [Session],
@@ -67,8 +68,7 @@ func (h *httpHandler) newHTTPSession() *httpSession {
 	}
 	hs.own = &stream{id: 0}
 	hs.streams[0] = hs.own
-	hs.sess = h.srv.NewSession(streamSink{hs, hs.own})
-	hs.sess.reachable = hs.listening
+	hs.sess = h.srv.OpenSession(SessionConn{Notify: streamSink{hs, hs.own}, Reachable: hs.listening})
 	return hs
 }
 
@@ -165,12 +165,12 @@ func (hs *httpSession) checkIdle() {
 func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
-		httpError(w, http.StatusBadRequest, nil, codeInvalidRequest,
+		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest,
 			"bad request: missing Mcp-Session-Id header (send initialize first; its response carries the session id)")
 		return nil
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !supportedVersion(v) {
-		httpError(w, http.StatusBadRequest, nil, codeInvalidRequest,
+		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest,
 			"bad request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; this server speaks "+strings.Join(versions[:], ", "))
 		return nil
 	}
@@ -178,7 +178,7 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 	hs := h.sessions[id]
 	h.mu.Unlock()
 	if hs == nil || !hs.enter() {
-		httpError(w, http.StatusNotFound, nil, codeInvalidRequest,
+		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest,
 			"session not found: it is unknown, ended or expired; start a new one with initialize")
 		return nil
 	}
@@ -231,7 +231,7 @@ func (h *httpHandler) closeSession(hs *httpSession, why string) {
 // post serves a POSTed JSON-RPC message (or 2025-03-26 batch).
 func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "application", "json") || !accepts(r, "text", "event-stream") {
-		httpError(w, http.StatusNotAcceptable, nil, codeInvalidRequest,
+		httpError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest,
 			"not acceptable: the Accept header must list both application/json and text/event-stream")
 		return
 	}
@@ -242,10 +242,10 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	if bp == nil {
 		return
 	}
-	defer putBuf(bp)
+	defer wire.PutBuf(bp)
 	body := *bp
-	if perr := parseError(body); perr != nil {
-		httpError(w, http.StatusBadRequest, nil, perr.code, perr.msg)
+	if perr := wire.Check(body); perr != nil {
+		httpError(w, http.StatusBadRequest, nil, perr.Code, perr.Message)
 		return
 	}
 	if r.Header.Get("Mcp-Session-Id") == "" && isInitialize(body) {
@@ -299,20 +299,13 @@ func (h *httpHandler) allow(w http.ResponseWriter, lim *rate.Limiter, n int, id 
 		msg += "; retry after " + delay.Round(time.Millisecond).String()
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int((delay+time.Second-1)/time.Second)))
-	bp := getBuf()
-	b := appendResponseHead(*bp, id)
-	b = append(b, `,"error":{"code":`...)
-	b = strconv.AppendInt(b, codeRateLimited, 10)
-	b = append(b, `,"message":`...)
-	b = appendString(b, msg)
-	b = append(b, `,"data":{"retryAfterMs":`...)
-	b = strconv.AppendInt(b, delay.Milliseconds(), 10)
-	b = append(b, "}}}"...)
-	*bp = b
+	data := `{"retryAfterMs":` + strconv.FormatInt(delay.Milliseconds(), 10) + `}`
+	bp := wire.GetBuf()
+	*bp = wire.AppendError(*bp, id, &wire.Error{Code: codeRateLimited, Message: msg, Data: []byte(data)})
 	w.Header()["Content-Type"] = hdrJSON
 	w.WriteHeader(http.StatusTooManyRequests)
-	w.Write(b)
-	putBuf(bp)
+	w.Write(*bp)
+	wire.PutBuf(bp)
 	return false
 }
 
@@ -320,29 +313,29 @@ func (h *httpHandler) allow(w http.ResponseWriter, lim *rate.Limiter, n int, id 
 // (in the implementation-defined server error range).
 const codeRateLimited = -32029
 
-// isInitialize reports whether the valid JSON body is an initialize request.
+// isInitialize reports whether the checked body is an initialize request.
 func isInitialize(body []byte) bool {
-	env, _, err := decodeEnvelope(body)
-	return err == nil && env.id != nil && string(env.method) == `"initialize"`
+	m, err := wire.Decode(body)
+	return err == nil && m.Kind == wire.Request && string(m.Method) == "initialize"
 }
 
-// countRequests counts the requests in a valid JSON body (a message or a
-// batch), and returns the id of the first (nil for a batch).
+// countRequests counts the messages of a checked body (a message or a
+// batch) that will be answered: requests, and messages that do not decode.
+// For a single request it returns its id too.
 func countRequests(body []byte) (n int, id []byte) {
-	if body[skipWS(body, 0)] != '[' {
-		env, _, err := decodeEnvelope(body)
-		if err == nil && env.method != nil && env.id != nil {
-			return 1, env.id
-		}
-		if err != nil && env.method != nil {
-			return 1, nil // a malformed request still gets a response
+	if !wire.IsBatch(body) {
+		m, err := wire.Decode(body)
+		switch {
+		case err != nil:
+			return 1, nil
+		case m.Kind == wire.Request:
+			return 1, m.ID
 		}
 		return 0, nil
 	}
-	for _, e := range arrayElems(body) {
-		env, _, err := decodeEnvelope(e)
-		if err != nil || (env.method != nil && env.id != nil) {
-			n++ // each answered: requests and malformed elements
+	for _, e := range wire.Elements(body) {
+		if m, err := wire.Decode(e); err != nil || m.Kind == wire.Request {
+			n++
 		}
 	}
 	return n, nil
@@ -353,14 +346,14 @@ func countRequests(body []byte) (n int, id []byte) {
 // Mcp-Session-Id response header.
 func (h *httpHandler) initialize(w http.ResponseWriter, body []byte) {
 	if h.openSessions() >= h.opts.MaxSessions {
-		httpError(w, http.StatusServiceUnavailable, nil, codeInvalidRequest,
+		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
 			"service unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
 		return
 	}
 	hs := h.newHTTPSession()
 	var resp bufSink
 	hs.sess.Handle(context.Background(), body, &resp)
-	if !hs.sess.initialized() {
+	if !hs.sess.Initialized() {
 		hs.sess.Close()
 		writeJSON(w, resp.msg)
 		return
@@ -377,7 +370,7 @@ func (h *httpHandler) initialize(w http.ResponseWriter, body []byte) {
 		if full {
 			msg = "service unavailable: " + strconv.Itoa(h.opts.MaxSessions) + " sessions are open, the most this server allows"
 		}
-		httpError(w, http.StatusServiceUnavailable, nil, codeInvalidRequest, msg)
+		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, msg)
 		return
 	}
 	h.sessions[hs.id] = hs
@@ -423,7 +416,7 @@ func (p *postSink) Write(msg []byte) error {
 		p.hs.emit(p.st, msg)
 	case p.json:
 		p.hs.h.srv.log.Warn("dropped a message after the response", "message", string(msg))
-	case isResponse(msg):
+	case wire.Classify(msg) == wire.Response:
 		p.json = true
 		writeJSON(p.w, msg)
 	default:
@@ -442,15 +435,7 @@ func (p *postSink) Write(msg []byte) error {
 // primes reports whether the session's SSE streams open with a priming
 // event: only from 2025-11-25, since older clients may fail on an event
 // with empty data.
-func (hs *httpSession) primes() bool { return hs.sess.version.Load() == vLatest }
-
-// isResponse tells our own responses ({"jsonrpc":"2.0","id":…, or a batch's
-// array) from our notifications and requests ({"jsonrpc":"2.0","method":…).
-func isResponse(msg []byte) bool {
-	return msg[0] == '[' || !bytes.HasPrefix(msg, notificationPrefix)
-}
-
-var notificationPrefix = []byte(`{"jsonrpc":"2.0","method"`)
+func (hs *httpSession) primes() bool { return hs.sess.Version() >= "2025-11-25" }
 
 // openStream registers a new POST stream attached to c. Every event of the
 // stream will have a seq above the one returned.
@@ -490,7 +475,7 @@ func (p *postSink) finish(requests int) {
 		closed := p.hs.closed
 		p.hs.mu.Unlock()
 		if closed {
-			httpError(p.w, http.StatusNotFound, nil, codeInvalidRequest, "session ended while the request ran")
+			httpError(p.w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "session ended while the request ran")
 			return
 		}
 		p.w.WriteHeader(http.StatusNoContent) // cancelled: no response
@@ -501,7 +486,7 @@ func (p *postSink) finish(requests int) {
 // client lost, replayed from after that event.
 func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "text", "event-stream") {
-		httpError(w, http.StatusNotAcceptable, nil, codeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
+		httpError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
 		return
 	}
 	hs := h.lookup(w, r)
@@ -517,7 +502,7 @@ func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) {
 		known := streamID < hs.nextStream
 		hs.mu.Unlock()
 		if !ok || !known {
-			httpError(w, http.StatusBadRequest, nil, codeInvalidRequest, "bad request: Last-Event-ID "+strconv.Quote(last)+" names no event of this session")
+			httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "bad request: Last-Event-ID "+strconv.Quote(last)+" names no event of this session")
 			return
 		}
 		resume = true

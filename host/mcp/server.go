@@ -10,6 +10,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -100,26 +101,20 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if version == "" {
 		version = "devel"
 	}
+	caps := json.RawMessage(capabilities())
 	for i, v := range versions {
 		type info struct {
 			Name    string `json:"name"`
 			Version string `json:"version"`
 		}
-		type tools struct {
-			ListChanged bool `json:"listChanged"`
-		}
-		type caps struct {
-			Logging struct{} `json:"logging"`
-			Tools   tools    `json:"tools"`
-		}
 		b, err := json.Marshal(struct {
-			ProtocolVersion string `json:"protocolVersion"`
-			Capabilities    caps   `json:"capabilities"`
-			ServerInfo      info   `json:"serverInfo"`
-			Instructions    string `json:"instructions,omitempty"`
-		}{v, caps{Tools: tools{ListChanged: true}}, info{"plughost", version}, opts.Instructions})
+			ProtocolVersion string          `json:"protocolVersion"`
+			Capabilities    json.RawMessage `json:"capabilities"`
+			ServerInfo      info            `json:"serverInfo"`
+			Instructions    string          `json:"instructions,omitempty"`
+		}{v, caps, info{"plughost", version}, opts.Instructions})
 		if err != nil {
-			panic(err) // cannot happen: only strings and bools
+			panic(err) // cannot happen: strings and valid JSON
 		}
 		s.initResult[i] = b
 	}
@@ -148,7 +143,7 @@ func (srv *Server) Serve(ctx context.Context, t Transport) error {
 func (srv *Server) serve(ctx context.Context, t Transport, started func(*Session)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
-	s := srv.newSession(t, func(err error) { cancel(fmt.Errorf("mcp: write: %w", err)) })
+	s := srv.OpenSession(SessionConn{Notify: t, OnWriteError: func(err error) { cancel(fmt.Errorf("mcp: write: %w", err)) }})
 	if started != nil {
 		started(s)
 	}
@@ -190,7 +185,7 @@ func (s *Session) readLoop(ctx context.Context, t Transport) error {
 		case errors.Is(err, ErrMessageTooLarge):
 			s.srv.log.Warn("refused an oversized message", "error", err)
 			s.send(t, func(b []byte) []byte {
-				return appendError(b, nil, &rpcError{codeInvalidRequest, "invalid request: " + err.Error()})
+				return wire.AppendError(b, nil, wire.NewError(wire.CodeInvalidRequest, "invalid request: "+err.Error()))
 			})
 			continue
 		case err == io.EOF:

@@ -1,27 +1,69 @@
 package mcp
 
 import (
-	"bytes"
 	"context"
-	"encoding/json"
-	"errors"
-	"strconv"
-	"strings"
 	"sync"
 	"sync/atomic"
-	"unicode/utf8"
 
-	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/mcp/wire"
 )
 
-// versions are the protocol versions the server speaks, latest first.
-var versions = [...]string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+// A Session is the protocol state of one MCP session. It reads nothing by
+// itself: a transport hands it each incoming message with
+// [Session.Handle], together with the sink for that message's response and
+// related notifications (progress, logs); notifications unrelated to any
+// request (tools/list_changed) and the server's own requests go to the
+// session-wide sink given to [Server.NewSession]. On stdio both sinks are
+// the same line writer; on Streamable HTTP the first is a POST's response
+// stream and the second the session's GET stream.
+//
+// Its state is split by concern, one field each: the lifecycle (state,
+// negotiated version, client capabilities), the logging level, the calls
+// in flight, the requests pending at the client, and the list_changed
+// notifier.
+type Session struct {
+	srv  *Server
+	conn SessionConn
 
-const (
-	vLatest   = 0
-	vBatch    = 2 // 2025-03-26: the only version with JSON-RPC batches
-	vOriginal = 3 // 2024-11-05: progress notifications have no message
-)
+	life   lifecycle
+	level  atomic.Int32 // index into levels: the least severe level sent
+	calls  callTable
+	client clientRequests
+	lists  listChanges
+
+	work      sync.WaitGroup // call goroutines and the notifier
+	done      chan struct{}  // closed by Close
+	closeOnce sync.Once
+
+	writeFailed atomic.Bool
+	// pending counts work whose output is not yet written: calls in flight,
+	// a batch's response and a due list_changed. Drain waits for it.
+	pending  atomic.Int64
+	idleHook func() // tests only: called after pending decreases
+	drainMu  sync.Mutex
+	drained  chan struct{} // closed when pending reaches 0 (see Drain)
+}
+
+// SessionConn is what a transport tells a session about its client.
+type SessionConn struct {
+	// Notify receives notifications unrelated to any request and the
+	// server's requests to the client.
+	Notify Sink
+	// Reachable, when set, reports whether a server request can reach the
+	// client now (on Streamable HTTP: its GET stream is open). Nil means
+	// always.
+	Reachable func() bool
+	// OnWriteError, when set, learns of the first failed write.
+	OnWriteError func(error)
+}
+
+// lifecycle is where a session stands: its state, the negotiated version
+// and what the client declared.
+type lifecycle struct {
+	state   atomic.Int32
+	version atomic.Int32 // index into versions, valid from stateInitializing
+	caps    clientCaps   // written once, before stateInitialized
+}
 
 // Session states.
 const (
@@ -31,109 +73,29 @@ const (
 	stateReady                     // notifications/initialized received
 )
 
-// levels are the MCP logging levels, least severe first.
-var levels = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
-
-// defaultLevel is the threshold before any logging/setLevel: info and above.
-const defaultLevel = 1
-
-// methods maps the methods the server knows to their handlers' kinds.
-var methods = map[string]int{
-	"initialize":                methodInitialize,
-	"ping":                      methodPing,
-	"tools/list":                methodToolsList,
-	"tools/call":                methodToolsCall,
-	"logging/setLevel":          methodSetLevel,
-	"notifications/initialized": methodInitialized,
-	"notifications/cancelled":   methodCancelled,
-}
-
-const (
-	methodUnknown = iota
-	methodInitialize
-	methodPing
-	methodToolsList
-	methodToolsCall
-	methodSetLevel
-	methodInitialized
-	methodCancelled
-)
-
-var errNotInitialized = &rpcError{codeInvalidRequest, "session not initialized: send initialize first"}
-
-// A Session is the protocol state of one MCP session: its lifecycle, the
-// negotiated version, the logging level and the requests in flight. It
-// reads nothing by itself: a transport hands it each incoming message with
-// [Session.Handle], together with the sink for that message's response and
-// related notifications (progress, logs); notifications unrelated to any
-// request (tools/list_changed) go to the session-wide sink given to
-// [Server.NewSession]. On stdio both sinks are the same line writer; on
-// Streamable HTTP the first is a POST's response stream and the second the
-// session's GET stream.
-type Session struct {
-	srv    *Server
-	notify Sink
-	sem    chan struct{} // running tools/call slots
-
-	state   atomic.Int32
-	version atomic.Int32 // index into versions, valid from stateInitializing
-	level   atomic.Int32 // index into levels: the least severe level sent
-
-	mu       sync.Mutex
-	inflight map[string]*request
-	closed   bool
-	work     sync.WaitGroup // request goroutines and the notifier
-
-	// Server-to-client requests (request.go).
-	caps    clientCaps             // what initialize declared; set before stateInitialized
-	outSeq  atomic.Uint64          // numbers the server's request ids
-	outReqs map[string]*outRequest // requests awaiting the client's response, under mu
-	// reachable, when set (Streamable HTTP), reports whether a server
-	// request can reach the client now (its GET stream is open).
-	reachable func() bool
-
-	changed     chan struct{} // list_changed is due (1-buffered)
-	done        chan struct{} // closed by Close
-	unsubscribe func()
-
-	// onWriteError, when set, learns of a failed write (Serve then stops).
-	onWriteError func(error)
-	writeFailed  atomic.Bool
-	// pending counts work whose output is not yet written: calls in flight
-	// and a due list_changed. Tests wait for it to drain.
-	pending   atomic.Int64
-	idleHook  func() // tests only: called after pending decreases
-	closeOnce sync.Once
-
-	drainMu sync.Mutex
-	drained chan struct{} // closed when pending reaches 0 (see drain)
-}
-
 // NewSession starts a session whose notifications unrelated to a request
 // (tools/list_changed) go to notify. Close it when the client is gone.
 func (srv *Server) NewSession(notify Sink) *Session {
-	return srv.newSession(notify, nil)
+	return srv.OpenSession(SessionConn{Notify: notify})
 }
 
-// newSession is NewSession with a callback for failed writes.
-func (srv *Server) newSession(notify Sink, onWriteError func(error)) *Session {
+// OpenSession starts a session on conn. Close it when the client is gone.
+func (srv *Server) OpenSession(conn SessionConn) *Session {
 	s := &Session{
-		srv:          srv,
-		notify:       notify,
-		onWriteError: onWriteError,
-		sem:          make(chan struct{}, srv.maxInFlight),
-		inflight:     make(map[string]*request),
-		outReqs:      make(map[string]*outRequest),
-		changed:      make(chan struct{}, 1),
-		done:         make(chan struct{}),
+		srv:   srv,
+		conn:  conn,
+		calls: newCallTable(srv.maxInFlight),
+		done:  make(chan struct{}),
 	}
+	s.client.pending = make(map[string]*outRequest)
+	s.lists.changed = make(chan struct{}, 1)
 	s.level.Store(defaultLevel)
 	if srv.onSession != nil {
 		srv.onSession(s)
 	}
 	s.work.Add(1)
 	go s.notifier()
-	s.unsubscribe = srv.catalog.Subscribe(s.toolsChanged)
+	s.lists.unsubscribe = srv.catalog.Subscribe(s.toolsChanged)
 	return s
 }
 
@@ -142,18 +104,34 @@ func (srv *Server) newSession(notify Sink, onWriteError func(error)) *Session {
 // Close is idempotent.
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
-		s.unsubscribe()
+		s.lists.unsubscribe()
 		s.srv.removeSampler(s)
-		s.mu.Lock()
-		s.closed = true
-		for _, r := range s.inflight {
-			r.cancelled = true
-			r.cancel()
-		}
-		s.mu.Unlock()
+		s.calls.close()
+		s.client.close()
 		close(s.done)
 		s.work.Wait()
 	})
+}
+
+// Initialized reports whether the session has answered initialize.
+func (s *Session) Initialized() bool { return s.life.state.Load() >= stateInitialized }
+
+// Version returns the negotiated protocol version, or "" before
+// initialize.
+func (s *Session) Version() string {
+	if s.life.state.Load() < stateInitializing {
+		return ""
+	}
+	return versions[s.life.version.Load()]
+}
+
+// negotiated returns the index of the negotiated version, or -1 before
+// initialize is answered.
+func (s *Session) negotiated() int {
+	if s.life.state.Load() < stateInitialized {
+		return -1
+	}
+	return int(s.life.version.Load())
 }
 
 // Handle serves one incoming message: a request, a notification, a response
@@ -176,27 +154,25 @@ type reply struct {
 
 // dispatch does, at once and in the caller's order, everything about msg
 // that must happen in arrival order: decoding, state changes, cancellation,
-// registering a call. It answers every request but tools/call itself, and
-// returns the rest of the work (running the call) as a function to be called
-// exactly once, or nil.
+// registering a long call. It answers every request but long calls, and
+// returns the rest of the work (running the long calls) as a function to be
+// called exactly once, or nil.
 func (s *Session) dispatch(ctx context.Context, msg []byte, out Sink) (run func()) {
-	if perr := parseError(msg); perr != nil {
-		s.send(out, func(b []byte) []byte { return appendError(b, nil, perr) })
+	if perr := wire.Check(msg); perr != nil {
+		s.send(out, func(b []byte) []byte { return wire.AppendError(b, nil, perr) })
 		return nil
 	}
-	i := skipWS(msg, 0)
-	if msg[i] != '[' {
+	if !wire.IsBatch(msg) {
 		return s.dispatchOne(ctx, msg, reply{out: out})
 	}
-	// A batch.
 	fail := func(m string) {
-		s.send(out, func(b []byte) []byte { return appendError(b, nil, &rpcError{codeInvalidRequest, m}) })
+		s.send(out, func(b []byte) []byte { return wire.AppendError(b, nil, wire.NewError(wire.CodeInvalidRequest, m)) })
 	}
-	if st := s.state.Load(); st < stateInitialized || s.version.Load() != vBatch {
+	if s.negotiated() != vBatch {
 		fail("invalid request: JSON-RPC batches are supported only in protocol version 2025-03-26")
 		return nil
 	}
-	elems := arrayElems(msg)
+	elems := wire.Elements(msg)
 	if len(elems) == 0 {
 		fail("invalid request: empty batch")
 		return nil
@@ -225,241 +201,55 @@ func (s *Session) dispatch(ctx context.Context, msg []byte, out Sink) (run func(
 	}
 }
 
-// parseError checks that msg is one JSON value in UTF-8 (RFC 8259).
-func parseError(msg []byte) *rpcError {
-	switch {
-	case !json.Valid(msg):
-		return &rpcError{codeParseError, "parse error: invalid JSON"}
-	case !utf8.Valid(msg):
-		return &rpcError{codeParseError, "parse error: invalid UTF-8"}
-	}
-	return nil
-}
-
-// dispatchOne is dispatch for a single message.
+// dispatchOne is dispatch for a single message: the method table decides.
 func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run func()) {
-	env, badID, rerr := decodeEnvelope(msg)
-	if rerr != nil {
-		s.respondError(rp, badID, rerr)
+	m, derr := wire.Decode(msg)
+	if derr != nil {
+		s.respondError(rp, derr.ID, derr)
 		return nil
 	}
-	if env.method == nil {
-		s.response(env)
+	in := &incoming{ctx: ctx, msg: m, rp: rp}
+	switch m.Kind {
+	case wire.Response:
+		s.response(m)
+		return nil
+	case wire.Notification:
+		if e := table[string(m.Method)]; e != nil && e.notification && e.serve != nil {
+			return e.serve(s, in)
+		}
+		s.srv.log.Debug("ignored a notification", "method", string(m.Method))
 		return nil
 	}
-	kind := methods[string(env.method[1:len(env.method)-1])]
-	if kind == methodUnknown && bytes.IndexByte(env.method, '\\') >= 0 {
-		name, _ := unquote(env.method)
-		kind = methods[name]
-	}
-	if env.id == nil { // a notification: never answered
-		s.notification(kind, env)
-		return nil
-	}
-	if kind == methodUnknown || kind == methodInitialized || kind == methodCancelled {
-		name, _ := unquote(env.method)
-		m := "method not found: " + name
-		if name == "server/discover" {
-			m += " (send initialize; this server speaks protocol versions up to " + versions[vLatest] + ")"
-		}
-		s.respondError(rp, env.id, &rpcError{codeMethodNotFound, m})
-		return nil
-	}
-	if st := s.state.Load(); st < stateInitialized && kind != methodInitialize && kind != methodPing {
-		s.respondError(rp, env.id, errNotInitialized)
-		return nil
-	}
-	switch kind {
-	case methodInitialize:
-		s.initialize(rp, env)
-	case methodPing:
-		s.respondResult(rp, env.id, []byte("{}"))
-	case methodSetLevel:
-		s.setLevel(rp, env)
-	case methodToolsList:
-		s.listTools(rp, env)
-	case methodToolsCall:
-		return s.startCall(ctx, rp, env)
-	}
-	return nil
-}
-
-// notification handles a message without an id.
-func (s *Session) notification(kind int, env envelope) {
-	switch kind {
-	case methodInitialized:
-		if !s.state.CompareAndSwap(stateInitialized, stateReady) {
-			s.srv.log.Debug("ignored notifications/initialized", "state", s.state.Load())
-		} else if s.caps.sampling {
-			s.srv.addSampler(s)
-		}
-	case methodCancelled:
-		s.cancelled(env.params)
-	default:
-		s.srv.log.Debug("ignored a notification", "method", string(env.method))
-	}
-}
-
-// cancelled handles notifications/cancelled: the request's context ends and
-// its response is suppressed. Unknown and finished ids are ignored.
-func (s *Session) cancelled(params []byte) {
-	id := member(params, "requestId")
-	if id == nil || !validID(id) {
-		s.srv.log.Debug("ignored notifications/cancelled without a valid requestId")
-		return
-	}
-	s.mu.Lock()
-	r := s.inflight[idKey(id)]
-	if r != nil {
-		r.cancelled = true
-		r.cancel()
-	}
-	s.mu.Unlock()
-}
-
-func (s *Session) initialize(rp reply, env envelope) {
-	var p struct {
-		ProtocolVersion *string          `json:"protocolVersion"`
-		Capabilities    *json.RawMessage `json:"capabilities"`
-		ClientInfo      *struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
-	}
-	if env.params == nil || json.Unmarshal(env.params, &p) != nil || p.ProtocolVersion == nil {
-		s.respondError(rp, env.id, &rpcError{codeInvalidParams,
-			"invalid params: initialize needs protocolVersion (a string), capabilities (an object) and clientInfo (an object with name and version)"})
-		return
-	}
-	if p.Capabilities != nil && !isObject(*p.Capabilities) {
-		s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: capabilities must be an object"})
-		return
-	}
-	if !s.state.CompareAndSwap(stateNew, stateInitializing) {
-		s.respondError(rp, env.id, &rpcError{codeInvalidRequest, "invalid request: session already initialized"})
-		return
-	}
-	v := vLatest
-	for i, sv := range versions {
-		if sv == *p.ProtocolVersion {
-			v = i
-		}
-	}
-	s.version.Store(int32(v))
-	if p.Capabilities != nil {
-		s.caps = parseClientCaps(*p.Capabilities)
-	}
-	client := []any{"requested", *p.ProtocolVersion, "negotiated", versions[v]}
-	if p.ClientInfo != nil {
-		client = append(client, "client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version)
-	}
-	if s.caps.sampling {
-		client = append(client, "sampling", true, "sampling_tools", s.caps.samplingTools)
-	}
-	s.srv.log.Info("session initialized", client...)
-	s.respondResult(rp, env.id, s.srv.initResult[v])
-	s.state.Store(stateInitialized)
-}
-
-func (s *Session) setLevel(rp reply, env envelope) {
-	name, ok := unquote(member(env.params, "level"))
-	if i := levelIndex(name); ok && i >= 0 {
-		s.level.Store(int32(i))
-		s.respondResult(rp, env.id, []byte("{}"))
-		return
-	}
-	m := "invalid params: level must be a string"
-	if ok {
-		m = "invalid params: unknown level " + strconv.Quote(name)
-	}
-	s.respondError(rp, env.id, &rpcError{codeInvalidParams, m + "; want one of " + strings.Join(levels[:], ", ")})
-}
-
-func levelIndex(name string) int {
-	for i, l := range levels {
-		if l == name {
-			return i
-		}
-	}
-	return -1
-}
-
-func (s *Session) listTools(rp reply, env envelope) {
-	var cursor string
-	if raw := member(env.params, "cursor"); raw != nil {
-		c, ok := unquote(raw)
-		if !ok {
-			s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: cursor must be a string"})
-			return
-		}
-		cursor = c
-	}
-	tools, next, err := s.srv.catalog.ListTools(cursor)
+	e, lerr := lookup(m.Method, s.negotiated())
 	switch {
-	case errors.Is(err, tool.ErrInvalidCursor):
-		s.respondError(rp, env.id, &rpcError{codeInvalidParams, "invalid params: " + err.Error()})
-		return
-	case err != nil:
-		s.srv.log.Error("tools/list failed", "error", err)
-		s.respondError(rp, env.id, &rpcError{codeInternalError, "internal error: tools/list: " + err.Error()})
-		return
+	case lerr != nil:
+		s.respondError(rp, m.ID, lerr)
+		return nil
+	case e.notification:
+		s.respondError(rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+e.name))
+		return nil
+	case !e.beforeInit && !s.Initialized():
+		s.respondError(rp, m.ID, errNotInitialized)
+		return nil
 	}
-	// The response is built in one buffer of the right size: a page of a
-	// thousand tools is a few hundred KiB, too big for the pool.
-	size := len(env.id) + len(next) + 64
-	for _, t := range tools {
-		size += len(t) + 1
-	}
-	var bp *[]byte
-	var b []byte
-	if size <= maxPooled {
-		bp = getBuf()
-		b = *bp
-	} else {
-		b = make([]byte, 0, size)
-	}
-	b = appendResponseHead(b, env.id)
-	b = append(b, `,"result":{"tools":[`...)
-	n := 0
-	for _, t := range tools {
-		mark := len(b)
-		if n > 0 {
-			b = append(b, ',')
-		}
-		var ok bool
-		if b, ok = appendObject(b, t); !ok {
-			b = b[:mark]
-			s.srv.log.Error("tools/list: dropped a tool that is not a JSON object", "tool", string(t))
-			continue
-		}
-		n++
-	}
-	b = append(b, ']')
-	if next != "" {
-		b = append(b, `,"nextCursor":`...)
-		b = appendString(b, next)
-	}
-	b = append(b, "}}"...)
-	s.respond(rp, b)
-	if bp != nil {
-		*bp = b
-		putBuf(bp)
-	}
+	return e.serve(s, in)
 }
+
+var errNotInitialized = wire.NewError(wire.CodeInvalidRequest, "session not initialized: send initialize first")
 
 // send builds a message in a pooled buffer and writes it to out.
 func (s *Session) send(out Sink, build func([]byte) []byte) {
-	bp := getBuf()
+	bp := wire.GetBuf()
 	*bp = build(*bp)
 	s.write(out, *bp)
-	putBuf(bp)
+	wire.PutBuf(bp)
 }
 
 func (s *Session) write(out Sink, msg []byte) {
 	if err := out.Write(msg); err != nil && s.writeFailed.CompareAndSwap(false, true) {
 		s.srv.log.Error("writing to the client failed", "error", err)
-		if s.onWriteError != nil {
-			s.onWriteError(err)
+		if s.conn.OnWriteError != nil {
+			s.conn.OnWriteError(err)
 		}
 	}
 }
@@ -473,17 +263,17 @@ func (s *Session) respond(rp reply, msg []byte) {
 }
 
 func (s *Session) respondResult(rp reply, id, result []byte) {
-	bp := getBuf()
-	*bp = appendResult(*bp, id, result)
+	bp := wire.GetBuf()
+	*bp = wire.AppendResult(*bp, id, result)
 	s.respond(rp, *bp)
-	putBuf(bp)
+	wire.PutBuf(bp)
 }
 
-func (s *Session) respondError(rp reply, id []byte, e *rpcError) {
-	bp := getBuf()
-	*bp = appendError(*bp, id, e)
+func (s *Session) respondError(rp reply, id []byte, e *wire.Error) {
+	bp := wire.GetBuf()
+	*bp = wire.AppendError(*bp, id, e)
 	s.respond(rp, *bp)
-	putBuf(bp)
+	wire.PutBuf(bp)
 }
 
 // batchReply gathers the responses to a batch into one JSON array.
@@ -515,32 +305,6 @@ func (br *batchReply) flush() {
 	br.s.write(br.out, append(br.buf, ']'))
 }
 
-// toolsChanged is the catalog's change callback. It never blocks: the
-// notifier goroutine writes, and a burst while a write is due coalesces.
-func (s *Session) toolsChanged() {
-	s.pending.Add(1)
-	select {
-	case s.changed <- struct{}{}:
-	default: // already due
-		s.pending.Add(-1)
-	}
-}
-
-func (s *Session) notifier() {
-	defer s.work.Done()
-	for {
-		select {
-		case <-s.done:
-			return
-		case <-s.changed:
-			if s.state.Load() >= stateInitialized {
-				s.write(s.notify, []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
-			}
-			s.idle()
-		}
-	}
-}
-
 // idle marks one pending piece of work done.
 func (s *Session) idle() {
 	if s.pending.Add(-1) == 0 {
@@ -556,10 +320,10 @@ func (s *Session) idle() {
 	}
 }
 
-// drain waits until no call is in flight and no notification is due, or
+// Drain waits until no call is in flight and no notification is due, or
 // until ctx ends (it then returns ctx's error). Graceful shutdown calls it
 // after the transport has stopped taking requests.
-func (s *Session) drain(ctx context.Context) error {
+func (s *Session) Drain(ctx context.Context) error {
 	s.drainMu.Lock()
 	if s.pending.Load() == 0 {
 		s.drainMu.Unlock()
@@ -577,6 +341,3 @@ func (s *Session) drain(ctx context.Context) error {
 		return ctx.Err()
 	}
 }
-
-// initialized reports whether the session has answered initialize.
-func (s *Session) initialized() bool { return s.state.Load() >= stateInitialized }

@@ -44,8 +44,8 @@ type stdio struct {
 	limit int
 	long  []byte // accumulates a line longer than r's buffer
 
-	mu sync.Mutex
-	w  *bufio.Writer
+	out io.Writer
+	w   coalescer
 }
 
 var _ Transport = (*stdio)(nil)
@@ -58,7 +58,7 @@ func newStdio(in io.Reader, out io.Writer, limit int) *stdio {
 	return &stdio{
 		r:     bufio.NewReaderSize(in, size),
 		limit: limit,
-		w:     bufio.NewWriterSize(out, 64<<10),
+		out:   out,
 	}
 }
 
@@ -133,11 +133,76 @@ func (t *stdio) tooLarge() error {
 	return fmt.Errorf("%w: a line exceeds the limit of %d bytes", ErrMessageTooLarge, t.limit)
 }
 
-// Write writes msg and a newline, then flushes.
-func (t *stdio) Write(msg []byte) error {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	t.w.Write(msg)
-	t.w.WriteByte('\n')
-	return t.w.Flush() // reports any earlier write error too
+// Write writes msg and a newline.
+func (t *stdio) Write(msg []byte) error { return t.w.write(t.out, msg, '\n') }
+
+// A coalescer writes messages to an io.Writer so that those ready together
+// go out in one write (one syscall on a pipe), with no goroutine of its
+// own: a writer that finds a write in progress appends its message to the
+// next batch and returns; the writer in progress writes that batch when
+// its own write returns. Under load, responses finishing together cost one
+// syscall; alone, a message is written at once by its own goroutine.
+//
+// The next batch holds at most maxBatch bytes (beyond one message): a
+// writer that would grow it further waits for the write in progress, so a
+// client that stops reading holds the writers back instead of making the
+// batch grow without bound.
+type coalescer struct {
+	mu      sync.Mutex
+	cond    sync.Cond // signalled when a batch is taken or the writing ends
+	next    []byte    // the messages waiting for the write in progress
+	spare   []byte    // the buffer of the previous batch, reused
+	writing bool      // a writer is in w.Write
+	err     error     // the first write error; every later write returns it
+	inited  bool
+}
+
+// maxBatch bounds the bytes waiting for the write in progress.
+const maxBatch = 1 << 20
+
+// write writes msg followed by end. It returns the first write error, which
+// may be that of an earlier batch: a message handed to a batch whose write
+// failed is lost with the connection.
+func (c *coalescer) write(w io.Writer, msg []byte, end byte) error {
+	c.mu.Lock()
+	if !c.inited {
+		c.cond.L = &c.mu
+		c.inited = true
+	}
+	for c.writing && len(c.next) > 0 && len(c.next)+len(msg) > maxBatch && c.err == nil {
+		c.cond.Wait()
+	}
+	if c.err != nil {
+		err := c.err
+		c.mu.Unlock()
+		return err
+	}
+	c.next = append(c.next, msg...)
+	c.next = append(c.next, end)
+	if c.writing {
+		c.mu.Unlock()
+		return nil // the writer in progress takes it
+	}
+	c.writing = true
+	for len(c.next) > 0 && c.err == nil {
+		batch := c.next
+		c.next = c.spare[:0]
+		c.cond.Broadcast()
+		c.mu.Unlock()
+		_, err := w.Write(batch)
+		c.mu.Lock()
+		if cap(batch) <= maxBatch {
+			c.spare = batch[:0]
+		} else {
+			c.spare = nil // do not pin the memory of one large batch
+		}
+		if err != nil {
+			c.err = err
+		}
+	}
+	c.writing = false
+	c.cond.Broadcast()
+	err := c.err
+	c.mu.Unlock()
+	return err
 }

@@ -7,6 +7,10 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/plughost/plughost/host/mcp/wire"
 )
 
 // Server-to-client requests: the server asks a client something
@@ -35,40 +39,20 @@ func (e *ClientError) Error() string {
 	return fmt.Sprintf("mcp: %s: the client answered error %d: %s", e.Method, e.Code, e.Message)
 }
 
-// clientCaps are what the client declared in initialize that the server
-// uses. Written once, before the session leaves stateInitializing.
-type clientCaps struct {
-	sampling      bool // capabilities.sampling is an object
-	samplingTools bool // capabilities.sampling.tools is an object
+// clientRequests are the server's requests waiting for the client's
+// response, by id.
+type clientRequests struct {
+	seq     atomic.Uint64 // numbers the server's request ids
+	mu      sync.Mutex
+	pending map[string]*outRequest
+	closed  bool
 }
 
-// parseClientCaps reads the capabilities object of initialize (valid JSON).
-func parseClientCaps(raw []byte) clientCaps {
-	var c clientCaps
-	if raw == nil || !isObject(raw) {
-		return c
-	}
-	it := objIter{b: raw, i: skipWS(raw, 0)}
-	for {
-		k, v, ok := it.next()
-		if !ok {
-			return c
-		}
-		if !keyIs(k, "sampling") || v[0] != '{' {
-			continue
-		}
-		c.sampling = true
-		st := objIter{b: v}
-		for {
-			sk, sv, ok := st.next()
-			if !ok {
-				break
-			}
-			if keyIs(sk, "tools") && sv[0] == '{' {
-				c.samplingTools = true
-			}
-		}
-	}
+// close refuses further requests; those waiting see the session's end.
+func (c *clientRequests) close() {
+	c.mu.Lock()
+	c.closed = true
+	c.mu.Unlock()
 }
 
 // outRequest is a server request waiting for the client's response.
@@ -86,45 +70,39 @@ type outResult struct {
 // sampling: it declared sampling.tools, and the negotiated version (from
 // 2025-11-25) has them.
 func (s *Session) samplingTools() bool {
-	return s.caps.samplingTools && s.version.Load() == vLatest
+	return s.life.caps.samplingTools && s.life.version.Load() == vLatest
 }
 
 // askable reports whether a server request can reach the client now.
 func (s *Session) askable() bool {
-	return !s.writeFailed.Load() && (s.reachable == nil || s.reachable())
+	return !s.writeFailed.Load() && (s.conn.Reachable == nil || s.conn.Reachable())
 }
 
 // request sends the request method with params (a compact JSON object) to
 // the client on the session-wide sink and waits for the response. When ctx
 // ends first it tells the client with notifications/cancelled.
 func (s *Session) request(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
-	id := []byte(`"plughost-` + strconv.FormatUint(s.outSeq.Add(1), 10) + `"`)
-	key := idKey(id)
+	id := []byte(`"plughost-` + strconv.FormatUint(s.client.seq.Add(1), 10) + `"`)
+	key := wire.IDKey(id)
 	or := &outRequest{method: method, done: make(chan outResult, 1)}
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
+	cr := &s.client
+	cr.mu.Lock()
+	if cr.closed {
+		cr.mu.Unlock()
 		return nil, fmt.Errorf("mcp: %s: %w", method, errSessionEnded)
 	}
-	s.outReqs[key] = or
-	s.mu.Unlock()
+	cr.pending[key] = or
+	cr.mu.Unlock()
 	forget := func() {
-		s.mu.Lock()
-		delete(s.outReqs, key)
-		s.mu.Unlock()
+		cr.mu.Lock()
+		delete(cr.pending, key)
+		cr.mu.Unlock()
 	}
 
-	bp := getBuf()
-	b := append(*bp, `{"jsonrpc":"2.0","id":`...)
-	b = append(b, id...)
-	b = append(b, `,"method":`...)
-	b = appendString(b, method)
-	b = append(b, `,"params":`...)
-	b = append(b, params...)
-	b = append(b, '}')
-	*bp = b
-	err := s.notify.Write(b)
-	putBuf(bp)
+	bp := wire.GetBuf()
+	*bp = wire.AppendRequest(*bp, id, method, params)
+	err := s.conn.Notify.Write(*bp)
+	wire.PutBuf(bp)
 	if err != nil {
 		forget()
 		return nil, fmt.Errorf("mcp: %s: writing to the client: %w", method, err)
@@ -138,11 +116,12 @@ func (s *Session) request(ctx context.Context, method string, params []byte) (js
 	case <-ctx.Done():
 		forget()
 		reason := "the server no longer needs the result: " + context.Cause(ctx).Error()
-		s.send(s.notify, func(b []byte) []byte {
-			b = append(b, `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":`...)
+		s.send(s.conn.Notify, func(b []byte) []byte {
+			b = wire.AppendNotificationHead(b, "notifications/cancelled")
+			b = append(b, `,"params":{"requestId":`...)
 			b = append(b, id...)
 			b = append(b, `,"reason":`...)
-			b = appendString(b, reason)
+			b = wire.AppendString(b, reason)
 			return append(b, "}}"...)
 		})
 		return nil, fmt.Errorf("mcp: %s: %w", method, context.Cause(ctx))
@@ -152,37 +131,38 @@ func (s *Session) request(ctx context.Context, method string, params []byte) (js
 // response routes a response from the client to the server request it
 // answers. A response to no request of ours (an unknown or abandoned id) is
 // ignored.
-func (s *Session) response(env envelope) {
-	if env.id == nil || !validID(env.id) {
+func (s *Session) response(m wire.Message) {
+	if m.ID == nil || !wire.ValidID(m.ID) {
 		s.srv.log.Debug("ignored a response from the client without a valid id")
 		return
 	}
-	key := idKey(env.id)
-	s.mu.Lock()
-	or := s.outReqs[key]
-	delete(s.outReqs, key)
-	s.mu.Unlock()
+	key := wire.IDKey(m.ID)
+	cr := &s.client
+	cr.mu.Lock()
+	or := cr.pending[key]
+	delete(cr.pending, key)
+	cr.mu.Unlock()
 	if or == nil {
-		s.srv.log.Debug("ignored a response to no request of ours", "id", string(env.id))
+		s.srv.log.Debug("ignored a response to no request of ours", "id", string(m.ID))
 		return
 	}
 	var r outResult
 	switch {
-	case env.errv != nil:
+	case m.Error != nil:
 		var e struct {
 			Code    *int    `json:"code"`
 			Message *string `json:"message"`
 		}
-		if json.Unmarshal(env.errv, &e) != nil || e.Code == nil || e.Message == nil {
-			r.err = fmt.Errorf("mcp: %s: the client answered a malformed error: %s", or.method, env.errv)
+		if json.Unmarshal(m.Error, &e) != nil || e.Code == nil || e.Message == nil {
+			r.err = fmt.Errorf("mcp: %s: the client answered a malformed error: %s", or.method, m.Error)
 		} else {
 			r.err = &ClientError{Method: or.method, Code: *e.Code, Message: *e.Message}
 		}
-	case !isObject(env.result):
-		r.err = fmt.Errorf("mcp: %s: the client's result is not a JSON object: %.200s", or.method, env.result)
+	case !wire.IsObject(m.Result):
+		r.err = fmt.Errorf("mcp: %s: the client's result is not a JSON object: %.200s", or.method, m.Result)
 	default:
 		// The message's bytes belong to the transport: copy.
-		r.result = append(json.RawMessage(nil), env.result...)
+		r.result = append(json.RawMessage(nil), m.Result...)
 	}
 	or.done <- r
 }
@@ -192,9 +172,9 @@ func (s *Session) response(env envelope) {
 func (srv *Server) addSampler(s *Session) {
 	srv.clientsMu.Lock()
 	defer srv.clientsMu.Unlock()
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
+	s.client.mu.Lock()
+	closed := s.client.closed
+	s.client.mu.Unlock()
 	if !closed {
 		srv.samplers = append(srv.samplers, s)
 	}
@@ -234,20 +214,20 @@ func (srv *Server) sampler() *Session {
 // notifications/cancelled and the error wraps ctx's cause.
 func (srv *Server) CreateMessage(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	const method = "sampling/createMessage"
-	if !json.Valid(params) || !isObject(params) {
+	if !json.Valid(params) || !wire.IsObject(params) {
 		return nil, fmt.Errorf("mcp: %s: params must be a JSON object", method)
 	}
 	s := srv.sampler()
 	if s == nil {
 		return nil, fmt.Errorf("mcp: %s: %w", method, ErrNoSamplingClient)
 	}
-	bp := getBuf()
-	defer putBuf(bp)
+	bp := wire.GetBuf()
+	defer wire.PutBuf(bp)
 	b := *bp
 	if s.samplingTools() {
-		b, _ = appendJSON(b, params)
+		b, _ = wire.AppendJSON(b, params)
 	} else {
-		b = appendWithout(b, params, "tools", "toolChoice")
+		b = wire.AppendObjectWithout(b, params, "tools", "toolChoice")
 	}
 	*bp = b
 	return s.request(ctx, method, b)
@@ -259,28 +239,4 @@ func (srv *Server) CreateMessage(ctx context.Context, params json.RawMessage) (j
 func (srv *Server) SamplingTools() bool {
 	s := srv.sampler()
 	return s != nil && s.samplingTools()
-}
-
-// appendWithout appends the valid JSON object obj, compact, without the
-// members named.
-func appendWithout(b, obj []byte, names ...string) []byte {
-	b = append(b, '{')
-	first := true
-	it := objIter{b: obj, i: skipWS(obj, 0)}
-	for {
-		k, v, ok := it.next()
-		if !ok {
-			return append(b, '}')
-		}
-		if slices.ContainsFunc(names, func(n string) bool { return keyIs(k, n) }) {
-			continue
-		}
-		if !first {
-			b = append(b, ',')
-		}
-		first = false
-		b, _ = appendJSON(b, k)
-		b = append(b, ':')
-		b, _ = appendJSON(b, v)
-	}
 }

@@ -1,0 +1,98 @@
+package mcp
+
+import (
+	"encoding/json"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+)
+
+// initParams are the params of initialize the server reads.
+type initParams struct {
+	version string     // protocolVersion as requested
+	caps    clientCaps // what capabilities declared
+	client  []any      // clientInfo's name and version, for the log
+}
+
+func decodeInitialize(params []byte) (initParams, *wire.Error) {
+	var p struct {
+		ProtocolVersion *string          `json:"protocolVersion"`
+		Capabilities    *json.RawMessage `json:"capabilities"`
+		ClientInfo      *struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"clientInfo"`
+	}
+	if params == nil || json.Unmarshal(params, &p) != nil || p.ProtocolVersion == nil {
+		return initParams{}, wire.NewError(wire.CodeInvalidParams,
+			"invalid params: initialize needs protocolVersion (a string), capabilities (an object) and clientInfo (an object with name and version)")
+	}
+	ip := initParams{version: *p.ProtocolVersion}
+	if p.Capabilities != nil {
+		if !wire.IsObject(*p.Capabilities) {
+			return initParams{}, wire.NewError(wire.CodeInvalidParams, "invalid params: capabilities must be an object")
+		}
+		ip.caps = parseClientCaps(*p.Capabilities)
+	}
+	if p.ClientInfo != nil {
+		ip.client = []any{"client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version}
+	}
+	return ip, nil
+}
+
+// initialize negotiates the version: the one requested if the server
+// speaks it, the latest otherwise.
+func (s *Session) initialize(in *incoming, p initParams) func() {
+	if !s.life.state.CompareAndSwap(stateNew, stateInitializing) {
+		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidRequest, "invalid request: session already initialized"))
+		return nil
+	}
+	v := vLatest
+	for i, sv := range versions {
+		if sv == p.version {
+			v = i
+		}
+	}
+	s.life.version.Store(int32(v))
+	s.life.caps = p.caps
+	log := append([]any{"requested", p.version, "negotiated", versions[v]}, p.client...)
+	if p.caps.sampling {
+		log = append(log, "sampling", true, "sampling_tools", p.caps.samplingTools)
+	}
+	s.srv.log.Info("session initialized", log...)
+	s.respondResult(in.rp, in.msg.ID, s.srv.initResult[v])
+	s.life.state.Store(stateInitialized)
+	return nil
+}
+
+func (s *Session) ping(in *incoming, _ struct{}) func() {
+	s.respondResult(in.rp, in.msg.ID, []byte("{}"))
+	return nil
+}
+
+// initialized handles notifications/initialized: the session is ready,
+// and a client that can sample may now be asked.
+func (s *Session) initialized(struct{}) {
+	if !s.life.state.CompareAndSwap(stateInitialized, stateReady) {
+		s.srv.log.Debug("ignored notifications/initialized", "state", s.life.state.Load())
+	} else if s.life.caps.sampling {
+		s.srv.addSampler(s)
+	}
+}
+
+// clientCaps are what the client declared in initialize that the server
+// uses.
+type clientCaps struct {
+	sampling      bool // capabilities.sampling is an object
+	samplingTools bool // capabilities.sampling.tools is an object
+}
+
+// parseClientCaps reads the capabilities object of initialize.
+func parseClientCaps(raw []byte) clientCaps {
+	var c clientCaps
+	sampling := wire.Member(raw, "sampling")
+	if wire.IsObject(sampling) {
+		c.sampling = true
+		c.samplingTools = wire.IsObject(wire.Member(sampling, "tools"))
+	}
+	return c
+}

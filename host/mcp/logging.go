@@ -1,0 +1,41 @@
+package mcp
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+)
+
+// levels are the MCP logging levels, least severe first.
+var levels = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
+
+// defaultLevel is the threshold before any logging/setLevel: info and above.
+const defaultLevel = 1
+
+func levelIndex(name string) int {
+	for i, l := range levels {
+		if l == name {
+			return i
+		}
+	}
+	return -1
+}
+
+func decodeSetLevel(params []byte) (int, *wire.Error) {
+	name, ok := wire.Unquote(wire.Member(params, "level"))
+	if i := levelIndex(name); ok && i >= 0 {
+		return i, nil
+	}
+	m := "invalid params: level must be a string"
+	if ok {
+		m = "invalid params: unknown level " + strconv.Quote(name)
+	}
+	return 0, wire.NewError(wire.CodeInvalidParams, m+"; want one of "+strings.Join(levels[:], ", "))
+}
+
+func (s *Session) setLevel(in *incoming, level int) func() {
+	s.level.Store(int32(level))
+	s.respondResult(in.rp, in.msg.ID, []byte("{}"))
+	return nil
+}

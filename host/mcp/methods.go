@@ -1,0 +1,201 @@
+package mcp
+
+import (
+	"context"
+	"slices"
+	"strings"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+)
+
+// The method table: every MCP method the server knows, one entry each.
+// An entry says in which protocol revisions the method exists, whether it
+// is served before initialize, the server capability it belongs to, how
+// its params decode, what handles it and whether it is a long call.
+// Adding a method is adding an entry; a method the table does not hold is
+// answered -32601, and so is one that exists only in revisions this
+// session does not speak.
+
+// revisions are the protocol revisions the table knows, newest first. A
+// session speaks those in versions.
+var revisions = [...]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+// versions are the protocol versions a session speaks, latest first: the
+// revisions that have initialize.
+var versions = [...]string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
+
+const (
+	vLatest   = 0
+	vBatch    = 2 // 2025-03-26: the only version with JSON-RPC batches
+	vOriginal = 3 // 2024-11-05: progress notifications have no message
+)
+
+// revSet is a set of revisions: bit i stands for revisions[i].
+type revSet uint8
+
+// revBit returns the set holding only the named revision.
+func revBit(rev string) revSet {
+	for i, r := range revisions {
+		if r == rev {
+			return 1 << i
+		}
+	}
+	panic("mcp: unknown revision " + rev)
+}
+
+// since returns the set of rev and every later revision of the 2025 era
+// (the sessionful one, which 2026-07-28 replaced).
+func since(rev string) revSet {
+	var s revSet
+	for _, v := range versions {
+		s |= revBit(v)
+		if v == rev {
+			return s
+		}
+	}
+	panic("mcp: unknown version " + rev)
+}
+
+var (
+	sessionEra   = since("2024-11-05") // every version a session speaks
+	statelessEra = revBit("2026-07-28")
+)
+
+// has reports whether the set holds versions[v].
+func (s revSet) has(v int) bool { return s&revBit(versions[v]) != 0 }
+
+// A method is one entry of the table.
+type method struct {
+	name string
+	// revs are the revisions the method exists in.
+	revs revSet
+	// notification marks a client notification: never answered.
+	notification bool
+	// beforeInit marks a request served before initialize is answered.
+	beforeInit bool
+	// capability is the server capability the method belongs to, as
+	// declared in the initialize result ("" when none).
+	capability string
+	// long marks a long call: it runs on a worker goroutine, the client
+	// can cancel it, and it may report progress and logs.
+	long bool
+	// serve decodes the params and handles the message. For a long call
+	// it returns the rest of the work (run exactly once, on a worker);
+	// otherwise it answers at once and returns nil. Nil for a method
+	// listed only to be answered as out of this server's revisions.
+	serve func(s *Session, in *incoming) (run func())
+}
+
+// incoming is one message being served: its context, its decoded parts
+// and where its response goes.
+type incoming struct {
+	ctx context.Context
+	msg wire.Message
+	rp  reply
+}
+
+// request makes the serve function of a request: params decode with
+// decode (its error is the answer), then handle runs.
+func request[P any](decode func(params []byte) (P, *wire.Error), handle func(*Session, *incoming, P) (run func())) func(*Session, *incoming) func() {
+	return func(s *Session, in *incoming) func() {
+		p, err := decode(in.msg.Params)
+		if err != nil {
+			s.respondError(in.rp, in.msg.ID, err)
+			return nil
+		}
+		return handle(s, in, p)
+	}
+}
+
+// notification makes the serve function of a notification: params that
+// do not decode are logged and ignored, as a notification has no answer.
+func notification[P any](decode func(params []byte) (P, *wire.Error), handle func(*Session, P)) func(*Session, *incoming) func() {
+	return func(s *Session, in *incoming) func() {
+		p, err := decode(in.msg.Params)
+		if err != nil {
+			s.srv.log.Debug("ignored a notification with bad params", "method", string(in.msg.Method), "error", err.Message)
+			return nil
+		}
+		handle(s, p)
+		return nil
+	}
+}
+
+// noParams decodes the params of a method that takes none (any are
+// ignored).
+func noParams([]byte) (struct{}, *wire.Error) { return struct{}{}, nil }
+
+// table holds every method the server knows, by name.
+var table = map[string]*method{}
+
+func init() {
+	for _, m := range []*method{
+		{name: "initialize", revs: sessionEra, beforeInit: true,
+			serve: request(decodeInitialize, (*Session).initialize)},
+		{name: "ping", revs: sessionEra | statelessEra, beforeInit: true,
+			serve: request(noParams, (*Session).ping)},
+		{name: "notifications/initialized", revs: sessionEra, notification: true,
+			serve: notification(noParams, (*Session).initialized)},
+		{name: "notifications/cancelled", revs: sessionEra | statelessEra, notification: true,
+			serve: notification(decodeCancelled, (*Session).cancelled)},
+		{name: "logging/setLevel", revs: sessionEra, capability: "logging",
+			serve: request(decodeSetLevel, (*Session).setLevel)},
+		{name: "tools/list", revs: sessionEra | statelessEra, capability: "tools",
+			serve: request(decodeListTools, (*Session).listTools)},
+		{name: "tools/call", revs: sessionEra | statelessEra, capability: "tools", long: true,
+			serve: request(decodeCallTool, (*Session).startCall)},
+		// The stateless revision's own methods: known, so that a client
+		// that tries them first is told to initialize.
+		{name: "server/discover", revs: statelessEra},
+		{name: "subscriptions/listen", revs: statelessEra},
+	} {
+		table[m.name] = m
+	}
+}
+
+// lookup answers what the table says of a request or notification before
+// it is served: the entry, or the error to answer a request with. v is
+// the session's negotiated version (an index into versions), or -1 before
+// initialize.
+func lookup(name []byte, v int) (*method, *wire.Error) {
+	m := table[string(name)]
+	switch {
+	case m == nil:
+		return nil, wire.NewError(wire.CodeMethodNotFound, "method not found: "+string(name))
+	case m.revs&sessionEra == 0:
+		return nil, wire.NewError(wire.CodeMethodNotFound, "method not found: "+m.name+
+			" (send initialize; this server speaks protocol versions up to "+versions[vLatest]+")")
+	case v >= 0 && !m.revs.has(v):
+		return nil, wire.NewError(wire.CodeMethodNotFound, "method not found: "+m.name+
+			" (not in protocol version "+versions[v]+")")
+	}
+	return m, nil
+}
+
+// capabilities returns the server capabilities of the initialize result:
+// one member per capability the table's methods belong to, in name order.
+func capabilities() string {
+	var caps []string
+	for _, m := range table {
+		if m.capability != "" && !slices.Contains(caps, m.capability) {
+			caps = append(caps, m.capability)
+		}
+	}
+	slices.Sort(caps)
+	var b strings.Builder
+	b.WriteByte('{')
+	for i, c := range caps {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`"` + c + `":` + capabilityValue[c])
+	}
+	b.WriteByte('}')
+	return b.String()
+}
+
+// capabilityValue is each capability's object in the initialize result.
+var capabilityValue = map[string]string{
+	"logging": `{}`,
+	"tools":   `{"listChanged":true}`,
+}

@@ -10,6 +10,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // TestSlowCallBlocksNothing: while a call is parked, pings and other calls
@@ -22,7 +24,7 @@ func TestSlowCallBlocksNothing(t *testing.T) {
 			c := newClient(t, clientOptions{stdio: stdio})
 			c.initialize("2025-11-25")
 			c.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`)
-			c.await("the slow call to park", func() bool { return c.cat.liveParked() == 1 })
+			c.await("the slow call to park", func() bool { return c.cat.LiveParked() == 1 })
 			c.write(`{"jsonrpc":"2.0","id":2,"method":"ping"}`)
 			c.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"fast"}}}`)
 			var ids []string
@@ -32,7 +34,7 @@ func TestSlowCallBlocksNothing(t *testing.T) {
 			if strings.Join(ids, ",") != "2,3" && strings.Join(ids, ",") != "3,2" {
 				t.Fatalf("got responses %v while the slow call runs, want 2 and 3", ids)
 			}
-			if !c.cat.releaseOne() {
+			if !c.cat.ReleaseOne() {
 				t.Fatal("the slow call is not parked any more")
 			}
 			if r := decode(t, c.next()); string(r.ID) != "1" || !strings.Contains(string(r.Result), "slow done") {
@@ -74,7 +76,7 @@ func TestMaxInFlight(t *testing.T) {
 	c := newClient(t, clientOptions{server: Options{MaxInFlight: 1}})
 	c.initialize("2025-11-25")
 	c.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`)
-	c.await("the first call to park", func() bool { return c.cat.liveParked() == 1 })
+	c.await("the first call to park", func() bool { return c.cat.LiveParked() == 1 })
 	c.write(`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"queued"}}}`)
 	c.write(`{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"echo","arguments":{"text":"cancelled"}}}`)
 	// Both wait for the slot: pings are still answered.
@@ -82,12 +84,12 @@ func TestMaxInFlight(t *testing.T) {
 	if r := decode(t, c.next()); string(r.ID) != `"p"` {
 		t.Fatalf("got %+v, want the ping's response", r)
 	}
-	if got := c.cat.running.Load(); got != 1 {
+	if got := c.cat.Running(); got != 1 {
 		t.Fatalf("%d calls in the catalog, want 1", got)
 	}
 	c.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":3}}`)
 	c.await("the server to read the cancellation", func() bool { return c.obs.reads.Load() > c.sent })
-	c.cat.releaseOne()
+	c.cat.ReleaseOne()
 	var ids []string
 	for range 2 {
 		ids = append(ids, string(decode(t, c.next()).ID))
@@ -99,7 +101,7 @@ func TestMaxInFlight(t *testing.T) {
 	if strings.Join(ids, ",") != "1,2" {
 		t.Errorf("responses %v, want 1 then 2 (3 was cancelled while waiting)", ids)
 	}
-	if p := c.cat.peak.Load(); p != 1 {
+	if p := c.cat.Peak(); p != 1 {
 		t.Errorf("peak of %d calls in the catalog, want 1", p)
 	}
 }
@@ -108,13 +110,13 @@ func TestMaxInFlight(t *testing.T) {
 // running, waits for them and returns nil, leaving no goroutine behind.
 func TestEOFCancelsCalls(t *testing.T) {
 	before := runtime.NumGoroutine()
-	cat := newFakeCatalog()
+	cat := mcptest.NewCatalog()
 	pr, pw := io.Pipe()
 	out := &lineWriter{add: func([]byte) {}}
 	parked := make(chan struct{})
 	var once sync.Once
-	cat.onChange = func() {
-		if cat.liveParked() == 2 {
+	cat.OnChange = func() {
+		if cat.LiveParked() == 2 {
 			once.Do(func() { close(parked) })
 		}
 	}
@@ -140,13 +142,11 @@ func TestEOFCancelsCalls(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeStdio did not return at EOF")
 	}
-	cat.parkMu.Lock()
-	left := len(cat.parked)
-	cat.parkMu.Unlock()
+	left := cat.Parked()
 	if left != 0 {
 		t.Errorf("%d calls still parked after Serve returned", left)
 	}
-	if n := cat.subscribers(); n != 0 {
+	if n := cat.Subscribers(); n != 0 {
 		t.Errorf("%d catalog subscriptions left", n)
 	}
 	waitGoroutines(t, before)
@@ -172,7 +172,7 @@ func TestContextEndsServe(t *testing.T) {
 	c := newClient(t, clientOptions{})
 	c.initialize("2025-11-25")
 	c.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`)
-	c.await("the call to park", func() bool { return c.cat.liveParked() == 1 })
+	c.await("the call to park", func() bool { return c.cat.LiveParked() == 1 })
 	c.cancel()
 	select {
 	case err := <-c.served:
@@ -183,7 +183,7 @@ func TestContextEndsServe(t *testing.T) {
 	case <-time.After(10 * time.Second):
 		t.Fatal("Serve did not return when its context ended")
 	}
-	if n := c.cat.liveParked(); n != 0 {
+	if n := c.cat.LiveParked(); n != 0 {
 		t.Errorf("%d calls still live", n)
 	}
 	if out := c.take(); len(out) != 0 {
@@ -204,7 +204,9 @@ func TestWriteErrorEndsServe(t *testing.T) {
 	pr, pw := io.Pipe()
 	defer pw.Close()
 	done := make(chan error, 1)
-	go func() { done <- NewServer(newFakeCatalog(), nil).ServeStdio(context.Background(), pr, failWriter{}) }()
+	go func() {
+		done <- NewServer(mcptest.NewCatalog(), nil).ServeStdio(context.Background(), pr, failWriter{})
+	}()
 	go io.WriteString(pw, `{"jsonrpc":"2.0","id":1,"method":"ping"}`+"\n")
 	select {
 	case err := <-done:

@@ -14,12 +14,16 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plughost/plughost/internal/mcpschema"
-
 	"github.com/plughost/plughost/host/mcp/wire"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
+
+	"github.com/plughost/plughost/host/mcp/stdio"
 )
 
 // TestMain fails the run if any goroutine of this package outlives the tests.
+var _ Catalog = (*mcptest.Catalog)(nil)
+
 func TestMain(m *testing.M) {
 	code := m.Run()
 	if code == 0 {
@@ -125,7 +129,7 @@ type clientOptions struct {
 type client struct {
 	t      testing.TB
 	srv    *Server
-	cat    *fakeCatalog
+	cat    *mcptest.Catalog
 	obs    *observed
 	send   func([]byte) // delivers one message; returns once the server read it
 	closer func()       // ends the input (EOF)
@@ -147,12 +151,12 @@ func newClient(t testing.TB, o clientOptions) *client {
 	t.Helper()
 	c := &client{
 		t:       t,
-		cat:     newFakeCatalog(),
+		cat:     mcptest.NewCatalog(),
 		served:  make(chan error, 1),
 		events:  make(chan struct{}, 1),
 		methods: map[string]string{},
 	}
-	c.cat.onChange = c.poke
+	c.cat.OnChange = c.poke
 	add := func(line []byte) {
 		c.mu.Lock()
 		c.out = append(c.out, line)
@@ -166,7 +170,7 @@ func newClient(t testing.TB, o clientOptions) *client {
 		if limit <= 0 {
 			limit = DefaultMaxMessageSize
 		}
-		tr = newStdio(pr, &lineWriter{add: add}, limit)
+		tr = stdio.New(pr, &lineWriter{add: add}, limit)
 		c.send = func(b []byte) {
 			if _, err := pw.Write(append(bytes.Clone(b), '\n')); err != nil {
 				t.Errorf("writing to the server: %v", err)
@@ -250,7 +254,7 @@ func (c *client) settle() {
 	c.t.Helper()
 	c.await("the server to settle", func() bool {
 		s := c.session.Load()
-		return c.obs.reads.Load() > c.sent && s != nil && s.pending.Load() == c.cat.liveParked()
+		return c.obs.reads.Load() > c.sent && s != nil && s.pending.Load() == c.cat.LiveParked()
 	})
 }
 
@@ -343,44 +347,11 @@ func (c *client) check(line []byte) {
 	c.mu.Lock()
 	methods := c.methods
 	c.mu.Unlock()
-	if err := checkSchema(c.t, version, line, func(id json.RawMessage) string {
+	if err := mcptest.CheckSchema(c.t, version, line, func(id json.RawMessage) string {
 		c.mu.Lock()
 		defer c.mu.Unlock()
 		return methods[wire.IDKey(id)]
 	}); err != nil {
 		c.t.Errorf("server wrote a message the schema rejects: %s\n%v", line, err)
 	}
-}
-
-// schemas compiles the official schema of every version once.
-var schemas = sync.OnceValues(func() (map[string]*mcpschema.Validator, error) {
-	set := map[string]*mcpschema.Validator{}
-	for _, version := range versions {
-		v, err := mcpschema.New(version)
-		if err != nil {
-			return nil, err
-		}
-		set[version] = v
-	}
-	return set, nil
-})
-
-// checkSchema validates msg (a message or batch) for version, or for every
-// version when version is "" (before negotiation). method returns the
-// method of the request a response answers.
-func checkSchema(t testing.TB, version string, msg []byte, method func(json.RawMessage) string) error {
-	set, err := schemas()
-	if err != nil {
-		t.Fatal(err)
-	}
-	check := versions[:]
-	if version != "" {
-		check = []string{version}
-	}
-	for _, ver := range check {
-		if err := set[ver].CheckFunc(msg, method); err != nil {
-			return fmt.Errorf("%s: %w", ver, err)
-		}
-	}
-	return nil
 }

@@ -7,6 +7,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // TestHTTPGoSDKClients: the official go-sdk client, over Streamable HTTP
@@ -52,14 +54,14 @@ func TestHTTPGoSDKClients(t *testing.T) {
 				}
 				names = append(names, tl.Name)
 			}
-			if got, want := strings.Join(names, ","), strings.Join(fakeToolNames, ","); got != want {
+			if got, want := strings.Join(names, ","), strings.Join(mcptest.ToolNames, ","); got != want {
 				t.Errorf("tools %s, want %s", got, want)
 			}
 			callChatty(t, ctx, cs, progress, logs, "info", "warning", "error")
 			// list_changed travels the GET stream (or the SSE stream); the
 			// client opens it asynchronously, and a change made before then
 			// waits in the session's buffer.
-			hs.cat.change()
+			hs.cat.Change()
 			select {
 			case <-changed:
 			case <-ctx.Done():

@@ -16,6 +16,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // httpServer is ServeStreamableHTTP on a real loopback socket, serving a
@@ -24,7 +26,7 @@ type httpServer struct {
 	t    *testing.T
 	srv  *Server
 	url  string // http://127.0.0.1:PORT
-	cat  *fakeCatalog
+	cat  *mcptest.Catalog
 	logs *logLines
 	stop func() error // cancels ctx and returns what ServeStreamableHTTP returned
 
@@ -45,9 +47,9 @@ func startHTTPInFlight(t *testing.T, opts *HTTPOptions, maxInFlight int) *httpSe
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := &httpServer{t: t, url: "http://" + ln.Addr().String(), cat: newFakeCatalog(),
+	hs := &httpServer{t: t, url: "http://" + ln.Addr().String(), cat: mcptest.NewCatalog(),
 		logs: &logLines{changed: make(chan struct{})}, events: make(chan struct{}, 1)}
-	hs.cat.onChange = hs.poke
+	hs.cat.OnChange = hs.poke
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: hs.logs})
 	srv := NewServer(hs.cat, &Options{Version: "1.0.0", Logger: logger, MaxInFlight: maxInFlight})
 	hs.srv = srv
@@ -110,7 +112,7 @@ func (hs *httpServer) settled() bool {
 	for _, s := range hs.sessions {
 		pending += s.pending.Load()
 	}
-	return pending == hs.cat.liveParked()
+	return pending == hs.cat.LiveParked()
 }
 
 // logLines collects the server's logs and lets a test await a line.
@@ -236,7 +238,7 @@ func (hs *httpServer) initialize(version string) string {
 	if status != 200 || h.Get("Mcp-Session-Id") == "" {
 		hs.t.Fatalf("initialize: %d %s (session id %q)", status, body, h.Get("Mcp-Session-Id"))
 	}
-	if err := checkSchema(hs.t, version, []byte(body), func(json.RawMessage) string { return "initialize" }); err != nil {
+	if err := mcptest.CheckSchema(hs.t, version, []byte(body), func(json.RawMessage) string { return "initialize" }); err != nil {
 		hs.t.Errorf("initialize result: %v", err)
 	}
 	if s, _, b := hs.roundtrip(req{"POST", "/mcp", postHeaders(h.Get("Mcp-Session-Id")), `{"jsonrpc":"2.0","method":"notifications/initialized"}`}); s != 202 {
@@ -365,7 +367,7 @@ func TestHTTPStatusCodes(t *testing.T) {
 				t.Errorf("Content-Type %q, want application/json", h.Get("Content-Type"))
 			}
 			if body != "" {
-				if err := checkSchema(t, "2025-11-25", []byte(body), func(json.RawMessage) string { return "ping" }); err != nil {
+				if err := mcptest.CheckSchema(t, "2025-11-25", []byte(body), func(json.RawMessage) string { return "ping" }); err != nil {
 					t.Errorf("body %s: %v", body, err)
 				}
 			}
@@ -457,7 +459,7 @@ func TestHTTPRefusesExposureWithoutToken(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := NewServer(newFakeCatalog(), nil).ServeStreamableHTTP(t.Context(), ln, nil); !errors.Is(err, ErrTokenRequired) {
+	if err := NewServer(mcptest.NewCatalog(), nil).ServeStreamableHTTP(t.Context(), ln, nil); !errors.Is(err, ErrTokenRequired) {
 		t.Errorf("ServeStreamableHTTP on 0.0.0.0 without a token = %v, want ErrTokenRequired", err)
 	}
 	if _, err := ln.Accept(); err == nil {
@@ -490,7 +492,7 @@ func TestHTTPStreamsNotifications(t *testing.T) {
 		if err := json.Unmarshal([]byte(e.data), &m); err != nil {
 			t.Fatalf("event data %q: %v", e.data, err)
 		}
-		if err := checkSchema(t, "2025-11-25", []byte(e.data), func(json.RawMessage) string { return "tools/call" }); err != nil {
+		if err := mcptest.CheckSchema(t, "2025-11-25", []byte(e.data), func(json.RawMessage) string { return "tools/call" }); err != nil {
 			t.Errorf("event %s: %v", e.data, err)
 		}
 		got = append(got, m.Method+map[bool]string{true: "response"}[m.ID != nil])
@@ -532,7 +534,7 @@ func TestHTTPListChangedOnGET(t *testing.T) {
 		defer resp.Body.Close()
 		readers = append(readers, newSSEReader(t, resp))
 	}
-	hs.cat.change()
+	hs.cat.Change()
 	for i, r := range readers {
 		e := r.nextWithin(t, 10*time.Second)
 		if e.data != `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}` || e.id != "0_1" {
@@ -555,8 +557,8 @@ func TestHTTPResume(t *testing.T) {
 	}
 	resp.Body.Close() // the connection is lost; the call goes on
 	// While the client is away, the call finishes; its response is kept.
-	hs.await("the call to park", func() bool { return hs.cat.liveParked() == 1 })
-	if !hs.cat.releaseOne() {
+	hs.await("the call to park", func() bool { return hs.cat.LiveParked() == 1 })
+	if !hs.cat.ReleaseOne() {
 		t.Fatal("the slow call is not parked")
 	}
 	hs.await("the response to be sent", hs.settled)
@@ -584,8 +586,8 @@ func TestHTTPResumeLive(t *testing.T) {
 	get := hs.do(req{"GET", "/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid, "Last-Event-ID": first.id}, ""})
 	defer get.Body.Close()
 	r := newSSEReader(t, get)
-	hs.await("the call to park", func() bool { return hs.cat.liveParked() == 1 })
-	if !hs.cat.releaseOne() {
+	hs.await("the call to park", func() bool { return hs.cat.LiveParked() == 1 })
+	if !hs.cat.ReleaseOne() {
 		t.Fatal("the slow call is not parked")
 	}
 	e := r.nextWithin(t, 10*time.Second)
@@ -603,7 +605,7 @@ func TestHTTPDelete(t *testing.T) {
 	hs := startHTTP(t, nil)
 	sid := hs.initialize("2025-11-25")
 	callDone := hs.callAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
-	hs.await("the call to park", func() bool { return hs.cat.liveParked() == 1 })
+	hs.await("the call to park", func() bool { return hs.cat.LiveParked() == 1 })
 	if s, _, b := hs.roundtrip(req{"DELETE", "/mcp", map[string]string{"Mcp-Session-Id": sid}, ""}); s != 204 {
 		t.Fatalf("DELETE: %d %s", s, b)
 	}
@@ -613,7 +615,7 @@ func TestHTTPDelete(t *testing.T) {
 	if s, _, _ := hs.roundtrip(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","id":4,"method":"ping"}`}); s != 404 {
 		t.Errorf("after DELETE: %d, want 404", s)
 	}
-	if n := hs.cat.subscribers(); n != 0 {
+	if n := hs.cat.Subscribers(); n != 0 {
 		t.Errorf("%d catalog subscriptions left, want 0", n)
 	}
 }
@@ -647,7 +649,7 @@ func TestHTTPRateLimit(t *testing.T) {
 		resp.Error.Data.RetryAfterMs <= 1000 {
 		t.Errorf("second ping: %d Retry-After %q %s", status, h.Get("Retry-After"), body)
 	}
-	if err := checkSchema(t, "2025-11-25", []byte(body), nil); err != nil {
+	if err := mcptest.CheckSchema(t, "2025-11-25", []byte(body), nil); err != nil {
 		t.Error(err)
 	}
 	if s, _, b := hs.roundtrip(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":1}}`}); s != 202 {
@@ -664,7 +666,7 @@ func TestHTTPIdleExpiry(t *testing.T) {
 	if s, _, _ := hs.roundtrip(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","id":1,"method":"ping"}`}); s != 404 {
 		t.Errorf("after expiry: %d, want 404", s)
 	}
-	if n := hs.cat.subscribers(); n != 0 {
+	if n := hs.cat.Subscribers(); n != 0 {
 		t.Errorf("%d catalog subscriptions left, want 0", n)
 	}
 }
@@ -680,7 +682,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	defer get.Body.Close()
 	stream := newSSEReader(t, get)
 	call := hs.callAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
-	hs.await("the call to park", func() bool { return hs.cat.liveParked() == 1 })
+	hs.await("the call to park", func() bool { return hs.cat.LiveParked() == 1 })
 	stopped := make(chan error, 1)
 	go func() { stopped <- hs.stop() }()
 	hs.logs.await(t, "shutting down HTTP")
@@ -689,7 +691,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		t.Fatalf("ServeStreamableHTTP returned (%v) while a call was in flight", err)
 	default:
 	}
-	hs.cat.releaseOne()
+	hs.cat.ReleaseOne()
 	if got := <-call; got.status != 200 || !strings.Contains(got.body, "slow done") {
 		t.Errorf("the call in flight got %d %s, want its result", got.status, got.body)
 	}
@@ -711,7 +713,7 @@ func TestHTTPShutdownGrace(t *testing.T) {
 	hs := startHTTP(t, &HTTPOptions{ShutdownTimeout: 50 * time.Millisecond})
 	sid := hs.initialize("2025-11-25")
 	call := hs.callAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
-	hs.await("the call to park", func() bool { return hs.cat.liveParked() == 1 })
+	hs.await("the call to park", func() bool { return hs.cat.LiveParked() == 1 })
 	if err := hs.stop(); err != nil {
 		t.Errorf("ServeStreamableHTTP = %v", err)
 	}
@@ -768,8 +770,8 @@ func TestHTTPPriming(t *testing.T) {
 		r.raw = true
 		prime := r.nextWithin(t, 10*time.Second)
 		resp.Body.Close()
-		hs.await("the call to park", func() bool { return hs.cat.liveParked() == 1 })
-		if !hs.cat.releaseOne() {
+		hs.await("the call to park", func() bool { return hs.cat.LiveParked() == 1 })
+		if !hs.cat.ReleaseOne() {
 			t.Fatal("the slow call is not parked")
 		}
 		hs.await("the response to be sent", hs.settled)
@@ -814,7 +816,7 @@ func TestHTTPTooManyInFlight(t *testing.T) {
 		}
 	}
 	for range 4 {
-		hs.await("a parked call to release", hs.cat.releaseOne)
+		hs.await("a parked call to release", hs.cat.ReleaseOne)
 		r := <-results
 		if r.status != 200 || !strings.Contains(r.body, "slow done") {
 			t.Errorf("an admitted call: %d %s, want 200 slow done", r.status, r.body)

@@ -8,6 +8,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plughost/plughost/host/tool"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // response is a decoded server message.
@@ -264,7 +266,7 @@ func TestListToolsPages(t *testing.T) {
 		}
 		cursor = *res.NextCursor
 	}
-	if diff := cmp.Diff(fakeToolNames, names); diff != "" {
+	if diff := cmp.Diff(mcptest.ToolNames, names); diff != "" {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 }
@@ -276,9 +278,7 @@ func TestProgressAndLogAfterReturn(t *testing.T) {
 	c := newClient(t, clientOptions{})
 	c.initialize("2025-11-25")
 	c.one(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"late","_meta":{"progressToken":"t"}}}`)
-	c.cat.parkMu.Lock()
-	call := c.cat.lateCall
-	c.cat.parkMu.Unlock()
+	call := c.cat.LateCall()
 	call.Progress(tool.Progress{Progress: 10})
 	call.Log(tool.Log{Level: "emergency", Data: json.RawMessage(`"late"`)})
 	if out := c.roundtrip(`{"jsonrpc":"2.0","id":2,"method":"ping"}`); len(out) != 1 || !strings.Contains(out[0], `"id":2`) {
@@ -291,9 +291,7 @@ func TestProgressNilWithoutToken(t *testing.T) {
 	c := newClient(t, clientOptions{})
 	c.initialize("2025-11-25")
 	c.one(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"late"}}`)
-	c.cat.parkMu.Lock()
-	call := c.cat.lateCall
-	c.cat.parkMu.Unlock()
+	call := c.cat.LateCall()
 	if call.Progress != nil {
 		t.Error("Progress is set although the request has no progressToken")
 	}

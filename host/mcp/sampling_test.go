@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // samplingParams is what a server asks with; samplingParamsNoTools is the
@@ -241,7 +243,7 @@ func TestSamplingTranscript(t *testing.T) {
 // TestCreateMessageBadParams: params must be a JSON object.
 func TestCreateMessageBadParams(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(newFakeCatalog(), nil)
+	srv := NewServer(mcptest.NewCatalog(), nil)
 	for _, p := range []string{``, `[]`, `{"a":`, `"x"`} {
 		if _, err := srv.CreateMessage(t.Context(), json.RawMessage(p)); err == nil || !strings.Contains(err.Error(), "JSON object") {
 			t.Errorf("CreateMessage(%q) = %v, want a params error", p, err)
@@ -289,7 +291,7 @@ func askModel(t *testing.T, srv *Server) string {
 // hangs up the other is.
 func TestSamplingGoSDKStdio(t *testing.T) {
 	t.Parallel()
-	srv := NewServer(newFakeCatalog(), nil)
+	srv := NewServer(mcptest.NewCatalog(), nil)
 	connect := func(c *sdk.Client) (*sdk.ClientSession, <-chan error) {
 		clientIn, serverOut := io.Pipe()
 		serverIn, clientOut := io.Pipe()
@@ -367,7 +369,7 @@ func TestSamplingGoSDKHTTP(t *testing.T) {
 			defer cs.Close()
 			// A list_changed received proves the client listens on its
 			// stream (the GET stream on Streamable HTTP), where requests go.
-			hs.cat.change()
+			hs.cat.Change()
 			select {
 			case <-changed:
 			case <-ctx.Done():
@@ -413,7 +415,7 @@ func TestSamplingHTTPNeedsGETStream(t *testing.T) {
 	if want := `{"jsonrpc":"2.0","id":"plughost-1","method":"sampling/createMessage","params":` + samplingParamsNoTools + `}`; e.data != want {
 		t.Errorf("GET stream event:\n got %s\nwant %s", e.data, want)
 	}
-	if err := checkSchema(t, "2025-11-25", []byte(e.data), nil); err != nil {
+	if err := mcptest.CheckSchema(t, "2025-11-25", []byte(e.data), nil); err != nil {
 		t.Error(err)
 	}
 	if s, _, b := hs.roundtrip(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","id":"plughost-1","result":` + samplingResult + `}`}); s != 202 || b != "" {

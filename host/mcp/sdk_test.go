@@ -8,6 +8,8 @@ import (
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // pipeEnd joins one pipe's reader and another's writer into the
@@ -32,7 +34,7 @@ func (p pipeEnd) Close() error {
 // refused, learn of a list change, ping, and hang up (Serve returns nil).
 func TestGoSDKClient(t *testing.T) {
 	t.Parallel()
-	cat := newFakeCatalog()
+	cat := mcptest.NewCatalog()
 	clientIn, serverOut := io.Pipe()
 	serverIn, clientOut := io.Pipe()
 	done := make(chan error, 1)
@@ -65,7 +67,7 @@ func TestGoSDKClient(t *testing.T) {
 		}
 		names = append(names, tl.Name)
 	}
-	if got, want := strings.Join(names, ","), strings.Join(fakeToolNames, ","); got != want {
+	if got, want := strings.Join(names, ","), strings.Join(mcptest.ToolNames, ","); got != want {
 		t.Errorf("tools %s, want %s", got, want)
 	}
 	if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "warning"}); err != nil {
@@ -75,7 +77,7 @@ func TestGoSDKClient(t *testing.T) {
 	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nope"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("unknown tool: err = %v", err)
 	}
-	cat.change()
+	cat.Change()
 	select {
 	case <-changed:
 	case <-time.After(10 * time.Second):

@@ -12,6 +12,8 @@ import (
 
 	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+
+	"github.com/plughost/plughost/host/mcp/stdio"
 )
 
 // A Catalog is what the server serves: the tools, already named as clients
@@ -126,7 +128,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 // EOF, after cancelling the calls still running and waiting for them.
 // See [Server.Serve] for the rest.
 func (srv *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return srv.Serve(ctx, newStdio(in, out, srv.maxMsg))
+	return srv.Serve(ctx, stdio.New(in, out, srv.maxMsg))
 }
 
 // Serve serves one session over t until t.Read returns io.EOF (Serve then

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // recorder is a Sink that keeps what it is given.
@@ -55,7 +57,7 @@ func methodsOf(t *testing.T, msgs []string) []string {
 // is the split Streamable HTTP needs (POST stream vs GET stream).
 func TestSessionSinks(t *testing.T) {
 	t.Parallel()
-	cat := newFakeCatalog()
+	cat := mcptest.NewCatalog()
 	srv := NewServer(cat, nil)
 	session := newRecorder()
 	s := srv.NewSession(session)
@@ -79,7 +81,7 @@ func TestSessionSinks(t *testing.T) {
 		t.Errorf("the call's sink (-want +got):\n%s", diff)
 	}
 
-	cat.change()
+	cat.Change()
 	select {
 	case <-session.poke:
 	case <-time.After(10 * time.Second):
@@ -98,14 +100,14 @@ func TestSessionSinks(t *testing.T) {
 // a response.
 func TestHandleCancelledByContext(t *testing.T) {
 	t.Parallel()
-	cat := newFakeCatalog()
+	cat := mcptest.NewCatalog()
 	s := NewServer(cat, nil).NewSession(newRecorder())
 	defer s.Close()
 	s.Handle(context.Background(), []byte(initMsg("2025-11-25")), newRecorder())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	parked := make(chan struct{})
-	cat.onChange = func() { close(parked) }
+	cat.OnChange = func() { close(parked) }
 	out := newRecorder()
 	done := make(chan struct{})
 	go func() {
@@ -128,11 +130,11 @@ func TestHandleCancelledByContext(t *testing.T) {
 // them; Close twice is fine; a session closed refuses new calls silently.
 func TestCloseCancelsHandle(t *testing.T) {
 	t.Parallel()
-	cat := newFakeCatalog()
+	cat := mcptest.NewCatalog()
 	s := NewServer(cat, nil).NewSession(newRecorder())
 	s.Handle(context.Background(), []byte(initMsg("2025-11-25")), newRecorder())
 	parked := make(chan struct{})
-	cat.onChange = func() { close(parked) }
+	cat.OnChange = func() { close(parked) }
 	out := newRecorder()
 	done := make(chan struct{})
 	go func() {
@@ -147,7 +149,7 @@ func TestCloseCancelsHandle(t *testing.T) {
 	if got := out.get(); len(got) != 0 {
 		t.Errorf("output after Close: %q", got)
 	}
-	if n := cat.subscribers(); n != 0 {
+	if n := cat.Subscribers(); n != 0 {
 		t.Errorf("%d subscriptions after Close", n)
 	}
 }
@@ -159,7 +161,7 @@ func TestListChangedCoalesces(t *testing.T) {
 	c := newClient(t, clientOptions{})
 	c.initialize("2025-11-25")
 	for range 100 {
-		c.cat.change()
+		c.cat.Change()
 	}
 	c.settle()
 	out := c.take()

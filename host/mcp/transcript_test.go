@@ -104,9 +104,9 @@ func runTranscript(t *testing.T, file string) {
 			c.await("the server to read", func() bool { return c.obs.reads.Load() > c.sent })
 			continue
 		case line == "! change":
-			c.cat.change()
+			c.cat.Change()
 		case line == "! release":
-			c.await("a call to park", c.cat.releaseOne)
+			c.await("a call to park", c.cat.ReleaseOne)
 		case cmd == "!" && strings.HasPrefix(arg, "long "):
 			size, err := strconv.Atoi(strings.TrimPrefix(arg, "long "))
 			if err != nil {

@@ -51,6 +51,7 @@ package wire
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"unicode/utf8"
 )
 
@@ -255,3 +256,8 @@ func IDKey(raw []byte) string {
 	s, _ := Unquote(raw)
 	return `"` + s
 }
+
+// ErrTooLarge is returned (wrapped) by a transport's read of an incoming
+// message over its size limit. The transport has skipped the message and
+// stays usable; the server answers with a JSON-RPC error.
+var ErrTooLarge = errors.New("message too large")

@@ -1,4 +1,7 @@
-package mcp
+// Package mcptest holds what the tests of host/mcp and its transports
+// share: an in-memory catalog whose tools exercise the protocol, and a check
+// of every message against the official schemas.
+package mcptest
 
 import (
 	"context"
@@ -14,7 +17,8 @@ import (
 	"github.com/plughost/plughost/host/tool"
 )
 
-// fakeCatalog is an in-memory Catalog with tools that exercise the protocol:
+// Catalog is an in-memory mcp.Catalog (this package cannot import mcp,
+// whose own tests use it) with tools that exercise the protocol:
 //
 //	echo     returns arguments.text; a missing text is an isError result (as
 //	         the real catalog answers a schema violation)
@@ -29,17 +33,19 @@ import (
 //	late     returns at once, keeping its Call to misuse later (not listed)
 //
 // Any other name is tool.ErrUnknownTool. ListTools pages by pageSize.
-type fakeCatalog struct {
+type Catalog struct {
 	pageSize int
 
 	mu   sync.Mutex
 	subs map[int]func()
 	next int
 
-	running  atomic.Int64 // calls inside CallTool right now
-	peak     atomic.Int64 // the most calls ever inside CallTool at once
-	onChange func()       // called after a call parks (tests' event hook)
-	noPark   bool         // slow returns at once (for fuzzing)
+	running atomic.Int64 // calls inside CallTool right now
+	peak    atomic.Int64 // the most calls ever inside CallTool at once
+	// OnChange, when set, is called after a call parks (tests' event hook).
+	OnChange func()
+	// NoPark makes slow return at once (for fuzzing).
+	NoPark bool
 
 	parkMu   sync.Mutex
 	parked   []*parkedCall // slow calls parked, in the order they parked
@@ -53,36 +59,38 @@ type parkedCall struct {
 	released bool
 }
 
-func newFakeCatalog() *fakeCatalog {
-	return &fakeCatalog{pageSize: 3, subs: map[int]func(){}}
+// NewCatalog returns a Catalog whose ListTools pages by 3.
+func NewCatalog() *Catalog {
+	return &Catalog{pageSize: 3, subs: map[int]func(){}}
 }
 
-var fakeToolNames = []string{"chatty", "echo", "fail", "garbage", "pretty", "slow"}
+// ToolNames are the listed tools, in list order.
+var ToolNames = []string{"chatty", "echo", "fail", "garbage", "pretty", "slow"}
 
-func (c *fakeCatalog) ListTools(cursor string) ([]json.RawMessage, string, error) {
+func (c *Catalog) ListTools(cursor string) ([]json.RawMessage, string, error) {
 	start := 0
 	if cursor != "" {
 		n, ok := strings.CutPrefix(cursor, "page-")
 		i, err := strconv.Atoi(n)
-		if !ok || err != nil || i <= 0 || i >= len(fakeToolNames) {
+		if !ok || err != nil || i <= 0 || i >= len(ToolNames) {
 			return nil, "", fmt.Errorf("%w: %q", tool.ErrInvalidCursor, cursor)
 		}
 		start = i
 	}
-	end := min(start+c.pageSize, len(fakeToolNames))
+	end := min(start+c.pageSize, len(ToolNames))
 	var tools []json.RawMessage
-	for _, name := range fakeToolNames[start:end] {
+	for _, name := range ToolNames[start:end] {
 		tools = append(tools, json.RawMessage(`{"name":"`+name+`","description":"the `+name+` tool",`+"\n"+
 			`  "inputSchema":{"type":"object"}}`))
 	}
 	next := ""
-	if end < len(fakeToolNames) {
+	if end < len(ToolNames) {
 		next = "page-" + strconv.Itoa(end)
 	}
 	return tools, next, nil
 }
 
-func (c *fakeCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 	n := c.running.Add(1)
 	defer c.running.Add(-1)
 	for p := c.peak.Load(); n > p && !c.peak.CompareAndSwap(p, n); p = c.peak.Load() {
@@ -100,7 +108,7 @@ func (c *fakeCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMe
 		if call.Progress != nil {
 			call.Progress(tool.Progress{Progress: 1, Message: "started"})
 		}
-		if c.noPark {
+		if c.NoPark {
 			return tool.TextResult("slow done"), nil
 		}
 		p := c.park(ctx)
@@ -140,28 +148,28 @@ func (c *fakeCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMe
 	return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 }
 
-func (c *fakeCatalog) park(ctx context.Context) *parkedCall {
+func (c *Catalog) park(ctx context.Context) *parkedCall {
 	p := &parkedCall{ctx: ctx, release: make(chan struct{})}
 	c.parkMu.Lock()
 	c.parked = append(c.parked, p)
 	c.parkMu.Unlock()
-	if c.onChange != nil {
-		c.onChange()
+	if c.OnChange != nil {
+		c.OnChange()
 	}
 	return p
 }
 
-func (c *fakeCatalog) unpark(p *parkedCall) {
+func (c *Catalog) unpark(p *parkedCall) {
 	c.parkMu.Lock()
 	defer c.parkMu.Unlock()
 	c.parked = slices.DeleteFunc(c.parked, func(q *parkedCall) bool { return q == p })
 }
 
-// liveParked counts the parked calls that are neither released nor
+// LiveParked counts the parked calls that are neither released nor
 // cancelled: calls that will write nothing until something happens. It
 // changes at once when a call is released or cancelled, before the call's
 // goroutine wakes.
-func (c *fakeCatalog) liveParked() int64 {
+func (c *Catalog) LiveParked() int64 {
 	c.parkMu.Lock()
 	defer c.parkMu.Unlock()
 	var n int64
@@ -173,9 +181,9 @@ func (c *fakeCatalog) liveParked() int64 {
 	return n
 }
 
-// releaseOne lets the longest-parked live call return "slow done". It
+// ReleaseOne lets the longest-parked live call return "slow done". It
 // reports false if no call is parked.
-func (c *fakeCatalog) releaseOne() bool {
+func (c *Catalog) ReleaseOne() bool {
 	c.parkMu.Lock()
 	defer c.parkMu.Unlock()
 	for _, p := range c.parked {
@@ -188,7 +196,7 @@ func (c *fakeCatalog) releaseOne() bool {
 	return false
 }
 
-func (c *fakeCatalog) Subscribe(fn func()) (cancel func()) {
+func (c *Catalog) Subscribe(fn func()) (cancel func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := c.next
@@ -201,8 +209,8 @@ func (c *fakeCatalog) Subscribe(fn func()) (cancel func()) {
 	}
 }
 
-// change tells every subscriber that the tool list changed.
-func (c *fakeCatalog) change() {
+// Change tells every subscriber that the tool list changed.
+func (c *Catalog) Change() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, fn := range c.subs {
@@ -210,10 +218,29 @@ func (c *fakeCatalog) change() {
 	}
 }
 
-func (c *fakeCatalog) subscribers() int {
+// Subscribers counts the subscribers.
+func (c *Catalog) Subscribers() int {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return len(c.subs)
 }
 
-var _ Catalog = (*fakeCatalog)(nil)
+// Running is the number of calls inside CallTool now.
+func (c *Catalog) Running() int64 { return c.running.Load() }
+
+// Peak is the most calls ever inside CallTool at once.
+func (c *Catalog) Peak() int64 { return c.peak.Load() }
+
+// Parked is the number of slow calls parked, live or not yet gone.
+func (c *Catalog) Parked() int {
+	c.parkMu.Lock()
+	defer c.parkMu.Unlock()
+	return len(c.parked)
+}
+
+// LateCall is the Call the late tool kept, to misuse.
+func (c *Catalog) LateCall() *tool.Call {
+	c.parkMu.Lock()
+	defer c.parkMu.Unlock()
+	return c.lateCall
+}

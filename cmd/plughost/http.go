@@ -12,10 +12,11 @@ import (
 	"time"
 
 	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/mcp/streamable"
 )
 
 // httpFlags are serve's flags for Streamable HTTP. They fill an
-// mcp.HTTPOptions, which the config file will fill too once it exists.
+// streamable.Options, which the config file will fill too once it exists.
 type httpFlags struct {
 	addr     string
 	token    string
@@ -37,8 +38,8 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.DurationVar(&f.shutdown, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, how long calls in flight may finish")
 }
 
-func (f *httpFlags) options() *mcp.HTTPOptions {
-	return &mcp.HTTPOptions{
+func (f *httpFlags) options() *streamable.Options {
+	return &streamable.Options{
 		Token:           f.token,
 		AllowedOrigins:  f.origins,
 		IdleTimeout:     f.idle,
@@ -77,14 +78,14 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	defer stopSignals()
 	srv := mcp.NewServer(h.catalog, &mcp.Options{Version: version, Logger: h.log.Named("mcp")})
 	h.sampler.use(srv) // devices' text tasks ask an HTTP client's model
-	url := "http://" + ln.Addr().String() + mcp.PathMCP
+	url := "http://" + ln.Addr().String() + streamable.PathMCP
 	auth := "none (loopback only)"
 	if opts.Token != "" {
 		auth = "Authorization: Bearer <token>"
 	}
-	h.log.Info("serving MCP over Streamable HTTP", "url", url, "legacy_sse", "http://"+ln.Addr().String()+mcp.PathSSE, "auth", auth)
+	h.log.Info("serving MCP over Streamable HTTP", "url", url, "legacy_sse", "http://"+ln.Addr().String()+streamable.PathSSE, "auth", auth)
 	h.log.Info("connect an MCP client to " + url + `; the MCP Inspector: run "npx @modelcontextprotocol/inspector", choose Transport Type "Streamable HTTP" and URL ` + url)
-	serveErr := srv.ServeStreamableHTTP(ctx, ln, opts)
+	serveErr := streamable.Serve(ctx, srv, ln, opts)
 	stopErr := h.stop()
 	if serveErr != nil {
 		return serveErr

@@ -3,25 +3,12 @@ package mcp
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"io"
 	"strconv"
 	"testing"
 
-	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
-
-// echoCatalog is the trivial catalog of the benchmarks: one tool whose
-// result is its arguments' text, without decoding them.
-type echoCatalog struct{}
-
-var echoResult = tool.TextResult("hello")
-
-func (echoCatalog) ListTools(string) ([]json.RawMessage, string, error) { return nil, "", nil }
-func (echoCatalog) CallTool(_ context.Context, call *tool.Call) (json.RawMessage, error) {
-	return echoResult, nil
-}
-func (echoCatalog) Subscribe(func()) func() { return func() {} }
 
 // benchTransport hands messages over channels; the client learns of each
 // response by its length (a benchmark client does not parse).
@@ -51,8 +38,8 @@ func (t *benchTransport) Write(msg []byte) error {
 func startBench(b *testing.B) (*benchTransport, func()) {
 	tr := &benchTransport{in: make(chan []byte), out: make(chan int, 64), keep: true}
 	done := make(chan error, 1)
-	go func() { done <- NewServer(echoCatalog{}, nil).Serve(context.Background(), tr) }()
-	tr.in <- []byte(initMsg("2025-11-25"))
+	go func() { done <- NewServer(mcptest.Echo{}, nil).Serve(context.Background(), tr) }()
+	tr.in <- []byte(mcptest.InitMsg("2025-11-25"))
 	<-tr.out
 	tr.in <- []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	tr.in <- []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`)

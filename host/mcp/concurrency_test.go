@@ -123,7 +123,7 @@ func TestEOFCancelsCalls(t *testing.T) {
 	done := make(chan error, 1)
 	srv := NewServer(cat, nil)
 	go func() { done <- srv.ServeStdio(context.Background(), pr, out) }()
-	for _, m := range []string{initMsg("2025-11-25"),
+	for _, m := range []string{mcptest.InitMsg("2025-11-25"),
 		`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"slow"}}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"slow"}}`} {
 		io.WriteString(pw, m+"\n")

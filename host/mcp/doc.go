@@ -1,7 +1,10 @@
-// Package mcp is plughost's side of the Model Context Protocol: JSON-RPC 2.0,
-// the session lifecycle, version negotiation and the tools methods, served
-// over stdio. It knows nothing of plugins: it serves a [Catalog], which
-// lists tools (as MCP Tool objects, already JSON) and runs them.
+// Package mcp is plughost's side of the Model Context Protocol: the session
+// lifecycle, version negotiation, the method table and the methods' handlers.
+// It knows nothing of plugins: it serves a [Catalog], which lists tools (as
+// MCP Tool objects, already JSON) and runs them. It knows nothing of bytes
+// on the wire either: [wire] reads, classifies and writes JSON-RPC, and the
+// transports frame it — [stdio] (newline-delimited, for desktop hosts) and
+// host/mcp/streamable (Streamable HTTP and the legacy HTTP+SSE endpoint).
 //
 // # Serving
 //
@@ -67,48 +70,70 @@
 // declared sampling.tools in a 2025-11-25 session ([Server.SamplingTools]);
 // for any other, CreateMessage removes tools and toolChoice from params.
 //
+// # Methods
+//
+// Every method the server knows is one entry of a table (methods.go): the
+// protocol revisions it exists in, whether it is served before initialize,
+// the server capability it belongs to (the initialize result's
+// capabilities are derived from the table), how its params decode, its
+// handler, and whether it is a long call (run on a worker, cancellable,
+// with progress and logs). A method not in the table is answered -32601;
+// so is one of the stateless 2026-07-28 revision (server/discover), with a
+// hint to initialize, and one missing from the negotiated version.
+//
 // # Transports
 //
 // A [Session] holds the protocol state and handles one incoming message at
 // a time with [Session.Handle], writing the response and the notifications
 // related to it (progress, logs) to that message's [Sink], and
-// notifications unrelated to any request (list_changed) to the session-wide
-// Sink. [Server.Serve] runs a session over any [Transport] (Read plus a
-// Sink); ServeStdio is Serve over newline-delimited stdio, where a line
-// longer than [Options.MaxMessageSize] is skipped without being buffered
-// and answered with -32600.
+// notifications unrelated to any request (list_changed) and the server's
+// requests to the client to the session-wide Sink of its [SessionConn].
+// Its state is split by concern: lifecycle (state, negotiated version,
+// client capabilities), logging level, calls in flight, requests pending at
+// the client, list_changed notifier. A transport meets it only through
+// Handle, [Session.Close], [Session.Drain], [Session.Initialized] and
+// [Session.Version]. [Server.Serve] runs a session over any [Transport]
+// (Read plus a Sink): ServeStdio is Serve over [stdio], where a line longer
+// than [Options.MaxMessageSize] is skipped without being buffered and
+// answered with -32600; host/mcp/streamable calls Handle for each POST.
 //
-// # HTTP
+// # The path of a request
 //
-// Remote clients reach the same sessions over HTTP:
+// A tools/call over stdio, from bytes in to bytes out; each step names the
+// goroutine that runs it and the policy applied there.
 //
-//	ln, _ := net.Listen("tcp", "127.0.0.1:8080")
-//	err := srv.ServeStreamableHTTP(ctx, ln, &mcp.HTTPOptions{Token: token})
+//  1. Read (stdio.Transport.Read), on the session's read loop
+//     (Server.Serve): one read syscall may bring many lines; a line over
+//     the size limit is skipped and answered -32600.
+//  2. Check and Decode (wire), same goroutine: JSON and UTF-8 validity
+//     (-32700), the JSON-RPC shape (-32600), classification as request,
+//     notification or response. Nothing is copied.
+//  3. The method table (lookup, methods.go), same goroutine: unknown or
+//     out-of-era methods (-32601), the session's state (-32600 before
+//     initialize), the entry's params decoding (-32602). Short methods are
+//     answered here, in arrival order.
+//  4. A long call is registered in the session's call table under its id
+//     (a duplicate id is -32600; notifications/cancelled finds it there),
+//     its id, arguments and progress token copied once, and handed to a
+//     worker goroutine (the one hand-off of this package). The worker
+//     waits for one of MaxInFlight slots (cancellable while it waits);
+//     with 4×MaxInFlight calls pending, the read loop stops reading.
+//  5. Catalog.CallTool, on the worker: the catalog routes the exposed name
+//     to its provider, applies the per-call policy (argument check against
+//     the tool's inputSchema, the empty-object default, the call timeout)
+//     and the provider runs it (host/catalog, host/manager, pluginproto).
+//     Progress and logs come back on the worker as callbacks and are
+//     written at once (progress only if increasing, logs only at or above
+//     the session's level).
+//  6. The answer (call.go), on the worker: a result is spliced unparsed
+//     (compacted only if it holds a line break); an unknown tool is
+//     -32602; every other failure an isError result naming it; a cancelled
+//     call gets nothing.
+//  7. Write (stdio.Transport.Write), on the worker: responses that become
+//     ready while another is being written go out together in one write
+//     syscall (the coalescer), without a writer goroutine.
 //
-// serves the Streamable HTTP transport at /mcp and, for 2024-11-05 clients,
-// the deprecated HTTP+SSE transport at /sse (whose first event names the
-// /message URL to POST to). A POSTed initialize opens a session whose id
-// (Mcp-Session-Id, 256 random bits) every later request carries: none is
-// 400, an unknown or ended one 404. A POSTed request is answered as
-// application/json, or as text/event-stream when the call sends progress
-// or logs before its response; a POSTed notification or response gets 202.
-// GET opens the session's own stream, where list_changed arrives; DELETE
-// ends the session. Every SSE event has an id "<stream>_<seq>" and is kept
-// in a bounded per-session buffer, so a client that lost a stream GETs
-// again with Last-Event-ID and receives the events it missed, then the
-// rest of that stream live. In 2025-11-25 sessions every stream opens with
-// a priming event (an id, empty data, retry: 1000) so that the client can
-// resume even a stream that lost its connection before its first message;
-// older clients get none, since some fail on empty data. A lost connection
-// never cancels a call.
-//
-// Every request passes the guards first: on a loopback listener a Host
-// that is not a loopback name gets 403 (DNS rebinding); an Origin that is
-// neither the server's own nor in [HTTPOptions.AllowedOrigins] gets 403; with
-// a Token, a request without it gets 401 and WWW-Authenticate. A listener
-// reachable beyond loopback without a Token refuses to start
-// ([HTTPOptions.Check]). Bodies over the limit get 413; a session over its
-// rate limit gets 429 and a JSON-RPC error saying when to retry; idle
-// sessions end. When ctx ends, the server stops accepting, lets calls in
-// flight finish for up to ShutdownTimeout, then closes streams and sessions.
+// Over Streamable HTTP, steps 2–7 run on the POST's handler goroutine: the
+// call runs on it directly (no hand-off), and its answer is the HTTP
+// response.
 package mcp

@@ -36,7 +36,7 @@ func FuzzDispatch(f *testing.F) {
 		if batch {
 			version = "2025-03-26"
 		}
-		s.Handle(t.Context(), []byte(initMsg(version)), out)
+		s.Handle(t.Context(), []byte(mcptest.InitMsg(version)), out)
 		s.Handle(t.Context(), []byte(msg), out)
 		for _, m := range out.get() {
 			if strings.ContainsAny(m, "\n\r") || !jsonValid(m) {

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -21,41 +20,10 @@ import (
 	"github.com/plughost/plughost/host/mcp/stdio"
 )
 
-// TestMain fails the run if any goroutine of this package outlives the tests.
 var _ Catalog = (*mcptest.Catalog)(nil)
 
-func TestMain(m *testing.M) {
-	code := m.Run()
-	if code == 0 {
-		if leaked := waitNoGoroutines("plughost/host/mcp.", 5*time.Second); leaked != "" {
-			fmt.Fprintf(os.Stderr, "goroutines leaked:\n%s\n", leaked)
-			code = 1
-		}
-	}
-	os.Exit(code)
-}
-
-// waitNoGoroutines waits up to d for every goroutine whose stack mentions
-// pkg (other than test functions) to end; it returns the stacks of those
-// that did not.
-func waitNoGoroutines(pkg string, d time.Duration) string {
-	deadline := time.Now().Add(d)
-	for {
-		buf := make([]byte, 1<<20)
-		buf = buf[:runtime.Stack(buf, true)]
-		var leaked []string
-		for g := range strings.SplitSeq(string(buf), "\n\n") {
-			if strings.Contains(g, pkg) && !strings.Contains(g, "testing.tRunner") &&
-				!strings.Contains(g, "waitNoGoroutines") && !strings.Contains(g, "testing.(*B)") {
-				leaked = append(leaked, g)
-			}
-		}
-		if len(leaked) == 0 || time.Now().After(deadline) {
-			return strings.Join(leaked, "\n\n")
-		}
-		time.Sleep(10 * time.Millisecond) // polling a condition no event announces
-	}
-}
+// TestMain fails the run if any goroutine of this package outlives the tests.
+func TestMain(m *testing.M) { os.Exit(mcptest.RunCheckingLeaks(m, "plughost/host/mcp.")) }
 
 // chanTransport is the in-memory Transport: the client's messages arrive on
 // in, the server's go to sink.
@@ -184,12 +152,13 @@ func newClient(t testing.TB, o clientOptions) *client {
 		c.closer = func() { close(in) }
 	}
 	c.obs = &observed{Transport: tr, poke: c.poke}
-	srv := NewServer(c.cat, &o.server)
-	c.srv = srv
-	srv.onSession = func(s *Session) {
-		s.idleHook = c.poke
+	opts := o.server
+	opts.OnSession = func(s *Session) func() {
 		c.session.Store(s)
+		return c.poke
 	}
+	srv := NewServer(c.cat, &opts)
+	c.srv = srv
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
 	go func() { c.served <- srv.Serve(ctx, c.obs) }()
@@ -254,7 +223,7 @@ func (c *client) settle() {
 	c.t.Helper()
 	c.await("the server to settle", func() bool {
 		s := c.session.Load()
-		return c.obs.reads.Load() > c.sent && s != nil && s.pending.Load() == c.cat.LiveParked()
+		return c.obs.reads.Load() > c.sent && s != nil && s.Pending() == c.cat.LiveParked()
 	})
 }
 

@@ -7,6 +7,8 @@ import (
 	"testing"
 
 	"github.com/plughost/plughost/host/tool"
+
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // listCatalog lists n tools in one page, each about 300 bytes as a
@@ -41,7 +43,7 @@ func BenchmarkToolsList1000(b *testing.B) {
 			b.Fatal(err)
 		}
 	}()
-	tr.in <- []byte(initMsg("2025-11-25"))
+	tr.in <- []byte(mcptest.InitMsg("2025-11-25"))
 	<-tr.out
 	msg := []byte(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}`)
 	tr.in <- msg

@@ -199,3 +199,9 @@ var capabilityValue = map[string]string{
 	"logging": `{}`,
 	"tools":   `{"listChanged":true}`,
 }
+
+// Versions returns the protocol versions a session speaks, latest first.
+func Versions() []string { return slices.Clone(versions[:]) }
+
+// SpeaksVersion reports whether a session speaks protocol version v.
+func SpeaksVersion(v string) bool { return slices.Contains(versions[:], v) }

@@ -45,11 +45,6 @@ func (c *client) one(msg string) response {
 	return decode(c.t, out[0])
 }
 
-func initMsg(version string) string {
-	return `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + version +
-		`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-}
-
 func TestNegotiation(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct{ requested, want string }{
@@ -66,7 +61,7 @@ func TestNegotiation(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c := newClient(t, clientOptions{server: Options{Version: "9.9"}})
-			r := c.one(initMsg(tt.requested))
+			r := c.one(mcptest.InitMsg(tt.requested))
 			var got struct {
 				ProtocolVersion string
 				ServerInfo      struct{ Name, Version string }

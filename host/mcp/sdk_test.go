@@ -73,7 +73,7 @@ func TestGoSDKClient(t *testing.T) {
 	if err := cs.SetLoggingLevel(ctx, &sdk.SetLoggingLevelParams{Level: "warning"}); err != nil {
 		t.Fatal(err)
 	}
-	callChatty(t, ctx, cs, progress, logs, "warning", "error")
+	mcptest.CallChatty(t, ctx, cs, progress, logs, "warning", "error")
 	if _, err := cs.CallTool(ctx, &sdk.CallToolParams{Name: "nope"}); err == nil || !strings.Contains(err.Error(), "unknown tool") {
 		t.Errorf("unknown tool: err = %v", err)
 	}
@@ -94,42 +94,5 @@ func TestGoSDKClient(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("ServeStdio did not return after the client hung up")
-	}
-}
-
-// callChatty calls the fake's "chatty" tool with a progress token and checks
-// its result, then that its progress (1, 2) and the log levels wantLogs reach
-// the client's handlers, which report them on progress and logs.
-func callChatty(t *testing.T, ctx context.Context, cs *sdk.ClientSession, progress <-chan float64, logs <-chan string, wantLogs ...string) {
-	t.Helper()
-	p := &sdk.CallToolParams{Name: "chatty", Arguments: map[string]any{}}
-	p.SetProgressToken("tok")
-	res, err := cs.CallTool(ctx, p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if txt, ok := res.Content[0].(*sdk.TextContent); !ok || txt.Text != "chatty done" || res.IsError {
-		t.Errorf("result %+v", res)
-	}
-	// Notifications are handled asynchronously by the client: wait for them.
-	for _, want := range []float64{1, 2} {
-		select {
-		case got := <-progress:
-			if got != want {
-				t.Errorf("progress %v, want %v", got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no progress %v", want)
-		}
-	}
-	for _, want := range wantLogs {
-		select {
-		case got := <-logs:
-			if got != want {
-				t.Errorf("log level %s, want %s", got, want)
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatalf("no %s log", want)
-		}
 	}
 }

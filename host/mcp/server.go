@@ -61,6 +61,13 @@ type Options struct {
 	// cancelled while they wait); once 4×MaxInFlight calls are pending the
 	// server stops reading from the client until one finishes.
 	MaxInFlight int
+	// OnSession, when set, is called with every session the server opens,
+	// before it serves anything. The function it returns, when not nil, is
+	// called each time a piece of the session's work has written its
+	// output (a call answered or cancelled, a notification written), when
+	// [Session.Pending] may have dropped. Tests await a settled session
+	// with it; it must not block.
+	OnSession func(*Session) (onIdle func())
 }
 
 // Server serves a [Catalog] over MCP. One Server can serve many sessions at
@@ -72,8 +79,7 @@ type Server struct {
 	maxInFlight int
 	// initResult holds the initialize result for each supported version.
 	initResult [len(versions)][]byte
-	// onSession, when set (by tests), sees each session before it starts.
-	onSession func(*Session)
+	onSession  func(*Session) func()
 
 	clientsMu sync.Mutex
 	samplers  []*Session // initialized sessions whose client can sample, oldest first
@@ -89,6 +95,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 		log:         opts.Logger,
 		maxMsg:      opts.MaxMessageSize,
 		maxInFlight: opts.MaxInFlight,
+		onSession:   opts.OnSession,
 	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
@@ -137,12 +144,19 @@ func (srv *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) 
 // for them. If ctx ends while t.Read is blocked, Serve returns without
 // waiting for Read: the goroutine blocked in it exits when Read returns.
 func (srv *Server) Serve(ctx context.Context, t Transport) error {
-	return srv.serve(ctx, t, nil)
+	return srv.ServeSession(ctx, t, nil)
 }
 
-// serve is Serve; started, when not nil, learns of the session once it
-// exists (the legacy HTTP transport drains it on shutdown).
-func (srv *Server) serve(ctx context.Context, t Transport, started func(*Session)) error {
+// Logger returns the logger of the server's own logs.
+func (srv *Server) Logger() hclog.Logger { return srv.log }
+
+// MaxInFlight returns the limit of calls one session runs at once
+// (Options.MaxInFlight, defaults applied).
+func (srv *Server) MaxInFlight() int { return srv.maxInFlight }
+
+// ServeSession is Serve; started, when not nil, learns of the session once
+// it exists (the legacy HTTP transport drains it on shutdown).
+func (srv *Server) ServeSession(ctx context.Context, t Transport, started func(*Session)) error {
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s := srv.OpenSession(SessionConn{Notify: t, OnWriteError: func(err error) { cancel(fmt.Errorf("mcp: write: %w", err)) }})

@@ -39,7 +39,7 @@ type Session struct {
 	// pending counts work whose output is not yet written: calls in flight,
 	// a batch's response and a due list_changed. Drain waits for it.
 	pending  atomic.Int64
-	idleHook func() // tests only: called after pending decreases
+	idleHook func() // Options.OnSession's: called after pending decreases
 	drainMu  sync.Mutex
 	drained  chan struct{} // closed when pending reaches 0 (see Drain)
 }
@@ -91,7 +91,7 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 	s.lists.changed = make(chan struct{}, 1)
 	s.level.Store(defaultLevel)
 	if srv.onSession != nil {
-		srv.onSession(s)
+		s.idleHook = srv.onSession(s)
 	}
 	s.work.Add(1)
 	go s.notifier()
@@ -319,6 +319,11 @@ func (s *Session) idle() {
 		s.idleHook()
 	}
 }
+
+// Pending counts the session's work whose output is not yet written: calls
+// in flight (running or waiting for a slot), a batch's response, a due
+// list_changed.
+func (s *Session) Pending() int64 { return s.pending.Load() }
 
 // Drain waits until no call is in flight and no notification is due, or
 // until ctx ends (it then returns ctx's error). Graceful shutdown calls it

@@ -65,7 +65,7 @@ func TestSessionSinks(t *testing.T) {
 	ctx := context.Background()
 
 	post1 := newRecorder()
-	s.Handle(ctx, []byte(initMsg("2025-11-25")), post1)
+	s.Handle(ctx, []byte(mcptest.InitMsg("2025-11-25")), post1)
 	if got := methodsOf(t, post1.get()); !cmp.Equal(got, []string{`response "init"`}) {
 		t.Fatalf("initialize wrote %v", got)
 	}
@@ -103,7 +103,7 @@ func TestHandleCancelledByContext(t *testing.T) {
 	cat := mcptest.NewCatalog()
 	s := NewServer(cat, nil).NewSession(newRecorder())
 	defer s.Close()
-	s.Handle(context.Background(), []byte(initMsg("2025-11-25")), newRecorder())
+	s.Handle(context.Background(), []byte(mcptest.InitMsg("2025-11-25")), newRecorder())
 
 	ctx, cancel := context.WithCancel(context.Background())
 	parked := make(chan struct{})
@@ -132,7 +132,7 @@ func TestCloseCancelsHandle(t *testing.T) {
 	t.Parallel()
 	cat := mcptest.NewCatalog()
 	s := NewServer(cat, nil).NewSession(newRecorder())
-	s.Handle(context.Background(), []byte(initMsg("2025-11-25")), newRecorder())
+	s.Handle(context.Background(), []byte(mcptest.InitMsg("2025-11-25")), newRecorder())
 	parked := make(chan struct{})
 	cat.OnChange = func() { close(parked) }
 	out := newRecorder()

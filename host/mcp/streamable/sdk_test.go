@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"context"
@@ -8,6 +8,7 @@ import (
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
@@ -21,8 +22,8 @@ func TestHTTPGoSDKClients(t *testing.T) {
 		transport sdk.Transport
 		version   string
 	}{
-		"streamable": {&sdk.StreamableClientTransport{Endpoint: hs.url + PathMCP}, versions[vLatest]},
-		"legacy sse": {&sdk.SSEClientTransport{Endpoint: hs.url + PathSSE}, versions[vLatest]},
+		"streamable": {&sdk.StreamableClientTransport{Endpoint: hs.url + PathMCP}, mcp.Versions()[0]},
+		"legacy sse": {&sdk.SSEClientTransport{Endpoint: hs.url + PathSSE}, mcp.Versions()[0]},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -57,7 +58,7 @@ func TestHTTPGoSDKClients(t *testing.T) {
 			if got, want := strings.Join(names, ","), strings.Join(mcptest.ToolNames, ","); got != want {
 				t.Errorf("tools %s, want %s", got, want)
 			}
-			callChatty(t, ctx, cs, progress, logs, "info", "warning", "error")
+			mcptest.CallChatty(t, ctx, cs, progress, logs, "info", "warning", "error")
 			// list_changed travels the GET stream (or the SSE stream); the
 			// client opens it asynchronously, and a change made before then
 			// waits in the session's buffer.

@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"bytes"
@@ -7,6 +7,9 @@ import (
 	"net"
 	"net/http"
 	"testing"
+
+	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
 // BenchmarkHTTPCallEcho is one tools/call at a time over Streamable HTTP on
@@ -21,7 +24,7 @@ func BenchmarkHTTPCallEcho(b *testing.B) {
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
 	go func() {
-		done <- NewServer(echoCatalog{}, nil).ServeStreamableHTTP(ctx, ln, &HTTPOptions{RateLimit: -1})
+		done <- Serve(ctx, mcp.NewServer(mcptest.Echo{}, nil), ln, &Options{RateLimit: -1})
 	}()
 	defer func() {
 		cancel()
@@ -47,7 +50,7 @@ func BenchmarkHTTPCallEcho(b *testing.B) {
 		resp.Body.Close()
 		return resp, out
 	}
-	resp, _ := post("", initMsg("2025-11-25"))
+	resp, _ := post("", mcptest.InitMsg("2025-11-25"))
 	sid := resp.Header.Get("Mcp-Session-Id")
 	post(sid, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
 	msg := []byte(`{"jsonrpc":"2.0","id":12345,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hello"}}}`)

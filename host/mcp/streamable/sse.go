@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"errors"

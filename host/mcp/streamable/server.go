@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"context"
@@ -7,7 +7,6 @@ import (
 	"encoding/base64"
 	"errors"
 	"fmt"
-	"github.com/hashicorp/go-hclog"
 	"io"
 	"math"
 	"mime"
@@ -20,14 +19,16 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
 	"golang.org/x/time/rate"
 
+	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/wire"
 )
 
-// HTTPOptions configure [Server.ServeStreamableHTTP]. The zero value (or
-// nil) means defaults, which suit a server on loopback.
-type HTTPOptions struct {
+// Options configure [Serve]. The zero value (or nil) means defaults,
+// which suit a server on loopback.
+type Options struct {
 	// Token, when not empty, is the bearer token every request must carry
 	// (Authorization: Bearer TOKEN); a request without it gets 401. A
 	// listener reachable beyond loopback requires one (see Check).
@@ -37,7 +38,7 @@ type HTTPOptions struct {
 	// whose Origin is present and not allowed gets 403.
 	AllowedOrigins []string
 	// MaxBodySize limits a POSTed body, in bytes; 0 means
-	// DefaultMaxMessageSize (4 MiB). A longer body gets 413.
+	// mcp.DefaultMaxMessageSize (4 MiB). A longer body gets 413.
 	MaxBodySize int64
 	// IdleTimeout ends a Streamable HTTP session that has had no request and
 	// no open stream for this long; 0 means 30 minutes. Its id then gets 404.
@@ -66,15 +67,15 @@ type HTTPOptions struct {
 	ShutdownTimeout time.Duration
 }
 
-// ErrTokenRequired is returned (wrapped) by [HTTPOptions.Check] and
-// [Server.ServeStreamableHTTP] for a listener reachable beyond loopback
+// ErrTokenRequired is returned (wrapped) by [Options.Check] and
+// [Serve] for a listener reachable beyond loopback
 // when no token is configured.
 var ErrTokenRequired = errors.New("a token is required")
 
 // Check reports whether the options may serve on addr: a listener
 // reachable from other machines needs a Token, since whoever reaches it can
 // run every tool. o may be nil.
-func (o *HTTPOptions) Check(addr net.Addr) error {
+func (o *Options) Check(addr net.Addr) error {
 	if (o != nil && o.Token != "") || isLoopbackAddr(addr) {
 		return nil
 	}
@@ -94,7 +95,7 @@ func isLoopbackAddr(addr net.Addr) bool {
 	return false
 }
 
-// Paths served by [Server.ServeStreamableHTTP].
+// Paths served by [Serve].
 const (
 	// PathMCP is the Streamable HTTP endpoint (POST, GET, DELETE).
 	PathMCP = "/mcp"
@@ -104,17 +105,17 @@ const (
 	PathMessage = "/message"
 )
 
-// ServeStreamableHTTP serves MCP over HTTP on ln until ctx ends: the
+// Serve serves srv's MCP sessions over HTTP on ln until ctx ends: the
 // Streamable HTTP transport at [PathMCP], and for 2024-11-05 clients the
 // deprecated HTTP+SSE transport at [PathSSE] and [PathMessage]. It refuses
-// to start (see [HTTPOptions.Check]) on a listener reachable beyond
+// to start (see [Options.Check]) on a listener reachable beyond
 // loopback without a token.
 //
 // When ctx ends it shuts down gracefully: it stops accepting connections
 // and requests (503), lets the calls in flight finish for up to
 // ShutdownTimeout and deliver their responses, cancels the rest, closes
 // every stream and session, and returns nil. ln is closed on return.
-func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opts *HTTPOptions) error {
+func Serve(ctx context.Context, srv *mcp.Server, ln net.Listener, opts *Options) error {
 	if err := opts.Check(ln.Addr()); err != nil {
 		ln.Close()
 		return err
@@ -125,7 +126,7 @@ func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opt
 		ReadHeaderTimeout: 10 * time.Second,
 		IdleTimeout:       2 * time.Minute, // keep-alive connections with no request
 		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          srv.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+		ErrorLog:          h.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -135,7 +136,7 @@ func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opt
 		return fmt.Errorf("mcp: http: %w", err)
 	case <-ctx.Done():
 	}
-	srv.log.Info("shutting down HTTP", "grace", h.opts.ShutdownTimeout)
+	h.log.Info("shutting down HTTP", "grace", h.opts.ShutdownTimeout)
 	grace, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownTimeout)
 	defer cancel()
 	// Handlers still need a moment after the grace period to answer the
@@ -146,7 +147,7 @@ func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opt
 	go func() { stopped <- hs.Shutdown(final) }() // closes ln, waits for handlers
 	h.shutdown(grace)
 	if err := <-stopped; err != nil {
-		srv.log.Warn("HTTP connections still open after the grace period: closing them", "error", err)
+		h.log.Warn("HTTP connections still open after the grace period: closing them", "error", err)
 		hs.Close()
 	}
 	<-served // http.ErrServerClosed
@@ -155,13 +156,15 @@ func (srv *Server) ServeStreamableHTTP(ctx context.Context, ln net.Listener, opt
 
 // httpHandler routes and guards every HTTP request.
 type httpHandler struct {
-	srv      *Server
-	opts     HTTPOptions // defaults filled in
-	loopback bool        // bound to loopback: check Host
-	origins  map[string]bool
-	anyOrig  bool
-	token    []byte // "Bearer " + Token; nil when none
-	limit    rate.Limit
+	srv         *mcp.Server
+	log         hclog.Logger
+	maxInFlight int
+	opts        Options // defaults filled in
+	loopback    bool    // bound to loopback: check Host
+	origins     map[string]bool
+	anyOrig     bool
+	token       []byte // "Bearer " + Token; nil when none
+	limit       rate.Limit
 
 	draining atomic.Bool
 
@@ -170,15 +173,15 @@ type httpHandler struct {
 	legacy   map[string]*legacySession
 }
 
-func newHTTPHandler(srv *Server, opts *HTTPOptions, loopback bool) *httpHandler {
-	h := &httpHandler{srv: srv, loopback: loopback, origins: map[string]bool{},
+func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler {
+	h := &httpHandler{srv: srv, log: srv.Logger(), maxInFlight: srv.MaxInFlight(), loopback: loopback, origins: map[string]bool{},
 		sessions: map[string]*httpSession{}, legacy: map[string]*legacySession{}}
 	if opts != nil {
 		h.opts = *opts
 	}
 	o := &h.opts
 	if o.MaxBodySize <= 0 {
-		o.MaxBodySize = DefaultMaxMessageSize
+		o.MaxBodySize = mcp.DefaultMaxMessageSize
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = 30 * time.Minute
@@ -461,7 +464,7 @@ func (h *httpHandler) shutdown(ctx context.Context) {
 	for _, s := range sessions {
 		wg.Go(func() {
 			if err := s.sess.Drain(ctx); err != nil {
-				h.srv.log.Warn("shutdown: cancelling the calls still running", "session", s.id[:8])
+				h.log.Warn("shutdown: cancelling the calls still running", "session", s.id[:8])
 			}
 			h.closeSession(s, "server shutdown")
 		})
@@ -470,7 +473,7 @@ func (h *httpHandler) shutdown(ctx context.Context) {
 		wg.Go(func() {
 			if sess := s.session(); sess != nil {
 				if err := sess.Drain(ctx); err != nil {
-					h.srv.log.Warn("shutdown: cancelling the calls still running", "session", s.id[:8])
+					h.log.Warn("shutdown: cancelling the calls still running", "session", s.id[:8])
 				}
 			}
 			s.end()

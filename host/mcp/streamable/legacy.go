@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"bytes"
@@ -10,6 +10,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/wire"
 )
 
@@ -17,7 +18,7 @@ import (
 // (protocol 2024-11-05): GET /sse opens an event stream whose first event,
 // "endpoint", names the URL to POST messages to; every response and
 // notification then arrives on that stream as a "message" event. It is a
-// [Transport] served by [Server.Serve] like stdio: only the framing differs.
+// [mcp.Transport] served by [mcp.Server.ServeSession] like stdio: only the framing differs.
 // The session lives as long as its stream.
 type legacySession struct {
 	h       *httpHandler
@@ -29,10 +30,10 @@ type legacySession struct {
 	once    sync.Once
 
 	mu   sync.Mutex
-	sess *Session
+	sess *mcp.Session
 }
 
-var _ Transport = (*legacySession)(nil)
+var _ mcp.Transport = (*legacySession)(nil)
 
 func (ls *legacySession) Read() ([]byte, error) {
 	select {
@@ -54,7 +55,7 @@ func (ls *legacySession) Write(msg []byte) error {
 // end stops the session: Serve sees EOF, cancels what still runs, returns.
 func (ls *legacySession) end() { ls.once.Do(func() { close(ls.gone) }) }
 
-func (ls *legacySession) session() *Session {
+func (ls *legacySession) session() *mcp.Session {
 	ls.mu.Lock()
 	defer ls.mu.Unlock()
 	return ls.sess
@@ -94,16 +95,16 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	if ls.conn.write([]byte("event: endpoint\ndata: "+PathMessage+"?sessionId="+ls.id+"\n\n")) != nil {
 		return
 	}
-	h.srv.log.Debug("HTTP+SSE session started", "session", ls.id[:8])
+	h.log.Debug("HTTP+SSE session started", "session", ls.id[:8])
 	// The client hanging up ends the session like end does.
 	stop := context.AfterFunc(r.Context(), ls.end)
 	defer stop()
-	err := h.srv.serve(context.Background(), ls, func(s *Session) {
+	err := h.srv.ServeSession(context.Background(), ls, func(s *mcp.Session) {
 		ls.mu.Lock()
 		ls.sess = s
 		ls.mu.Unlock()
 	})
-	h.srv.log.Debug("HTTP+SSE session ended", "session", ls.id[:8], "error", err)
+	h.log.Debug("HTTP+SSE session ended", "session", ls.id[:8], "error", err)
 }
 
 // legacyPost serves POST /message?sessionId=ID: the message goes to the

@@ -1,4 +1,4 @@
-package mcp
+package streamable
 
 import (
 	"bufio"
@@ -9,6 +9,7 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -17,31 +18,38 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 )
 
-// httpServer is ServeStreamableHTTP on a real loopback socket, serving a
+// TestMain fails the run if any goroutine of this package or the protocol's
+// outlives the tests.
+func TestMain(m *testing.M) {
+	os.Exit(mcptest.RunCheckingLeaks(m, "plughost/host/mcp.", "plughost/host/mcp/streamable."))
+}
+
+// httpServer is Serve on a real loopback socket, serving a
 // fakeCatalog, and a raw net/http client for it.
 type httpServer struct {
 	t    *testing.T
-	srv  *Server
+	srv  *mcp.Server
 	url  string // http://127.0.0.1:PORT
 	cat  *mcptest.Catalog
 	logs *logLines
-	stop func() error // cancels ctx and returns what ServeStreamableHTTP returned
+	stop func() error // cancels ctx and returns what Serve returned
 
 	events   chan struct{} // poked when a call parks or a session's work drains
 	mu       sync.Mutex
-	sessions []*Session
+	sessions []*mcp.Session
 }
 
-func startHTTP(t *testing.T, opts *HTTPOptions) *httpServer {
+func startHTTP(t *testing.T, opts *Options) *httpServer {
 	t.Helper()
 	return startHTTPInFlight(t, opts, 0)
 }
 
 // startHTTPInFlight is startHTTP with the server's MaxInFlight.
-func startHTTPInFlight(t *testing.T, opts *HTTPOptions, maxInFlight int) *httpServer {
+func startHTTPInFlight(t *testing.T, opts *Options, maxInFlight int) *httpServer {
 	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -51,17 +59,17 @@ func startHTTPInFlight(t *testing.T, opts *HTTPOptions, maxInFlight int) *httpSe
 		logs: &logLines{changed: make(chan struct{})}, events: make(chan struct{}, 1)}
 	hs.cat.OnChange = hs.poke
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: hs.logs})
-	srv := NewServer(hs.cat, &Options{Version: "1.0.0", Logger: logger, MaxInFlight: maxInFlight})
+	srv := mcp.NewServer(hs.cat, &mcp.Options{Version: "1.0.0", Logger: logger, MaxInFlight: maxInFlight,
+		OnSession: func(s *mcp.Session) func() {
+			hs.mu.Lock()
+			hs.sessions = append(hs.sessions, s)
+			hs.mu.Unlock()
+			return hs.poke
+		}})
 	hs.srv = srv
-	srv.onSession = func(s *Session) {
-		s.idleHook = hs.poke
-		hs.mu.Lock()
-		hs.sessions = append(hs.sessions, s)
-		hs.mu.Unlock()
-	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- srv.ServeStreamableHTTP(ctx, ln, opts) }()
+	go func() { done <- Serve(ctx, srv, ln, opts) }()
 	var once sync.Once
 	var result error
 	hs.stop = func() error {
@@ -70,14 +78,14 @@ func startHTTPInFlight(t *testing.T, opts *HTTPOptions, maxInFlight int) *httpSe
 			select {
 			case result = <-done:
 			case <-time.After(20 * time.Second):
-				t.Fatal("ServeStreamableHTTP did not return within 20s of ctx ending")
+				t.Fatal("Serve did not return within 20s of ctx ending")
 			}
 		})
 		return result
 	}
 	t.Cleanup(func() {
 		if err := hs.stop(); err != nil {
-			t.Errorf("ServeStreamableHTTP = %v", err)
+			t.Errorf("Serve = %v", err)
 		}
 	})
 	return hs
@@ -110,7 +118,7 @@ func (hs *httpServer) settled() bool {
 	defer hs.mu.Unlock()
 	var pending int64
 	for _, s := range hs.sessions {
-		pending += s.pending.Load()
+		pending += s.Pending()
 	}
 	return pending == hs.cat.LiveParked()
 }
@@ -234,7 +242,7 @@ type result struct {
 // initialize opens a session of version and returns its id.
 func (hs *httpServer) initialize(version string) string {
 	hs.t.Helper()
-	status, h, body := hs.roundtrip(req{"POST", "/mcp", postHeaders(""), initMsg(version)})
+	status, h, body := hs.roundtrip(req{"POST", "/mcp", postHeaders(""), mcptest.InitMsg(version)})
 	if status != 200 || h.Get("Mcp-Session-Id") == "" {
 		hs.t.Fatalf("initialize: %d %s (session id %q)", status, body, h.Get("Mcp-Session-Id"))
 	}
@@ -321,7 +329,7 @@ func (r *sseReader) nextWithin(t *testing.T, d time.Duration) sseEvent {
 
 func TestHTTPStatusCodes(t *testing.T) {
 	t.Parallel()
-	hs := startHTTP(t, &HTTPOptions{AllowedOrigins: []string{"http://localhost:6274"}, MaxBodySize: 2048})
+	hs := startHTTP(t, &Options{AllowedOrigins: []string{"http://localhost:6274"}, MaxBodySize: 2048})
 	sid := hs.initialize("2025-11-25")
 	ping := `{"jsonrpc":"2.0","id":7,"method":"ping"}`
 	tests := map[string]struct {
@@ -379,7 +387,7 @@ func TestHTTPStatusCodes(t *testing.T) {
 // may read responses and the session id; a foreign origin gets neither.
 func TestHTTPCORS(t *testing.T) {
 	t.Parallel()
-	hs := startHTTP(t, &HTTPOptions{AllowedOrigins: []string{"http://localhost:6274"}, Token: "s3cret"})
+	hs := startHTTP(t, &Options{AllowedOrigins: []string{"http://localhost:6274"}, Token: "s3cret"})
 	status, h, _ := hs.roundtrip(req{"OPTIONS", "/mcp", map[string]string{
 		"Origin": "http://localhost:6274", "Access-Control-Request-Method": "POST",
 		"Access-Control-Request-Headers": "content-type, mcp-session-id, authorization"}, ""})
@@ -402,7 +410,7 @@ func TestHTTPCORS(t *testing.T) {
 
 func TestHTTPToken(t *testing.T) {
 	t.Parallel()
-	hs := startHTTP(t, &HTTPOptions{Token: "s3cret"})
+	hs := startHTTP(t, &Options{Token: "s3cret"})
 	tests := map[string]struct {
 		auth      string
 		status    int
@@ -420,7 +428,7 @@ func TestHTTPToken(t *testing.T) {
 			if tc.auth != "" {
 				h["Authorization"] = tc.auth
 			}
-			status, hdr, body := hs.roundtrip(req{"POST", "/mcp", h, initMsg("2025-11-25")})
+			status, hdr, body := hs.roundtrip(req{"POST", "/mcp", h, mcptest.InitMsg("2025-11-25")})
 			if status != tc.status || hdr.Get("WWW-Authenticate") != tc.challenge {
 				t.Errorf("%d WWW-Authenticate %q (%s), want %d %q", status, hdr.Get("WWW-Authenticate"), body, tc.status, tc.challenge)
 			}
@@ -445,7 +453,7 @@ func TestHTTPRefusesExposureWithoutToken(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err := (&HTTPOptions{Token: tc.token}).Check(tc.addr)
+			err := (&Options{Token: tc.token}).Check(tc.addr)
 			if !errors.Is(err, tc.want) {
 				t.Errorf("Check = %v, want %v", err, tc.want)
 			}
@@ -454,13 +462,13 @@ func TestHTTPRefusesExposureWithoutToken(t *testing.T) {
 			}
 		})
 	}
-	// ServeStreamableHTTP itself refuses, and closes the listener.
+	// Serve itself refuses, and closes the listener.
 	ln, err := net.Listen("tcp", "0.0.0.0:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := NewServer(mcptest.NewCatalog(), nil).ServeStreamableHTTP(t.Context(), ln, nil); !errors.Is(err, ErrTokenRequired) {
-		t.Errorf("ServeStreamableHTTP on 0.0.0.0 without a token = %v, want ErrTokenRequired", err)
+	if err := Serve(t.Context(), mcp.NewServer(mcptest.NewCatalog(), nil), ln, nil); !errors.Is(err, ErrTokenRequired) {
+		t.Errorf("Serve on 0.0.0.0 without a token = %v, want ErrTokenRequired", err)
 	}
 	if _, err := ln.Accept(); err == nil {
 		t.Error("the listener was left open")
@@ -625,7 +633,7 @@ func TestHTTPDelete(t *testing.T) {
 // Retry-After; notifications pass.
 func TestHTTPRateLimit(t *testing.T) {
 	t.Parallel()
-	hs := startHTTP(t, &HTTPOptions{RateLimit: 0.5, RateBurst: 1})
+	hs := startHTTP(t, &Options{RateLimit: 0.5, RateBurst: 1})
 	sid := hs.initialize("2025-11-25")
 	if s, _, b := hs.roundtrip(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","id":1,"method":"ping"}`}); s != 200 {
 		t.Fatalf("first ping: %d %s", s, b)
@@ -660,7 +668,7 @@ func TestHTTPRateLimit(t *testing.T) {
 // TestHTTPIdleExpiry: a session idle for IdleTimeout ends and is freed.
 func TestHTTPIdleExpiry(t *testing.T) {
 	t.Parallel()
-	hs := startHTTP(t, &HTTPOptions{IdleTimeout: 100 * time.Millisecond})
+	hs := startHTTP(t, &Options{IdleTimeout: 100 * time.Millisecond})
 	sid := hs.initialize("2025-11-25")
 	hs.logs.await(t, `why="idle for 100ms"`)
 	if s, _, _ := hs.roundtrip(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","id":1,"method":"ping"}`}); s != 404 {
@@ -673,10 +681,10 @@ func TestHTTPIdleExpiry(t *testing.T) {
 
 // TestHTTPGracefulShutdown: when ctx ends, a call in flight finishes and
 // gets its response, open streams end, new connections are refused, and
-// ServeStreamableHTTP returns nil.
+// Serve returns nil.
 func TestHTTPGracefulShutdown(t *testing.T) {
 	t.Parallel()
-	hs := startHTTP(t, &HTTPOptions{ShutdownTimeout: 10 * time.Second})
+	hs := startHTTP(t, &Options{ShutdownTimeout: 10 * time.Second})
 	sid := hs.initialize("2025-11-25")
 	get := hs.do(req{"GET", "/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid}, ""})
 	defer get.Body.Close()
@@ -688,7 +696,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 	hs.logs.await(t, "shutting down HTTP")
 	select {
 	case err := <-stopped:
-		t.Fatalf("ServeStreamableHTTP returned (%v) while a call was in flight", err)
+		t.Fatalf("Serve returned (%v) while a call was in flight", err)
 	default:
 	}
 	hs.cat.ReleaseOne()
@@ -696,7 +704,7 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 		t.Errorf("the call in flight got %d %s, want its result", got.status, got.body)
 	}
 	if err := <-stopped; err != nil {
-		t.Errorf("ServeStreamableHTTP = %v", err)
+		t.Errorf("Serve = %v", err)
 	}
 	if e, ok := stream.next(); ok {
 		t.Errorf("the GET stream went on: %+v", e)
@@ -710,12 +718,12 @@ func TestHTTPGracefulShutdown(t *testing.T) {
 // cancelled.
 func TestHTTPShutdownGrace(t *testing.T) {
 	t.Parallel()
-	hs := startHTTP(t, &HTTPOptions{ShutdownTimeout: 50 * time.Millisecond})
+	hs := startHTTP(t, &Options{ShutdownTimeout: 50 * time.Millisecond})
 	sid := hs.initialize("2025-11-25")
 	call := hs.callAsync(sid, `{"jsonrpc":"2.0","id":3,"method":"tools/call","params":{"name":"slow","arguments":{}}}`)
 	hs.await("the call to park", func() bool { return hs.cat.LiveParked() == 1 })
 	if err := hs.stop(); err != nil {
-		t.Errorf("ServeStreamableHTTP = %v", err)
+		t.Errorf("Serve = %v", err)
 	}
 	if got := <-call; got.status != 404 {
 		t.Errorf("the cancelled call got %d %s, want 404 (session ended)", got.status, got.body)
@@ -797,7 +805,7 @@ func TestHTTPPriming(t *testing.T) {
 // stops reading; the admitted ones finish normally.
 func TestHTTPTooManyInFlight(t *testing.T) {
 	t.Parallel()
-	hs := startHTTPInFlight(t, &HTTPOptions{RateLimit: -1}, 1) // at most 4 pending
+	hs := startHTTPInFlight(t, &Options{RateLimit: -1}, 1) // at most 4 pending
 	sid := hs.initialize("2025-11-25")
 	var calls []<-chan result
 	for i := range 12 {

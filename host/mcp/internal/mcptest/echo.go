@@ -1,0 +1,29 @@
+package mcptest
+
+import (
+	"context"
+	"encoding/json"
+
+	"github.com/plughost/plughost/host/tool"
+)
+
+// Echo is the trivial catalog of the benchmarks: no tools listed, and
+// every call answered "hello" at once, without decoding its arguments.
+type Echo struct{}
+
+var echoResult = tool.TextResult("hello")
+
+// ListTools lists nothing.
+func (Echo) ListTools(string) ([]json.RawMessage, string, error) { return nil, "", nil }
+
+// CallTool answers "hello".
+func (Echo) CallTool(context.Context, *tool.Call) (json.RawMessage, error) { return echoResult, nil }
+
+// Subscribe never calls fn.
+func (Echo) Subscribe(func()) func() { return func() {} }
+
+// InitMsg is an initialize request (id "init") asking for version.
+func InitMsg(version string) string {
+	return `{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"` + version +
+		`","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+}

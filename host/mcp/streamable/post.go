@@ -1,0 +1,267 @@
+package streamable
+
+import (
+	"context"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"golang.org/x/time/rate"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+)
+
+// post serves a POSTed JSON-RPC message (or 2025-03-26 batch).
+func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
+	if !accepts(r, "application", "json") || !accepts(r, "text", "event-stream") {
+		httpError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest,
+			"not acceptable: the Accept header must list both application/json and text/event-stream")
+		return
+	}
+	if !checkContentType(w, r) {
+		return
+	}
+	bp := h.readBody(w, r)
+	if bp == nil {
+		return
+	}
+	defer wire.PutBuf(bp)
+	body := *bp
+	if perr := wire.Check(body); perr != nil {
+		httpError(w, http.StatusBadRequest, nil, perr.Code, perr.Message)
+		return
+	}
+	if r.Header.Get("Mcp-Session-Id") == "" && isInitialize(body) {
+		h.initialize(w, body)
+		return
+	}
+	hs := h.lookup(w, r)
+	if hs == nil {
+		return
+	}
+	defer hs.leave()
+	requests, firstID := countRequests(body)
+	if requests > 0 && !h.allow(w, hs.limiter, requests, firstID) {
+		return
+	}
+	if n := int32(requests); n > 0 {
+		if hs.pending.Add(n) > int32(4*h.maxInFlight) {
+			hs.pending.Add(-n)
+			w.Header().Set("Retry-After", "1")
+			httpError(w, http.StatusTooManyRequests, firstID, codeRateLimited,
+				"too many requests in flight in this session: wait for some to finish, then retry")
+			return
+		}
+		defer hs.pending.Add(-n)
+	}
+	ps := postSink{hs: hs, w: w}
+	hs.sess.Handle(context.Background(), body, &ps)
+	ps.finish(requests)
+}
+
+// allow applies the session's rate limit to n requests, answering 429 with
+// a JSON-RPC error when they exceed it.
+func (h *httpHandler) allow(w http.ResponseWriter, lim *rate.Limiter, n int, id []byte) bool {
+	if lim.Limit() == rate.Inf {
+		return true
+	}
+	now := time.Now()
+	res := lim.ReserveN(now, n)
+	delay := res.DelayFrom(now)
+	if res.OK() && delay == 0 {
+		return true
+	}
+	res.CancelAt(now)
+	o := &h.opts
+	msg := "rate limit exceeded: this session may send " + strconv.FormatFloat(o.RateLimit, 'g', -1, 64) +
+		" requests per second (bursts of " + strconv.Itoa(o.RateBurst) + ")"
+	if !res.OK() {
+		msg += "; a batch of " + strconv.Itoa(n) + " requests can never pass: split it"
+		delay = time.Second
+	} else {
+		msg += "; retry after " + delay.Round(time.Millisecond).String()
+	}
+	w.Header().Set("Retry-After", strconv.Itoa(int((delay+time.Second-1)/time.Second)))
+	data := `{"retryAfterMs":` + strconv.FormatInt(delay.Milliseconds(), 10) + `}`
+	bp := wire.GetBuf()
+	*bp = wire.AppendError(*bp, id, &wire.Error{Code: codeRateLimited, Message: msg, Data: []byte(data)})
+	w.Header()["Content-Type"] = hdrJSON
+	w.WriteHeader(http.StatusTooManyRequests)
+	w.Write(*bp)
+	wire.PutBuf(bp)
+	return false
+}
+
+// codeRateLimited is the JSON-RPC error of a request over the rate limit
+// (in the implementation-defined server error range).
+const codeRateLimited = -32029
+
+// isInitialize reports whether the checked body is an initialize request.
+func isInitialize(body []byte) bool {
+	m, err := wire.Decode(body)
+	return err == nil && m.Kind == wire.Request && string(m.Method) == "initialize"
+}
+
+// countRequests counts the messages of a checked body (a message or a
+// batch) that will be answered: requests, and messages that do not decode.
+// For a single request it returns its id too.
+func countRequests(body []byte) (n int, id []byte) {
+	if !wire.IsBatch(body) {
+		m, err := wire.Decode(body)
+		switch {
+		case err != nil:
+			return 1, nil
+		case m.Kind == wire.Request:
+			return 1, m.ID
+		}
+		return 0, nil
+	}
+	for _, e := range wire.Elements(body) {
+		if m, err := wire.Decode(e); err != nil || m.Kind == wire.Request {
+			n++
+		}
+	}
+	return n, nil
+}
+
+// initialize starts a session with a POSTed initialize request. The
+// session exists only if initialize succeeds; its id goes in the
+// Mcp-Session-Id response header.
+func (h *httpHandler) initialize(w http.ResponseWriter, body []byte) {
+	if h.openSessions() >= h.opts.MaxSessions {
+		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
+			"service unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
+		return
+	}
+	hs := h.newHTTPSession()
+	var resp bufSink
+	hs.sess.Handle(context.Background(), body, &resp)
+	if !hs.sess.Initialized() {
+		hs.sess.Close()
+		writeJSON(w, resp.msg)
+		return
+	}
+	// Register it only if the server still takes sessions: the count and
+	// shutdown are checked again under the lock that shutdown snapshots by,
+	// so concurrent initializes cannot overshoot and none outlives shutdown.
+	h.mu.Lock()
+	full := len(h.sessions)+len(h.legacy) >= h.opts.MaxSessions
+	if h.draining.Load() || full {
+		h.mu.Unlock()
+		hs.sess.Close()
+		msg := "service unavailable: the server is shutting down"
+		if full {
+			msg = "service unavailable: " + strconv.Itoa(h.opts.MaxSessions) + " sessions are open, the most this server allows"
+		}
+		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, msg)
+		return
+	}
+	h.sessions[hs.id] = hs
+	hs.timer = time.AfterFunc(h.opts.IdleTimeout, hs.checkIdle)
+	h.mu.Unlock()
+	w.Header().Set("Mcp-Session-Id", hs.id)
+	writeJSON(w, resp.msg)
+	h.log.Debug("session started", "session", hs.id[:8])
+}
+
+// bufSink keeps the one message written to it.
+type bufSink struct{ msg []byte }
+
+func (b *bufSink) Write(msg []byte) error { b.msg = append(b.msg[:0], msg...); return nil }
+
+// writeJSON answers 200 with msg. net/http computes Content-Length itself
+// for a body this handler writes whole and at once.
+func writeJSON(w http.ResponseWriter, msg []byte) {
+	_ = http.NewResponseController(w).SetWriteDeadline(time.Now().Add(jsonWriteTimeout))
+	w.Header()["Content-Type"] = hdrJSON
+	w.WriteHeader(http.StatusOK)
+	w.Write(msg)
+}
+
+// postSink is the Sink of one POST: the first message decides the framing.
+// A response (or a batch's array) first means application/json; a
+// notification first (progress, a log) means text/event-stream, which
+// then carries everything up to the response.
+type postSink struct {
+	hs   *httpSession
+	w    http.ResponseWriter
+	mu   sync.Mutex
+	json bool // the JSON response was written
+	st   *stream
+	conn *sseConn
+}
+
+func (p *postSink) Write(msg []byte) error {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.st != nil:
+		p.hs.emit(p.st, msg)
+	case p.json:
+		p.hs.h.log.Warn("dropped a message after the response", "message", string(msg))
+	case wire.Classify(msg) == wire.Response:
+		p.json = true
+		writeJSON(p.w, msg)
+	default:
+		p.conn = newSSEConn(p.w)
+		p.conn.open()
+		var primeSeq uint64
+		p.st, primeSeq = p.hs.openStream(p.conn)
+		if p.hs.primes() {
+			p.conn.write(appendPriming(nil, p.st.id, primeSeq))
+		}
+		p.hs.emit(p.st, msg)
+	}
+	return nil
+}
+
+// primes reports whether the session's SSE streams open with a priming
+// event: only from 2025-11-25, since older clients may fail on an event
+// with empty data.
+func (hs *httpSession) primes() bool { return hs.sess.Version() >= "2025-11-25" }
+
+// openStream registers a new POST stream attached to c. Every event of the
+// stream will have a seq above the one returned.
+func (hs *httpSession) openStream(c *sseConn) (*stream, uint64) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	st := &stream{id: hs.nextStream, conn: c}
+	hs.nextStream++
+	hs.streams[st.id] = st
+	return st, hs.ring.lastSeq()
+}
+
+// finish ends the POST once Handle has returned.
+func (p *postSink) finish(requests int) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	switch {
+	case p.st != nil:
+		st := p.st
+		st.mu.Lock()
+		st.done = true
+		other := st.conn
+		st.conn = nil
+		st.mu.Unlock()
+		p.hs.mu.Lock()
+		delete(p.hs.streams, st.id)
+		p.hs.mu.Unlock()
+		if other != nil && other != p.conn {
+			other.finish() // a client resumed this stream on a GET: end it
+		}
+		p.conn.close()
+	case p.json:
+	case requests == 0:
+		p.w.WriteHeader(http.StatusAccepted) // notifications and responses
+	default:
+		p.hs.mu.Lock()
+		closed := p.hs.closed
+		p.hs.mu.Unlock()
+		if closed {
+			httpError(p.w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "session ended while the request ran")
+			return
+		}
+		p.w.WriteHeader(http.StatusNoContent) // cancelled: no response
+	}
+}

@@ -112,7 +112,7 @@ var emptyObject = []byte("{}")
 
 // startCall registers a tools/call in flight and returns the function
 // that runs it, or nil after answering with an error.
-func (s *Session) startCall(in *incoming, p callParams) func() {
+func (s *Session) startCall(in incoming, p callParams) func() {
 	// The message's bytes belong to the transport: copy what outlives
 	// this call in one allocation.
 	id, args, token := in.msg.ID, p.args, p.token

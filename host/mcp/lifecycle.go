@@ -41,7 +41,7 @@ func decodeInitialize(params []byte) (initParams, *wire.Error) {
 
 // initialize negotiates the version: the one requested if the server
 // speaks it, the latest otherwise.
-func (s *Session) initialize(in *incoming, p initParams) func() {
+func (s *Session) initialize(in incoming, p initParams) func() {
 	if !s.life.state.CompareAndSwap(stateNew, stateInitializing) {
 		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidRequest, "invalid request: session already initialized"))
 		return nil
@@ -64,7 +64,7 @@ func (s *Session) initialize(in *incoming, p initParams) func() {
 	return nil
 }
 
-func (s *Session) ping(in *incoming, _ struct{}) func() {
+func (s *Session) ping(in incoming, _ struct{}) func() {
 	s.respondResult(in.rp, in.msg.ID, []byte("{}"))
 	return nil
 }

@@ -34,7 +34,7 @@ func decodeSetLevel(params []byte) (int, *wire.Error) {
 	return 0, wire.NewError(wire.CodeInvalidParams, m+"; want one of "+strings.Join(levels[:], ", "))
 }
 
-func (s *Session) setLevel(in *incoming, level int) func() {
+func (s *Session) setLevel(in incoming, level int) func() {
 	s.level.Store(int32(level))
 	s.respondResult(in.rp, in.msg.ID, []byte("{}"))
 	return nil

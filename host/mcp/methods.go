@@ -83,7 +83,7 @@ type method struct {
 	// it returns the rest of the work (run exactly once, on a worker);
 	// otherwise it answers at once and returns nil. Nil for a method
 	// listed only to be answered as out of this server's revisions.
-	serve func(s *Session, in *incoming) (run func())
+	serve func(s *Session, in incoming) (run func())
 }
 
 // incoming is one message being served: its context, its decoded parts
@@ -96,8 +96,8 @@ type incoming struct {
 
 // request makes the serve function of a request: params decode with
 // decode (its error is the answer), then handle runs.
-func request[P any](decode func(params []byte) (P, *wire.Error), handle func(*Session, *incoming, P) (run func())) func(*Session, *incoming) func() {
-	return func(s *Session, in *incoming) func() {
+func request[P any](decode func(params []byte) (P, *wire.Error), handle func(*Session, incoming, P) (run func())) func(*Session, incoming) func() {
+	return func(s *Session, in incoming) func() {
 		p, err := decode(in.msg.Params)
 		if err != nil {
 			s.respondError(in.rp, in.msg.ID, err)
@@ -109,8 +109,8 @@ func request[P any](decode func(params []byte) (P, *wire.Error), handle func(*Se
 
 // notification makes the serve function of a notification: params that
 // do not decode are logged and ignored, as a notification has no answer.
-func notification[P any](decode func(params []byte) (P, *wire.Error), handle func(*Session, P)) func(*Session, *incoming) func() {
-	return func(s *Session, in *incoming) func() {
+func notification[P any](decode func(params []byte) (P, *wire.Error), handle func(*Session, P)) func(*Session, incoming) func() {
+	return func(s *Session, in incoming) func() {
 		p, err := decode(in.msg.Params)
 		if err != nil {
 			s.srv.log.Debug("ignored a notification with bad params", "method", string(in.msg.Method), "error", err.Message)

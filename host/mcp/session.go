@@ -208,7 +208,7 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		s.respondError(rp, derr.ID, derr)
 		return nil
 	}
-	in := &incoming{ctx: ctx, msg: m, rp: rp}
+	in := incoming{ctx: ctx, msg: m, rp: rp}
 	switch m.Kind {
 	case wire.Response:
 		s.response(m)

@@ -20,7 +20,7 @@ func decodeListTools(params []byte) (cursor string, err *wire.Error) {
 }
 
 // listTools answers one page of the catalog's tools, spliced as they are.
-func (s *Session) listTools(in *incoming, cursor string) func() {
+func (s *Session) listTools(in incoming, cursor string) func() {
 	tools, next, err := s.srv.catalog.ListTools(cursor)
 	switch {
 	case errors.Is(err, tool.ErrInvalidCursor):

@@ -58,6 +58,7 @@ type call struct {
 	id     []byte // raw id, owned
 	rp     reply  // where the response goes
 	tc     tool.Call
+	slot   bool // it holds one of the table's slots
 	// cancelled is set, under the table's mu, when the client cancelled
 	// the request or the session closed: its response is then not sent.
 	cancelled bool
@@ -153,6 +154,15 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 	s.work.Add(1)
 	s.pending.Add(1)
 	t.mu.Unlock()
+	if starter, ok := s.srv.catalog.(CallStarter); ok && s.inline && in.rp.batch == nil {
+		select {
+		case t.slots <- struct{}{}:
+			c.slot = true
+			starter.StartCall(c.ctx, &c.tc, c.finish)
+			return nil
+		default: // all slots busy: a worker waits for one
+		}
+	}
 	return c.run
 }
 
@@ -172,22 +182,27 @@ func (s *Session) cancelled(id []byte) { s.calls.cancel(wire.IDKey(id)) }
 // run waits for a slot, runs the call and answers it.
 func (c *call) run() {
 	s := c.s
-	defer s.work.Done()
-	defer s.idle()
-	var res json.RawMessage
-	var err error
-	acquired := true
 	select {
 	case s.calls.slots <- struct{}{}:
+		c.slot = true
 	default: // all slots busy: wait, unless cancelled meanwhile
 		select {
 		case s.calls.slots <- struct{}{}:
+			c.slot = true
 		case <-c.ctx.Done():
-			acquired = false
+			c.finish(nil, c.ctx.Err())
+			return
 		}
 	}
-	if acquired {
-		res, err = s.srv.catalog.CallTool(c.ctx, &c.tc)
+	c.finish(s.srv.catalog.CallTool(c.ctx, &c.tc))
+}
+
+// finish answers the call with what the catalog returned and retires it.
+func (c *call) finish(res json.RawMessage, err error) {
+	s := c.s
+	defer s.work.Done()
+	defer s.idle()
+	if c.slot {
 		<-s.calls.slots
 	}
 	c.mu.Lock()

@@ -217,3 +217,38 @@ func TestWriteErrorEndsServe(t *testing.T) {
 		t.Fatal("ServeStdio did not return after a failed write")
 	}
 }
+
+// TestCallsStartInline: over stdio a call starts on the read loop through
+// the catalog's StartCall (no worker); over other transports, and inside a
+// batch, a worker runs CallTool. Either way the answer is the same.
+func TestCallsStartInline(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		stdio   bool
+		version string
+		msg     string
+		inline  bool
+	}{
+		"stdio":        {true, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, true},
+		"in memory":    {false, "2025-11-25", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}`, false},
+		"stdio, batch": {true, "2025-03-26", `[{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}]`, false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newClient(t, clientOptions{stdio: tt.stdio})
+			c.initialize(tt.version)
+			got := c.roundtrip(tt.msg)
+			want := `{"jsonrpc":"2.0","id":1,"result":{"content":[{"type":"text","text":"hi"}]}}`
+			if tt.msg[0] == '[' {
+				want = "[" + want + "]"
+			}
+			if len(got) != 1 || got[0] != want {
+				t.Errorf("got %q, want %s", got, want)
+			}
+			if n := c.cat.Started(); (n == 1) != tt.inline {
+				t.Errorf("%d calls through StartCall, want inline=%v", n, tt.inline)
+			}
+		})
+	}
+}

@@ -20,7 +20,7 @@ import (
 	"github.com/plughost/plughost/host/mcp/stdio"
 )
 
-var _ Catalog = (*mcptest.Catalog)(nil)
+var _ CallStarter = (*mcptest.Catalog)(nil)
 
 // TestMain fails the run if any goroutine of this package outlives the tests.
 func TestMain(m *testing.M) { os.Exit(mcptest.RunCheckingLeaks(m, "plughost/host/mcp.")) }
@@ -161,7 +161,7 @@ func newClient(t testing.TB, o clientOptions) *client {
 	c.srv = srv
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel
-	go func() { c.served <- srv.Serve(ctx, c.obs) }()
+	go func() { c.served <- srv.serve(ctx, c.obs, nil, o.stdio) }() // stdio starts calls inline, as ServeStdio
 	t.Cleanup(func() {
 		c.cancel()
 		c.close()

@@ -31,7 +31,11 @@ type Session struct {
 	client clientRequests
 	lists  listChanges
 
-	work      sync.WaitGroup // call goroutines and the notifier
+	// inline lets long calls start on the read loop, when the catalog is a
+	// CallStarter (set before the first message; stdio only).
+	inline bool
+
+	work      sync.WaitGroup // calls in flight and the notifier
 	done      chan struct{}  // closed by Close
 	closeOnce sync.Once
 

@@ -42,6 +42,7 @@ type Catalog struct {
 
 	running atomic.Int64 // calls inside CallTool right now
 	peak    atomic.Int64 // the most calls ever inside CallTool at once
+	started atomic.Int64 // calls that came through StartCall
 	// OnChange, when set, is called after a call parks (tests' event hook).
 	OnChange func()
 	// NoPark makes slow return at once (for fuzzing).
@@ -147,6 +148,16 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 	}
 	return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 }
+
+// StartCall runs CallTool on a goroutine of its own, as a plugin's stream
+// reader would answer (mcp.CallStarter).
+func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+	c.started.Add(1)
+	go func() { done(c.CallTool(ctx, call)) }()
+}
+
+// Started counts the calls that came through StartCall.
+func (c *Catalog) Started() int64 { return c.started.Load() }
 
 func (c *Catalog) park(ctx context.Context) *parkedCall {
 	p := &parkedCall{ctx: ctx, release: make(chan struct{})}

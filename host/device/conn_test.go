@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -276,18 +277,24 @@ func (s *Server) anyConn(t *testing.T) *conn {
 	return nil
 }
 
-func TestSanitize(t *testing.T) {
+func TestClaimName(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{
-		"kitchen":     "kitchen",
-		"kitchen box": "kitchen-box",
-		"a..b//c":     "a-b-c",
-		"  x  ":       "x",
-		"日本":          "",
-		"voice_01-A":  "voice_01-A",
+	s := &Server{names: map[string]*conn{}}
+	long := strings.Repeat("v", 40)
+	for _, tc := range []struct {
+		voice  string
+		serial uint64
+		want   string
+	}{
+		{"kitchen box", 1, "device-kitchen-box"},
+		{"kitchen box", 2, "device-kitchen-box-2"},
+		{"日本", 3, "device-3"},
+		{"3", 4, "device-3-4"},
+		{long, 5, naming.ForDevice(long)},
+		{long, 6, naming.ForDevice(long + "-6")},
 	} {
-		if got := sanitize(in); got != want {
-			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
+		if got := s.claimName(&conn{serial: tc.serial}, tc.voice); got != tc.want {
+			t.Errorf("claimName(%q, serial %d) = %q, want %q", tc.voice, tc.serial, got, tc.want)
 		}
 	}
 }

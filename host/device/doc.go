@@ -38,7 +38,8 @@
 //
 // A type-6 "register" publishes the device as a tool.Provider named
 // "device-" plus its sanitized AUTH voice id (or "device-<n>" without one;
-// the prefix keeps a device from taking a plugin's name). Registering again
+// the prefix keeps a device from taking a plugin's name: see
+// naming.ForDevice). Registering again
 // replaces the device's tools; disconnecting removes them. Each MCP
 // tools/call of such a tool is checked against the service's parameters
 // schema, then sent as a "call" frame with a fresh call_id; the device's

@@ -53,7 +53,7 @@ func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
 		cancel:  cancel,
 		changed: make(chan struct{}, 1),
 		done:    make(chan struct{}),
-		st:      PluginStatus{Name: f.name, Path: f.path, State: StateLoading},
+		st:      PluginStatus{Name: f.name, Path: f.path, State: StateLoading, Renamed: f.renamed},
 	}
 }
 

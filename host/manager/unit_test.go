@@ -10,27 +10,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 )
 
-func TestProviderName(t *testing.T) {
-	t.Parallel()
-	tests := map[string]string{
-		"echo":         "echo",
-		"echo.exe":     "echo",
-		"my.tool.sh":   "my_tool",
-		"files-v2":     "files-v2",
-		"snake_case":   "snake_case",
-		"with space":   "with_space",
-		"wörter":       "w_rter",
-		"a.b":          "a",
-		"UPPER.Bin":    "UPPER",
-		"x+y@z.plugin": "x_y_z",
-	}
-	for in, want := range tests {
-		if got := ProviderName(in); got != want {
-			t.Errorf("ProviderName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
-
 func TestIgnoredName(t *testing.T) {
 	t.Parallel()
 	tests := map[string]bool{

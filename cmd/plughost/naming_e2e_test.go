@@ -15,6 +15,16 @@ import (
 // directory and returns its stdout; it fails the test if plughost fails.
 func runCLI(t *testing.T, args ...string) string {
 	t.Helper()
+	stdout, stderr, err := tryCLI(t, args...)
+	if err != nil {
+		t.Fatalf("plughost %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout, stderr)
+	}
+	return stdout
+}
+
+// tryCLI runs bin/plughost as runCLI does and returns its output and exit.
+func tryCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
+	t.Helper()
 	workspace := t.TempDir()
 	// As root the sandbox runs plugins as uid 65534.
 	if err := os.Chmod(workspace, 0o777); err != nil {
@@ -22,12 +32,10 @@ func runCLI(t *testing.T, args ...string) string {
 	}
 	cmd := exec.Command(bin.plughost, append(args, "--workspace", workspace)...)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("plughost %s: %v\nstdout:\n%s\nstderr:\n%s", strings.Join(args, " "), err, stdout.String(), stderr.String())
-	}
-	return stdout.String()
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err = cmd.Run()
+	return out.String(), errOut.String(), err
 }
 
 // A plugin file whose name cannot be a provider name is served under a
@@ -73,12 +81,18 @@ func TestPluginFileNames(t *testing.T) {
 	}
 }
 
-// The tools of a plugin with a 37-character file name reach a client.
+// The tools of a plugin with a 37-character file name reach a client; a
+// call with invalid arguments prints the isError result a client would get.
 func TestLongPluginFileNameCall(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
 	copyPlugin(t, "echo", dir, "a-plugin-with-a-rather-long-file-name")
 	if out := runCLI(t, "call", "echo", "--args", `{"text":"served"}`, "--plugins", dir); strings.TrimSpace(out) != "served" {
 		t.Errorf("plughost call echo printed %q, want served", out)
+	}
+	out, stderr, err := tryCLI(t, "call", "echo", "--plugins", dir)
+	const want = `invalid arguments for tool "echo": /text: missing required property`
+	if err == nil || !strings.Contains(out, want) || !strings.Contains(stderr, errToolFailed.Error()) {
+		t.Errorf("plughost call echo without arguments: %v\nstdout:\n%s\nstderr:\n%s\nwant it to fail printing %q", err, out, stderr, want)
 	}
 }

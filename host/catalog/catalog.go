@@ -382,14 +382,19 @@ func truncate(s string, n int) string {
 
 // CallTool validates call.Arguments against the tool's inputSchema and
 // hands the call to the tool's provider under the provider's own tool name.
-// call.Name is the exposed name.
+// call.Name is the exposed name. It is the one place, after the protocol
+// layer, where absent arguments get their default: nil, empty or JSON null
+// arguments are {}, so the provider always gets a JSON object.
 //
-// An unknown name gives an error wrapping tool.ErrUnknownTool. Arguments
-// that are not a JSON object or break the schema give an isError result
-// naming every violation, and the provider is not called. An error from the
-// provider is returned wrapped, naming tool and provider; the protocol
-// layer turns it into an isError result (or, for a cancelled request, into
-// nothing).
+// Errors, for tool.Outcome to map:
+//   - an unknown name wraps tool.ErrUnknownTool;
+//   - arguments that are not a JSON object or break the schema wrap
+//     tool.ErrBadArguments, and the text is argcheck's message naming
+//     every violation; the provider is not called;
+//   - a provider's error that wraps one of tool's sentinels (tool.Typed)
+//     names its cause and is returned as it is; any other is wrapped
+//     naming tool and provider ("tool "x" of provider "p": …"). A
+//     cancelled ctx shows as the provider's error wrapping ctx's.
 //
 // No lock is held while the provider runs.
 func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
@@ -400,19 +405,33 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 	if r == nil {
 		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 	}
-	if msg := r.schema.Check(call.Name, call.Arguments); msg != "" {
-		return tool.ErrorResult(msg), nil
-	}
 	fwd := *call
 	fwd.Name = r.tool
-	if len(fwd.Arguments) == 0 {
-		fwd.Arguments = json.RawMessage("{}")
+	if absent(fwd.Arguments) {
+		fwd.Arguments = emptyObject
+	}
+	if msg := r.schema.Check(call.Name, fwd.Arguments); msg != "" {
+		return nil, tool.Errorf(tool.ErrBadArguments, "%s", msg)
 	}
 	res, err := r.p.CallTool(ctx, &fwd)
-	if err != nil {
+	switch {
+	case err == nil:
+		return res, nil
+	case tool.Typed(err):
+		return nil, err
+	default:
 		return nil, fmt.Errorf("tool %q of provider %q: %w", r.tool, r.provider, err)
 	}
-	return res, nil
+}
+
+// emptyObject is the arguments of a call that has none.
+var emptyObject = json.RawMessage("{}")
+
+// absent reports whether a call's arguments stand for none: nil, only
+// white space, or JSON null (some clients send null for no arguments).
+func absent(args json.RawMessage) bool {
+	args = bytes.TrimSpace(args)
+	return len(args) == 0 || string(args) == "null"
 }
 
 // Subscribe registers fn to be called once per burst of changes to the

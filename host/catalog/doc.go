@@ -74,9 +74,13 @@
 // refused, so such a schema does not compile. Patterns use Go's regexp
 // syntax (RE2: no lookaround).
 //
-// Invalid arguments are a tool execution error, not a protocol error (MCP
-// SEP-1303): CallTool returns an isError result that names each violation
-// by JSON pointer and rule, so the model can correct itself, e.g.
+// Absent arguments (nil, blank, or JSON null) are {}: CallTool is the one
+// place after the protocol layer that applies this default, so providers
+// always get an object. Invalid arguments are a tool execution error, not a
+// protocol error (MCP SEP-1303): CallTool returns an error wrapping
+// tool.ErrBadArguments whose text names each violation by JSON pointer and
+// rule, which tool.Outcome turns into an isError result so the model can
+// correct itself, e.g.
 //
 //	invalid arguments for tool "create_file":
 //	- /filename: missing required property

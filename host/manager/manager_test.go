@@ -543,8 +543,8 @@ func TestCrashDuringCallRestartsThePlugin(t *testing.T) {
 	}
 
 	_, err = call(t, e.p, "crash", "")
-	if err == nil || !strings.Contains(err.Error(), "plugin tp exited: exit status 3") {
-		t.Fatalf("call crash: error %v, want one naming the exit", err)
+	if !errors.Is(err, tool.ErrGone) || !strings.Contains(err.Error(), `tool "crash" of provider "tp": plugin tp exited: exit status 3`) {
+		t.Fatalf("call crash: error %v, want tool.ErrGone naming the exit", err)
 	}
 	h.expect("remove", "tp")
 	e = h.expect("set", "tp")
@@ -708,8 +708,8 @@ func TestCallsAfterUnloadFail(t *testing.T) {
 	h.expect("remove", "tp")
 	eventually(t, "the plugin to exit", func() bool { return !alive(pid) })
 	_, err := call(t, e.p, "pid", "")
-	if err == nil || !strings.Contains(err.Error(), "plugin tp was unloaded") {
-		t.Errorf("call after unload: %v, want an error saying it was unloaded", err)
+	if !errors.Is(err, tool.ErrRefused) || err.Error() != `tool "pid" of provider "tp": plugin tp was unloaded` {
+		t.Errorf("call after unload: %v, want tool.ErrRefused saying it was unloaded", err)
 	}
 }
 
@@ -850,7 +850,8 @@ func TestBurstHoldsThePublisherUntilSettled(t *testing.T) {
 }
 
 // A call that outlives the Launch's CallTimeout is cancelled in the plugin and
-// answered with an isError result saying so; the plugin keeps serving.
+// fails with tool.ErrTimedOut saying so (an isError result for the client,
+// through tool.Outcome); the plugin keeps serving.
 func TestCallTimeout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -861,17 +862,10 @@ func TestCallTimeout(t *testing.T) {
 		},
 	})
 	e := h.expect("set", "tp")
-	res, err := e.p.CallTool(context.Background(), &tool.Call{Name: "hang", Arguments: json.RawMessage(`{}`)})
-	if err != nil {
-		t.Fatalf("hang: %v, want an isError result", err)
-	}
-	var r struct {
-		Content []struct{ Text string }
-		IsError bool
-	}
-	if err := json.Unmarshal(res, &r); err != nil || !r.IsError || len(r.Content) != 1 ||
-		!strings.Contains(r.Content[0].Text, "did not finish within its timeout of 200ms") {
-		t.Errorf("hang = %s, want an isError result naming the timeout", res)
+	_, err := e.p.CallTool(context.Background(), &tool.Call{Name: "hang", Arguments: json.RawMessage(`{}`)})
+	const want = `tool "hang" of plugin tp did not finish within its timeout of 200ms and was cancelled`
+	if !errors.Is(err, tool.ErrTimedOut) || err.Error() != want {
+		t.Errorf("hang: %v, want tool.ErrTimedOut: %s", err, want)
 	}
 	h.logs.await(t, "test.tp", "hang cancelled")
 	if got := mustCall(t, e.p, "variant_v1", ""); got != "v1" {

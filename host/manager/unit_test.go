@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,6 +10,10 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/go-hclog"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/plughost/plughost/host/tool"
 )
 
 func TestIgnoredName(t *testing.T) {
@@ -124,5 +130,17 @@ func TestPluginLoggerRenamesAtKeys(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("log line %s lacks %s", got, want)
 		}
+	}
+}
+
+// A message over gRPC's size limit is tool.ErrTooLarge; the text is what
+// the catalog's wrapping gave before.
+func TestCallErrorTooLarge(t *testing.T) {
+	t.Parallel()
+	in := &instance{name: "tp"}
+	err := in.callError("big", fmt.Errorf(`call "big": %w`, status.Error(codes.ResourceExhausted, "grpc: received message larger than max")))
+	const want = `tool "big" of provider "tp": plugin tp: call "big": rpc error: code = ResourceExhausted desc = grpc: received message larger than max`
+	if !errors.Is(err, tool.ErrTooLarge) || err.Error() != want {
+		t.Errorf("callError = %v, want tool.ErrTooLarge: %s", err, want)
 	}
 }

@@ -144,3 +144,35 @@ func TestCallErrorTooLarge(t *testing.T) {
 		t.Errorf("callError = %v, want tool.ErrTooLarge: %s", err, want)
 	}
 }
+
+// died backs off BackoffInitial, doubled per recent death up to
+// BackoffMax, and parks the plugin at the CrashLimit-th death within
+// CrashWindow; deaths older than the window do not count.
+func TestDied(t *testing.T) {
+	t.Parallel()
+	s := &supervisor{
+		m:   &Manager{opts: Options{BackoffInitial: 250 * time.Millisecond, BackoffMax: time.Second, CrashLimit: 5, CrashWindow: time.Minute}},
+		log: hclog.NewNullLogger(),
+	}
+	l := &life{s: s, deaths: []time.Time{time.Now().Add(-2 * time.Minute)}} // outside the window
+	want := []struct {
+		next  stage
+		delay time.Duration
+		state State
+	}{
+		{stageBackoff, 250 * time.Millisecond, StateRestarting},
+		{stageBackoff, 500 * time.Millisecond, StateRestarting},
+		{stageBackoff, time.Second, StateRestarting},
+		{stageBackoff, time.Second, StateRestarting},
+		{stageParked, time.Second, StateParked},
+	}
+	for i, w := range want {
+		next := l.died(errors.New("exit status 3"))
+		if next != w.next || l.delay != w.delay || s.snapshot().State != w.state {
+			t.Errorf("death %d: %v after %v, state %s; want %v after %v, state %s", i+1, next, l.delay, s.snapshot().State, w.next, w.delay, w.state)
+		}
+	}
+	if got := s.snapshot().LastError; !strings.Contains(got, "exit status 3; crashed 5 times within 1m0s; parked until the file changes") {
+		t.Errorf("LastError = %q", got)
+	}
+}

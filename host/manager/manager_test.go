@@ -939,3 +939,39 @@ func TestBinaryStillOpenForWritingIsRetried(t *testing.T) {
 		t.Errorf("status %s (%s), want running", st.State, st.LastError)
 	}
 }
+
+// A file whose provider name another file has is listed as refused, at
+// start and when it appears later, until it goes away.
+func TestRefusedDuplicateName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	copyFile(t, pluginV1, filepath.Join(dir, "tp.sh"), 0o755)
+	h := start(t, dir, Options{})
+	h.expect("set", "tp")
+	h.ready()
+	refused := func(base string) func() bool {
+		return func() bool {
+			for _, s := range h.m.Status() {
+				if s.State == StateRefused && s.Path == filepath.Join(dir, base) && strings.Contains(s.LastError, base+" not loaded: the plugin file tp has the same provider name") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	eventually(t, "tp.sh to be listed as refused", refused("tp.sh"))
+
+	copyFile(t, pluginV1, filepath.Join(dir, "tp.bin"), 0o755)
+	eventually(t, "tp.bin to be listed as refused", refused("tp.bin"))
+
+	for _, base := range []string{"tp.sh", "tp.bin"} {
+		if err := os.Remove(filepath.Join(dir, base)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "the refused files to leave Status", func() bool { return len(h.m.Status()) == 1 })
+	if st := h.status("tp"); st.State != StateRunning {
+		t.Errorf("tp is %s, want running", st.State)
+	}
+}

@@ -15,6 +15,7 @@ import (
 // supervisor owns one plugin file: it loads it, publishes it, restarts it
 // when it dies, reloads it when the file changes, and unloads it. All
 // Publisher calls for its name come from its goroutine, so they are ordered.
+// Its life is a sequence of stages (lifecycle.go), run by run.
 type supervisor struct {
 	m      *Manager
 	name   string

@@ -55,7 +55,7 @@ type kindError struct {
 func (e *kindError) Error() string   { return e.err.Error() }
 func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
-// Kinds lists the sentinels an error may wrap to name its cause itself.
+// kinds lists the sentinels an error may wrap to name its cause itself.
 var kinds = []error{ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments, ErrTooLarge}
 
 // Typed reports whether err wraps one of ErrGone, ErrTimedOut, ErrRefused,

@@ -6,7 +6,7 @@ PLUGINS := $(patsubst plugins/%/,%,$(sort $(dir $(wildcard plugins/*/main.go))))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test run proto clean conformance
+.PHONY: all build test tidy-check run proto clean conformance
 
 all: build
 
@@ -17,12 +17,17 @@ build:
 	@for p in $(PLUGINS); do echo "$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p"; \
 		$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
 
-## test: vet, the macOS build, every test (with the race detector), then the conformance suite
-test: build conformance/node_modules
+## test: go.mod tidy, vet, the macOS build, every test (with the race detector), then the conformance suite
+test: tidy-check build conformance/node_modules
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 10m ./...
 	conformance/run.sh $(BIN)/plughost $(BIN)/plugins/conformance
+
+## tidy-check: fail when `go mod tidy` would change go.mod or go.sum (a dependency used
+## directly but marked indirect, a missing checksum); the fix is to run `go mod tidy` and commit
+tidy-check:
+	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; }
 
 ## run: serve the bundled plugins over Streamable HTTP on 127.0.0.1:8080/mcp (the workspace of `files` is bin/workspace)
 run: build

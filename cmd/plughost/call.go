@@ -72,7 +72,15 @@ func callTool(args []string, stdout, stderr io.Writer) error {
 		return fmt.Errorf("no tool named %q; available: %s", name, strings.Join(names, ", "))
 	}
 	if err != nil {
-		return err
+		if ctx.Err() != nil {
+			return err
+		}
+		// What an MCP client would get: an isError result naming the cause.
+		res, rpcErr := tool.Outcome(err)
+		if rpcErr != nil {
+			return errors.New(rpcErr.Message)
+		}
+		result = res
 	}
 	return printResult(stdout, result, *rawJSON)
 }

@@ -29,6 +29,7 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	<-h.manager.Ready()
 
 	exposed := h.catalog.Exposed()
+	skipped := h.catalog.Skipped()
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	statuses := h.manager.Status()
 	if len(statuses) == 0 {
@@ -46,9 +47,20 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 			line += "\t" + st.LastError
 		}
 		fmt.Fprintln(w, line)
+		if st.Renamed != "" {
+			fmt.Fprintf(w, "  (%s)\n", st.Renamed)
+		}
+		if st.State == manager.StateRefused {
+			continue // the tools below are those of the plugin that has the name
+		}
 		for _, e := range exposed {
 			if e.Provider == st.Name {
 				fmt.Fprintf(w, "  %s\t%s\n", e.ExposedName, firstLine(e.Description))
+			}
+		}
+		for _, sk := range skipped {
+			if sk.Provider == st.Name {
+				fmt.Fprintf(w, "  %q not served\t%s\n", sk.Tool, sk.Reason)
 			}
 		}
 	}

@@ -44,8 +44,8 @@ func Compile(raw []byte) (*Schema, error) {
 	return &Schema{s}, nil
 }
 
-// Check checks a call's arguments (a JSON object; empty means {}) for the
-// named tool. It returns "" when they are valid, otherwise a message for the
+// Check checks a call's arguments (a JSON object, never absent: the
+// catalog gives absent arguments their default, {}) for the named tool. It returns "" when they are valid, otherwise a message for the
 // model that names every violation (up to MaxViolations) by JSON pointer and rule.
 func (s *Schema) Check(tool string, args []byte) string {
 	return validateArgs(tool, s.s, args)
@@ -87,9 +87,6 @@ const MaxViolations = 10
 // It returns "" when they are valid, otherwise a message for the model that
 // names every violation (up to MaxViolations) by JSON pointer and rule.
 func validateArgs(exposed string, sch *jsonschema.Schema, args []byte) string {
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = []byte("{}")
-	}
 	dec := json.NewDecoder(bytes.NewReader(args))
 	dec.UseNumber()
 	var v any

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -149,7 +150,9 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 
 // Set adds provider p, or replaces the provider of the same name, reading
 // p.Tools() now. It refuses (logs and ignores) a nil provider and a name
-// that is not 1 to 32 of [a-zA-Z0-9_-]. Each tool is checked and its
+// that is not a provider name (naming.ValidProvider): the manager and the
+// device bridge derive valid names with package naming, so this only
+// catches a programming error. Each tool is checked and its
 // inputSchema compiled here; a tool that fails is skipped with a warning
 // (see Skipped). Subscribers hear of it only if the exposed list changed.
 func (c *Catalog) Set(p tool.Provider) {
@@ -158,8 +161,8 @@ func (c *Catalog) Set(p tool.Provider) {
 		return
 	}
 	name := p.Name()
-	if !validProviderName(name) {
-		c.log.Error("ignoring provider: its name must be 1 to 32 of [a-zA-Z0-9_-]", "provider", name)
+	if err := naming.CheckProvider(name); err != nil {
+		c.log.Error("ignoring provider", "provider", name, "error", err)
 		return
 	}
 	defs := p.Tools()
@@ -221,22 +224,22 @@ func (c *Catalog) Remove(name string) {
 // schedules an event if the exposed list did. c.mu must be held.
 func (c *Catalog) rebuild() {
 	type item struct {
-		n *naming
+		n *naming.Name
 		d *def
 		p *provider
 	}
 	var items []item
 	for pname, st := range c.providers {
 		for _, d := range st.defs {
-			items = append(items, item{&naming{provider: pname, tool: d.name}, d, st})
+			items = append(items, item{&naming.Name{Provider: pname, Own: d.name}, d, st})
 		}
 	}
-	ns := make([]*naming, len(items))
+	ns := make([]*naming.Name, len(items))
 	for i, it := range items {
 		ns[i] = it.n
 	}
-	assignNames(ns)
-	sort.Slice(items, func(i, j int) bool { return items[i].n.exposed < items[j].n.exposed })
+	naming.Assign(ns)
+	sort.Slice(items, func(i, j int) bool { return items[i].n.Exposed < items[j].n.Exposed })
 
 	s := &snapshot{
 		names:   make([]string, len(items)),
@@ -249,12 +252,12 @@ func (c *Catalog) rebuild() {
 	providersOf := map[string][]string{}
 	for i, it := range items {
 		n := it.n
-		s.names[i] = n.exposed
-		s.tools[i] = it.d.encode(n.exposed)
-		s.routes[n.exposed] = &route{p: it.p.p, provider: n.provider, tool: n.tool, schema: it.d.schema}
-		s.entries[i] = Entry{Provider: n.provider, Tool: n.tool, ExposedName: n.exposed, Description: it.d.desc}
-		s.exposed[[2]string{n.provider, n.tool}] = n.exposed
-		providersOf[n.tool] = append(providersOf[n.tool], n.provider)
+		s.names[i] = n.Exposed
+		s.tools[i] = it.d.encode(n.Exposed)
+		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, schema: it.d.schema}
+		s.entries[i] = Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.d.desc}
+		s.exposed[[2]string{n.Provider, n.Own}] = n.Exposed
+		providersOf[n.Own] = append(providersOf[n.Own], n.Provider)
 	}
 	for t, ps := range providersOf {
 		if len(ps) > 1 {
@@ -274,7 +277,7 @@ func (c *Catalog) rebuild() {
 // logNames warns about clashes that appeared or changed, notes clashes that
 // went away, and warns about every tool whose exposed name changed for
 // another reason (sanitised, shortened, disambiguated).
-func (c *Catalog) logNames(old, s *snapshot, ns []*naming) {
+func (c *Catalog) logNames(old, s *snapshot, ns []*naming.Name) {
 	for _, t := range sortedKeys(s.clashes) {
 		ps := s.clashes[t]
 		if slices.Equal(old.clashes[t], ps) {
@@ -293,13 +296,13 @@ func (c *Catalog) logNames(old, s *snapshot, ns []*naming) {
 		}
 	}
 	for _, n := range ns {
-		if n.exposed == n.tool || n.reason == reasonClash {
+		if n.Exposed == n.Own || n.Reason == naming.ReasonClash {
 			continue
 		}
-		if old.exposed[[2]string{n.provider, n.tool}] == n.exposed {
+		if old.exposed[[2]string{n.Provider, n.Own}] == n.Exposed {
 			continue // logged when it happened
 		}
-		c.log.Warn("tool exposed under another name", "provider", n.provider, "tool", n.tool, "exposed", n.exposed, "reason", n.reason)
+		c.log.Warn("tool exposed under another name", "provider", n.Provider, "tool", n.Own, "exposed", n.Exposed, "reason", n.Reason)
 	}
 }
 
@@ -367,7 +370,7 @@ func decodeCursor(cursor string) (last string, ok bool) {
 		return "", false
 	}
 	last, ok = strings.CutPrefix(string(b), cursorPrefix)
-	return last, ok && validExposedName(last)
+	return last, ok && naming.ValidExposed(last)
 }
 
 func truncate(s string, n int) string {
@@ -379,14 +382,19 @@ func truncate(s string, n int) string {
 
 // CallTool validates call.Arguments against the tool's inputSchema and
 // hands the call to the tool's provider under the provider's own tool name.
-// call.Name is the exposed name.
+// call.Name is the exposed name. It is the one place, after the protocol
+// layer, where absent arguments get their default: nil, empty or JSON null
+// arguments are {}, so the provider always gets a JSON object.
 //
-// An unknown name gives an error wrapping tool.ErrUnknownTool. Arguments
-// that are not a JSON object or break the schema give an isError result
-// naming every violation, and the provider is not called. An error from the
-// provider is returned wrapped, naming tool and provider; the protocol
-// layer turns it into an isError result (or, for a cancelled request, into
-// nothing).
+// Errors, for tool.Outcome to map:
+//   - an unknown name wraps tool.ErrUnknownTool;
+//   - arguments that are not a JSON object or break the schema wrap
+//     tool.ErrBadArguments, and the text is argcheck's message naming
+//     every violation; the provider is not called;
+//   - a provider's error that wraps one of tool's sentinels (tool.Typed)
+//     names its cause and is returned as it is; any other is wrapped
+//     naming tool and provider ("tool "x" of provider "p": …"). A
+//     cancelled ctx shows as the provider's error wrapping ctx's.
 //
 // No lock is held while the provider runs.
 func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
@@ -397,19 +405,33 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 	if r == nil {
 		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 	}
-	if msg := r.schema.Check(call.Name, call.Arguments); msg != "" {
-		return tool.ErrorResult(msg), nil
-	}
 	fwd := *call
 	fwd.Name = r.tool
-	if len(fwd.Arguments) == 0 {
-		fwd.Arguments = json.RawMessage("{}")
+	if absent(fwd.Arguments) {
+		fwd.Arguments = emptyObject
+	}
+	if msg := r.schema.Check(call.Name, fwd.Arguments); msg != "" {
+		return nil, tool.Errorf(tool.ErrBadArguments, "%s", msg)
 	}
 	res, err := r.p.CallTool(ctx, &fwd)
-	if err != nil {
+	switch {
+	case err == nil:
+		return res, nil
+	case tool.Typed(err):
+		return nil, err
+	default:
 		return nil, fmt.Errorf("tool %q of provider %q: %w", r.tool, r.provider, err)
 	}
-	return res, nil
+}
+
+// emptyObject is the arguments of a call that has none.
+var emptyObject = json.RawMessage("{}")
+
+// absent reports whether a call's arguments stand for none: nil, only
+// white space, or JSON null (some clients send null for no arguments).
+func absent(args json.RawMessage) bool {
+	args = bytes.TrimSpace(args)
+	return len(args) == 0 || string(args) == "null"
 }
 
 // Subscribe registers fn to be called once per burst of changes to the

@@ -186,10 +186,7 @@ func TestSchemaRules(t *testing.T) {
 			if s := f.cat.Skipped(); len(s) != 0 {
 				t.Fatalf("skipped: %+v", s)
 			}
-			res, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "t", Arguments: json.RawMessage(tc.args)})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := clientResult(t, f.cat, &tool.Call{Name: "t", Arguments: json.RawMessage(tc.args)})
 			want := tool.TextResult("p:t")
 			if tc.wantErr != "" {
 				want = tool.ErrorResult(tc.wantErr)
@@ -388,7 +385,7 @@ func TestValidation(t *testing.T) {
 		},
 		"array":          {args: `["a.txt"]`, want: `invalid arguments for tool "create_file": arguments must be a JSON object, got array`},
 		"string":         {args: `"a.txt"`, want: `invalid arguments for tool "create_file": arguments must be a JSON object, got string`},
-		"null":           {args: `null`, want: `invalid arguments for tool "create_file": arguments must be a JSON object, got null`},
+		"null":           {args: `null`, want: `invalid arguments for tool "create_file": /filename: missing required property`},
 		"number":         {args: `12`, want: `invalid arguments for tool "create_file": arguments must be a JSON object, got number`},
 		"not JSON":       {args: `{"filename":`, want: `invalid arguments for tool "create_file": not valid JSON: unexpected EOF`},
 		"trailing value": {args: `{"filename":"a"} {}`, want: `invalid arguments for tool "create_file": not valid JSON: data after the arguments object`},
@@ -399,10 +396,7 @@ func TestValidation(t *testing.T) {
 			f := newFixture(t, nil)
 			p := &fakeProvider{name: "files", tools: []tool.Def{toolDef("create_file", schema)}}
 			f.cat.Set(p)
-			res, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "create_file", Arguments: json.RawMessage(tc.args)})
-			if err != nil {
-				t.Fatalf("CallTool: %v", err)
-			}
+			res := clientResult(t, f.cat, &tool.Call{Name: "create_file", Arguments: json.RawMessage(tc.args)})
 			if tc.want == "" {
 				if diff := cmp.Diff(string(tool.TextResult("files:create_file")), string(res)); diff != "" {
 					t.Errorf("result (-want +got):\n%s", diff)
@@ -433,11 +427,7 @@ func TestValidationBounded(t *testing.T) {
 	schema := fmt.Sprintf(`{"type":"object","properties":{%s},"required":[%s]}`, strings.Join(props, ","), strings.Join(req, ","))
 	f := newFixture(t, nil)
 	f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{toolDef("t", schema)}})
-	res, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "t", Arguments: json.RawMessage(`{}`)})
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := errorText(t, res)
+	text := errorText(t, clientResult(t, f.cat, &tool.Call{Name: "t", Arguments: json.RawMessage(`{}`)}))
 	lines := strings.Split(text, "\n")
 	if len(lines) != 1+argcheck.MaxViolations+1 {
 		t.Fatalf("got %d lines, want header + %d + summary:\n%s", len(lines), argcheck.MaxViolations, text)
@@ -445,6 +435,24 @@ func TestValidationBounded(t *testing.T) {
 	if lines[1] != "- /p00: missing required property" || lines[len(lines)-1] != "- … and 15 more" {
 		t.Errorf("unexpected text:\n%s", text)
 	}
+}
+
+// clientResult calls the catalog and returns what a client gets as the
+// result: the provider's, or tool.Outcome's for invalid arguments.
+func clientResult(t *testing.T, cat *Catalog, call *tool.Call) json.RawMessage {
+	t.Helper()
+	res, err := cat.CallTool(context.Background(), call)
+	if err == nil {
+		return res
+	}
+	if !errors.Is(err, tool.ErrBadArguments) {
+		t.Fatalf("CallTool: %v, want nil or an error wrapping tool.ErrBadArguments", err)
+	}
+	res, rpcErr := tool.Outcome(err)
+	if rpcErr != nil {
+		t.Fatalf("Outcome(%v) is a JSON-RPC error %+v, want an isError result", err, rpcErr)
+	}
+	return res
 }
 
 // errorText returns the text of an isError CallToolResult.
@@ -551,6 +559,45 @@ func TestRouting(t *testing.T) {
 	if !errors.Is(err, errDead) || !strings.Contains(err.Error(), `tool "x" of provider "b"`) {
 		t.Errorf("error = %v, want errDead naming the tool and provider", err)
 	}
+}
+
+// Absent arguments (nil, blank, null) reach the provider as {}; a
+// provider's typed error comes back as it is, its text unchanged.
+func TestCallDefaultsAndTypedErrors(t *testing.T) {
+	t.Parallel()
+	gone := tool.Errorf(tool.ErrGone, "plugin p exited")
+	p := newProvider("p", "x", "fail")
+	p.call = func(_ context.Context, c *tool.Call) (json.RawMessage, error) {
+		if c.Name == "fail" {
+			return nil, gone
+		}
+		return tool.TextResult(string(c.Arguments)), nil
+	}
+	f := newFixture(t, nil)
+	f.cat.Set(p)
+	for name, args := range map[string]json.RawMessage{"nil": nil, "blank": json.RawMessage(" \n"), "null": json.RawMessage("null"), "object": json.RawMessage(`{"a":1}`)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			res, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "x", Arguments: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "{}"
+			if name == "object" {
+				want = string(args)
+			}
+			if diff := cmp.Diff(string(tool.TextResult(want)), string(res)); diff != "" {
+				t.Errorf("the provider got other arguments (-want +got):\n%s", diff)
+			}
+		})
+	}
+	t.Run("typed error", func(t *testing.T) {
+		t.Parallel()
+		_, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "fail"})
+		if err != gone {
+			t.Errorf("error = %v, want the provider's typed error as it is", err)
+		}
+	})
 }
 
 // A call that never returns holds no lock: listing, Set, Remove and other

@@ -36,12 +36,17 @@
 // another one, is cut and given a stable hash of its provider and tool:
 // "a.very.long.name…" becomes "a_very_long_name…_1f2e3d4c". A name is never
 // silently dropped: every rename is logged, and the result depends only on
-// which providers offer which tools, never on the order of Set calls.
+// which providers offer which tools, never on the order of Set calls. The
+// rules themselves live in package naming ([naming.Assign]); the catalog
+// applies them on every Set and Remove.
 //
-// Provider names must be 1 to 32 of [a-zA-Z0-9_-]; Set logs and ignores any
-// other. A tool is skipped, with a warning naming provider, tool and reason
-// (also listed by Skipped), when its name is empty or holds a character
-// outside [A-Za-z0-9_.-], when its definition is not a JSON object with an
+// Provider names must be valid ([naming.ValidProvider]: 1 to 32 of
+// [a-zA-Z0-9_-]). The plugin manager and the device bridge derive valid
+// ones ([naming.ForFile], [naming.ForDevice]), so Set refuses (logs and
+// ignores) only a provider built wrongly. A tool is skipped, with a warning
+// naming provider, tool and reason (also listed by Skipped, and by
+// `plughost plugins`), when its name is not 1 to 128 of [A-Za-z0-9_.-]
+// ([naming.CheckName]), when its definition is not a JSON object with an
 // "inputSchema" object, when a provider offers the name twice (the first
 // wins), or when its inputSchema does not compile. The last is a choice:
 // a tool whose arguments could never be checked is worse than a missing
@@ -69,9 +74,13 @@
 // refused, so such a schema does not compile. Patterns use Go's regexp
 // syntax (RE2: no lookaround).
 //
-// Invalid arguments are a tool execution error, not a protocol error (MCP
-// SEP-1303): CallTool returns an isError result that names each violation
-// by JSON pointer and rule, so the model can correct itself, e.g.
+// Absent arguments (nil, blank, or JSON null) are {}: CallTool is the one
+// place after the protocol layer that applies this default, so providers
+// always get an object. Invalid arguments are a tool execution error, not a
+// protocol error (MCP SEP-1303): CallTool returns an error wrapping
+// tool.ErrBadArguments whose text names each violation by JSON pointer and
+// rule, which tool.Outcome turns into an isError result so the model can
+// correct itself, e.g.
 //
 //	invalid arguments for tool "create_file":
 //	- /filename: missing required property

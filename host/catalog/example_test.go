@@ -49,15 +49,18 @@ func Example() {
 	ctx := context.Background()
 	res, _ := cat.CallTool(ctx, &tool.Call{Name: "fr__greet", Arguments: json.RawMessage(`{"who":"Ada"}`)})
 	fmt.Printf("%s\n", res)
-	res, _ = cat.CallTool(ctx, &tool.Call{Name: "fr__greet", Arguments: json.RawMessage(`{}`)})
+	// A failed call is an error; tool.Outcome says what the client gets.
+	_, err := cat.CallTool(ctx, &tool.Call{Name: "fr__greet"}) // no arguments: {}
+	res, _ = tool.Outcome(err)
 	fmt.Printf("%s\n", res)
-	_, err := cat.CallTool(ctx, &tool.Call{Name: "greet", Arguments: json.RawMessage(`{}`)})
-	fmt.Println(err)
+	_, err = cat.CallTool(ctx, &tool.Call{Name: "greet", Arguments: json.RawMessage(`{}`)})
+	_, rpcErr := tool.Outcome(err)
+	fmt.Println(rpcErr.Code, rpcErr.Message)
 	// Output:
 	// {"name":"greet","description":"Greets someone.","inputSchema":{"type":"object","properties":{"who":{"type":"string"}},"required":["who"]}}
 	// en__greet → en greet
 	// fr__greet → fr greet
 	// {"content":[{"type":"text","text":"fr says hello to Ada"}]}
 	// {"content":[{"type":"text","text":"invalid arguments for tool \"fr__greet\": /who: missing required property"}],"isError":true}
-	// unknown tool: "greet"
+	// -32602 invalid params: unknown tool: "greet"
 }

@@ -8,6 +8,7 @@ import (
 	"strconv"
 
 	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/host/naming"
 )
 
 // def is one accepted tool of a provider: its JSON, ready to have its name
@@ -24,8 +25,8 @@ type def struct {
 // parseDef checks one tool definition and compiles its input schema.
 // The error says what is wrong, for a warning naming provider and tool.
 func parseDef(name string, raw []byte) (*def, error) {
-	if !validToolName(name) {
-		return nil, fmt.Errorf("invalid tool name %q: want 1 or more of [A-Za-z0-9_.-]", name)
+	if err := naming.CheckName(naming.Tool, name); err != nil {
+		return nil, err
 	}
 	var buf bytes.Buffer
 	if err := json.Compact(&buf, raw); err != nil {

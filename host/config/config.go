@@ -24,7 +24,9 @@
 //	}
 //
 // A plugin block overrides the default's settings for the plugin of that
-// provider name; its allow_read, allow_write and env lists add to the
+// provider name (as `plughost plugins` shows it), or of that file name when
+// the file name is long and the provider name derived from it (see
+// naming.ForLabel); its allow_read, allow_write and env lists add to the
 // default's lists. Every setting is optional: an empty file, or none, gives
 // every plugin the default policy of package sandbox.
 //
@@ -41,7 +43,6 @@ import (
 	"maps"
 	"math/big"
 	"os"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +52,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -134,9 +136,9 @@ func (s *Sandbox) decode(body hcl.Body) error {
 		return err
 	}
 	for _, b := range content.Blocks {
-		name := b.Labels[0]
-		if !validName.MatchString(name) {
-			return diag(b.LabelRanges[0], "Invalid plugin name", fmt.Sprintf("%q is not a provider name (letters, digits, _ and -)", name))
+		name, err := naming.ForLabel(b.Labels[0])
+		if err != nil {
+			return diag(b.LabelRanges[0], "Invalid plugin name", err.Error())
 		}
 		if _, dup := s.Plugins[name]; dup {
 			return diag(b.DefRange, "Duplicate plugin block", fmt.Sprintf("plugin %q already has a block", name))
@@ -153,8 +155,6 @@ func (s *Sandbox) decode(body hcl.Body) error {
 	}
 	return nil
 }
-
-var validName = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
 
 // decodePolicy sets p's fields from attrs; with add, lists add to p's.
 func decodePolicy(p *sandbox.Policy, attrs hcl.Attributes, add bool) error {

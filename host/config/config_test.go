@@ -7,6 +7,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -47,6 +48,9 @@ sandbox {
 	}
 }
 
+// long37 is a plugin file name longer than a provider name may be.
+const long37 = "a-plugin-with-a-rather-long-file-name"
+
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]struct{ src, want string }{
@@ -57,8 +61,11 @@ func TestParseErrors(t *testing.T) {
 		"relative path":    {"sandbox {\n  allow_write = [\"ws\"]\n}\n", `plughost.hcl:2,17-23: Invalid allow_write; allow_write: "ws" is not an absolute path`},
 		"bad timeout":      {"sandbox {\n  timeout = 30\n}\n", `plughost.hcl:2,13-15: Invalid timeout`},
 		"duplicate plugin": {"sandbox {\n  plugin \"a\" {}\n  plugin \"a\" {}\n}\n", `plughost.hcl:3,3-13: Duplicate plugin block`},
-		"unknown block":    {"sandbx {}\n", `plughost.hcl:1,1-7: Unsupported block type`},
-		"syntax":           {"sandbox {\n  memory = \n}\n", `plughost.hcl:2`},
+		"bad plugin name":  {"sandbox {\n  plugin \"a.b\" {}\n}\n", `plughost.hcl:2,10-15: Invalid plugin name; "a.b" is not a plugin name`},
+		"same plugin twice": {"sandbox {\n  plugin \"" + long37 + "\" {}\n  plugin \"" + naming.Shorten(long37) + "\" {}\n}\n",
+			`plughost.hcl:3,3-44: Duplicate plugin block`},
+		"unknown block": {"sandbx {}\n", `plughost.hcl:1,1-7: Unsupported block type`},
+		"syntax":        {"sandbox {\n  memory = \n}\n", `plughost.hcl:2`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -67,6 +74,20 @@ func TestParseErrors(t *testing.T) {
 				t.Errorf("Parse error = %v, want it to contain %q", err, c.want)
 			}
 		})
+	}
+}
+
+// A block labelled with a plugin's long file name configures the plugin
+// under its derived provider name.
+func TestLongPluginName(t *testing.T) {
+	t.Parallel()
+	cfg, err := Parse([]byte("sandbox {\n  plugin \""+long37+"\" {\n    pids = 7\n  }\n}\n"), "plughost.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	name, _ := naming.ForFile(long37)
+	if got := cfg.Sandbox.PolicyFor(name).Pids; got != 7 {
+		t.Errorf("policy of %s: pids = %d, want 7 (plugins: %v)", name, got, cfg.Sandbox.Plugins)
 	}
 }
 

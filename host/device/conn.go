@@ -293,29 +293,45 @@ func (c *conn) Tools() []tool.Def {
 	return defs
 }
 
-// CallTool sends a call frame and waits for the device's result.
+// CallTool sends a call frame and waits for the device's result. The
+// catalog has checked call.Arguments against the service's schema. A
+// disconnect is tool.ErrGone, no result in time tool.ErrTimedOut, each
+// naming the tool and the device.
 func (c *conn) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
-	return c.call(ctx, call.Name, call.Arguments)
+	res, err := c.call(ctx, call.Name, call.Arguments)
+	switch {
+	case errors.Is(err, ErrDisconnected):
+		return nil, tool.Errorf(tool.ErrGone, "tool %q of provider %q: %w", call.Name, c.Name(), err)
+	case errors.Is(err, ErrCallTimeout):
+		return nil, tool.Errorf(tool.ErrTimedOut, "tool %q of provider %q: %w", call.Name, c.Name(), err)
+	}
+	return res, err
 }
 
-// call validates args, sends the call with a fresh call_id and waits for
-// the result, the timeout, ctx or the end of the connection.
-func (c *conn) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+// service returns the registered service of that name, or an error
+// wrapping tool.ErrGone when the device no longer offers it.
+func (c *conn) service(name string) (*service, error) {
 	c.mu.Lock()
 	svc := c.byName[name]
 	c.mu.Unlock()
 	if svc == nil {
-		return tool.ErrorResult(fmt.Sprintf("the device no longer offers %q", name)), nil
+		return nil, tool.Errorf(tool.ErrGone, "the device no longer offers %q", name)
 	}
-	if len(bytes.TrimSpace(args)) == 0 {
-		args = json.RawMessage("{}")
-	}
-	if msg := svc.validate(args); msg != "" {
-		return tool.ErrorResult(msg), nil
+	return svc, nil
+}
+
+// call sends the call with a fresh call_id and waits for the result, the
+// timeout, ctx or the end of the connection. args must be a JSON object
+// (checked by the catalog, or by runToolUse for the device's own text
+// tasks). Errors wrap tool.ErrGone (a service no longer offered),
+// ErrDisconnected, ErrCallTimeout or ctx's error.
+func (c *conn) call(ctx context.Context, name string, args json.RawMessage) (json.RawMessage, error) {
+	if _, err := c.service(name); err != nil {
+		return nil, err
 	}
 	var params bytes.Buffer
 	if err := json.Compact(&params, args); err != nil {
-		return tool.ErrorResult("invalid arguments: " + err.Error()), nil
+		return nil, tool.Errorf(tool.ErrBadArguments, "invalid arguments: %v", err)
 	}
 
 	ch := make(chan []byte, 1)

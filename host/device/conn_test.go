@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -149,26 +150,21 @@ func TestResults(t *testing.T) {
 }
 
 // TestArgumentsValidated: arguments that break the registered schema never
-// reach the device.
+// reach the device. The catalog checks them (the one place for client
+// calls; the device checks its own text tasks' calls, see TestTextTasks).
 func TestArgumentsValidated(t *testing.T) {
 	t.Parallel()
 	b := startBridge(t, nil)
 	d := dial(t, b.addr)
 	d.register("svc")
 	b.waitTools("svc")
-	res, err := call(t, b, "svc", `{"x":7}`)
-	if err != nil || !strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "/x") {
-		t.Errorf("got %s, %v; want an isError result naming /x", res, err)
+	_, err := call(t, b, "svc", `{"x":7}`)
+	if !errors.Is(err, tool.ErrBadArguments) || !strings.Contains(err.Error(), "/x") {
+		t.Errorf("got %v; want tool.ErrBadArguments naming /x", err)
 	}
 	// The next frame the device sees is the answer to this ping, not a call.
 	d.sendFrame(TypeStatus, SystemTask, 0, "##PING")
 	d.expect(TypeStatus, "##INFO:PONG")
-	// Straight to the provider, past the catalog: the device checks too.
-	c := b.srv.anyConn(t)
-	res, err = c.CallTool(t.Context(), &tool.Call{Name: "svc", Arguments: json.RawMessage(`{"x":7}`)})
-	if err != nil || !strings.Contains(string(res), `"isError":true`) {
-		t.Errorf("provider: got %s, %v; want an isError result", res, err)
-	}
 }
 
 func TestCallTimeout(t *testing.T) {
@@ -178,8 +174,8 @@ func TestCallTimeout(t *testing.T) {
 	d.register("svc")
 	b.waitTools("svc")
 	_, err := call(t, b, "svc", `{}`)
-	if !errors.Is(err, ErrCallTimeout) || !strings.Contains(err.Error(), "no result for call call_001 within 100ms") {
-		t.Fatalf("err = %v, want ErrCallTimeout", err)
+	if !errors.Is(err, ErrCallTimeout) || !errors.Is(err, tool.ErrTimedOut) || !strings.Contains(err.Error(), "no result for call call_001 within 100ms") {
+		t.Fatalf("err = %v, want ErrCallTimeout and tool.ErrTimedOut", err)
 	}
 	// The late result is reported to the device, which stays connected.
 	d.expect(TypeMCP, `{"type":"call"`)
@@ -203,8 +199,9 @@ func TestDisconnect(t *testing.T) {
 	d.expect(TypeMCP, `{"type":"call"`)
 	d.nc.Close()
 	err := <-errc
-	if !errors.Is(err, ErrDisconnected) || !strings.Contains(err.Error(), "device disconnected before answering call call_001") {
-		t.Errorf("err = %v, want ErrDisconnected naming the call", err)
+	if !errors.Is(err, ErrDisconnected) || !errors.Is(err, tool.ErrGone) ||
+		err.Error() != `tool "a" of provider "device-1": device disconnected before answering call call_001` {
+		t.Errorf("err = %v, want ErrDisconnected and tool.ErrGone naming the tool, device and call", err)
 	}
 	b.waitTools()
 }
@@ -276,18 +273,24 @@ func (s *Server) anyConn(t *testing.T) *conn {
 	return nil
 }
 
-func TestSanitize(t *testing.T) {
+func TestClaimName(t *testing.T) {
 	t.Parallel()
-	for in, want := range map[string]string{
-		"kitchen":     "kitchen",
-		"kitchen box": "kitchen-box",
-		"a..b//c":     "a-b-c",
-		"  x  ":       "x",
-		"日本":          "",
-		"voice_01-A":  "voice_01-A",
+	s := &Server{names: map[string]*conn{}}
+	long := strings.Repeat("v", 40)
+	for _, tc := range []struct {
+		voice  string
+		serial uint64
+		want   string
+	}{
+		{"kitchen box", 1, "device-kitchen-box"},
+		{"kitchen box", 2, "device-kitchen-box-2"},
+		{"日本", 3, "device-3"},
+		{"3", 4, "device-3-4"},
+		{long, 5, naming.ForDevice(long)},
+		{long, 6, naming.ForDevice(long + "-6")},
 	} {
-		if got := sanitize(in); got != want {
-			t.Errorf("sanitize(%q) = %q, want %q", in, got, want)
+		if got := s.claimName(&conn{serial: tc.serial}, tc.voice); got != tc.want {
+			t.Errorf("claimName(%q, serial %d) = %q, want %q", tc.voice, tc.serial, got, tc.want)
 		}
 	}
 }

@@ -38,13 +38,15 @@
 //
 // A type-6 "register" publishes the device as a tool.Provider named
 // "device-" plus its sanitized AUTH voice id (or "device-<n>" without one;
-// the prefix keeps a device from taking a plugin's name). Registering again
+// the prefix keeps a device from taking a plugin's name: see
+// naming.ForDevice). Registering again
 // replaces the device's tools; disconnecting removes them. Each MCP
-// tools/call of such a tool is checked against the service's parameters
-// schema, then sent as a "call" frame with a fresh call_id; the device's
-// "result" becomes the MCP result, no result within Options.CallTimeout an
-// error wrapping [ErrCallTimeout], and a disconnect an error wrapping
-// [ErrDisconnected] (the MCP layer turns both into isError results).
+// tools/call of such a tool, its arguments checked by the catalog against
+// the service's parameters schema, is sent as a "call" frame with a fresh
+// call_id; the device's "result" becomes the MCP result, no result within
+// Options.CallTimeout an error wrapping [ErrCallTimeout] and
+// tool.ErrTimedOut, and a disconnect an error wrapping [ErrDisconnected]
+// and tool.ErrGone (tool.Outcome turns both into isError results).
 //
 // # Text tasks
 //

@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -220,20 +221,21 @@ func (s *Server) checkToken(token string) bool {
 	return ok == 1
 }
 
-// claimName reserves a provider name for c: "device-" and the sanitized
-// voice id, or "device-<serial>" without one; a name another device holds
-// gets "-<serial>" appended.
+// claimName reserves a provider name for c: naming.ForDevice of the voice
+// id, or of the connection's serial number without a usable one; a name
+// another device holds is made unique with "-<serial>".
 func (s *Server) claimName(c *conn, voice string) string {
-	base := sanitize(voice)
-	if base == "" {
-		base = strconv.FormatUint(c.serial, 10)
+	serial := strconv.FormatUint(c.serial, 10)
+	id := voice
+	name := naming.ForDevice(id)
+	if name == "" {
+		id = serial
+		name = naming.ForDevice(id)
 	}
-	name := clip(namePrefix + base)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if _, taken := s.names[name]; taken {
-		suffix := "-" + strconv.FormatUint(c.serial, 10)
-		name = clip(namePrefix+base, len(suffix)) + suffix
+		name = naming.ForDevice(id + "-" + serial)
 	}
 	s.names[name] = c
 	return name
@@ -247,45 +249,4 @@ func (s *Server) release(c *conn, name string) {
 		delete(s.names, name)
 	}
 	delete(s.conns, c)
-}
-
-// namePrefix starts every device's provider name, so that a device can
-// never take the name of a plugin (whose file names the operator chose).
-const namePrefix = "device-"
-
-// maxNameLen is the catalog's limit on provider names.
-const maxNameLen = 32
-
-// sanitize keeps [a-zA-Z0-9_-] of a voice id and turns every other byte
-// sequence into one '-'.
-func sanitize(s string) string {
-	b := make([]byte, 0, len(s))
-	dash := false
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' {
-			b = append(b, c)
-			dash = false
-		} else if !dash && len(b) > 0 {
-			b = append(b, '-')
-			dash = true
-		}
-	}
-	for len(b) > 0 && b[len(b)-1] == '-' && dash {
-		b = b[:len(b)-1]
-		dash = false
-	}
-	return string(b)
-}
-
-// clip cuts name so that reserve more bytes fit within maxNameLen.
-func clip(name string, reserve ...int) string {
-	n := maxNameLen
-	for _, r := range reserve {
-		n -= r
-	}
-	if len(name) > n {
-		return name[:n]
-	}
-	return name
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 
 	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/host/naming"
 )
 
 // service is one registered service: an MCP tool of the device.
@@ -20,8 +21,8 @@ type service struct {
 // description → description, parameters → inputSchema ({"type":"object"}
 // when absent; "type": "object" added when missing).
 func parseService(name string, raw json.RawMessage) (*service, error) {
-	if !validToolName(name) {
-		return nil, errors.New("the name must be 1 to 64 of [A-Za-z0-9_.-]")
+	if err := naming.CheckName(naming.Tool, name); err != nil {
+		return nil, err
 	}
 	var def struct {
 		Description json.RawMessage `json:"description"`
@@ -67,20 +68,6 @@ func parseService(name string, raw json.RawMessage) (*service, error) {
 		return nil, err
 	}
 	return &service{name: name, json: toolJSON, schema: sch}, nil
-}
-
-// validToolName: 1 to 64 of the MCP alphabet [A-Za-z0-9_.-].
-func validToolName(s string) bool {
-	if len(s) == 0 || len(s) > 64 {
-		return false
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '_' || c == '-' || c == '.') {
-			return false
-		}
-	}
-	return true
 }
 
 // validate checks a call's arguments against the service's schema. It

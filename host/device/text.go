@@ -240,9 +240,18 @@ func (c *conn) runToolUse(ctx context.Context, u contentBlock) toolResultBlock {
 		out.IsError = true
 		return out
 	}
+	// The model's calls reach the device without a client or the catalog:
+	// the same default for absent arguments, and the same check.
 	args := u.Input
 	if len(bytes.TrimSpace(args)) == 0 || string(args) == "null" {
 		args = json.RawMessage("{}")
+	}
+	svc, err := c.service(u.Name)
+	if err != nil {
+		return fail(err.Error())
+	}
+	if msg := svc.validate(args); msg != "" {
+		return fail(msg)
 	}
 	res, err := c.call(ctx, u.Name, args)
 	if err != nil {

@@ -29,9 +29,13 @@
 //
 // A plugin's provider name is its file name with its last extension removed
 // (echo.exe → echo, my.tool.sh → my.tool → my_tool) and every byte outside
-// [a-zA-Z0-9_-] replaced by "_" (see [ProviderName]). When two files map to
-// the same name the one seen first keeps it and the other is skipped with a
-// warning until it changes again.
+// [a-zA-Z0-9_-] replaced by "_"; a name longer than 32 characters is
+// shortened with a stable hash, and one starting with "device-" (the device
+// bridge's prefix) gets "plugin-" in front. Package naming holds these
+// rules ([naming.ForFile]); a derived name is logged and shown in
+// PluginStatus.Renamed. When two files map to the same name the one seen
+// first keeps it and the other is refused with a warning and listed as
+// [StateRefused] until it changes again.
 //
 // # Life of a plugin
 //

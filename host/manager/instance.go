@@ -15,6 +15,8 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 	"github.com/hashicorp/go-plugin/runner"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
@@ -313,9 +315,15 @@ func (in *instance) leave() {
 // exit to be observed, so that its error can name the exit.
 const exitWait = time.Second
 
-// callError explains why a call failed when the plugin broke it: the
-// plugin was unloaded, or it exited (the error names the exit status).
-func (in *instance) callError(err error) error {
+// callError explains why a call of tool failed, for the catalog and
+// tool.Outcome: the plugin was unloaded or exited (tool.ErrGone, naming
+// the exit status), or the message was over gRPC's size limit
+// (tool.ErrTooLarge). Other errors are returned wrapped with the plugin's
+// name; the catalog adds the tool's.
+func (in *instance) callError(toolName string, err error) error {
+	if status.Code(err) == codes.ResourceExhausted {
+		return tool.Errorf(tool.ErrTooLarge, "tool %q of provider %q: plugin %s: %w", toolName, in.name, in.name, err)
+	}
 	if !errors.Is(err, pluginproto.ErrPluginClosed) {
 		return fmt.Errorf("plugin %s: %w", in.name, err)
 	}
@@ -323,16 +331,16 @@ func (in *instance) callError(err error) error {
 	unloaded := in.unloaded
 	in.callsMu.Unlock()
 	if unloaded {
-		return fmt.Errorf("plugin %s was unloaded: %w", in.name, err)
+		return tool.Errorf(tool.ErrGone, "tool %q of provider %q: plugin %s was unloaded: %w", toolName, in.name, in.name, err)
 	}
 	r := in.getRunner()
 	timer := time.NewTimer(exitWait)
 	defer timer.Stop()
 	select {
 	case <-r.exited():
-		return fmt.Errorf("plugin %s exited: %s: %w", in.name, r.exitDescription(), err)
+		return tool.Errorf(tool.ErrGone, "tool %q of provider %q: plugin %s exited: %s: %w", toolName, in.name, in.name, r.exitDescription(), err)
 	case <-timer.C:
-		return fmt.Errorf("plugin %s: %w", in.name, err)
+		return tool.Errorf(tool.ErrGone, "tool %q of provider %q: plugin %s: %w", toolName, in.name, in.name, err)
 	}
 }
 
@@ -349,10 +357,14 @@ func (p *provider) Name() string { return p.in.name }
 
 func (p *provider) Tools() []tool.Def { return slices.Clone(p.tools) }
 
+// CallTool runs the call on the plugin under its time limit (the sandbox
+// policy's timeout, Launch.CallTimeout). call.Arguments is the catalog's:
+// never empty. Errors are tool.ErrRefused once the plugin is stopping,
+// tool.ErrTimedOut past the time limit, those of callError, or ctx's.
 func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 	in := p.in
 	if !in.enter() {
-		return nil, fmt.Errorf("plugin %s was unloaded", in.name)
+		return nil, tool.Errorf(tool.ErrRefused, "tool %q of provider %q: plugin %s was unloaded", call.Name, in.name, in.name)
 	}
 	defer in.leave()
 	req := &pluginproto.CallRequest{Tool: call.Name, Arguments: call.Arguments}
@@ -366,25 +378,27 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 			call.Log(tool.Log{Level: level, Logger: logger, Data: data})
 		}
 	}
+	var limit time.Duration
 	if r := in.getRunner(); r != nil && r.callTimeout > 0 {
 		// A timer, not a deadline: gRPC would send a deadline to the plugin
 		// and could report it before our context records why it ended.
+		limit = r.callTimeout
 		var cancel context.CancelCauseFunc
 		ctx, cancel = context.WithCancelCause(ctx)
-		timer := time.AfterFunc(r.callTimeout, func() { cancel(errCallTimeout) })
+		timer := time.AfterFunc(limit, func() { cancel(errCallTimeout) })
 		defer timer.Stop()
 		defer cancel(nil)
 	}
 	res, err := in.pp.CallTool(ctx, req)
 	if err != nil {
 		if errors.Is(context.Cause(ctx), errCallTimeout) {
-			return tool.ErrorResult(fmt.Sprintf("tool %q of plugin %s did not finish within its timeout of %v and was cancelled",
-				call.Name, in.name, in.getRunner().callTimeout)), nil
+			return nil, tool.Errorf(tool.ErrTimedOut, "tool %q of plugin %s did not finish within its timeout of %v and was cancelled",
+				call.Name, in.name, limit)
 		}
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("plugin %s: %w", in.name, err)
 		}
-		return nil, in.callError(err)
+		return nil, in.callError(call.Name, err)
 	}
 	return res, nil
 }

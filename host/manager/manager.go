@@ -96,12 +96,21 @@ const (
 	// StateFailed: the plugin could not be loaded; it is retried when its
 	// file changes.
 	StateFailed State = "failed"
+	// StateRefused: the plugin is not loaded because another plugin file
+	// has the same provider name (LastError names it); it is looked at
+	// again when its file changes.
+	StateRefused State = "refused"
 )
 
 // PluginStatus is a snapshot of one plugin.
 type PluginStatus struct {
-	// Name is the provider name (see ProviderName).
+	// Name is the provider name, derived from the file name by
+	// naming.ForFile.
 	Name string
+	// Renamed says why Name is not the file name without its extension
+	// (characters replaced, shortened, a reserved prefix); empty when it
+	// is.
+	Renamed string
 	// Path is the plugin's executable.
 	Path string
 	// State is where the plugin is in its life.
@@ -140,6 +149,9 @@ type Manager struct {
 	// removed from plugins, so that a new supervisor of the same name
 	// publishes only after the old one has withdrawn.
 	unloaded map[string]<-chan struct{}
+	// refused holds, by path, the files not loaded because another file
+	// has their provider name (StateRefused).
+	refused map[string]PluginStatus
 }
 
 // Defaults of Options.
@@ -225,6 +237,7 @@ func New(opts *Options) (*Manager, error) {
 		ready:    make(chan struct{}),
 		plugins:  make(map[string]*supervisor),
 		unloaded: make(map[string]<-chan struct{}),
+		refused:  make(map[string]PluginStatus),
 	}, nil
 }
 
@@ -238,20 +251,28 @@ func (discard) Remove(string)     {}
 // either loaded or failed (or Run has returned).
 func (m *Manager) Ready() <-chan struct{} { return m.ready }
 
-// Status returns a snapshot of every plugin in the directory, sorted by
-// name; after Run has returned, none.
+// Status returns a snapshot of every plugin in the directory, refused ones
+// included, sorted by name and path; after Run has returned, none.
 func (m *Manager) Status() []PluginStatus {
 	m.mu.Lock()
 	sups := make([]*supervisor, 0, len(m.plugins))
 	for _, s := range m.plugins {
 		sups = append(sups, s)
 	}
+	out := make([]PluginStatus, 0, len(sups)+len(m.refused))
+	for _, st := range m.refused {
+		out = append(out, st)
+	}
 	m.mu.Unlock()
-	out := make([]PluginStatus, 0, len(sups))
 	for _, s := range sups {
 		out = append(out, s.snapshot())
 	}
-	slices.SortFunc(out, func(a, b PluginStatus) int { return strings.Compare(a.Name, b.Name) })
+	slices.SortFunc(out, func(a, b PluginStatus) int {
+		if c := strings.Compare(a.Name, b.Name); c != 0 {
+			return c
+		}
+		return strings.Compare(a.Path, b.Path)
+	})
 	return out
 }
 
@@ -270,6 +291,7 @@ func (m *Manager) Run(ctx context.Context) error {
 		m.mu.Lock()
 		clear(m.plugins)
 		clear(m.unloaded)
+		clear(m.refused)
 		m.mu.Unlock()
 	}()
 	ctx, cancel := context.WithCancel(ctx)
@@ -359,6 +381,10 @@ func (m *Manager) closeReady() { m.readyOnce.Do(func() { close(m.ready) }) }
 // spawn starts the supervisor of a plugin file. settled is called once its
 // first load has succeeded or failed.
 func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled func()) {
+	if f.renamed != "" {
+		m.log.Info("plugin file name is not a provider name; serving the plugin under a derived one",
+			"plugin", f.name, "path", f.path, "reason", f.renamed)
+	}
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := newSupervisor(ctx, m, f)

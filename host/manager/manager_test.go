@@ -543,8 +543,8 @@ func TestCrashDuringCallRestartsThePlugin(t *testing.T) {
 	}
 
 	_, err = call(t, e.p, "crash", "")
-	if err == nil || !strings.Contains(err.Error(), "plugin tp exited: exit status 3") {
-		t.Fatalf("call crash: error %v, want one naming the exit", err)
+	if !errors.Is(err, tool.ErrGone) || !strings.Contains(err.Error(), `tool "crash" of provider "tp": plugin tp exited: exit status 3`) {
+		t.Fatalf("call crash: error %v, want tool.ErrGone naming the exit", err)
 	}
 	h.expect("remove", "tp")
 	e = h.expect("set", "tp")
@@ -708,8 +708,8 @@ func TestCallsAfterUnloadFail(t *testing.T) {
 	h.expect("remove", "tp")
 	eventually(t, "the plugin to exit", func() bool { return !alive(pid) })
 	_, err := call(t, e.p, "pid", "")
-	if err == nil || !strings.Contains(err.Error(), "plugin tp was unloaded") {
-		t.Errorf("call after unload: %v, want an error saying it was unloaded", err)
+	if !errors.Is(err, tool.ErrRefused) || err.Error() != `tool "pid" of provider "tp": plugin tp was unloaded` {
+		t.Errorf("call after unload: %v, want tool.ErrRefused saying it was unloaded", err)
 	}
 }
 
@@ -850,7 +850,8 @@ func TestBurstHoldsThePublisherUntilSettled(t *testing.T) {
 }
 
 // A call that outlives the Launch's CallTimeout is cancelled in the plugin and
-// answered with an isError result saying so; the plugin keeps serving.
+// fails with tool.ErrTimedOut saying so (an isError result for the client,
+// through tool.Outcome); the plugin keeps serving.
 func TestCallTimeout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -861,17 +862,10 @@ func TestCallTimeout(t *testing.T) {
 		},
 	})
 	e := h.expect("set", "tp")
-	res, err := e.p.CallTool(context.Background(), &tool.Call{Name: "hang", Arguments: json.RawMessage(`{}`)})
-	if err != nil {
-		t.Fatalf("hang: %v, want an isError result", err)
-	}
-	var r struct {
-		Content []struct{ Text string }
-		IsError bool
-	}
-	if err := json.Unmarshal(res, &r); err != nil || !r.IsError || len(r.Content) != 1 ||
-		!strings.Contains(r.Content[0].Text, "did not finish within its timeout of 200ms") {
-		t.Errorf("hang = %s, want an isError result naming the timeout", res)
+	_, err := e.p.CallTool(context.Background(), &tool.Call{Name: "hang", Arguments: json.RawMessage(`{}`)})
+	const want = `tool "hang" of plugin tp did not finish within its timeout of 200ms and was cancelled`
+	if !errors.Is(err, tool.ErrTimedOut) || err.Error() != want {
+		t.Errorf("hang: %v, want tool.ErrTimedOut: %s", err, want)
 	}
 	h.logs.await(t, "test.tp", "hang cancelled")
 	if got := mustCall(t, e.p, "variant_v1", ""); got != "v1" {
@@ -943,5 +937,41 @@ func TestBinaryStillOpenForWritingIsRetried(t *testing.T) {
 	h.expect("set", "tp")
 	if st := h.status("tp"); st.State != StateRunning {
 		t.Errorf("status %s (%s), want running", st.State, st.LastError)
+	}
+}
+
+// A file whose provider name another file has is listed as refused, at
+// start and when it appears later, until it goes away.
+func TestRefusedDuplicateName(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	copyFile(t, pluginV1, filepath.Join(dir, "tp.sh"), 0o755)
+	h := start(t, dir, Options{})
+	h.expect("set", "tp")
+	h.ready()
+	refused := func(base string) func() bool {
+		return func() bool {
+			for _, s := range h.m.Status() {
+				if s.State == StateRefused && s.Path == filepath.Join(dir, base) && strings.Contains(s.LastError, base+" not loaded: the plugin file tp has the same provider name") {
+					return true
+				}
+			}
+			return false
+		}
+	}
+	eventually(t, "tp.sh to be listed as refused", refused("tp.sh"))
+
+	copyFile(t, pluginV1, filepath.Join(dir, "tp.bin"), 0o755)
+	eventually(t, "tp.bin to be listed as refused", refused("tp.bin"))
+
+	for _, base := range []string{"tp.sh", "tp.bin"} {
+		if err := os.Remove(filepath.Join(dir, base)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	eventually(t, "the refused files to leave Status", func() bool { return len(h.m.Status()) == 1 })
+	if st := h.status("tp"); st.State != StateRunning {
+		t.Errorf("tp is %s, want running", st.State)
 	}
 }

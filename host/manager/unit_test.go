@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -8,28 +10,11 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 	"github.com/hashicorp/go-hclog"
-)
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
-func TestProviderName(t *testing.T) {
-	t.Parallel()
-	tests := map[string]string{
-		"echo":         "echo",
-		"echo.exe":     "echo",
-		"my.tool.sh":   "my_tool",
-		"files-v2":     "files-v2",
-		"snake_case":   "snake_case",
-		"with space":   "with_space",
-		"wörter":       "w_rter",
-		"a.b":          "a",
-		"UPPER.Bin":    "UPPER",
-		"x+y@z.plugin": "x_y_z",
-	}
-	for in, want := range tests {
-		if got := ProviderName(in); got != want {
-			t.Errorf("ProviderName(%q) = %q, want %q", in, got, want)
-		}
-	}
-}
+	"github.com/plughost/plughost/host/tool"
+)
 
 func TestIgnoredName(t *testing.T) {
 	t.Parallel()
@@ -145,5 +130,49 @@ func TestPluginLoggerRenamesAtKeys(t *testing.T) {
 		if !strings.Contains(got, want) {
 			t.Errorf("log line %s lacks %s", got, want)
 		}
+	}
+}
+
+// A message over gRPC's size limit is tool.ErrTooLarge; the text is what
+// the catalog's wrapping gave before.
+func TestCallErrorTooLarge(t *testing.T) {
+	t.Parallel()
+	in := &instance{name: "tp"}
+	err := in.callError("big", fmt.Errorf(`call "big": %w`, status.Error(codes.ResourceExhausted, "grpc: received message larger than max")))
+	const want = `tool "big" of provider "tp": plugin tp: call "big": rpc error: code = ResourceExhausted desc = grpc: received message larger than max`
+	if !errors.Is(err, tool.ErrTooLarge) || err.Error() != want {
+		t.Errorf("callError = %v, want tool.ErrTooLarge: %s", err, want)
+	}
+}
+
+// died backs off BackoffInitial, doubled per recent death up to
+// BackoffMax, and parks the plugin at the CrashLimit-th death within
+// CrashWindow; deaths older than the window do not count.
+func TestDied(t *testing.T) {
+	t.Parallel()
+	s := &supervisor{
+		m:   &Manager{opts: Options{BackoffInitial: 250 * time.Millisecond, BackoffMax: time.Second, CrashLimit: 5, CrashWindow: time.Minute}},
+		log: hclog.NewNullLogger(),
+	}
+	l := &life{s: s, deaths: []time.Time{time.Now().Add(-2 * time.Minute)}} // outside the window
+	want := []struct {
+		next  stage
+		delay time.Duration
+		state State
+	}{
+		{stageBackoff, 250 * time.Millisecond, StateRestarting},
+		{stageBackoff, 500 * time.Millisecond, StateRestarting},
+		{stageBackoff, time.Second, StateRestarting},
+		{stageBackoff, time.Second, StateRestarting},
+		{stageParked, time.Second, StateParked},
+	}
+	for i, w := range want {
+		next := l.died(errors.New("exit status 3"))
+		if next != w.next || l.delay != w.delay || s.snapshot().State != w.state {
+			t.Errorf("death %d: %v after %v, state %s; want %v after %v, state %s", i+1, next, l.delay, s.snapshot().State, w.next, w.delay, w.state)
+		}
+	}
+	if got := s.snapshot().LastError; !strings.Contains(got, "exit status 3; crashed 5 times within 1m0s; parked until the file changes") {
+		t.Errorf("LastError = %q", got)
 	}
 }

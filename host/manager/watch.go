@@ -14,29 +14,15 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/plughost/plughost/host/naming"
 )
 
 // file is a plugin executable in the directory.
 type file struct {
-	name string // provider name
-	path string // absolute path
-}
-
-// ProviderName returns the provider name of a plugin file: base (a file
-// name, not a path) without its last extension, with every character
-// outside [a-zA-Z0-9_-] replaced by "_". "echo" → "echo", "echo.exe" →
-// "echo", "my.tool.sh" → "my_tool", "wörter" → "w_rter".
-func ProviderName(base string) string {
-	if i := strings.LastIndexByte(base, '.'); i > 0 {
-		base = base[:i]
-	}
-	return strings.Map(func(r rune) rune {
-		switch {
-		case 'a' <= r && r <= 'z', 'A' <= r && r <= 'Z', '0' <= r && r <= '9', r == '_', r == '-':
-			return r
-		}
-		return '_'
-	}, base)
+	name    string // provider name (naming.ForFile)
+	path    string // absolute path
+	renamed string // why name is not the file name without its extension; "" when it is
 }
 
 // ignoredName reports whether a directory entry is never a plugin whatever
@@ -76,7 +62,8 @@ func (m *Manager) inspect(base string) (f file, why string, ok bool) {
 	case fi.Mode().Perm()&0o111 == 0:
 		return file{}, "not executable (mode " + fi.Mode().Perm().String() + ")", false
 	}
-	return file{name: ProviderName(base), path: path}, "", true
+	name, renamed := naming.ForFile(base)
+	return file{name: name, path: path, renamed: renamed}, "", true
 }
 
 // incomplete reports why an executable looks unfinished: an ELF file whose
@@ -121,7 +108,7 @@ func (m *Manager) scan() ([]file, error) {
 			continue
 		}
 		if other, dup := owner[f.name]; dup {
-			m.log.Warn("two plugin files have the same provider name; skipping the second", "name", f.name, "kept", other, "skipped", f.path)
+			m.refuse(f, other)
 			continue
 		}
 		owner[f.name] = f.path
@@ -235,7 +222,7 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		return
 	}
 	f, why, ok := m.inspect(base)
-	name := ProviderName(base)
+	name, _ := naming.ForFile(base)
 	path := filepath.Join(m.opts.Dir, base)
 	if ok {
 		if why := incomplete(path); why != "" {
@@ -247,12 +234,13 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 	}
 
 	m.mu.Lock()
+	delete(m.refused, path) // refused again below if it still clashes
 	s := m.plugins[name]
 	switch {
 	case s != nil && s.path != path:
 		m.mu.Unlock()
 		if ok {
-			m.log.Warn("two plugin files have the same provider name; skipping the second", "name", name, "kept", s.path, "skipped", path)
+			m.refuse(f, s.path)
 		}
 		settled()
 	case s != nil && !ok:
@@ -282,6 +270,18 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		m.log.Debug("not a plugin", "file", base, "reason", why)
 		settled()
 	}
+}
+
+// refuse records that plugin file f is not loaded because the file at
+// owner has the same provider name: it is logged and listed by Status as
+// StateRefused until either file changes.
+func (m *Manager) refuse(f file, owner string) {
+	why := fmt.Sprintf("%s not loaded: the plugin file %s has the same provider name; rename one of them",
+		filepath.Base(f.path), filepath.Base(owner))
+	m.log.Warn("two plugin files have the same provider name; skipping the second", "name", f.name, "kept", owner, "skipped", f.path)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	m.refused[f.path] = PluginStatus{Name: f.name, Path: f.path, State: StateRefused, Renamed: f.renamed, LastError: why}
 }
 
 // String is for logs and test failures.

@@ -6,21 +6,32 @@
 // provider wrote it, a result is the MCP CallToolResult object. The host passes
 // them through as bytes, so a field the specification adds tomorrow reaches the
 // client untouched.
+//
+// # Per-call policy
+//
+// Each rule a call meets is decided in one place:
+//
+//   - the shape of a request (params, "arguments" an object or absent,
+//     progressToken) and the size of a message: the protocol layer and its
+//     transports (host/mcp);
+//   - the default for absent arguments ({} for absent or null) and the
+//     check of the arguments against the tool's inputSchema: the catalog
+//     (Catalog.CallTool, with package argcheck), for every call from a
+//     client. After the catalog, Call.Arguments is never empty. (A device's
+//     own text tasks call its tools without a client or the catalog; the
+//     device bridge applies the same default and argcheck there.)
+//   - names (valid, derived, clashing): package naming, when a provider is
+//     published;
+//   - a call's time limit: the provider that knows it (a plugin's sandbox
+//     policy "timeout", the device bridge's CallTimeout), which returns
+//     ErrTimedOut;
+//   - what a failure becomes for the client: Outcome.
 package tool
 
 import (
 	"context"
 	"encoding/json"
-	"errors"
 )
-
-// ErrUnknownTool is returned (wrapped) by CallTool when no provider offers the
-// named tool. The protocol layer answers it with JSON-RPC error -32602.
-var ErrUnknownTool = errors.New("unknown tool")
-
-// ErrInvalidCursor is returned (wrapped) when a tools/list cursor was not
-// issued by this host. The protocol layer answers it with -32602.
-var ErrInvalidCursor = errors.New("invalid cursor")
 
 // Def is one tool as its provider defines it.
 type Def struct {
@@ -37,7 +48,11 @@ type Call struct {
 	// Name is the tool's name: the exposed name when given to the catalog,
 	// the provider's own name when the catalog hands the call on.
 	Name string
-	// Arguments is the JSON object of arguments; never nil (at least "{}").
+	// Arguments is the JSON object of arguments. The protocol layer passes
+	// what the client sent (nil when absent); the catalog replaces absent
+	// or null arguments with {} and checks them against the tool's
+	// inputSchema, so a provider always gets a JSON object: never nil,
+	// never empty.
 	Arguments json.RawMessage
 	// Progress, when not nil, delivers progress notifications to the client.
 	// It is nil when the client did not ask for progress (no progressToken).
@@ -74,9 +89,12 @@ type Provider interface {
 	// Tools returns the provider's current tool definitions.
 	Tools() []Def
 	// CallTool runs a tool and returns its MCP CallToolResult as JSON.
-	// A failure of the tool itself is a result with isError: true; an error
-	// return means the call could not be carried out (the provider died,
-	// the context ended) and becomes an isError result naming the cause.
+	// A failure of the tool itself is a result with isError: true. An
+	// error return means the call could not be carried out: it wraps
+	// ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments or ErrTooLarge
+	// (made with Errorf, naming the cause, tool and provider), or is any
+	// other error, which the catalog wraps naming tool and provider, or
+	// the context's error. Outcome turns it into what the client gets.
 	CallTool(ctx context.Context, call *Call) (json.RawMessage, error)
 }
 

@@ -3,7 +3,6 @@ package mcp
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"math"
 	"strconv"
 	"sync"
@@ -94,7 +93,7 @@ func decodeCallTool(params []byte) (callParams, *wire.Error) {
 		}
 	}
 	if string(p.args) == "null" {
-		p.args = nil // some clients send null for "no arguments"
+		p.args = nil // some clients send null for "no arguments": absent
 	}
 	var ok bool
 	p.name, ok = wire.Unquote(nameRaw)
@@ -109,8 +108,6 @@ func decodeCallTool(params []byte) (callParams, *wire.Error) {
 	return p, nil
 }
 
-var emptyObject = []byte("{}")
-
 // startCall registers a tools/call in flight and returns the function
 // that runs it, or nil after answering with an error.
 func (s *Session) startCall(in incoming, p callParams) func() {
@@ -122,10 +119,8 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 	keep = append(keep, args...)
 	keep = append(keep, token...)
 	id = keep[:len(id):len(id)]
-	if args != nil {
+	if args != nil { // absent arguments stay nil: the catalog applies the default
 		args = keep[len(id) : len(id)+len(args) : len(id)+len(args)]
-	} else {
-		args = emptyObject
 	}
 	if token != nil {
 		token = keep[len(keep)-len(token):]
@@ -231,10 +226,12 @@ func (c *call) finish(res json.RawMessage, err error) {
 			b = append(b[:mark], tool.ErrorResult("tool "+strconv.Quote(c.tc.Name)+" returned an invalid result (not a JSON object)")...)
 		}
 		b = append(b, '}')
-	case errors.Is(err, tool.ErrUnknownTool):
-		b = wire.AppendError(b, c.id, wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error()))
 	default:
-		b = wire.AppendResult(b, c.id, tool.ErrorResult(err.Error()))
+		if res, rpcErr := tool.Outcome(err); rpcErr != nil {
+			b = wire.AppendError(b, c.id, wire.NewError(rpcErr.Code, rpcErr.Message))
+		} else {
+			b = wire.AppendResult(b, c.id, res)
+		}
 	}
 	*bp = b
 	s.respond(c.rp, b)

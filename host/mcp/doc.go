@@ -119,16 +119,18 @@
 //     waits for one of MaxInFlight slots (cancellable while it waits);
 //     with 4×MaxInFlight calls pending, the read loop stops reading.
 //  5. Catalog.CallTool, on the worker: the catalog routes the exposed name
-//     to its provider, applies the per-call policy (argument check against
-//     the tool's inputSchema, the empty-object default, the call timeout)
-//     and the provider runs it (host/catalog, host/manager, pluginproto).
+//     to its provider, applies the empty-object default and checks the
+//     arguments against the tool's inputSchema; the provider applies its
+//     call timeout and runs it (host/catalog, host/manager, pluginproto),
+//     failing with a typed error of host/tool.
 //     Progress and logs come back on the worker as callbacks and are
 //     written at once (progress only if increasing, logs only at or above
 //     the session's level).
 //  6. The answer (call.go), on the worker: a result is spliced unparsed
-//     (compacted only if it holds a line break); an unknown tool is
-//     -32602; every other failure an isError result naming it; a cancelled
-//     call gets nothing.
+//     (compacted only if it holds a line break); a failure is mapped by
+//     tool.Outcome, the one place that decides: an unknown tool is -32602,
+//     every other failure (bad arguments, gone, timed out, refused, too
+//     large) an isError result naming it; a cancelled call gets nothing.
 //  7. Write (stdio.Transport.Write), on the worker: responses that become
 //     ready while another is being written go out together in one write
 //     syscall (the coalescer), without a writer goroutine.

@@ -29,7 +29,8 @@ import (
 //	fail     returns an error (→ an isError result)
 //	garbage  returns bytes that are not JSON
 //	pretty   returns a result spread over several lines
-//	args     returns its raw arguments as text (not listed)
+//	args     returns its raw arguments as text, {} when absent (as the real
+//	         catalog defaults them; not listed)
 //	late     returns at once, keeping its Call to misuse later (not listed)
 //
 // Any other name is tool.ErrUnknownTool. ListTools pages by pageSize.
@@ -133,6 +134,9 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 		call.Log(tool.Log{Level: "loud", Data: json.RawMessage(`"unknown level"`)})
 		return tool.TextResult("chatty done"), nil
 	case "args":
+		if call.Arguments == nil {
+			return tool.TextResult("{}"), nil // the real catalog's default
+		}
 		return tool.TextResult(string(call.Arguments)), nil
 	case "late":
 		c.parkMu.Lock()

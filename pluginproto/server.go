@@ -101,10 +101,6 @@ func (c *serverCalls) handle(f *pb.HostFrame) {
 	id := f.GetCallId()
 	switch msg := f.GetMsg().(type) {
 	case *pb.HostFrame_Start:
-		if msg.Start == nil {
-			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.InvalidArgument), Message: "Start carries no CallStart"}}})
-			return
-		}
 		c.mu.Lock()
 		_, dup := c.calls[id]
 		call := &serverCall{start: msg.Start}

@@ -914,8 +914,8 @@ func (*PluginFrame_Error) isPluginFrame_Msg() {}
 type CallError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A gRPC status code: NOT_FOUND (5) when the plugin has no tool of that
-	// name, INVALID_ARGUMENT (3) when the Start is malformed, CANCELLED (1)
-	// when the call was cancelled before its arguments were complete.
+	// name, CANCELLED (1) when the call was cancelled before its arguments
+	// were complete.
 	Code          uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	unknownFields protoimpl.UnknownFields

@@ -13,27 +13,18 @@ import (
 
 // BenchmarkCallsV2 measures an echo call through the host's Client and the
 // SDK's server over an in-memory gRPC connection (bufconn; no process hop),
-// with 1 and 16 calls in flight, with frames batched (as served) and one
-// frame per message (what batching gains). cpu-ns/op is the CPU time of the
-// process, host and plugin together, per call.
+// with 1 and 16 calls in flight. cpu-ns/op is the CPU time of the process,
+// host and plugin together, per call.
 func BenchmarkCallsV2(b *testing.B) {
-	for _, perMessage := range []int{0, 1} {
-		for _, inflight := range []int{1, 16} {
-			name := fmt.Sprintf("batched/inflight=%d", inflight)
-			if perMessage == 1 {
-				name = fmt.Sprintf("unbatched/inflight=%d", inflight)
-			}
-			b.Run(name, func(b *testing.B) {
-				framesPerMessage = perMessage
-				defer func() { framesPerMessage = 0 }()
-				p := New("bench", "0")
-				p.AddTool(Tool{Name: "echo"}, func(_ context.Context, r *Request) (*Result, error) {
-					return &Result{Content: []Content{RawContent(r.Arguments)}}, nil
-				})
-				c, _ := serve(b, 2, newServer(p))
-				benchmarkCalls(b, c, inflight, json.RawMessage(`{"type":"text","text":"hello"}`))
+	for _, inflight := range []int{1, 16} {
+		b.Run(fmt.Sprintf("inflight=%d", inflight), func(b *testing.B) {
+			p := New("bench", "0")
+			p.AddTool(Tool{Name: "echo"}, func(_ context.Context, r *Request) (*Result, error) {
+				return &Result{Content: []Content{RawContent(r.Arguments)}}, nil
 			})
-		}
+			c, _ := serve(b, 2, newServer(p))
+			benchmarkCalls(b, c, inflight, json.RawMessage(`{"type":"text","text":"hello"}`))
+		})
 	}
 }
 

@@ -59,7 +59,7 @@ type fake struct {
 	calls func(callsStream) error
 }
 
-type callsStream = grpc.BidiStreamingServer[pb.CallsV2HostMessage, pb.CallsV2PluginMessage]
+type callsStream = grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]
 
 func (f *fake) CallsV2(s callsStream) error {
 	return f.calls(s)
@@ -89,23 +89,20 @@ func (f *fake) WatchTools(_ *pb.WatchToolsRequest, s grpc.ServerStreamingServer[
 func recvStarts(s callsStream, n int) (map[string]uint64, error) {
 	ids := make(map[string]uint64)
 	for len(ids) < n {
-		msg, err := s.Recv()
+		f, err := s.Recv()
 		if err != nil {
 			return nil, err
 		}
-		for _, f := range msg.GetFrames() {
-			if st := f.GetStart(); st != nil {
-				ids[st.GetTool()] = f.GetCallId()
-			}
+		if st := f.GetStart(); st != nil {
+			ids[st.GetTool()] = f.GetCallId()
 		}
 	}
 	return ids, nil
 }
 
-// sendAll sends frames, one message each.
 func sendAll(s callsStream, frames ...*pb.PluginFrame) error {
 	for _, f := range frames {
-		if err := s.Send(&pb.CallsV2PluginMessage{Frames: []*pb.PluginFrame{f}}); err != nil {
+		if err := s.Send(f); err != nil {
 			return err
 		}
 	}
@@ -141,8 +138,7 @@ func callAsync(ctx context.Context, c *Client, tool string) (<-chan error, *[]st
 
 // What a plugin sends for a call after its result, or for an id the host
 // never sent, reaches no call; frames of unknown kinds are skipped; each call
-// gets its own frames in order, whether they come one per message or
-// several in one.
+// gets its own frames in order.
 func TestClientCallsDropsLateAndForeignFrames(t *testing.T) {
 	t.Parallel()
 	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
@@ -151,16 +147,15 @@ func TestClientCallsDropsLateAndForeignFrames(t *testing.T) {
 			return err
 		}
 		a, b := ids["a"], ids["b"]
-		if err := sendAll(s, progressFrame(a, "a1"), resultFrame(a, `{"content":[],"n":"a"}`)); err != nil {
-			return err
-		}
-		if err := s.Send(&pb.CallsV2PluginMessage{Frames: []*pb.PluginFrame{
+		if err := sendAll(s,
+			progressFrame(a, "a1"),
+			resultFrame(a, `{"content":[],"n":"a"}`),
 			progressFrame(a, "a late"), // after a's result: dropped
 			resultFrame(a, `{"second":"result"}`),
 			progressFrame(a+b+100, "nobody's"), // an id the host never sent
-			{CallId: b},                        // a frame kind this host does not know
+			&pb.PluginFrame{CallId: b},         // a frame kind this host does not know
 			progressFrame(b, "b1"),
-		}}); err != nil {
+		); err != nil {
 			return err
 		}
 		// b is still running: a later call starts on the same stream.
@@ -209,24 +204,22 @@ func TestClientCallsErrors(t *testing.T) {
 		t.Parallel()
 		c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 			for {
-				msg, err := s.Recv()
+				f, err := s.Recv()
 				if err != nil {
 					return nil
 				}
-				for _, f := range msg.GetFrames() {
-					id := f.GetCallId()
-					var out *pb.PluginFrame
-					switch f.GetStart().GetTool() {
-					case "unknown":
-						out = errorFrame(id, codes.NotFound, `unknown tool "unknown"`)
-					case "invalid":
-						out = resultFrame(id, `[]`)
-					default:
-						out = errorFrame(id, codes.InvalidArgument, "bad start")
-					}
-					if err := sendAll(s, out); err != nil {
-						return err
-					}
+				id := f.GetCallId()
+				var out *pb.PluginFrame
+				switch f.GetStart().GetTool() {
+				case "unknown":
+					out = errorFrame(id, codes.NotFound, `unknown tool "unknown"`)
+				case "invalid":
+					out = resultFrame(id, `[]`)
+				default:
+					out = errorFrame(id, codes.InvalidArgument, "bad start")
+				}
+				if err := s.Send(out); err != nil {
+					return err
 				}
 			}
 		}})
@@ -311,14 +304,14 @@ func TestClientCallsCancel(t *testing.T) {
 		if err := sendAll(s, progressFrame(ids["slow"], "running")); err != nil {
 			return err
 		}
-		msg, err := s.Recv()
+		f, err := s.Recv()
 		if err != nil {
 			return err
 		}
-		if f := msg.GetFrames(); len(f) != 1 || f[0].GetCancel() == nil {
-			return fmt.Errorf("got %v, want a Cancel", msg)
+		if f.GetCancel() == nil {
+			return fmt.Errorf("got %v, want a Cancel", f)
 		}
-		cancelled <- msg.GetFrames()[0].GetCallId()
+		cancelled <- f.GetCallId()
 		if err := sendAll(s, resultFrame(ids["slow"], `{"content":[],"too":"late"}`)); err != nil {
 			return err
 		}
@@ -399,6 +392,7 @@ func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {
 
 // Arguments larger than argsChunk travel in pieces: a Start with the first
 // chunk and more_arguments, then Arguments frames, the last without more.
+// Another call started while they travel goes through on the same stream.
 func TestClientCallsChunksLargeArguments(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
@@ -408,42 +402,61 @@ func TestClientCallsChunksLargeArguments(t *testing.T) {
 		"small":                {size: 100, chunks: 1},
 		"exactly one chunk":    {size: argsChunk, chunks: 1},
 		"one byte more":        {size: argsChunk + 1, chunks: 2},
-		"larger than 4 MiB":    {size: 5 << 20, chunks: 80},
 		"not a chunk boundary": {size: 3*argsChunk + 7, chunks: 4},
+		"larger than 4 MiB":    {size: 5 << 20, chunks: 80},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			args := json.RawMessage(`{"s":"` + strings.Repeat("x", tc.size-8) + `"}`)
-			c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
+			otherDone := make(chan error, 1)
+			var c *Client // the plugin's side starts the other call
+			c, _ = serve(t, 2, &fake{calls: func(s callsStream) error {
 				var got []byte
-				chunks := 0
-				for {
-					msg, err := s.Recv()
+				var bigID uint64
+				chunks, answered := 0, 0
+				for answered < 2 {
+					f, err := s.Recv()
 					if err != nil {
 						return err
 					}
-					for _, f := range msg.GetFrames() {
-						chunks++
-						more := false
-						switch m := f.GetMsg().(type) {
-						case *pb.HostFrame_Start:
-							got, more = m.Start.GetArguments(), m.Start.GetMoreArguments()
-						case *pb.HostFrame_Arguments:
-							got, more = append(got, m.Arguments.GetData()...), m.Arguments.GetMore()
+					more := false
+					switch m := f.GetMsg().(type) {
+					case *pb.HostFrame_Start:
+						if m.Start.GetTool() == "other" {
+							answered++
+							if err := s.Send(resultFrame(f.GetCallId(), `{"content":[]}`)); err != nil {
+								return err
+							}
+							continue
 						}
-						if !more {
-							return sendAll(s, resultFrame(f.GetCallId(), fmt.Sprintf(`{"content":[],"size":%d,"chunks":%d,"same":%v}`, len(got), chunks, string(got) == string(args))))
+						bigID, got, more = f.GetCallId(), m.Start.GetArguments(), m.Start.GetMoreArguments()
+						go func() {
+							_, err := c.CallTool(t.Context(), &CallRequest{Tool: "other"})
+							otherDone <- err
+						}()
+					case *pb.HostFrame_Arguments:
+						got, more = append(got, m.Arguments.GetData()...), m.Arguments.GetMore()
+					}
+					if chunks++; !more {
+						answered++
+						if err := s.Send(resultFrame(bigID, fmt.Sprintf(`{"content":[],"size":%d,"chunks":%d,"same":%v}`, len(got), chunks, string(got) == string(args)))); err != nil {
+							return err
 						}
 					}
 				}
+				<-s.Context().Done()
+				return nil
 			}})
-			res, err := c.CallTool(t.Context(), &CallRequest{Tool: "t", Arguments: args})
+			res, err := c.CallTool(t.Context(), &CallRequest{Tool: "big", Arguments: args})
 			if err != nil {
 				t.Fatal(err)
 			}
 			if want := fmt.Sprintf(`{"content":[],"size":%d,"chunks":%d,"same":true}`, tc.size, tc.chunks); string(res) != want {
 				t.Errorf("result = %s, want %s", res, want)
+			}
+			if err := <-otherDone; err != nil {
+				t.Errorf("the other call: %v", err)
 			}
 		})
 	}

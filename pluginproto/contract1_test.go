@@ -147,4 +147,3 @@ func TestContract1CallSkipsUnknownMessagesAndKeepsOrder(t *testing.T) {
 		t.Errorf("notifications (-want +got):\n%s", diff)
 	}
 }
-

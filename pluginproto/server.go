@@ -49,31 +49,26 @@ func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListTools
 
 // CallsV2 serves every call of the host on one stream. The receiving loop
 // starts each call's handler in a goroutine of its own (through the same
-// path as Plugin.CallTool), and every frame out goes through one batcher,
-// which sends the frames that are ready together in one message. When the
-// stream ends, every call still running is cancelled, and CallsV2 returns
-// once their handlers have.
-func (s *server) CallsV2(stream grpc.BidiStreamingServer[pb.CallsV2HostMessage, pb.CallsV2PluginMessage]) error {
+// path as Plugin.CallTool), and every frame out goes through one mutex,
+// since a gRPC stream takes one sender at a time. When the stream ends,
+// every call still running is cancelled, and CallsV2 returns once their
+// handlers have.
+func (s *server) CallsV2(stream grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]) error {
 	ctx, cancelAll := context.WithCancel(stream.Context())
-	c := &serverCalls{p: s.p, ctx: ctx, calls: make(map[uint64]*serverCall)}
-	c.out = newBatcher(func(frames []*pb.PluginFrame) error {
-		return stream.Send(&pb.CallsV2PluginMessage{Frames: frames})
-	}, pluginFrameSize)
+	c := &serverCalls{p: s.p, ctx: ctx, stream: stream, calls: make(map[uint64]*serverCall)}
 	defer func() {
 		cancelAll()
 		c.running.Wait()
 	}()
 	for {
-		msg, err := stream.Recv()
+		f, err := stream.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil // the host closed its side: cancel what runs, then end
 			}
 			return err
 		}
-		for _, f := range msg.GetFrames() {
-			c.handle(f)
-		}
+		c.handle(f)
 	}
 }
 
@@ -81,7 +76,8 @@ func (s *server) CallsV2(stream grpc.BidiStreamingServer[pb.CallsV2HostMessage, 
 type serverCalls struct {
 	p       *Plugin
 	ctx     context.Context // the stream's; cancelled when it ends
-	out     *batcher[pb.PluginFrame]
+	stream  grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]
+	sendMu  sync.Mutex     // one Send at a time
 	running sync.WaitGroup // the handlers
 
 	mu    sync.Mutex
@@ -172,11 +168,13 @@ func (c *serverCalls) answer(f *pb.PluginFrame) {
 	c.mu.Lock()
 	delete(c.calls, f.GetCallId()) // a Cancel from now on finds nothing
 	c.mu.Unlock()
-	_ = c.out.push(f.GetCallId(), f) // a failed send ends the stream, and every call's context
+	_ = c.send(f) // a failed Send ends the stream, and every call's context
 }
 
-func pluginFrameSize(f *pb.PluginFrame) int {
-	return 16 + len(f.GetResult()) + len(f.GetLog().GetData()) + len(f.GetProgress().GetMessage()) + len(f.GetError().GetMessage())
+func (c *serverCalls) send(f *pb.PluginFrame) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.stream.Send(f)
 }
 
 // frameEmitter sends a call's notifications on the CallsV2 stream.
@@ -186,13 +184,13 @@ type frameEmitter struct {
 }
 
 func (e frameEmitter) progress(progress, total float64, message string) error {
-	return e.c.out.push(e.id, &pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Progress{
+	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Progress{
 		Progress: &pb.Progress{Progress: progress, Total: total, Message: message},
 	}})
 }
 
 func (e frameEmitter) log(level string, data json.RawMessage) error {
-	return e.c.out.push(e.id, &pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Log{
+	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Log{
 		Log: &pb.LogMessage{Level: level, Data: data},
 	}})
 }

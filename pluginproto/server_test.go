@@ -30,7 +30,7 @@ func TestServerCallsV2Frames(t *testing.T) {
 		return resultFrame(id, `{"content":[{"type":"text","text":"`+text+`"}]}`)
 	}
 	tests := map[string]struct {
-		send []*pb.HostFrame // in one message
+		send []*pb.HostFrame
 		want []*pb.PluginFrame
 	}{
 		"empty start": {
@@ -74,18 +74,18 @@ func TestServerCallsV2Frames(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if err := stream.Send(&pb.CallsV2HostMessage{Frames: tc.send}); err != nil {
-				t.Fatal(err)
+			for _, f := range tc.send {
+				if err := stream.Send(f); err != nil {
+					t.Fatal(err)
+				}
 			}
 			got := make(map[uint64]*pb.PluginFrame) // the answers, by call id: handlers run concurrently
 			for len(got) < len(tc.want) {
-				msg, err := stream.Recv()
+				f, err := stream.Recv()
 				if err != nil {
 					t.Fatal(err)
 				}
-				for _, f := range msg.GetFrames() {
-					got[f.GetCallId()] = f
-				}
+				got[f.GetCallId()] = f
 			}
 			want := make(map[uint64]*pb.PluginFrame)
 			for _, f := range tc.want {

@@ -494,52 +494,7 @@ func (*CallToolPluginMessage_Log) isCallToolPluginMessage_Msg() {}
 
 func (*CallToolPluginMessage_Result) isCallToolPluginMessage_Msg() {}
 
-// Contract 2, host → plugin on the CallsV2 stream: the frames the host had
-// ready, in order.
-type CallsV2HostMessage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Frames        []*HostFrame           `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CallsV2HostMessage) Reset() {
-	*x = CallsV2HostMessage{}
-	mi := &file_plugin_proto_msgTypes[7]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CallsV2HostMessage) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CallsV2HostMessage) ProtoMessage() {}
-
-func (x *CallsV2HostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CallsV2HostMessage.ProtoReflect.Descriptor instead.
-func (*CallsV2HostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
-}
-
-func (x *CallsV2HostMessage) GetFrames() []*HostFrame {
-	if x != nil {
-		return x.Frames
-	}
-	return nil
-}
-
+// Contract 2, host → plugin on the CallsV2 stream.
 type HostFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The call this frame is about.
@@ -556,7 +511,7 @@ type HostFrame struct {
 
 func (x *HostFrame) Reset() {
 	*x = HostFrame{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -568,7 +523,7 @@ func (x *HostFrame) String() string {
 func (*HostFrame) ProtoMessage() {}
 
 func (x *HostFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -581,7 +536,7 @@ func (x *HostFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostFrame.ProtoReflect.Descriptor instead.
 func (*HostFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *HostFrame) GetCallId() uint64 {
@@ -661,7 +616,7 @@ type ArgumentsChunk struct {
 
 func (x *ArgumentsChunk) Reset() {
 	*x = ArgumentsChunk{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -673,7 +628,7 @@ func (x *ArgumentsChunk) String() string {
 func (*ArgumentsChunk) ProtoMessage() {}
 
 func (x *ArgumentsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -686,7 +641,7 @@ func (x *ArgumentsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentsChunk.ProtoReflect.Descriptor instead.
 func (*ArgumentsChunk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *ArgumentsChunk) GetData() []byte {
@@ -711,7 +666,7 @@ type CallCancel struct {
 
 func (x *CallCancel) Reset() {
 	*x = CallCancel{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -723,7 +678,7 @@ func (x *CallCancel) String() string {
 func (*CallCancel) ProtoMessage() {}
 
 func (x *CallCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -736,55 +691,10 @@ func (x *CallCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallCancel.ProtoReflect.Descriptor instead.
 func (*CallCancel) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
-// Contract 2, plugin → host on the CallsV2 stream: the frames the plugin had
-// ready, in order.
-type CallsV2PluginMessage struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
-	Frames        []*PluginFrame         `protobuf:"bytes,1,rep,name=frames,proto3" json:"frames,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
-}
-
-func (x *CallsV2PluginMessage) Reset() {
-	*x = CallsV2PluginMessage{}
-	mi := &file_plugin_proto_msgTypes[11]
-	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-	ms.StoreMessageInfo(mi)
-}
-
-func (x *CallsV2PluginMessage) String() string {
-	return protoimpl.X.MessageStringOf(x)
-}
-
-func (*CallsV2PluginMessage) ProtoMessage() {}
-
-func (x *CallsV2PluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
-	if x != nil {
-		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
-		if ms.LoadMessageInfo() == nil {
-			ms.StoreMessageInfo(mi)
-		}
-		return ms
-	}
-	return mi.MessageOf(x)
-}
-
-// Deprecated: Use CallsV2PluginMessage.ProtoReflect.Descriptor instead.
-func (*CallsV2PluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
-}
-
-func (x *CallsV2PluginMessage) GetFrames() []*PluginFrame {
-	if x != nil {
-		return x.Frames
-	}
-	return nil
-}
-
+// Contract 2, plugin → host on the CallsV2 stream.
 type PluginFrame struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The call this frame is about.
@@ -802,7 +712,7 @@ type PluginFrame struct {
 
 func (x *PluginFrame) Reset() {
 	*x = PluginFrame{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -814,7 +724,7 @@ func (x *PluginFrame) String() string {
 func (*PluginFrame) ProtoMessage() {}
 
 func (x *PluginFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -827,7 +737,7 @@ func (x *PluginFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginFrame.ProtoReflect.Descriptor instead.
 func (*PluginFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *PluginFrame) GetCallId() uint64 {
@@ -924,7 +834,7 @@ type CallError struct {
 
 func (x *CallError) Reset() {
 	*x = CallError{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -936,7 +846,7 @@ func (x *CallError) String() string {
 func (*CallError) ProtoMessage() {}
 
 func (x *CallError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -949,7 +859,7 @@ func (x *CallError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallError.ProtoReflect.Descriptor instead.
 func (*CallError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CallError) GetCode() uint32 {
@@ -978,7 +888,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -990,7 +900,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1003,7 +913,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *Progress) GetProgress() float64 {
@@ -1041,7 +951,7 @@ type LogMessage struct {
 
 func (x *LogMessage) Reset() {
 	*x = LogMessage{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1053,7 +963,7 @@ func (x *LogMessage) String() string {
 func (*LogMessage) ProtoMessage() {}
 
 func (x *LogMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1066,7 +976,7 @@ func (x *LogMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
 func (*LogMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *LogMessage) GetLevel() string {
@@ -1098,7 +1008,7 @@ type WatchToolsRequest struct {
 
 func (x *WatchToolsRequest) Reset() {
 	*x = WatchToolsRequest{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1110,7 +1020,7 @@ func (x *WatchToolsRequest) String() string {
 func (*WatchToolsRequest) ProtoMessage() {}
 
 func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1123,7 +1033,7 @@ func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsRequest.ProtoReflect.Descriptor instead.
 func (*WatchToolsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 type ToolsChanged struct {
@@ -1134,7 +1044,7 @@ type ToolsChanged struct {
 
 func (x *ToolsChanged) Reset() {
 	*x = ToolsChanged{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1146,7 +1056,7 @@ func (x *ToolsChanged) String() string {
 func (*ToolsChanged) ProtoMessage() {}
 
 func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1159,7 +1069,7 @@ func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsChanged.ProtoReflect.Descriptor instead.
 func (*ToolsChanged) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 var File_plugin_proto protoreflect.FileDescriptor
@@ -1189,9 +1099,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\bprogress\x18\x01 \x01(\v2\x1c.plughost.plugin.v1.ProgressH\x00R\bprogress\x122\n" +
 	"\x03log\x18\x02 \x01(\v2\x1e.plughost.plugin.v1.LogMessageH\x00R\x03log\x12\x18\n" +
 	"\x06result\x18\x03 \x01(\fH\x00R\x06resultB\x05\n" +
-	"\x03msg\"K\n" +
-	"\x12CallsV2HostMessage\x125\n" +
-	"\x06frames\x18\x01 \x03(\v2\x1d.plughost.plugin.v1.HostFrameR\x06frames\"\xe0\x01\n" +
+	"\x03msg\"\xe0\x01\n" +
 	"\tHostFrame\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x125\n" +
 	"\x05start\x18\x02 \x01(\v2\x1d.plughost.plugin.v1.CallStartH\x00R\x05start\x12B\n" +
@@ -1202,9 +1110,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
 	"\x04more\x18\x02 \x01(\bR\x04more\"\f\n" +
 	"\n" +
-	"CallCancel\"O\n" +
-	"\x14CallsV2PluginMessage\x127\n" +
-	"\x06frames\x18\x01 \x03(\v2\x1f.plughost.plugin.v1.PluginFrameR\x06frames\"\xee\x01\n" +
+	"CallCancel\"\xee\x01\n" +
 	"\vPluginFrame\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12:\n" +
 	"\bprogress\x18\x02 \x01(\v2\x1c.plughost.plugin.v1.ProgressH\x00R\bprogress\x122\n" +
@@ -1225,13 +1131,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06logger\x18\x02 \x01(\tR\x06logger\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\"\x13\n" +
 	"\x11WatchToolsRequest\"\x0e\n" +
-	"\fToolsChanged2\xd7\x03\n" +
+	"\fToolsChanged2\xc5\x03\n" +
 	"\x06Plugin\x12U\n" +
 	"\bDescribe\x12#.plughost.plugin.v1.DescribeRequest\x1a$.plughost.plugin.v1.DescribeResponse\x12X\n" +
 	"\tListTools\x12$.plughost.plugin.v1.ListToolsRequest\x1a%.plughost.plugin.v1.ListToolsResponse\x12W\n" +
 	"\n" +
-	"WatchTools\x12%.plughost.plugin.v1.WatchToolsRequest\x1a .plughost.plugin.v1.ToolsChanged0\x01\x12_\n" +
-	"\aCallsV2\x12&.plughost.plugin.v1.CallsV2HostMessage\x1a(.plughost.plugin.v1.CallsV2PluginMessage(\x010\x01\x12b\n" +
+	"WatchTools\x12%.plughost.plugin.v1.WatchToolsRequest\x1a .plughost.plugin.v1.ToolsChanged0\x01\x12M\n" +
+	"\aCallsV2\x12\x1d.plughost.plugin.v1.HostFrame\x1a\x1f.plughost.plugin.v1.PluginFrame(\x010\x01\x12b\n" +
 	"\bCallTool\x12'.plughost.plugin.v1.CallToolHostMessage\x1a).plughost.plugin.v1.CallToolPluginMessage(\x010\x01B6Z4github.com/plughost/plughost/pluginproto/internal/pbb\x06proto3"
 
 var (
@@ -1246,7 +1152,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 18)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),       // 0: plughost.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),      // 1: plughost.plugin.v1.DescribeResponse
@@ -1255,45 +1161,41 @@ var file_plugin_proto_goTypes = []any{
 	(*CallToolHostMessage)(nil),   // 4: plughost.plugin.v1.CallToolHostMessage
 	(*CallStart)(nil),             // 5: plughost.plugin.v1.CallStart
 	(*CallToolPluginMessage)(nil), // 6: plughost.plugin.v1.CallToolPluginMessage
-	(*CallsV2HostMessage)(nil),    // 7: plughost.plugin.v1.CallsV2HostMessage
-	(*HostFrame)(nil),             // 8: plughost.plugin.v1.HostFrame
-	(*ArgumentsChunk)(nil),        // 9: plughost.plugin.v1.ArgumentsChunk
-	(*CallCancel)(nil),            // 10: plughost.plugin.v1.CallCancel
-	(*CallsV2PluginMessage)(nil),  // 11: plughost.plugin.v1.CallsV2PluginMessage
-	(*PluginFrame)(nil),           // 12: plughost.plugin.v1.PluginFrame
-	(*CallError)(nil),             // 13: plughost.plugin.v1.CallError
-	(*Progress)(nil),              // 14: plughost.plugin.v1.Progress
-	(*LogMessage)(nil),            // 15: plughost.plugin.v1.LogMessage
-	(*WatchToolsRequest)(nil),     // 16: plughost.plugin.v1.WatchToolsRequest
-	(*ToolsChanged)(nil),          // 17: plughost.plugin.v1.ToolsChanged
+	(*HostFrame)(nil),             // 7: plughost.plugin.v1.HostFrame
+	(*ArgumentsChunk)(nil),        // 8: plughost.plugin.v1.ArgumentsChunk
+	(*CallCancel)(nil),            // 9: plughost.plugin.v1.CallCancel
+	(*PluginFrame)(nil),           // 10: plughost.plugin.v1.PluginFrame
+	(*CallError)(nil),             // 11: plughost.plugin.v1.CallError
+	(*Progress)(nil),              // 12: plughost.plugin.v1.Progress
+	(*LogMessage)(nil),            // 13: plughost.plugin.v1.LogMessage
+	(*WatchToolsRequest)(nil),     // 14: plughost.plugin.v1.WatchToolsRequest
+	(*ToolsChanged)(nil),          // 15: plughost.plugin.v1.ToolsChanged
 }
 var file_plugin_proto_depIdxs = []int32{
 	5,  // 0: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
-	14, // 1: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
-	15, // 2: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
-	8,  // 3: plughost.plugin.v1.CallsV2HostMessage.frames:type_name -> plughost.plugin.v1.HostFrame
-	5,  // 4: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
-	9,  // 5: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
-	10, // 6: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
-	12, // 7: plughost.plugin.v1.CallsV2PluginMessage.frames:type_name -> plughost.plugin.v1.PluginFrame
-	14, // 8: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
-	15, // 9: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
-	13, // 10: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
-	0,  // 11: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
-	2,  // 12: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
-	16, // 13: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
-	7,  // 14: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.CallsV2HostMessage
-	4,  // 15: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
-	1,  // 16: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
-	3,  // 17: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
-	17, // 18: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
-	11, // 19: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.CallsV2PluginMessage
-	6,  // 20: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
-	16, // [16:21] is the sub-list for method output_type
-	11, // [11:16] is the sub-list for method input_type
-	11, // [11:11] is the sub-list for extension type_name
-	11, // [11:11] is the sub-list for extension extendee
-	0,  // [0:11] is the sub-list for field type_name
+	12, // 1: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
+	13, // 2: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
+	5,  // 3: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
+	8,  // 4: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
+	9,  // 5: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
+	12, // 6: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
+	13, // 7: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
+	11, // 8: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
+	0,  // 9: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
+	2,  // 10: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
+	14, // 11: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
+	7,  // 12: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
+	4,  // 13: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
+	1,  // 14: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
+	3,  // 15: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
+	15, // 16: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
+	10, // 17: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
+	6,  // 18: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
+	14, // [14:19] is the sub-list for method output_type
+	9,  // [9:14] is the sub-list for method input_type
+	9,  // [9:9] is the sub-list for extension type_name
+	9,  // [9:9] is the sub-list for extension extendee
+	0,  // [0:9] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1309,12 +1211,12 @@ func file_plugin_proto_init() {
 		(*CallToolPluginMessage_Log)(nil),
 		(*CallToolPluginMessage_Result)(nil),
 	}
-	file_plugin_proto_msgTypes[8].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[7].OneofWrappers = []any{
 		(*HostFrame_Start)(nil),
 		(*HostFrame_Arguments)(nil),
 		(*HostFrame_Cancel)(nil),
 	}
-	file_plugin_proto_msgTypes[12].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[10].OneofWrappers = []any{
 		(*PluginFrame_Progress)(nil),
 		(*PluginFrame_Log)(nil),
 		(*PluginFrame_Result)(nil),
@@ -1326,7 +1228,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   18,
+			NumMessages:   16,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

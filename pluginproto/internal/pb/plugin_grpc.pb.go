@@ -75,12 +75,7 @@ type PluginClient interface {
 	WatchTools(ctx context.Context, in *WatchToolsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ToolsChanged], error)
 	// Contract 2: CallsV2 carries every call of the plugin on one long-lived
 	// stream, which the host opens at its first call and keeps for the
-	// plugin's lifetime. Each message is a batch of frames: a sender puts
-	// into one message every frame it has ready (a receiver handles the
-	// frames of a message in order, as if each had come alone). A sender keeps
-	// a message under 1 MiB unless it carries a single frame that is larger (a
-	// large result), so a receiver's default 4 MiB limit holds for the host's
-	// messages.
+	// plugin's lifetime. Each message is one frame about one call.
 	//
 	// The host picks each call's id, unique on the stream, and sends a Start
 	// frame; the plugin runs the calls concurrently and, for each, sends any
@@ -94,13 +89,14 @@ type PluginClient interface {
 	// may drop progress and log frames of a call it cannot keep up with
 	// (never its result or error).
 	//
-	// Arguments larger than 64 KiB come in pieces so
-	// that one large call neither holds up the others nor needs a larger
+	// Arguments larger than 64 KiB come in pieces, so that one large call
+	// neither holds up the others nor needs more than gRPC's default 4 MiB
 	// message limit: the Start carries the first 64 KiB and more_arguments,
 	// then Arguments frames of the same call id carry the rest in order, the
 	// last one with more unset. Frames of other calls may come in between.
-	// The call starts once its arguments are complete.
-	CallsV2(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallsV2HostMessage, CallsV2PluginMessage], error)
+	// The call starts once its arguments are complete. (A result is one
+	// frame, whatever its size: hosts accept large messages.)
+	CallsV2(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostFrame, PluginFrame], error)
 	// Contract 1: CallTool runs one tool on a stream of its own. The host
 	// sends exactly one CallStart; the plugin may send any number of progress
 	// and log messages, then exactly one result, and ends the stream. When the
@@ -157,18 +153,18 @@ func (c *pluginClient) WatchTools(ctx context.Context, in *WatchToolsRequest, op
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_WatchToolsClient = grpc.ServerStreamingClient[ToolsChanged]
 
-func (c *pluginClient) CallsV2(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallsV2HostMessage, CallsV2PluginMessage], error) {
+func (c *pluginClient) CallsV2(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostFrame, PluginFrame], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
 	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[1], Plugin_CallsV2_FullMethodName, cOpts...)
 	if err != nil {
 		return nil, err
 	}
-	x := &grpc.GenericClientStream[CallsV2HostMessage, CallsV2PluginMessage]{ClientStream: stream}
+	x := &grpc.GenericClientStream[HostFrame, PluginFrame]{ClientStream: stream}
 	return x, nil
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Plugin_CallsV2Client = grpc.BidiStreamingClient[CallsV2HostMessage, CallsV2PluginMessage]
+type Plugin_CallsV2Client = grpc.BidiStreamingClient[HostFrame, PluginFrame]
 
 func (c *pluginClient) CallTool(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallToolHostMessage, CallToolPluginMessage], error) {
 	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
@@ -198,12 +194,7 @@ type PluginServer interface {
 	WatchTools(*WatchToolsRequest, grpc.ServerStreamingServer[ToolsChanged]) error
 	// Contract 2: CallsV2 carries every call of the plugin on one long-lived
 	// stream, which the host opens at its first call and keeps for the
-	// plugin's lifetime. Each message is a batch of frames: a sender puts
-	// into one message every frame it has ready (a receiver handles the
-	// frames of a message in order, as if each had come alone). A sender keeps
-	// a message under 1 MiB unless it carries a single frame that is larger (a
-	// large result), so a receiver's default 4 MiB limit holds for the host's
-	// messages.
+	// plugin's lifetime. Each message is one frame about one call.
 	//
 	// The host picks each call's id, unique on the stream, and sends a Start
 	// frame; the plugin runs the calls concurrently and, for each, sends any
@@ -217,13 +208,14 @@ type PluginServer interface {
 	// may drop progress and log frames of a call it cannot keep up with
 	// (never its result or error).
 	//
-	// Arguments larger than 64 KiB come in pieces so
-	// that one large call neither holds up the others nor needs a larger
+	// Arguments larger than 64 KiB come in pieces, so that one large call
+	// neither holds up the others nor needs more than gRPC's default 4 MiB
 	// message limit: the Start carries the first 64 KiB and more_arguments,
 	// then Arguments frames of the same call id carry the rest in order, the
 	// last one with more unset. Frames of other calls may come in between.
-	// The call starts once its arguments are complete.
-	CallsV2(grpc.BidiStreamingServer[CallsV2HostMessage, CallsV2PluginMessage]) error
+	// The call starts once its arguments are complete. (A result is one
+	// frame, whatever its size: hosts accept large messages.)
+	CallsV2(grpc.BidiStreamingServer[HostFrame, PluginFrame]) error
 	// Contract 1: CallTool runs one tool on a stream of its own. The host
 	// sends exactly one CallStart; the plugin may send any number of progress
 	// and log messages, then exactly one result, and ends the stream. When the
@@ -250,7 +242,7 @@ func (UnimplementedPluginServer) ListTools(context.Context, *ListToolsRequest) (
 func (UnimplementedPluginServer) WatchTools(*WatchToolsRequest, grpc.ServerStreamingServer[ToolsChanged]) error {
 	return status.Error(codes.Unimplemented, "method WatchTools not implemented")
 }
-func (UnimplementedPluginServer) CallsV2(grpc.BidiStreamingServer[CallsV2HostMessage, CallsV2PluginMessage]) error {
+func (UnimplementedPluginServer) CallsV2(grpc.BidiStreamingServer[HostFrame, PluginFrame]) error {
 	return status.Error(codes.Unimplemented, "method CallsV2 not implemented")
 }
 func (UnimplementedPluginServer) CallTool(grpc.BidiStreamingServer[CallToolHostMessage, CallToolPluginMessage]) error {
@@ -325,11 +317,11 @@ func _Plugin_WatchTools_Handler(srv interface{}, stream grpc.ServerStream) error
 type Plugin_WatchToolsServer = grpc.ServerStreamingServer[ToolsChanged]
 
 func _Plugin_CallsV2_Handler(srv interface{}, stream grpc.ServerStream) error {
-	return srv.(PluginServer).CallsV2(&grpc.GenericServerStream[CallsV2HostMessage, CallsV2PluginMessage]{ServerStream: stream})
+	return srv.(PluginServer).CallsV2(&grpc.GenericServerStream[HostFrame, PluginFrame]{ServerStream: stream})
 }
 
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
-type Plugin_CallsV2Server = grpc.BidiStreamingServer[CallsV2HostMessage, CallsV2PluginMessage]
+type Plugin_CallsV2Server = grpc.BidiStreamingServer[HostFrame, PluginFrame]
 
 func _Plugin_CallTool_Handler(srv interface{}, stream grpc.ServerStream) error {
 	return srv.(PluginServer).CallTool(&grpc.GenericServerStream[CallToolHostMessage, CallToolPluginMessage]{ServerStream: stream})

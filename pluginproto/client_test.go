@@ -343,7 +343,7 @@ func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {
 	tests := map[string]struct {
 		sent  int    // progress frames the plugin sends
 		msg   string // each one's message
-		limit int    // at most one batch taken before the callback blocked, plus the bound
+		limit int    // at most what was queued before the callback blocked, plus the bound
 	}{
 		"many small": {sent: 3 * maxQueued, msg: "p", limit: 2 * maxQueued},
 		"few large":  {sent: 64, msg: strings.Repeat("x", 256<<10), limit: 2 * maxQueuedBytes / (256 << 10)},

@@ -84,12 +84,13 @@ type serverCalls struct {
 	calls map[uint64]*serverCall // calls not answered yet
 }
 
-// serverCall is a call whose arguments are still coming (args not nil) or
+// serverCall is a call whose arguments are still coming (assembling) or
 // whose handler runs (cancel not nil).
 type serverCall struct {
-	start  *pb.CallStart
-	args   []byte
-	cancel context.CancelFunc
+	start      *pb.CallStart
+	assembling bool
+	args       []byte // the arguments so far, while assembling
+	cancel     context.CancelFunc
 }
 
 // handle acts on one frame of the host.
@@ -109,7 +110,7 @@ func (c *serverCalls) handle(f *pb.HostFrame) {
 			return
 		}
 		if msg.Start.GetMoreArguments() {
-			call.args = append([]byte(nil), msg.Start.GetArguments()...)
+			call.assembling, call.args = true, append([]byte(nil), msg.Start.GetArguments()...)
 			return
 		}
 		c.run(id, call, msg.Start.GetArguments())
@@ -117,13 +118,13 @@ func (c *serverCalls) handle(f *pb.HostFrame) {
 		c.mu.Lock()
 		call := c.calls[id]
 		c.mu.Unlock()
-		if call == nil || call.args == nil {
-			return // a call cancelled while its arguments came, or an id never started
+		if call == nil || !call.assembling {
+			return // a call cancelled while its arguments came, or not assembling
 		}
 		call.args = append(call.args, msg.Arguments.GetData()...)
 		if !msg.Arguments.GetMore() {
 			args := call.args
-			call.args = nil
+			call.assembling, call.args = false, nil
 			c.run(id, call, args)
 		}
 	case *pb.HostFrame_Cancel:

@@ -53,6 +53,10 @@ func TestServerCallsV2Frames(t *testing.T) {
 			},
 			want: []*pb.PluginFrame{result(2, "small"), result(1, "chunked")},
 		},
+		"arguments all in chunks, the Start's empty": {
+			send: []*pb.HostFrame{start(1, "echo", ``, true), chunk(1, `{"Text":"x"}`, false), chunk(1, "ignored", false)},
+			want: []*pb.PluginFrame{result(1, "x")},
+		},
 		"cancelled before its arguments were complete": {
 			send: []*pb.HostFrame{start(1, "echo", `{"Te`, true), cancel(1), chunk(1, `xt":"late"}`, false), start(2, "echo", `{}`, false)},
 			want: []*pb.PluginFrame{errorFrame(1, codes.Canceled, "cancelled before its arguments were complete"), result(2, "")},

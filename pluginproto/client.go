@@ -14,15 +14,35 @@ import (
 )
 
 // Client is the host's view of one running plugin, dispensed by go-plugin
-// from ClientPluginSet. It is safe for concurrent use.
+// from ClientPluginSets. It speaks the contract version negotiated in the
+// plugin's handshake, and is safe for concurrent use.
 type Client struct {
-	rpc    pb.PluginClient
-	exited context.Context // cancelled by go-plugin when the plugin process exits
-	mux    mux             // the Calls stream, when the plugin serves it
+	rpc      pb.PluginClient
+	exited   context.Context // cancelled by go-plugin when the plugin process exits
+	contract uint32          // the negotiated contract version
+	calls    callPath        // how calls reach the plugin, chosen by contract
 }
 
-func newClient(exited context.Context, rpc pb.PluginClient) *Client {
-	return &Client{rpc: rpc, exited: exited, mux: mux{rpc: rpc, exited: exited}}
+// callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
+// or a CallTool stream per call for a plugin of contract 1 (contract1).
+type callPath interface {
+	call(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error)
+}
+
+var (
+	_ callPath = (*mux)(nil)
+	_ callPath = contract1{}
+)
+
+// newClient returns the Client of a plugin whose handshake named contract.
+func newClient(exited context.Context, rpc pb.PluginClient, contract uint32) *Client {
+	c := &Client{rpc: rpc, exited: exited, contract: contract}
+	if contract == 1 {
+		c.calls = contract1{rpc: rpc, exited: exited}
+	} else {
+		c.calls = &mux{rpc: rpc, exited: exited}
+	}
+	return c
 }
 
 // Description is what a plugin says about itself.
@@ -34,17 +54,17 @@ type Description struct {
 }
 
 // Describe asks the plugin for its name, version and contract version, and
-// tells it the host's version. When the plugin speaks another contract
-// version it returns the description and an error wrapping
-// ErrContractVersion.
+// tells it the host's version. When the plugin names another contract
+// version than its handshake did, it returns the description and an error
+// wrapping ErrContractVersion.
 func (c *Client) Describe(ctx context.Context, hostVersion string) (Description, error) {
-	resp, err := c.rpc.Describe(ctx, &pb.DescribeRequest{HostContractVersion: ContractVersion, HostVersion: hostVersion})
+	resp, err := c.rpc.Describe(ctx, &pb.DescribeRequest{HostContractVersion: c.contract, HostVersion: hostVersion})
 	if err != nil {
-		return Description{}, c.rpcError(ctx, "describe", err)
+		return Description{}, rpcError(ctx, c.exited, "describe", err)
 	}
 	d := Description{Name: resp.GetName(), Version: resp.GetVersion(), ContractVersion: resp.GetContractVersion()}
-	if d.ContractVersion != ContractVersion {
-		return d, fmt.Errorf("%w: plugin %q speaks contract version %d, this host speaks %d", ErrContractVersion, d.Name, d.ContractVersion, ContractVersion)
+	if d.ContractVersion != c.contract {
+		return d, fmt.Errorf("%w: plugin %q speaks contract version %d, but its handshake named %d", ErrContractVersion, d.Name, d.ContractVersion, c.contract)
 	}
 	return d, nil
 }
@@ -54,7 +74,7 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 	resp, err := c.rpc.ListTools(ctx, &pb.ListToolsRequest{})
 	if err != nil {
-		return nil, c.rpcError(ctx, "list tools", err)
+		return nil, rpcError(ctx, c.exited, "list tools", err)
 	}
 	tools := make([]json.RawMessage, len(resp.GetTools()))
 	for i, t := range resp.GetTools() {
@@ -87,11 +107,11 @@ var emptyObject = json.RawMessage("{}")
 // as the plugin sent it. Progress and Log are called, in order, on the
 // calling goroutine before CallTool returns. Cancelling ctx cancels the call
 // and the handler's context in the plugin, and CallTool returns at once.
+// CallTool keeps no reference to req or its Arguments once it returned.
 //
-// Calls share one long-lived Calls stream per plugin, opened at the first
-// call; a plugin that does not serve Calls (one written against the first
-// revision of the contract) gets a CallTool stream per call instead, as do
-// calls whose arguments are larger than 256 KiB.
+// With a plugin of contract 2, calls share the plugin's one CallsV2 stream,
+// opened at the first call; with a plugin of contract 1, each call has a
+// CallTool stream of its own.
 //
 // Errors wrap ctx's error when ctx ended, ErrUnknownTool when the plugin has
 // no such tool, ErrPluginClosed when the plugin broke the call (it died),
@@ -105,59 +125,11 @@ func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 	if len(args) == 0 {
 		args = emptyObject
 	}
-	res, err := c.mux.call(ctx, c, req, args)
-	if err != errFallback {
-		return res, err
-	}
-	return c.callStream(ctx, req, args)
+	return c.calls.call(ctx, req, args)
 }
 
-// callStream runs a call on a CallTool stream of its own.
-func (c *Client) callStream(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error) {
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel() // ends the stream
-	stream, err := c.rpc.CallTool(ctx)
-	if err != nil {
-		return nil, c.callError(ctx, req.Tool, err)
-	}
-	err = stream.Send(&pb.CallToolHostMessage{Msg: &pb.CallToolHostMessage_Start{Start: &pb.CallStart{
-		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
-	}}})
-	if err == io.EOF {
-		// The stream ended before the start went out; Recv tells why.
-		_, err = stream.Recv()
-	}
-	if err != nil {
-		return nil, c.callError(ctx, req.Tool, err)
-	}
-	for {
-		msg, err := stream.Recv()
-		if err != nil {
-			return nil, c.callError(ctx, req.Tool, err)
-		}
-		switch m := msg.GetMsg().(type) {
-		case *pb.CallToolPluginMessage_Progress:
-			if req.Progress != nil {
-				req.Progress(m.Progress.GetProgress(), m.Progress.GetTotal(), m.Progress.GetMessage())
-			}
-		case *pb.CallToolPluginMessage_Log:
-			if req.Log != nil {
-				req.Log(m.Log.GetLevel(), m.Log.GetLogger(), m.Log.GetData())
-			}
-		case *pb.CallToolPluginMessage_Result:
-			if !isObject(m.Result) {
-				return nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, m.Result)
-			}
-			return m.Result, nil
-		default:
-			// A message of a later contract revision; this host cannot
-			// answer it, and the plugin must not depend on an answer.
-		}
-	}
-}
-
-// callError turns a stream error into one of the documented errors.
-func (c *Client) callError(ctx context.Context, tool string, err error) error {
+// callError turns a call's failure into one of the documented errors.
+func callError(ctx, exited context.Context, tool string, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("call %q: %w", tool, ctx.Err())
@@ -166,18 +138,19 @@ func (c *Client) callError(ctx context.Context, tool string, err error) error {
 	case status.Code(err) == codes.NotFound:
 		return fmt.Errorf("call %q: %w: %s", tool, ErrUnknownTool, status.Convert(err).Message())
 	}
-	return c.rpcError(ctx, fmt.Sprintf("call %q", tool), err)
+	return rpcError(ctx, exited, fmt.Sprintf("call %q", tool), err)
 }
 
 // rpcError wraps an RPC failure; a broken connection or stream becomes
-// ErrPluginClosed.
-func (c *Client) rpcError(ctx context.Context, what string, err error) error {
+// ErrPluginClosed. exited is the plugin process's lifetime (nil when
+// unknown).
+func rpcError(ctx, exited context.Context, what string, err error) error {
 	if ctx.Err() != nil {
 		return fmt.Errorf("%s: %w", what, ctx.Err())
 	}
 	switch status.Code(err) {
 	case codes.Unavailable, codes.Canceled:
-		if c.exited != nil && c.exited.Err() != nil {
+		if exited != nil && exited.Err() != nil {
 			return fmt.Errorf("%s: %w: the plugin process has exited", what, ErrPluginClosed)
 		}
 		return fmt.Errorf("%s: %w: %v", what, ErrPluginClosed, err)
@@ -193,7 +166,7 @@ func (c *Client) rpcError(ctx context.Context, what string, err error) error {
 func (c *Client) WatchTools(ctx context.Context, changed func()) error {
 	stream, err := c.rpc.WatchTools(ctx, &pb.WatchToolsRequest{})
 	if err != nil {
-		return c.rpcError(ctx, "watch tools", err)
+		return rpcError(ctx, c.exited, "watch tools", err)
 	}
 	for {
 		if _, err := stream.Recv(); err != nil {
@@ -203,7 +176,7 @@ func (c *Client) WatchTools(ctx context.Context, changed func()) error {
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("watch tools: %w: the plugin ended the watch", ErrPluginClosed)
 			}
-			return c.rpcError(ctx, "watch tools", err)
+			return rpcError(ctx, c.exited, "watch tools", err)
 		}
 		changed()
 	}

@@ -21,8 +21,9 @@ import (
 )
 
 // serve serves srv over an in-memory connection and returns a Client for it
-// and the server, which the test may stop to play a dying plugin.
-func serve(t testing.TB, srv pb.PluginServer) (*Client, *grpc.Server) {
+// that speaks contract (as if the plugin's handshake had named it), and the
+// server, which the test may stop to play a dying plugin.
+func serve(t testing.TB, contract uint32, srv pb.PluginServer) (*Client, *grpc.Server) {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	s := grpc.NewServer()
@@ -43,7 +44,7 @@ func serve(t testing.TB, srv pb.PluginServer) (*Client, *grpc.Server) {
 		s.Stop()
 		<-served
 	})
-	return newClient(context.Background(), pb.NewPluginClient(cc)), s
+	return newClient(context.Background(), pb.NewPluginClient(cc), contract), s
 }
 
 // fake is a plugin server that misbehaves as each test asks.
@@ -51,16 +52,16 @@ type fake struct {
 	pb.UnimplementedPluginServer
 	describe *pb.DescribeResponse
 	tools    [][]byte
-	call     func(grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error
-	watch    func(grpc.ServerStreamingServer[pb.ToolsChanged]) error
-	// calls serves Calls; nil answers UNIMPLEMENTED.
-	calls func(grpc.BidiStreamingServer[pb.CallsHostMessage, pb.CallsPluginMessage]) error
+	// call serves CallTool (contract 1) after receiving its start.
+	call  func(grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error
+	watch func(grpc.ServerStreamingServer[pb.ToolsChanged]) error
+	// calls serves CallsV2 (contract 2).
+	calls func(callsStream) error
 }
 
-func (f *fake) Calls(s grpc.BidiStreamingServer[pb.CallsHostMessage, pb.CallsPluginMessage]) error {
-	if f.calls == nil {
-		return f.UnimplementedPluginServer.Calls(s)
-	}
+type callsStream = grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]
+
+func (f *fake) CallsV2(s callsStream) error {
 	return f.calls(s)
 }
 
@@ -83,169 +84,41 @@ func (f *fake) WatchTools(_ *pb.WatchToolsRequest, s grpc.ServerStreamingServer[
 	return f.watch(s)
 }
 
-func TestClientCallErrors(t *testing.T) {
-	t.Parallel()
-	type stream = grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]
-	result := func(b string) *pb.CallToolPluginMessage {
-		return &pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(b)}}
-	}
-	tests := map[string]struct {
-		call    func(stream) error
-		wantErr error
-		wantMsg string
-	}{
-		"no result": {
-			call:    func(stream) error { return nil },
-			wantErr: ErrNoResult,
-			wantMsg: `call "t": plugin ended the call without a result`,
-		},
-		"result not JSON": {
-			call:    func(s stream) error { return s.Send(result(`{"content":`)) },
-			wantErr: ErrInvalidResult,
-			wantMsg: `call "t": plugin sent an invalid result: not a JSON object: "{\"content\":"`,
-		},
-		"result not an object": {
-			call:    func(s stream) error { return s.Send(result(`[]`)) },
-			wantErr: ErrInvalidResult,
-		},
-		"empty result": {
-			call:    func(s stream) error { return s.Send(result(``)) },
-			wantErr: ErrInvalidResult,
-		},
-		"plugin error status": {
-			call:    func(stream) error { return errors.New("handler exploded") },
-			wantMsg: `call "t": rpc error: code = Unknown desc = handler exploded`,
-		},
-	}
-	for name, tc := range tests {
-		t.Run(name, func(t *testing.T) {
-			t.Parallel()
-			c, _ := serve(t, &fake{call: tc.call})
-			_, err := c.CallTool(t.Context(), &CallRequest{Tool: "t"})
-			if err == nil {
-				t.Fatal("CallTool succeeded, want an error")
-			}
-			if tc.wantErr != nil && !errors.Is(err, tc.wantErr) {
-				t.Errorf("err = %v, want %v", err, tc.wantErr)
-			}
-			if tc.wantMsg != "" && err.Error() != tc.wantMsg {
-				t.Errorf("err = %q, want %q", err, tc.wantMsg)
-			}
-		})
-	}
-}
-
-func TestClientCallPluginDies(t *testing.T) {
-	t.Parallel()
-	started := make(chan struct{})
-	var srv *grpc.Server
-	c, srv := serve(t, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
-		close(started)
-		<-s.Context().Done()
-		return s.Context().Err()
-	}})
-	go func() {
-		<-started
-		srv.Stop() // the plugin goes away mid-call
-	}()
-	_, err := c.CallTool(t.Context(), &CallRequest{Tool: "t"})
-	if !errors.Is(err, ErrPluginClosed) {
-		t.Errorf("err = %v, want ErrPluginClosed", err)
-	}
-}
-
-// A plugin that sends its result but does not end the stream still gives
-// the host its result at once, and its stream is cancelled rather than left
-// open.
-func TestClientCallEndsStreamHeldOpenAfterResult(t *testing.T) {
-	t.Parallel()
-	cancelled := make(chan struct{})
-	c, _ := serve(t, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
-		if err := s.Send(&pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}}); err != nil {
-			return err
-		}
-		<-s.Context().Done() // hold the stream open until the host gives up on it
-		close(cancelled)
-		return nil
-	}})
-	res, err := c.CallTool(t.Context(), &CallRequest{Tool: "t"})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(res) != `{"content":[]}` {
-		t.Errorf("result = %s", res)
-	}
-	select {
-	case <-cancelled:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the plugin's stream was never cancelled")
-	}
-}
-
-func TestClientCallSkipsUnknownMessagesAndKeepsOrder(t *testing.T) {
-	t.Parallel()
-	c, _ := serve(t, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
-		for _, m := range []*pb.CallToolPluginMessage{
-			{Msg: &pb.CallToolPluginMessage_Log{Log: &pb.LogMessage{Level: "info", Logger: "db", Data: []byte(`1`)}}},
-			{}, // a message kind this host does not know
-			{Msg: &pb.CallToolPluginMessage_Progress{Progress: &pb.Progress{Progress: 1, Total: 3, Message: "m"}}},
-			{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}},
-		} {
-			if err := s.Send(m); err != nil {
-				return err
-			}
-		}
-		return nil
-	}})
-	var got []string
-	res, err := c.CallTool(t.Context(), &CallRequest{
-		Tool:     "t",
-		Progress: func(p, total float64, msg string) { got = append(got, "progress "+msg) },
-		Log: func(level, logger string, data json.RawMessage) {
-			got = append(got, "log "+level+" "+logger+" "+string(data))
-		},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if string(res) != `{"content":[]}` {
-		t.Errorf("result = %s", res)
-	}
-	if diff := cmp.Diff([]string{"log info db 1", "progress m"}, got); diff != "" {
-		t.Errorf("notifications (-want +got):\n%s", diff)
-	}
-}
-
-type callsStream = grpc.BidiStreamingServer[pb.CallsHostMessage, pb.CallsPluginMessage]
-
-// recvStarts receives n Starts and returns their call ids by tool name.
+// recvStarts receives frames until n Starts came, and returns their call ids
+// by tool name.
 func recvStarts(s callsStream, n int) (map[string]uint64, error) {
 	ids := make(map[string]uint64)
 	for len(ids) < n {
-		msg, err := s.Recv()
+		f, err := s.Recv()
 		if err != nil {
 			return nil, err
 		}
-		ids[msg.GetStart().GetTool()] = msg.GetCallId()
+		if st := f.GetStart(); st != nil {
+			ids[st.GetTool()] = f.GetCallId()
+		}
 	}
 	return ids, nil
 }
 
-func sendAll(s callsStream, msgs ...*pb.CallsPluginMessage) error {
-	for _, m := range msgs {
-		if err := s.Send(m); err != nil {
+func sendAll(s callsStream, frames ...*pb.PluginFrame) error {
+	for _, f := range frames {
+		if err := s.Send(f); err != nil {
 			return err
 		}
 	}
 	return nil
 }
 
-func progressMsg(id uint64, msg string) *pb.CallsPluginMessage {
-	return &pb.CallsPluginMessage{CallId: id, Msg: &pb.CallsPluginMessage_Progress{Progress: &pb.Progress{Message: msg}}}
+func progressFrame(id uint64, msg string) *pb.PluginFrame {
+	return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Progress{Progress: &pb.Progress{Message: msg}}}
 }
 
-func resultMsg(id uint64, b string) *pb.CallsPluginMessage {
-	return &pb.CallsPluginMessage{CallId: id, Msg: &pb.CallsPluginMessage_Result{Result: []byte(b)}}
+func resultFrame(id uint64, b string) *pb.PluginFrame {
+	return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Result{Result: []byte(b)}}
+}
+
+func errorFrame(id uint64, code codes.Code, msg string) *pb.PluginFrame {
+	return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(code), Message: msg}}}
 }
 
 // callAsync starts a call and returns where its outcome lands, and its
@@ -263,25 +136,25 @@ func callAsync(ctx context.Context, c *Client, tool string) (<-chan error, *[]st
 	return errc, &got
 }
 
-// On the Calls stream, what a plugin sends for a call after its result, or
-// for an id the host never sent, reaches no call; messages of unknown kinds
-// are skipped; each call gets its own messages in order.
-func TestClientCallsDropsLateAndForeignMessages(t *testing.T) {
+// What a plugin sends for a call after its result, or for an id the host
+// never sent, reaches no call; frames of unknown kinds are skipped; each call
+// gets its own frames in order.
+func TestClientCallsDropsLateAndForeignFrames(t *testing.T) {
 	t.Parallel()
-	c, _ := serve(t, &fake{calls: func(s callsStream) error {
+	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 		ids, err := recvStarts(s, 2)
 		if err != nil {
 			return err
 		}
 		a, b := ids["a"], ids["b"]
 		if err := sendAll(s,
-			progressMsg(a, "a1"),
-			resultMsg(a, `{"content":[],"n":"a"}`),
-			progressMsg(a, "a late"), // after a's result: dropped
-			resultMsg(a, `{"second":"result"}`),
-			progressMsg(a+b+100, "nobody's"),  // an id the host never sent
-			&pb.CallsPluginMessage{CallId: b}, // a message kind this host does not know
-			progressMsg(b, "b1"),
+			progressFrame(a, "a1"),
+			resultFrame(a, `{"content":[],"n":"a"}`),
+			progressFrame(a, "a late"), // after a's result: dropped
+			resultFrame(a, `{"second":"result"}`),
+			progressFrame(a+b+100, "nobody's"), // an id the host never sent
+			&pb.PluginFrame{CallId: b},         // a frame kind this host does not know
+			progressFrame(b, "b1"),
 		); err != nil {
 			return err
 		}
@@ -290,7 +163,7 @@ func TestClientCallsDropsLateAndForeignMessages(t *testing.T) {
 		if err != nil {
 			return err
 		}
-		if err := sendAll(s, resultMsg(b, `{"content":[],"n":"b"}`), resultMsg(ids["c"], `{"content":[],"n":"c"}`)); err != nil {
+		if err := sendAll(s, resultFrame(b, `{"content":[],"n":"b"}`), resultFrame(ids["c"], `{"content":[],"n":"c"}`)); err != nil {
 			return err
 		}
 		<-s.Context().Done()
@@ -314,34 +187,36 @@ func TestClientCallsDropsLateAndForeignMessages(t *testing.T) {
 	if diff := cmp.Diff([]string{"b1", `result {"content":[],"n":"b"}`}, *gotB); diff != "" {
 		t.Errorf("call b (-want +got):\n%s", diff)
 	}
-	c.mux.mu.Lock()
-	defer c.mux.mu.Unlock()
-	if n := len(c.mux.cur.calls); n != 0 {
+	m := c.calls.(*mux)
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if n := len(m.cur.calls); n != 0 {
 		t.Errorf("%d calls still registered on the stream after all finished", n)
 	}
 }
 
-// The errors of the Calls stream match CallTool's: an unknown tool, an
-// invalid result, and a broken stream failing every call in flight.
+// The errors of the CallsV2 stream match those of contract 1's CallTool: an
+// unknown tool, an invalid result, and a broken stream failing every call in
+// flight.
 func TestClientCallsErrors(t *testing.T) {
 	t.Parallel()
 	t.Run("call errors", func(t *testing.T) {
 		t.Parallel()
-		c, _ := serve(t, &fake{calls: func(s callsStream) error {
+		c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 			for {
-				msg, err := s.Recv()
+				f, err := s.Recv()
 				if err != nil {
 					return nil
 				}
-				id := msg.GetCallId()
-				var out *pb.CallsPluginMessage
-				switch msg.GetStart().GetTool() {
+				id := f.GetCallId()
+				var out *pb.PluginFrame
+				switch f.GetStart().GetTool() {
 				case "unknown":
-					out = &pb.CallsPluginMessage{CallId: id, Msg: &pb.CallsPluginMessage_Error{Error: &pb.CallError{Code: uint32(codes.NotFound), Message: `unknown tool "unknown"`}}}
+					out = errorFrame(id, codes.NotFound, `unknown tool "unknown"`)
 				case "invalid":
-					out = resultMsg(id, `[]`)
+					out = resultFrame(id, `[]`)
 				default:
-					out = &pb.CallsPluginMessage{CallId: id, Msg: &pb.CallsPluginMessage_Error{Error: &pb.CallError{Code: uint32(codes.InvalidArgument), Message: "bad start"}}}
+					out = errorFrame(id, codes.InvalidArgument, "bad start")
 				}
 				if err := s.Send(out); err != nil {
 					return err
@@ -358,13 +233,16 @@ func TestClientCallsErrors(t *testing.T) {
 				t.Errorf("call %s: err = %v, want %s", tool, err, want)
 			}
 		}
-		if !c.mux.usable() {
-			t.Error("the Calls stream was dropped after call errors")
+		m := c.calls.(*mux)
+		m.mu.Lock()
+		defer m.mu.Unlock()
+		if m.cur == nil {
+			t.Error("the CallsV2 stream was dropped after call errors")
 		}
 	})
 	t.Run("stream breaks", func(t *testing.T) {
 		t.Parallel()
-		c, _ := serve(t, &fake{calls: func(s callsStream) error {
+		c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 			if _, err := recvStarts(s, 3); err != nil {
 				return err
 			}
@@ -383,12 +261,31 @@ func TestClientCallsErrors(t *testing.T) {
 	})
 	t.Run("stream ended with calls in flight", func(t *testing.T) {
 		t.Parallel()
-		c, _ := serve(t, &fake{calls: func(s callsStream) error {
+		c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 			_, err := recvStarts(s, 1)
 			return err
 		}})
 		_, err := c.CallTool(t.Context(), &CallRequest{Tool: "x"})
 		if !errors.Is(err, ErrPluginClosed) {
+			t.Errorf("err = %v, want ErrPluginClosed", err)
+		}
+	})
+	t.Run("plugin dies", func(t *testing.T) {
+		t.Parallel()
+		started := make(chan struct{})
+		c, srv := serve(t, 2, &fake{calls: func(s callsStream) error {
+			if _, err := recvStarts(s, 1); err != nil {
+				return err
+			}
+			close(started)
+			<-s.Context().Done()
+			return nil
+		}})
+		go func() {
+			<-started
+			srv.Stop() // the plugin goes away mid-call
+		}()
+		if _, err := c.CallTool(t.Context(), &CallRequest{Tool: "t"}); !errors.Is(err, ErrPluginClosed) {
 			t.Errorf("err = %v, want ErrPluginClosed", err)
 		}
 	})
@@ -399,30 +296,30 @@ func TestClientCallsErrors(t *testing.T) {
 func TestClientCallsCancel(t *testing.T) {
 	t.Parallel()
 	cancelled := make(chan uint64, 1)
-	c, _ := serve(t, &fake{calls: func(s callsStream) error {
+	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 		ids, err := recvStarts(s, 1)
 		if err != nil {
 			return err
 		}
-		if err := s.Send(progressMsg(ids["slow"], "running")); err != nil {
+		if err := sendAll(s, progressFrame(ids["slow"], "running")); err != nil {
 			return err
 		}
-		msg, err := s.Recv()
+		f, err := s.Recv()
 		if err != nil {
 			return err
 		}
-		if msg.GetCancel() == nil {
-			return fmt.Errorf("got %v, want a Cancel", msg)
+		if f.GetCancel() == nil {
+			return fmt.Errorf("got %v, want a Cancel", f)
 		}
-		cancelled <- msg.GetCallId()
-		if err := s.Send(resultMsg(ids["slow"], `{"content":[],"too":"late"}`)); err != nil {
+		cancelled <- f.GetCallId()
+		if err := sendAll(s, resultFrame(ids["slow"], `{"content":[],"too":"late"}`)); err != nil {
 			return err
 		}
 		ids, err = recvStarts(s, 1)
 		if err != nil {
 			return err
 		}
-		return s.Send(resultMsg(ids["next"], `{"content":[]}`))
+		return sendAll(s, resultFrame(ids["next"], `{"content":[]}`))
 	}})
 	ctx, cancel := context.WithCancel(t.Context())
 	var once sync.Once
@@ -439,14 +336,14 @@ func TestClientCallsCancel(t *testing.T) {
 }
 
 // A plugin that floods a call with progress while its caller is busy
-// cannot grow the host's queue past maxQueued messages or maxQueuedBytes;
+// cannot grow the host's queue past maxQueued frames or maxQueuedBytes;
 // the result still arrives.
 func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		sent  int    // progress messages the plugin sends
+		sent  int    // progress frames the plugin sends
 		msg   string // each one's message
-		limit int    // at most one batch taken before the callback blocked, plus the bound
+		limit int    // at most what was queued before the callback blocked, plus the bound
 	}{
 		"many small": {sent: 3 * maxQueued, msg: "p", limit: 2 * maxQueued},
 		"few large":  {sent: 64, msg: strings.Repeat("x", 256<<10), limit: 2 * maxQueuedBytes / (256 << 10)},
@@ -454,24 +351,24 @@ func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := serve(t, &fake{calls: func(s callsStream) error {
+			c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 				ids, err := recvStarts(s, 1)
 				if err != nil {
 					return err
 				}
 				for range tc.sent {
-					if err := s.Send(progressMsg(ids["flood"], tc.msg)); err != nil {
+					if err := sendAll(s, progressFrame(ids["flood"], tc.msg)); err != nil {
 						return err
 					}
 				}
-				if err := s.Send(resultMsg(ids["flood"], `{"content":[]}`)); err != nil {
+				if err := sendAll(s, resultFrame(ids["flood"], `{"content":[]}`)); err != nil {
 					return err
 				}
 				ids, err = recvStarts(s, 1)
 				if err != nil {
 					return err
 				}
-				return s.Send(resultMsg(ids["after"], `{"content":[]}`))
+				return sendAll(s, resultFrame(ids["after"], `{"content":[]}`))
 			}})
 			got := 0
 			res, err := c.CallTool(t.Context(), &CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
@@ -493,36 +390,93 @@ func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {
 	}
 }
 
-// Large arguments take a CallTool stream of their own.
-func TestClientCallsLargeArgumentsUseCallTool(t *testing.T) {
+// Arguments larger than argsChunk travel in pieces: a Start with the first
+// chunk and more_arguments, then Arguments frames, the last without more.
+// Another call started while they travel goes through on the same stream.
+func TestClientCallsChunksLargeArguments(t *testing.T) {
 	t.Parallel()
-	c, _ := serve(t, &fake{
-		calls: func(s callsStream) error { return errors.New("Calls used for large arguments") },
-		call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
-			return s.Send(&pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}})
-		},
-	})
-	big := json.RawMessage(`{"s":"` + strings.Repeat("x", maxMuxArgs) + `"}`)
-	if _, err := c.CallTool(t.Context(), &CallRequest{Tool: "t", Arguments: big}); err != nil {
-		t.Fatal(err)
+	tests := map[string]struct {
+		size   int // bytes of arguments
+		chunks int // frames carrying them
+	}{
+		"small":                {size: 100, chunks: 1},
+		"exactly one chunk":    {size: argsChunk, chunks: 1},
+		"one byte more":        {size: argsChunk + 1, chunks: 2},
+		"not a chunk boundary": {size: 3*argsChunk + 7, chunks: 4},
+		"larger than 4 MiB":    {size: 5 << 20, chunks: 80},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			args := json.RawMessage(`{"s":"` + strings.Repeat("x", tc.size-8) + `"}`)
+			otherDone := make(chan error, 1)
+			var c *Client // the plugin's side starts the other call
+			c, _ = serve(t, 2, &fake{calls: func(s callsStream) error {
+				var got []byte
+				var bigID uint64
+				chunks, answered := 0, 0
+				for answered < 2 {
+					f, err := s.Recv()
+					if err != nil {
+						return err
+					}
+					more := false
+					switch m := f.GetMsg().(type) {
+					case *pb.HostFrame_Start:
+						if m.Start.GetTool() == "other" {
+							answered++
+							if err := s.Send(resultFrame(f.GetCallId(), `{"content":[]}`)); err != nil {
+								return err
+							}
+							continue
+						}
+						bigID, got, more = f.GetCallId(), m.Start.GetArguments(), m.Start.GetMoreArguments()
+						go func() {
+							_, err := c.CallTool(t.Context(), &CallRequest{Tool: "other"})
+							otherDone <- err
+						}()
+					case *pb.HostFrame_Arguments:
+						got, more = append(got, m.Arguments.GetData()...), m.Arguments.GetMore()
+					}
+					if chunks++; !more {
+						answered++
+						if err := s.Send(resultFrame(bigID, fmt.Sprintf(`{"content":[],"size":%d,"chunks":%d,"same":%v}`, len(got), chunks, string(got) == string(args)))); err != nil {
+							return err
+						}
+					}
+				}
+				<-s.Context().Done()
+				return nil
+			}})
+			res, err := c.CallTool(t.Context(), &CallRequest{Tool: "big", Arguments: args})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := fmt.Sprintf(`{"content":[],"size":%d,"chunks":%d,"same":true}`, tc.size, tc.chunks); string(res) != want {
+				t.Errorf("result = %s, want %s", res, want)
+			}
+			if err := <-otherDone; err != nil {
+				t.Errorf("the other call: %v", err)
+			}
+		})
 	}
 }
 
 func TestClientDescribe(t *testing.T) {
 	t.Parallel()
-	c, _ := serve(t, &fake{describe: &pb.DescribeResponse{Name: "future", Version: "9", ContractVersion: 2}})
+	c, _ := serve(t, 2, &fake{describe: &pb.DescribeResponse{Name: "future", Version: "9", ContractVersion: 3}})
 	d, err := c.Describe(t.Context(), "host-1")
-	if !errors.Is(err, ErrContractVersion) || !strings.Contains(err.Error(), `plugin "future" speaks contract version 2, this host speaks 1`) {
+	if !errors.Is(err, ErrContractVersion) || !strings.Contains(err.Error(), `plugin "future" speaks contract version 3, but its handshake named 2`) {
 		t.Errorf("err = %v, want ErrContractVersion naming both versions", err)
 	}
-	if diff := cmp.Diff(Description{Name: "future", Version: "9", ContractVersion: 2}, d); diff != "" {
+	if diff := cmp.Diff(Description{Name: "future", Version: "9", ContractVersion: 3}, d); diff != "" {
 		t.Errorf("description (-want +got):\n%s", diff)
 	}
 }
 
 func TestClientListToolsRejectsNonObjects(t *testing.T) {
 	t.Parallel()
-	c, _ := serve(t, &fake{tools: [][]byte{[]byte(`{"name":"a"}`), []byte(`nope`)}})
+	c, _ := serve(t, 2, &fake{tools: [][]byte{[]byte(`{"name":"a"}`), []byte(`nope`)}})
 	_, err := c.ListTools(t.Context())
 	if err == nil || !strings.Contains(err.Error(), "tool 1 is not a JSON object") {
 		t.Errorf("err = %v, want one naming tool 1", err)
@@ -533,7 +487,7 @@ func TestClientWatchToolsEnds(t *testing.T) {
 	t.Parallel()
 	t.Run("context cancelled", func(t *testing.T) {
 		t.Parallel()
-		c, _ := serve(t, &fake{watch: func(s grpc.ServerStreamingServer[pb.ToolsChanged]) error {
+		c, _ := serve(t, 2, &fake{watch: func(s grpc.ServerStreamingServer[pb.ToolsChanged]) error {
 			<-s.Context().Done()
 			return nil
 		}})
@@ -545,7 +499,7 @@ func TestClientWatchToolsEnds(t *testing.T) {
 	})
 	t.Run("plugin ends the watch", func(t *testing.T) {
 		t.Parallel()
-		c, _ := serve(t, &fake{watch: func(s grpc.ServerStreamingServer[pb.ToolsChanged]) error {
+		c, _ := serve(t, 2, &fake{watch: func(s grpc.ServerStreamingServer[pb.ToolsChanged]) error {
 			return s.Send(&pb.ToolsChanged{})
 		}})
 		n := 0
@@ -563,7 +517,7 @@ func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 	t.Parallel()
 	p := New("test", "0")
 	p.AddTool(Tool{Name: "a"}, nopHandler) // before serving: the host will list it
-	c, _ := serve(t, newServer(p))
+	c, _ := serve(t, 2, newServer(p))
 
 	if _, err := c.ListTools(t.Context()); err != nil {
 		t.Fatal(err)
@@ -608,52 +562,5 @@ func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 	<-watchDone
 	if len(changes) != 0 {
 		t.Errorf("%d extra change notifications", len(changes))
-	}
-}
-
-func TestServerRejectsCallWithoutStart(t *testing.T) {
-	t.Parallel()
-	p := New("test", "0")
-	c, _ := serve(t, newServer(p))
-	stream, err := c.rpc.CallTool(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Send(&pb.CallToolHostMessage{}); err != nil {
-		t.Fatal(err)
-	}
-	_, err = stream.Recv()
-	if err == nil || !strings.Contains(err.Error(), "the first message of a call must be CallStart") {
-		t.Errorf("err = %v, want InvalidArgument naming CallStart", err)
-	}
-}
-
-// BenchmarkCallTool measures one echo call through the client and the
-// plugin's server over an in-memory connection (no process hop), on the
-// Calls stream.
-func BenchmarkCallTool(b *testing.B) {
-	benchmarkCallTool(b, false)
-}
-
-// BenchmarkCallToolPerCallStream is BenchmarkCallTool with a plugin that
-// does not serve Calls: a CallTool stream per call.
-func BenchmarkCallToolPerCallStream(b *testing.B) {
-	benchmarkCallTool(b, true)
-}
-
-func benchmarkCallTool(b *testing.B, noCalls bool) {
-	p := New("bench", "0")
-	p.AddTool(Tool{Name: "echo"}, func(_ context.Context, r *Request) (*Result, error) {
-		return &Result{Content: []Content{RawContent(r.Arguments)}}, nil
-	})
-	srv := newServer(p)
-	srv.noCalls = noCalls
-	c, _ := serve(b, srv)
-	req := &CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"type":"text","text":"hello"}`)}
-	b.ReportAllocs()
-	for b.Loop() {
-		if _, err := c.CallTool(b.Context(), req); err != nil {
-			b.Fatal(err)
-		}
 	}
 }

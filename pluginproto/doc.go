@@ -47,19 +47,27 @@
 // plugin in another language needs only a gRPC server, the go-plugin
 // handshake and that file.
 //
-// A call can travel two ways. CallTool is a stream per call: simple, and all
-// a plugin in another language must serve. Calls is optional and cheaper: one
-// long-lived stream per plugin carries every call, each named by an id the
-// host picks, with Start and Cancel going to the plugin and progress, log,
-// result or error messages coming back. A Go plugin serves both; the host
-// uses Calls and falls back to CallTool for good when the plugin answers
-// UNIMPLEMENTED.
+// The contract has versions, and the version is go-plugin's application
+// protocol version: the host starts a plugin with PLUGIN_PROTOCOL_VERSIONS
+// listing every version it speaks (1,2), and the plugin answers with one in
+// the second field of its handshake line (1|2|unix|/path/to.sock|grpc for
+// version 2). A plugin in another language picks its version there;
+// Describe's contract_version must say the same.
+//
+// Contract 2 (ContractVersion, what Serve speaks) runs every call of a
+// plugin on one long-lived CallsV2 stream: the host names each call by an id
+// and sends Start (then, for arguments over 64 KiB, Arguments chunks) and
+// Cancel frames; the plugin answers with progress, log and finally result
+// or error frames. Contract 1 ran each call on a CallTool stream of its own;
+// the host still serves plugins built against it, through an adapter chosen
+// once when the plugin starts (testdata/contract1 holds such a plugin,
+// built with the SDK of that time, for the tests).
 //
 // # The host
 //
-// A host starts a plugin with go-plugin using Handshake and ClientPluginSet,
-// dispenses PluginName to get a *Client, and then calls Describe, ListTools,
-// WatchTools and CallTool. The Client passes arguments and results through as
-// bytes, and multiplexes its calls on one Calls stream when the plugin
-// serves it.
+// A host starts a plugin with go-plugin using Handshake and
+// ClientPluginSets (as ClientConfig.VersionedPlugins), dispenses PluginName
+// to get a *Client for the negotiated version, and then calls Describe,
+// ListTools, WatchTools and CallTool. The Client passes arguments and results
+// through as bytes; what differs between contract versions stays inside it.
 package pluginproto

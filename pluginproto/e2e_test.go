@@ -20,43 +20,17 @@ import (
 	"github.com/plughost/plughost/pluginproto"
 )
 
-// helperEnv makes the test binary, re-executed by startPlugin, serve
-// helperPlugin instead of running the tests: "calls" serves the whole
-// contract, "nocalls" answers Calls with UNIMPLEMENTED as a plugin of the
-// contract's first revision does.
+// helperEnv makes the test binary, re-executed by startHelper, serve
+// helperPlugin (with this package's SDK, contract 2) instead of running the
+// tests.
 const helperEnv = "PLUGHOST_TEST_HELPER_PLUGIN"
 
 func TestMain(m *testing.M) {
-	switch os.Getenv(helperEnv) {
-	case "calls":
+	if os.Getenv(helperEnv) == "1" {
 		pluginproto.Serve(helperPlugin())
-		os.Exit(0)
-	case "nocalls":
-		pluginproto.ServeWithoutCalls(helperPlugin())
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
-}
-
-// path is how the host's calls reach the plugin: both must behave the same.
-type path struct {
-	name        string
-	helper      string // the helperEnv value
-	multiplexed bool   // the calls share one Calls stream
-}
-
-var paths = []path{
-	{name: "multiplexed", helper: "calls", multiplexed: true},
-	{name: "per-call stream", helper: "nocalls", multiplexed: false},
-}
-
-// checkPath fails the test when c's calls did not take path p. Call it after
-// a call has succeeded.
-func checkPath(t *testing.T, c *pluginproto.Client, p path) {
-	t.Helper()
-	if got := pluginproto.Multiplexed(c); got != p.multiplexed {
-		t.Errorf("calls multiplexed = %v, want %v", got, p.multiplexed)
-	}
 }
 
 // helperPlugin is the plugin the end-to-end tests talk to.
@@ -155,14 +129,13 @@ func helperPlugin() *pluginproto.Plugin {
 	return p
 }
 
-// startPlugin runs the helper plugin in a subprocess and returns its Client.
-func startPlugin(t *testing.T, p path) *pluginproto.Client {
+// startPlugin starts cmd as a plugin, as the host does, and returns its
+// Client and the contract version its handshake named.
+func startPlugin(t testing.TB, cmd *exec.Cmd) (*pluginproto.Client, int) {
 	t.Helper()
-	cmd := exec.Command(os.Args[0])
-	cmd.Env = append(os.Environ(), helperEnv+"="+p.helper)
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginproto.Handshake,
-		Plugins:          pluginproto.ClientPluginSet(),
+		VersionedPlugins: pluginproto.ClientPluginSets(),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Error, Output: os.Stderr}),
@@ -179,6 +152,19 @@ func startPlugin(t *testing.T, p path) *pluginproto.Client {
 	c, ok := raw.(*pluginproto.Client)
 	if !ok {
 		t.Fatalf("Dispense returned %T, want *pluginproto.Client", raw)
+	}
+	return c, pc.NegotiatedVersion()
+}
+
+// startHelper runs helperPlugin in a subprocess (this test binary) and
+// returns its Client, checking that it negotiated contract 2.
+func startHelper(t testing.TB) *pluginproto.Client {
+	t.Helper()
+	cmd := exec.Command(os.Args[0])
+	cmd.Env = append(os.Environ(), helperEnv+"=1")
+	c, v := startPlugin(t, cmd)
+	if v != pluginproto.ContractVersion {
+		t.Fatalf("negotiated contract %d, want %d", v, pluginproto.ContractVersion)
 	}
 	return c
 }
@@ -232,20 +218,13 @@ func awaitTool(t *testing.T, c *pluginproto.Client, changes <-chan struct{}, nam
 	}
 }
 
+// TestEndToEnd runs helperPlugin, built with this package's SDK, in a
+// subprocess and drives it through the host's Client: contract 2.
 func TestEndToEnd(t *testing.T) {
 	t.Parallel()
-	for _, p := range paths {
-		t.Run(p.name, func(t *testing.T) {
-			t.Parallel()
-			testEndToEnd(t, p)
-		})
-	}
-}
-
-func testEndToEnd(t *testing.T, p path) {
 	t.Run("describe and list", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		d, err := c.Describe(t.Context(), "test-host")
 		if err != nil {
 			t.Fatal(err)
@@ -267,7 +246,7 @@ func testEndToEnd(t *testing.T, p path) {
 
 	t.Run("call with progress, log and result", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		var got []string
 		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
 			Tool: "report",
@@ -288,12 +267,11 @@ func testEndToEnd(t *testing.T, p path) {
 		if got, want := string(res), `{"content":[{"type":"text","text":"reported"}],"structuredContent":{"steps":2}}`; got != want {
 			t.Errorf("result = %s, want %s", got, want)
 		}
-		checkPath(t, c, p)
 	})
 
 	t.Run("arguments pass through", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"héllo"}`)})
 		if err != nil {
 			t.Fatal(err)
@@ -301,12 +279,24 @@ func testEndToEnd(t *testing.T, p path) {
 		if got, want := string(res), `{"content":[{"type":"text","text":"héllo"}]}`; got != want {
 			t.Errorf("result = %s, want %s", got, want)
 		}
-		checkPath(t, c, p)
+	})
+
+	t.Run("arguments larger than the plugin's 4 MiB message limit", func(t *testing.T) {
+		t.Parallel()
+		c := startHelper(t)
+		text := strings.Repeat("é", 3<<20) // 6 MiB of JSON
+		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: fmt.Appendf(nil, `{"Text":%q}`, text)})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := fmt.Sprintf(`{"content":[{"type":"text","text":%q}]}`, text); string(res) != want {
+			t.Errorf("result of %d bytes, want %d", len(res), len(want))
+		}
 	})
 
 	t.Run("cancellation reaches the handler", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		changes := watch(t, c)
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
@@ -325,12 +315,11 @@ func testEndToEnd(t *testing.T, p path) {
 		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"}); err != nil {
 			t.Errorf("call after a cancelled call: %v", err)
 		}
-		checkPath(t, c, p)
 	})
 
 	t.Run("panic is an error result and the plugin lives on", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "panic"})
 		if err != nil {
 			t.Fatal(err)
@@ -341,12 +330,11 @@ func testEndToEnd(t *testing.T, p path) {
 		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"alive"}`)}); err != nil {
 			t.Errorf("call after panic: %v", err)
 		}
-		checkPath(t, c, p)
 	})
 
 	t.Run("watch sees AddTool", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		if _, err := c.ListTools(t.Context()); err != nil {
 			t.Fatal(err)
 		}
@@ -371,7 +359,7 @@ func testEndToEnd(t *testing.T, p path) {
 
 	t.Run("unknown tool", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "nope"})
 		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginproto.ErrUnknownTool) || err.Error() != want {
 			t.Errorf("err = %v, want ErrUnknownTool: %s", err, want)
@@ -379,12 +367,11 @@ func testEndToEnd(t *testing.T, p path) {
 		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"}); err != nil {
 			t.Errorf("call after an unknown tool: %v", err)
 		}
-		checkPath(t, c, p)
 	})
 
 	t.Run("late progress after the result is dropped", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		changes := watch(t, c)
 		var got []string
 		returned := false
@@ -416,12 +403,11 @@ func testEndToEnd(t *testing.T, p path) {
 		if diff := cmp.Diff([]string{"on time"}, got); diff != "" || got2 != 0 {
 			t.Errorf("notifications (-want +got):\n%s; %d reached the next call", diff, got2)
 		}
-		checkPath(t, c, p)
 	})
 
 	t.Run("200 calls in flight", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		const n = 200
 		// Every call is held in the plugin until all n are running there.
 		ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
@@ -444,12 +430,11 @@ func testEndToEnd(t *testing.T, p path) {
 		if err := errors.Join(errs...); err != nil {
 			t.Fatal(err)
 		}
-		checkPath(t, c, p)
 	})
 
 	t.Run("plugin dies mid-call", func(t *testing.T) {
 		t.Parallel()
-		c := startPlugin(t, p)
+		c := startHelper(t)
 		// Three calls block in the plugin (each reports progress once
 		// running), then a fourth makes it exit: all four fail.
 		const blocked = 3
@@ -471,9 +456,6 @@ func testEndToEnd(t *testing.T, p path) {
 			case err := <-errs:
 				t.Fatalf("a blocked call ended early: %v", err)
 			}
-		}
-		if got := pluginproto.Multiplexed(c); got != p.multiplexed {
-			t.Errorf("calls multiplexed = %v, want %v", got, p.multiplexed)
 		}
 		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "exit"})
 		errs <- err

@@ -181,8 +181,9 @@ func (p *Plugin) invoke(ctx context.Context, h Handler, req *Request) (res *Resu
 	return res
 }
 
-// PluginSet returns the go-plugin plugin set that serves p under PluginName.
-// Serve uses it; tests can pass it to go-plugin's test helpers.
+// PluginSet returns the go-plugin plugin set that serves p under PluginName,
+// speaking ContractVersion. Serve uses it; tests can pass it to go-plugin's
+// test helpers.
 func (p *Plugin) PluginSet() plugin.PluginSet {
 	return plugin.PluginSet{PluginName: &grpcPlugin{p: p}}
 }
@@ -195,9 +196,9 @@ func (p *Plugin) PluginSet() plugin.PluginSet {
 // binary is a plugin and exits with status 1.
 func Serve(p *Plugin) {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig: Handshake,
-		Plugins:         p.PluginSet(),
-		GRPCServer:      plugin.DefaultGRPCServer,
-		Logger:          p.logger,
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{ContractVersion: p.PluginSet()},
+		GRPCServer:       plugin.DefaultGRPCServer,
+		Logger:           p.logger,
 	})
 }

@@ -10,10 +10,12 @@ import (
 	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
-// ContractVersion is the version of the plugin contract this package speaks.
-// A host and a plugin exchange it in Describe; a host refuses a plugin that
-// speaks another version.
-const ContractVersion = 1
+// ContractVersion is the version of the plugin contract a plugin built with
+// this package serves, and the newest a host built with it speaks. A host
+// also serves plugins of every older version (ClientPluginSets). The
+// version is negotiated in go-plugin's handshake and repeated in Describe; a
+// host refuses a plugin whose two answers differ.
+const ContractVersion = 2
 
 // PluginName is the name under which a plugin serves its tools in the
 // go-plugin plugin set. The host dispenses it: Dispense(PluginName) returns a
@@ -22,9 +24,11 @@ const PluginName = "tools"
 
 // Handshake is the go-plugin handshake shared by plughost and its plugins. The
 // magic cookie is not a secret: it only stops a plugin binary started by hand
-// from waiting forever for a host.
+// from waiting forever for a host. ProtocolVersion is informative: hosts and
+// plugins of this package list their contract versions in go-plugin's
+// versioned plugin sets (ClientPluginSets, Serve), which it negotiates.
 var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  1,
+	ProtocolVersion:  ContractVersion,
 	MagicCookieKey:   "PLUGHOST_PLUGIN",
 	MagicCookieValue: "019544a273a2bc73910caf0182d93962b8325e5cc6bd15d4",
 }
@@ -46,36 +50,37 @@ var (
 	ErrContractVersion = errors.New("incompatible plugin contract version")
 )
 
-// ClientPluginSet returns the go-plugin plugin set a host passes as
-// plugin.ClientConfig.Plugins. Dispensing PluginName from the resulting
-// client returns a *Client.
-func ClientPluginSet() plugin.PluginSet {
-	return plugin.PluginSet{PluginName: &grpcPlugin{}}
+// ClientPluginSets returns the go-plugin plugin sets a host passes as
+// plugin.ClientConfig.VersionedPlugins: one per contract version it speaks.
+// Dispensing PluginName from the resulting client returns a *Client speaking
+// the version the plugin chose (go-plugin's NegotiatedVersion).
+func ClientPluginSets() map[int]plugin.PluginSet {
+	sets := make(map[int]plugin.PluginSet, ContractVersion)
+	for v := 1; v <= ContractVersion; v++ {
+		sets[v] = plugin.PluginSet{PluginName: &grpcPlugin{contract: uint32(v)}}
+	}
+	return sets
 }
 
-// serveNoCalls makes the plugins served by this process answer Calls with
-// UNIMPLEMENTED; only the tests set it, to exercise the host's fallback.
-var serveNoCalls bool
-
 // grpcPlugin is the go-plugin glue: on the plugin side it registers the gRPC
-// server of a *Plugin, on the host side it wraps the connection in a *Client.
+// server of a *Plugin, on the host side it wraps the connection in a *Client
+// speaking the plugin set's contract version.
 type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
-	p *Plugin // nil on the host side
+	p        *Plugin // nil on the host side
+	contract uint32  // on the host side
 }
 
 var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
 
 func (g *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if g.p == nil {
-		return errors.New("pluginproto: ClientPluginSet is for hosts; a plugin serves Plugin.PluginSet")
+		return errors.New("pluginproto: ClientPluginSets is for hosts; a plugin serves Plugin.PluginSet")
 	}
-	srv := newServer(g.p)
-	srv.noCalls = serveNoCalls
-	pb.RegisterPluginServer(s, srv)
+	pb.RegisterPluginServer(s, newServer(g.p))
 	return nil
 }
 
 func (g *grpcPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return newClient(ctx, pb.NewPluginClient(cc)), nil
+	return newClient(ctx, pb.NewPluginClient(cc), g.contract), nil
 }

@@ -10,18 +10,15 @@ import (
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
-// server is the plugin side of the contract: it serves a *Plugin over gRPC.
+// server is the plugin side of contract 2: it serves a *Plugin over gRPC.
+// It does not serve CallTool, the call path of contract 1.
 type server struct {
 	pb.UnimplementedPluginServer
 	p *Plugin
-	// noCalls answers Calls with UNIMPLEMENTED, as a plugin written against
-	// an older contract revision does (tests use it to force the fallback).
-	noCalls bool
 }
 
 func newServer(p *Plugin) *server {
@@ -50,146 +47,151 @@ func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListTools
 	return &pb.ListToolsResponse{Tools: tools}, nil
 }
 
-func (s *server) CallTool(stream grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
-	msg, err := stream.Recv()
-	if err != nil {
-		return err
-	}
-	start := msg.GetStart()
-	if start == nil {
-		return status.Error(codes.InvalidArgument, "the first message of a call must be CallStart")
-	}
-	res, err := s.p.call(stream.Context(), start.GetTool(), start.GetArguments(), start.GetProgress(), streamEmitter{stream})
-	if errors.Is(err, ErrUnknownTool) {
-		return status.Error(codes.NotFound, err.Error())
-	}
-	return stream.Send(&pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Result{Result: res}})
-}
-
-// Calls serves many calls on one stream: each Start runs its handler in its
-// own goroutine (through the same path as CallTool), and every message out
-// goes through one mutex, since a gRPC stream takes one sender at a time.
-// When the stream ends, every call still running is cancelled, and Calls
-// returns once their handlers have.
-func (s *server) Calls(stream grpc.BidiStreamingServer[pb.CallsHostMessage, pb.CallsPluginMessage]) error {
-	if s.noCalls {
-		return status.Error(codes.Unimplemented, "method Calls not implemented")
-	}
+// CallsV2 serves every call of the host on one stream. The receiving loop
+// starts each call's handler in a goroutine of its own (through the same
+// path as Plugin.CallTool), and every frame out goes through one mutex,
+// since a gRPC stream takes one sender at a time. When the stream ends,
+// every call still running is cancelled, and CallsV2 returns once their
+// handlers have.
+func (s *server) CallsV2(stream grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]) error {
 	ctx, cancelAll := context.WithCancel(stream.Context())
-	m := &muxServer{stream: stream, running: make(map[uint64]context.CancelFunc)}
-	var wg sync.WaitGroup
+	c := &serverCalls{p: s.p, ctx: ctx, stream: stream, calls: make(map[uint64]*serverCall)}
 	defer func() {
 		cancelAll()
-		wg.Wait()
+		c.running.Wait()
 	}()
 	for {
-		msg, err := stream.Recv()
+		f, err := stream.Recv()
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return nil // the host closed its side: cancel what runs, then end
 			}
 			return err
 		}
-		id := msg.GetCallId()
-		switch msg.GetMsg().(type) {
-		case *pb.CallsHostMessage_Start:
-			start := msg.GetStart()
-			if start == nil {
-				_ = m.send(&pb.CallsPluginMessage{CallId: id, Msg: &pb.CallsPluginMessage_Error{Error: &pb.CallError{
-					Code: uint32(codes.InvalidArgument), Message: "Start carries no CallStart",
-				}}})
-				continue
-			}
-			callCtx, cancel := context.WithCancel(ctx)
-			m.mu.Lock()
-			_, dup := m.running[id]
-			if !dup {
-				m.running[id] = cancel
-			}
-			m.mu.Unlock()
-			if dup {
-				cancel()
-				s.p.logger.Warn("host reused the id of a running call; start ignored", "call_id", id)
-				continue
-			}
-			wg.Go(func() {
-				defer cancel()
-				m.run(callCtx, s.p, id, start)
-			})
-		case *pb.CallsHostMessage_Cancel:
-			m.mu.Lock()
-			cancel := m.running[id]
-			m.mu.Unlock()
-			if cancel != nil {
-				cancel()
-			}
-		default:
-			// A message of a later contract revision: ignored.
+		c.handle(f)
+	}
+}
+
+// serverCalls is the plugin's side of one CallsV2 stream.
+type serverCalls struct {
+	p       *Plugin
+	ctx     context.Context // the stream's; cancelled when it ends
+	stream  grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]
+	sendMu  sync.Mutex     // one Send at a time
+	running sync.WaitGroup // the handlers
+
+	mu    sync.Mutex
+	calls map[uint64]*serverCall // calls not answered yet
+}
+
+// serverCall is a call whose arguments are still coming (assembling) or
+// whose handler runs (cancel not nil).
+type serverCall struct {
+	start      *pb.CallStart
+	assembling bool
+	args       []byte // the arguments so far, while assembling
+	cancel     context.CancelFunc
+}
+
+// handle acts on one frame of the host.
+func (c *serverCalls) handle(f *pb.HostFrame) {
+	id := f.GetCallId()
+	switch msg := f.GetMsg().(type) {
+	case *pb.HostFrame_Start:
+		c.mu.Lock()
+		_, dup := c.calls[id]
+		call := &serverCall{start: msg.Start}
+		if !dup {
+			c.calls[id] = call
 		}
+		c.mu.Unlock()
+		if dup {
+			c.p.logger.Warn("host reused the id of a running call; start ignored", "call_id", id)
+			return
+		}
+		if msg.Start.GetMoreArguments() {
+			call.assembling, call.args = true, append([]byte(nil), msg.Start.GetArguments()...)
+			return
+		}
+		c.run(id, call, msg.Start.GetArguments())
+	case *pb.HostFrame_Arguments:
+		c.mu.Lock()
+		call := c.calls[id]
+		c.mu.Unlock()
+		if call == nil || !call.assembling {
+			return // a call cancelled while its arguments came, or not assembling
+		}
+		call.args = append(call.args, msg.Arguments.GetData()...)
+		if !msg.Arguments.GetMore() {
+			args := call.args
+			call.assembling, call.args = false, nil
+			c.run(id, call, args)
+		}
+	case *pb.HostFrame_Cancel:
+		c.mu.Lock()
+		call := c.calls[id]
+		if call != nil && call.cancel == nil {
+			delete(c.calls, id) // its arguments were still coming: it never ran
+		}
+		c.mu.Unlock()
+		switch {
+		case call == nil:
+		case call.cancel != nil:
+			call.cancel()
+		default:
+			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.Canceled), Message: "cancelled before its arguments were complete"}}})
+		}
+	default:
+		// A frame of a later contract revision: ignored.
 	}
 }
 
-// muxServer is the plugin's side of one Calls stream.
-type muxServer struct {
-	stream grpc.BidiStreamingServer[pb.CallsHostMessage, pb.CallsPluginMessage]
-	sendMu sync.Mutex // one Send at a time
-
-	mu      sync.Mutex
-	running map[uint64]context.CancelFunc // calls whose answer is not sent yet
+// run starts the handler of a call whose arguments are complete.
+func (c *serverCalls) run(id uint64, call *serverCall, args []byte) {
+	ctx, cancel := context.WithCancel(c.ctx)
+	c.mu.Lock()
+	call.cancel = cancel
+	c.mu.Unlock()
+	tool, progress := call.start.GetTool(), call.start.GetProgress()
+	c.running.Go(func() {
+		defer cancel()
+		res, err := c.p.call(ctx, tool, args, progress, frameEmitter{c, id})
+		if errors.Is(err, ErrUnknownTool) {
+			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.NotFound), Message: err.Error()}}})
+			return
+		}
+		c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Result{Result: res}})
+	})
 }
 
-func (m *muxServer) send(msg *pb.CallsPluginMessage) error {
-	m.sendMu.Lock()
-	defer m.sendMu.Unlock()
-	return m.stream.Send(msg)
+// answer sends a call's result or error, which finishes its id.
+func (c *serverCalls) answer(f *pb.PluginFrame) {
+	c.mu.Lock()
+	delete(c.calls, f.GetCallId()) // a Cancel from now on finds nothing
+	c.mu.Unlock()
+	_ = c.send(f) // a failed Send ends the stream, and every call's context
 }
 
-// run runs one call and sends its answer, which finishes the call id.
-func (m *muxServer) run(ctx context.Context, p *Plugin, id uint64, start *pb.CallStart) {
-	res, err := p.call(ctx, start.GetTool(), start.GetArguments(), start.GetProgress(), muxEmitter{m, id})
-	answer := &pb.CallsPluginMessage{CallId: id}
-	if errors.Is(err, ErrUnknownTool) {
-		answer.Msg = &pb.CallsPluginMessage_Error{Error: &pb.CallError{Code: uint32(codes.NotFound), Message: err.Error()}}
-	} else {
-		answer.Msg = &pb.CallsPluginMessage_Result{Result: res}
-	}
-	m.mu.Lock()
-	delete(m.running, id) // a Cancel from now on finds nothing
-	m.mu.Unlock()
-	_ = m.send(answer) // a failed send means the stream broke; its context ends every call
+func (c *serverCalls) send(f *pb.PluginFrame) error {
+	c.sendMu.Lock()
+	defer c.sendMu.Unlock()
+	return c.stream.Send(f)
 }
 
-// muxEmitter sends a call's notifications on the Calls stream.
-type muxEmitter struct {
-	m  *muxServer
+// frameEmitter sends a call's notifications on the CallsV2 stream.
+type frameEmitter struct {
+	c  *serverCalls
 	id uint64
 }
 
-func (e muxEmitter) progress(progress, total float64, message string) error {
-	return e.m.send(&pb.CallsPluginMessage{CallId: e.id, Msg: &pb.CallsPluginMessage_Progress{
+func (e frameEmitter) progress(progress, total float64, message string) error {
+	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Progress{
 		Progress: &pb.Progress{Progress: progress, Total: total, Message: message},
 	}})
 }
 
-func (e muxEmitter) log(level string, data json.RawMessage) error {
-	return e.m.send(&pb.CallsPluginMessage{CallId: e.id, Msg: &pb.CallsPluginMessage_Log{
-		Log: &pb.LogMessage{Level: level, Data: data},
-	}})
-}
-
-// streamEmitter sends a call's notifications on its stream.
-type streamEmitter struct {
-	stream grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]
-}
-
-func (e streamEmitter) progress(progress, total float64, message string) error {
-	return e.stream.Send(&pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Progress{
-		Progress: &pb.Progress{Progress: progress, Total: total, Message: message},
-	}})
-}
-
-func (e streamEmitter) log(level string, data json.RawMessage) error {
-	return e.stream.Send(&pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Log{
+func (e frameEmitter) log(level string, data json.RawMessage) error {
+	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Log{
 		Log: &pb.LogMessage{Level: level, Data: data},
 	}})
 }

@@ -41,7 +41,7 @@
 //
 // Loading a plugin is: start it through the manager's runner, complete the
 // go-plugin handshake within Options.StartTimeout, call Describe (the
-// plugin's contract version must equal [pluginproto.ContractVersion]), call
+// plugin's contract version must be the one its handshake named), call
 // ListTools, publish the provider with Publisher.Set, and open WatchTools so
 // that a plugin announcing a new tool list is listed and published again. A
 // plugin that fails any step is logged with the reason (and the tail of its

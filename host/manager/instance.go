@@ -71,7 +71,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 	}
 	in.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginproto.Handshake,
-		Plugins:          pluginproto.ClientPluginSet(),
+		VersionedPlugins: pluginproto.ClientPluginSets(),
 		RunnerFunc:       in.runnerFunc,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     opts.StartTimeout,
@@ -174,13 +174,9 @@ func (in *instance) connect(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, in.opts.StartTimeout)
 	defer cancel()
-	desc, err := pp.Describe(ctx, in.opts.HostVersion)
+	desc, err := pp.Describe(ctx, in.opts.HostVersion) // ErrContractVersion unless it matches the handshake
 	if err != nil {
 		return fmt.Errorf("describe: %w", err)
-	}
-	if desc.ContractVersion != pluginproto.ContractVersion {
-		return fmt.Errorf("plugin %q speaks contract version %d, this host speaks %d: %w",
-			desc.Name, desc.ContractVersion, pluginproto.ContractVersion, pluginproto.ErrContractVersion)
 	}
 	in.pp, in.desc = pp, desc
 	tools, err := in.listTools(ctx)

@@ -1,0 +1,66 @@
+package pluginproto
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+
+	"github.com/plughost/plughost/pluginproto/internal/pb"
+)
+
+// contract1 is the host's adapter for plugins built against contract 1
+// (this package before contract 2, or a plugin in another language whose
+// handshake answers 1): each call on a CallTool stream of its own, the one
+// way every contract-1 plugin serves. A Client uses it, for all its calls,
+// when go-plugin negotiated version 1; nothing else in the host knows the
+// difference. pluginproto/testdata/contract1 is a plugin built with the
+// frozen contract-1 SDK that TestContract1Plugin runs through it.
+type contract1 struct {
+	rpc    pb.PluginClient
+	exited context.Context // the plugin process's lifetime; nil in some tests
+}
+
+// call runs req on a CallTool stream of its own.
+func (v contract1) call(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error) {
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel() // ends the stream
+	stream, err := v.rpc.CallTool(ctx)
+	if err != nil {
+		return nil, callError(ctx, v.exited, req.Tool, err)
+	}
+	err = stream.Send(&pb.CallToolHostMessage{Msg: &pb.CallToolHostMessage_Start{Start: &pb.CallStart{
+		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
+	}}})
+	if err == io.EOF {
+		// The stream ended before the start went out; Recv tells why.
+		_, err = stream.Recv()
+	}
+	if err != nil {
+		return nil, callError(ctx, v.exited, req.Tool, err)
+	}
+	for {
+		msg, err := stream.Recv()
+		if err != nil {
+			return nil, callError(ctx, v.exited, req.Tool, err)
+		}
+		switch m := msg.GetMsg().(type) {
+		case *pb.CallToolPluginMessage_Progress:
+			if req.Progress != nil {
+				req.Progress(m.Progress.GetProgress(), m.Progress.GetTotal(), m.Progress.GetMessage())
+			}
+		case *pb.CallToolPluginMessage_Log:
+			if req.Log != nil {
+				req.Log(m.Log.GetLevel(), m.Log.GetLogger(), m.Log.GetData())
+			}
+		case *pb.CallToolPluginMessage_Result:
+			if !isObject(m.Result) {
+				return nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, m.Result)
+			}
+			return m.Result, nil
+		default:
+			// A message of a later revision; this host cannot answer it,
+			// and the plugin must not depend on an answer.
+		}
+	}
+}

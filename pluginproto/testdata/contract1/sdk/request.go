@@ -1,0 +1,107 @@
+package pluginproto
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+)
+
+// Handler runs one call of a tool. The context is cancelled when the client
+// cancels the call or the host goes away; a long-running handler should watch
+// it. A returned error becomes an isError result carrying its text; a panic
+// becomes an isError result naming the panic, and the plugin keeps running.
+type Handler func(ctx context.Context, req *Request) (*Result, error)
+
+// Request is one call of a tool, as its handler sees it. A Request built by
+// hand (in a unit test, say) works: Progress and Log then do nothing.
+type Request struct {
+	// Tool is the name of the tool being called.
+	Tool string
+	// Arguments is the JSON object of arguments, as the client sent it.
+	// The host has checked it against the tool's InputSchema.
+	Arguments json.RawMessage
+
+	sink *sink // nil for a hand-built Request
+}
+
+// Bind decodes the arguments into v (with json.Unmarshal). Empty arguments
+// decode as {}. Its error names the tool and the problem, fit to return from
+// the handler as is.
+func (r *Request) Bind(v any) error {
+	args := r.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if err := json.Unmarshal(args, v); err != nil {
+		return fmt.Errorf("invalid arguments for tool %q: %w", r.Tool, err)
+	}
+	return nil
+}
+
+// Progress reports how far the call has come: progress out of total (0 when
+// the total is unknown), with an optional message. progress should increase
+// with each report. It does nothing unless the client asked for progress, and
+// nothing once the handler has returned. Safe for concurrent use.
+func (r *Request) Progress(progress, total float64, message string) {
+	if r.sink == nil || !r.sink.progress {
+		return
+	}
+	r.sink.mu.Lock()
+	defer r.sink.mu.Unlock()
+	if !r.sink.closed {
+		_ = r.sink.emit.progress(progress, total, message) // a failed send ends the call's context
+	}
+}
+
+// logLevels are the MCP logging levels (RFC 5424 severities).
+var logLevels = map[string]bool{
+	"debug": true, "info": true, "notice": true, "warning": true,
+	"error": true, "critical": true, "alert": true, "emergency": true,
+}
+
+// Log sends a log message to the client (MCP notifications/message); the
+// host drops it when the client's logging level is above level. level is one
+// of debug, info, notice, warning, error, critical, alert, emergency (any
+// other panics: a programming error); data is anything json.Marshal accepts
+// (data it cannot encode is sent as a string naming the error). It does
+// nothing once the handler has returned. Safe for concurrent use.
+func (r *Request) Log(level string, data any) {
+	if !logLevels[level] {
+		panic(fmt.Sprintf("pluginproto: Request.Log: unknown level %q; want debug, info, notice, warning, error, critical, alert or emergency", level))
+	}
+	if r.sink == nil {
+		return
+	}
+	b, err := json.Marshal(data)
+	if err != nil {
+		b, _ = json.Marshal(fmt.Sprintf("pluginproto: cannot encode log data of type %T: %v", data, err))
+	}
+	r.sink.mu.Lock()
+	defer r.sink.mu.Unlock()
+	if !r.sink.closed {
+		_ = r.sink.emit.log(level, b)
+	}
+}
+
+// emitter carries a call's notifications to the host (a gRPC stream) or to
+// the callbacks of an in-process CallTool.
+type emitter interface {
+	progress(progress, total float64, message string) error
+	log(level string, data json.RawMessage) error
+}
+
+// sink serializes a call's notifications and stops them when the handler
+// returns, so that the result is the call's last message.
+type sink struct {
+	mu       sync.Mutex
+	closed   bool
+	progress bool // the client asked for progress
+	emit     emitter
+}
+
+func (s *sink) close() {
+	s.mu.Lock()
+	s.closed = true
+	s.mu.Unlock()
+}

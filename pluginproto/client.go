@@ -27,6 +27,7 @@ type Client struct {
 // or a CallTool stream per call for a plugin of contract 1 (contract1).
 type callPath interface {
 	call(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error)
+	start(ctx context.Context, req *CallRequest, args json.RawMessage, done func(json.RawMessage, error))
 }
 
 var (
@@ -126,6 +127,27 @@ func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 		args = emptyObject
 	}
 	return c.calls.call(ctx, req, args)
+}
+
+// StartCall is CallTool without waiting: it sends the call and returns, and
+// done gets what CallTool would have returned, exactly once. With a plugin
+// of contract 2, Progress, Log and done run on the plugin's stream reader
+// goroutine, in order, as the plugin's frames arrive, so that no goroutine
+// waits for the call (they must not block for long: every call of the
+// plugin waits behind them); when ctx ends first, done comes at once on the
+// goroutine that ended it, and a notification already on its way may still
+// follow. With a plugin of contract 1, a goroutine runs CallTool. done may
+// run before StartCall returns. req must stay untouched until done.
+func (c *Client) StartCall(ctx context.Context, req *CallRequest, done func(json.RawMessage, error)) {
+	if err := ctx.Err(); err != nil {
+		done(nil, fmt.Errorf("call %q: %w", req.Tool, err))
+		return
+	}
+	args := req.Arguments
+	if len(args) == 0 {
+		args = emptyObject
+	}
+	c.calls.start(ctx, req, args, done)
 }
 
 // callError turns a call's failure into one of the documented errors.

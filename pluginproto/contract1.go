@@ -21,6 +21,12 @@ type contract1 struct {
 	exited context.Context // the plugin process's lifetime; nil in some tests
 }
 
+// start runs call on a goroutine of its own: a contract-1 stream is the
+// call's, and someone must read it.
+func (v contract1) start(ctx context.Context, req *CallRequest, args json.RawMessage, done func(json.RawMessage, error)) {
+	go func() { done(v.call(ctx, req, args)) }()
+}
+
 // call runs req on a CallTool stream of its own.
 func (v contract1) call(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)

@@ -66,6 +66,10 @@ type muxCall struct {
 	broken error         // the stream's error, once it broke
 	ready  chan struct{} // capacity 1: something was queued or the stream broke
 
+	// async, when set (by register, under mux.mu), receives the call's
+	// frames on the reader goroutine instead of the queue.
+	async *asyncCall
+
 	// The Start frame, reused from call to call.
 	start      pb.CallStart
 	startMsg   pb.HostFrame_Start
@@ -90,7 +94,7 @@ const (
 
 // call runs req on the CallsV2 stream.
 func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error) {
-	s, id, call, err := m.register()
+	s, id, call, err := m.register(nil)
 	if err != nil {
 		return nil, callError(ctx, m.exited, req.Tool, err)
 	}
@@ -110,13 +114,23 @@ func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, r
 	if len(args) > argsChunk {
 		call.start.Arguments, call.start.MoreArguments = args[:argsChunk], true
 	}
+	if !m.sendCall(ctx, s, id, call, args) {
+		return nil, false, m.cancel(ctx, s, id, req.Tool)
+	}
+	return m.wait(ctx, s, id, call, req)
+}
+
+// sendCall sends the Start frame prepared in call.start and the rest of
+// the arguments, if any, in chunks. It reports false, having sent only part
+// of the arguments, when ctx ended on the way.
+func (m *mux) sendCall(ctx context.Context, s *muxStream, id uint64, call *muxCall, args json.RawMessage) bool {
 	call.startMsg.Start = &call.start
 	call.startFrame = pb.HostFrame{CallId: id, Msg: &call.startMsg}
 	s.send(&call.startFrame)
 	for rest := args[len(call.start.Arguments):]; len(rest) > 0; {
 		// One Send per chunk, so that other calls' frames go in between.
 		if ctx.Err() != nil {
-			return nil, false, m.cancel(ctx, s, id, req.Tool)
+			return false
 		}
 		n := min(len(rest), argsChunk)
 		s.send(&pb.HostFrame{CallId: id, Msg: &pb.HostFrame_Arguments{
@@ -124,7 +138,7 @@ func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, r
 		}})
 		rest = rest[n:]
 	}
-	return m.wait(ctx, s, id, call, req)
+	return true
 }
 
 // send sends f. A failed Send ends the stream, and read reports it to every
@@ -201,8 +215,8 @@ func (c *muxCall) reset() {
 }
 
 // register adds a call with a new id to the open stream, opening one if
-// needed.
-func (m *mux) register() (*muxStream, uint64, *muxCall, error) {
+// needed. With async, the call is a fresh one that delivers to async.
+func (m *mux) register(async *asyncCall) (*muxStream, uint64, *muxCall, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur == nil {
@@ -222,7 +236,15 @@ func (m *mux) register() (*muxStream, uint64, *muxCall, error) {
 		go m.read(m.cur)
 	}
 	m.nextID++
-	call := callPool.Get().(*muxCall)
+	var call *muxCall
+	if async == nil {
+		call = callPool.Get().(*muxCall)
+	} else {
+		// Not pooled: after its answer, the reader may still hold it for
+		// a late notification.
+		call = &muxCall{async: async}
+		async.s, async.id = m.cur, m.nextID
+	}
 	m.cur.calls[m.nextID] = call
 	return m.cur, m.nextID, call, nil
 }
@@ -265,6 +287,10 @@ func (m *mux) deliver(s *muxStream, f *pb.PluginFrame) {
 	if call == nil {
 		return // a finished or cancelled call, or an id the host never sent
 	}
+	if call.async != nil {
+		call.async.deliver(f)
+		return
+	}
 	size := 0
 	if notification {
 		size = len(f.GetLog().GetData()) + len(f.GetProgress().GetMessage()) + 32
@@ -296,6 +322,10 @@ func (m *mux) broke(s *muxStream, err error) {
 	s.calls = nil
 	m.mu.Unlock()
 	for _, call := range calls {
+		if a := call.async; a != nil {
+			a.complete(nil, m.brokenError(a.ctx, a.req.Tool, err))
+			continue
+		}
 		call.mu.Lock()
 		call.broken = err
 		select {

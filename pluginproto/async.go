@@ -1,0 +1,97 @@
+package pluginproto
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/plughost/plughost/pluginproto/internal/pb"
+)
+
+// asyncCall is a call started with Client.StartCall on the CallsV2 stream:
+// no goroutine waits for it. The stream's reader runs its Progress and Log
+// callbacks and then done, as the frames arrive; whoever removes its id
+// from the stream's calls (the reader with its answer, the stream's break,
+// or the end of ctx) completes it, so done runs exactly once.
+type asyncCall struct {
+	m    *mux
+	ctx  context.Context
+	req  *CallRequest
+	done func(json.RawMessage, error)
+	// Set by register, under mux.mu.
+	s  *muxStream
+	id uint64
+	// stop stops the watch on ctx; set under mux.mu once it exists.
+	stop func() bool
+}
+
+// start runs req on the CallsV2 stream without waiting: the frames are
+// sent on the calling goroutine, the answer goes to done on the reader's.
+func (m *mux) start(ctx context.Context, req *CallRequest, args json.RawMessage, done func(json.RawMessage, error)) {
+	a := &asyncCall{m: m, ctx: ctx, req: req, done: done}
+	s, id, call, err := m.register(a)
+	if err != nil {
+		done(nil, callError(ctx, m.exited, req.Tool, err))
+		return
+	}
+	stop := context.AfterFunc(ctx, a.cancelled)
+	m.mu.Lock()
+	a.stop = stop
+	m.mu.Unlock()
+	call.start = pb.CallStart{Tool: req.Tool, Arguments: args, Progress: req.Progress != nil}
+	if len(args) > argsChunk {
+		call.start.Arguments, call.start.MoreArguments = args[:argsChunk], true
+	}
+	m.sendCall(ctx, s, id, call, args) // an early end of ctx is cancelled's to answer
+}
+
+// cancelled gives up the call when its ctx ends first: the plugin is told,
+// and done gets ctx's error.
+func (a *asyncCall) cancelled() {
+	if a.m.finish(a.s, a.id) {
+		// On its own goroutine: the stream may be slow to take it.
+		go a.s.send(&pb.HostFrame{CallId: a.id, Msg: &pb.HostFrame_Cancel{Cancel: &pb.CallCancel{}}})
+		a.complete(nil, fmt.Errorf("call %q: %w", a.req.Tool, a.ctx.Err()))
+	}
+}
+
+// deliver handles one frame for the call, on the reader goroutine. A
+// notification that arrives after the call completed (ctx ended meanwhile)
+// may still be delivered: the callbacks must tolerate it.
+func (a *asyncCall) deliver(f *pb.PluginFrame) {
+	req := a.req
+	switch msg := f.GetMsg().(type) {
+	case *pb.PluginFrame_Progress:
+		if req.Progress != nil {
+			req.Progress(msg.Progress.GetProgress(), msg.Progress.GetTotal(), msg.Progress.GetMessage())
+		}
+	case *pb.PluginFrame_Log:
+		if req.Log != nil {
+			req.Log(msg.Log.GetLevel(), msg.Log.GetLogger(), msg.Log.GetData())
+		}
+	case *pb.PluginFrame_Result:
+		if !isObject(msg.Result) {
+			a.complete(nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, msg.Result))
+			return
+		}
+		a.complete(msg.Result, nil)
+	case *pb.PluginFrame_Error:
+		a.complete(nil, callError(a.ctx, a.m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage())))
+	default:
+		// A frame of a later contract revision: ignored.
+	}
+}
+
+// complete ends the call: its caller removed its id from the stream.
+func (a *asyncCall) complete(res json.RawMessage, err error) {
+	a.m.mu.Lock()
+	stop := a.stop
+	a.m.mu.Unlock()
+	if stop != nil {
+		stop()
+	}
+	a.done(res, err)
+}

@@ -8,8 +8,12 @@ import (
 	"os/signal"
 	"syscall"
 
+	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/mcp"
 )
+
+// Over stdio the catalog starts calls without a goroutine waiting for them.
+var _ mcp.CallStarter = (*catalog.Catalog)(nil)
 
 // serve runs the MCP server over stdio until stdin closes or a signal arrives.
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {

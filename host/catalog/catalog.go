@@ -398,12 +398,44 @@ func truncate(s string, n int) string {
 //
 // No lock is held while the provider runs.
 func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+	r, fwd, err := c.route(call)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.p.CallTool(ctx, &fwd)
+	return res, r.failure(err)
+}
+
+// StartCall is CallTool without waiting, when the tool's provider is a
+// tool.Starter: done gets what CallTool would have returned, from the
+// provider's goroutine (see tool.Starter), or at once for a call refused
+// here. For any other provider a goroutine runs CallTool.
+func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+	r, fwd, err := c.route(call)
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	st, ok := r.p.(tool.Starter)
+	if !ok {
+		go func() {
+			res, err := r.p.CallTool(ctx, &fwd)
+			done(res, r.failure(err))
+		}()
+		return
+	}
+	st.StartCall(ctx, &fwd, func(res json.RawMessage, err error) { done(res, r.failure(err)) })
+}
+
+// route finds the provider of call.Name and prepares the call it gets:
+// the provider's own tool name, arguments defaulted and checked.
+func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 	if call == nil {
-		return nil, errors.New("catalog: nil call")
+		return nil, tool.Call{}, errors.New("catalog: nil call")
 	}
 	r := c.snap.Load().routes[call.Name]
 	if r == nil {
-		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
+		return nil, tool.Call{}, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 	}
 	fwd := *call
 	fwd.Name = r.tool
@@ -411,17 +443,19 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 		fwd.Arguments = emptyObject
 	}
 	if msg := r.schema.Check(call.Name, fwd.Arguments); msg != "" {
-		return nil, tool.Errorf(tool.ErrBadArguments, "%s", msg)
+		return nil, tool.Call{}, tool.Errorf(tool.ErrBadArguments, "%s", msg)
 	}
-	res, err := r.p.CallTool(ctx, &fwd)
-	switch {
-	case err == nil:
-		return res, nil
-	case tool.Typed(err):
-		return nil, err
-	default:
-		return nil, fmt.Errorf("tool %q of provider %q: %w", r.tool, r.provider, err)
+	return r, fwd, nil
+}
+
+// failure is the error a call of r returns for its provider's err: typed
+// errors name their cause already, others are wrapped naming tool and
+// provider.
+func (r *route) failure(err error) error {
+	if err == nil || tool.Typed(err) {
+		return err
 	}
+	return fmt.Errorf("tool %q of provider %q: %w", r.tool, r.provider, err)
 }
 
 // emptyObject is the arguments of a call that has none.

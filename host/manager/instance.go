@@ -360,9 +360,53 @@ func (p *provider) Tools() []tool.Def { return slices.Clone(p.tools) }
 func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 	in := p.in
 	if !in.enter() {
-		return nil, tool.Errorf(tool.ErrRefused, "tool %q of provider %q: plugin %s was unloaded", call.Name, in.name, in.name)
+		return nil, p.refused(call)
 	}
 	defer in.leave()
+	ctx, limit, release := in.limit(ctx)
+	defer release()
+	res, err := in.pp.CallTool(ctx, request(call))
+	if err != nil {
+		return nil, in.failure(ctx, call.Name, limit, err)
+	}
+	return res, nil
+}
+
+// StartCall is CallTool without waiting (tool.Starter): the plugin's
+// stream reader delivers the call's notifications and answer. A failure is
+// explained on a goroutine of its own, since callError may wait a moment
+// for the plugin's exit.
+func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+	in := p.in
+	if !in.enter() {
+		done(nil, p.refused(call))
+		return
+	}
+	ctx, limit, release := in.limit(ctx)
+	in.pp.StartCall(ctx, request(call), func(res json.RawMessage, err error) {
+		if err == nil {
+			release()
+			in.leave()
+			done(res, nil)
+			return
+		}
+		go func() {
+			err := in.failure(ctx, call.Name, limit, err)
+			release()
+			in.leave()
+			done(nil, err)
+		}()
+	})
+}
+
+var _ tool.Starter = (*provider)(nil)
+
+func (p *provider) refused(call *tool.Call) error {
+	return tool.Errorf(tool.ErrRefused, "tool %q of provider %q: plugin %s was unloaded", call.Name, p.in.name, p.in.name)
+}
+
+// request is the plugin's view of call.
+func request(call *tool.Call) *pluginproto.CallRequest {
 	req := &pluginproto.CallRequest{Tool: call.Name, Arguments: call.Arguments}
 	if call.Progress != nil {
 		req.Progress = func(progress, total float64, message string) {
@@ -374,29 +418,35 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 			call.Log(tool.Log{Level: level, Logger: logger, Data: data})
 		}
 	}
-	var limit time.Duration
-	if r := in.getRunner(); r != nil && r.callTimeout > 0 {
-		// A timer, not a deadline: gRPC would send a deadline to the plugin
-		// and could report it before our context records why it ended.
-		limit = r.callTimeout
-		var cancel context.CancelCauseFunc
-		ctx, cancel = context.WithCancelCause(ctx)
-		timer := time.AfterFunc(limit, func() { cancel(errCallTimeout) })
-		defer timer.Stop()
-		defer cancel(nil)
+	return req
+}
+
+// limit applies the plugin's call time limit to ctx, if it has one; call
+// release once the call is over.
+func (in *instance) limit(ctx context.Context) (_ context.Context, limit time.Duration, release func()) {
+	r := in.getRunner()
+	if r == nil || r.callTimeout <= 0 {
+		return ctx, 0, func() {}
 	}
-	res, err := in.pp.CallTool(ctx, req)
-	if err != nil {
-		if errors.Is(context.Cause(ctx), errCallTimeout) {
-			return nil, tool.Errorf(tool.ErrTimedOut, "tool %q of plugin %s did not finish within its timeout of %v and was cancelled",
-				call.Name, in.name, limit)
-		}
-		if ctx.Err() != nil {
-			return nil, fmt.Errorf("plugin %s: %w", in.name, err)
-		}
-		return nil, in.callError(call.Name, err)
+	// A timer, not a deadline: gRPC would send a deadline to the plugin
+	// and could report it before our context records why it ended.
+	limit = r.callTimeout
+	ctx, cancel := context.WithCancelCause(ctx)
+	timer := time.AfterFunc(limit, func() { cancel(errCallTimeout) })
+	return ctx, limit, func() { timer.Stop(); cancel(nil) }
+}
+
+// failure explains a failed call of toolName: past its time limit, ended
+// by its context, or callError's reasons.
+func (in *instance) failure(ctx context.Context, toolName string, limit time.Duration, err error) error {
+	if errors.Is(context.Cause(ctx), errCallTimeout) {
+		return tool.Errorf(tool.ErrTimedOut, "tool %q of plugin %s did not finish within its timeout of %v and was cancelled",
+			toolName, in.name, limit)
 	}
-	return res, nil
+	if ctx.Err() != nil {
+		return fmt.Errorf("plugin %s: %w", in.name, err)
+	}
+	return in.callError(toolName, err)
 }
 
 // errCallTimeout is the cause of a call's context ended by Launch.CallTimeout.

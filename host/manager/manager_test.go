@@ -975,3 +975,65 @@ func TestRefusedDuplicateName(t *testing.T) {
 		t.Errorf("tp is %s, want running", st.State)
 	}
 }
+
+// startCall is call through the provider's StartCall: it waits for done.
+func startCall(t *testing.T, p tool.Provider, name string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	done := make(chan answer, 1)
+	p.(tool.Starter).StartCall(ctx, &tool.Call{Name: name, Arguments: json.RawMessage(`{}`)}, func(res json.RawMessage, err error) {
+		done <- answer{res, err}
+	})
+	a := <-done
+	if a.err != nil {
+		return "", a.err
+	}
+	var r struct{ Content []struct{ Text string } }
+	if err := json.Unmarshal(a.res, &r); err != nil || len(r.Content) == 0 {
+		t.Fatalf("call %s: result %s", name, a.res)
+	}
+	return r.Content[0].Text, nil
+}
+
+// A call started without waiting (StartCall, how stdio serves calls) gets
+// the answers CallTool gets: its result, the timeout, a crash, an unloaded
+// plugin, each with the same typed error and text.
+func TestStartCall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tp")
+	copyFile(t, pluginV1, path, 0o755)
+	h := start(t, dir, Options{
+		BackoffInitial: 10 * time.Millisecond,
+		Launcher: func(name string, cmd *exec.Cmd) (*Launch, error) {
+			return &Launch{Cmd: cmd, CallTimeout: 200 * time.Millisecond}, nil
+		},
+	})
+	e := h.expect("set", "tp")
+	if got, err := startCall(t, e.p, "variant_v1"); err != nil || got != "v1" {
+		t.Errorf("variant_v1 = %q, %v", got, err)
+	}
+	_, err := startCall(t, e.p, "hang")
+	const timedOut = `tool "hang" of plugin tp did not finish within its timeout of 200ms and was cancelled`
+	if !errors.Is(err, tool.ErrTimedOut) || err.Error() != timedOut {
+		t.Errorf("hang: %v, want tool.ErrTimedOut: %s", err, timedOut)
+	}
+	_, err = startCall(t, e.p, "crash")
+	if !errors.Is(err, tool.ErrGone) || !strings.Contains(err.Error(), `plugin tp exited: exit status 3`) {
+		t.Errorf("crash: %v, want tool.ErrGone naming the exit", err)
+	}
+	h.expect("remove", "tp")
+	e = h.expect("set", "tp")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	h.expect("remove", "tp")
+	if _, err := startCall(t, e.p, "pid"); !errors.Is(err, tool.ErrRefused) {
+		t.Errorf("after unload: %v, want tool.ErrRefused", err)
+	}
+}

@@ -98,6 +98,19 @@ type Provider interface {
 	CallTool(ctx context.Context, call *Call) (json.RawMessage, error)
 }
 
+// A Starter is a Provider that can also start a call without a goroutine
+// waiting for it (a plugin, whose stream reader delivers the answer).
+type Starter interface {
+	Provider
+	// StartCall is CallTool without waiting: done gets what CallTool
+	// would have returned, exactly once, possibly before StartCall
+	// returns. call's Progress and Log, then done, run on a goroutine of
+	// the provider's and must not block for long; when ctx ends first,
+	// done comes soon, and a notification already on its way may still
+	// follow it. call must stay untouched until done.
+	StartCall(ctx context.Context, call *Call, done func(json.RawMessage, error))
+}
+
 // ErrorResult returns an MCP CallToolResult with isError: true and msg as its
 // only text content.
 func ErrorResult(msg string) json.RawMessage {

@@ -651,11 +651,12 @@ func TestShutdownLeavesNothing(t *testing.T) {
 
 	h.stop()
 	h.expect("remove", "tp")
-	for what, p := range map[string]int{"plugin": pid, "plugin's child": child} {
-		if alive(p) {
-			t.Errorf("%s (pid %d) alive after Run returned", what, p)
-		}
+	if alive(pid) {
+		t.Errorf("plugin (pid %d) alive after Run returned", pid)
 	}
+	// The child got its SIGKILL before Run returned; under load it may take
+	// a moment to be scheduled and die.
+	eventually(t, "the plugin's child to die", func() bool { return !alive(child) })
 	if _, err := os.Stat(sockDir); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("socket directory %s: %v, want it removed", sockDir, err)
 	}

@@ -1,6 +1,7 @@
-// Command profhost is plughost's stdio serve path (catalog, plugin manager,
-// host/mcp server) wired as cmd/plughost wires it, with a CPU profile, for
-// profiling the hot path under the benchmark's load:
+// Command profhost is plughost's serve path (catalog, plugin manager,
+// host/mcp server, over stdio or with --http over Streamable HTTP) wired as
+// cmd/plughost wires it, with a CPU profile, for profiling the hot path
+// under the benchmark's load:
 //
 //	PROFHOST_CPUPROFILE=/tmp/cpu.pprof bin/bench/bench -quick -only calls -plughost bin/bench/profhost
 //	go tool pprof -top bin/bench/profhost /tmp/cpu.pprof
@@ -13,14 +14,18 @@ import (
 	"context"
 	"flag"
 	"fmt"
+	"net"
 	"os"
+	"os/signal"
 	"runtime/pprof"
+	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/mcp/streamable"
 )
 
 func main() {
@@ -32,14 +37,16 @@ func main() {
 	dir := fs.String("plugins", "", "plugin directory")
 	workspace := fs.String("workspace", "", "PLUGHOST_WORKSPACE for the plugins")
 	level := fs.String("log-level", "warn", "log level")
+	addr := fs.String("http", "", "serve Streamable HTTP at ADDR until SIGTERM instead of stdio")
+	rate := fs.Float64("rate-limit", 100, "requests per second one HTTP session may send (negative: no limit)")
 	_ = fs.Parse(os.Args[2:])
-	if err := run(*dir, *workspace, *level); err != nil {
+	if err := run(*dir, *workspace, *level, *addr, *rate); err != nil {
 		fmt.Fprintln(os.Stderr, "profhost:", err)
 		os.Exit(1)
 	}
 }
 
-func run(dir, workspace, level string) error {
+func run(dir, workspace, level, addr string, rate float64) error {
 	if path := os.Getenv("PROFHOST_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
@@ -67,10 +74,26 @@ func run(dir, workspace, level string) error {
 	done := make(chan error, 1)
 	go func() { done <- mgr.Run(ctx) }()
 	srv := mcp.NewServer(cat, &mcp.Options{Logger: log.Named("mcp")})
-	serveErr := srv.ServeStdio(context.Background(), os.Stdin, os.Stdout)
+	var serveErr error
+	if addr == "" {
+		serveErr = srv.ServeStdio(context.Background(), os.Stdin, os.Stdout)
+	} else {
+		serveErr = serveHTTP(srv, addr, rate)
+	}
 	cancel()
 	if err := <-done; err != nil {
 		return err
 	}
 	return serveErr
+}
+
+// serveHTTP serves srv over Streamable HTTP at addr until SIGTERM or SIGINT.
+func serveHTTP(srv *mcp.Server, addr string, rate float64) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	return streamable.Serve(ctx, srv, ln, &streamable.Options{RateLimit: rate})
 }

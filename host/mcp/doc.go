@@ -103,8 +103,8 @@
 // goroutine that runs it and the policy applied there.
 //
 //  1. Read (stdio.Transport.Read), on the session's read loop
-//     (Server.Serve): one read syscall may bring many lines; a line over
-//     the size limit is skipped and answered -32600.
+//     (Server.ServeStdio): one read syscall may bring many lines; a line
+//     over the size limit is skipped and answered -32600.
 //  2. Check and Decode (wire), same goroutine: JSON and UTF-8 validity
 //     (-32700), the JSON-RPC shape (-32600), classification as request,
 //     notification or response. Nothing is copied.
@@ -114,28 +114,38 @@
 //     answered here, in arrival order.
 //  4. A long call is registered in the session's call table under its id
 //     (a duplicate id is -32600; notifications/cancelled finds it there),
-//     its id, arguments and progress token copied once, and handed to a
-//     worker goroutine (the one hand-off of this package). The worker
-//     waits for one of MaxInFlight slots (cancellable while it waits);
-//     with 4×MaxInFlight calls pending, the read loop stops reading.
-//  5. Catalog.CallTool, on the worker: the catalog routes the exposed name
-//     to its provider, applies the empty-object default and checks the
-//     arguments against the tool's inputSchema; the provider applies its
-//     call timeout and runs it (host/catalog, host/manager, pluginproto),
-//     failing with a typed error of host/tool.
-//     Progress and logs come back on the worker as callbacks and are
-//     written at once (progress only if increasing, logs only at or above
-//     the session's level).
-//  6. The answer (call.go), on the worker: a result is spliced unparsed
-//     (compacted only if it holds a line break); a failure is mapped by
-//     tool.Outcome, the one place that decides: an unknown tool is -32602,
-//     every other failure (bad arguments, gone, timed out, refused, too
-//     large) an isError result naming it; a cancelled call gets nothing.
-//  7. Write (stdio.Transport.Write), on the worker: responses that become
+//     its id, arguments and progress token copied once, and takes one of
+//     MaxInFlight slots.
+//  5. Catalog.StartCall (host/catalog), same goroutine: the exposed name
+//     is routed to its provider, absent arguments become {} and are
+//     checked against the tool's inputSchema; the plugin's provider
+//     (host/manager) applies its call time limit and sends the call on the
+//     plugin's CallsV2 stream (pluginproto). gRPC's writer goroutine puts
+//     it on the socket: the first hand-off. The read loop goes back to
+//     step 1.
+//  6. The plugin's stream reader (pluginproto's mux) receives the call's
+//     progress, logs and answer, handed to it by gRPC's transport reader:
+//     the second hand-off. On that goroutine, progress is written at once
+//     if it increases, logs if at or above the session's level.
+//  7. The answer (call.go), on the stream reader: a result is spliced
+//     unparsed (compacted only if it holds a line break); a failure is
+//     mapped by tool.Outcome, the one place that decides: an unknown tool
+//     is -32602, every other failure (bad arguments, gone, timed out,
+//     refused, too large) an isError result naming it; a cancelled call
+//     gets nothing. The slot is released.
+//  8. Write (stdio.Transport.Write), same goroutine: responses that become
 //     ready while another is being written go out together in one write
 //     syscall (the coalescer), without a writer goroutine.
 //
-// Over Streamable HTTP, steps 2–7 run on the POST's handler goroutine: the
-// call runs on it directly (no hand-off), and its answer is the HTTP
-// response.
+// Two goroutine hand-offs per call in the host, both inside gRPC. When all
+// slots are taken, or for a call inside a batch, or for a provider that
+// cannot start calls (a device), step 5 runs on a worker goroutine that
+// waits for a slot and calls Catalog.CallTool, and the answer comes back
+// to that worker; with 4×MaxInFlight calls pending, the read loop stops
+// reading.
+//
+// Over Streamable HTTP (host/mcp/streamable), steps 2–8 run on the POST's
+// handler goroutine with Catalog.CallTool (no worker): it waits for the
+// answer, which the stream reader hands it (three hand-offs), and writes
+// it as the HTTP response. The answer of each POST is its own.
 package mcp

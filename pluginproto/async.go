@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
-
 	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
@@ -62,26 +59,8 @@ func (a *asyncCall) cancelled() {
 // notification that arrives after the call completed (ctx ended meanwhile)
 // may still be delivered: the callbacks must tolerate it.
 func (a *asyncCall) deliver(f *pb.PluginFrame) {
-	req := a.req
-	switch msg := f.GetMsg().(type) {
-	case *pb.PluginFrame_Progress:
-		if req.Progress != nil {
-			req.Progress(msg.Progress.GetProgress(), msg.Progress.GetTotal(), msg.Progress.GetMessage())
-		}
-	case *pb.PluginFrame_Log:
-		if req.Log != nil {
-			req.Log(msg.Log.GetLevel(), msg.Log.GetLogger(), msg.Log.GetData())
-		}
-	case *pb.PluginFrame_Result:
-		if !isObject(msg.Result) {
-			a.complete(nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, msg.Result))
-			return
-		}
-		a.complete(msg.Result, nil)
-	case *pb.PluginFrame_Error:
-		a.complete(nil, callError(a.ctx, a.m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage())))
-	default:
-		// A frame of a later contract revision: ignored.
+	if res, final, err := a.m.frame(a.ctx, a.req, f); final {
+		a.complete(res, err)
 	}
 }
 

@@ -23,16 +23,16 @@ func BenchmarkCallsV2(b *testing.B) {
 				return &Result{Content: []Content{RawContent(r.Arguments)}}, nil
 			})
 			c, _ := serve(b, 2, newServer(p))
-			benchmarkCalls(b, c, inflight, json.RawMessage(`{"type":"text","text":"hello"}`))
+			benchmarkCalls(b, c, inflight, json.RawMessage(`{"type":"text","text":"hello"}`), "cpu-ns/op")
 		})
 	}
 }
 
 // benchmarkCalls makes b.N calls of echo with args, inflight at a time,
-// and reports the process's CPU time per call.
+// and reports the process's CPU time per call as metric.
 func benchmarkCalls(b *testing.B, c interface {
 	CallTool(context.Context, *CallRequest) (json.RawMessage, error)
-}, inflight int, args json.RawMessage) {
+}, inflight int, args json.RawMessage, metric string) {
 	req := &CallRequest{Tool: "echo", Arguments: args}
 	if _, err := c.CallTool(b.Context(), req); err != nil { // opens the stream
 		b.Fatal(err)
@@ -54,7 +54,7 @@ func benchmarkCalls(b *testing.B, c interface {
 	}
 	wg.Wait()
 	b.StopTimer()
-	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), metric)
 }
 
 // processCPU is the CPU time this process has used (user and system), not

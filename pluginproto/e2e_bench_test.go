@@ -5,11 +5,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
-	"sync"
-	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -35,38 +31,8 @@ func BenchmarkHostCPU(b *testing.B) {
 		for _, inflight := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/inflight=%d", p.name, inflight), func(b *testing.B) {
 				c, _ := startPlugin(b, p.cmd())
-				req := &pluginproto.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"hello"}`)}
-				if _, err := c.CallTool(b.Context(), req); err != nil {
-					b.Fatal(err)
-				}
-				b.ReportAllocs()
-				var n atomic.Int64
-				cpu := hostCPU()
-				b.ResetTimer()
-				var wg sync.WaitGroup
-				for range inflight {
-					wg.Go(func() {
-						for n.Add(1) <= int64(b.N) {
-							if _, err := c.CallTool(b.Context(), req); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					})
-				}
-				wg.Wait()
-				b.StopTimer()
-				b.ReportMetric(float64(hostCPU()-cpu)/float64(b.N), "host-cpu-ns/op")
+				pluginproto.BenchmarkCallsOf(b, c, inflight, json.RawMessage(`{"Text":"hello"}`), "host-cpu-ns/op")
 			})
 		}
 	}
-}
-
-// hostCPU is the CPU time of this process (the host), not of its children.
-func hostCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -176,32 +176,39 @@ func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, 
 		call.mu.Unlock()
 		for i, f := range queue {
 			queue[i] = nil
-			switch msg := f.GetMsg().(type) {
-			case *pb.PluginFrame_Progress:
-				if req.Progress != nil {
-					req.Progress(msg.Progress.GetProgress(), msg.Progress.GetTotal(), msg.Progress.GetMessage())
-				}
-			case *pb.PluginFrame_Log:
-				if req.Log != nil {
-					req.Log(msg.Log.GetLevel(), msg.Log.GetLogger(), msg.Log.GetData())
-				}
-			case *pb.PluginFrame_Result:
+			if res, final, err := m.frame(ctx, req, f); final {
 				call.queue = queue[:0] // for the next user of call
-				if !isObject(msg.Result) {
-					return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, msg.Result)
-				}
-				return msg.Result, true, nil
-			case *pb.PluginFrame_Error:
-				call.queue = queue[:0]
-				return nil, true, callError(ctx, m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage()))
-			default:
-				// A frame of a later contract revision: ignored.
+				return res, true, err
 			}
 		}
 		if broken != nil {
 			return nil, false, m.brokenError(ctx, req.Tool, broken)
 		}
 	}
+}
+
+// frame acts on one frame of req's call: a notification goes to its
+// callback; an answer is returned, with final set. Frames of a later
+// contract revision are ignored.
+func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (res json.RawMessage, final bool, err error) {
+	switch msg := f.GetMsg().(type) {
+	case *pb.PluginFrame_Progress:
+		if req.Progress != nil {
+			req.Progress(msg.Progress.GetProgress(), msg.Progress.GetTotal(), msg.Progress.GetMessage())
+		}
+	case *pb.PluginFrame_Log:
+		if req.Log != nil {
+			req.Log(msg.Log.GetLevel(), msg.Log.GetLogger(), msg.Log.GetData())
+		}
+	case *pb.PluginFrame_Result:
+		if !isObject(msg.Result) {
+			return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, msg.Result)
+		}
+		return msg.Result, true, nil
+	case *pb.PluginFrame_Error:
+		return nil, true, callError(ctx, m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage()))
+	}
+	return nil, false, nil
 }
 
 // reset readies a finished call for its next user.

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"io"
 	"strings"
 	"testing"
@@ -42,16 +41,7 @@ func TestGoSDKClient(t *testing.T) {
 		done <- NewServer(cat, &Options{Version: "1.0.0"}).ServeStdio(t.Context(), serverIn, serverOut)
 	}()
 
-	changed := make(chan struct{}, 10)
-	progress := make(chan float64, 10)
-	logs := make(chan string, 10)
-	client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk", Version: "1"}, &sdk.ClientOptions{
-		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
-		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
-			progress <- r.Params.Progress
-		},
-		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) { logs <- string(r.Params.Level) },
-	})
+	client, changed, progress, logs := mcptest.SDKClient()
 	ctx := t.Context()
 	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, nil)
 	if err != nil {

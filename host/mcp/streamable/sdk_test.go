@@ -28,16 +28,7 @@ func TestHTTPGoSDKClients(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			changed := make(chan struct{}, 10)
-			progress := make(chan float64, 10)
-			logs := make(chan string, 10)
-			client := sdk.NewClient(&sdk.Implementation{Name: "go-sdk", Version: "1"}, &sdk.ClientOptions{
-				ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
-				ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
-					progress <- r.Params.Progress
-				},
-				LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) { logs <- string(r.Params.Level) },
-			})
+			client, changed, progress, logs := mcptest.SDKClient()
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
 			cs, err := client.Connect(ctx, tc.transport, nil)

@@ -44,3 +44,17 @@ func CallChatty(t *testing.T, ctx context.Context, cs *sdk.ClientSession, progre
 		}
 	}
 }
+
+// SDKClient is a go-sdk client whose handlers report list_changed,
+// progress values and log levels on the channels it returns.
+func SDKClient() (c *sdk.Client, changed chan struct{}, progress chan float64, logs chan string) {
+	changed, progress, logs = make(chan struct{}, 10), make(chan float64, 10), make(chan string, 10)
+	c = sdk.NewClient(&sdk.Implementation{Name: "go-sdk", Version: "1"}, &sdk.ClientOptions{
+		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
+		ProgressNotificationHandler: func(_ context.Context, r *sdk.ProgressNotificationClientRequest) {
+			progress <- r.Params.Progress
+		},
+		LoggingMessageHandler: func(_ context.Context, r *sdk.LoggingMessageRequest) { logs <- string(r.Params.Level) },
+	})
+	return c, changed, progress, logs
+}

@@ -1,0 +1,157 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plughost/plughost/host/tool"
+)
+
+func TestCrashDuringCallRestartsThePlugin(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{BackoffInitial: 10 * time.Millisecond})
+	e := h.expect("set", "tp")
+	pid1 := mustPID(t, e.p)
+	// A child holding the plugin's stderr must not keep the death unnoticed,
+	// and must die with the plugin.
+	child, err := strconv.Atoi(mustCall(t, e.p, "spawn", ""))
+	if err != nil {
+		t.Fatal(err)
+	}
+
+	_, err = call(t, e.p, "crash", "")
+	if !errors.Is(err, tool.ErrGone) || !strings.Contains(err.Error(), `tool "crash" of provider "tp": plugin tp exited: exit status 3`) {
+		t.Fatalf("call crash: error %v, want tool.ErrGone naming the exit", err)
+	}
+	h.expect("remove", "tp")
+	e = h.expect("set", "tp")
+	if diff := cmp.Diff(v1Tools, e.tools); diff != "" {
+		t.Errorf("tools after restart (-want +got):\n%s", diff)
+	}
+	pid2 := mustPID(t, e.p)
+	if pid2 == pid1 || alive(pid1) {
+		t.Errorf("after restart: pid %d (was %d, alive %v)", pid2, pid1, alive(pid1))
+	}
+	eventually(t, "the crashed plugin's child to die", func() bool { return !alive(child) })
+	s := h.status("tp")
+	if s.State != StateRunning || s.Restarts != 1 || !strings.Contains(s.LastError, "exited: exit status 3") {
+		t.Errorf("status after restart = %+v", s)
+	}
+}
+
+func TestCallsAfterUnloadFail(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tp")
+	copyFile(t, pluginV1, path, 0o755)
+	h := start(t, dir, Options{})
+	e := h.expect("set", "tp")
+	pid := mustPID(t, e.p)
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	h.expect("remove", "tp")
+	eventually(t, "the plugin to exit", func() bool { return !alive(pid) })
+	_, err := call(t, e.p, "pid", "")
+	if !errors.Is(err, tool.ErrRefused) || err.Error() != `tool "pid" of provider "tp": plugin tp was unloaded` {
+		t.Errorf("call after unload: %v, want tool.ErrRefused saying it was unloaded", err)
+	}
+}
+
+// A call that outlives the Launch's CallTimeout is cancelled in the plugin and
+// fails with tool.ErrTimedOut saying so (an isError result for the client,
+// through tool.Outcome); the plugin keeps serving.
+func TestCallTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{
+		Launcher: func(name string, cmd *exec.Cmd) (*Launch, error) {
+			return &Launch{Cmd: cmd, CallTimeout: 200 * time.Millisecond}, nil
+		},
+	})
+	e := h.expect("set", "tp")
+	_, err := e.p.CallTool(context.Background(), &tool.Call{Name: "hang", Arguments: json.RawMessage(`{}`)})
+	const want = `tool "hang" of plugin tp did not finish within its timeout of 200ms and was cancelled`
+	if !errors.Is(err, tool.ErrTimedOut) || err.Error() != want {
+		t.Errorf("hang: %v, want tool.ErrTimedOut: %s", err, want)
+	}
+	h.logs.await(t, "test.tp", "hang cancelled")
+	if got := mustCall(t, e.p, "variant_v1", ""); got != "v1" {
+		t.Errorf("after the timeout, variant_v1 = %q", got)
+	}
+}
+
+// startCall is call through the provider's StartCall: it waits for done.
+func startCall(t *testing.T, p tool.Provider, name string) (string, error) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+	defer cancel()
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	done := make(chan answer, 1)
+	p.(tool.Starter).StartCall(ctx, &tool.Call{Name: name, Arguments: json.RawMessage(`{}`)}, func(res json.RawMessage, err error) {
+		done <- answer{res, err}
+	})
+	a := <-done
+	if a.err != nil {
+		return "", a.err
+	}
+	var r struct{ Content []struct{ Text string } }
+	if err := json.Unmarshal(a.res, &r); err != nil || len(r.Content) == 0 {
+		t.Fatalf("call %s: result %s", name, a.res)
+	}
+	return r.Content[0].Text, nil
+}
+
+// A call started without waiting (StartCall, how stdio serves calls) gets
+// the answers CallTool gets: its result, the timeout, a crash, an unloaded
+// plugin, each with the same typed error and text.
+func TestStartCall(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "tp")
+	copyFile(t, pluginV1, path, 0o755)
+	h := start(t, dir, Options{
+		BackoffInitial: 10 * time.Millisecond,
+		Launcher: func(name string, cmd *exec.Cmd) (*Launch, error) {
+			return &Launch{Cmd: cmd, CallTimeout: 200 * time.Millisecond}, nil
+		},
+	})
+	e := h.expect("set", "tp")
+	if got, err := startCall(t, e.p, "variant_v1"); err != nil || got != "v1" {
+		t.Errorf("variant_v1 = %q, %v", got, err)
+	}
+	_, err := startCall(t, e.p, "hang")
+	const timedOut = `tool "hang" of plugin tp did not finish within its timeout of 200ms and was cancelled`
+	if !errors.Is(err, tool.ErrTimedOut) || err.Error() != timedOut {
+		t.Errorf("hang: %v, want tool.ErrTimedOut: %s", err, timedOut)
+	}
+	_, err = startCall(t, e.p, "crash")
+	if !errors.Is(err, tool.ErrGone) || !strings.Contains(err.Error(), `plugin tp exited: exit status 3`) {
+		t.Errorf("crash: %v, want tool.ErrGone naming the exit", err)
+	}
+	h.expect("remove", "tp")
+	e = h.expect("set", "tp")
+	if err := os.Remove(path); err != nil {
+		t.Fatal(err)
+	}
+	h.expect("remove", "tp")
+	if _, err := startCall(t, e.p, "pid"); !errors.Is(err, tool.ErrRefused) {
+		t.Errorf("after unload: %v, want tool.ErrRefused", err)
+	}
+}

@@ -104,6 +104,14 @@ type CallRequest struct {
 
 var emptyObject = json.RawMessage("{}")
 
+// arguments is what a call sends: req.Arguments, or {} when it has none.
+func arguments(req *CallRequest) json.RawMessage {
+	if len(req.Arguments) == 0 {
+		return emptyObject
+	}
+	return req.Arguments
+}
+
 // CallTool runs a tool in the plugin and returns its MCP CallToolResult JSON,
 // as the plugin sent it. Progress and Log are called, in order, on the
 // calling goroutine before CallTool returns. Cancelling ctx cancels the call
@@ -122,11 +130,7 @@ func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
 	}
-	args := req.Arguments
-	if len(args) == 0 {
-		args = emptyObject
-	}
-	return c.calls.call(ctx, req, args)
+	return c.calls.call(ctx, req, arguments(req))
 }
 
 // StartCall is CallTool without waiting: it sends the call and returns, and
@@ -143,11 +147,7 @@ func (c *Client) StartCall(ctx context.Context, req *CallRequest, done func(json
 		done(nil, fmt.Errorf("call %q: %w", req.Tool, err))
 		return
 	}
-	args := req.Arguments
-	if len(args) == 0 {
-		args = emptyObject
-	}
-	c.calls.start(ctx, req, args, done)
+	c.calls.start(ctx, req, arguments(req), done)
 }
 
 // callError turns a call's failure into one of the documented errors.

@@ -45,8 +45,9 @@ func Compile(raw []byte) (*Schema, error) {
 }
 
 // Check checks a call's arguments (a JSON object, never absent: the
-// catalog gives absent arguments their default, {}) for the named tool. It returns "" when they are valid, otherwise a message for the
-// model that names every violation (up to MaxViolations) by JSON pointer and rule.
+// catalog gives absent arguments their default, {}) for the named tool. It
+// returns "" when they are valid, otherwise a message for the model that
+// names every violation (up to MaxViolations) by JSON pointer and rule.
 func (s *Schema) Check(tool string, args []byte) string {
 	return validateArgs(tool, s.s, args)
 }

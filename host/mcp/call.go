@@ -72,7 +72,7 @@ type call struct {
 // callParams are the params of tools/call, aliasing the message.
 type callParams struct {
 	name  string
-	args  []byte // nil when absent or null
+	args  []byte // nil when absent; JSON null stands for absent too
 	token []byte // _meta.progressToken; nil when absent
 }
 
@@ -92,15 +92,13 @@ func decodeCallTool(params []byte) (callParams, *wire.Error) {
 			p.token = wire.Member(v, "progressToken")
 		}
 	}
-	if string(p.args) == "null" {
-		p.args = nil // some clients send null for "no arguments": absent
-	}
 	var ok bool
 	p.name, ok = wire.Unquote(nameRaw)
 	switch {
 	case !ok:
 		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: tools/call needs name, a string")
-	case p.args != nil && !wire.IsObject(p.args):
+	case p.args != nil && !wire.IsObject(p.args) && string(p.args) != "null":
+		// null is "no arguments" to some clients: the catalog defaults it.
 		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: arguments must be an object")
 	case p.token != nil && !wire.ValidID(p.token):
 		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")

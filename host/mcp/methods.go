@@ -61,8 +61,16 @@ var (
 	statelessEra = revBit("2026-07-28")
 )
 
+// versionBits[v] is the set holding only versions[v].
+var versionBits = func() (b [len(versions)]revSet) {
+	for i, v := range versions {
+		b[i] = revBit(v)
+	}
+	return b
+}()
+
 // has reports whether the set holds versions[v].
-func (s revSet) has(v int) bool { return s&revBit(versions[v]) != 0 }
+func (s revSet) has(v int) bool { return s&versionBits[v] != 0 }
 
 // A method is one entry of the table.
 type method struct {

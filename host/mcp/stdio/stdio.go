@@ -39,11 +39,13 @@ func New(in io.Reader, out io.Writer, limit int) *Transport {
 	if limit < size {
 		size = max(limit, 16)
 	}
-	return &Transport{
+	t := &Transport{
 		r:     bufio.NewReaderSize(in, size),
 		limit: limit,
 		out:   out,
 	}
+	t.w.cond.L = &t.w.mu
+	return t
 }
 
 // Read returns the next non-blank line without its line ending. A line over
@@ -138,7 +140,6 @@ type coalescer struct {
 	spare   []byte    // the buffer of the previous batch, reused
 	writing bool      // a writer is in w.Write
 	err     error     // the first write error; every later write returns it
-	inited  bool
 }
 
 // maxBatch bounds the bytes waiting for the write in progress.
@@ -149,10 +150,6 @@ const maxBatch = 1 << 20
 // failed is lost with the connection.
 func (c *coalescer) write(w io.Writer, msg []byte, end byte) error {
 	c.mu.Lock()
-	if !c.inited {
-		c.cond.L = &c.mu
-		c.inited = true
-	}
 	for c.writing && len(c.next) > 0 && len(c.next)+len(msg) > maxBatch && c.err == nil {
 		c.cond.Wait()
 	}

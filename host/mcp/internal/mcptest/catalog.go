@@ -29,8 +29,8 @@ import (
 //	fail     returns an error (→ an isError result)
 //	garbage  returns bytes that are not JSON
 //	pretty   returns a result spread over several lines
-//	args     returns its raw arguments as text, {} when absent (as the real
-//	         catalog defaults them; not listed)
+//	args     returns its raw arguments as text, {} when absent or null (as
+//	         the real catalog defaults them; not listed)
 //	late     returns at once, keeping its Call to misuse later (not listed)
 //
 // Any other name is tool.ErrUnknownTool. ListTools pages by pageSize.
@@ -134,7 +134,7 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 		call.Log(tool.Log{Level: "loud", Data: json.RawMessage(`"unknown level"`)})
 		return tool.TextResult("chatty done"), nil
 	case "args":
-		if call.Arguments == nil {
+		if a := strings.TrimSpace(string(call.Arguments)); a == "" || a == "null" {
 			return tool.TextResult("{}"), nil // the real catalog's default
 		}
 		return tool.TextResult(string(call.Arguments)), nil

@@ -473,8 +473,8 @@ func absent(args json.RawMessage) bool {
 // goroutine, one at a time, subscribers in the order they subscribed; a
 // slow fn delays later events but never Set or Remove. After cancel
 // returns, fn is not started again. After Close, fn is never called.
-func (c *Catalog) Subscribe(fn func()) (cancel func()) {
-	return c.ev.subscribe(fn)
+func (c *Catalog) Subscribe(fn func(tool.Change)) (cancel func()) {
+	return c.ev.subscribe(func() { fn(tool.Change{Tools: true}) })
 }
 
 // Providers returns the names of the providers, sorted.

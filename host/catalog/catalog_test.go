@@ -20,7 +20,7 @@ import (
 var _ interface {
 	ListTools(cursor string) (tools []json.RawMessage, nextCursor string, err error)
 	CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error)
-	Subscribe(fn func()) (cancel func())
+	Subscribe(fn func(tool.Change)) (cancel func())
 } = (*Catalog)(nil)
 
 // The interface the plugin manager publishes through.

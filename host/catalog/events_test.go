@@ -152,7 +152,7 @@ func TestRealClock(t *testing.T) {
 	c := New(&Options{Quiet: time.Millisecond, MaxDelay: time.Millisecond, Logger: testLogger(&logBuffer{})})
 	defer c.Close()
 	events := make(chan struct{}, 10)
-	c.Subscribe(func() { events <- struct{}{} })
+	c.Subscribe(func(tool.Change) { events <- struct{}{} })
 	c.Set(newProvider("p", "x"))
 	await(t, events, "the event")
 	c.Remove("p")
@@ -165,8 +165,8 @@ func TestSubscribers(t *testing.T) {
 	var mu sync.Mutex
 	var order []string
 	done := make(chan struct{}, 10)
-	record := func(name string) func() {
-		return func() {
+	record := func(name string) func(tool.Change) {
+		return func(tool.Change) {
 			mu.Lock()
 			order = append(order, name)
 			mu.Unlock()
@@ -202,7 +202,7 @@ func TestSlowSubscriber(t *testing.T) {
 	f := newFixture(t, nil)
 	entered := make(chan struct{}, 10)
 	release := make(chan struct{})
-	f.cat.Subscribe(func() {
+	f.cat.Subscribe(func(tool.Change) {
 		entered <- struct{}{}
 		<-release
 	})
@@ -236,7 +236,7 @@ func TestClose(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
 	called := make(chan struct{}, 10)
-	f.cat.Subscribe(func() { called <- struct{}{} })
+	f.cat.Subscribe(func(tool.Change) { called <- struct{}{} })
 	f.cat.Set(newProvider("p", "x"))
 	if f.clock.Pending() != 1 {
 		t.Fatalf("%d timers pending, want 1", f.clock.Pending())
@@ -270,7 +270,7 @@ func TestCloseWaitsForCallback(t *testing.T) {
 	entered := make(chan struct{})
 	release := make(chan struct{})
 	var finished bool
-	f.cat.Subscribe(func() {
+	f.cat.Subscribe(func(tool.Change) {
 		close(entered)
 		<-release
 		finished = true

@@ -185,7 +185,7 @@ func newFixture(t *testing.T, opts *Options) *fixture {
 	}
 	f.cat = newCatalog(&o, f.clock)
 	t.Cleanup(f.cat.Close)
-	f.cat.Subscribe(func() { f.events <- struct{}{} })
+	f.cat.Subscribe(func(tool.Change) { f.events <- struct{}{} })
 	return f
 }
 

@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/catalog"
+	"github.com/plughost/plughost/host/tool"
 )
 
 // waitLong bounds every wait for an event in these tests: long enough for
@@ -74,7 +75,7 @@ func (b *bridge) waitTools(want ...string) {
 	slices.Sort(want)
 	deadline := time.Now().Add(waitLong)
 	changed := make(chan struct{}, 1)
-	cancel := b.cat.Subscribe(func() {
+	cancel := b.cat.Subscribe(func(tool.Change) {
 		select {
 		case changed <- struct{}{}:
 		default:

@@ -18,7 +18,7 @@ func TestManyDevices(t *testing.T) {
 	const devices, perDevice = 200, 5
 	b := startBridge(t, nil)
 	var events atomic.Int64
-	b.cat.Subscribe(func() { events.Add(1) })
+	b.cat.Subscribe(func(tool.Change) { events.Add(1) })
 
 	var want []string
 	var wg sync.WaitGroup

@@ -13,7 +13,10 @@ import (
 
 // listCatalog lists n tools in one page, each about 300 bytes as a
 // plugin's tool with a small input schema would be.
-type listCatalog struct{ tools []json.RawMessage }
+type listCatalog struct {
+	mcptest.NoSurface
+	tools []json.RawMessage
+}
 
 func newListCatalog(n int) listCatalog {
 	c := listCatalog{tools: make([]json.RawMessage, n)}
@@ -29,7 +32,7 @@ func (c listCatalog) ListTools(string) ([]json.RawMessage, string, error) { retu
 func (listCatalog) CallTool(context.Context, *tool.Call) (json.RawMessage, error) {
 	return nil, tool.ErrUnknownTool
 }
-func (listCatalog) Subscribe(func()) func() { return func() {} }
+func (listCatalog) Subscribe(func(tool.Change)) func() { return func() {} }
 
 // BenchmarkToolsList1000 is one tools/list of 1000 tools through the
 // in-memory transport (issue 6's target: p50 ≤ 2 ms).

@@ -37,9 +37,40 @@ type Catalog interface {
 	// becomes an isError result, and one with line breaks is compacted.
 	// CallTool must return soon after ctx ends.
 	CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error)
-	// Subscribe calls fn after each (already coalesced) change of the tool
-	// list; cancel stops it. fn does not block.
-	Subscribe(fn func()) (cancel func())
+	// Subscribe calls fn after each (already coalesced) burst of changes
+	// of the lists, saying which changed; cancel stops it. fn does not
+	// block.
+	Subscribe(fn func(tool.Change)) (cancel func())
+
+	// ListResources, ListResourceTemplates and ListPrompts return one page
+	// of MCP Resource, ResourceTemplate and Prompt objects (valid JSON
+	// objects, names final), as ListTools does.
+	ListResources(cursor string) (resources []json.RawMessage, nextCursor string, err error)
+	ListResourceTemplates(cursor string) (templates []json.RawMessage, nextCursor string, err error)
+	ListPrompts(cursor string) (prompts []json.RawMessage, nextCursor string, err error)
+	// ReadResource reads a resource: its ReadResourceResult (a valid JSON
+	// object), or an error wrapping tool.ErrUnknownResource (→ -32002), an
+	// *tool.InputRequired, or any other failure (→ -32603 naming it).
+	ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error)
+	// GetPrompt renders a prompt (g.Name is the exposed name): its
+	// GetPromptResult, or an error wrapping tool.ErrUnknownPrompt or
+	// tool.ErrBadArguments (→ -32602), an *tool.InputRequired, or any
+	// other failure (→ -32603).
+	GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMessage, error)
+	// Complete answers completion/complete (params as the client sent
+	// them, exposed names in ref): its CompleteResult, or an error
+	// wrapping tool.ErrUnknownPrompt, tool.ErrUnknownResource or
+	// tool.ErrBadArguments (→ -32602), or any other failure (→ -32603).
+	Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+	// SubscribeResource registers one client's interest in updates of the
+	// resource at uri; release ends it. The catalog tells the resource's
+	// provider on the first interest and when the last is released. An
+	// error wraps tool.ErrUnknownResource (no provider owns uri, → -32002)
+	// or says why the provider refused.
+	SubscribeResource(ctx context.Context, uri string) (release func(), err error)
+	// OnResourceUpdated calls fn with the URI of each subscribed resource
+	// whose contents changed; cancel stops it. fn does not block.
+	OnResourceUpdated(fn func(uri string)) (cancel func())
 }
 
 // A CallStarter is a Catalog that can start a call without a goroutine

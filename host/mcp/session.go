@@ -6,6 +6,7 @@ import (
 	"sync/atomic"
 
 	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tool"
 )
 
 // A Session is the protocol state of one MCP session. It reads nothing by
@@ -99,7 +100,11 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 	}
 	s.work.Add(1)
 	go s.notifier()
-	s.lists.unsubscribe = srv.catalog.Subscribe(s.toolsChanged)
+	s.lists.unsubscribe = srv.catalog.Subscribe(func(c tool.Change) {
+		if c.Tools {
+			s.toolsChanged()
+		}
+	})
 	return s
 }
 

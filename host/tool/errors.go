@@ -59,8 +59,13 @@ func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 var kinds = []error{ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments, ErrTooLarge}
 
 // Typed reports whether err wraps one of ErrGone, ErrTimedOut, ErrRefused,
-// ErrBadArguments or ErrTooLarge, and so names its cause itself.
+// ErrBadArguments or ErrTooLarge, and so names its cause itself, or is an
+// *InputRequired (not a failure: it passes the catalog as it is).
 func Typed(err error) bool {
+	var ir *InputRequired
+	if errors.As(err, &ir) {
+		return true
+	}
 	for _, k := range kinds {
 		if errors.Is(err, k) {
 			return true

@@ -60,6 +60,12 @@ type Call struct {
 	// Log, when not nil, delivers log messages to the client (the protocol
 	// layer filters them by the session's logging level).
 	Log func(Log)
+	// ClientCapabilities is the client's capabilities object as JSON ({}
+	// or nil when it declared none), so the provider knows what it may ask
+	// of the client.
+	ClientCapabilities json.RawMessage
+	// Input is set on the retry of a call that answered InputRequired.
+	Input *Input
 }
 
 // Progress is one progress update of a running call.

@@ -24,7 +24,29 @@
 //
 //	both:       Describe, ListTools, WatchTools
 //	contract 2: CallsV2   (every call of the plugin on one stream)
+//	            and, for what the plugin offers in Describe:
+//	            ListResources, ListResourceTemplates, ReadResource,
+//	            SubscribeResource, ListPrompts, GetPrompt, Complete
 //	contract 1: CallTool  (one stream per call)
+//
+// A plugin of contract 2 lists what it offers beyond tools in
+// DescribeResponse.offers; the host calls no rpc for something the plugin
+// does not offer, so a plugin built before these rpcs existed (offers
+// unset) keeps working, serving tools only.
+//
+// # Asking the client (sampling, elicitation, roots)
+//
+// A handler that needs the client's input does not wait for it: it answers
+// InputRequired (the MCP requests it needs, by key, and an opaque state),
+// which finishes that invocation. The host gets the answers from the
+// client and runs the same call again with them (Input: the responses by
+// key and the state the plugin returned). The plugin keeps nothing in
+// memory between the rounds, so the retry may run in another process of
+// the same plugin (on another replica of the host). With a 2025-11-25
+// session the host asks the client with real server-to-client requests;
+// with MCP 2026-07-28 it answers the client with an InputRequiredResult
+// and the client retries. The same plugin binary serves both. Tool calls,
+// GetPrompt and ReadResource may answer InputRequired.
 //
 // Contract 1 also had an optional rpc named Calls; hosts no longer call it.
 // Its name must never be reused.
@@ -116,8 +138,11 @@ type DescribeResponse struct {
 	// The contract version the plugin speaks: the one its handshake line
 	// named.
 	ContractVersion uint32 `protobuf:"varint,3,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
-	unknownFields   protoimpl.UnknownFields
-	sizeCache       protoimpl.SizeCache
+	// Contract 2: what the plugin offers besides tools. Unset means tools
+	// only.
+	Offers        *Offers `protobuf:"bytes,4,opt,name=offers,proto3" json:"offers,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeResponse) Reset() {
@@ -171,6 +196,86 @@ func (x *DescribeResponse) GetContractVersion() uint32 {
 	return 0
 }
 
+func (x *DescribeResponse) GetOffers() *Offers {
+	if x != nil {
+		return x.Offers
+	}
+	return nil
+}
+
+// What a plugin offers besides tools.
+type Offers struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// ListResources, ListResourceTemplates and ReadResource.
+	Resources bool `protobuf:"varint,1,opt,name=resources,proto3" json:"resources,omitempty"`
+	// SubscribeResource, and ToolsChanged.updated.
+	ResourceSubscriptions bool `protobuf:"varint,2,opt,name=resource_subscriptions,json=resourceSubscriptions,proto3" json:"resource_subscriptions,omitempty"`
+	// ListPrompts and GetPrompt.
+	Prompts bool `protobuf:"varint,3,opt,name=prompts,proto3" json:"prompts,omitempty"`
+	// Complete.
+	Completions   bool `protobuf:"varint,4,opt,name=completions,proto3" json:"completions,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Offers) Reset() {
+	*x = Offers{}
+	mi := &file_plugin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Offers) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Offers) ProtoMessage() {}
+
+func (x *Offers) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Offers.ProtoReflect.Descriptor instead.
+func (*Offers) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Offers) GetResources() bool {
+	if x != nil {
+		return x.Resources
+	}
+	return false
+}
+
+func (x *Offers) GetResourceSubscriptions() bool {
+	if x != nil {
+		return x.ResourceSubscriptions
+	}
+	return false
+}
+
+func (x *Offers) GetPrompts() bool {
+	if x != nil {
+		return x.Prompts
+	}
+	return false
+}
+
+func (x *Offers) GetCompletions() bool {
+	if x != nil {
+		return x.Completions
+	}
+	return false
+}
+
 type ListToolsRequest struct {
 	state         protoimpl.MessageState `protogen:"open.v1"`
 	unknownFields protoimpl.UnknownFields
@@ -179,7 +284,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -191,7 +296,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -204,7 +309,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{2}
+	return file_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 type ListToolsResponse struct {
@@ -218,7 +323,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -230,7 +335,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -243,7 +348,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 func (x *ListToolsResponse) GetTools() [][]byte {
@@ -267,7 +372,7 @@ type CallToolHostMessage struct {
 
 func (x *CallToolHostMessage) Reset() {
 	*x = CallToolHostMessage{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -279,7 +384,7 @@ func (x *CallToolHostMessage) String() string {
 func (*CallToolHostMessage) ProtoMessage() {}
 
 func (x *CallToolHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -292,7 +397,7 @@ func (x *CallToolHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolHostMessage.ProtoReflect.Descriptor instead.
 func (*CallToolHostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *CallToolHostMessage) GetMsg() isCallToolHostMessage_Msg {
@@ -331,13 +436,21 @@ type CallStart struct {
 	Progress bool `protobuf:"varint,3,opt,name=progress,proto3" json:"progress,omitempty"`
 	// Contract 2: the arguments continue in Arguments frames.
 	MoreArguments bool `protobuf:"varint,4,opt,name=more_arguments,json=moreArguments,proto3" json:"more_arguments,omitempty"`
+	// Contract 2: the capabilities the client declared (the MCP
+	// ClientCapabilities object as JSON; {} when it declared none), so a
+	// handler can tell at once whether it may ask for sampling, elicitation
+	// or roots.
+	ClientCapabilities []byte `protobuf:"bytes,5,opt,name=client_capabilities,json=clientCapabilities,proto3" json:"client_capabilities,omitempty"`
+	// Contract 2: the client's answers when this call is the retry of one
+	// that answered InputRequired.
+	Input         *Input `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *CallStart) Reset() {
 	*x = CallStart{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -349,7 +462,7 @@ func (x *CallStart) String() string {
 func (*CallStart) ProtoMessage() {}
 
 func (x *CallStart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -362,7 +475,7 @@ func (x *CallStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallStart.ProtoReflect.Descriptor instead.
 func (*CallStart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CallStart) GetTool() string {
@@ -393,6 +506,203 @@ func (x *CallStart) GetMoreArguments() bool {
 	return false
 }
 
+func (x *CallStart) GetClientCapabilities() []byte {
+	if x != nil {
+		return x.ClientCapabilities
+	}
+	return nil
+}
+
+func (x *CallStart) GetInput() *Input {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+// The client's answers to a plugin's InputRequired, on the retried call.
+type Input struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A JSON object: for each key of the InputRequired's requests that the
+	// client answered, its result (CreateMessageResult, ElicitResult or
+	// ListRootsResult).
+	Responses []byte `protobuf:"bytes,1,opt,name=responses,proto3" json:"responses,omitempty"`
+	// The keys the client could not answer, and why: the client answered
+	// the request with a JSON-RPC error, or the host did not ask it because
+	// the client did not declare the capability (code -32601, naming it).
+	Errors map[string]*InputError `protobuf:"bytes,2,rep,name=errors,proto3" json:"errors,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
+	// The request_state of the InputRequired, as the plugin returned it.
+	RequestState  string `protobuf:"bytes,3,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Input) Reset() {
+	*x = Input{}
+	mi := &file_plugin_proto_msgTypes[7]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Input) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Input) ProtoMessage() {}
+
+func (x *Input) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[7]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Input.ProtoReflect.Descriptor instead.
+func (*Input) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{7}
+}
+
+func (x *Input) GetResponses() []byte {
+	if x != nil {
+		return x.Responses
+	}
+	return nil
+}
+
+func (x *Input) GetErrors() map[string]*InputError {
+	if x != nil {
+		return x.Errors
+	}
+	return nil
+}
+
+func (x *Input) GetRequestState() string {
+	if x != nil {
+		return x.RequestState
+	}
+	return ""
+}
+
+type InputError struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A JSON-RPC error code.
+	Code          int32  `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InputError) Reset() {
+	*x = InputError{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InputError) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InputError) ProtoMessage() {}
+
+func (x *InputError) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InputError.ProtoReflect.Descriptor instead.
+func (*InputError) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *InputError) GetCode() int32 {
+	if x != nil {
+		return x.Code
+	}
+	return 0
+}
+
+func (x *InputError) GetMessage() string {
+	if x != nil {
+		return x.Message
+	}
+	return ""
+}
+
+// A handler's answer when it needs the client's input first. It finishes
+// the call (or the GetPrompt or ReadResource); the host runs it again with
+// Input.
+type InputRequired struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// A JSON object: key → an MCP request object ({"method":
+	// "sampling/createMessage" | "elicitation/create" | "roots/list",
+	// "params": {...}}). Keys are the plugin's own, and name the answers in
+	// Input.responses.
+	Requests []byte `protobuf:"bytes,1,opt,name=requests,proto3" json:"requests,omitempty"`
+	// Opaque to the host and the client, returned in Input.request_state;
+	// the plugin keeps in it whatever it needs to go on (the host and the
+	// client may see it, so no secrets). At most 64 KiB.
+	RequestState  string `protobuf:"bytes,2,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *InputRequired) Reset() {
+	*x = InputRequired{}
+	mi := &file_plugin_proto_msgTypes[9]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *InputRequired) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*InputRequired) ProtoMessage() {}
+
+func (x *InputRequired) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[9]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use InputRequired.ProtoReflect.Descriptor instead.
+func (*InputRequired) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{9}
+}
+
+func (x *InputRequired) GetRequests() []byte {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+func (x *InputRequired) GetRequestState() string {
+	if x != nil {
+		return x.RequestState
+	}
+	return ""
+}
+
 // Contract 1, plugin → host on a CallTool stream. Later contract revisions
 // add requests of the client (sampling, elicitation, roots).
 type CallToolPluginMessage struct {
@@ -409,7 +719,7 @@ type CallToolPluginMessage struct {
 
 func (x *CallToolPluginMessage) Reset() {
 	*x = CallToolPluginMessage{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -421,7 +731,7 @@ func (x *CallToolPluginMessage) String() string {
 func (*CallToolPluginMessage) ProtoMessage() {}
 
 func (x *CallToolPluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -434,7 +744,7 @@ func (x *CallToolPluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolPluginMessage.ProtoReflect.Descriptor instead.
 func (*CallToolPluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *CallToolPluginMessage) GetMsg() isCallToolPluginMessage_Msg {
@@ -511,7 +821,7 @@ type HostFrame struct {
 
 func (x *HostFrame) Reset() {
 	*x = HostFrame{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -523,7 +833,7 @@ func (x *HostFrame) String() string {
 func (*HostFrame) ProtoMessage() {}
 
 func (x *HostFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -536,7 +846,7 @@ func (x *HostFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostFrame.ProtoReflect.Descriptor instead.
 func (*HostFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *HostFrame) GetCallId() uint64 {
@@ -616,7 +926,7 @@ type ArgumentsChunk struct {
 
 func (x *ArgumentsChunk) Reset() {
 	*x = ArgumentsChunk{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -628,7 +938,7 @@ func (x *ArgumentsChunk) String() string {
 func (*ArgumentsChunk) ProtoMessage() {}
 
 func (x *ArgumentsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -641,7 +951,7 @@ func (x *ArgumentsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentsChunk.ProtoReflect.Descriptor instead.
 func (*ArgumentsChunk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *ArgumentsChunk) GetData() []byte {
@@ -666,7 +976,7 @@ type CallCancel struct {
 
 func (x *CallCancel) Reset() {
 	*x = CallCancel{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -678,7 +988,7 @@ func (x *CallCancel) String() string {
 func (*CallCancel) ProtoMessage() {}
 
 func (x *CallCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -691,7 +1001,7 @@ func (x *CallCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallCancel.ProtoReflect.Descriptor instead.
 func (*CallCancel) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 // Contract 2, plugin → host on the CallsV2 stream.
@@ -705,6 +1015,7 @@ type PluginFrame struct {
 	//	*PluginFrame_Log
 	//	*PluginFrame_Result
 	//	*PluginFrame_Error
+	//	*PluginFrame_InputRequired
 	Msg           isPluginFrame_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -712,7 +1023,7 @@ type PluginFrame struct {
 
 func (x *PluginFrame) Reset() {
 	*x = PluginFrame{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -724,7 +1035,7 @@ func (x *PluginFrame) String() string {
 func (*PluginFrame) ProtoMessage() {}
 
 func (x *PluginFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -737,7 +1048,7 @@ func (x *PluginFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginFrame.ProtoReflect.Descriptor instead.
 func (*PluginFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *PluginFrame) GetCallId() uint64 {
@@ -790,6 +1101,15 @@ func (x *PluginFrame) GetError() *CallError {
 	return nil
 }
 
+func (x *PluginFrame) GetInputRequired() *InputRequired {
+	if x != nil {
+		if x, ok := x.Msg.(*PluginFrame_InputRequired); ok {
+			return x.InputRequired
+		}
+	}
+	return nil
+}
+
 type isPluginFrame_Msg interface {
 	isPluginFrame_Msg()
 }
@@ -812,6 +1132,11 @@ type PluginFrame_Error struct {
 	Error *CallError `protobuf:"bytes,5,opt,name=error,proto3,oneof"`
 }
 
+type PluginFrame_InputRequired struct {
+	// The call needs the client's input first; it finishes the call.
+	InputRequired *InputRequired `protobuf:"bytes,6,opt,name=input_required,json=inputRequired,proto3,oneof"`
+}
+
 func (*PluginFrame_Progress) isPluginFrame_Msg() {}
 
 func (*PluginFrame_Log) isPluginFrame_Msg() {}
@@ -819,6 +1144,8 @@ func (*PluginFrame_Log) isPluginFrame_Msg() {}
 func (*PluginFrame_Result) isPluginFrame_Msg() {}
 
 func (*PluginFrame_Error) isPluginFrame_Msg() {}
+
+func (*PluginFrame_InputRequired) isPluginFrame_Msg() {}
 
 // Why a call on the CallsV2 stream failed.
 type CallError struct {
@@ -834,7 +1161,7 @@ type CallError struct {
 
 func (x *CallError) Reset() {
 	*x = CallError{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -846,7 +1173,7 @@ func (x *CallError) String() string {
 func (*CallError) ProtoMessage() {}
 
 func (x *CallError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -859,7 +1186,7 @@ func (x *CallError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallError.ProtoReflect.Descriptor instead.
 func (*CallError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *CallError) GetCode() uint32 {
@@ -888,7 +1215,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -900,7 +1227,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -913,7 +1240,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *Progress) GetProgress() float64 {
@@ -951,7 +1278,7 @@ type LogMessage struct {
 
 func (x *LogMessage) Reset() {
 	*x = LogMessage{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -963,7 +1290,7 @@ func (x *LogMessage) String() string {
 func (*LogMessage) ProtoMessage() {}
 
 func (x *LogMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -976,7 +1303,7 @@ func (x *LogMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
 func (*LogMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *LogMessage) GetLevel() string {
@@ -1008,7 +1335,7 @@ type WatchToolsRequest struct {
 
 func (x *WatchToolsRequest) Reset() {
 	*x = WatchToolsRequest{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1020,7 +1347,7 @@ func (x *WatchToolsRequest) String() string {
 func (*WatchToolsRequest) ProtoMessage() {}
 
 func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1033,18 +1360,27 @@ func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsRequest.ProtoReflect.Descriptor instead.
 func (*WatchToolsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
+// A change of what the plugin offers. A message with none of its fields
+// set means the tools changed (all a plugin of contract 1 can say); the
+// host then lists again what changed.
 type ToolsChanged struct {
-	state         protoimpl.MessageState `protogen:"open.v1"`
+	state     protoimpl.MessageState `protogen:"open.v1"`
+	Tools     bool                   `protobuf:"varint,1,opt,name=tools,proto3" json:"tools,omitempty"`
+	Resources bool                   `protobuf:"varint,2,opt,name=resources,proto3" json:"resources,omitempty"`
+	Prompts   bool                   `protobuf:"varint,3,opt,name=prompts,proto3" json:"prompts,omitempty"`
+	// The URIs of subscribed resources whose contents changed; each becomes
+	// notifications/resources/updated to the clients subscribed to it.
+	Updated       []string `protobuf:"bytes,4,rep,name=updated,proto3" json:"updated,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
 
 func (x *ToolsChanged) Reset() {
 	*x = ToolsChanged{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1056,7 +1392,7 @@ func (x *ToolsChanged) String() string {
 func (*ToolsChanged) ProtoMessage() {}
 
 func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1069,7 +1405,614 @@ func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsChanged.ProtoReflect.Descriptor instead.
 func (*ToolsChanged) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
+}
+
+func (x *ToolsChanged) GetTools() bool {
+	if x != nil {
+		return x.Tools
+	}
+	return false
+}
+
+func (x *ToolsChanged) GetResources() bool {
+	if x != nil {
+		return x.Resources
+	}
+	return false
+}
+
+func (x *ToolsChanged) GetPrompts() bool {
+	if x != nil {
+		return x.Prompts
+	}
+	return false
+}
+
+func (x *ToolsChanged) GetUpdated() []string {
+	if x != nil {
+		return x.Updated
+	}
+	return nil
+}
+
+type ListRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// "" for the first page, else the previous page's next_cursor.
+	Cursor        string `protobuf:"bytes,1,opt,name=cursor,proto3" json:"cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListRequest) Reset() {
+	*x = ListRequest{}
+	mi := &file_plugin_proto_msgTypes[20]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListRequest) ProtoMessage() {}
+
+func (x *ListRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[20]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
+func (*ListRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{20}
+}
+
+func (x *ListRequest) GetCursor() string {
+	if x != nil {
+		return x.Cursor
+	}
+	return ""
+}
+
+type ListResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Each entry is one MCP object as JSON (a Resource, a ResourceTemplate
+	// or a Prompt).
+	Items [][]byte `protobuf:"bytes,1,rep,name=items,proto3" json:"items,omitempty"`
+	// "" on the last page.
+	NextCursor    string `protobuf:"bytes,2,opt,name=next_cursor,json=nextCursor,proto3" json:"next_cursor,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ListResponse) Reset() {
+	*x = ListResponse{}
+	mi := &file_plugin_proto_msgTypes[21]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ListResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ListResponse) ProtoMessage() {}
+
+func (x *ListResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[21]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
+func (*ListResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{21}
+}
+
+func (x *ListResponse) GetItems() [][]byte {
+	if x != nil {
+		return x.Items
+	}
+	return nil
+}
+
+func (x *ListResponse) GetNextCursor() string {
+	if x != nil {
+		return x.NextCursor
+	}
+	return ""
+}
+
+type ReadResourceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Uri   string                 `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// As in CallStart.
+	ClientCapabilities []byte `protobuf:"bytes,2,opt,name=client_capabilities,json=clientCapabilities,proto3" json:"client_capabilities,omitempty"`
+	Input              *Input `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *ReadResourceRequest) Reset() {
+	*x = ReadResourceRequest{}
+	mi := &file_plugin_proto_msgTypes[22]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadResourceRequest) ProtoMessage() {}
+
+func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[22]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
+func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{22}
+}
+
+func (x *ReadResourceRequest) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *ReadResourceRequest) GetClientCapabilities() []byte {
+	if x != nil {
+		return x.ClientCapabilities
+	}
+	return nil
+}
+
+func (x *ReadResourceRequest) GetInput() *Input {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+type ReadResourceResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Answer:
+	//
+	//	*ReadResourceResponse_Result
+	//	*ReadResourceResponse_InputRequired
+	Answer        isReadResourceResponse_Answer `protobuf_oneof:"answer"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *ReadResourceResponse) Reset() {
+	*x = ReadResourceResponse{}
+	mi := &file_plugin_proto_msgTypes[23]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *ReadResourceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*ReadResourceResponse) ProtoMessage() {}
+
+func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[23]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
+func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{23}
+}
+
+func (x *ReadResourceResponse) GetAnswer() isReadResourceResponse_Answer {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *ReadResourceResponse) GetResult() []byte {
+	if x != nil {
+		if x, ok := x.Answer.(*ReadResourceResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+func (x *ReadResourceResponse) GetInputRequired() *InputRequired {
+	if x != nil {
+		if x, ok := x.Answer.(*ReadResourceResponse_InputRequired); ok {
+			return x.InputRequired
+		}
+	}
+	return nil
+}
+
+type isReadResourceResponse_Answer interface {
+	isReadResourceResponse_Answer()
+}
+
+type ReadResourceResponse_Result struct {
+	// The MCP ReadResourceResult as JSON ({"contents": [...]}).
+	Result []byte `protobuf:"bytes,1,opt,name=result,proto3,oneof"`
+}
+
+type ReadResourceResponse_InputRequired struct {
+	InputRequired *InputRequired `protobuf:"bytes,2,opt,name=input_required,json=inputRequired,proto3,oneof"`
+}
+
+func (*ReadResourceResponse_Result) isReadResourceResponse_Answer() {}
+
+func (*ReadResourceResponse_InputRequired) isReadResourceResponse_Answer() {}
+
+type SubscribeResourceRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	Uri   string                 `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
+	// Ends the subscription instead.
+	Unsubscribe   bool `protobuf:"varint,2,opt,name=unsubscribe,proto3" json:"unsubscribe,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscribeResourceRequest) Reset() {
+	*x = SubscribeResourceRequest{}
+	mi := &file_plugin_proto_msgTypes[24]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscribeResourceRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscribeResourceRequest) ProtoMessage() {}
+
+func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[24]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscribeResourceRequest.ProtoReflect.Descriptor instead.
+func (*SubscribeResourceRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{24}
+}
+
+func (x *SubscribeResourceRequest) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *SubscribeResourceRequest) GetUnsubscribe() bool {
+	if x != nil {
+		return x.Unsubscribe
+	}
+	return false
+}
+
+type SubscribeResourceResponse struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *SubscribeResourceResponse) Reset() {
+	*x = SubscribeResourceResponse{}
+	mi := &file_plugin_proto_msgTypes[25]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *SubscribeResourceResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*SubscribeResourceResponse) ProtoMessage() {}
+
+func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[25]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use SubscribeResourceResponse.ProtoReflect.Descriptor instead.
+func (*SubscribeResourceResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{25}
+}
+
+type GetPromptRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The prompt's name as the plugin gave it.
+	Name string `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
+	// A JSON object of string arguments ({} when none).
+	Arguments []byte `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// As in CallStart.
+	ClientCapabilities []byte `protobuf:"bytes,3,opt,name=client_capabilities,json=clientCapabilities,proto3" json:"client_capabilities,omitempty"`
+	Input              *Input `protobuf:"bytes,4,opt,name=input,proto3" json:"input,omitempty"`
+	unknownFields      protoimpl.UnknownFields
+	sizeCache          protoimpl.SizeCache
+}
+
+func (x *GetPromptRequest) Reset() {
+	*x = GetPromptRequest{}
+	mi := &file_plugin_proto_msgTypes[26]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPromptRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPromptRequest) ProtoMessage() {}
+
+func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[26]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
+func (*GetPromptRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{26}
+}
+
+func (x *GetPromptRequest) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *GetPromptRequest) GetArguments() []byte {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *GetPromptRequest) GetClientCapabilities() []byte {
+	if x != nil {
+		return x.ClientCapabilities
+	}
+	return nil
+}
+
+func (x *GetPromptRequest) GetInput() *Input {
+	if x != nil {
+		return x.Input
+	}
+	return nil
+}
+
+type GetPromptResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Types that are valid to be assigned to Answer:
+	//
+	//	*GetPromptResponse_Result
+	//	*GetPromptResponse_InputRequired
+	Answer        isGetPromptResponse_Answer `protobuf_oneof:"answer"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *GetPromptResponse) Reset() {
+	*x = GetPromptResponse{}
+	mi := &file_plugin_proto_msgTypes[27]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *GetPromptResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*GetPromptResponse) ProtoMessage() {}
+
+func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[27]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
+func (*GetPromptResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{27}
+}
+
+func (x *GetPromptResponse) GetAnswer() isGetPromptResponse_Answer {
+	if x != nil {
+		return x.Answer
+	}
+	return nil
+}
+
+func (x *GetPromptResponse) GetResult() []byte {
+	if x != nil {
+		if x, ok := x.Answer.(*GetPromptResponse_Result); ok {
+			return x.Result
+		}
+	}
+	return nil
+}
+
+func (x *GetPromptResponse) GetInputRequired() *InputRequired {
+	if x != nil {
+		if x, ok := x.Answer.(*GetPromptResponse_InputRequired); ok {
+			return x.InputRequired
+		}
+	}
+	return nil
+}
+
+type isGetPromptResponse_Answer interface {
+	isGetPromptResponse_Answer()
+}
+
+type GetPromptResponse_Result struct {
+	// The MCP GetPromptResult as JSON ({"description"?, "messages": [...]}).
+	Result []byte `protobuf:"bytes,1,opt,name=result,proto3,oneof"`
+}
+
+type GetPromptResponse_InputRequired struct {
+	InputRequired *InputRequired `protobuf:"bytes,2,opt,name=input_required,json=inputRequired,proto3,oneof"`
+}
+
+func (*GetPromptResponse_Result) isGetPromptResponse_Answer() {}
+
+func (*GetPromptResponse_InputRequired) isGetPromptResponse_Answer() {}
+
+type CompleteRequest struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The MCP CompleteRequest params as JSON: ref (a ref/prompt with the
+	// plugin's own prompt name, or a ref/resource with one of its URI
+	// templates), argument {name, value} and context {arguments}.
+	Params        []byte `protobuf:"bytes,1,opt,name=params,proto3" json:"params,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteRequest) Reset() {
+	*x = CompleteRequest{}
+	mi := &file_plugin_proto_msgTypes[28]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteRequest) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteRequest) ProtoMessage() {}
+
+func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[28]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
+func (*CompleteRequest) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{28}
+}
+
+func (x *CompleteRequest) GetParams() []byte {
+	if x != nil {
+		return x.Params
+	}
+	return nil
+}
+
+type CompleteResponse struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The MCP CompleteResult as JSON ({"completion": {"values": [...], ...}}).
+	Result        []byte `protobuf:"bytes,1,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *CompleteResponse) Reset() {
+	*x = CompleteResponse{}
+	mi := &file_plugin_proto_msgTypes[29]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *CompleteResponse) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*CompleteResponse) ProtoMessage() {}
+
+func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[29]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
+func (*CompleteResponse) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{29}
+}
+
+func (x *CompleteResponse) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
 }
 
 var File_plugin_proto protoreflect.FileDescriptor
@@ -1079,22 +2022,44 @@ const file_plugin_proto_rawDesc = "" +
 	"\fplugin.proto\x12\x12plughost.plugin.v1\"h\n" +
 	"\x0fDescribeRequest\x122\n" +
 	"\x15host_contract_version\x18\x01 \x01(\rR\x13hostContractVersion\x12!\n" +
-	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\"k\n" +
+	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\"\x9f\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
-	"\x10contract_version\x18\x03 \x01(\rR\x0fcontractVersion\"\x12\n" +
+	"\x10contract_version\x18\x03 \x01(\rR\x0fcontractVersion\x122\n" +
+	"\x06offers\x18\x04 \x01(\v2\x1a.plughost.plugin.v1.OffersR\x06offers\"\x99\x01\n" +
+	"\x06Offers\x12\x1c\n" +
+	"\tresources\x18\x01 \x01(\bR\tresources\x125\n" +
+	"\x16resource_subscriptions\x18\x02 \x01(\bR\x15resourceSubscriptions\x12\x18\n" +
+	"\aprompts\x18\x03 \x01(\bR\aprompts\x12 \n" +
+	"\vcompletions\x18\x04 \x01(\bR\vcompletions\"\x12\n" +
 	"\x10ListToolsRequest\")\n" +
 	"\x11ListToolsResponse\x12\x14\n" +
 	"\x05tools\x18\x01 \x03(\fR\x05tools\"S\n" +
 	"\x13CallToolHostMessage\x125\n" +
 	"\x05start\x18\x01 \x01(\v2\x1d.plughost.plugin.v1.CallStartH\x00R\x05startB\x05\n" +
-	"\x03msg\"\x80\x01\n" +
+	"\x03msg\"\xe2\x01\n" +
 	"\tCallStart\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12\x1a\n" +
 	"\bprogress\x18\x03 \x01(\bR\bprogress\x12%\n" +
-	"\x0emore_arguments\x18\x04 \x01(\bR\rmoreArguments\"\xa8\x01\n" +
+	"\x0emore_arguments\x18\x04 \x01(\bR\rmoreArguments\x12/\n" +
+	"\x13client_capabilities\x18\x05 \x01(\fR\x12clientCapabilities\x12/\n" +
+	"\x05input\x18\x06 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\"\xe4\x01\n" +
+	"\x05Input\x12\x1c\n" +
+	"\tresponses\x18\x01 \x01(\fR\tresponses\x12=\n" +
+	"\x06errors\x18\x02 \x03(\v2%.plughost.plugin.v1.Input.ErrorsEntryR\x06errors\x12#\n" +
+	"\rrequest_state\x18\x03 \x01(\tR\frequestState\x1aY\n" +
+	"\vErrorsEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x124\n" +
+	"\x05value\x18\x02 \x01(\v2\x1e.plughost.plugin.v1.InputErrorR\x05value:\x028\x01\":\n" +
+	"\n" +
+	"InputError\x12\x12\n" +
+	"\x04code\x18\x01 \x01(\x05R\x04code\x12\x18\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\"P\n" +
+	"\rInputRequired\x12\x1a\n" +
+	"\brequests\x18\x01 \x01(\fR\brequests\x12#\n" +
+	"\rrequest_state\x18\x02 \x01(\tR\frequestState\"\xa8\x01\n" +
 	"\x15CallToolPluginMessage\x12:\n" +
 	"\bprogress\x18\x01 \x01(\v2\x1c.plughost.plugin.v1.ProgressH\x00R\bprogress\x122\n" +
 	"\x03log\x18\x02 \x01(\v2\x1e.plughost.plugin.v1.LogMessageH\x00R\x03log\x12\x18\n" +
@@ -1110,13 +2075,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
 	"\x04more\x18\x02 \x01(\bR\x04more\"\f\n" +
 	"\n" +
-	"CallCancel\"\xee\x01\n" +
+	"CallCancel\"\xba\x02\n" +
 	"\vPluginFrame\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12:\n" +
 	"\bprogress\x18\x02 \x01(\v2\x1c.plughost.plugin.v1.ProgressH\x00R\bprogress\x122\n" +
 	"\x03log\x18\x03 \x01(\v2\x1e.plughost.plugin.v1.LogMessageH\x00R\x03log\x12\x18\n" +
 	"\x06result\x18\x04 \x01(\fH\x00R\x06result\x125\n" +
-	"\x05error\x18\x05 \x01(\v2\x1d.plughost.plugin.v1.CallErrorH\x00R\x05errorB\x05\n" +
+	"\x05error\x18\x05 \x01(\v2\x1d.plughost.plugin.v1.CallErrorH\x00R\x05error\x12J\n" +
+	"\x0einput_required\x18\x06 \x01(\v2!.plughost.plugin.v1.InputRequiredH\x00R\rinputRequiredB\x05\n" +
 	"\x03msg\"9\n" +
 	"\tCallError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
@@ -1130,15 +2096,57 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05level\x18\x01 \x01(\tR\x05level\x12\x16\n" +
 	"\x06logger\x18\x02 \x01(\tR\x06logger\x12\x12\n" +
 	"\x04data\x18\x03 \x01(\fR\x04data\"\x13\n" +
-	"\x11WatchToolsRequest\"\x0e\n" +
-	"\fToolsChanged2\xc5\x03\n" +
+	"\x11WatchToolsRequest\"v\n" +
+	"\fToolsChanged\x12\x14\n" +
+	"\x05tools\x18\x01 \x01(\bR\x05tools\x12\x1c\n" +
+	"\tresources\x18\x02 \x01(\bR\tresources\x12\x18\n" +
+	"\aprompts\x18\x03 \x01(\bR\aprompts\x12\x18\n" +
+	"\aupdated\x18\x04 \x03(\tR\aupdated\"%\n" +
+	"\vListRequest\x12\x16\n" +
+	"\x06cursor\x18\x01 \x01(\tR\x06cursor\"E\n" +
+	"\fListResponse\x12\x14\n" +
+	"\x05items\x18\x01 \x03(\fR\x05items\x12\x1f\n" +
+	"\vnext_cursor\x18\x02 \x01(\tR\n" +
+	"nextCursor\"\x89\x01\n" +
+	"\x13ReadResourceRequest\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12/\n" +
+	"\x13client_capabilities\x18\x02 \x01(\fR\x12clientCapabilities\x12/\n" +
+	"\x05input\x18\x03 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\"\x86\x01\n" +
+	"\x14ReadResourceResponse\x12\x18\n" +
+	"\x06result\x18\x01 \x01(\fH\x00R\x06result\x12J\n" +
+	"\x0einput_required\x18\x02 \x01(\v2!.plughost.plugin.v1.InputRequiredH\x00R\rinputRequiredB\b\n" +
+	"\x06answer\"N\n" +
+	"\x18SubscribeResourceRequest\x12\x10\n" +
+	"\x03uri\x18\x01 \x01(\tR\x03uri\x12 \n" +
+	"\vunsubscribe\x18\x02 \x01(\bR\vunsubscribe\"\x1b\n" +
+	"\x19SubscribeResourceResponse\"\xa6\x01\n" +
+	"\x10GetPromptRequest\x12\x12\n" +
+	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
+	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
+	"\x13client_capabilities\x18\x03 \x01(\fR\x12clientCapabilities\x12/\n" +
+	"\x05input\x18\x04 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\"\x83\x01\n" +
+	"\x11GetPromptResponse\x12\x18\n" +
+	"\x06result\x18\x01 \x01(\fH\x00R\x06result\x12J\n" +
+	"\x0einput_required\x18\x02 \x01(\v2!.plughost.plugin.v1.InputRequiredH\x00R\rinputRequiredB\b\n" +
+	"\x06answer\")\n" +
+	"\x0fCompleteRequest\x12\x16\n" +
+	"\x06params\x18\x01 \x01(\fR\x06params\"*\n" +
+	"\x10CompleteResponse\x12\x16\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result2\xcd\b\n" +
 	"\x06Plugin\x12U\n" +
 	"\bDescribe\x12#.plughost.plugin.v1.DescribeRequest\x1a$.plughost.plugin.v1.DescribeResponse\x12X\n" +
 	"\tListTools\x12$.plughost.plugin.v1.ListToolsRequest\x1a%.plughost.plugin.v1.ListToolsResponse\x12W\n" +
 	"\n" +
 	"WatchTools\x12%.plughost.plugin.v1.WatchToolsRequest\x1a .plughost.plugin.v1.ToolsChanged0\x01\x12M\n" +
 	"\aCallsV2\x12\x1d.plughost.plugin.v1.HostFrame\x1a\x1f.plughost.plugin.v1.PluginFrame(\x010\x01\x12b\n" +
-	"\bCallTool\x12'.plughost.plugin.v1.CallToolHostMessage\x1a).plughost.plugin.v1.CallToolPluginMessage(\x010\x01B6Z4github.com/plughost/plughost/pluginproto/internal/pbb\x06proto3"
+	"\bCallTool\x12'.plughost.plugin.v1.CallToolHostMessage\x1a).plughost.plugin.v1.CallToolPluginMessage(\x010\x01\x12R\n" +
+	"\rListResources\x12\x1f.plughost.plugin.v1.ListRequest\x1a .plughost.plugin.v1.ListResponse\x12Z\n" +
+	"\x15ListResourceTemplates\x12\x1f.plughost.plugin.v1.ListRequest\x1a .plughost.plugin.v1.ListResponse\x12a\n" +
+	"\fReadResource\x12'.plughost.plugin.v1.ReadResourceRequest\x1a(.plughost.plugin.v1.ReadResourceResponse\x12p\n" +
+	"\x11SubscribeResource\x12,.plughost.plugin.v1.SubscribeResourceRequest\x1a-.plughost.plugin.v1.SubscribeResourceResponse\x12P\n" +
+	"\vListPrompts\x12\x1f.plughost.plugin.v1.ListRequest\x1a .plughost.plugin.v1.ListResponse\x12X\n" +
+	"\tGetPrompt\x12$.plughost.plugin.v1.GetPromptRequest\x1a%.plughost.plugin.v1.GetPromptResponse\x12U\n" +
+	"\bComplete\x12#.plughost.plugin.v1.CompleteRequest\x1a$.plughost.plugin.v1.CompleteResponseB6Z4github.com/plughost/plughost/pluginproto/internal/pbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -1152,50 +2160,88 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 16)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
 var file_plugin_proto_goTypes = []any{
-	(*DescribeRequest)(nil),       // 0: plughost.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),      // 1: plughost.plugin.v1.DescribeResponse
-	(*ListToolsRequest)(nil),      // 2: plughost.plugin.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),     // 3: plughost.plugin.v1.ListToolsResponse
-	(*CallToolHostMessage)(nil),   // 4: plughost.plugin.v1.CallToolHostMessage
-	(*CallStart)(nil),             // 5: plughost.plugin.v1.CallStart
-	(*CallToolPluginMessage)(nil), // 6: plughost.plugin.v1.CallToolPluginMessage
-	(*HostFrame)(nil),             // 7: plughost.plugin.v1.HostFrame
-	(*ArgumentsChunk)(nil),        // 8: plughost.plugin.v1.ArgumentsChunk
-	(*CallCancel)(nil),            // 9: plughost.plugin.v1.CallCancel
-	(*PluginFrame)(nil),           // 10: plughost.plugin.v1.PluginFrame
-	(*CallError)(nil),             // 11: plughost.plugin.v1.CallError
-	(*Progress)(nil),              // 12: plughost.plugin.v1.Progress
-	(*LogMessage)(nil),            // 13: plughost.plugin.v1.LogMessage
-	(*WatchToolsRequest)(nil),     // 14: plughost.plugin.v1.WatchToolsRequest
-	(*ToolsChanged)(nil),          // 15: plughost.plugin.v1.ToolsChanged
+	(*DescribeRequest)(nil),           // 0: plughost.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),          // 1: plughost.plugin.v1.DescribeResponse
+	(*Offers)(nil),                    // 2: plughost.plugin.v1.Offers
+	(*ListToolsRequest)(nil),          // 3: plughost.plugin.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),         // 4: plughost.plugin.v1.ListToolsResponse
+	(*CallToolHostMessage)(nil),       // 5: plughost.plugin.v1.CallToolHostMessage
+	(*CallStart)(nil),                 // 6: plughost.plugin.v1.CallStart
+	(*Input)(nil),                     // 7: plughost.plugin.v1.Input
+	(*InputError)(nil),                // 8: plughost.plugin.v1.InputError
+	(*InputRequired)(nil),             // 9: plughost.plugin.v1.InputRequired
+	(*CallToolPluginMessage)(nil),     // 10: plughost.plugin.v1.CallToolPluginMessage
+	(*HostFrame)(nil),                 // 11: plughost.plugin.v1.HostFrame
+	(*ArgumentsChunk)(nil),            // 12: plughost.plugin.v1.ArgumentsChunk
+	(*CallCancel)(nil),                // 13: plughost.plugin.v1.CallCancel
+	(*PluginFrame)(nil),               // 14: plughost.plugin.v1.PluginFrame
+	(*CallError)(nil),                 // 15: plughost.plugin.v1.CallError
+	(*Progress)(nil),                  // 16: plughost.plugin.v1.Progress
+	(*LogMessage)(nil),                // 17: plughost.plugin.v1.LogMessage
+	(*WatchToolsRequest)(nil),         // 18: plughost.plugin.v1.WatchToolsRequest
+	(*ToolsChanged)(nil),              // 19: plughost.plugin.v1.ToolsChanged
+	(*ListRequest)(nil),               // 20: plughost.plugin.v1.ListRequest
+	(*ListResponse)(nil),              // 21: plughost.plugin.v1.ListResponse
+	(*ReadResourceRequest)(nil),       // 22: plughost.plugin.v1.ReadResourceRequest
+	(*ReadResourceResponse)(nil),      // 23: plughost.plugin.v1.ReadResourceResponse
+	(*SubscribeResourceRequest)(nil),  // 24: plughost.plugin.v1.SubscribeResourceRequest
+	(*SubscribeResourceResponse)(nil), // 25: plughost.plugin.v1.SubscribeResourceResponse
+	(*GetPromptRequest)(nil),          // 26: plughost.plugin.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),         // 27: plughost.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),           // 28: plughost.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),          // 29: plughost.plugin.v1.CompleteResponse
+	nil,                               // 30: plughost.plugin.v1.Input.ErrorsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	5,  // 0: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
-	12, // 1: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
-	13, // 2: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
-	5,  // 3: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
-	8,  // 4: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
-	9,  // 5: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
-	12, // 6: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
-	13, // 7: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
-	11, // 8: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
-	0,  // 9: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
-	2,  // 10: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
-	14, // 11: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
-	7,  // 12: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
-	4,  // 13: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
-	1,  // 14: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
-	3,  // 15: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
-	15, // 16: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
-	10, // 17: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
-	6,  // 18: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
-	14, // [14:19] is the sub-list for method output_type
-	9,  // [9:14] is the sub-list for method input_type
-	9,  // [9:9] is the sub-list for extension type_name
-	9,  // [9:9] is the sub-list for extension extendee
-	0,  // [0:9] is the sub-list for field type_name
+	2,  // 0: plughost.plugin.v1.DescribeResponse.offers:type_name -> plughost.plugin.v1.Offers
+	6,  // 1: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
+	7,  // 2: plughost.plugin.v1.CallStart.input:type_name -> plughost.plugin.v1.Input
+	30, // 3: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
+	16, // 4: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
+	17, // 5: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
+	6,  // 6: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
+	12, // 7: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
+	13, // 8: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
+	16, // 9: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
+	17, // 10: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
+	15, // 11: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
+	9,  // 12: plughost.plugin.v1.PluginFrame.input_required:type_name -> plughost.plugin.v1.InputRequired
+	7,  // 13: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
+	9,  // 14: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	7,  // 15: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
+	9,  // 16: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	8,  // 17: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
+	0,  // 18: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
+	3,  // 19: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
+	18, // 20: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
+	11, // 21: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
+	5,  // 22: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
+	20, // 23: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
+	20, // 24: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
+	22, // 25: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
+	24, // 26: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
+	20, // 27: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
+	26, // 28: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
+	28, // 29: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
+	1,  // 30: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
+	4,  // 31: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
+	19, // 32: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
+	14, // 33: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
+	10, // 34: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
+	21, // 35: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
+	21, // 36: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
+	23, // 37: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
+	25, // 38: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
+	21, // 39: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
+	27, // 40: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
+	29, // 41: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
+	30, // [30:42] is the sub-list for method output_type
+	18, // [18:30] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -1203,24 +2249,33 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[4].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[5].OneofWrappers = []any{
 		(*CallToolHostMessage_Start)(nil),
 	}
-	file_plugin_proto_msgTypes[6].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[10].OneofWrappers = []any{
 		(*CallToolPluginMessage_Progress)(nil),
 		(*CallToolPluginMessage_Log)(nil),
 		(*CallToolPluginMessage_Result)(nil),
 	}
-	file_plugin_proto_msgTypes[7].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
 		(*HostFrame_Start)(nil),
 		(*HostFrame_Arguments)(nil),
 		(*HostFrame_Cancel)(nil),
 	}
-	file_plugin_proto_msgTypes[10].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[14].OneofWrappers = []any{
 		(*PluginFrame_Progress)(nil),
 		(*PluginFrame_Log)(nil),
 		(*PluginFrame_Result)(nil),
 		(*PluginFrame_Error)(nil),
+		(*PluginFrame_InputRequired)(nil),
+	}
+	file_plugin_proto_msgTypes[23].OneofWrappers = []any{
+		(*ReadResourceResponse_Result)(nil),
+		(*ReadResourceResponse_InputRequired)(nil),
+	}
+	file_plugin_proto_msgTypes[27].OneofWrappers = []any{
+		(*GetPromptResponse_Result)(nil),
+		(*GetPromptResponse_InputRequired)(nil),
 	}
 	type x struct{}
 	out := protoimpl.TypeBuilder{
@@ -1228,7 +2283,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   16,
+			NumMessages:   31,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

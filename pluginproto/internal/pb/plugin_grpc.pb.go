@@ -24,7 +24,29 @@
 //
 //	both:       Describe, ListTools, WatchTools
 //	contract 2: CallsV2   (every call of the plugin on one stream)
+//	            and, for what the plugin offers in Describe:
+//	            ListResources, ListResourceTemplates, ReadResource,
+//	            SubscribeResource, ListPrompts, GetPrompt, Complete
 //	contract 1: CallTool  (one stream per call)
+//
+// A plugin of contract 2 lists what it offers beyond tools in
+// DescribeResponse.offers; the host calls no rpc for something the plugin
+// does not offer, so a plugin built before these rpcs existed (offers
+// unset) keeps working, serving tools only.
+//
+// # Asking the client (sampling, elicitation, roots)
+//
+// A handler that needs the client's input does not wait for it: it answers
+// InputRequired (the MCP requests it needs, by key, and an opaque state),
+// which finishes that invocation. The host gets the answers from the
+// client and runs the same call again with them (Input: the responses by
+// key and the state the plugin returned). The plugin keeps nothing in
+// memory between the rounds, so the retry may run in another process of
+// the same plugin (on another replica of the host). With a 2025-11-25
+// session the host asks the client with real server-to-client requests;
+// with MCP 2026-07-28 it answers the client with an InputRequiredResult
+// and the client retries. The same plugin binary serves both. Tool calls,
+// GetPrompt and ReadResource may answer InputRequired.
 //
 // Contract 1 also had an optional rpc named Calls; hosts no longer call it.
 // Its name must never be reused.
@@ -53,11 +75,18 @@ import (
 const _ = grpc.SupportPackageIsVersion9
 
 const (
-	Plugin_Describe_FullMethodName   = "/plughost.plugin.v1.Plugin/Describe"
-	Plugin_ListTools_FullMethodName  = "/plughost.plugin.v1.Plugin/ListTools"
-	Plugin_WatchTools_FullMethodName = "/plughost.plugin.v1.Plugin/WatchTools"
-	Plugin_CallsV2_FullMethodName    = "/plughost.plugin.v1.Plugin/CallsV2"
-	Plugin_CallTool_FullMethodName   = "/plughost.plugin.v1.Plugin/CallTool"
+	Plugin_Describe_FullMethodName              = "/plughost.plugin.v1.Plugin/Describe"
+	Plugin_ListTools_FullMethodName             = "/plughost.plugin.v1.Plugin/ListTools"
+	Plugin_WatchTools_FullMethodName            = "/plughost.plugin.v1.Plugin/WatchTools"
+	Plugin_CallsV2_FullMethodName               = "/plughost.plugin.v1.Plugin/CallsV2"
+	Plugin_CallTool_FullMethodName              = "/plughost.plugin.v1.Plugin/CallTool"
+	Plugin_ListResources_FullMethodName         = "/plughost.plugin.v1.Plugin/ListResources"
+	Plugin_ListResourceTemplates_FullMethodName = "/plughost.plugin.v1.Plugin/ListResourceTemplates"
+	Plugin_ReadResource_FullMethodName          = "/plughost.plugin.v1.Plugin/ReadResource"
+	Plugin_SubscribeResource_FullMethodName     = "/plughost.plugin.v1.Plugin/SubscribeResource"
+	Plugin_ListPrompts_FullMethodName           = "/plughost.plugin.v1.Plugin/ListPrompts"
+	Plugin_GetPrompt_FullMethodName             = "/plughost.plugin.v1.Plugin/GetPrompt"
+	Plugin_Complete_FullMethodName              = "/plughost.plugin.v1.Plugin/Complete"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -104,6 +133,31 @@ type PluginClient interface {
 	// context is cancelled. A plugin without the tool ends the stream with
 	// NOT_FOUND.
 	CallTool(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[CallToolHostMessage, CallToolPluginMessage], error)
+	// Contract 2, offers.resources. ListResources returns one page of the
+	// plugin's MCP Resource objects (JSON); the host asks for pages until
+	// next_cursor is empty, and lists them to clients in pages of its own.
+	ListResources(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
+	// Contract 2, offers.resources. One page of MCP ResourceTemplate objects.
+	ListResourceTemplates(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
+	// Contract 2, offers.resources. ReadResource reads a resource the plugin
+	// listed, or one whose URI matches one of its templates. NOT_FOUND when
+	// the plugin has no such resource.
+	ReadResource(ctx context.Context, in *ReadResourceRequest, opts ...grpc.CallOption) (*ReadResourceResponse, error)
+	// Contract 2, offers.resource_subscriptions. The host subscribes once per
+	// URI, however many clients subscribed, and unsubscribes when the last
+	// one leaves; the plugin then reports changes of the resource's contents
+	// in ToolsChanged.updated.
+	SubscribeResource(ctx context.Context, in *SubscribeResourceRequest, opts ...grpc.CallOption) (*SubscribeResourceResponse, error)
+	// Contract 2, offers.prompts. One page of MCP Prompt objects.
+	ListPrompts(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
+	// Contract 2, offers.prompts. GetPrompt renders a prompt. NOT_FOUND when
+	// the plugin has no such prompt, INVALID_ARGUMENT (with a message naming
+	// the problem) for missing or bad arguments.
+	GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error)
+	// Contract 2, offers.completions. Complete answers completion/complete
+	// for one of the plugin's prompts or resource templates. NOT_FOUND when
+	// the plugin has no such prompt or template.
+	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
 }
 
 type pluginClient struct {
@@ -179,6 +233,76 @@ func (c *pluginClient) CallTool(ctx context.Context, opts ...grpc.CallOption) (g
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_CallToolClient = grpc.BidiStreamingClient[CallToolHostMessage, CallToolPluginMessage]
 
+func (c *pluginClient) ListResources(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListResponse)
+	err := c.cc.Invoke(ctx, Plugin_ListResources_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ListResourceTemplates(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListResponse)
+	err := c.cc.Invoke(ctx, Plugin_ListResourceTemplates_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ReadResource(ctx context.Context, in *ReadResourceRequest, opts ...grpc.CallOption) (*ReadResourceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ReadResourceResponse)
+	err := c.cc.Invoke(ctx, Plugin_ReadResource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) SubscribeResource(ctx context.Context, in *SubscribeResourceRequest, opts ...grpc.CallOption) (*SubscribeResourceResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(SubscribeResourceResponse)
+	err := c.cc.Invoke(ctx, Plugin_SubscribeResource_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) ListPrompts(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(ListResponse)
+	err := c.cc.Invoke(ctx, Plugin_ListPrompts_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) GetPrompt(ctx context.Context, in *GetPromptRequest, opts ...grpc.CallOption) (*GetPromptResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(GetPromptResponse)
+	err := c.cc.Invoke(ctx, Plugin_GetPrompt_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
+func (c *pluginClient) Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	out := new(CompleteResponse)
+	err := c.cc.Invoke(ctx, Plugin_Complete_FullMethodName, in, out, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	return out, nil
+}
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -223,6 +347,31 @@ type PluginServer interface {
 	// context is cancelled. A plugin without the tool ends the stream with
 	// NOT_FOUND.
 	CallTool(grpc.BidiStreamingServer[CallToolHostMessage, CallToolPluginMessage]) error
+	// Contract 2, offers.resources. ListResources returns one page of the
+	// plugin's MCP Resource objects (JSON); the host asks for pages until
+	// next_cursor is empty, and lists them to clients in pages of its own.
+	ListResources(context.Context, *ListRequest) (*ListResponse, error)
+	// Contract 2, offers.resources. One page of MCP ResourceTemplate objects.
+	ListResourceTemplates(context.Context, *ListRequest) (*ListResponse, error)
+	// Contract 2, offers.resources. ReadResource reads a resource the plugin
+	// listed, or one whose URI matches one of its templates. NOT_FOUND when
+	// the plugin has no such resource.
+	ReadResource(context.Context, *ReadResourceRequest) (*ReadResourceResponse, error)
+	// Contract 2, offers.resource_subscriptions. The host subscribes once per
+	// URI, however many clients subscribed, and unsubscribes when the last
+	// one leaves; the plugin then reports changes of the resource's contents
+	// in ToolsChanged.updated.
+	SubscribeResource(context.Context, *SubscribeResourceRequest) (*SubscribeResourceResponse, error)
+	// Contract 2, offers.prompts. One page of MCP Prompt objects.
+	ListPrompts(context.Context, *ListRequest) (*ListResponse, error)
+	// Contract 2, offers.prompts. GetPrompt renders a prompt. NOT_FOUND when
+	// the plugin has no such prompt, INVALID_ARGUMENT (with a message naming
+	// the problem) for missing or bad arguments.
+	GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error)
+	// Contract 2, offers.completions. Complete answers completion/complete
+	// for one of the plugin's prompts or resource templates. NOT_FOUND when
+	// the plugin has no such prompt or template.
+	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -247,6 +396,27 @@ func (UnimplementedPluginServer) CallsV2(grpc.BidiStreamingServer[HostFrame, Plu
 }
 func (UnimplementedPluginServer) CallTool(grpc.BidiStreamingServer[CallToolHostMessage, CallToolPluginMessage]) error {
 	return status.Error(codes.Unimplemented, "method CallTool not implemented")
+}
+func (UnimplementedPluginServer) ListResources(context.Context, *ListRequest) (*ListResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListResources not implemented")
+}
+func (UnimplementedPluginServer) ListResourceTemplates(context.Context, *ListRequest) (*ListResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListResourceTemplates not implemented")
+}
+func (UnimplementedPluginServer) ReadResource(context.Context, *ReadResourceRequest) (*ReadResourceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ReadResource not implemented")
+}
+func (UnimplementedPluginServer) SubscribeResource(context.Context, *SubscribeResourceRequest) (*SubscribeResourceResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method SubscribeResource not implemented")
+}
+func (UnimplementedPluginServer) ListPrompts(context.Context, *ListRequest) (*ListResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method ListPrompts not implemented")
+}
+func (UnimplementedPluginServer) GetPrompt(context.Context, *GetPromptRequest) (*GetPromptResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method GetPrompt not implemented")
+}
+func (UnimplementedPluginServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
+	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -330,6 +500,132 @@ func _Plugin_CallTool_Handler(srv interface{}, stream grpc.ServerStream) error {
 // This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
 type Plugin_CallToolServer = grpc.BidiStreamingServer[CallToolHostMessage, CallToolPluginMessage]
 
+func _Plugin_ListResources_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ListResources(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ListResources_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ListResources(ctx, req.(*ListRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ListResourceTemplates_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ListResourceTemplates(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ListResourceTemplates_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ListResourceTemplates(ctx, req.(*ListRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ReadResource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ReadResourceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ReadResource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ReadResource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ReadResource(ctx, req.(*ReadResourceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_SubscribeResource_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(SubscribeResourceRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).SubscribeResource(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_SubscribeResource_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).SubscribeResource(ctx, req.(*SubscribeResourceRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_ListPrompts_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(ListRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).ListPrompts(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_ListPrompts_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).ListPrompts(ctx, req.(*ListRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_GetPrompt_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(GetPromptRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).GetPrompt(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_GetPrompt_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).GetPrompt(ctx, req.(*GetPromptRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
+func _Plugin_Complete_Handler(srv interface{}, ctx context.Context, dec func(interface{}) error, interceptor grpc.UnaryServerInterceptor) (interface{}, error) {
+	in := new(CompleteRequest)
+	if err := dec(in); err != nil {
+		return nil, err
+	}
+	if interceptor == nil {
+		return srv.(PluginServer).Complete(ctx, in)
+	}
+	info := &grpc.UnaryServerInfo{
+		Server:     srv,
+		FullMethod: Plugin_Complete_FullMethodName,
+	}
+	handler := func(ctx context.Context, req interface{}) (interface{}, error) {
+		return srv.(PluginServer).Complete(ctx, req.(*CompleteRequest))
+	}
+	return interceptor(ctx, in, info, handler)
+}
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -344,6 +640,34 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			MethodName: "ListTools",
 			Handler:    _Plugin_ListTools_Handler,
+		},
+		{
+			MethodName: "ListResources",
+			Handler:    _Plugin_ListResources_Handler,
+		},
+		{
+			MethodName: "ListResourceTemplates",
+			Handler:    _Plugin_ListResourceTemplates_Handler,
+		},
+		{
+			MethodName: "ReadResource",
+			Handler:    _Plugin_ReadResource_Handler,
+		},
+		{
+			MethodName: "SubscribeResource",
+			Handler:    _Plugin_SubscribeResource_Handler,
+		},
+		{
+			MethodName: "ListPrompts",
+			Handler:    _Plugin_ListPrompts_Handler,
+		},
+		{
+			MethodName: "GetPrompt",
+			Handler:    _Plugin_GetPrompt_Handler,
+		},
+		{
+			MethodName: "Complete",
+			Handler:    _Plugin_Complete_Handler,
 		},
 	},
 	Streams: []grpc.StreamDesc{

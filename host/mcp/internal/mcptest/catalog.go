@@ -35,10 +35,11 @@ import (
 //
 // Any other name is tool.ErrUnknownTool. ListTools pages by pageSize.
 type Catalog struct {
+	NoSurface
 	pageSize int
 
 	mu   sync.Mutex
-	subs map[int]func()
+	subs map[int]func(tool.Change)
 	next int
 
 	running atomic.Int64 // calls inside CallTool right now
@@ -63,7 +64,7 @@ type parkedCall struct {
 
 // NewCatalog returns a Catalog whose ListTools pages by 3.
 func NewCatalog() *Catalog {
-	return &Catalog{pageSize: 3, subs: map[int]func(){}}
+	return &Catalog{pageSize: 3, subs: map[int]func(tool.Change){}}
 }
 
 // ToolNames are the listed tools, in list order.
@@ -211,7 +212,7 @@ func (c *Catalog) ReleaseOne() bool {
 	return false
 }
 
-func (c *Catalog) Subscribe(fn func()) (cancel func()) {
+func (c *Catalog) Subscribe(fn func(tool.Change)) (cancel func()) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	id := c.next
@@ -229,7 +230,7 @@ func (c *Catalog) Change() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, fn := range c.subs {
-		fn()
+		fn(tool.Change{Tools: true})
 	}
 }
 

@@ -9,7 +9,7 @@ import (
 
 // Echo is the trivial catalog of the benchmarks: no tools listed, and
 // every call answered "hello" at once, without decoding its arguments.
-type Echo struct{}
+type Echo struct{ NoSurface }
 
 var echoResult = tool.TextResult("hello")
 
@@ -20,7 +20,7 @@ func (Echo) ListTools(string) ([]json.RawMessage, string, error) { return nil, "
 func (Echo) CallTool(context.Context, *tool.Call) (json.RawMessage, error) { return echoResult, nil }
 
 // Subscribe never calls fn.
-func (Echo) Subscribe(func()) func() { return func() {} }
+func (Echo) Subscribe(func(tool.Change)) func() { return func() {} }
 
 // InitMsg is an initialize request (id "init") asking for version.
 func InitMsg(version string) string {

@@ -41,11 +41,13 @@ type instance struct {
 	// Set by connect; read-only afterwards.
 	pp    *pluginproto.Client
 	desc  pluginproto.Description
-	tools []tool.Def
+	lists lists // as listed at the start
 
 	watchCancel context.CancelFunc
 	watchDone   chan struct{} // closed when the WatchTools goroutine ends
-	changed     chan struct{} // the plugin announced a new tool list (coalesced)
+	changed     chan struct{} // the plugin announced changes, pending in kinds
+	kindsMu     sync.Mutex
+	kinds       pluginproto.Change // what changed since running last listed
 
 	callsMu  sync.Mutex
 	inFlight int
@@ -56,8 +58,8 @@ type instance struct {
 	stopOnce sync.Once
 }
 
-// launch starts a plugin process and brings it to the point where its tools
-// are known and its WatchTools stream is open. On error nothing is left
+// launch starts a plugin process and brings it to the point where what it
+// offers is known and its WatchTools stream is open. On error nothing is left
 // running. Cancelling ctx aborts the start.
 func launch(ctx context.Context, opts *Options, name, path string) (*instance, error) {
 	in := &instance{
@@ -94,7 +96,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 	wctx, cancel := context.WithCancel(context.Background())
 	in.watchCancel = cancel
 	in.watchDone = make(chan struct{})
-	go in.watchTools(wctx)
+	go in.watch(wctx)
 	return in, nil
 }
 
@@ -158,7 +160,8 @@ func (in *instance) getRunner() *procRunner {
 	return in.runner
 }
 
-// connect performs the handshake, Describe and ListTools.
+// connect performs the handshake, Describe and lists what the plugin
+// offers.
 func (in *instance) connect(ctx context.Context) error {
 	rpc, err := in.client.Client()
 	if err != nil {
@@ -179,12 +182,8 @@ func (in *instance) connect(ctx context.Context) error {
 		return fmt.Errorf("describe: %w", err)
 	}
 	in.pp, in.desc = pp, desc
-	tools, err := in.listTools(ctx)
-	if err != nil {
-		return err
-	}
-	in.tools = tools
-	return nil
+	in.lists, err = in.list(ctx, lists{}, everything)
+	return err
 }
 
 // listTools asks the plugin for its tools. Definitions without a name, and
@@ -214,19 +213,43 @@ func (in *instance) listTools(ctx context.Context) ([]tool.Def, error) {
 	return defs, nil
 }
 
-// watchTools relays the plugin's tool-list announcements to in.changed until
-// ctx ends or the stream breaks.
-func (in *instance) watchTools(ctx context.Context) {
+// watch relays the plugin's announcements until ctx ends or the stream
+// breaks: changed lists to in.changed (the kinds gathered in in.kinds),
+// updated resources straight to the publisher.
+func (in *instance) watch(ctx context.Context) {
 	defer close(in.watchDone)
-	err := in.pp.WatchTools(ctx, func() {
+	up, _ := in.opts.Publisher.(ResourceUpdater)
+	err := in.pp.Watch(ctx, func(c pluginproto.Change) {
+		if up != nil {
+			for _, uri := range c.Updated {
+				up.ResourceUpdated(in.name, uri)
+			}
+		}
+		if !c.Tools && !c.Resources && !c.Prompts {
+			return
+		}
+		in.kindsMu.Lock()
+		in.kinds.Tools = in.kinds.Tools || c.Tools
+		in.kinds.Resources = in.kinds.Resources || c.Resources
+		in.kinds.Prompts = in.kinds.Prompts || c.Prompts
+		in.kindsMu.Unlock()
 		select {
 		case in.changed <- struct{}{}:
 		default: // one pending announcement is enough
 		}
 	})
 	if err != nil && ctx.Err() == nil {
-		in.log.Debug("tool-list watch ended", "error", err)
+		in.log.Debug("the plugin's change watch ended", "error", err)
 	}
+}
+
+// takeKinds returns what changed since it was last called, and forgets it.
+func (in *instance) takeKinds() pluginproto.Change {
+	in.kindsMu.Lock()
+	defer in.kindsMu.Unlock()
+	k := in.kinds
+	in.kinds = pluginproto.Change{}
+	return k
 }
 
 // exited is closed once the plugin's process has exited and been reaped.
@@ -311,14 +334,14 @@ func (in *instance) leave() {
 // exit to be observed, so that its error can name the exit.
 const exitWait = time.Second
 
-// callError explains why a call of tool failed, for the catalog and
-// tool.Outcome: the plugin was unloaded or exited (tool.ErrGone, naming
-// the exit status), or the message was over gRPC's size limit
-// (tool.ErrTooLarge). Other errors are returned wrapped with the plugin's
-// name; the catalog adds the tool's.
-func (in *instance) callError(toolName string, err error) error {
+// callError explains why a call failed (subject names what was called:
+// `tool "x"`), for the catalog and tool.Outcome: the plugin was unloaded
+// or exited (tool.ErrGone, naming the exit status), or the message was
+// over gRPC's size limit (tool.ErrTooLarge). Other errors are returned
+// wrapped with the plugin's name; the catalog adds the tool's.
+func (in *instance) callError(subject string, err error) error {
 	if status.Code(err) == codes.ResourceExhausted {
-		return tool.Errorf(tool.ErrTooLarge, "tool %q of provider %q: plugin %s: %w", toolName, in.name, in.name, err)
+		return tool.Errorf(tool.ErrTooLarge, "%s of provider %q: plugin %s: %w", subject, in.name, in.name, err)
 	}
 	if !errors.Is(err, pluginproto.ErrPluginClosed) {
 		return fmt.Errorf("plugin %s: %w", in.name, err)
@@ -327,24 +350,24 @@ func (in *instance) callError(toolName string, err error) error {
 	unloaded := in.unloaded
 	in.callsMu.Unlock()
 	if unloaded {
-		return tool.Errorf(tool.ErrGone, "tool %q of provider %q: plugin %s was unloaded: %w", toolName, in.name, in.name, err)
+		return tool.Errorf(tool.ErrGone, "%s of provider %q: plugin %s was unloaded: %w", subject, in.name, in.name, err)
 	}
 	r := in.getRunner()
 	timer := time.NewTimer(exitWait)
 	defer timer.Stop()
 	select {
 	case <-r.exited():
-		return tool.Errorf(tool.ErrGone, "tool %q of provider %q: plugin %s exited: %s: %w", toolName, in.name, in.name, r.exitDescription(), err)
+		return tool.Errorf(tool.ErrGone, "%s of provider %q: plugin %s exited: %s: %w", subject, in.name, in.name, r.exitDescription(), err)
 	case <-timer.C:
-		return tool.Errorf(tool.ErrGone, "tool %q of provider %q: plugin %s: %w", toolName, in.name, in.name, err)
+		return tool.Errorf(tool.ErrGone, "%s of provider %q: plugin %s: %w", subject, in.name, in.name, err)
 	}
 }
 
-// provider is the tool.Provider of an instance with one tool list. A new
-// provider is published whenever the list changes.
+// provider is the tool.Server of an instance with one set of lists. A new
+// provider is published whenever a list changes.
 type provider struct {
-	in    *instance
-	tools []tool.Def
+	in *instance
+	lists
 }
 
 var _ tool.Provider = (*provider)(nil)
@@ -407,7 +430,10 @@ func (p *provider) refused(call *tool.Call) error {
 
 // request is the plugin's view of call.
 func request(call *tool.Call) *pluginproto.CallRequest {
-	req := &pluginproto.CallRequest{Tool: call.Name, Arguments: call.Arguments}
+	req := &pluginproto.CallRequest{
+		Tool: call.Name, Arguments: call.Arguments,
+		ClientCapabilities: call.ClientCapabilities, Input: input(call.Input),
+	}
 	if call.Progress != nil {
 		req.Progress = func(progress, total float64, message string) {
 			call.Progress(tool.Progress{Progress: progress, Total: total, Message: message})
@@ -439,6 +465,9 @@ func (in *instance) limit(ctx context.Context) (_ context.Context, limit time.Du
 // failure explains a failed call of toolName: past its time limit, ended
 // by its context, or callError's reasons.
 func (in *instance) failure(ctx context.Context, toolName string, limit time.Duration, err error) error {
+	if err := surfaceError(fmt.Sprintf("tool %q", toolName), in.name, err); err != nil {
+		return err
+	}
 	if errors.Is(context.Cause(ctx), errCallTimeout) {
 		return tool.Errorf(tool.ErrTimedOut, "tool %q of plugin %s did not finish within its timeout of %v and was cancelled",
 			toolName, in.name, limit)
@@ -446,7 +475,7 @@ func (in *instance) failure(ctx context.Context, toolName string, limit time.Dur
 	if ctx.Err() != nil {
 		return fmt.Errorf("plugin %s: %w", in.name, err)
 	}
-	return in.callError(toolName, err)
+	return in.callError(fmt.Sprintf("tool %q", toolName), err)
 }
 
 // errCallTimeout is the cause of a call's context ended by Launch.CallTimeout.

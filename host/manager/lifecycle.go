@@ -59,6 +59,7 @@ type life struct {
 	ctx     context.Context
 	settled func() // run's: the first load succeeded or failed
 	cur     *instance
+	last    *provider   // cur's, as last published
 	deaths  []time.Time // within CrashWindow
 	// delay is the backoff before the coming restart, set by died.
 	delay time.Duration
@@ -171,8 +172,9 @@ func (l *life) publish(in *instance, clearErr bool) {
 	s := l.s
 	l.cur = in
 	s.running(in, clearErr)
-	s.m.pub.Set(&provider{in: in, tools: in.tools})
-	s.log.Info("plugin loaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, "tools", len(in.tools))
+	l.last = &provider{in: in, lists: in.lists}
+	s.m.pub.Set(l.last)
+	s.log.Info("plugin loaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, counts(in.lists)...)
 	l.settled()
 	s.settleChanges()
 }
@@ -194,20 +196,21 @@ func (l *life) running() stage {
 		}
 		l.cur = nil
 		s.log.Error("plugin exited", "error", err)
-		s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0; st.Tools = 0; st.Sandbox = nil })
+		s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0; st.count(lists{}); st.Sandbox = nil })
 		return l.died(err)
 
 	case <-cur.changed:
-		tools, err := cur.listTools(l.ctx)
+		ls, err := cur.list(l.ctx, l.last.lists, cur.takeKinds())
 		if err != nil {
 			if l.ctx.Err() == nil {
-				s.log.Warn("listing tools after the plugin announced a change", "error", err)
+				s.log.Warn("listing what the plugin offers after it announced a change", "error", err)
 			}
 			return stageRunning // if the plugin died, the next round sees it
 		}
-		s.update(func(st *PluginStatus) { st.Tools = len(tools) }) // before Set: whoever sees the Set sees this
-		s.m.pub.Set(&provider{in: cur, tools: tools})
-		s.log.Info("plugin tools changed", "tools", len(tools))
+		s.update(func(st *PluginStatus) { st.count(ls) }) // before Set: whoever sees the Set sees this
+		l.last = &provider{in: cur, lists: ls}
+		s.m.pub.Set(l.last)
+		s.log.Info("plugin offers changed", counts(ls)...)
 		return stageRunning
 
 	case <-s.changed:
@@ -234,8 +237,9 @@ func (l *life) reloading() stage {
 	l.cur = in
 	l.deaths = nil
 	s.running(in, true)
-	s.m.pub.Set(&provider{in: in, tools: in.tools})
-	s.log.Info("plugin reloaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, "tools", len(in.tools))
+	l.last = &provider{in: in, lists: in.lists}
+	s.m.pub.Set(l.last)
+	s.log.Info("plugin reloaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, counts(in.lists)...)
 	s.settleChanges()
 	old.stop(s.m.opts.StopTimeout, true)
 	return stageRunning

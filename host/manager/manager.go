@@ -120,8 +120,9 @@ type PluginStatus struct {
 	// Version is the plugin's own name and version from Describe
 	// ("echo 1.2.0"); empty until it has answered.
 	Version string
-	// Tools is how many tools the plugin offers.
-	Tools int
+	// Tools is how many tools the plugin offers; Resources, Templates and
+	// Prompts how many resources, resource templates and prompts.
+	Tools, Resources, Templates, Prompts int
 	// Restarts counts restarts after the plugin died.
 	Restarts int
 	// LastError is the last load failure or death; empty if none since

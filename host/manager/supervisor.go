@@ -105,7 +105,7 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 			st.Sandbox = r.Layers()
 		}
 		st.Version = in.desc.Name + " " + in.desc.Version
-		st.Tools = len(in.tools)
+		st.count(in.lists)
 		if clearErr {
 			st.LastError = ""
 		}

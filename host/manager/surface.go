@@ -1,0 +1,223 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+
+	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/pluginproto"
+)
+
+// What a plugin offers besides tools (resources, templates, prompts,
+// completion), and a plugin's requests for the client's input: the
+// provider of a plugin is a tool.Server.
+
+// A ResourceUpdater is a Publisher that hears when a subscribed resource's
+// contents changed. *catalog.Catalog is one.
+type ResourceUpdater interface {
+	// ResourceUpdated tells that the resource at uri of the named
+	// provider changed.
+	ResourceUpdated(provider, uri string)
+}
+
+// lists is everything a plugin offers, as last listed.
+type lists struct {
+	tools     []tool.Def
+	resources []tool.Resource
+	templates []tool.Template
+	prompts   []tool.Prompt
+}
+
+// list asks the plugin for what kinds says changed (all of it at load),
+// keeping the rest of old. Only what the plugin offers is asked.
+func (in *instance) list(ctx context.Context, old lists, kinds pluginproto.Change) (lists, error) {
+	l := old
+	var err error
+	if kinds.Tools {
+		if l.tools, err = in.listTools(ctx); err != nil {
+			return old, err
+		}
+	}
+	off := in.desc.Offers
+	if kinds.Resources && off.Resources {
+		raws, err := in.pp.ListResources(ctx)
+		if err != nil {
+			return old, fmt.Errorf("list resources: %w", err)
+		}
+		l.resources = named(in, "resource", "uri", raws, func(key string, raw json.RawMessage) tool.Resource {
+			return tool.Resource{URI: key, JSON: raw}
+		})
+		if raws, err = in.pp.ListResourceTemplates(ctx); err != nil {
+			return old, fmt.Errorf("list resource templates: %w", err)
+		}
+		l.templates = named(in, "resource template", "uriTemplate", raws, func(key string, raw json.RawMessage) tool.Template {
+			return tool.Template{URITemplate: key, JSON: raw}
+		})
+	}
+	if kinds.Prompts && off.Prompts {
+		raws, err := in.pp.ListPrompts(ctx)
+		if err != nil {
+			return old, fmt.Errorf("list prompts: %w", err)
+		}
+		l.prompts = named(in, "prompt", "name", raws, func(key string, raw json.RawMessage) tool.Prompt {
+			return tool.Prompt{Name: key, JSON: raw}
+		})
+	}
+	return l, nil
+}
+
+// everything is the change that lists all a plugin offers.
+var everything = pluginproto.Change{Tools: true, Resources: true, Prompts: true}
+
+// named keeps the definitions that have a string member key, each once,
+// logging the others (the catalog checks the rest of each definition).
+func named[T any](in *instance, kind, key string, raws []json.RawMessage, mk func(string, json.RawMessage) T) []T {
+	out := make([]T, 0, len(raws))
+	seen := make(map[string]bool, len(raws))
+	for i, raw := range raws {
+		var probe map[string]json.RawMessage
+		var k string
+		if json.Unmarshal(raw, &probe) != nil || json.Unmarshal(probe[key], &k) != nil || k == "" {
+			in.log.Warn("skipping a "+kind+" definition without a "+key, "index", i, "json", string(raw))
+			continue
+		}
+		if seen[k] {
+			in.log.Warn("skipping a repeated "+kind+" definition", key, k)
+			continue
+		}
+		seen[k] = true
+		out = append(out, mk(k, slices.Clone(raw)))
+	}
+	return out
+}
+
+var _ tool.Server = (*provider)(nil)
+
+// Offers is what the plugin said it offers in Describe.
+func (p *provider) Offers() tool.Offers {
+	o := p.in.desc.Offers
+	return tool.Offers{Resources: o.Resources, Subscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions}
+}
+
+func (p *provider) Resources() []tool.Resource { return slices.Clone(p.resources) }
+func (p *provider) Templates() []tool.Template { return slices.Clone(p.templates) }
+func (p *provider) Prompts() []tool.Prompt     { return slices.Clone(p.prompts) }
+
+// ReadResource reads a resource in the plugin under its call time limit.
+func (p *provider) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error) {
+	return p.run(ctx, "resource", r.URI, func(ctx context.Context) (json.RawMessage, error) {
+		return p.in.pp.ReadResource(ctx, &pluginproto.ReadRequest{URI: r.URI, ClientCapabilities: r.ClientCapabilities, Input: input(r.Input)})
+	})
+}
+
+// GetPrompt renders a prompt in the plugin under its call time limit.
+func (p *provider) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMessage, error) {
+	return p.run(ctx, "prompt", g.Name, func(ctx context.Context) (json.RawMessage, error) {
+		return p.in.pp.GetPrompt(ctx, &pluginproto.PromptRequest{
+			Name: g.Name, Arguments: g.Arguments, ClientCapabilities: g.ClientCapabilities, Input: input(g.Input),
+		})
+	})
+}
+
+// Complete asks the plugin for completions under its call time limit.
+func (p *provider) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	return p.run(ctx, "completion", "", func(ctx context.Context) (json.RawMessage, error) {
+		return p.in.pp.Complete(ctx, params)
+	})
+}
+
+// SubscribeResource starts or ends the plugin's reports of changes to uri.
+func (p *provider) SubscribeResource(ctx context.Context, uri string, subscribe bool) error {
+	_, err := p.run(ctx, "resource subscription", uri, func(ctx context.Context) (json.RawMessage, error) {
+		return nil, p.in.pp.SubscribeResource(ctx, uri, subscribe)
+	})
+	return err
+}
+
+// run runs one request of the plugin other than a tool call (what names
+// it: "resource" and the URI, "prompt" and its name) as a call: refused
+// once the plugin is stopping, under the plugin's call time limit, its
+// failure explained as a call's.
+func (p *provider) run(ctx context.Context, what, name string, do func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
+	in := p.in
+	subject := what
+	if name != "" {
+		subject = fmt.Sprintf("%s %q", what, name)
+	}
+	if !in.enter() {
+		return nil, tool.Errorf(tool.ErrRefused, "%s of provider %q: plugin %s was unloaded", subject, in.name, in.name)
+	}
+	defer in.leave()
+	ctx, limit, release := in.limit(ctx)
+	defer release()
+	res, err := do(ctx)
+	if err == nil {
+		return res, nil
+	}
+	if err := surfaceError(subject, in.name, err); err != nil {
+		return nil, err
+	}
+	if errors.Is(context.Cause(ctx), errCallTimeout) {
+		return nil, tool.Errorf(tool.ErrTimedOut, "%s of plugin %s did not finish within its timeout of %v and was cancelled", subject, in.name, limit)
+	}
+	if ctx.Err() != nil {
+		return nil, fmt.Errorf("plugin %s: %w", in.name, err)
+	}
+	return nil, in.callError(subject, err)
+}
+
+// surfaceError maps the plugin's answers that are not failures of the
+// plugin (it needs input, it has no such thing, the arguments are wrong)
+// to the host's vocabulary; nil for any other error.
+func surfaceError(subject, plugin string, err error) error {
+	var ir *pluginproto.InputRequiredError
+	switch {
+	case errors.As(err, &ir):
+		return &tool.InputRequired{Requests: ir.Requests, State: ir.State}
+	case errors.Is(err, pluginproto.ErrUnknownResource):
+		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownResource, subject, plugin, err)
+	case errors.Is(err, pluginproto.ErrUnknownPrompt), errors.Is(err, pluginproto.ErrUnknownReference):
+		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownPrompt, subject, plugin, err)
+	case errors.Is(err, pluginproto.ErrInvalidArguments):
+		return tool.Errorf(tool.ErrBadArguments, "%s of plugin %s: %w", subject, plugin, err)
+	}
+	return nil
+}
+
+// input is the plugin's view of the client's answers.
+func input(in *tool.Input) *pluginproto.Input {
+	if in == nil {
+		return nil
+	}
+	out := &pluginproto.Input{Responses: in.Responses, State: in.State}
+	if len(in.Errors) > 0 {
+		out.Errors = make(map[string]pluginproto.InputError, len(in.Errors))
+		for k, e := range in.Errors {
+			out.Errors[k] = pluginproto.InputError{Code: e.Code, Message: e.Message}
+		}
+	}
+	return out
+}
+
+// count records how many of each the plugin offers.
+func (st *PluginStatus) count(l lists) {
+	st.Tools, st.Resources, st.Templates, st.Prompts = len(l.tools), len(l.resources), len(l.templates), len(l.prompts)
+}
+
+// counts are the log fields of what a plugin offers: tools always, the
+// rest when there are any.
+func counts(l lists) []any {
+	kv := []any{"tools", len(l.tools)}
+	for _, c := range []struct {
+		name string
+		n    int
+	}{{"resources", len(l.resources)}, {"templates", len(l.templates)}, {"prompts", len(l.prompts)}} {
+		if c.n > 0 {
+			kv = append(kv, c.name, c.n)
+		}
+	}
+	return kv
+}

@@ -182,17 +182,17 @@ func names(t *testing.T, tools []json.RawMessage) []string {
 	return out
 }
 
-// watch starts WatchTools and returns a channel that receives each change.
+// watch starts Watch and returns a channel that receives each change.
 func watch(t *testing.T, c *pluginproto.Client) <-chan struct{} {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	changes := make(chan struct{}, 64)
 	done := make(chan error, 1)
-	go func() { done <- c.WatchTools(ctx, func() { changes <- struct{}{} }) }()
+	go func() { done <- c.Watch(ctx, func(pluginproto.Change) { changes <- struct{}{} }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
-			t.Errorf("WatchTools ended with %v, want context.Canceled", err)
+			t.Errorf("Watch ended with %v, want context.Canceled", err)
 		}
 	})
 	return changes

@@ -174,7 +174,7 @@ func (l *life) publish(in *instance, clearErr bool) {
 	s.running(in, clearErr)
 	l.last = &provider{in: in, lists: in.lists}
 	s.m.pub.Set(l.last)
-	s.log.Info("plugin loaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, counts(in.lists)...)
+	s.log.Info("plugin loaded", append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
 	l.settled()
 	s.settleChanges()
 }
@@ -239,7 +239,7 @@ func (l *life) reloading() stage {
 	s.running(in, true)
 	l.last = &provider{in: in, lists: in.lists}
 	s.m.pub.Set(l.last)
-	s.log.Info("plugin reloaded", "pid", in.pid(), "version", in.desc.Name+" "+in.desc.Version, counts(in.lists)...)
+	s.log.Info("plugin reloaded", append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
 	s.settleChanges()
 	old.stop(s.m.opts.StopTimeout, true)
 	return stageRunning

@@ -138,7 +138,7 @@ func TestPluginLoggerRenamesAtKeys(t *testing.T) {
 func TestCallErrorTooLarge(t *testing.T) {
 	t.Parallel()
 	in := &instance{name: "tp"}
-	err := in.callError("big", fmt.Errorf(`call "big": %w`, status.Error(codes.ResourceExhausted, "grpc: received message larger than max")))
+	err := in.callError(`tool "big"`, fmt.Errorf(`call "big": %w`, status.Error(codes.ResourceExhausted, "grpc: received message larger than max")))
 	const want = `tool "big" of provider "tp": plugin tp: call "big": rpc error: code = ResourceExhausted desc = grpc: received message larger than max`
 	if !errors.Is(err, tool.ErrTooLarge) || err.Error() != want {
 		t.Errorf("callError = %v, want tool.ErrTooLarge: %s", err, want)

@@ -102,7 +102,7 @@ func TestBadDefinitions(t *testing.T) {
 			f := newFixture(t, nil)
 			f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{{Name: "t", JSON: json.RawMessage(tc.json)}, toolDef("good", objectSchema)}})
 			skipped := f.cat.Skipped()
-			if len(skipped) != 1 || skipped[0].Provider != "p" || skipped[0].Tool != "t" || !strings.Contains(skipped[0].Reason, tc.reason) {
+			if len(skipped) != 1 || skipped[0].Provider != "p" || skipped[0].Name != "t" || !strings.Contains(skipped[0].Reason, tc.reason) {
 				t.Fatalf("Skipped() = %+v, want p/t with a reason containing %q", skipped, tc.reason)
 			}
 			if got := allNames(t, f.cat); !cmp.Equal(got, []string{"good"}) {
@@ -689,13 +689,13 @@ func TestResetReusesSchemas(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
 	f.cat.Set(newProvider("p", "a", "b"))
-	before := f.cat.snap.Load().routes["a"].schema
+	before := f.cat.snap.Load().tools.routes["a"].schema
 	f.cat.Set(newProvider("p", "a", "b"))
-	if after := f.cat.snap.Load().routes["a"].schema; after != before {
+	if after := f.cat.snap.Load().tools.routes["a"].schema; after != before {
 		t.Error("an unchanged tool's schema was compiled again")
 	}
 	f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{toolDef("a", `{"type":"object","required":["q"]}`)}})
-	if after := f.cat.snap.Load().routes["a"].schema; after == before {
+	if after := f.cat.snap.Load().tools.routes["a"].schema; after == before {
 		t.Error("a changed tool kept its old schema")
 	}
 }

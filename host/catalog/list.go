@@ -22,8 +22,8 @@ type list struct {
 
 // listKind is what one list's cursors look like.
 type listKind struct {
-	method string              // for messages: "tools/list"
-	prefix string              // marks this list's cursors
+	method string                // for messages: "tools/list"
+	prefix string                // marks this list's cursors
 	valid  func(key string) bool // could this list have issued a cursor for key?
 }
 

@@ -217,12 +217,15 @@ func parseResource(r tool.Resource) (*resource, error) {
 
 // checkURI says why uri is not an absolute URI, as net/url parses one.
 func checkURI(uri string) error {
+	if uri == "" {
+		return errors.New(`"uri" is empty`)
+	}
 	u, err := url.Parse(uri)
 	if err != nil {
 		return fmt.Errorf(`"uri" %q is not a URI: %w`, uri, errors.Unwrap(err))
 	}
 	if !validURIKey(uri) {
-		return fmt.Errorf(`"uri" %q holds control characters`, uri)
+		return fmt.Errorf(`"uri" %q holds control characters or invalid UTF-8`, uri)
 	}
 	if !u.IsAbs() {
 		return fmt.Errorf(`"uri" %q is not an absolute URI: it has no scheme`, uri)

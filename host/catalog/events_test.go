@@ -358,10 +358,10 @@ func TestChangeKinds(t *testing.T) {
 		publish func(c *Catalog)
 		want    tool.Change
 	}{
-		"a new tool":      {func(c *Catalog) { c.Set(newProvider("b", "y")) }, tool.Change{Tools: true}},
-		"a new resource":  {func(c *Catalog) { c.Set(s().with("file:///r2")) }, tool.Change{Resources: true}},
-		"a new template":  {func(c *Catalog) { c.Set(s().with("docs://{id}")) }, tool.Change{Resources: true}},
-		"a new prompt":    {func(c *Catalog) { c.Set(s().with("bye")) }, tool.Change{Prompts: true}},
+		"a new tool":     {func(c *Catalog) { c.Set(newProvider("b", "y")) }, tool.Change{Tools: true}},
+		"a new resource": {func(c *Catalog) { c.Set(s().with("file:///r2")) }, tool.Change{Resources: true}},
+		"a new template": {func(c *Catalog) { c.Set(s().with("docs://{id}")) }, tool.Change{Resources: true}},
+		"a new prompt":   {func(c *Catalog) { c.Set(s().with("bye")) }, tool.Change{Prompts: true}},
 		"a tool on the server": {
 			func(c *Catalog) { srv := s(); srv.tools = []tool.Def{toolDef("t", objectSchema)}; c.Set(srv) },
 			tool.Change{Tools: true},

@@ -1,7 +1,8 @@
 // Package naming holds every rule plughost applies to the names it serves:
-// provider names (a plugin, a device), tool names (and, later, prompt
-// names), and how names that clash or cannot be served as they are become
-// names that can. Nothing else in the host decides whether a name is valid
+// provider names (a plugin, a device), tool and prompt names, and how
+// names that clash or cannot be served as they are become names that can
+// (or, for resource URIs, which are never renamed, which provider owns
+// one). Nothing else in the host decides whether a name is valid
 // or how to derive one; the catalog, the plugin manager, the device bridge
 // and the configuration file all ask this package.
 //

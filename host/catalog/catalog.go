@@ -403,7 +403,9 @@ func (c *Catalog) Hold() (release func()) { return c.ev.hold() }
 
 // Close stops change events: after it returns, no Subscribe callback runs
 // or will run. It waits for a callback in progress, so it must not be
-// called from one. The catalog still lists and routes after Close.
+// called from one. The catalog still lists and routes after Close, and
+// calls to providers about subscriptions already under way (after a
+// release, or a change of providers) end on their own, within 10 seconds.
 // Close is idempotent.
 func (c *Catalog) Close() {
 	c.ev.close()

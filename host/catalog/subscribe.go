@@ -151,7 +151,7 @@ func (c *Catalog) settle(e *interest) {
 	case e.stale || e.count == 0 && e.told != nil:
 		e.stale = false
 		c.background(e)
-	case e.count == 0:
+	case e.count == 0 && c.subs.byURI[e.uri] == e:
 		delete(c.subs.byURI, e.uri)
 	}
 }

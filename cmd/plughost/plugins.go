@@ -6,6 +6,7 @@ import (
 	"io"
 	"text/tabwriter"
 
+	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/manager"
 )
 
@@ -29,6 +30,7 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	<-h.manager.Ready()
 
 	exposed := h.catalog.Exposed()
+	prompts, resources, templates := h.catalog.Prompts(), h.catalog.Resources(), h.catalog.Templates()
 	skipped := h.catalog.Skipped()
 	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
 	statuses := h.manager.Status()
@@ -58,9 +60,29 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 				fmt.Fprintf(w, "  %s\t%s\n", e.ExposedName, firstLine(e.Description))
 			}
 		}
+		for _, e := range prompts {
+			if e.Provider == st.Name {
+				fmt.Fprintf(w, "  prompt %s\t%s\n", e.ExposedName, firstLine(e.Description))
+			}
+		}
+		for _, e := range resources {
+			if e.Provider == st.Name {
+				fmt.Fprintf(w, "  resource %s\t%s\n", e.URI, firstLine(e.Description))
+			}
+		}
+		for _, e := range templates {
+			if e.Provider == st.Name {
+				fmt.Fprintf(w, "  resource template %s\t%s\n", e.URITemplate, firstLine(e.Description))
+			}
+		}
 		for _, sk := range skipped {
-			if sk.Provider == st.Name {
-				fmt.Fprintf(w, "  %q not served\t%s\n", sk.Tool, sk.Reason)
+			if sk.Provider != st.Name {
+				continue
+			}
+			if sk.Kind == catalog.KindTool {
+				fmt.Fprintf(w, "  %q not served\t%s\n", sk.Name, sk.Reason)
+			} else {
+				fmt.Fprintf(w, "  %s %q not served\t%s\n", sk.Kind, sk.Name, sk.Reason)
 			}
 		}
 	}

@@ -1,29 +1,82 @@
-// Package catalog aggregates the tools of many providers (plugins, device
-// connections) into the one tool list an MCP server serves, and routes each
-// call back to the provider that offers the tool.
+// Package catalog aggregates what many providers (plugins, device
+// connections) offer, tools, resources, resource templates and prompts,
+// into the lists one MCP server serves, and routes each request back to
+// the provider that offers what it names.
 //
 // # Publishing and serving
 //
 // The plugin manager publishes; the protocol layer serves:
 //
-//	cat := catalog.New(nil) // defaults: 100 tools a page, events coalesced over 50ms
+//	cat := catalog.New(nil) // defaults: 100 items a page, events coalesced over 50ms
 //	defer cat.Close()
 //
-//	cat.Set(weather)          // a tool.Provider named "weather": reads weather.Tools() now
-//	cat.Set(files)            // another provider
-//	cat.Remove("weather")     // its tools are gone
+//	cat.Set(weather)      // a tool.Provider named "weather": reads weather.Tools() now
+//	cat.Set(files)        // a tool.Server: also its Offers(), then Resources(), Templates(), Prompts()
+//	cat.Remove("weather") // everything it offered is gone
 //
-//	page, next, err := cat.ListTools("")            // tools/list
-//	res, err := cat.CallTool(ctx, &tool.Call{...})  // tools/call, by exposed name
-//	cancel := cat.Subscribe(func() { /* send notifications/tools/list_changed */ })
+//	page, next, err := cat.ListTools("")                // tools/list; ListResources, ListResourceTemplates, ListPrompts alike
+//	res, err := cat.CallTool(ctx, &tool.Call{...})      // tools/call, by exposed name
+//	res, err = cat.ReadResource(ctx, &tool.Read{...})   // resources/read, by URI
+//	res, err = cat.GetPrompt(ctx, &tool.PromptGet{...}) // prompts/get, by exposed name
+//	res, err = cat.Complete(ctx, params)                // completion/complete
+//	release, err := cat.SubscribeResource(ctx, uri)     // resources/subscribe; release() at unsubscribe
 //
-// ListTools and CallTool read an immutable snapshot through an atomic
-// pointer and take no lock, so a slow tool never holds up a listing,
-// another call, or a Set. Set and Remove build the next snapshot: they
-// check every tool, compile its input schema, name it and encode its JSON
-// once, so listing is a slice of pre-encoded objects.
+//	cancel := cat.Subscribe(func(ch tool.Change) { /* a list_changed for each list ch names */ })
+//	cancel = cat.OnResourceUpdated(func(uri string) { /* notifications/resources/updated */ })
+//	cat.ResourceUpdated("files", uri) // the manager, when a plugin reports a change
 //
-// # Names
+// The listings and the routes read an immutable snapshot through an atomic
+// pointer and take no lock, so a slow provider never holds up a listing,
+// another request, or a Set. Set and Remove build the next snapshot: they
+// check every definition, compile each tool's input schema, name tools and
+// prompts and encode their JSON once, so listing is a slice of pre-encoded
+// objects.
+//
+// A provider that is a tool.Server says what it offers besides tools
+// (tool.Offers); Set reads, and the catalog later calls, only what is
+// offered: Resources and Templates (and ReadResource) with Offers.Resources,
+// Prompts (and GetPrompt) with Offers.Prompts, Complete with
+// Offers.Completions, SubscribeResource with Offers.Subscriptions. A
+// plain tool.Provider offers tools alone.
+//
+// # Definitions
+//
+// Every definition is checked when its provider is published. One that
+// fails is skipped with a warning naming provider, kind, name and reason,
+// and listed by Skipped (and by `plughost plugins`): never silently
+// dropped. A definition must be valid JSON, an object, with no member
+// twice, and:
+//
+//   - a tool: a name of 1 to 128 of [A-Za-z0-9_.-] ([naming.CheckName]),
+//     an "inputSchema" object that compiles (see Validation of tool
+//     arguments);
+//   - a resource: a string "uri" that is an absolute URI (one with a
+//     scheme, as net/url parses it) and equals tool.Resource.URI when that
+//     is set, and a string "name";
+//   - a resource template: a string "uriTemplate" that parses as an RFC
+//     6570 URI template (github.com/yosida95/uritemplate/v3) and equals
+//     tool.Template.URITemplate when that is set, and a string "name";
+//   - a prompt: a name as a tool's ([naming.CheckName] with
+//     [naming.Prompt]), and "arguments", if present, an array of objects,
+//     each with a distinct, non-empty string "name" and, if present, a
+//     boolean "required".
+//
+// A provider that offers one tool name, URI, URI template or prompt name
+// twice keeps the first. A tool whose inputSchema does not compile is
+// skipped too: a tool whose arguments could never be checked is worse
+// than a missing tool with a clear log line.
+//
+// Provider names must be valid ([naming.ValidProvider]: 1 to 32 of
+// [a-zA-Z0-9_-]). The plugin manager and the device bridge derive valid
+// ones ([naming.ForFile], [naming.ForDevice]), so Set refuses (logs and
+// ignores) only a provider built wrongly.
+//
+// Served objects are the providers' JSON, compacted: member order and
+// fields the host does not know pass through. Tools and prompts have
+// "name" rewritten to the exposed name (added when absent); resources and
+// templates are never renamed.
+//
+// # Names of tools and prompts
 //
 // A tool keeps the name its provider gives it. When two or more providers
 // offer the same name, every one of them is exposed as <provider>__<tool>,
@@ -40,33 +93,45 @@
 // rules themselves live in package naming ([naming.Assign]); the catalog
 // applies them on every Set and Remove.
 //
-// Provider names must be valid ([naming.ValidProvider]: 1 to 32 of
-// [a-zA-Z0-9_-]). The plugin manager and the device bridge derive valid
-// ones ([naming.ForFile], [naming.ForDevice]), so Set refuses (logs and
-// ignores) only a provider built wrongly. A tool is skipped, with a warning
-// naming provider, tool and reason (also listed by Skipped, and by
-// `plughost plugins`), when its name is not 1 to 128 of [A-Za-z0-9_.-]
-// ([naming.CheckName]), when its definition is not a JSON object with an
-// "inputSchema" object, when a provider offers the name twice (the first
-// wins), or when its inputSchema does not compile. The last is a choice:
-// a tool whose arguments could never be checked is worse than a missing
-// tool with a clear log line.
+// Prompts follow the same rules in a namespace of their own: a prompt and
+// a tool of the same name never clash, two providers' prompts "greet"
+// become "a__greet" and "b__greet". GetPrompt maps the exposed name back
+// to the provider's own.
 //
-// # Tool JSON
+// # Resource URIs
 //
-// The exposed Tool object is the provider's JSON with "name" rewritten and
-// nothing else changed: member order and fields the host does not know
-// pass through (whitespace is compacted).
+// A URI is never renamed: it is the resource's identity, and results and
+// other resources link to it. When two providers offer the same URI, the
+// provider whose name sorts first (byte-wise) owns it ([naming.Claim]):
+// its resource is listed and read; the others' are hidden, listed by
+// Skipped with a reason that names the owner, and a warning names the URI,
+// the providers and the owner, once per change of the clash (a note
+// follows when it is resolved). An operator can tell the winner from the
+// names alone, and it never depends on the order of Set calls.
 //
-// # Pagination
+// # Resource templates and reads
 //
-// Pages hold Options.PageSize tools, sorted by exposed name. A cursor is
-// the opaque encoding of the last name returned, so it survives changes
-// between pages: the next page starts after that name, whatever came or
-// went. A cursor the catalog did not issue is an error wrapping
-// tool.ErrInvalidCursor.
+// Every template is listed, none hidden or renamed. ReadResource routes
+// by exact URI first: the owner of the listed resource of that URI. Any
+// other URI goes to the first template that matches it, in routing order:
+// by provider name, then in the provider's own order (the order of its
+// Templates()). When templates of two providers match one URI, a warning
+// names the URI, the template that serves it and the other one, once per
+// pair of templates (again after either is withdrawn and comes back); a
+// provider's own overlapping templates are its business. A URI that
+// nothing serves is an error wrapping tool.ErrUnknownResource.
 //
-// # Validation
+// # Lists and pagination
+//
+// Lists are sorted, so their order is deterministic: tools and prompts by
+// exposed name, resources by URI, templates by URI template, then provider
+// name. Pages hold Options.PageSize items. A cursor is the opaque encoding
+// of the last key returned, so it survives changes between pages: the next
+// page starts after that key, whatever came or went. Each list has cursors
+// of its own: a cursor the catalog did not issue for that list is an error
+// wrapping tool.ErrInvalidCursor.
+//
+// # Validation of tool arguments
 //
 // Input schemas are compiled with github.com/santhosh-tekuri/jsonschema/v6,
 // draft 2020-12 unless "$schema" names another draft. Schemas must be
@@ -86,12 +151,88 @@
 //	- /filename: missing required property
 //	- /format: value must be one of "simple", "detailed"
 //
+// # Prompt arguments
+//
+// GetPrompt gives absent arguments the same default, {}, and checks them
+// against the prompt's definition before the provider sees them: they must
+// be an object whose values are strings, holding every argument declared
+// "required". Otherwise the error wraps tool.ErrBadArguments and names
+// every problem, in argcheck's words:
+//
+//	invalid arguments for prompt "greet":
+//	- /style: must be a string, got number
+//	- /who: missing required argument
+//
+// Arguments the prompt does not declare pass: the provider decides.
+//
+// # Completion
+//
+// Complete checks the shape of the request (a "ref" of type "ref/prompt"
+// with a "name", or "ref/resource" with a "uri"; an "argument" with string
+// "name" and "value"; "context", if present, an object whose "arguments"
+// are strings) and that the argument exists: one the prompt declares, or
+// a variable of the template. A prompt's reference is rewritten to the
+// provider's own name; a resource reference goes to the provider of the
+// first template (in routing order) whose URI template is exactly the
+// reference's, else to the owner of that exact resource URI. Everything
+// else in the request passes through. A provider that does not offer
+// completions is not asked: the answer is {"completion":{"values":[]}}
+// ("nothing to suggest"), not an error, since the client asked about
+// something listed.
+//
+// # Subscriptions
+//
+// SubscribeResource counts interest per URI across every caller (the
+// protocol layer's sessions): the provider that serves the URI hears
+// SubscribeResource(ctx, uri, true) on the first interest and (…, false)
+// after the last release, never one call per client. A subscription
+// returns once the provider agreed; release is idempotent and does not
+// wait (the provider is told within 10 seconds, on a goroutine of the
+// catalog's). A provider that does not offer subscriptions is not called
+// and the subscription succeeds: the subscribe capability is the
+// server's, a client may subscribe to anything listed, and such a
+// resource simply never reports a change. At most Options.MaxSubscriptions
+// distinct URIs (10000) are subscribed at once; beyond, the error wraps
+// tool.ErrRefused and names the limit.
+//
+// The interest outlives the providers: when the provider that serves a
+// URI changes (a new instance under the same name, a provider that sorts
+// first now owning the URI, one that comes back after Remove), the URIs
+// with interest are subscribed with the new one, and a provider that lost
+// a URI but is still published is unsubscribed. A removed or replaced
+// instance is not called again; the callers' releases keep working.
+//
+// ResourceUpdated is how the manager passes on a provider's report that a
+// resource changed: the listeners of OnResourceUpdated hear the URI when
+// that provider serves it now and someone is subscribed to it. A provider
+// cannot speak for a URI another owns.
+//
+// No catalog lock is held while a provider runs. The calls about one URI
+// are made in turn, so a second subscriber of a URI waits (until its ctx
+// ends) for the provider's answer to the first.
+//
+// # Errors
+//
+// What each request returns, for the protocol layer to map: an unknown
+// tool, prompt or resource wraps tool.ErrUnknownTool, tool.ErrUnknownPrompt
+// or tool.ErrUnknownResource and names it; invalid arguments or completion
+// params wrap tool.ErrBadArguments and name every problem; a provider's
+// error that tool.Typed reports (an *tool.InputRequired among them) is
+// returned as it is, since it names its cause; any other is wrapped naming
+// what was asked and the provider, e.g. `resource "file:///x" of provider
+// "files": disk full`, and still matches what it wraps.
+//
 // # Change events
 //
-// Every Set or Remove that changes the encoded list (a Set with identical
-// tools does not) opens or extends a burst. Subscribers are called once per
-// burst: Options.Quiet after its last change, or Options.MaxDelay after its
-// first if changes never stop. They are called from one goroutine, in
-// subscription order; a slow subscriber delays later events, never Set or
-// Remove.
+// Every Set or Remove that changes an exposed list (a Set with identical
+// definitions does not) opens or extends a burst. Each list is compared
+// with the one before, as encoded, so republishing an unchanged provider,
+// or one whose definitions differ only in white space, changes nothing.
+// Subscribers are called once per burst: Options.Quiet after its last
+// change, or Options.MaxDelay after its first if changes never stop, with
+// a tool.Change saying which lists changed in the whole burst (templates
+// count as Resources: MCP has one list_changed for both). They are called
+// from one goroutine, in subscription order; a slow subscriber delays
+// later events, never Set or Remove, and bursts that end meanwhile reach
+// it as one call.
 package catalog

@@ -4,6 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/plughost/plughost/host/tool"
 )
 
 // clock is the time source of the coalescer; tests drive a fake one.
@@ -24,9 +26,11 @@ func (realClock) AfterFunc(d time.Duration, f func()) stopper { return time.Afte
 //
 // A change starts (or extends) a burst; the burst ends Quiet after its last
 // change, or MaxDelay after its first one, whichever comes first. Then the
-// dispatcher goroutine calls every subscriber once, in subscription order.
+// dispatcher goroutine calls every subscriber once, in subscription order,
+// with the kinds of list the burst changed (every change says which).
 // Changes during a delivery start the next burst; a slow subscriber delays
-// deliveries, never Set or Remove.
+// deliveries, never Set or Remove. Bursts that end while a delivery waits
+// join it: their kinds are merged.
 type events struct {
 	clock    clock
 	quiet    time.Duration
@@ -36,6 +40,8 @@ type events struct {
 	mu         sync.Mutex
 	closed     bool
 	pending    bool          // a burst is open
+	burst      tool.Change   // what the open burst changed
+	due        tool.Change   // what ended bursts changed, not yet delivered
 	burstStart time.Time     // first change of the open burst
 	timer      stopper       // ends the open burst
 	gen        uint64        // identifies the current timer; a stale one does nothing
@@ -52,7 +58,7 @@ type events struct {
 }
 
 type subscriber struct {
-	fn        func()
+	fn        func(tool.Change)
 	cancelled atomic.Bool
 }
 
@@ -70,13 +76,15 @@ func newEvents(clk clock, quiet, maxDelay, maxHold time.Duration) *events {
 	return e
 }
 
-// changed records one change: it opens a burst or extends the open one.
-func (e *events) changed() {
+// changed records one change of the lists ch says: it opens a burst or
+// extends the open one.
+func (e *events) changed(ch tool.Change) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.closed {
 		return
 	}
+	e.burst = merge(e.burst, ch)
 	now := e.clock.Now()
 	if !e.pending {
 		e.pending = true
@@ -113,6 +121,8 @@ func (e *events) fire(gen uint64) {
 // released.
 func (e *events) endBurst() {
 	e.pending = false
+	e.due = merge(e.due, e.burst)
+	e.burst = tool.Change{}
 	e.bursts.Add(1)
 	e.mu.Unlock()
 	select {
@@ -167,6 +177,13 @@ func (e *events) dispatch() {
 			return
 		case <-e.deliver:
 		}
+		e.mu.Lock()
+		ch := e.due
+		e.due = tool.Change{}
+		e.mu.Unlock()
+		if ch == (tool.Change{}) {
+			continue // delivered with an earlier signal
+		}
 		e.subMu.Lock()
 		subs := e.subs // subscribe and cancel copy, never modify in place
 		e.subMu.Unlock()
@@ -175,13 +192,13 @@ func (e *events) dispatch() {
 				return
 			}
 			if !s.cancelled.Load() {
-				s.fn()
+				s.fn(ch)
 			}
 		}
 	}
 }
 
-func (e *events) subscribe(fn func()) (cancel func()) {
+func (e *events) subscribe(fn func(tool.Change)) (cancel func()) {
 	e.subMu.Lock()
 	defer e.subMu.Unlock()
 	s := &subscriber{fn: fn}
@@ -218,4 +235,9 @@ func (e *events) close() {
 	e.stopped.Store(true)
 	close(e.done)
 	e.wg.Wait()
+}
+
+// merge returns the kinds a or b changed.
+func merge(a, b tool.Change) tool.Change {
+	return tool.Change{Tools: a.Tools || b.Tools, Resources: a.Resources || b.Resources, Prompts: a.Prompts || b.Prompts}
 }

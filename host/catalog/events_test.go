@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"encoding/json"
 	"strings"
 	"sync"
 	"testing"
@@ -344,5 +345,115 @@ func TestHoldTimesOut(t *testing.T) {
 	f.cat.Set(newProvider("q", "y"))
 	if n := f.settle(t); n != 1 {
 		t.Errorf("after the timed-out hold, a change made %d events, want 1", n)
+	}
+}
+
+// One event per burst says which lists the burst changed, each run on its
+// own catalog that already serves tool provider "a" and server "s" with a
+// resource, a template and a prompt.
+func TestChangeKinds(t *testing.T) {
+	t.Parallel()
+	s := func() *fakeServer { return newServer("s").with("file:///r", "file:///{p}", "greet:who!") }
+	tests := map[string]struct {
+		publish func(c *Catalog)
+		want    tool.Change
+	}{
+		"a new tool":     {func(c *Catalog) { c.Set(newProvider("b", "y")) }, tool.Change{Tools: true}},
+		"a new resource": {func(c *Catalog) { c.Set(s().with("file:///r2")) }, tool.Change{Resources: true}},
+		"a new template": {func(c *Catalog) { c.Set(s().with("docs://{id}")) }, tool.Change{Resources: true}},
+		"a new prompt":   {func(c *Catalog) { c.Set(s().with("bye")) }, tool.Change{Prompts: true}},
+		"a tool on the server": {
+			func(c *Catalog) { srv := s(); srv.tools = []tool.Def{toolDef("t", objectSchema)}; c.Set(srv) },
+			tool.Change{Tools: true},
+		},
+		"tools and prompts in one burst": {
+			func(c *Catalog) { c.Set(newProvider("b", "y")); c.Set(s().with("bye")) },
+			tool.Change{Tools: true, Prompts: true},
+		},
+		"everything in one burst": {
+			func(c *Catalog) { c.Remove("s"); c.Remove("a") },
+			tool.Change{Tools: true, Resources: true, Prompts: true},
+		},
+		"the server removed": {func(c *Catalog) { c.Remove("s") }, tool.Change{Resources: true, Prompts: true}},
+		"a prompt clash renames the prompt": {
+			func(c *Catalog) { c.Set(newServer("t").with("greet")) }, tool.Change{Prompts: true},
+		},
+		"a changed resource description": {
+			func(c *Catalog) {
+				srv := s()
+				srv.resources[0].JSON = json.RawMessage(`{"uri":"file:///r","name":"r","description":"new"}`)
+				c.Set(srv)
+			},
+			tool.Change{Resources: true},
+		},
+		"resources no longer offered": {
+			func(c *Catalog) { srv := s(); srv.offers.Resources = false; c.Set(srv) }, tool.Change{Resources: true},
+		},
+		"prompts no longer offered": {
+			func(c *Catalog) { srv := s(); srv.offers.Prompts = false; c.Set(srv) }, tool.Change{Prompts: true},
+		},
+		"the same server again, a new instance": {func(c *Catalog) { c.Set(s()) }, tool.Change{}},
+		"the same definitions, reformatted": {
+			func(c *Catalog) {
+				srv := s()
+				srv.resources[0].JSON = json.RawMessage(`{ "uri": "file:///r", "name": "r", "description": "about file:///r" }`)
+				srv.prompts[0].JSON = json.RawMessage("{\"name\": \"greet\",\n \"description\": \"does greet\", \"arguments\": [ {\"name\": \"who\", \"required\": true} ]}")
+				c.Set(srv)
+			},
+			tool.Change{},
+		},
+		"a resource hidden by a clash": {
+			// "z" sorts after "s": its resource of the same URI is
+			// hidden, and the list stays the same.
+			func(c *Catalog) { c.Set(newServer("z").with("file:///r")) }, tool.Change{},
+		},
+		"only a skipped definition": {
+			func(c *Catalog) { c.Set(newServer("z").with("relative/uri://x")) }, tool.Change{},
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			f.cat.Set(newProvider("a", "x"))
+			f.cat.Set(s())
+			if got := f.change(t); got != (tool.Change{Tools: true, Resources: true, Prompts: true}) {
+				t.Fatalf("the first burst said %+v, want every list", got)
+			}
+			tc.publish(f.cat)
+			if got := f.change(t); got != tc.want {
+				t.Errorf("event %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// Bursts that end while the dispatcher is busy are delivered as one call
+// that says everything they changed.
+func TestChangeKindsMerge(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	entered := make(chan tool.Change, 10)
+	release := make(chan struct{})
+	f.cat.Subscribe(func(ch tool.Change) {
+		entered <- ch
+		<-release
+	})
+	f.cat.Set(newProvider("p", "x"))
+	f.settle(t)
+	if got := await(t, entered, "the slow subscriber"); got != (tool.Change{Tools: true}) {
+		t.Errorf("first event %+v", got)
+	}
+	f.cat.Set(newServer("s").with("greet"))
+	f.clock.Advance(testMaxDelay)
+	f.cat.Set(newServer("r").with("file:///r"))
+	f.clock.Advance(testMaxDelay)
+	close(release)
+	want := tool.Change{Resources: true, Prompts: true}
+	if got := await(t, entered, "the merged delivery"); got != want {
+		t.Errorf("merged event %+v, want %+v", got, want)
+	}
+	if got := await(t, f.events, "the fixture's merged event"); got != want {
+		t.Errorf("the fixture's subscriber got %+v, want %+v", got, want)
 	}
 }

@@ -7,7 +7,9 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"sort"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -167,7 +169,7 @@ func (c *fakeClock) Pending() int {
 type fixture struct {
 	cat    *Catalog
 	clock  *fakeClock
-	events chan struct{}
+	events chan tool.Change
 	log    *logBuffer
 }
 
@@ -178,15 +180,29 @@ const (
 
 func newFixture(t *testing.T, opts *Options) *fixture {
 	t.Helper()
-	f := &fixture{clock: newFakeClock(), events: make(chan struct{}, 100), log: &logBuffer{}}
+	f := &fixture{clock: newFakeClock(), events: make(chan tool.Change, 100), log: &logBuffer{}}
 	o := Options{Logger: testLogger(f.log), Quiet: testQuiet, MaxDelay: testMaxDelay}
 	if opts != nil {
 		o.PageSize = opts.PageSize
+		o.MaxSubscriptions = opts.MaxSubscriptions
 	}
 	f.cat = newCatalog(&o, f.clock)
 	t.Cleanup(f.cat.Close)
-	f.cat.Subscribe(func(tool.Change) { f.events <- struct{}{} })
+	t.Cleanup(f.cat.subs.background.Wait)
+	f.cat.Subscribe(func(ch tool.Change) { f.events <- ch })
 	return f
+}
+
+// change ends any open burst and returns what its event said (the zero
+// Change when there was none).
+func (f *fixture) change(t *testing.T) tool.Change {
+	t.Helper()
+	before := f.cat.ev.bursts.Load()
+	f.clock.Advance(testMaxDelay)
+	if f.cat.ev.bursts.Load() == before {
+		return tool.Change{}
+	}
+	return await(t, f.events, "the change event")
 }
 
 // settle ends any open burst and waits for its event; it reports how many
@@ -255,4 +271,165 @@ func nameOf(t *testing.T, raw json.RawMessage) string {
 		t.Fatalf("tool JSON %s: %v", raw, err)
 	}
 	return v.Name
+}
+
+// fakeServer is a tool.Server: a fakeProvider that also offers resources,
+// templates and prompts. Its methods answer with what names the provider
+// and the request, unless the test sets a function; it records every
+// request it gets.
+type fakeServer struct {
+	*fakeProvider
+	offers    tool.Offers
+	resources []tool.Resource
+	templates []tool.Template
+	prompts   []tool.Prompt
+
+	read      func(ctx context.Context, r *tool.Read) (json.RawMessage, error)
+	get       func(ctx context.Context, g *tool.PromptGet) (json.RawMessage, error)
+	complete  func(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+	subscribe func(ctx context.Context, uri string, on bool) error
+
+	smu       sync.Mutex
+	reads     []string // URIs read
+	gets      []tool.PromptGet
+	completes []string // params, as received
+	subs      []string // "+uri" for a subscribe, "-uri" for an unsubscribe
+}
+
+var _ tool.Server = (*fakeServer)(nil)
+
+// newServer returns a fakeServer that offers everything and has nothing.
+func newServer(name string) *fakeServer {
+	return &fakeServer{fakeProvider: &fakeProvider{name: name}, offers: tool.Offers{Resources: true, Subscriptions: true, Prompts: true, Completions: true}}
+}
+
+// with adds resources (an absolute URI), templates (containing "{") and
+// prompts (anything else: "name" or "name:arg,arg!" where "!" marks a
+// required argument).
+func (s *fakeServer) with(defs ...string) *fakeServer {
+	for _, d := range defs {
+		switch {
+		case strings.Contains(d, "{"):
+			s.templates = append(s.templates, templateDef(d))
+		case strings.Contains(d, "://"):
+			s.resources = append(s.resources, resourceDef(d))
+		default:
+			name, args, _ := strings.Cut(d, ":")
+			var as []string
+			if args != "" {
+				as = strings.Split(args, ",")
+			}
+			s.prompts = append(s.prompts, promptDef(name, as...))
+		}
+	}
+	return s
+}
+
+func resourceDef(uri string) tool.Resource {
+	return tool.Resource{URI: uri, JSON: json.RawMessage(fmt.Sprintf(`{"uri":%q,"name":"r","description":"about %s"}`, uri, uri))}
+}
+
+func templateDef(tmpl string) tool.Template {
+	return tool.Template{URITemplate: tmpl, JSON: json.RawMessage(fmt.Sprintf(`{"uriTemplate":%q,"name":"t"}`, tmpl))}
+}
+
+// promptDef returns a prompt with the given arguments; a name ending in
+// "!" is required.
+func promptDef(name string, args ...string) tool.Prompt {
+	var as []string
+	for _, a := range args {
+		n, req := strings.CutSuffix(a, "!")
+		as = append(as, fmt.Sprintf(`{"name":%q,"required":%v}`, n, req))
+	}
+	js := fmt.Sprintf(`{"name":%q,"description":"does %s"`, name, name)
+	if len(as) > 0 {
+		js += `,"arguments":[` + strings.Join(as, ",") + `]`
+	}
+	return tool.Prompt{Name: name, JSON: json.RawMessage(js + "}")}
+}
+
+func (s *fakeServer) Offers() tool.Offers        { return s.offers }
+func (s *fakeServer) Resources() []tool.Resource { return s.resources }
+func (s *fakeServer) Templates() []tool.Template { return s.templates }
+func (s *fakeServer) Prompts() []tool.Prompt     { return s.prompts }
+
+func (s *fakeServer) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error) {
+	s.smu.Lock()
+	s.reads = append(s.reads, r.URI)
+	s.smu.Unlock()
+	if s.read != nil {
+		return s.read(ctx, r)
+	}
+	return json.RawMessage(fmt.Sprintf(`{"contents":[{"uri":%q,"text":%q}]}`, r.URI, s.name)), nil
+}
+
+func (s *fakeServer) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMessage, error) {
+	s.smu.Lock()
+	s.gets = append(s.gets, *g)
+	s.smu.Unlock()
+	if s.get != nil {
+		return s.get(ctx, g)
+	}
+	return json.RawMessage(fmt.Sprintf(`{"messages":[{"role":"user","content":{"type":"text","text":%q}}]}`, s.name+":"+g.Name)), nil
+}
+
+func (s *fakeServer) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	s.smu.Lock()
+	s.completes = append(s.completes, string(params))
+	s.smu.Unlock()
+	if s.complete != nil {
+		return s.complete(ctx, params)
+	}
+	return json.RawMessage(fmt.Sprintf(`{"completion":{"values":[%q]}}`, s.name)), nil
+}
+
+func (s *fakeServer) SubscribeResource(ctx context.Context, uri string, on bool) error {
+	s.smu.Lock()
+	if on {
+		s.subs = append(s.subs, "+"+uri)
+	} else {
+		s.subs = append(s.subs, "-"+uri)
+	}
+	s.smu.Unlock()
+	if s.subscribe != nil {
+		return s.subscribe(ctx, uri, on)
+	}
+	return nil
+}
+
+// record returns a copy of what the server received: its reads,
+// completions or subscriptions.
+func (s *fakeServer) record(which *[]string) []string {
+	s.smu.Lock()
+	defer s.smu.Unlock()
+	return slices.Clone(*which)
+}
+
+// entryKeys lists the keys of a JSON list's items: key is the member that
+// identifies them ("uri", "uriTemplate", "name").
+func listKeys(t *testing.T, key string, list func(string) ([]json.RawMessage, string, error)) []string {
+	t.Helper()
+	var out []string
+	cursor := ""
+	for {
+		page, next, err := list(cursor)
+		if err != nil {
+			t.Fatalf("list(%q): %v", cursor, err)
+		}
+		if page == nil {
+			t.Fatalf("list(%q) returned a nil page", cursor)
+		}
+		for _, raw := range page {
+			var m map[string]any
+			if err := json.Unmarshal(raw, &m); err != nil {
+				t.Fatalf("item %s: %v", raw, err)
+			}
+			s, _ := m[key].(string)
+			out = append(out, s)
+		}
+		if next == "" {
+			return out
+		}
+		cursor = next
+	}
 }

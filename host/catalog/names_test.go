@@ -86,18 +86,18 @@ func TestNames(t *testing.T) {
 			providers: map[string][]string{"a": {"ok", "", "has space", "ünï", "slash/x", "x:y", too129}},
 			want:      []pt{{"a", "ok", "ok"}},
 			skipped: []Skip{
-				{"a", "", `invalid tool name "": want 1 to 128 of [A-Za-z0-9_.-]`},
-				{"a", "has space", `invalid tool name "has space": want 1 to 128 of [A-Za-z0-9_.-]`},
-				{"a", "ünï", `invalid tool name "ünï": want 1 to 128 of [A-Za-z0-9_.-]`},
-				{"a", "slash/x", `invalid tool name "slash/x": want 1 to 128 of [A-Za-z0-9_.-]`},
-				{"a", "x:y", `invalid tool name "x:y": want 1 to 128 of [A-Za-z0-9_.-]`},
-				{"a", too129, `invalid tool name "` + too129 + `": want 1 to 128 of [A-Za-z0-9_.-]`},
+				{"a", KindTool, "", `invalid tool name "": want 1 to 128 of [A-Za-z0-9_.-]`},
+				{"a", KindTool, "has space", `invalid tool name "has space": want 1 to 128 of [A-Za-z0-9_.-]`},
+				{"a", KindTool, "ünï", `invalid tool name "ünï": want 1 to 128 of [A-Za-z0-9_.-]`},
+				{"a", KindTool, "slash/x", `invalid tool name "slash/x": want 1 to 128 of [A-Za-z0-9_.-]`},
+				{"a", KindTool, "x:y", `invalid tool name "x:y": want 1 to 128 of [A-Za-z0-9_.-]`},
+				{"a", KindTool, too129, `invalid tool name "` + too129 + `": want 1 to 128 of [A-Za-z0-9_.-]`},
 			},
 		},
 		"a provider offering a name twice keeps the first": {
 			providers: map[string][]string{"a": {"x", "x"}},
 			want:      []pt{{"a", "x", "x"}},
-			skipped:   []Skip{{"a", "x", "the provider offers this name more than once; keeping the first"}},
+			skipped:   []Skip{{"a", KindTool, "x", "the provider offers this name more than once; keeping the first"}},
 		},
 	}
 	for name, tc := range tests {

@@ -1,7 +1,8 @@
 // Package naming holds every rule plughost applies to the names it serves:
-// provider names (a plugin, a device), tool names (and, later, prompt
-// names), and how names that clash or cannot be served as they are become
-// names that can. Nothing else in the host decides whether a name is valid
+// provider names (a plugin, a device), tool and prompt names, and how
+// names that clash or cannot be served as they are become names that can
+// (or, for resource URIs, which are never renamed, which provider owns
+// one). Nothing else in the host decides whether a name is valid
 // or how to derive one; the catalog, the plugin manager, the device bridge
 // and the configuration file all ask this package.
 //
@@ -52,9 +53,22 @@
 // The result depends only on which providers offer which names, never on
 // the order they came in. Prompt names follow the same rules in a
 // namespace of their own: call CheckName with [Prompt] and Assign once per
-// kind. Resource URIs are never renamed, so they have no rule here; when
-// resources arrive, their clash rule (two providers, one URI) belongs in
-// this package beside Assign.
+// kind.
+//
+// # Resource URIs
+//
+// A resource's URI is its identity: clients read and subscribe by it, and
+// other resources and tool results link to it, so it is never renamed.
+// When two providers offer the same URI, [Claim] gives it to one owner:
+// the provider whose name sorts first (byte-wise, so "a" before "b" and
+// "Z" before "a"). The others' resources of that URI are hidden, not
+// renamed. Like Assign's, the result depends only on which providers offer
+// which URIs, never on the order they came in, and an operator can tell
+// the winner from the provider names alone.
+//
+// Resource templates are never renamed or hidden either: every provider's
+// templates are listed, and the catalog decides which one serves a URI
+// that several match (see host/catalog).
 package naming
 
 import (

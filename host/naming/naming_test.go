@@ -252,3 +252,55 @@ func TestAssignHashCollision(t *testing.T) {
 		t.Errorf("p's name = %q, want a_b_ and a 16-digit hash", p)
 	}
 }
+
+func TestClaim(t *testing.T) {
+	t.Parallel()
+	type pu struct{ Provider, URI, Owner string }
+	tests := map[string]struct {
+		in   [][2]string // provider, URI
+		want []pu        // sorted by URI, then provider
+	}{
+		"distinct": {
+			in:   [][2]string{{"b", "file:///y"}, {"a", "file:///x"}},
+			want: []pu{{"a", "file:///x", "a"}, {"b", "file:///y", "b"}},
+		},
+		"a clash goes to the first name": {
+			in:   [][2]string{{"b", "file:///x"}, {"a", "file:///x"}},
+			want: []pu{{"a", "file:///x", "a"}, {"b", "file:///x", "a"}},
+		},
+		"three providers, one URI": {
+			in:   [][2]string{{"c", "u:1"}, {"b", "u:1"}, {"d", "u:1"}},
+			want: []pu{{"b", "u:1", "b"}, {"c", "u:1", "b"}, {"d", "u:1", "b"}},
+		},
+		"byte-wise order: upper case first": {
+			in:   [][2]string{{"a", "u:1"}, {"Z", "u:1"}},
+			want: []pu{{"Z", "u:1", "Z"}, {"a", "u:1", "Z"}},
+		},
+		"URIs are compared exactly": {
+			in:   [][2]string{{"a", "u:X"}, {"b", "u:x"}},
+			want: []pu{{"a", "u:X", "a"}, {"b", "u:x", "b"}},
+		},
+		"empty": {},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			// Every order of the input gives the same owners.
+			for rot := range max(len(tc.in), 1) {
+				var us []*URI
+				for i := range tc.in {
+					p := tc.in[(i+rot)%len(tc.in)]
+					us = append(us, &URI{Provider: p[0], URI: p[1]})
+				}
+				Claim(us)
+				var got []pu
+				for _, u := range us {
+					got = append(got, pu{u.Provider, u.URI, u.Owner})
+				}
+				if diff := cmp.Diff(tc.want, got); diff != "" {
+					t.Errorf("rotation %d: Claim (-want +got):\n%s", rot, diff)
+				}
+			}
+		})
+	}
+}

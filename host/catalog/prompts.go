@@ -1,0 +1,186 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/host/naming"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// promptSet is the snapshot's view of the exposed prompts.
+type promptSet struct {
+	list    list                    // by exposed name
+	routes  map[string]*promptRoute // by exposed name
+	entries []PromptEntry           // by exposed name
+	names   names
+}
+
+// promptRoute is where a get of one exposed prompt name goes.
+type promptRoute struct {
+	p      *provider
+	prompt *prompt
+}
+
+// acceptPrompts checks p's prompt definitions.
+func (p *provider) acceptPrompts(ps []tool.Prompt) {
+	a := p.accepting(KindPrompt, "name")
+	for _, d := range ps {
+		pr, err := parsePrompt(d)
+		if a.take(d.Name, err) {
+			p.prompts = append(p.prompts, pr)
+		}
+	}
+}
+
+// buildPrompts names every provider's prompts by the tools' rules, in a
+// namespace of their own.
+func buildPrompts(providers map[string]*provider) promptSet {
+	type item struct {
+		n  *naming.Name
+		pr *prompt
+		p  *provider
+	}
+	var items []item
+	for _, st := range providers {
+		for _, pr := range st.prompts {
+			items = append(items, item{&naming.Name{Provider: st.name, Own: pr.name}, pr, st})
+		}
+	}
+	ns := make([]*naming.Name, len(items))
+	for i, it := range items {
+		ns[i] = it.n
+	}
+	s := promptSet{
+		list:    newList(len(items)),
+		routes:  make(map[string]*promptRoute, len(items)),
+		entries: make([]PromptEntry, 0, len(items)),
+		names:   assign(ns),
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].n.Exposed < items[j].n.Exposed })
+	for _, it := range items {
+		n := it.n
+		s.list.add(n.Exposed, it.pr.obj.withName(n.Exposed))
+		s.routes[n.Exposed] = &promptRoute{p: it.p, prompt: it.pr}
+		s.entries = append(s.entries, PromptEntry{Provider: n.Provider, Prompt: n.Own, ExposedName: n.Exposed, Description: it.pr.desc})
+	}
+	return s
+}
+
+// ListPrompts returns one page of the exposed prompts, sorted by exposed
+// name: the MCP Prompt objects as their providers wrote them (compacted),
+// with "name" rewritten to the exposed name. As ListTools otherwise; a
+// cursor this catalog did not issue for prompts/list gives an error
+// wrapping tool.ErrInvalidCursor.
+func (c *Catalog) ListPrompts(cursor string) (prompts []json.RawMessage, nextCursor string, err error) {
+	return c.snap.Load().prompts.list.page(promptsList, cursor, c.pageSize)
+}
+
+// GetPrompt checks g.Arguments against the prompt's declared arguments and
+// hands the get to the prompt's provider under the provider's own prompt
+// name. g.Name is the exposed name. Absent arguments (nil, blank, JSON
+// null) are {}, so the provider always gets a JSON object.
+//
+// Errors:
+//   - an unknown name wraps tool.ErrUnknownPrompt;
+//   - arguments that are not a JSON object whose values are strings, or
+//     that lack an argument the prompt declares "required", wrap
+//     tool.ErrBadArguments, naming every problem by JSON pointer
+//     (invalid arguments for prompt "p": /who: missing required
+//     argument); the provider is not called. Arguments the prompt does
+//     not declare pass: the provider decides.
+//   - a provider's error that tool.Typed reports (an *tool.InputRequired
+//     among them) is returned as it is; any other is wrapped naming
+//     prompt and provider.
+//
+// No lock is held while the provider runs.
+func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMessage, error) {
+	if g == nil {
+		return nil, errors.New("catalog: nil prompt get")
+	}
+	r := c.snap.Load().prompts.routes[g.Name]
+	if r == nil {
+		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownPrompt, g.Name)
+	}
+	fwd := *g
+	fwd.Name = r.prompt.name
+	if absent(fwd.Arguments) {
+		fwd.Arguments = emptyObject
+	}
+	if msg := r.prompt.check(g.Name, fwd.Arguments); msg != "" {
+		return nil, tool.Errorf(tool.ErrBadArguments, "%s", msg)
+	}
+	res, err := r.p.srv.GetPrompt(ctx, &fwd)
+	if err != nil && !tool.Typed(err) {
+		err = fmt.Errorf("prompt %q of provider %q: %w", r.prompt.name, r.p.name, err)
+	}
+	return res, err
+}
+
+// check returns "" when args (not absent) are a JSON object of strings
+// holding every required argument, else a message naming every problem.
+func (p *prompt) check(exposed string, args []byte) string {
+	header := fmt.Sprintf("invalid arguments for prompt %q", exposed)
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(args, &m); err != nil {
+		var v any
+		if json.Unmarshal(args, &v) != nil {
+			return fmt.Sprintf("%s: not valid JSON: %v", header, err)
+		}
+		return fmt.Sprintf("%s: arguments must be a JSON object, got %s", header, jsonKind(args))
+	}
+	if m == nil { // cannot happen: absent arguments are {} by now
+		return fmt.Sprintf("%s: arguments must be a JSON object, got null", header)
+	}
+	var problems []string
+	for name, v := range m {
+		if k := jsonKind(v); k != "string" {
+			problems = append(problems, fmt.Sprintf("%s: must be a string, got %s", pointer(name), k))
+		}
+	}
+	for _, a := range p.args {
+		if _, ok := m[a.name]; a.required && !ok {
+			problems = append(problems, pointer(a.name)+": missing required argument")
+		}
+	}
+	return explain(header, problems)
+}
+
+// pointer is the JSON pointer of a top-level member.
+func pointer(name string) string {
+	return "/" + strings.ReplaceAll(strings.ReplaceAll(name, "~", "~0"), "/", "~1")
+}
+
+// explain returns "" for no problems, else header and the problems,
+// sorted, on one line when there is one and as a list otherwise (at most
+// argcheck.MaxViolations of them), as argcheck words a tool's.
+func explain(header string, problems []string) string {
+	switch len(problems) {
+	case 0:
+		return ""
+	case 1:
+		return header + ": " + problems[0]
+	}
+	slices.Sort(problems)
+	var b strings.Builder
+	b.WriteString(header + ":")
+	for i, p := range problems {
+		if i == argcheck.MaxViolations {
+			fmt.Fprintf(&b, "\n- … and %d more", len(problems)-i)
+			break
+		}
+		b.WriteString("\n- " + p)
+	}
+	return b.String()
+}
+
+// Prompts returns every exposed prompt, sorted by exposed name.
+func (c *Catalog) Prompts() []PromptEntry {
+	return slices.Clone(c.snap.Load().prompts.entries)
+}

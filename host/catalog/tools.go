@@ -1,0 +1,251 @@
+package catalog
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"sort"
+
+	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/host/naming"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// toolSet is the snapshot's view of the exposed tools.
+type toolSet struct {
+	list    list              // by exposed name
+	routes  map[string]*route // by exposed name
+	entries []Entry           // sorted by exposed name
+	names   names
+}
+
+// route is where a call to one exposed name goes.
+type route struct {
+	p        tool.Provider
+	provider string
+	tool     string
+	schema   *argcheck.Schema
+}
+
+// acceptTools checks p's tool definitions, reusing the compiled schema of
+// a tool old offered with the same JSON.
+func (p *provider) acceptTools(defs []tool.Def, old *provider) {
+	known := map[string]*def{}
+	if old != nil {
+		for _, d := range old.defs {
+			known[d.name] = d
+		}
+	}
+	a := p.accepting(KindTool, "name")
+	for _, d := range defs {
+		var err error
+		pd := known[d.Name]
+		if pd == nil || !bytes.Equal(pd.orig, d.JSON) {
+			pd, err = parseDef(d.Name, d.JSON)
+		}
+		if a.take(d.Name, err) {
+			p.defs = append(p.defs, pd)
+		}
+	}
+}
+
+func buildTools(providers map[string]*provider) toolSet {
+	type item struct {
+		n *naming.Name
+		d *def
+		p *provider
+	}
+	var items []item
+	for _, st := range providers {
+		for _, d := range st.defs {
+			items = append(items, item{&naming.Name{Provider: st.name, Own: d.name}, d, st})
+		}
+	}
+	ns := make([]*naming.Name, len(items))
+	for i, it := range items {
+		ns[i] = it.n
+	}
+	s := toolSet{
+		list:    newList(len(items)),
+		routes:  make(map[string]*route, len(items)),
+		entries: make([]Entry, 0, len(items)),
+		names:   assign(ns),
+	}
+	sort.Slice(items, func(i, j int) bool { return items[i].n.Exposed < items[j].n.Exposed })
+	for _, it := range items {
+		n := it.n
+		s.list.add(n.Exposed, it.d.encode(n.Exposed))
+		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, schema: it.d.schema}
+		s.entries = append(s.entries, Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.d.desc})
+	}
+	return s
+}
+
+// names is how one kind's names (tools', prompts') were assigned, kept to
+// log what changed from one snapshot to the next.
+type names struct {
+	assigned []*naming.Name
+	clashes  map[string][]string  // own name → its providers, when more than one
+	exposed  map[[2]string]string // (provider, own) → exposed
+}
+
+// assign names ns (naming.Assign) and records the clashes.
+func assign(ns []*naming.Name) names {
+	naming.Assign(ns)
+	out := names{assigned: ns, clashes: map[string][]string{}, exposed: make(map[[2]string]string, len(ns))}
+	providersOf := map[string][]string{}
+	for _, n := range ns {
+		out.exposed[[2]string{n.Provider, n.Own}] = n.Exposed
+		providersOf[n.Own] = append(providersOf[n.Own], n.Provider)
+	}
+	for own, ps := range providersOf {
+		if len(ps) > 1 {
+			slices.Sort(ps)
+			out.clashes[own] = ps
+		}
+	}
+	return out
+}
+
+// logNames warns about clashes of kind's names that appeared or changed,
+// notes clashes that went away, and warns about every name exposed as
+// another for another reason (sanitised, shortened, disambiguated).
+func (c *Catalog) logNames(kind Kind, old, s *names) {
+	k := string(kind)
+	for _, own := range sortedKeys(s.clashes) {
+		ps := s.clashes[own]
+		if slices.Equal(old.clashes[own], ps) {
+			continue
+		}
+		exposed := make([]string, len(ps))
+		for i, p := range ps {
+			exposed[i] = s.exposed[[2]string{p, own}]
+		}
+		c.log.Warn(k+" name clash: several providers offer the same "+k+" name; each is exposed under its provider's prefix",
+			k, own, "providers", ps, "exposed", exposed)
+	}
+	for _, own := range sortedKeys(old.clashes) {
+		if _, ok := s.clashes[own]; !ok {
+			c.log.Info(k+" name clash resolved", k, own, "was", old.clashes[own])
+		}
+	}
+	for _, n := range s.assigned {
+		if n.Exposed == n.Own || n.Reason == naming.ReasonClash {
+			continue
+		}
+		if old.exposed[[2]string{n.Provider, n.Own}] == n.Exposed {
+			continue // logged when it happened
+		}
+		c.log.Warn(k+" exposed under another name", "provider", n.Provider, k, n.Own, "exposed", n.Exposed, "reason", n.Reason)
+	}
+}
+
+// ListTools returns one page of the exposed tools, sorted by exposed name:
+// the MCP Tool objects as their providers wrote them, with "name" rewritten
+// to the exposed name. The slice is shared and must not be modified; it is
+// never nil. nextCursor is empty on the last page.
+//
+// A cursor is the last name of the previous page, so it stays valid when
+// tools come and go between pages: the next page starts after that name.
+// A cursor this catalog did not issue for tools/list gives an error
+// wrapping tool.ErrInvalidCursor.
+func (c *Catalog) ListTools(cursor string) (tools []json.RawMessage, nextCursor string, err error) {
+	s := c.snap.Load()
+	return s.tools.list.page(toolsList, cursor, c.pageSize)
+}
+
+// CallTool validates call.Arguments against the tool's inputSchema and
+// hands the call to the tool's provider under the provider's own tool name.
+// call.Name is the exposed name. It is the one place, after the protocol
+// layer, where absent arguments get their default: nil, empty or JSON null
+// arguments are {}, so the provider always gets a JSON object.
+//
+// Errors, for tool.Outcome to map:
+//   - an unknown name wraps tool.ErrUnknownTool;
+//   - arguments that are not a JSON object or break the schema wrap
+//     tool.ErrBadArguments, and the text is argcheck's message naming
+//     every violation; the provider is not called;
+//   - a provider's error that wraps one of tool's sentinels (tool.Typed)
+//     names its cause and is returned as it is; any other is wrapped
+//     naming tool and provider ("tool "x" of provider "p": …"). A
+//     cancelled ctx shows as the provider's error wrapping ctx's.
+//
+// No lock is held while the provider runs.
+func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+	r, fwd, err := c.route(call)
+	if err != nil {
+		return nil, err
+	}
+	res, err := r.p.CallTool(ctx, &fwd)
+	return res, r.failure(err)
+}
+
+// StartCall is CallTool without waiting, when the tool's provider is a
+// tool.Starter: done gets what CallTool would have returned, from the
+// provider's goroutine (see tool.Starter), or at once for a call refused
+// here. For any other provider a goroutine runs CallTool.
+func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+	r, fwd, err := c.route(call)
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	st, ok := r.p.(tool.Starter)
+	if !ok {
+		go func() {
+			res, err := r.p.CallTool(ctx, &fwd)
+			done(res, r.failure(err))
+		}()
+		return
+	}
+	st.StartCall(ctx, &fwd, func(res json.RawMessage, err error) { done(res, r.failure(err)) })
+}
+
+// route finds the provider of call.Name and prepares the call it gets:
+// the provider's own tool name, arguments defaulted and checked.
+func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
+	if call == nil {
+		return nil, tool.Call{}, errors.New("catalog: nil call")
+	}
+	r := c.snap.Load().tools.routes[call.Name]
+	if r == nil {
+		return nil, tool.Call{}, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
+	}
+	fwd := *call
+	fwd.Name = r.tool
+	if absent(fwd.Arguments) {
+		fwd.Arguments = emptyObject
+	}
+	if msg := r.schema.Check(call.Name, fwd.Arguments); msg != "" {
+		return nil, tool.Call{}, tool.Errorf(tool.ErrBadArguments, "%s", msg)
+	}
+	return r, fwd, nil
+}
+
+// failure is the error a call of r returns for its provider's err: typed
+// errors name their cause already, others are wrapped naming tool and
+// provider.
+func (r *route) failure(err error) error {
+	if err == nil || tool.Typed(err) {
+		return err
+	}
+	return fmt.Errorf("tool %q of provider %q: %w", r.tool, r.provider, err)
+}
+
+// emptyObject is the arguments of a call that has none.
+var emptyObject = json.RawMessage("{}")
+
+// absent reports whether a call's arguments stand for none: nil, only
+// white space, or JSON null (some clients send null for no arguments).
+func absent(args json.RawMessage) bool {
+	args = bytes.TrimSpace(args)
+	return len(args) == 0 || string(args) == "null"
+}
+
+// Exposed returns every exposed tool, sorted by exposed name.
+func (c *Catalog) Exposed() []Entry {
+	return slices.Clone(c.snap.Load().tools.entries)
+}

@@ -14,7 +14,8 @@ import (
 type Handler func(ctx context.Context, req *Request) (*Result, error)
 
 // Request is one call of a tool, as its handler sees it. A Request built by
-// hand (in a unit test, say) works: Progress and Log then do nothing.
+// hand (in a unit test, say) works: Progress and Log then do nothing, and
+// Elicit, Sample and Roots answer that the client supports none of them.
 type Request struct {
 	// Tool is the name of the tool being called.
 	Tool string

@@ -150,7 +150,8 @@ type PluginClient interface {
 	// Contract 2, offers.resource_subscriptions. The host subscribes once per
 	// URI, however many clients subscribed, and unsubscribes when the last
 	// one leaves; the plugin then reports changes of the resource's contents
-	// in ToolsChanged.updated.
+	// in ToolsChanged.updated. NOT_FOUND when the plugin has no such
+	// resource.
 	SubscribeResource(ctx context.Context, in *SubscribeResourceRequest, opts ...grpc.CallOption) (*SubscribeResourceResponse, error)
 	// Contract 2, offers.prompts. One page of MCP Prompt objects.
 	ListPrompts(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
@@ -368,7 +369,8 @@ type PluginServer interface {
 	// Contract 2, offers.resource_subscriptions. The host subscribes once per
 	// URI, however many clients subscribed, and unsubscribes when the last
 	// one leaves; the plugin then reports changes of the resource's contents
-	// in ToolsChanged.updated.
+	// in ToolsChanged.updated. NOT_FOUND when the plugin has no such
+	// resource.
 	SubscribeResource(context.Context, *SubscribeResourceRequest) (*SubscribeResourceResponse, error)
 	// Contract 2, offers.prompts. One page of MCP Prompt objects.
 	ListPrompts(context.Context, *ListRequest) (*ListResponse, error)

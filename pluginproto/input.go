@@ -69,6 +69,11 @@ func (e *InputRequiredError) Error() string {
 	return fmt.Sprintf("the plugin needs the client's input first (%d bytes of requests)", len(e.Requests))
 }
 
+var (
+	_ error = (*InputError)(nil)
+	_ error = (*InputRequiredError)(nil)
+)
+
 const (
 	// maxInputRequests is the most requests one InputRequired may carry.
 	maxInputRequests = 16

@@ -24,6 +24,8 @@ type server struct {
 	p *Plugin
 }
 
+var _ pb.PluginServer = (*server)(nil)
+
 func newServer(p *Plugin) *server {
 	p.mu.Lock()
 	p.listed = p.gen // the host has seen nothing yet, and it lists before it calls

@@ -27,7 +27,7 @@ type asyncCall struct {
 
 // start runs req on the CallsV2 stream without waiting: the frames are
 // sent on the calling goroutine, the answer goes to done on the reader's.
-func (m *mux) start(ctx context.Context, req *CallRequest, args json.RawMessage, done func(json.RawMessage, error)) {
+func (m *mux) start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input, done func(json.RawMessage, error)) {
 	a := &asyncCall{m: m, ctx: ctx, req: req, done: done}
 	s, id, call, err := m.register(a)
 	if err != nil {
@@ -38,10 +38,7 @@ func (m *mux) start(ctx context.Context, req *CallRequest, args json.RawMessage,
 	m.mu.Lock()
 	a.stop = stop
 	m.mu.Unlock()
-	call.start = pb.CallStart{Tool: req.Tool, Arguments: args, Progress: req.Progress != nil}
-	if len(args) > argsChunk {
-		call.start.Arguments, call.start.MoreArguments = args[:argsChunk], true
-	}
+	call.prepare(req, args, in)
 	m.sendCall(ctx, s, id, call, args) // an early end of ctx is cancelled's to answer
 }
 

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync/atomic"
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
@@ -18,16 +19,17 @@ import (
 // plugin's handshake, and is safe for concurrent use.
 type Client struct {
 	rpc      pb.PluginClient
-	exited   context.Context // cancelled by go-plugin when the plugin process exits
-	contract uint32          // the negotiated contract version
-	calls    callPath        // how calls reach the plugin, chosen by contract
+	exited   context.Context        // cancelled by go-plugin when the plugin process exits
+	contract uint32                 // the negotiated contract version
+	calls    callPath               // how calls reach the plugin, chosen by contract
+	offers   atomic.Pointer[Offers] // what Describe said; nil before
 }
 
 // callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
 // or a CallTool stream per call for a plugin of contract 1 (contract1).
 type callPath interface {
-	call(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error)
-	start(ctx context.Context, req *CallRequest, args json.RawMessage, done func(json.RawMessage, error))
+	call(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input) (json.RawMessage, error)
+	start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input, done func(json.RawMessage, error))
 }
 
 var (
@@ -52,12 +54,33 @@ type Description struct {
 	Name, Version string
 	// ContractVersion is the contract version the plugin speaks.
 	ContractVersion uint32
+	// Offers is what the plugin offers besides tools: zero for a plugin of
+	// contract 1, or one that offers only tools.
+	Offers Offers
 }
 
-// Describe asks the plugin for its name, version and contract version, and
-// tells it the host's version. When the plugin names another contract
-// version than its handshake did, it returns the description and an error
-// wrapping ErrContractVersion.
+// Offers says what a plugin offers besides tools. A host learns it from
+// Describe (Description.Offers) and calls nothing that is not offered; a
+// plugin built with this package offers what it registered, and what it
+// declared with Plugin.Offer.
+type Offers struct {
+	// Resources: resources and resource templates (ListResources,
+	// ListResourceTemplates, ReadResource).
+	Resources bool
+	// ResourceSubscriptions: SubscribeResource, and Change.Updated.
+	ResourceSubscriptions bool
+	// Prompts: ListPrompts and GetPrompt.
+	Prompts bool
+	// Completions: Complete.
+	Completions bool
+}
+
+// Describe asks the plugin for its name, version, contract version and
+// offers, and tells it the host's version. The Client remembers the
+// offers: its methods for resources, prompts and completions work only
+// after Describe, for what was offered. When the plugin names another
+// contract version than its handshake did, it returns the description and
+// an error wrapping ErrContractVersion.
 func (c *Client) Describe(ctx context.Context, hostVersion string) (Description, error) {
 	resp, err := c.rpc.Describe(ctx, &pb.DescribeRequest{HostContractVersion: c.contract, HostVersion: hostVersion})
 	if err != nil {
@@ -67,6 +90,15 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 	if d.ContractVersion != c.contract {
 		return d, fmt.Errorf("%w: plugin %q speaks contract version %d, but its handshake named %d", ErrContractVersion, d.Name, d.ContractVersion, c.contract)
 	}
+	if o := resp.GetOffers(); o != nil && c.contract >= 2 {
+		d.Offers = Offers{
+			Resources:             o.GetResources() || o.GetResourceSubscriptions(),
+			ResourceSubscriptions: o.GetResourceSubscriptions(),
+			Prompts:               o.GetPrompts(),
+			Completions:           o.GetCompletions(),
+		}
+	}
+	c.offers.Store(&d.Offers)
 	return d, nil
 }
 
@@ -100,6 +132,19 @@ type CallRequest struct {
 	// Log receives the plugin's log messages: an MCP level, the logger name
 	// (empty for the plugin itself) and any JSON value. Nil drops them.
 	Log func(level, logger string, data json.RawMessage)
+	// ClientCapabilities is the MCP ClientCapabilities object the client
+	// declared, as JSON; nil means {} (none). The plugin's handler checks it
+	// before asking the client for anything. Ignored by plugins of
+	// contract 1.
+	ClientCapabilities json.RawMessage
+	// Input is set on the retry of a call that answered
+	// *InputRequiredError: the client's answers, and the error's State.
+	Input *Input
+	// AnswerInput is for Plugin.CallTool only (Client.CallTool ignores
+	// it): it answers the handler's requests to the client, and CallTool
+	// runs the input rounds itself, as a host would. Nil returns the
+	// *InputRequiredError.
+	AnswerInput AnswerFunc
 }
 
 var emptyObject = json.RawMessage("{}")
@@ -122,15 +167,23 @@ func arguments(req *CallRequest) json.RawMessage {
 // opened at the first call; with a plugin of contract 1, each call has a
 // CallTool stream of its own.
 //
-// Errors wrap ctx's error when ctx ended, ErrUnknownTool when the plugin has
-// no such tool, ErrPluginClosed when the plugin broke the call (it died),
-// ErrNoResult when it ended the call without a result and ErrInvalidResult
-// when its result is not a JSON object.
+// When the handler needs the client's input first, the error is an
+// *InputRequiredError (checked: 1 to 16 requests the client can answer, a
+// state of at most 64 KiB): get the answers and call again with Input set.
+// Other errors wrap ctx's error when ctx ended, ErrUnknownTool when the
+// plugin has no such tool, ErrPluginClosed when the plugin broke the call
+// (it died), ErrNoResult when it ended the call without a result and
+// ErrInvalidResult when its result is not a JSON object or its
+// input_required breaks the rules.
 func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
 	}
-	return c.calls.call(ctx, req, arguments(req))
+	in, err := callInput(req)
+	if err != nil {
+		return nil, err
+	}
+	return c.calls.call(ctx, req, arguments(req), in)
 }
 
 // StartCall is CallTool without waiting: it sends the call and returns, and
@@ -147,7 +200,29 @@ func (c *Client) StartCall(ctx context.Context, req *CallRequest, done func(json
 		done(nil, fmt.Errorf("call %q: %w", req.Tool, err))
 		return
 	}
-	c.calls.start(ctx, req, arguments(req), done)
+	in, err := callInput(req)
+	if err != nil {
+		done(nil, err)
+		return
+	}
+	c.calls.start(ctx, req, arguments(req), in, done)
+}
+
+// callInput is req's Input for the wire, checked; and the check that its
+// Start, which carries the Input, the client's capabilities and at most
+// 64 KiB of arguments, stays within what a plugin accepts in one message.
+func callInput(req *CallRequest) (*pb.Input, error) {
+	if req.Input == nil && len(req.ClientCapabilities) < maxPluginMessage/2 {
+		return nil, nil // the common case: nothing to check
+	}
+	in, err := inputPB(req.Input)
+	if err != nil {
+		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
+	}
+	return in, checkSize(fmt.Sprintf("call %q", req.Tool), &pb.HostFrame{CallId: 1 << 63, Msg: &pb.HostFrame_Start{Start: &pb.CallStart{
+		Tool: req.Tool, Arguments: make([]byte, min(len(req.Arguments), argsChunk)), Progress: true, MoreArguments: true,
+		ClientCapabilities: req.ClientCapabilities, Input: in,
+	}}})
 }
 
 // callError turns a call's failure into one of the documented errors.
@@ -180,26 +255,68 @@ func rpcError(ctx, exited context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %w", what, err)
 }
 
-// WatchTools calls changed each time the plugin's tool list changes (the
-// host then calls ListTools). It blocks until ctx ends, returning ctx's
-// error, or until the stream breaks, returning an error wrapping
-// ErrPluginClosed. changed runs on WatchTools' goroutine; one call may stand
-// for several changes.
-func (c *Client) WatchTools(ctx context.Context, changed func()) error {
+// Change is one burst of changes a plugin reported: which of its lists
+// changed (the host then lists them again), and which subscribed resources
+// have new contents.
+type Change struct {
+	// Tools, Resources (resources or templates) and Prompts: the list
+	// changed.
+	Tools, Resources, Prompts bool
+	// Updated are the URIs of subscribed resources whose contents changed.
+	Updated []string
+}
+
+// Watch calls changed each time the plugin reports a change. It blocks
+// until ctx ends, returning ctx's error, or until the stream breaks,
+// returning an error wrapping ErrPluginClosed. changed runs on Watch's
+// goroutine; one call may stand for several changes. A plugin of contract
+// 1 can only say that its tools changed. Watch passes on only what the
+// plugin offered in Describe (a change of resources from a plugin that
+// offered none is dropped), so call Describe first.
+func (c *Client) Watch(ctx context.Context, changed func(Change)) error {
 	stream, err := c.rpc.WatchTools(ctx, &pb.WatchToolsRequest{})
 	if err != nil {
-		return rpcError(ctx, c.exited, "watch tools", err)
+		return rpcError(ctx, c.exited, "watch", err)
 	}
 	for {
-		if _, err := stream.Recv(); err != nil {
+		msg, err := stream.Recv()
+		if err != nil {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
 			if errors.Is(err, io.EOF) {
-				return fmt.Errorf("watch tools: %w: the plugin ended the watch", ErrPluginClosed)
+				return fmt.Errorf("watch: %w: the plugin ended the watch", ErrPluginClosed)
 			}
-			return rpcError(ctx, c.exited, "watch tools", err)
+			return rpcError(ctx, c.exited, "watch", err)
 		}
-		changed()
+		if ch, ok := c.change(msg); ok {
+			changed(ch)
+		}
 	}
+}
+
+// change is what msg says, reduced to what the plugin offered: a message
+// with nothing set means its tools changed (all contract 1 can say).
+func (c *Client) change(msg *pb.ToolsChanged) (Change, bool) {
+	if !msg.GetTools() && !msg.GetResources() && !msg.GetPrompts() && len(msg.GetUpdated()) == 0 {
+		return Change{Tools: true}, true
+	}
+	o := c.offered()
+	ch := Change{Tools: msg.GetTools(), Resources: msg.GetResources() && o.Resources, Prompts: msg.GetPrompts() && o.Prompts}
+	if o.ResourceSubscriptions {
+		for _, uri := range msg.GetUpdated() {
+			if uri != "" {
+				ch.Updated = append(ch.Updated, uri)
+			}
+		}
+	}
+	return ch, ch.Tools || ch.Resources || ch.Prompts || len(ch.Updated) > 0
+}
+
+// offered is what the plugin offered in Describe (zero before).
+func (c *Client) offered() Offers {
+	if o := c.offers.Load(); o != nil {
+		return *o
+	}
+	return Offers{}
 }

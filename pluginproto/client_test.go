@@ -483,7 +483,7 @@ func TestClientListToolsRejectsNonObjects(t *testing.T) {
 	}
 }
 
-func TestClientWatchToolsEnds(t *testing.T) {
+func TestClientWatchEnds(t *testing.T) {
 	t.Parallel()
 	t.Run("context cancelled", func(t *testing.T) {
 		t.Parallel()
@@ -493,7 +493,7 @@ func TestClientWatchToolsEnds(t *testing.T) {
 		}})
 		ctx, cancel := context.WithCancel(t.Context())
 		cancel()
-		if err := c.WatchTools(ctx, func() {}); !errors.Is(err, context.Canceled) {
+		if err := c.Watch(ctx, func(Change) {}); !errors.Is(err, context.Canceled) {
 			t.Errorf("err = %v, want context.Canceled", err)
 		}
 	})
@@ -503,7 +503,7 @@ func TestClientWatchToolsEnds(t *testing.T) {
 			return s.Send(&pb.ToolsChanged{})
 		}})
 		n := 0
-		err := c.WatchTools(t.Context(), func() { n++ })
+		err := c.Watch(t.Context(), func(Change) { n++ })
 		if !errors.Is(err, ErrPluginClosed) || n != 1 {
 			t.Errorf("err = %v after %d changes, want ErrPluginClosed after 1", err, n)
 		}
@@ -526,7 +526,7 @@ func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 	changes := make(chan struct{}, 8)
 	ctx, cancel := context.WithCancel(t.Context())
 	watchDone := make(chan error, 1)
-	go func() { watchDone <- c.WatchTools(ctx, func() { changes <- struct{}{} }) }()
+	go func() { watchDone <- c.Watch(ctx, func(Change) { changes <- struct{}{} }) }()
 	select {
 	case <-changes:
 	case <-time.After(10 * time.Second):
@@ -534,7 +534,7 @@ func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 	}
 	cancel()
 	if err := <-watchDone; !errors.Is(err, context.Canceled) {
-		t.Errorf("WatchTools = %v, want context.Canceled", err)
+		t.Errorf("Watch = %v, want context.Canceled", err)
 	}
 
 	// Listed everything; the next change is announced once, whether it
@@ -544,7 +544,7 @@ func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 	}
 	ctx, cancel = context.WithCancel(t.Context())
 	defer cancel()
-	go func() { watchDone <- c.WatchTools(ctx, func() { changes <- struct{}{} }) }()
+	go func() { watchDone <- c.Watch(ctx, func(Change) { changes <- struct{}{} }) }()
 	p.RemoveTool("a")
 	select {
 	case <-changes:

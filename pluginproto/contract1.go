@@ -23,12 +23,14 @@ type contract1 struct {
 
 // start runs call on a goroutine of its own: a contract-1 stream is the
 // call's, and someone must read it.
-func (v contract1) start(ctx context.Context, req *CallRequest, args json.RawMessage, done func(json.RawMessage, error)) {
-	go func() { done(v.call(ctx, req, args)) }()
+func (v contract1) start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input, done func(json.RawMessage, error)) {
+	go func() { done(v.call(ctx, req, args, in)) }()
 }
 
-// call runs req on a CallTool stream of its own.
-func (v contract1) call(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error) {
+// call runs req on a CallTool stream of its own. Contract 1 knows nothing
+// of the client's capabilities and input: in is dropped (a plugin of
+// contract 1 never asks for input).
+func (v contract1) call(ctx context.Context, req *CallRequest, args json.RawMessage, _ *pb.Input) (json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream
 	stream, err := v.rpc.CallTool(ctx)

@@ -93,12 +93,12 @@ const (
 )
 
 // call runs req on the CallsV2 stream.
-func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage) (json.RawMessage, error) {
+func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input) (json.RawMessage, error) {
 	s, id, call, err := m.register(nil)
 	if err != nil {
 		return nil, callError(ctx, m.exited, req.Tool, err)
 	}
-	res, answered, err := m.run(ctx, s, id, call, req, args)
+	res, answered, err := m.run(ctx, s, id, call, req, args, in)
 	if answered {
 		// The reader is done with the call: it finished the id.
 		call.reset()
@@ -109,15 +109,24 @@ func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage) 
 
 // run sends the call's frames and waits for its answer (answered), the end
 // of ctx or a broken stream.
-func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *CallRequest, args json.RawMessage) (res json.RawMessage, answered bool, err error) {
-	call.start = pb.CallStart{Tool: req.Tool, Arguments: args, Progress: req.Progress != nil}
-	if len(args) > argsChunk {
-		call.start.Arguments, call.start.MoreArguments = args[:argsChunk], true
-	}
+func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *CallRequest, args json.RawMessage, in *pb.Input) (res json.RawMessage, answered bool, err error) {
+	call.prepare(req, args, in)
 	if !m.sendCall(ctx, s, id, call, args) {
 		return nil, false, m.cancel(ctx, s, id, req.Tool)
 	}
 	return m.wait(ctx, s, id, call, req)
+}
+
+// prepare sets up the call's Start frame: the first 64 KiB of the
+// arguments, the client's capabilities ({} when none) and input.
+func (c *muxCall) prepare(req *CallRequest, args json.RawMessage, in *pb.Input) {
+	c.start = pb.CallStart{
+		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
+		ClientCapabilities: capabilities(req.ClientCapabilities), Input: in,
+	}
+	if len(args) > argsChunk {
+		c.start.Arguments, c.start.MoreArguments = args[:argsChunk], true
+	}
 }
 
 // sendCall sends the Start frame prepared in call.start and the rest of
@@ -188,8 +197,8 @@ func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, 
 }
 
 // frame acts on one frame of req's call: a notification goes to its
-// callback; an answer is returned, with final set. Frames of a later
-// contract revision are ignored.
+// callback; an answer is returned, with final set (an input_required as an
+// *InputRequiredError). Frames of a later contract revision are ignored.
 func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (res json.RawMessage, final bool, err error) {
 	switch msg := f.GetMsg().(type) {
 	case *pb.PluginFrame_Progress:
@@ -207,6 +216,8 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (r
 		return msg.Result, true, nil
 	case *pb.PluginFrame_Error:
 		return nil, true, callError(ctx, m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage()))
+	case *pb.PluginFrame_InputRequired:
+		return nil, true, inputRequired(fmt.Sprintf("call %q", req.Tool), msg.InputRequired)
 	}
 	return nil, false, nil
 }
@@ -285,7 +296,7 @@ func (m *mux) deliver(s *muxStream, f *pb.PluginFrame) {
 	call := s.calls[f.GetCallId()]
 	notification := false
 	switch f.GetMsg().(type) {
-	case *pb.PluginFrame_Result, *pb.PluginFrame_Error:
+	case *pb.PluginFrame_Result, *pb.PluginFrame_Error, *pb.PluginFrame_InputRequired:
 		delete(s.calls, f.GetCallId()) // finished: later frames for it are dropped
 	case *pb.PluginFrame_Progress, *pb.PluginFrame_Log:
 		notification = true

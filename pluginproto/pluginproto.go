@@ -33,8 +33,8 @@ var Handshake = plugin.HandshakeConfig{
 	MagicCookieValue: "019544a273a2bc73910caf0182d93962b8325e5cc6bd15d4",
 }
 
-// Errors returned (wrapped) by Client and Plugin.CallTool. Match them with
-// errors.Is.
+// Errors returned (wrapped) by Client and the in-process helpers
+// (Plugin.CallTool, ...). Match them with errors.Is.
 var (
 	// ErrUnknownTool: the plugin offers no tool of that name (it may have
 	// removed it a moment ago).
@@ -48,6 +48,23 @@ var (
 	ErrInvalidResult = errors.New("plugin sent an invalid result")
 	// ErrContractVersion: the plugin speaks another contract version.
 	ErrContractVersion = errors.New("incompatible plugin contract version")
+	// ErrNotOffered: the Client was asked for something the plugin did not
+	// offer in Describe (Description.Offers); no rpc was made.
+	ErrNotOffered = errors.New("not offered by the plugin")
+	// ErrUnknownResource: the plugin has no resource of that URI, listed or
+	// matching one of its templates. A resource handler returns it for a
+	// URI its template matched but that names nothing.
+	ErrUnknownResource = errors.New("unknown resource")
+	// ErrUnknownPrompt: the plugin has no prompt of that name.
+	ErrUnknownPrompt = errors.New("unknown prompt")
+	// ErrUnknownReference: a completion's ref names no prompt or resource
+	// template of the plugin.
+	ErrUnknownReference = errors.New("unknown prompt or resource template")
+	// ErrInvalidArguments: a prompt's arguments or a completion's params
+	// are missing or wrong; the error's text ends with the plugin's
+	// message naming the problem. A prompt handler or completer returns it
+	// (wrapped, with that message) to refuse its arguments.
+	ErrInvalidArguments = errors.New("invalid arguments")
 )
 
 // ClientPluginSets returns the go-plugin plugin sets a host passes as

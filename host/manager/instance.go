@@ -218,7 +218,10 @@ func (in *instance) listTools(ctx context.Context) ([]tool.Def, error) {
 // ctx ends or the stream breaks.
 func (in *instance) watchTools(ctx context.Context) {
 	defer close(in.watchDone)
-	err := in.pp.WatchTools(ctx, func() {
+	err := in.pp.Watch(ctx, func(c pluginproto.Change) {
+		if !c.Tools {
+			return // resources and prompts are not served yet
+		}
 		select {
 		case in.changed <- struct{}{}:
 		default: // one pending announcement is enough

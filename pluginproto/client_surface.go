@@ -1,0 +1,243 @@
+package pluginproto
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	"github.com/plughost/plughost/pluginproto/internal/pb"
+)
+
+// The host's side of what a plugin of contract 2 offers besides tools:
+// resources, resource templates, prompts and completion. Each method works
+// only for what the plugin offered in Describe; otherwise it returns an
+// error wrapping ErrNotOffered, without an rpc.
+
+const (
+	// maxListItems is the most items the host takes from one list of a
+	// plugin (resources, templates or prompts), over all pages.
+	maxListItems = 10000
+	// maxListPages is the most pages the host asks for one list.
+	maxListPages = 1000
+)
+
+// ListResources returns the plugin's resources, each an MCP Resource object
+// as JSON, fetching every page. It is an error, wrapping ErrInvalidResult
+// and naming the problem, when an item is not a JSON object, the plugin
+// lists more than 10000 items or 1000 pages, or a page repeats an earlier
+// cursor.
+func (c *Client) ListResources(ctx context.Context) ([]json.RawMessage, error) {
+	return c.list(ctx, "list resources", c.offered().Resources, "resources", c.rpc.ListResources)
+}
+
+// ListResourceTemplates returns the plugin's resource templates, each an
+// MCP ResourceTemplate object as JSON, as ListResources does.
+func (c *Client) ListResourceTemplates(ctx context.Context) ([]json.RawMessage, error) {
+	return c.list(ctx, "list resource templates", c.offered().Resources, "resources", c.rpc.ListResourceTemplates)
+}
+
+// ListPrompts returns the plugin's prompts, each an MCP Prompt object as
+// JSON, as ListResources does.
+func (c *Client) ListPrompts(ctx context.Context) ([]json.RawMessage, error) {
+	return c.list(ctx, "list prompts", c.offered().Prompts, "prompts", c.rpc.ListPrompts)
+}
+
+// list fetches every page of one of the plugin's lists.
+func (c *Client) list(ctx context.Context, what string, offered bool, feature string,
+	rpc func(context.Context, *pb.ListRequest, ...grpc.CallOption) (*pb.ListResponse, error),
+) ([]json.RawMessage, error) {
+	if !offered {
+		return nil, notOffered(what, feature)
+	}
+	var items []json.RawMessage
+	cursor := ""
+	seen := make(map[string]bool)
+	for page := 1; ; page++ {
+		resp, err := rpc(ctx, &pb.ListRequest{Cursor: cursor})
+		if err != nil {
+			return nil, rpcError(ctx, c.exited, what, err)
+		}
+		if len(items)+len(resp.GetItems()) > maxListItems {
+			return nil, fmt.Errorf("%s: %w: more than %d items", what, ErrInvalidResult, maxListItems)
+		}
+		for i, item := range resp.GetItems() {
+			if !isObject(item) {
+				return nil, fmt.Errorf("%s: %w: item %d of page %d is not a JSON object: %.80q", what, ErrInvalidResult, i, page, item)
+			}
+			items = append(items, item)
+		}
+		cursor = resp.GetNextCursor()
+		switch {
+		case cursor == "":
+			return items, nil
+		case seen[cursor]:
+			return nil, fmt.Errorf("%s: %w: page %d repeats the cursor %.80q of an earlier page", what, ErrInvalidResult, page, cursor)
+		case page == maxListPages:
+			return nil, fmt.Errorf("%s: %w: more than %d pages", what, ErrInvalidResult, maxListPages)
+		}
+		seen[cursor] = true
+	}
+}
+
+// ReadRequest is one resources/read, for Client.ReadResource and
+// Plugin.ReadResource.
+type ReadRequest struct {
+	// URI is the resource's URI: one the plugin listed, or one matching
+	// one of its templates.
+	URI string
+	// ClientCapabilities and Input are as in CallRequest.
+	ClientCapabilities json.RawMessage
+	Input              *Input
+	// AnswerInput is as in CallRequest: for Plugin.ReadResource only.
+	AnswerInput AnswerFunc
+}
+
+// ReadResource reads a resource and returns the MCP ReadResourceResult as
+// JSON ({"contents": [...]}), checked to be a JSON object. Its errors are
+// those of CallTool, but an unknown resource wraps ErrUnknownResource,
+// and a plugin's failure is returned with its message.
+func (c *Client) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMessage, error) {
+	what := fmt.Sprintf("read resource %q", req.URI)
+	if !c.offered().Resources {
+		return nil, notOffered(what, "resources")
+	}
+	in, err := inputPB(req.Input)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	msg := &pb.ReadResourceRequest{Uri: req.URI, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in}
+	if err := checkSize(what, msg); err != nil {
+		return nil, err
+	}
+	resp, err := c.rpc.ReadResource(ctx, msg)
+	if err != nil {
+		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownResource)
+	}
+	return answer(what, resp.GetResult(), resp.GetInputRequired())
+}
+
+// PromptRequest is one prompts/get, for Client.GetPrompt and
+// Plugin.GetPrompt.
+type PromptRequest struct {
+	// Name is the prompt's name as the plugin gave it.
+	Name string
+	// Arguments is a JSON object of string values; nil means {}.
+	Arguments json.RawMessage
+	// ClientCapabilities and Input are as in CallRequest.
+	ClientCapabilities json.RawMessage
+	Input              *Input
+	// AnswerInput is as in CallRequest: for Plugin.GetPrompt only.
+	AnswerInput AnswerFunc
+}
+
+// GetPrompt renders a prompt and returns the MCP GetPromptResult as JSON
+// ({"description"?, "messages": [...]}), checked to be a JSON object. Its
+// errors are those of ReadResource, but an unknown prompt wraps
+// ErrUnknownPrompt, and missing or bad arguments wrap ErrInvalidArguments,
+// ending with the plugin's message naming the problem.
+func (c *Client) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMessage, error) {
+	what := fmt.Sprintf("get prompt %q", req.Name)
+	if !c.offered().Prompts {
+		return nil, notOffered(what, "prompts")
+	}
+	in, err := inputPB(req.Input)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	args := req.Arguments
+	if len(args) == 0 {
+		args = emptyObject
+	}
+	msg := &pb.GetPromptRequest{Name: req.Name, Arguments: args, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in}
+	if err := checkSize(what, msg); err != nil {
+		return nil, err
+	}
+	resp, err := c.rpc.GetPrompt(ctx, msg)
+	if err != nil {
+		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownPrompt)
+	}
+	return answer(what, resp.GetResult(), resp.GetInputRequired())
+}
+
+// Complete answers a completion/complete: params are the MCP
+// CompleteRequest params, with the plugin's own prompt name or URI
+// template in ref. It returns the MCP CompleteResult as JSON, checked to
+// be a JSON object. A ref naming nothing of the plugin's is an error
+// wrapping ErrUnknownReference; params the plugin refuses, one wrapping
+// ErrInvalidArguments with its message.
+func (c *Client) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	const what = "complete"
+	if !c.offered().Completions {
+		return nil, notOffered(what, "completions")
+	}
+	msg := &pb.CompleteRequest{Params: params}
+	if err := checkSize(what, msg); err != nil {
+		return nil, err
+	}
+	resp, err := c.rpc.Complete(ctx, msg)
+	if err != nil {
+		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownReference)
+	}
+	return answer(what, resp.GetResult(), nil)
+}
+
+// SubscribeResource asks the plugin to report changes of the contents of
+// the resource at uri in Change.Updated, or, with subscribe false, to stop.
+// A host subscribes once per URI, however many of its clients did. An
+// unknown resource is an error wrapping ErrUnknownResource.
+func (c *Client) SubscribeResource(ctx context.Context, uri string, subscribe bool) error {
+	what := fmt.Sprintf("subscribe to resource %q", uri)
+	if !subscribe {
+		what = fmt.Sprintf("unsubscribe from resource %q", uri)
+	}
+	if !c.offered().ResourceSubscriptions {
+		return notOffered(what, "resource subscriptions")
+	}
+	_, err := c.rpc.SubscribeResource(ctx, &pb.SubscribeResourceRequest{Uri: uri, Unsubscribe: !subscribe})
+	if err != nil {
+		return unaryError(ctx, c.exited, what, err, ErrUnknownResource)
+	}
+	return nil
+}
+
+func notOffered(what, feature string) error {
+	return fmt.Errorf("%s: %w: the plugin did not offer %s in Describe", what, ErrNotOffered, feature)
+}
+
+// answer is a unary rpc's answer: its result, checked to be a JSON object,
+// or its input_required as an *InputRequiredError.
+func answer(what string, result []byte, ir *pb.InputRequired) (json.RawMessage, error) {
+	switch {
+	case ir != nil:
+		return nil, inputRequired(what, ir)
+	case result == nil:
+		return nil, fmt.Errorf("%s: %w", what, ErrNoResult)
+	case !isObject(result):
+		return nil, fmt.Errorf("%s: %w: not a JSON object: %.80q", what, ErrInvalidResult, result)
+	}
+	return result, nil
+}
+
+// unaryError turns a unary rpc's failure into one of the documented
+// errors: NOT_FOUND wraps notFound, INVALID_ARGUMENT ErrInvalidArguments,
+// both keeping the plugin's message; a broken connection ErrPluginClosed.
+// Any other failure of the plugin is returned with its message.
+func unaryError(ctx, exited context.Context, what string, err error, notFound error) error {
+	if ctx.Err() != nil {
+		return fmt.Errorf("%s: %w", what, ctx.Err())
+	}
+	st := status.Convert(err)
+	switch st.Code() {
+	case codes.NotFound:
+		return fmt.Errorf("%s: %w: %s", what, notFound, st.Message())
+	case codes.InvalidArgument:
+		return fmt.Errorf("%s: %w: %s", what, ErrInvalidArguments, st.Message())
+	case codes.Unavailable, codes.Canceled:
+		return rpcError(ctx, exited, what, err)
+	}
+	return fmt.Errorf("%s: the plugin failed (%s): %s", what, st.Code(), st.Message())
+}

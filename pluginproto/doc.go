@@ -3,8 +3,9 @@
 //
 // # Writing a plugin
 //
-// A plugin is a program that offers MCP tools. It builds a Plugin, adds its
-// tools and calls Serve from main:
+// A plugin is a program that offers MCP tools (and, if it likes, resources,
+// prompts and completions). It builds a Plugin, adds its tools and calls
+// Serve from main:
 //
 //	func main() {
 //		p := pluginproto.New("greeter", "1.0.0")
@@ -36,8 +37,86 @@
 // Nothing may be printed to stdout before Serve: stdout carries the
 // go-plugin handshake. Operator logs go to stderr through Plugin.Logger.
 //
-// To test a tool without a host, call Plugin.CallTool, which runs it exactly
-// as a call from the host would.
+// # Resources, prompts and completion
+//
+// Resources are data the client reads by URI; a ResourceTemplate (an RFC
+// 6570 URI template) stands for a family of them, and its handler gets the
+// template's variables:
+//
+//	p.AddResource(pluginproto.Resource{URI: "notes://today", Name: "today", MIMEType: "text/markdown"},
+//		func(ctx context.Context, r *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
+//			return pluginproto.TextContents("", today()), nil
+//		})
+//	p.AddResourceTemplate(pluginproto.ResourceTemplate{URITemplate: "notes://{day}", Name: "day"},
+//		func(ctx context.Context, r *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
+//			return pluginproto.TextContents("text/markdown", notes(r.Vars["day"])), nil
+//		})
+//
+// A client may subscribe to a resource; call Plugin.ResourceUpdated when its
+// contents change, and the subscribers are told (the SDK keeps track of the
+// host's subscriptions). Prompts are message templates the user picks,
+// with string arguments the SDK checks before the handler runs:
+//
+//	p.AddPrompt(pluginproto.Prompt{Name: "review", Arguments: []pluginproto.PromptArgument{{Name: "code", Required: true}}},
+//		func(ctx context.Context, g *pluginproto.PromptGet) (*pluginproto.PromptResult, error) {
+//			return &pluginproto.PromptResult{Messages: []pluginproto.Message{
+//				{Role: "user", Content: pluginproto.Text("Review this:\n" + g.Arguments["code"])},
+//			}}, nil
+//		})
+//
+// A CompleteFunc in Prompt.Complete or ResourceTemplate.Complete suggests
+// values for an argument or a variable as the user types it.
+//
+// What a plugin offers besides tools (resources, prompts, completions) is
+// fixed when the host starts it: the SDK offers what is registered then.
+// A plugin that registers its first resource, prompt or completer only
+// later declares it with Plugin.Offer before Serve.
+//
+// # Asking the client
+//
+// A handler (of a tool, a prompt or a resource) may ask the client for
+// something: the user, through a form (Request.Elicit); the client's LLM
+// (Request.Sample); the client's roots (Request.Roots). It does not wait
+// for the answer. It runs in rounds, and the plugin keeps nothing in
+// memory between them:
+//
+//	answer, err := req.Elicit(ctx, pluginproto.ElicitParams{Message: "Delete everything?"})
+//	if err != nil {
+//		return nil, err // ErrInputRequired: the handler runs again with the answer
+//	}
+//
+// In the first round Elicit returns ErrInputRequired at once, and the
+// handler returns. The SDK answers the host with InputRequired: every
+// request the handler made without an answer (key "1" for its first
+// request, "2" for its second, ...) and a request state holding the answers
+// of earlier rounds. The host gets the client's answers and runs the same
+// call again with them (Input); the handler runs from the start, and its
+// k-th request now returns the k-th answer. The retry may reach another
+// process of the plugin (on another replica of the host): everything it
+// needs is in the retry. So a handler must be deterministic up to its
+// requests: make them in the same order each round, and do nothing before
+// them that must not happen twice (its progress and log messages, too, are
+// sent again). Requests made without returning in between (in a loop) are
+// asked together, 16 at most per round. The answers so far travel in the
+// request state, which may take at most 64 KiB (deflated): ask for little.
+//
+// This is the shape of MCP 2026-07-28's multi-round-trip requests
+// (InputRequiredResult); with a 2025-11-25 session the host turns each
+// round into real requests to the client. A client that did not declare
+// the capability a request needs is not asked: the request returns an
+// error wrapping ErrClientUnsupported at once, and a tool usually answers
+// with an isError result saying what it needed. A client's refusal is an
+// *InputError.
+//
+// # Testing without a host
+//
+// Plugin.CallTool, ReadResource, GetPrompt and Complete run a handler
+// in-process exactly as a request from the host would, and return the
+// MCP result JSON the host would get. Give CallRequest (ReadRequest,
+// PromptRequest) the client's capabilities and an AnswerInput function,
+// and they run the input rounds themselves, answering each request the
+// way a client would; without AnswerInput they return the
+// *InputRequiredError of the first round.
 //
 // # The contract
 //
@@ -57,8 +136,10 @@
 // Contract 2 (ContractVersion, what Serve speaks) runs every call of a
 // plugin on one long-lived CallsV2 stream: the host names each call by an id
 // and sends Start (then, for arguments over 64 KiB, Arguments chunks) and
-// Cancel frames; the plugin answers with progress, log and finally result
-// or error frames. Contract 1 ran each call on a CallTool stream of its own;
+// Cancel frames; the plugin answers with progress, log and finally result,
+// error or input_required frames. A plugin of contract 2 also lists in
+// Describe what it offers besides tools, and serves the unary rpcs of
+// those (ListResources, ReadResource, GetPrompt, Complete, ...). Contract 1 ran each call on a CallTool stream of its own;
 // the host still serves plugins built against it, through an adapter chosen
 // once when the plugin starts (testdata/contract1 holds such a plugin,
 // built with the SDK of that time, for the tests).
@@ -67,7 +148,13 @@
 //
 // A host starts a plugin with go-plugin using Handshake and
 // ClientPluginSets (as ClientConfig.VersionedPlugins), dispenses PluginName
-// to get a *Client for the negotiated version, and then calls Describe,
-// ListTools, WatchTools and CallTool. The Client passes arguments and results
-// through as bytes; what differs between contract versions stays inside it.
+// to get a *Client for the negotiated version, and then calls Describe
+// (which tells it the plugin's Offers), ListTools, Watch and CallTool, and
+// for what the plugin offers ListResources, ReadResource, GetPrompt,
+// Complete, SubscribeResource, ... The Client passes arguments and results
+// through as bytes, checked to be JSON objects; what differs between
+// contract versions stays inside it. A call, read or prompt get whose
+// handler asks the client returns an *InputRequiredError: the host gets the
+// answers and retries with CallRequest.Input (ReadRequest.Input,
+// PromptRequest.Input).
 package pluginproto

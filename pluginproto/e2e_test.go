@@ -22,12 +22,17 @@ import (
 
 // helperEnv makes the test binary, re-executed by startHelper, serve
 // helperPlugin (with this package's SDK, contract 2) instead of running the
-// tests.
+// tests; or, set to "bad", serve a plugin that breaks the contract's rules
+// (serveBad).
 const helperEnv = "PLUGHOST_TEST_HELPER_PLUGIN"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) == "1" {
+	switch os.Getenv(helperEnv) {
+	case "1":
 		pluginproto.Serve(helperPlugin())
+		os.Exit(0)
+	case "bad":
+		serveBad()
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -125,6 +130,7 @@ func helperPlugin() *pluginproto.Plugin {
 			return nil, ctx.Err()
 		}
 	})
+	addSurface(p)
 	p.Logger().SetLevel(hclog.Off) // the panic test would print a stack
 	return p
 }
@@ -229,14 +235,18 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(pluginproto.Description{Name: "helper", Version: "0.1.0", ContractVersion: pluginproto.ContractVersion}, d); diff != "" {
+		want := pluginproto.Description{Name: "helper", Version: "0.1.0", ContractVersion: pluginproto.ContractVersion, Offers: pluginproto.Offers{
+			Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true,
+		}}
+		if diff := cmp.Diff(want, d); diff != "" {
 			t.Errorf("Describe (-want +got):\n%s", diff)
 		}
 		tools, err := c.ListTools(t.Context())
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff([]string{"echo", "report", "block", "panic", "add_tool", "exit", "late", "rendezvous"}, names(t, tools)); diff != "" {
+		want2 := []string{"echo", "report", "block", "panic", "add_tool", "exit", "late", "rendezvous", "survey", "touch", "add_resource", "add_prompt"}
+		if diff := cmp.Diff(want2, names(t, tools)); diff != "" {
 			t.Errorf("ListTools (-want +got):\n%s", diff)
 		}
 		if got, want := string(tools[0]), `{"name":"echo","inputSchema":{"type":"object","properties":{"Text":{"type":"string"}}}}`; got != want {

@@ -69,6 +69,11 @@ func (e *InputRequiredError) Error() string {
 	return fmt.Sprintf("the plugin needs the client's input first (%d bytes of requests)", len(e.Requests))
 }
 
+var (
+	_ error = (*InputError)(nil)
+	_ error = (*InputRequiredError)(nil)
+)
+
 const (
 	// maxInputRequests is the most requests one InputRequired may carry.
 	maxInputRequests = 16
@@ -235,15 +240,16 @@ const maxRounds = 32
 
 // rounds runs one request of an in-process helper (run) through as many
 // input rounds as its handler needs, answering each round's requests with
-// answer. Without answer, an *InputRequiredError is returned as is.
+// answer. An *InputRequiredError is checked as the host checks it; without
+// answer, it is returned.
 func rounds(what string, answer AnswerFunc, in *Input, run func(*Input) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 1; ; round++ {
 		res, err := run(in)
 		var ir *InputRequiredError
-		if answer == nil || !errors.As(err, &ir) {
+		if !errors.As(err, &ir) {
 			return res, err
 		}
-		if err := inputRequired(what, &pb.InputRequired{Requests: ir.Requests, RequestState: ir.State}); !errors.As(err, &ir) {
+		if err := inputRequired(what, &pb.InputRequired{Requests: ir.Requests, RequestState: ir.State}); answer == nil || !errors.As(err, &ir) {
 			return nil, err
 		}
 		if round == maxRounds {

@@ -3,28 +3,88 @@ package pluginproto
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"runtime/debug"
+	"slices"
 	"sync"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 )
 
-// Plugin is a named set of tools and their handlers. It is safe for
-// concurrent use: tools may be added and removed while it serves, and the
-// host is told each time.
+// Plugin is a named set of tools, resources, resource templates and
+// prompts, and their handlers. It is safe for concurrent use: they may be
+// added and removed while it serves, and the host is told each time.
 type Plugin struct {
 	name, version string
 	logger        hclog.Logger
 
-	mu      sync.RWMutex
-	tools   map[string]*entry
-	order   []string      // tool names in the order they were first added
-	gen     uint64        // bumped on every change of the tool list
-	listed  uint64        // gen when the host last listed the tools
-	changed chan struct{} // closed and replaced on every change
+	mu        sync.RWMutex
+	tools     registry[*entry]
+	resources registry[*resourceEntry]
+	templates registry[*templateEntry]
+	prompts   registry[*promptEntry]
+	offers    Offers            // declared with Offer
+	gen       [numKinds]uint64  // bumped on every change of a list
+	listed    [numKinds]uint64  // gen when the host last listed it
+	changed   chan struct{}     // closed and replaced on every change and update
+	subs      map[string]uint64 // URIs the host subscribed to → the number of their last update (0: none)
+	updates   uint64            // updates of subscribed resources so far
+	sent      uint64            // the last update a watch sent
+}
+
+// kind is one of the lists a plugin reports changes of.
+type kind int
+
+const (
+	kindTools kind = iota
+	kindResources
+	kindPrompts
+	numKinds
+)
+
+// registry is a list of things named by a key (a tool's name, a
+// resource's URI, ...), in the order their keys were first added.
+type registry[T any] struct {
+	byKey map[string]T
+	order []string
+}
+
+// put adds or replaces the thing named key, which keeps its place.
+func (r *registry[T]) put(key string, v T) {
+	if r.byKey == nil {
+		r.byKey = make(map[string]T)
+	}
+	if _, ok := r.byKey[key]; !ok {
+		r.order = append(r.order, key)
+	}
+	r.byKey[key] = v
+}
+
+// remove removes the thing named key and reports whether there was one.
+func (r *registry[T]) remove(key string) bool {
+	if _, ok := r.byKey[key]; !ok {
+		return false
+	}
+	delete(r.byKey, key)
+	r.order = slices.DeleteFunc(r.order, func(k string) bool { return k == key })
+	return true
+}
+
+func (r *registry[T]) get(key string) (T, bool) {
+	v, ok := r.byKey[key]
+	return v, ok
+}
+
+// all returns the things in order.
+func (r *registry[T]) all() []T {
+	out := make([]T, len(r.order))
+	for i, k := range r.order {
+		out[i] = r.byKey[k]
+	}
+	return out
 }
 
 type entry struct {
@@ -44,8 +104,8 @@ func New(name, version string) *Plugin {
 			Output:     os.Stderr,
 			JSONFormat: true, // the host's go-plugin client parses JSON lines into its own log
 		}),
-		tools:   make(map[string]*entry),
 		changed: make(chan struct{}),
+		subs:    make(map[string]uint64),
 	}
 }
 
@@ -64,11 +124,8 @@ func (p *Plugin) AddTool(t Tool, h Handler) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.tools[t.Name]; !ok {
-		p.order = append(p.order, t.Name)
-	}
-	p.tools[t.Name] = &entry{json: b, handler: h}
-	p.changedLocked()
+	p.tools.put(t.Name, &entry{json: b, handler: h})
+	p.changedLocked(kindTools)
 }
 
 // RemoveTool removes the named tool, if present, and tells the host. Calls
@@ -76,21 +133,19 @@ func (p *Plugin) AddTool(t Tool, h Handler) {
 func (p *Plugin) RemoveTool(name string) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if _, ok := p.tools[name]; !ok {
-		return
+	if p.tools.remove(name) {
+		p.changedLocked(kindTools)
 	}
-	delete(p.tools, name)
-	for i, n := range p.order {
-		if n == name {
-			p.order = append(p.order[:i], p.order[i+1:]...)
-			break
-		}
-	}
-	p.changedLocked()
 }
 
-func (p *Plugin) changedLocked() {
-	p.gen++
+// changedLocked records a change of list k, for the host's watch.
+func (p *Plugin) changedLocked(k kind) {
+	p.gen[k]++
+	p.signalLocked()
+}
+
+// signalLocked wakes the watches.
+func (p *Plugin) signalLocked() {
 	close(p.changed)
 	p.changed = make(chan struct{})
 }
@@ -100,15 +155,55 @@ func (p *Plugin) changedLocked() {
 func (p *Plugin) Tools() []json.RawMessage {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
-	return p.toolsLocked()
+	return jsonOf(p.tools.all(), func(e *entry) json.RawMessage { return e.json })
 }
 
-func (p *Plugin) toolsLocked() []json.RawMessage {
-	out := make([]json.RawMessage, len(p.order))
-	for i, n := range p.order {
-		out[i] = p.tools[n].json
+// jsonOf returns the JSON of each of things.
+func jsonOf[T any](things []T, of func(T) json.RawMessage) []json.RawMessage {
+	out := make([]json.RawMessage, len(things))
+	for i, t := range things {
+		out[i] = of(t)
 	}
 	return out
+}
+
+// Offer declares what the plugin offers besides tools, in addition to what
+// it has registered when the host asks (when it starts the plugin): a
+// plugin with a resource or template offers resources (and subscriptions
+// to them), one with a prompt offers prompts, one with a completer
+// (Prompt.Complete, ResourceTemplate.Complete) offers completions. The
+// host calls nothing the plugin did not offer then, so a plugin that adds
+// its first resource, prompt or completer only later, while it serves,
+// must declare it with Offer before Serve. Offer adds to what was
+// declared before; ResourceSubscriptions implies Resources.
+func (p *Plugin) Offer(o Offers) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.offers.Resources = p.offers.Resources || o.Resources || o.ResourceSubscriptions
+	p.offers.ResourceSubscriptions = p.offers.ResourceSubscriptions || o.ResourceSubscriptions
+	p.offers.Prompts = p.offers.Prompts || o.Prompts
+	p.offers.Completions = p.offers.Completions || o.Completions
+}
+
+// Offers returns what the plugin offers now besides tools: what Describe
+// tells the host.
+func (p *Plugin) Offers() Offers {
+	p.mu.RLock()
+	defer p.mu.RUnlock()
+	o := p.offers
+	if len(p.resources.order) > 0 || len(p.templates.order) > 0 {
+		// The SDK serves subscriptions to every resource: one whose
+		// contents never change is simply never reported.
+		o.Resources, o.ResourceSubscriptions = true, true
+	}
+	o.Prompts = o.Prompts || len(p.prompts.order) > 0
+	for _, t := range p.templates.all() {
+		o.Completions = o.Completions || t.complete != nil
+	}
+	for _, pr := range p.prompts.all() {
+		o.Completions = o.Completions || pr.complete != nil
+	}
+	return o
 }
 
 // Logger returns the plugin's logger. It writes JSON lines to stderr, which
@@ -117,11 +212,34 @@ func (p *Plugin) toolsLocked() []json.RawMessage {
 func (p *Plugin) Logger() hclog.Logger { return p.logger }
 
 // CallTool runs a tool in-process exactly as a call from the host would run
-// it (argument passing, panics, notifications, result encoding) and returns
-// its MCP CallToolResult JSON. It is meant for tool authors' tests. The only
-// error is ErrUnknownTool (wrapped).
+// it (argument passing, panics, notifications, result encoding, requests
+// to the client) and returns its MCP CallToolResult JSON. It is meant for
+// tool authors' tests. The handler sees req.ClientCapabilities (nil: none)
+// and req.Input. When it asks the client for something and
+// req.AnswerInput is set, CallTool answers with it and runs the handler
+// again, round after round, as a host does; without AnswerInput, the error
+// is the *InputRequiredError. Other errors wrap ErrUnknownTool, or
+// ErrInvalidResult when the handler's requests break the contract's rules.
 func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
-	return p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, callbacks{req})
+	return rounds(fmt.Sprintf("call %q", req.Tool), req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
+		return p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, callbacks{req}, invocation{req.ClientCapabilities, in})
+	})
+}
+
+// invocation is what a handler may ask the client: the client's
+// capabilities and, on a retry, its answers.
+type invocation struct {
+	caps  json.RawMessage
+	input *Input
+}
+
+// asker returns the handler's asker; nil (a client that declared nothing)
+// when there is nothing to ask with.
+func (inv invocation) asker() *asker {
+	if inv.input == nil && len(inv.caps) <= len("{}") {
+		return nil
+	}
+	return &asker{caps: inv.caps, input: inv.input}
 }
 
 // callbacks delivers an in-process call's notifications to its CallRequest.
@@ -139,18 +257,26 @@ func (c callbacks) log(level string, data json.RawMessage) error {
 	return nil
 }
 
-// call runs the named tool and returns its result as JSON. Notifications go
-// to e until the handler returns.
-func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wantProgress bool, e emitter) (json.RawMessage, error) {
+// call runs the named tool and returns its result as JSON, or an
+// *InputRequiredError when the handler asked the client for something it
+// has no answer to yet. Notifications go to e until the handler returns.
+func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wantProgress bool, e emitter, inv invocation) (json.RawMessage, error) {
 	p.mu.RLock()
-	ent := p.tools[name]
+	ent, ok := p.tools.get(name)
 	p.mu.RUnlock()
-	if ent == nil {
+	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	s := &sink{progress: wantProgress, emit: e}
-	res := p.invoke(ctx, ent.handler, &Request{Tool: name, Arguments: args, sink: s})
+	req := &Request{Tool: name, Arguments: args, sink: s, ask: inv.asker()}
+	res := p.invoke(ctx, ent.handler, req)
 	s.close()
+	if err := req.ask.finish(); err != nil {
+		if ir := (*InputRequiredError)(nil); errors.As(err, &ir) {
+			return nil, ir // whatever the handler returned
+		}
+		res = ErrorResult("tool %q: %v", name, err)
+	}
 	b, err := res.encode()
 	if err != nil {
 		p.logger.Error("tool returned an invalid result", "tool", name, "error", err)

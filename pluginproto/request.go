@@ -14,7 +14,8 @@ import (
 type Handler func(ctx context.Context, req *Request) (*Result, error)
 
 // Request is one call of a tool, as its handler sees it. A Request built by
-// hand (in a unit test, say) works: Progress and Log then do nothing.
+// hand (in a unit test, say) works: Progress and Log then do nothing, and
+// Elicit, Sample and Roots answer that the client supports none of them.
 type Request struct {
 	// Tool is the name of the tool being called.
 	Tool string
@@ -22,7 +23,41 @@ type Request struct {
 	// The host has checked it against the tool's InputSchema.
 	Arguments json.RawMessage
 
-	sink *sink // nil for a hand-built Request
+	sink *sink  // nil for a hand-built Request
+	ask  *asker // nil for a hand-built Request, or a client that declared nothing
+}
+
+// Elicit asks the user for input through the client (MCP
+// elicitation/create) and returns the answer. The handler runs in rounds,
+// and keeps nothing between them: when the client has not answered yet,
+// Elicit returns an error wrapping ErrInputRequired at once, and the
+// handler should return; the SDK then asks the client, and runs the
+// handler again (possibly in another process) with the answer, which the
+// same Elicit, the handler's same k-th request, now returns. So a handler
+// must be deterministic up to its requests: make them in the same order
+// each round, and do nothing before them that must not happen twice.
+// Requests made without returning in between (in a loop, say) are asked
+// together, in one round.
+//
+// When the client did not declare the capability (elicitation; for URL
+// mode elicitation.url), Elicit returns an error wrapping
+// ErrClientUnsupported at once, with nothing asked. When the client
+// refused to answer, the error is an *InputError.
+func (r *Request) Elicit(ctx context.Context, p ElicitParams) (*ElicitResult, error) {
+	return r.ask.elicit(ctx, p)
+}
+
+// Sample asks the client's LLM for a message (MCP sampling/createMessage),
+// in rounds as Elicit does. The client must declare sampling (and
+// sampling.tools for a request with tools).
+func (r *Request) Sample(ctx context.Context, p SampleParams) (*SampleResult, error) {
+	return r.ask.sample(ctx, p)
+}
+
+// Roots asks the client for its roots (MCP roots/list), in rounds as
+// Elicit does. The client must declare roots.
+func (r *Request) Roots(ctx context.Context) ([]Root, error) {
+	return r.ask.roots(ctx)
 }
 
 // Bind decodes the arguments into v (with json.Unmarshal). Empty arguments

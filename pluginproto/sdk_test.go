@@ -365,7 +365,7 @@ func TestProgressIsDroppedUnlessAskedFor(t *testing.T) {
 		return TextResult("ok"), nil
 	})
 	rec := &recorder{}
-	if _, err := p.call(t.Context(), "t", nil, false, rec); err != nil {
+	if _, err := p.call(t.Context(), "t", nil, false, rec, invocation{}); err != nil {
 		t.Fatal(err)
 	}
 	if diff := cmp.Diff([]string{"log info 1"}, rec.notes); diff != "" {
@@ -382,7 +382,7 @@ func TestNotificationsAfterReturnAreDropped(t *testing.T) {
 		return TextResult("ok"), nil
 	})
 	rec := &recorder{}
-	if _, err := p.call(t.Context(), "t", nil, true, rec); err != nil {
+	if _, err := p.call(t.Context(), "t", nil, true, rec, invocation{}); err != nil {
 		t.Fatal(err)
 	}
 	late.Progress(1, 1, "late")

@@ -1,11 +1,13 @@
 package pluginproto
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 	"sync"
 
 	"google.golang.org/grpc"
@@ -15,11 +17,14 @@ import (
 )
 
 // server is the plugin side of contract 2: it serves a *Plugin over gRPC.
-// It does not serve CallTool, the call path of contract 1.
+// It does not serve CallTool, the call path of contract 1. The rpcs of
+// resources, prompts and completion are in server_surface.go.
 type server struct {
 	pb.UnimplementedPluginServer
 	p *Plugin
 }
+
+var _ pb.PluginServer = (*server)(nil)
 
 func newServer(p *Plugin) *server {
 	p.mu.Lock()
@@ -33,16 +38,19 @@ func (s *server) Describe(_ context.Context, req *pb.DescribeRequest) (*pb.Descr
 		s.p.logger.Warn("host speaks another contract version", "host_contract_version", req.GetHostContractVersion(), "plugin_contract_version", ContractVersion)
 	}
 	s.p.logger.Debug("described to host", "host_version", req.GetHostVersion())
-	return &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion}, nil
+	o := s.p.Offers()
+	return &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pb.Offers{
+		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
+	}}, nil
 }
 
 func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
-	s.p.listed = s.p.gen
-	tools := make([][]byte, len(s.p.order))
-	for i, n := range s.p.order {
-		tools[i] = s.p.tools[n].json
+	s.p.listed[kindTools] = s.p.gen[kindTools]
+	tools := make([][]byte, len(s.p.tools.order))
+	for i, e := range s.p.tools.all() {
+		tools[i] = e.json
 	}
 	return &pb.ListToolsResponse{Tools: tools}, nil
 }
@@ -152,15 +160,20 @@ func (c *serverCalls) run(id uint64, call *serverCall, args []byte) {
 	c.mu.Lock()
 	call.cancel = cancel
 	c.mu.Unlock()
-	tool, progress := call.start.GetTool(), call.start.GetProgress()
+	st := call.start
+	inv := invocation{caps: st.GetClientCapabilities(), input: inputOf(st.GetInput())}
 	c.running.Go(func() {
 		defer cancel()
-		res, err := c.p.call(ctx, tool, args, progress, frameEmitter{c, id})
-		if errors.Is(err, ErrUnknownTool) {
+		res, err := c.p.call(ctx, st.GetTool(), args, st.GetProgress(), frameEmitter{c, id}, inv)
+		var ir *InputRequiredError
+		switch {
+		case errors.As(err, &ir):
+			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{Requests: ir.Requests, RequestState: ir.State}}})
+		case err != nil: // ErrUnknownTool
 			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.NotFound), Message: err.Error()}}})
-			return
+		default:
+			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Result{Result: res}})
 		}
-		c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Result{Result: res}})
 	})
 }
 
@@ -196,17 +209,20 @@ func (e frameEmitter) log(level string, data json.RawMessage) error {
 	}})
 }
 
-// WatchTools sends one message per burst of changes to the tool list. A
-// change the host has not listed yet when it starts watching is announced at
-// once, so nothing is lost between the host's first ListTools and its watch.
+// WatchTools sends one message per burst of changes: which lists changed,
+// and which subscribed resources were updated. A change the host has not
+// listed yet when it starts watching is announced at once, so nothing is
+// lost between the host's first lists and its watch; an update is sent by
+// one watch only.
 func (s *server) WatchTools(_ *pb.WatchToolsRequest, stream grpc.ServerStreamingServer[pb.ToolsChanged]) error {
 	ctx := stream.Context()
 	s.p.mu.RLock()
-	changed, pending := s.p.changed, s.p.gen != s.p.listed
+	seen := s.p.listed
 	s.p.mu.RUnlock()
 	for {
-		if pending {
-			if err := stream.Send(&pb.ToolsChanged{}); err != nil {
+		msg, changed := s.p.changes(&seen)
+		if msg != nil {
+			if err := stream.Send(msg); err != nil {
 				return fmt.Errorf("watch: %w", err)
 			}
 		}
@@ -215,9 +231,39 @@ func (s *server) WatchTools(_ *pb.WatchToolsRequest, stream grpc.ServerStreaming
 			return nil
 		case <-changed:
 		}
-		s.p.mu.RLock()
-		changed = s.p.changed
-		s.p.mu.RUnlock()
-		pending = true
 	}
+}
+
+// changes returns what changed since seen (nil for nothing), updating
+// seen, and the channel closed at the next change.
+func (p *Plugin) changes(seen *[numKinds]uint64) (*pb.ToolsChanged, <-chan struct{}) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	msg := &pb.ToolsChanged{
+		Tools:     p.gen[kindTools] != seen[kindTools],
+		Resources: p.gen[kindResources] != seen[kindResources],
+		Prompts:   p.gen[kindPrompts] != seen[kindPrompts],
+	}
+	*seen = p.gen
+	if p.updates > p.sent {
+		type update struct {
+			uri string
+			n   uint64
+		}
+		var updates []update
+		for uri, n := range p.subs {
+			if n > p.sent {
+				updates = append(updates, update{uri, n})
+			}
+		}
+		slices.SortFunc(updates, func(a, b update) int { return cmp.Compare(a.n, b.n) })
+		for _, u := range updates {
+			msg.Updated = append(msg.Updated, u.uri)
+		}
+		p.sent = p.updates
+	}
+	if !msg.Tools && !msg.Resources && !msg.Prompts && len(msg.Updated) == 0 {
+		return nil, p.changed
+	}
+	return msg, p.changed
 }

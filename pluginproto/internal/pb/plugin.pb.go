@@ -358,8 +358,8 @@ func (x *ListToolsResponse) GetTools() [][]byte {
 	return nil
 }
 
-// Contract 1, host → plugin on a CallTool stream. Later contract revisions
-// add the host's answers to client requests (sampling, elicitation, roots).
+// Contract 1, host → plugin on a CallTool stream. (Contract 2 carries the
+// client's answers to a plugin's requests in CallStart.input instead.)
 type CallToolHostMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:
@@ -653,7 +653,10 @@ type InputRequired struct {
 	Requests []byte `protobuf:"bytes,1,opt,name=requests,proto3" json:"requests,omitempty"`
 	// Opaque to the host and the client, returned in Input.request_state;
 	// the plugin keeps in it whatever it needs to go on (the host and the
-	// client may see it, so no secrets). At most 64 KiB.
+	// client may see it, so no secrets). At most 64 KiB. The host checks
+	// InputRequired: requests must hold 1 to 16 distinct non-empty keys,
+	// each a request of those three methods whose params are an object
+	// (roots/list may leave them out); anything else fails the call.
 	RequestState  string `protobuf:"bytes,2,opt,name=request_state,json=requestState,proto3" json:"request_state,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -703,8 +706,8 @@ func (x *InputRequired) GetRequestState() string {
 	return ""
 }
 
-// Contract 1, plugin → host on a CallTool stream. Later contract revisions
-// add requests of the client (sampling, elicitation, roots).
+// Contract 1, plugin → host on a CallTool stream. (Contract 2 asks the
+// client in PluginFrame.input_required instead.)
 type CallToolPluginMessage struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Msg:

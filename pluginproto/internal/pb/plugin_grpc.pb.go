@@ -100,7 +100,9 @@ type PluginClient interface {
 	ListTools(ctx context.Context, in *ListToolsRequest, opts ...grpc.CallOption) (*ListToolsResponse, error)
 	// Both versions. WatchTools stays open for the plugin's lifetime; the
 	// plugin sends a message whenever its tool list changes, and the host
-	// calls ListTools.
+	// calls ListTools. In contract 2 the message also says whether the
+	// resources (or templates) or the prompts changed, and which subscribed
+	// resources were updated; one message may stand for several changes.
 	WatchTools(ctx context.Context, in *WatchToolsRequest, opts ...grpc.CallOption) (grpc.ServerStreamingClient[ToolsChanged], error)
 	// Contract 2: CallsV2 carries every call of the plugin on one long-lived
 	// stream, which the host opens at its first call and keeps for the
@@ -124,7 +126,9 @@ type PluginClient interface {
 	// then Arguments frames of the same call id carry the rest in order, the
 	// last one with more unset. Frames of other calls may come in between.
 	// The call starts once its arguments are complete. (A result is one
-	// frame, whatever its size: hosts accept large messages.)
+	// frame, whatever its size: hosts accept large messages. The host sends
+	// no message over 4 MiB: a call whose capabilities and input would not
+	// fit in its Start fails on the host.)
 	CallsV2(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HostFrame, PluginFrame], error)
 	// Contract 1: CallTool runs one tool on a stream of its own. The host
 	// sends exactly one CallStart; the plugin may send any number of progress
@@ -146,7 +150,8 @@ type PluginClient interface {
 	// Contract 2, offers.resource_subscriptions. The host subscribes once per
 	// URI, however many clients subscribed, and unsubscribes when the last
 	// one leaves; the plugin then reports changes of the resource's contents
-	// in ToolsChanged.updated.
+	// in ToolsChanged.updated. NOT_FOUND when the plugin has no such
+	// resource.
 	SubscribeResource(ctx context.Context, in *SubscribeResourceRequest, opts ...grpc.CallOption) (*SubscribeResourceResponse, error)
 	// Contract 2, offers.prompts. One page of MCP Prompt objects.
 	ListPrompts(ctx context.Context, in *ListRequest, opts ...grpc.CallOption) (*ListResponse, error)
@@ -314,7 +319,9 @@ type PluginServer interface {
 	ListTools(context.Context, *ListToolsRequest) (*ListToolsResponse, error)
 	// Both versions. WatchTools stays open for the plugin's lifetime; the
 	// plugin sends a message whenever its tool list changes, and the host
-	// calls ListTools.
+	// calls ListTools. In contract 2 the message also says whether the
+	// resources (or templates) or the prompts changed, and which subscribed
+	// resources were updated; one message may stand for several changes.
 	WatchTools(*WatchToolsRequest, grpc.ServerStreamingServer[ToolsChanged]) error
 	// Contract 2: CallsV2 carries every call of the plugin on one long-lived
 	// stream, which the host opens at its first call and keeps for the
@@ -338,7 +345,9 @@ type PluginServer interface {
 	// then Arguments frames of the same call id carry the rest in order, the
 	// last one with more unset. Frames of other calls may come in between.
 	// The call starts once its arguments are complete. (A result is one
-	// frame, whatever its size: hosts accept large messages.)
+	// frame, whatever its size: hosts accept large messages. The host sends
+	// no message over 4 MiB: a call whose capabilities and input would not
+	// fit in its Start fails on the host.)
 	CallsV2(grpc.BidiStreamingServer[HostFrame, PluginFrame]) error
 	// Contract 1: CallTool runs one tool on a stream of its own. The host
 	// sends exactly one CallStart; the plugin may send any number of progress
@@ -360,7 +369,8 @@ type PluginServer interface {
 	// Contract 2, offers.resource_subscriptions. The host subscribes once per
 	// URI, however many clients subscribed, and unsubscribes when the last
 	// one leaves; the plugin then reports changes of the resource's contents
-	// in ToolsChanged.updated.
+	// in ToolsChanged.updated. NOT_FOUND when the plugin has no such
+	// resource.
 	SubscribeResource(context.Context, *SubscribeResourceRequest) (*SubscribeResourceResponse, error)
 	// Contract 2, offers.prompts. One page of MCP Prompt objects.
 	ListPrompts(context.Context, *ListRequest) (*ListResponse, error)

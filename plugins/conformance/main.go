@@ -1,9 +1,12 @@
-// Command conformance is a bundled plughost plugin that serves the fixture
-// tools the official MCP conformance suite (@modelcontextprotocol/conformance)
-// calls when it judges a server: one tool per kind of content (text, image,
-// audio, embedded resource, a mix), a tool that fails, tools that log and
-// report progress while they run, a tool whose input schema uses JSON Schema
-// 2020-12 keywords, and the tool of the SSE polling scenario. Tool names and
+// Command conformance is a bundled plughost plugin that serves every fixture
+// the official MCP conformance suite (@modelcontextprotocol/conformance)
+// asks of a server: one tool per kind of content (text, image, audio,
+// embedded resource, a mix), a tool that fails, tools that log and report
+// progress while they run, a tool whose input schema uses JSON Schema
+// 2020-12 keywords, the tool of the SSE polling scenario, tools that ask
+// the client for sampling and elicitation, text and binary resources, a
+// resource template, prompts (plain, with arguments, with an embedded
+// resource, with an image) and completion of prompt arguments. Names and
 // results are the ones the suite expects. `make conformance` serves it alone
 // and runs the suite against the host; see README.md.
 package main
@@ -106,7 +109,7 @@ func fixtures() []fixture {
 
 func newPlugin() *pluginproto.Plugin {
 	p := pluginproto.New("conformance", version)
-	for _, f := range fixtures() {
+	for _, f := range append(fixtures(), askFixtures()...) {
 		schema := f.schema
 		if schema == nil {
 			schema = noArguments
@@ -118,6 +121,8 @@ func newPlugin() *pluginproto.Plugin {
 			Annotations: &pluginproto.Annotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
 		}, f.handler)
 	}
+	addResources(p)
+	addPrompts(p)
 	return p
 }
 

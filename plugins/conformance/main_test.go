@@ -56,6 +56,7 @@ func TestToolNamesAreTheSuites(t *testing.T) {
 		"test_simple_text", "test_image_content", "test_audio_content", "test_embedded_resource",
 		"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
 		"test_error_handling", "json_schema_2020_12_tool", "test_reconnection",
+		"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
 	}
 	var got []string
 	for _, raw := range newPlugin().Tools() {

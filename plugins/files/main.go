@@ -1,7 +1,8 @@
 // Command files is a bundled plughost plugin with one tool, create_file,
-// which writes a file inside a workspace directory and nowhere else. The host
-// names the workspace in the environment variable PLUGHOST_WORKSPACE (its
-// --workspace flag). See README.md.
+// which writes a file inside a workspace directory and nowhere else, and
+// the workspace's files as resources, kept up to date as files come, go
+// and change. The host names the workspace in the environment variable
+// PLUGHOST_WORKSPACE (its --workspace flag). See README.md.
 package main
 
 import (
@@ -24,13 +25,20 @@ var version = "dev"
 const workspaceEnv = "PLUGHOST_WORKSPACE"
 
 func main() {
-	pluginproto.Serve(newPlugin(os.Getenv(workspaceEnv)))
+	workspace := os.Getenv(workspaceEnv)
+	p, c := newPlugin(workspace)
+	if workspace != "" {
+		c.files = serveFiles(p, workspace)
+	}
+	pluginproto.Serve(p)
 }
 
 // newPlugin returns the files plugin writing into workspace ("" when the
-// host set none: every call then fails, naming PLUGHOST_WORKSPACE).
-func newPlugin(workspace string) *pluginproto.Plugin {
+// host set none: every call then fails, naming PLUGHOST_WORKSPACE), and its
+// tool's creator, whose files (nil: none) learn of each file it writes.
+func newPlugin(workspace string) (*pluginproto.Plugin, *creator) {
 	p := pluginproto.New("files", version)
+	c := &creator{workspace: workspace}
 	p.AddTool(pluginproto.Tool{
 		Name:  "create_file",
 		Title: "Create a file",
@@ -44,13 +52,16 @@ func newPlugin(workspace string) *pluginproto.Plugin {
 		Annotations: &pluginproto.Annotations{
 			ReadOnlyHint: new(false), DestructiveHint: new(true), IdempotentHint: new(true), OpenWorldHint: new(false),
 		},
-	}, creator{workspace}.createFile)
-	return p
+	}, c.createFile)
+	return p, c
 }
 
-type creator struct{ workspace string }
+type creator struct {
+	workspace string
+	files     *workspaceFiles
+}
 
-func (c creator) createFile(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+func (c *creator) createFile(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
 	var args struct {
 		Filename *string `json:"filename"`
 		Content  *string `json:"content"`
@@ -97,6 +108,9 @@ func (c creator) createFile(_ context.Context, req *pluginproto.Request) (*plugi
 	}
 	if err != nil {
 		return pluginproto.ErrorResult("writing %q failed: %v", name, err), nil
+	}
+	if c.files != nil {
+		c.files.changed()
 	}
 	return pluginproto.TextResult(fmt.Sprintf("wrote %d bytes to %s", len(content), name)), nil
 }

@@ -24,7 +24,8 @@ func createFile(t *testing.T, workspace string, args any) result {
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := newPlugin(workspace).CallTool(t.Context(), &pluginproto.CallRequest{Tool: "create_file", Arguments: b})
+	p, _ := newPlugin(workspace)
+	raw, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "create_file", Arguments: b})
 	if err != nil {
 		t.Fatal(err)
 	}

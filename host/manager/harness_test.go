@@ -27,7 +27,7 @@ var pluginV1, pluginV2 string
 var pluginEcho string
 
 // v1Tools are the tools of the v1 test plugin.
-var v1Tools = []string{"crash", "env", "grow", "hang", "pid", "spawn", "stdin", "variant_v1"}
+var v1Tools = []string{"ask", "crash", "env", "grow", "hang", "pid", "spawn", "stdin", "touch", "variant_v1"}
 
 // waitLong bounds every wait for an event; it is generous because plugins
 // are real processes on a possibly loaded machine.
@@ -82,6 +82,11 @@ func (r *recorder) Set(p tool.Provider) {
 }
 
 func (r *recorder) Remove(name string) { r.ch <- event{op: "remove", name: name} }
+
+// ResourceUpdated reports an "updated" event naming the URI in tools.
+func (r *recorder) ResourceUpdated(provider, uri string) {
+	r.ch <- event{op: "updated", name: provider, tools: []string{uri}}
+}
 
 // holdingRecorder is a recorder that is also a Holder; holds and releases
 // are reported as events "hold" and "release".

@@ -9,6 +9,11 @@
 //     the plugin's stderr) that sleeps forever, and returns its pid;
 //   - crash: exits with status 3 while the call is in flight;
 //   - grow: adds a tool "grown" (the host is told the tool list changed);
+//   - touch: reports the resource test://doc updated and adds the resource
+//     test://added (the host is told the resource list changed);
+//   - ask: asks the user to confirm (elicitation), and returns the answer;
+//   - a resource test://doc, a template test://item/{id} and a prompt
+//     "greet" (argument "name", required and completed from a list);
 //   - variant_<v>: exists to tell builds apart (v is set with
 //     -ldflags "-X main.variant=...").
 //
@@ -103,5 +108,38 @@ func main() {
 	})
 	p.AddTool(pluginproto.Tool{Name: "variant_" + variant}, text(variant))
 	p.Logger().Info("testplugin started", "variant", variant)
+	p.AddTool(pluginproto.Tool{Name: "touch"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		p.ResourceUpdated("test://doc")
+		p.AddResource(pluginproto.Resource{URI: "test://added", Name: "added"}, doc("added"))
+		return pluginproto.TextResult("touched"), nil
+	})
+	p.AddTool(pluginproto.Tool{Name: "ask"}, func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+		res, err := req.Elicit(ctx, pluginproto.ElicitParams{Message: "Sure?"})
+		if err != nil {
+			return nil, err
+		}
+		return pluginproto.TextResult("answer: " + res.Action), nil
+	})
+	p.AddResource(pluginproto.Resource{URI: "test://doc", Name: "doc", MIMEType: "text/plain"}, doc("the doc"))
+	p.AddResourceTemplate(pluginproto.ResourceTemplate{URITemplate: "test://item/{id}", Name: "item"},
+		func(_ context.Context, r *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
+			return pluginproto.TextContents("text/plain", "item "+r.Vars["id"]), nil
+		})
+	p.AddPrompt(pluginproto.Prompt{
+		Name:      "greet",
+		Arguments: []pluginproto.PromptArgument{{Name: "name", Required: true}},
+		Complete: func(context.Context, *pluginproto.CompleteRequest) (*pluginproto.Completion, error) {
+			return &pluginproto.Completion{Values: []string{"Ada", "Alan"}}, nil
+		},
+	}, func(_ context.Context, g *pluginproto.PromptGet) (*pluginproto.PromptResult, error) {
+		return &pluginproto.PromptResult{Messages: []pluginproto.Message{{Role: "user", Content: pluginproto.Text("Hello, " + g.Arguments["name"])}}}, nil
+	})
 	pluginproto.Serve(p)
+}
+
+// doc returns a resource handler answering text.
+func doc(text string) pluginproto.ResourceHandler {
+	return func(context.Context, *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
+		return pluginproto.TextContents("text/plain", text), nil
+	}
 }

@@ -65,6 +65,13 @@ func buildAndRun(m *testing.M) int {
 		}
 		bin.plugins[name] = path
 	}
+	// The end-to-end tests' own plugin, whose tools ask the client.
+	path := filepath.Join(dir, "plugins", "askplugin")
+	if err := build(path, "./internal/askplugin", false); err != nil {
+		fmt.Fprintln(os.Stderr, "building the askplugin test plugin:", err)
+		return 1
+	}
+	bin.plugins["askplugin"] = path
 	return m.Run()
 }
 

@@ -27,6 +27,7 @@ type httpHost struct {
 	cmd       *exec.Cmd
 	base      string // http://127.0.0.1:PORT
 	pluginDir string
+	workspace string // the files plugin's, writable by the plugins' uid
 	stderr    *lineBuffer
 	wire      *wireCheck
 	exited    chan struct{}
@@ -36,12 +37,15 @@ var listenURL = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)/mcp`)
 
 func startHTTPHost(t *testing.T, plugins ...string) *httpHost {
 	t.Helper()
-	h := &httpHost{t: t, pluginDir: t.TempDir(), stderr: newLineBuffer(), wire: newWireCheck(), exited: make(chan struct{})}
+	h := &httpHost{t: t, pluginDir: t.TempDir(), workspace: t.TempDir(), stderr: newLineBuffer(), wire: newWireCheck(), exited: make(chan struct{})}
+	if err := os.Chmod(h.workspace, 0o777); err != nil {
+		t.Fatal(err)
+	}
 	for _, p := range plugins {
 		copyPlugin(t, p, h.pluginDir, p)
 	}
 	h.cmd = exec.Command(bin.plughost, "serve", "--http", "127.0.0.1:0", "--plugins", h.pluginDir,
-		"--workspace", t.TempDir(), "--log-level", "debug")
+		"--workspace", h.workspace, "--log-level", "debug")
 	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
 	h.cmd.Stderr = h.stderr
 	if err := h.cmd.Start(); err != nil {

@@ -1,0 +1,67 @@
+// Command askplugin is a plugin of the end-to-end tests: its tools ask the
+// client something while they run, so that a test can follow a plugin's
+// requests through the host to a real client and back.
+//
+//   - roots: returns the client's roots, one URI per line;
+//   - twice: asks the user to confirm (elicitation), then the client's LLM
+//     (sampling), and returns both answers: two input rounds;
+//   - wait_for_user: asks the user to confirm and returns the answer; the
+//     tests cancel it while the user is being asked.
+package main
+
+import (
+	"context"
+	"errors"
+	"strings"
+
+	"github.com/plughost/plughost/pluginproto"
+)
+
+func main() {
+	p := pluginproto.New("askplugin", "1")
+	p.AddTool(pluginproto.Tool{Name: "roots", Description: "Lists the client's roots."},
+		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			roots, err := req.Roots(ctx)
+			if err != nil {
+				return failed(err)
+			}
+			var uris []string
+			for _, r := range roots {
+				uris = append(uris, r.URI)
+			}
+			return pluginproto.TextResult(strings.Join(uris, "\n")), nil
+		})
+	p.AddTool(pluginproto.Tool{Name: "twice", Description: "Asks the user, then the client's LLM."},
+		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			ok, err := req.Elicit(ctx, pluginproto.ElicitParams{Message: "Go on?"})
+			if err != nil {
+				return failed(err)
+			}
+			answer, err := req.Sample(ctx, pluginproto.SampleParams{
+				Messages:  []pluginproto.Message{{Role: "user", Content: pluginproto.Text("the user said " + ok.Action)}},
+				MaxTokens: 10,
+			})
+			if err != nil {
+				return failed(err)
+			}
+			return pluginproto.TextResult(ok.Action + ", then " + answer.Text()), nil
+		})
+	p.AddTool(pluginproto.Tool{Name: "wait_for_user", Description: "Asks the user to confirm."},
+		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			ok, err := req.Elicit(ctx, pluginproto.ElicitParams{Message: "Take your time."})
+			if err != nil {
+				return failed(err)
+			}
+			return pluginproto.TextResult(ok.Action), nil
+		})
+	pluginproto.Serve(p)
+}
+
+// failed returns err while the client's answer is awaited (the SDK asks
+// and runs the tool again), else an isError result naming it.
+func failed(err error) (*pluginproto.Result, error) {
+	if errors.Is(err, pluginproto.ErrInputRequired) {
+		return nil, err
+	}
+	return pluginproto.ErrorResult("asking the client failed: %v", err), nil
+}

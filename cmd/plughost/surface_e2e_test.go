@@ -21,12 +21,12 @@ import (
 // surfaceClient is a go-sdk client session that hears everything the host
 // may ask or tell.
 type surfaceClient struct {
-	cs               *mcp.ClientSession
-	workspace        string
-	listsChanged     chan struct{} // tools or resources list_changed
-	updated          chan string
-	waiting          chan struct{} // a wait_for_user elicitation reached the client
-	abandoned        chan error    // its context ended: why
+	cs           *mcp.ClientSession
+	workspace    string
+	listsChanged chan struct{} // tools or resources list_changed
+	updated      chan string
+	waiting      chan struct{} // a wait_for_user elicitation reached the client
+	abandoned    chan error    // its context ended: why
 }
 
 // surfaceClientOptions are the client's handlers: sampling answers
@@ -36,7 +36,7 @@ func (c *surfaceClient) options(asks bool) *mcp.ClientOptions {
 	o := &mcp.ClientOptions{
 		ResourceListChangedHandler: func(context.Context, *mcp.ResourceListChangedRequest) { c.listChanged() },
 		ToolListChangedHandler:     func(context.Context, *mcp.ToolListChangedRequest) { c.listChanged() },
-		ResourceUpdatedHandler: func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { c.updated <- r.Params.URI },
+		ResourceUpdatedHandler:     func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { c.updated <- r.Params.URI },
 	}
 	if !asks {
 		return o
@@ -68,10 +68,10 @@ func (c *surfaceClient) options(asks bool) *mcp.ClientOptions {
 func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 	t.Helper()
 	c := &surfaceClient{
-		listsChanged:     make(chan struct{}, 1),
-		updated:          make(chan string, 16),
-		waiting:          make(chan struct{}, 1),
-		abandoned:        make(chan error, 1),
+		listsChanged: make(chan struct{}, 1),
+		updated:      make(chan string, 16),
+		waiting:      make(chan struct{}, 1),
+		abandoned:    make(chan error, 1),
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "plughost-e2e", Version: "1"}, c.options(asks))
 	client.AddRoots(&mcp.Root{URI: "file:///home/ada/project", Name: "project"})
@@ -331,4 +331,3 @@ func TestPluginAsksAClientThatCannotAnswer(t *testing.T) {
 		})
 	}
 }
-

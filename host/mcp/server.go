@@ -151,9 +151,9 @@ func NewServer(c Catalog, opts *Options) *Server {
 		opts = &Options{}
 	}
 	s := &Server{
-		catalog:     c,
-		log:         opts.Logger,
-		maxMsg:      opts.MaxMessageSize,
+		catalog:      c,
+		log:          opts.Logger,
+		maxMsg:       opts.MaxMessageSize,
 		maxInFlight:  opts.MaxInFlight,
 		maxSubs:      opts.MaxSubscriptions,
 		inputTimeout: opts.InputTimeout,

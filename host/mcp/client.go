@@ -48,7 +48,7 @@ func (e *ClientError) Error() string {
 // response, by id.
 type clientRequests struct {
 	seq     atomic.Uint64 // numbers the server's request ids
-	waiting atomic.Int64  // requests written, waiting for the answer
+	waiting atomic.Int64  // requests written and not yet answered or abandoned
 	mu      sync.Mutex
 	pending map[string]*outRequest
 	closed  bool
@@ -65,6 +65,16 @@ func (c *clientRequests) close() {
 type outRequest struct {
 	method string
 	done   chan outResult // 1-buffered: the response router never blocks
+	// counted is set while the request counts in clientRequests.waiting:
+	// from its write until it is answered or abandoned.
+	counted atomic.Bool
+}
+
+// uncount takes or out of the requests waiting for the client.
+func (c *clientRequests) uncount(or *outRequest) {
+	if or.counted.CompareAndSwap(true, false) {
+		c.waiting.Add(-1)
+	}
 }
 
 type outResult struct {
@@ -121,7 +131,8 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 		return nil, fmt.Errorf("mcp: %s: writing to the client: %w", method, err)
 	}
 	cr.waiting.Add(1)
-	defer cr.waiting.Add(-1)
+	or.counted.Store(true)
+	defer cr.uncount(or)
 	if s.idleHook != nil {
 		s.idleHook() // the request is out: what tests await
 	}
@@ -164,6 +175,7 @@ func (s *Session) response(m wire.Message) {
 		s.srv.log.Debug("ignored a response to no request of ours", "id", string(m.ID))
 		return
 	}
+	cr.uncount(or)
 	var r outResult
 	switch {
 	case m.Error != nil:

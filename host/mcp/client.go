@@ -184,12 +184,12 @@ func (s *Session) response(m wire.Message) {
 			Message *string `json:"message"`
 		}
 		if json.Unmarshal(m.Error, &e) != nil || e.Code == nil || e.Message == nil {
-			r.err = fmt.Errorf("mcp: %s: %w: an error object without code or message: %.200s", or.method, errBadAnswer, m.Error)
+			r.err = fmt.Errorf("mcp: %s: %w: its error has no code or no message: %.200s", or.method, errBadAnswer, m.Error)
 		} else {
 			r.err = &ClientError{Method: or.method, Code: *e.Code, Message: *e.Message}
 		}
 	case !wire.IsObject(m.Result):
-		r.err = fmt.Errorf("mcp: %s: %w: the client's result is not a JSON object: %.200s", or.method, errBadAnswer, m.Result)
+		r.err = fmt.Errorf("mcp: %s: %w: its result is not a JSON object: %.200s", or.method, errBadAnswer, m.Result)
 	default:
 		// The message's bytes belong to the transport: copy.
 		r.result = append(json.RawMessage(nil), m.Result...)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/plughost/plughost/host/mcp/wire"
@@ -129,7 +130,7 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 		case errors.As(err, &ce):
 			fail(r.key, ce.Code, ce.Message)
 		case errors.Is(err, errBadAnswer):
-			fail(r.key, wire.CodeInternalError, err.Error())
+			fail(r.key, wire.CodeInternalError, strings.TrimPrefix(err.Error(), "mcp: "+r.method+": "))
 		case errors.Is(err, errInputTimeout):
 			return nil, tool.Errorf(tool.ErrTimedOut, "the client did not answer %s (the provider's input request %q) within %v",
 				r.method, r.key, s.srv.inputTimeout)

@@ -144,6 +144,9 @@ func surveyScript(in *tool.Input) (string, bool, *tool.InputRequired) {
 			return msg, true, nil
 		}
 		json.Unmarshal(response(in, "color"), &answer)
+		if answer.Action != "accept" {
+			return "the user did not give a color: " + answer.Action, true, nil
+		}
 		return fmt.Sprintf("name=%s color=%v", name, answer.Content["color"]), false, nil
 	}
 }

@@ -62,6 +62,8 @@ type Catalog struct {
 	parkMu   sync.Mutex
 	parked   []*parkedCall // slow calls parked, in the order they parked
 	lateCall *tool.Call    // the last call of the late tool
+	// scriptCtx is the context of the last input script run.
+	scriptCtx context.Context
 }
 
 // parkedCall is a slow call waiting to be released or cancelled.

@@ -168,8 +168,11 @@ func response(in *tool.Input, key string) json.RawMessage {
 }
 
 // script runs the input script name.
-func (c *Catalog) script(_ context.Context, name string, in *tool.Input) (text string, failed bool, err error) {
+func (c *Catalog) script(ctx context.Context, name string, in *tool.Input) (text string, failed bool, err error) {
 	c.execs.Add(1)
+	c.parkMu.Lock()
+	c.scriptCtx = ctx
+	c.parkMu.Unlock()
 	text, failed, ir := scripts[name](in)
 	if ir != nil {
 		return "", false, ir
@@ -179,3 +182,11 @@ func (c *Catalog) script(_ context.Context, name string, in *tool.Input) (text s
 
 // ScriptRuns counts the runs of input scripts (first runs and retries).
 func (c *Catalog) ScriptRuns() int64 { return c.execs.Load() }
+
+// ScriptContext is the context of the last run of an input script: the
+// call's, which ends when the call does.
+func (c *Catalog) ScriptContext() context.Context {
+	c.parkMu.Lock()
+	defer c.parkMu.Unlock()
+	return c.scriptCtx
+}

@@ -48,7 +48,6 @@ func (e *ClientError) Error() string {
 // response, by id.
 type clientRequests struct {
 	seq     atomic.Uint64 // numbers the server's request ids
-	waiting atomic.Int64  // requests written and not yet answered or abandoned
 	mu      sync.Mutex
 	pending map[string]*outRequest
 	closed  bool
@@ -63,18 +62,25 @@ func (c *clientRequests) close() {
 
 // outRequest is a server request waiting for the client's response.
 type outRequest struct {
-	method string
-	done   chan outResult // 1-buffered: the response router never blocks
-	// counted is set while the request counts in clientRequests.waiting:
-	// from its write until it is answered or abandoned.
-	counted atomic.Bool
+	method  string
+	ctx     context.Context
+	done    chan outResult // 1-buffered: the response router never blocks
+	written atomic.Bool    // it is out: only the client's answer is awaited
 }
 
-// uncount takes or out of the requests waiting for the client.
-func (c *clientRequests) uncount(or *outRequest) {
-	if or.counted.CompareAndSwap(true, false) {
-		c.waiting.Add(-1)
+// awaiting counts the requests written to the client whose answer is still
+// awaited (not abandoned): work of the session that waits for the client
+// rather than for the server.
+func (c *clientRequests) awaiting() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, or := range c.pending {
+		if or.written.Load() && or.ctx.Err() == nil {
+			n++
+		}
 	}
+	return n
 }
 
 type outResult struct {
@@ -107,7 +113,7 @@ func (s *Session) request(ctx context.Context, method string, params []byte) (js
 func (s *Session) requestOn(ctx context.Context, out Sink, method string, params []byte) (json.RawMessage, error) {
 	id := []byte(`"plughost-` + strconv.FormatUint(s.client.seq.Add(1), 10) + `"`)
 	key := wire.IDKey(id)
-	or := &outRequest{method: method, done: make(chan outResult, 1)}
+	or := &outRequest{method: method, ctx: ctx, done: make(chan outResult, 1)}
 	cr := &s.client
 	cr.mu.Lock()
 	if cr.closed {
@@ -130,9 +136,7 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 		forget()
 		return nil, fmt.Errorf("mcp: %s: writing to the client: %w", method, err)
 	}
-	cr.waiting.Add(1)
-	or.counted.Store(true)
-	defer cr.uncount(or)
+	or.written.Store(true)
 	if s.idleHook != nil {
 		s.idleHook() // the request is out: what tests await
 	}
@@ -175,7 +179,6 @@ func (s *Session) response(m wire.Message) {
 		s.srv.log.Debug("ignored a response to no request of ours", "id", string(m.ID))
 		return
 	}
-	cr.uncount(or)
 	var r outResult
 	switch {
 	case m.Error != nil:

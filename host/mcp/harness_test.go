@@ -224,7 +224,7 @@ func (c *client) settle() {
 	c.t.Helper()
 	c.await("the server to settle", func() bool {
 		s := c.session.Load()
-		return c.obs.reads.Load() > c.sent && s != nil && s.Pending() == c.cat.LiveParked()+s.client.waiting.Load()
+		return c.obs.reads.Load() > c.sent && s != nil && s.Pending() == c.cat.LiveParked()+s.client.awaiting()
 	})
 }
 

@@ -153,7 +153,7 @@ func TestInputCancelledGoSDKStdio(t *testing.T) {
 		mu.Lock()
 		s := sess
 		mu.Unlock()
-		if s.Pending() == 0 && s.client.waiting.Load() == 0 {
+		if s.Pending() == 0 && s.client.awaiting() == 0 {
 			break
 		}
 		select {

@@ -283,7 +283,11 @@ func (c *call) finish(res json.RawMessage, err error) {
 		e.end(c, err)
 	}
 	if cancelled {
-		s.srv.log.Debug("call cancelled", "id", string(c.id), "tool", c.tc.Name)
+		if c.op == nil {
+			s.srv.log.Debug("call cancelled", "id", string(c.id), "tool", c.tc.Name)
+		} else {
+			s.srv.log.Debug("request cancelled", "id", string(c.id))
+		}
 		return
 	}
 

@@ -148,6 +148,12 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 		return nil, fmt.Errorf("mcp: %s: %w", method, errSessionEnded)
 	case <-ctx.Done():
 		forget()
+		cr.mu.Lock()
+		closed := cr.closed // the session is ending: nobody to tell
+		cr.mu.Unlock()
+		if closed {
+			return nil, fmt.Errorf("mcp: %s: %w", method, errSessionEnded)
+		}
 		reason := "the server no longer needs the result: " + context.Cause(ctx).Error()
 		s.send(out, func(b []byte) []byte {
 			b = wire.AppendNotificationHead(b, "notifications/cancelled")

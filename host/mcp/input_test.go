@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -197,5 +198,26 @@ func TestSurfaceGoSDKStdio(t *testing.T) {
 	}
 	if n := cat.Subscriptions(); n != 0 {
 		t.Errorf("%d live subscriptions after the session ended", n)
+	}
+}
+
+// TestInputTimeout: a client that does not answer within InputTimeout has
+// its request cancelled, and the call fails as timed out (an isError
+// result naming the request).
+func TestInputTimeout(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, clientOptions{server: Options{InputTimeout: 20 * time.Millisecond}})
+	c.initializeWith("2025-11-25", `{"sampling":{}}`, true)
+	c.write(`{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"sample","arguments":{}}}`)
+	if got := c.next(); !strings.Contains(got, `"id":"plughost-1","method":"sampling/createMessage"`) {
+		t.Fatalf("first message %s, want the sampling request", got)
+	}
+	want := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"plughost-1","reason":"the server no longer needs the result: the client did not answer in time"}}`
+	if got := c.next(); got != want {
+		t.Errorf("after the timeout:\n got %s\nwant %s", got, want)
+	}
+	want = `{"jsonrpc":"2.0","id":"t","result":{"content":[{"type":"text","text":"the client did not answer sampling/createMessage (the provider's input request \"q\") within 20ms"}],"isError":true}}`
+	if got := c.next(); got != want {
+		t.Errorf("the call's answer:\n got %s\nwant %s", got, want)
 	}
 }

@@ -114,8 +114,8 @@ func (s *Session) Close() {
 		s.notes.unsubscribe()
 		s.notes.unwatch()
 		s.srv.removeSampler(s)
+		s.client.close() // first: requests the calls abandon need no notifications/cancelled
 		s.calls.close()
-		s.client.close()
 		s.subs.close()
 		close(s.done)
 		s.work.Wait()

@@ -17,9 +17,14 @@ import (
 	"github.com/plughost/plughost/host/mcp/stdio"
 )
 
-// A Catalog is what the server serves: the tools, already named as clients
-// see them. host/catalog implements it. Implementations must be safe for
-// concurrent use.
+// A Catalog is what the server serves: the tools, resources, resource
+// templates and prompts, already named as clients see them. host/catalog
+// implements it. Implementations must be safe for concurrent use.
+//
+// A tool.Call, tool.Read or tool.PromptGet carries the client's declared
+// capabilities (ClientCapabilities, {} when none). CallTool, ReadResource
+// and GetPrompt may return an *tool.InputRequired: the server then asks
+// its client and calls again with Input set (see the package doc).
 type Catalog interface {
 	// ListTools returns one page of MCP Tool objects (already JSON, names
 	// final) and the cursor of the next page ("" at the end). An unknown

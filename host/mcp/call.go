@@ -60,6 +60,9 @@ type call struct {
 	op     callOp // nil for a tools/call, whose request is tc
 	tc     tool.Call
 	slot   bool // it holds one of the table's slots
+	// slotless: it only waits for another call, so it takes no slot
+	// (holding one could starve the call it waits for).
+	slotless bool
 	// cancelled is set, under the table's mu, when the client cancelled
 	// the request or the session closed: its response is then not sent.
 	cancelled bool
@@ -151,8 +154,14 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 // startOp registers a long call other than tools/call and returns the
 // function that runs it, or nil after answering with an error.
 func (s *Session) startOp(in incoming, op callOp) func() {
+	return s.startOpSlot(in, op, false)
+}
+
+// startOpSlot is startOp; slotless marks an op that only waits for
+// another call (see call.slotless).
+func (s *Session) startOpSlot(in incoming, op callOp, slotless bool) func() {
 	id := append([]byte(nil), in.msg.ID...) // the transport's bytes: copy
-	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, op: op}
+	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, op: op, slotless: slotless}
 	c.ctx, c.cancel = context.WithCancel(in.ctx)
 	if !s.admit(c) {
 		return nil
@@ -217,17 +226,8 @@ func (s *Session) cancelled(id []byte) { s.calls.cancel(wire.IDKey(id)) }
 // run waits for a slot, runs the call and answers it.
 func (c *call) run() {
 	s := c.s
-	select {
-	case s.calls.slots <- struct{}{}:
-		c.slot = true
-	default: // all slots busy: wait, unless cancelled meanwhile
-		select {
-		case s.calls.slots <- struct{}{}:
-			c.slot = true
-		case <-c.ctx.Done():
-			c.finish(nil, c.ctx.Err())
-			return
-		}
+	if !c.slotless && !c.takeSlot() {
+		return
 	}
 	var res json.RawMessage
 	var err error
@@ -240,6 +240,26 @@ func (c *call) run() {
 		res, err = c.withInput(res, err)
 	}
 	c.finish(res, err)
+}
+
+// takeSlot waits for one of the table's slots. It reports false, the call
+// finished, when the call is cancelled first.
+func (c *call) takeSlot() bool {
+	slots := c.s.calls.slots
+	select {
+	case slots <- struct{}{}:
+		c.slot = true
+		return true
+	default: // all slots busy: wait, unless cancelled meanwhile
+	}
+	select {
+	case slots <- struct{}{}:
+		c.slot = true
+		return true
+	case <-c.ctx.Done():
+		c.finish(nil, c.ctx.Err())
+		return false
+	}
 }
 
 // started is the done of a call started inline (CallStarter), called on

@@ -166,7 +166,9 @@ func (s *Session) subscribe(in incoming, uri string) func() {
 		t.byURI[uri] = sub
 	}
 	t.mu.Unlock()
-	run := s.startOp(in, &subscribeOp{uri: uri, sub: sub, first: first})
+	// A repeated subscription waits for the first one's answer: it must not
+	// hold a slot the first one may be waiting for.
+	run := s.startOpSlot(in, &subscribeOp{uri: uri, sub: sub, first: first}, !first)
 	if run == nil && first {
 		t.settle(uri, sub, nil, errors.New("the subscription was not made"))
 	}

@@ -227,6 +227,7 @@ func (s *Session) cancelled(id []byte) { s.calls.cancel(wire.IDKey(id)) }
 func (c *call) run() {
 	s := c.s
 	if !c.slotless && !c.takeSlot() {
+		c.finish(nil, c.ctx.Err())
 		return
 	}
 	var res json.RawMessage
@@ -242,8 +243,8 @@ func (c *call) run() {
 	c.finish(res, err)
 }
 
-// takeSlot waits for one of the table's slots. It reports false, the call
-// finished, when the call is cancelled first.
+// takeSlot waits for one of the table's slots. It reports false when the
+// call is cancelled first.
 func (c *call) takeSlot() bool {
 	slots := c.s.calls.slots
 	select {
@@ -257,8 +258,16 @@ func (c *call) takeSlot() bool {
 		c.slot = true
 		return true
 	case <-c.ctx.Done():
-		c.finish(nil, c.ctx.Err())
 		return false
+	}
+}
+
+// dropSlot gives the call's slot back (its provider is not working while
+// the client is asked).
+func (c *call) dropSlot() {
+	if c.slot {
+		c.slot = false
+		<-c.s.calls.slots
 	}
 }
 

@@ -58,9 +58,16 @@ func (c *call) withInput(res json.RawMessage, err error) (json.RawMessage, error
 		if round > maxInputRounds {
 			return nil, fmt.Errorf("the provider asked for the client's input more than %d times for one request, the most allowed", maxInputRounds)
 		}
+		// The provider does no work while the client is asked (a person may
+		// take minutes): the slot goes back meanwhile, and the retry waits
+		// for one like any call.
+		c.dropSlot()
 		in, ierr := c.inputRequired(ir)
 		if ierr != nil {
 			return nil, ierr
+		}
+		if !c.slotless && !c.takeSlot() {
+			return nil, c.ctx.Err()
 		}
 		res, err = c.exec(in)
 	}

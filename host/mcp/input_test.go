@@ -221,3 +221,24 @@ func TestInputTimeout(t *testing.T) {
 		t.Errorf("the call's answer:\n got %s\nwant %s", got, want)
 	}
 }
+
+// TestInputFreesSlot: a call waiting for its client's answer holds no
+// slot (its provider does nothing meanwhile): with one slot, another call
+// runs meanwhile; the retry takes the slot again.
+func TestInputFreesSlot(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, clientOptions{server: Options{MaxInFlight: 1}, stdio: true})
+	c.initializeWith("2025-11-25", `{"sampling":{}}`, true)
+	c.write(`{"jsonrpc":"2.0","id":"s","method":"tools/call","params":{"name":"sample","arguments":{}}}`)
+	if got := c.next(); !strings.Contains(got, `"id":"plughost-1","method":"sampling/createMessage"`) {
+		t.Fatalf("first message %s, want the sampling request", got)
+	}
+	if r := c.one(`{"jsonrpc":"2.0","id":"e","method":"tools/call","params":{"name":"echo","arguments":{"text":"meanwhile"}}}`); r.Error != nil ||
+		!strings.Contains(string(r.Result), "meanwhile") {
+		t.Errorf("a call while another waits for the client: %s %+v", r.Result, r.Error)
+	}
+	r := c.one(`{"jsonrpc":"2.0","id":"plughost-1","result":` + mcptest.SamplingResult + `}`)
+	if !strings.Contains(string(r.Result), "the model said: Noon.") {
+		t.Errorf("the call after the answer: %s %+v", r.Result, r.Error)
+	}
+}

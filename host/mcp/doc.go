@@ -66,8 +66,9 @@
 // sessions subscribed to the URI.
 //
 // Calls run concurrently, so responses may come out of order; a slow tool
-// blocks nothing else. At most [Options.MaxInFlight] calls (64) run at once
-// per session; more wait their turn. notifications/cancelled ends a call's
+// blocks nothing else. At most [Options.MaxInFlight] calls (64; reads,
+// prompts/get and the other long requests count too) run at once per
+// session; more wait their turn. notifications/cancelled ends a call's
 // context, and the call then gets no response. With a progressToken in the
 // request's _meta, the tool's progress reaches the client as
 // notifications/progress (values that do not increase are dropped). The
@@ -219,7 +220,9 @@
 // The input rounds: at step 7 an answer that is a *tool.InputRequired (the
 // check is on the error path only) is not answered. A call started inline
 // is handed to a goroutine of its own, since the stream reader must not
-// wait for the client; on a worker it stays there. That goroutine writes
+// wait for the client; on a worker it stays there. The call gives its
+// MaxInFlight slot back while it waits (its provider does nothing
+// meanwhile) and takes one again for the retry. That goroutine writes
 // each request to the call's reply sink (step 8's writer, or the POST's
 // stream), registered by id among the requests pending at the client, and
 // waits; the client's response arrives like any message (steps 1–2, on

@@ -108,10 +108,13 @@ type Options struct {
 	// bytes; 0 means DefaultMaxMessageSize (4 MiB). A longer message is
 	// answered with error -32600 and skipped; the session goes on.
 	MaxMessageSize int
-	// MaxInFlight limits the tools/call requests of one session that run
-	// at once; 0 means 64. Further calls wait for a slot (and can be
-	// cancelled while they wait); once 4×MaxInFlight calls are pending the
-	// server stops reading from the client until one finishes.
+	// MaxInFlight limits the long requests of one session that run at once
+	// (tools/call, resources/read, prompts/get, completion/complete,
+	// resources/subscribe and unsubscribe); 0 means 64. Further ones wait
+	// for a slot (and can be cancelled while they wait); a request waiting
+	// for its client's answer to a provider's input request holds none.
+	// Once 4×MaxInFlight are pending the server stops reading from a stdio
+	// client until one finishes.
 	MaxInFlight int
 	// MaxSubscriptions limits the resources one session may be subscribed
 	// to at once (resources/subscribe); 0 means 1000. One more is refused

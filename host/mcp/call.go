@@ -47,8 +47,9 @@ func (t *callTable) cancel(key string) {
 	t.mu.Unlock()
 }
 
-// call is a tools/call in flight: one allocation holds its state, its
-// tool.Call and what its response needs.
+// call is a long call in flight. For a tools/call one allocation holds its
+// state, its tool.Call and what its response needs; the other long calls
+// (resources/read, prompts/get, ...) keep what is theirs in op.
 type call struct {
 	s      *Session
 	ctx    context.Context
@@ -56,8 +57,12 @@ type call struct {
 	key    string // in the call table
 	id     []byte // raw id, owned
 	rp     reply  // where the response goes
+	op     callOp // nil for a tools/call, whose request is tc
 	tc     tool.Call
 	slot   bool // it holds one of the table's slots
+	// slotless: it only waits for another call, so it takes no slot
+	// (holding one could starve the call it waits for).
+	slotless bool
 	// cancelled is set, under the table's mu, when the client cancelled
 	// the request or the session closed: its response is then not sent.
 	cancelled bool
@@ -126,37 +131,83 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 
 	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token}
 	c.ctx, c.cancel = context.WithCancel(in.ctx)
-	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log}
+	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.life.caps.raw}
 	if token != nil {
 		c.tc.Progress = c.progress
 	}
+	if !s.admit(c) {
+		return nil
+	}
 	t := &s.calls
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
-		c.cancel()
-		return nil
-	}
-	if _, dup := t.inflight[c.key]; dup {
-		t.mu.Unlock()
-		c.cancel()
-		s.respondError(in.rp, id, wire.NewError(wire.CodeInvalidRequest, "invalid request: request id "+string(id)+" is already in use"))
-		return nil
-	}
-	t.inflight[c.key] = c
-	s.work.Add(1)
-	s.pending.Add(1)
-	t.mu.Unlock()
 	if starter, ok := s.srv.catalog.(CallStarter); ok && s.inline && in.rp.batch == nil {
 		select {
 		case t.slots <- struct{}{}:
 			c.slot = true
-			starter.StartCall(c.ctx, &c.tc, c.finish)
+			starter.StartCall(c.ctx, &c.tc, c.started)
 			return nil
 		default: // all slots busy: a worker waits for one
 		}
 	}
 	return c.run
+}
+
+// startOp registers a long call other than tools/call and returns the
+// function that runs it, or nil after answering with an error.
+func (s *Session) startOp(in incoming, op callOp) func() {
+	return s.startOpSlot(in, op, false)
+}
+
+// startOpSlot is startOp; slotless marks an op that only waits for
+// another call (see call.slotless).
+func (s *Session) startOpSlot(in incoming, op callOp, slotless bool) func() {
+	id := append([]byte(nil), in.msg.ID...) // the transport's bytes: copy
+	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, op: op, slotless: slotless}
+	c.ctx, c.cancel = context.WithCancel(in.ctx)
+	if !s.admit(c) {
+		return nil
+	}
+	return c.run
+}
+
+// admit registers c in the call table under its id. It reports false, c
+// cancelled, when the session is closing or (after answering -32600) the
+// id is already in use.
+func (s *Session) admit(c *call) bool {
+	t := &s.calls
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		c.cancel()
+		return false
+	}
+	if _, dup := t.inflight[c.key]; dup {
+		t.mu.Unlock()
+		c.cancel()
+		s.respondError(c.rp, c.id, wire.NewError(wire.CodeInvalidRequest, "invalid request: request id "+string(c.id)+" is already in use"))
+		return false
+	}
+	t.inflight[c.key] = c
+	s.work.Add(1)
+	s.pending.Add(1)
+	t.mu.Unlock()
+	return true
+}
+
+// A callOp is what a long call other than tools/call does and answers.
+type callOp interface {
+	// exec runs the request on the catalog: in is nil the first time, the
+	// client's answers on the retry of a provider's InputRequired.
+	exec(c *call, in *tool.Input) (json.RawMessage, error)
+	// answer appends the response to the request, which ended with res or
+	// err (never a cancellation).
+	answer(b []byte, c *call, res json.RawMessage, err error) []byte
+}
+
+// An opEnder is a callOp with something to do when its call ends, whether
+// it ran, failed or was cancelled (even before it got a slot), before the
+// response.
+type opEnder interface {
+	end(c *call, err error)
 }
 
 // decodeCancelled reads the requestId of notifications/cancelled.
@@ -175,19 +226,70 @@ func (s *Session) cancelled(id []byte) { s.calls.cancel(wire.IDKey(id)) }
 // run waits for a slot, runs the call and answers it.
 func (c *call) run() {
 	s := c.s
-	select {
-	case s.calls.slots <- struct{}{}:
-		c.slot = true
-	default: // all slots busy: wait, unless cancelled meanwhile
-		select {
-		case s.calls.slots <- struct{}{}:
-			c.slot = true
-		case <-c.ctx.Done():
-			c.finish(nil, c.ctx.Err())
-			return
-		}
+	if !c.slotless && !c.takeSlot() {
+		c.finish(nil, c.ctx.Err())
+		return
 	}
-	c.finish(s.srv.catalog.CallTool(c.ctx, &c.tc))
+	var res json.RawMessage
+	var err error
+	if c.op == nil {
+		res, err = s.srv.catalog.CallTool(c.ctx, &c.tc)
+	} else {
+		res, err = c.op.exec(c, nil)
+	}
+	if err != nil {
+		res, err = c.withInput(res, err)
+	}
+	c.finish(res, err)
+}
+
+// takeSlot waits for one of the table's slots. It reports false when the
+// call is cancelled first.
+func (c *call) takeSlot() bool {
+	slots := c.s.calls.slots
+	select {
+	case slots <- struct{}{}:
+		c.slot = true
+		return true
+	default: // all slots busy: wait, unless cancelled meanwhile
+	}
+	select {
+	case slots <- struct{}{}:
+		c.slot = true
+		return true
+	case <-c.ctx.Done():
+		return false
+	}
+}
+
+// dropSlot gives the call's slot back (its provider is not working while
+// the client is asked).
+func (c *call) dropSlot() {
+	if c.slot {
+		c.slot = false
+		<-c.s.calls.slots
+	}
+}
+
+// started is the done of a call started inline (CallStarter), called on
+// the provider's goroutine. A provider that needs the client's input is
+// rare: only then is the call handed to a goroutine of its own, which may
+// wait for the client.
+func (c *call) started(res json.RawMessage, err error) {
+	if err != nil && needsInput(err) {
+		go func() { c.finish(c.withInput(res, err)) }()
+		return
+	}
+	c.finish(res, err)
+}
+
+// exec runs the request again with the client's answers.
+func (c *call) exec(in *tool.Input) (json.RawMessage, error) {
+	if c.op != nil {
+		return c.op.exec(c, in)
+	}
+	c.tc.Input = in
+	return c.s.srv.catalog.CallTool(c.ctx, &c.tc)
 }
 
 // finish answers the call with what the catalog returned and retires it.
@@ -206,8 +308,15 @@ func (c *call) finish(res json.RawMessage, err error) {
 	cancelled := c.cancelled || c.ctx.Err() != nil
 	s.calls.mu.Unlock()
 	c.cancel()
+	if e, ok := c.op.(opEnder); ok {
+		e.end(c, err)
+	}
 	if cancelled {
-		s.srv.log.Debug("call cancelled", "id", string(c.id), "tool", c.tc.Name)
+		if c.op == nil {
+			s.srv.log.Debug("call cancelled", "id", string(c.id), "tool", c.tc.Name)
+		} else {
+			s.srv.log.Debug("request cancelled", "id", string(c.id))
+		}
 		return
 	}
 
@@ -215,6 +324,8 @@ func (c *call) finish(res json.RawMessage, err error) {
 	defer wire.PutBuf(bp)
 	b := *bp
 	switch {
+	case c.op != nil:
+		b = c.op.answer(b, c, res, err)
 	case err == nil:
 		b = wire.AppendResultHead(b, c.id)
 		mark := len(b)

@@ -25,6 +25,11 @@ var ErrNoSamplingClient = errors.New("no connected MCP client supports sampling"
 // errSessionEnded ends a server request whose session closed first.
 var errSessionEnded = errors.New("the client's session ended before it answered")
 
+// errBadAnswer is wrapped by the error of a server request the client
+// answered with something that is neither a result object nor an error
+// object.
+var errBadAnswer = errors.New("the client's answer is malformed")
+
 // A ClientError is the JSON-RPC error a client answered a server request
 // with (say, -1 when the user declined a sampling request).
 type ClientError struct {
@@ -57,8 +62,25 @@ func (c *clientRequests) close() {
 
 // outRequest is a server request waiting for the client's response.
 type outRequest struct {
-	method string
-	done   chan outResult // 1-buffered: the response router never blocks
+	method  string
+	ctx     context.Context
+	done    chan outResult // 1-buffered: the response router never blocks
+	written atomic.Bool    // it is out: only the client's answer is awaited
+}
+
+// awaiting counts the requests written to the client whose answer is still
+// awaited (not abandoned): work of the session that waits for the client
+// rather than for the server.
+func (c *clientRequests) awaiting() int64 {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, or := range c.pending {
+		if or.written.Load() && or.ctx.Err() == nil {
+			n++
+		}
+	}
+	return n
 }
 
 type outResult struct {
@@ -82,9 +104,16 @@ func (s *Session) askable() bool {
 // the client on the session-wide sink and waits for the response. When ctx
 // ends first it tells the client with notifications/cancelled.
 func (s *Session) request(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+	return s.requestOn(ctx, s.conn.Notify, method, params)
+}
+
+// requestOn is request on out: the sink of the client's request that this
+// one serves (on Streamable HTTP, that POST's stream), or the session's.
+// notifications/cancelled goes the same way.
+func (s *Session) requestOn(ctx context.Context, out Sink, method string, params []byte) (json.RawMessage, error) {
 	id := []byte(`"plughost-` + strconv.FormatUint(s.client.seq.Add(1), 10) + `"`)
 	key := wire.IDKey(id)
-	or := &outRequest{method: method, done: make(chan outResult, 1)}
+	or := &outRequest{method: method, ctx: ctx, done: make(chan outResult, 1)}
 	cr := &s.client
 	cr.mu.Lock()
 	if cr.closed {
@@ -101,11 +130,15 @@ func (s *Session) request(ctx context.Context, method string, params []byte) (js
 
 	bp := wire.GetBuf()
 	*bp = wire.AppendRequest(*bp, id, method, params)
-	err := s.conn.Notify.Write(*bp)
+	err := out.Write(*bp)
 	wire.PutBuf(bp)
 	if err != nil {
 		forget()
 		return nil, fmt.Errorf("mcp: %s: writing to the client: %w", method, err)
+	}
+	or.written.Store(true)
+	if s.idleHook != nil {
+		s.idleHook() // the request is out: what tests await
 	}
 	select {
 	case r := <-or.done:
@@ -115,8 +148,14 @@ func (s *Session) request(ctx context.Context, method string, params []byte) (js
 		return nil, fmt.Errorf("mcp: %s: %w", method, errSessionEnded)
 	case <-ctx.Done():
 		forget()
+		cr.mu.Lock()
+		closed := cr.closed // the session is ending: nobody to tell
+		cr.mu.Unlock()
+		if closed {
+			return nil, fmt.Errorf("mcp: %s: %w", method, errSessionEnded)
+		}
 		reason := "the server no longer needs the result: " + context.Cause(ctx).Error()
-		s.send(s.conn.Notify, func(b []byte) []byte {
+		s.send(out, func(b []byte) []byte {
 			b = wire.AppendNotificationHead(b, "notifications/cancelled")
 			b = append(b, `,"params":{"requestId":`...)
 			b = append(b, id...)
@@ -154,12 +193,12 @@ func (s *Session) response(m wire.Message) {
 			Message *string `json:"message"`
 		}
 		if json.Unmarshal(m.Error, &e) != nil || e.Code == nil || e.Message == nil {
-			r.err = fmt.Errorf("mcp: %s: the client answered a malformed error: %s", or.method, m.Error)
+			r.err = fmt.Errorf("mcp: %s: %w: its error has no code or no message: %.200s", or.method, errBadAnswer, m.Error)
 		} else {
 			r.err = &ClientError{Method: or.method, Code: *e.Code, Message: *e.Message}
 		}
 	case !wire.IsObject(m.Result):
-		r.err = fmt.Errorf("mcp: %s: the client's result is not a JSON object: %.200s", or.method, m.Result)
+		r.err = fmt.Errorf("mcp: %s: %w: its result is not a JSON object: %.200s", or.method, errBadAnswer, m.Result)
 	default:
 		// The message's bytes belong to the transport: copy.
 		r.result = append(json.RawMessage(nil), m.Result...)

@@ -1,7 +1,9 @@
 // Package mcp is plughost's side of the Model Context Protocol: the session
 // lifecycle, version negotiation, the method table and the methods' handlers.
-// It knows nothing of plugins: it serves a [Catalog], which lists tools (as
-// MCP Tool objects, already JSON) and runs them. It knows nothing of bytes
+// It knows nothing of plugins: it serves a [Catalog], which lists tools,
+// resources, resource templates and prompts (as MCP objects, already JSON),
+// runs tools, reads resources, renders prompts, completes arguments and
+// reports resource updates. It knows nothing of bytes
 // on the wire either: [wire] reads, classifies and writes JSON-RPC, and the
 // transports frame it — [stdio] (newline-delimited, for desktop hosts) and
 // host/mcp/streamable (Streamable HTTP and the legacy HTTP+SSE endpoint).
@@ -22,10 +24,20 @@
 // The client first sends initialize. The server answers at once, with the
 // protocol version the client asked for if it speaks it (2024-11-05,
 // 2025-03-26, 2025-06-18, 2025-11-25) and the latest one otherwise, and
-// with the capabilities tools (listChanged) and logging. Before that only
-// ping is served; other requests get -32600 "session not initialized". The
-// server is lenient about notifications/initialized: once it has answered
-// initialize it serves requests, whether or not the notification came.
+// with its capabilities: tools {listChanged}, resources {subscribe,
+// listChanged}, prompts {listChanged}, completions (from 2025-03-26, the
+// first version with the capability; completion/complete is served in
+// 2024-11-05 too) and logging. Before that only ping is served; other
+// requests get -32600 "session not initialized". The server is lenient
+// about notifications/initialized: once it has answered initialize it
+// serves requests, whether or not the notification came.
+//
+// Plugins load after initialize is answered, so what they will offer is
+// unknown then. The server therefore always declares resources, prompts and
+// completions: their lists are empty until a provider offers something,
+// and notifications/resources/list_changed (or prompts/list_changed) tells
+// the client when one does. A client thus never has to reconnect to learn
+// of a capability that a plugin loaded later brought.
 //
 // Then tools/list pages through the catalog (the cursor is the catalog's),
 // and tools/call runs a tool. The server checks only the shape of the
@@ -34,20 +46,71 @@
 // unknown tool is error -32602; any other failure of the catalog becomes an
 // isError result naming the cause. Results pass through as bytes.
 //
+// resources/list, resources/templates/list and prompts/list page the same
+// way. resources/read, prompts/get and completion/complete go to providers
+// and run as long calls like tools/call (a worker, cancellable; no progress,
+// since providers report none for them). Their params are checked strictly
+// (uri a non-empty string; name a string and arguments an object of
+// strings; ref and argument as the schema has them) and their failures are
+// JSON-RPC errors: an unknown resource is -32002 ("resource not found",
+// data {"uri": …}; the stateless 2026-07-28 revision makes it -32602, SEP-2164),
+// an unknown prompt, a completion's unknown reference or argument, and a
+// prompt's bad arguments -32602, anything else -32603 naming it.
+//
+// resources/subscribe holds the catalog's subscription until
+// resources/unsubscribe or the session's end releases it; subscribing
+// again to a URI is answered as the first time and holds nothing more,
+// unsubscribing from a URI not subscribed is answered success. A session
+// holds at most [Options.MaxSubscriptions] (1000) URIs; one more is -32602
+// naming the limit. notifications/resources/updated goes only to the
+// sessions subscribed to the URI.
+//
 // Calls run concurrently, so responses may come out of order; a slow tool
-// blocks nothing else. At most [Options.MaxInFlight] calls (64) run at once
-// per session; more wait their turn. notifications/cancelled ends a call's
+// blocks nothing else. At most [Options.MaxInFlight] calls (64; reads,
+// prompts/get and the other long requests count too) run at once per
+// session; more wait their turn. notifications/cancelled ends a call's
 // context, and the call then gets no response. With a progressToken in the
 // request's _meta, the tool's progress reaches the client as
 // notifications/progress (values that do not increase are dropped). The
 // tool's logs become notifications/message when at or above the session's
 // level: info until the client sends logging/setLevel. When the catalog's
-// tool list changes, the client gets notifications/tools/list_changed.
+// lists change, an initialized session gets one list_changed per kind
+// (tools, resources, prompts) per burst; a burst while one is due
+// coalesces into it, and the catalog's callback never blocks (the
+// session's notifier goroutine writes).
 //
 // JSON-RPC batches are accepted only in sessions that negotiated
 // 2025-03-26, the one version that has them. server/discover (the stateless
 // 2026 protocol's probe) is answered -32601 so such clients fall back to
 // initialize.
+//
+// # A provider's requests to the client
+//
+// A provider may need the client's input before it answers a tools/call,
+// resources/read or prompts/get: it returns a *tool.InputRequired (its
+// requests by key, each sampling/createMessage, elicitation/create or
+// roots/list, and an opaque state). The session asks its own client each
+// request, in key order, as a server request ("plughost-<n>") on the
+// call's own stream (on Streamable HTTP the POST's SSE stream, where the
+// call's progress goes, so a client with no GET stream open gets them),
+// then runs the same request again with tool.Input (the results by key,
+// the errors by key, the state), as long as the provider asks, at most 10
+// rounds. Only what the client declared in initialize is asked: sampling
+// (sampling.tools when the params have tools or toolChoice, from
+// 2025-11-25), elicitation (from 2025-06-18; an empty object means form
+// mode, URL mode needs elicitation.url and 2025-11-25), roots. A request
+// the client did not declare is not sent: its key gets an InputError
+// tool.CodeNotSupported naming the capability, and the provider answers as
+// it sees fit. A client's JSON-RPC error becomes the key's InputError. A
+// malformed request (an unknown method, params not an object) is the
+// provider's fault: tools/call answers an isError result naming it,
+// resources/read and prompts/get -32603. Each request waits at most
+// [Options.InputTimeout] (10 minutes), then the call fails as timed out;
+// a cancelled call cancels its request (notifications/cancelled). Every
+// request carries the client's declared capabilities (ClientCapabilities)
+// so that providers can decide before asking. In the stateless 2026-07-28
+// revision the InputRequired will instead go back to the client as an
+// InputRequiredResult (one seam: call.inputRequired in input.go).
 //
 // # Asking the client
 //
@@ -74,23 +137,26 @@
 //
 // Every method the server knows is one entry of a table (methods.go): the
 // protocol revisions it exists in, whether it is served before initialize,
-// the server capability it belongs to (the initialize result's
-// capabilities are derived from the table), how its params decode, its
-// handler, and whether it is a long call (run on a worker, cancellable,
-// with progress and logs). A method not in the table is answered -32601;
+// the server capability it belongs to and the revisions that declare it
+// (the initialize result's capabilities are derived from the table, per
+// version), how its params decode, its handler, and whether it is a long
+// call (run on a worker, cancellable, with progress and logs for tools).
+// resources/subscribe and resources/unsubscribe exist up to 2025-11-25
+// only: 2026-07-28 replaced them with subscriptions/listen. A method not in the table is answered -32601;
 // so is one of the stateless 2026-07-28 revision (server/discover), with a
 // hint to initialize, and one missing from the negotiated version.
 //
 // # Transports
 //
 // A [Session] holds the protocol state and handles one incoming message at
-// a time with [Session.Handle], writing the response and the notifications
-// related to it (progress, logs) to that message's [Sink], and
-// notifications unrelated to any request (list_changed) and the server's
-// requests to the client to the session-wide Sink of its [SessionConn].
-// Its state is split by concern: lifecycle (state, negotiated version,
-// client capabilities), logging level, calls in flight, requests pending at
-// the client, list_changed notifier. A transport meets it only through
+// a time with [Session.Handle], writing the response and what relates to
+// it (progress, logs, a provider's requests to the client) to that
+// message's [Sink], and notifications unrelated to any request
+// (list_changed, resources/updated) and [Server.CreateMessage]'s requests
+// to the session-wide Sink of its [SessionConn]. Its state is split by
+// concern: lifecycle (state, negotiated version, client capabilities),
+// logging level, calls in flight, requests pending at the client, the
+// notifier, resource subscriptions. A transport meets it only through
 // Handle, [Session.Close], [Session.Drain], [Session.Initialized] and
 // [Session.Version]. [Server.Serve] runs a session over any [Transport]
 // (Read plus a Sink): ServeStdio is Serve over [stdio], where a line longer
@@ -143,6 +209,26 @@
 // waits for a slot and calls Catalog.CallTool, and the answer comes back
 // to that worker; with 4×MaxInFlight calls pending, the read loop stops
 // reading.
+//
+// resources/read, prompts/get and completion/complete take the worker's
+// path, through steps 1–4 then Catalog.ReadResource, GetPrompt or Complete
+// on the worker; their answer is spliced like a tool's result or mapped to
+// a JSON-RPC error (ops.go). resources/subscribe and resources/unsubscribe
+// change the session's subscription set at step 3, in arrival order, and
+// call the catalog (subscribe, release) on the worker.
+//
+// The input rounds: at step 7 an answer that is a *tool.InputRequired (the
+// check is on the error path only) is not answered. A call started inline
+// is handed to a goroutine of its own, since the stream reader must not
+// wait for the client; on a worker it stays there. The call gives its
+// MaxInFlight slot back while it waits (its provider does nothing
+// meanwhile) and takes one again for the retry. That goroutine writes
+// each request to the call's reply sink (step 8's writer, or the POST's
+// stream), registered by id among the requests pending at the client, and
+// waits; the client's response arrives like any message (steps 1–2, on
+// the read loop or a POST) and is routed by id to it. With every answer in
+// hand it calls the catalog again (CallTool, ReadResource or GetPrompt,
+// with Input), and the next answer goes through step 7 again.
 //
 // Over Streamable HTTP (host/mcp/streamable), steps 2–8 run on the POST's
 // handler goroutine with Catalog.CallTool (no worker): it waits for the

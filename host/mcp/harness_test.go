@@ -218,12 +218,13 @@ func (c *client) await(what string, cond func() bool) {
 }
 
 // settle waits until the server has dispatched every message sent and all
-// its work has written its output, except calls parked in the slow tool.
+// its work has written its output, except calls parked in the slow tool
+// and calls waiting for the client to answer a request.
 func (c *client) settle() {
 	c.t.Helper()
 	c.await("the server to settle", func() bool {
 		s := c.session.Load()
-		return c.obs.reads.Load() > c.sent && s != nil && s.Pending() == c.cat.LiveParked()
+		return c.obs.reads.Load() > c.sent && s != nil && s.Pending() == c.cat.LiveParked()+s.client.awaiting()
 	})
 }
 

@@ -32,6 +32,8 @@ func decodeInitialize(params []byte) (initParams, *wire.Error) {
 			return initParams{}, wire.NewError(wire.CodeInvalidParams, "invalid params: capabilities must be an object")
 		}
 		ip.caps = parseClientCaps(*p.Capabilities)
+	} else {
+		ip.caps.raw = emptyObject
 	}
 	if p.ClientInfo != nil {
 		ip.client = []any{"client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version}
@@ -82,17 +84,38 @@ func (s *Session) initialized(struct{}) {
 // clientCaps are what the client declared in initialize that the server
 // uses.
 type clientCaps struct {
+	// raw is the capabilities object as the client sent it (compact, owned),
+	// {} when it sent none: providers read it (tool.Call's
+	// ClientCapabilities).
+	raw           json.RawMessage
 	sampling      bool // capabilities.sampling is an object
 	samplingTools bool // capabilities.sampling.tools is an object
+	elicitForm    bool // elicitation.form, or an elicitation object naming no mode (form then)
+	elicitURL     bool // elicitation.url is an object
+	roots         bool // capabilities.roots is an object
 }
+
+var emptyObject = json.RawMessage(`{}`)
 
 // parseClientCaps reads the capabilities object of initialize.
 func parseClientCaps(raw []byte) clientCaps {
 	var c clientCaps
+	if b, ok := wire.AppendJSON(nil, raw); ok {
+		c.raw = b
+	} else {
+		c.raw = emptyObject
+	}
 	sampling := wire.Member(raw, "sampling")
 	if wire.IsObject(sampling) {
 		c.sampling = true
 		c.samplingTools = wire.IsObject(wire.Member(sampling, "tools"))
 	}
+	if e := wire.Member(raw, "elicitation"); wire.IsObject(e) {
+		form, url := wire.Member(e, "form"), wire.Member(e, "url")
+		// An empty elicitation object (2025-06-18's only form) means form.
+		c.elicitForm = wire.IsObject(form) || (form == nil && url == nil)
+		c.elicitURL = wire.IsObject(url)
+	}
+	c.roots = wire.IsObject(wire.Member(raw, "roots"))
 	return c
 }

@@ -25,9 +25,10 @@ var revisions = [...]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-2
 var versions = [...]string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
 
 const (
-	vLatest   = 0
-	vBatch    = 2 // 2025-03-26: the only version with JSON-RPC batches
-	vOriginal = 3 // 2024-11-05: progress notifications have no message
+	vLatest      = 0
+	vElicitation = 1 // 2025-06-18: the first version with elicitation/create
+	vBatch       = 2 // 2025-03-26: the only version with JSON-RPC batches
+	vOriginal    = 3 // 2024-11-05: progress notifications have no message
 )
 
 // revSet is a set of revisions: bit i stands for revisions[i].
@@ -84,6 +85,10 @@ type method struct {
 	// capability is the server capability the method belongs to, as
 	// declared in the initialize result ("" when none).
 	capability string
+	// capRevs are the revisions whose initialize result declares the
+	// capability; zero means all of revs. (completion/complete existed in
+	// 2024-11-05 before the completions capability did.)
+	capRevs revSet
 	// long marks a long call: it runs on a worker goroutine, the client
 	// can cancel it, and it may report progress and logs.
 	long bool
@@ -140,7 +145,7 @@ func init() {
 	for _, m := range []*method{
 		{name: "initialize", revs: sessionEra, beforeInit: true,
 			serve: request(decodeInitialize, (*Session).initialize)},
-		{name: "ping", revs: sessionEra | statelessEra, beforeInit: true,
+		{name: "ping", revs: sessionEra, beforeInit: true, // 2026-07-28 removed it
 			serve: request(noParams, (*Session).ping)},
 		{name: "notifications/initialized", revs: sessionEra, notification: true,
 			serve: notification(noParams, (*Session).initialized)},
@@ -149,9 +154,27 @@ func init() {
 		{name: "logging/setLevel", revs: sessionEra, capability: "logging",
 			serve: request(decodeSetLevel, (*Session).setLevel)},
 		{name: "tools/list", revs: sessionEra | statelessEra, capability: "tools",
-			serve: request(decodeListTools, (*Session).listTools)},
+			serve: request(decodeCursor, (*Session).listTools)},
 		{name: "tools/call", revs: sessionEra | statelessEra, capability: "tools", long: true,
 			serve: request(decodeCallTool, (*Session).startCall)},
+		{name: "resources/list", revs: sessionEra | statelessEra, capability: "resources",
+			serve: request(decodeCursor, (*Session).listResources)},
+		{name: "resources/templates/list", revs: sessionEra | statelessEra, capability: "resources",
+			serve: request(decodeCursor, (*Session).listResourceTemplates)},
+		{name: "resources/read", revs: sessionEra | statelessEra, capability: "resources", long: true,
+			serve: request(decodeURI("resources/read"), (*Session).startRead)},
+		// 2026-07-28 replaced these two by subscriptions/listen.
+		{name: "resources/subscribe", revs: sessionEra, capability: "resources", long: true,
+			serve: request(decodeURI("resources/subscribe"), (*Session).subscribe)},
+		{name: "resources/unsubscribe", revs: sessionEra, capability: "resources", long: true,
+			serve: request(decodeURI("resources/unsubscribe"), (*Session).unsubscribe)},
+		{name: "prompts/list", revs: sessionEra | statelessEra, capability: "prompts",
+			serve: request(decodeCursor, (*Session).listPrompts)},
+		{name: "prompts/get", revs: sessionEra | statelessEra, capability: "prompts", long: true,
+			serve: request(decodeGetPrompt, (*Session).startGetPrompt)},
+		{name: "completion/complete", revs: sessionEra | statelessEra, long: true,
+			capability: "completions", capRevs: since("2025-03-26") | statelessEra,
+			serve: request(decodeComplete, (*Session).startComplete)},
 		// The stateless revision's own methods: known, so that a client
 		// that tries them first is told to initialize.
 		{name: "server/discover", revs: statelessEra},
@@ -180,12 +203,17 @@ func lookup(name []byte, v int) (*method, *wire.Error) {
 	return m, nil
 }
 
-// capabilities returns the server capabilities of the initialize result:
-// one member per capability the table's methods belong to, in name order.
-func capabilities() string {
+// capabilities returns the server capabilities of the initialize result
+// of versions[v]: one member per capability the table's methods belong to
+// in that version, in name order.
+func capabilities(v int) string {
 	var caps []string
 	for _, m := range table {
-		if m.capability != "" && !slices.Contains(caps, m.capability) {
+		in := m.capRevs
+		if in == 0 {
+			in = m.revs
+		}
+		if m.capability != "" && in.has(v) && !slices.Contains(caps, m.capability) {
 			caps = append(caps, m.capability)
 		}
 	}
@@ -203,9 +231,16 @@ func capabilities() string {
 }
 
 // capabilityValue is each capability's object in the initialize result.
+// Plugins load after initialize, so what they will offer is unknown when
+// it is answered: resources (with subscriptions), prompts and completions
+// are always declared, their lists empty until a provider offers some,
+// and list_changed tells the client when one does (see the package doc).
 var capabilityValue = map[string]string{
-	"logging": `{}`,
-	"tools":   `{"listChanged":true}`,
+	"completions": `{}`,
+	"logging":     `{}`,
+	"prompts":     `{"listChanged":true}`,
+	"resources":   `{"subscribe":true,"listChanged":true}`,
+	"tools":       `{"listChanged":true}`,
 }
 
 // Versions returns the protocol versions a session speaks, latest first.

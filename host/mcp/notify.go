@@ -1,32 +1,128 @@
 package mcp
 
-// listChanges sends notifications/tools/list_changed when the catalog's
-// list changes: a burst while one is due coalesces into it.
-type listChanges struct {
-	changed     chan struct{} // list_changed is due (1-buffered)
-	unsubscribe func()
+import (
+	"sync"
+	"sync/atomic"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// Notifications unrelated to any request: list_changed of tools, resources
+// and prompts, and resources/updated of the resources the client
+// subscribed to. The catalog's callbacks never block: they record what is
+// due and wake the session's notifier goroutine, which writes. Whatever
+// happens while a notification is due coalesces into it: one list_changed
+// per kind per burst, one resources/updated per URI.
+type notices struct {
+	wake  chan struct{} // 1-buffered: the notifier has something due
+	lists atomic.Uint32 // the kinds whose list_changed is due (listBit)
+
+	mu      sync.Mutex
+	updated []string // URIs whose resources/updated is due, each once
+	due     map[string]bool
+
+	unsubscribe func() // from the catalog's list changes
+	unwatch     func() // from the catalog's resource updates
 }
 
-// toolsChanged is the catalog's change callback. It never blocks: the
-// notifier goroutine writes.
-func (s *Session) toolsChanged() {
+// The kinds of list, as bits of notices.lists, in the order their
+// list_changed is written.
+const (
+	listTools uint32 = 1 << iota
+	listResources
+	listPrompts
+)
+
+var listChanged = [...]struct {
+	bit uint32
+	msg string
+}{
+	{listTools, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+	{listResources, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`},
+	{listPrompts, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`},
+}
+
+// listsChanged is the catalog's change callback.
+func (s *Session) listsChanged(c tool.Change) {
+	var bits uint32
+	if c.Tools {
+		bits |= listTools
+	}
+	if c.Resources {
+		bits |= listResources
+	}
+	if c.Prompts {
+		bits |= listPrompts
+	}
+	if bits != 0 {
+		s.notes.lists.Or(bits)
+		s.wakeNotifier()
+	}
+}
+
+// resourceUpdated is the catalog's resource update callback: a
+// resources/updated is due if this session subscribed to uri.
+func (s *Session) resourceUpdated(uri string) {
+	if !s.subs.has(uri) {
+		return
+	}
+	n := &s.notes
+	n.mu.Lock()
+	if n.due[uri] {
+		n.mu.Unlock()
+		return
+	}
+	if n.due == nil {
+		n.due = map[string]bool{}
+	}
+	n.due[uri] = true
+	n.updated = append(n.updated, uri)
+	n.mu.Unlock()
+	s.wakeNotifier()
+}
+
+// wakeNotifier tells the notifier something is due, recorded before the
+// call: the notifier takes everything due after it wakes. It never blocks.
+func (s *Session) wakeNotifier() {
 	s.pending.Add(1)
 	select {
-	case s.lists.changed <- struct{}{}:
-	default: // already due
+	case s.notes.wake <- struct{}{}:
+	default: // already awake: it will see what was recorded
 		s.pending.Add(-1)
 	}
 }
 
 func (s *Session) notifier() {
 	defer s.work.Done()
+	n := &s.notes
 	for {
 		select {
 		case <-s.done:
 			return
-		case <-s.lists.changed:
+		case <-n.wake:
+			bits := n.lists.Swap(0)
+			n.mu.Lock()
+			updated := n.updated
+			n.updated, n.due = nil, nil
+			n.mu.Unlock()
 			if s.Initialized() {
-				s.write(s.conn.Notify, []byte(`{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`))
+				for _, l := range listChanged {
+					if bits&l.bit != 0 {
+						s.write(s.conn.Notify, []byte(l.msg))
+					}
+				}
+				for _, uri := range updated {
+					if !s.subs.has(uri) { // unsubscribed meanwhile
+						continue
+					}
+					s.send(s.conn.Notify, func(b []byte) []byte {
+						b = wire.AppendNotificationHead(b, "notifications/resources/updated")
+						b = append(b, `,"params":{"uri":`...)
+						b = wire.AppendString(b, uri)
+						return append(b, "}}"...)
+					})
+				}
 			}
 			s.idle()
 		}

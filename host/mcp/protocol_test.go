@@ -80,7 +80,12 @@ func TestNegotiation(t *testing.T) {
 			for k, v := range got.Capabilities {
 				caps[k] = string(v)
 			}
-			if diff := cmp.Diff(map[string]string{"tools": `{"listChanged":true}`, "logging": `{}`}, caps); diff != "" {
+			want := map[string]string{"tools": `{"listChanged":true}`, "logging": `{}`, "completions": `{}`,
+				"prompts": `{"listChanged":true}`, "resources": `{"subscribe":true,"listChanged":true}`}
+			if tt.want == "2024-11-05" {
+				delete(want, "completions") // completion/complete, without a capability before 2025-03-26
+			}
+			if diff := cmp.Diff(want, caps); diff != "" {
 				t.Errorf("capabilities (-want +got):\n%s", diff)
 			}
 		})
@@ -99,7 +104,9 @@ func TestBeforeInitialize(t *testing.T) {
 		"tools/call":      {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`, notInit},
 		"setLevel":        {`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`, notInit},
 		"server/discover": {`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, &respError{-32601, "method not found: server/discover (send initialize; this server speaks protocol versions up to 2025-11-25)"}},
-		"unknown":         {`{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`, &respError{-32601, "method not found: prompts/list"}},
+		"unknown":         {`{"jsonrpc":"2.0","id":1,"method":"roots/list"}`, &respError{-32601, "method not found: roots/list"}},
+		"prompts/list":    {`{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`, notInit},
+		"resources/read":  {`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}`, notInit},
 		"batch":           {`[{"jsonrpc":"2.0","id":1,"method":"ping"}]`, &respError{-32600, "invalid request: JSON-RPC batches are supported only in protocol version 2025-03-26"}},
 	}
 	for name, tt := range tests {

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -16,9 +17,14 @@ import (
 	"github.com/plughost/plughost/host/mcp/stdio"
 )
 
-// A Catalog is what the server serves: the tools, already named as clients
-// see them. host/catalog implements it. Implementations must be safe for
-// concurrent use.
+// A Catalog is what the server serves: the tools, resources, resource
+// templates and prompts, already named as clients see them. host/catalog
+// implements it. Implementations must be safe for concurrent use.
+//
+// A tool.Call, tool.Read or tool.PromptGet carries the client's declared
+// capabilities (ClientCapabilities, {} when none). CallTool, ReadResource
+// and GetPrompt may return an *tool.InputRequired: the server then asks
+// its client and calls again with Input set (see the package doc).
 type Catalog interface {
 	// ListTools returns one page of MCP Tool objects (already JSON, names
 	// final) and the cursor of the next page ("" at the end). An unknown
@@ -102,17 +108,30 @@ type Options struct {
 	// bytes; 0 means DefaultMaxMessageSize (4 MiB). A longer message is
 	// answered with error -32600 and skipped; the session goes on.
 	MaxMessageSize int
-	// MaxInFlight limits the tools/call requests of one session that run
-	// at once; 0 means 64. Further calls wait for a slot (and can be
-	// cancelled while they wait); once 4×MaxInFlight calls are pending the
-	// server stops reading from the client until one finishes.
+	// MaxInFlight limits the long requests of one session that run at once
+	// (tools/call, resources/read, prompts/get, completion/complete,
+	// resources/subscribe and unsubscribe); 0 means 64. Further ones wait
+	// for a slot (and can be cancelled while they wait); a request waiting
+	// for its client's answer to a provider's input request holds none.
+	// Once 4×MaxInFlight are pending the server stops reading from a stdio
+	// client until one finishes.
 	MaxInFlight int
+	// MaxSubscriptions limits the resources one session may be subscribed
+	// to at once (resources/subscribe); 0 means 1000. One more is refused
+	// with -32602 naming the limit.
+	MaxSubscriptions int
+	// InputTimeout is how long the server waits for the client to answer
+	// one request made for a provider that needs the client's input
+	// (sampling, elicitation, roots); 0 means DefaultInputTimeout (10
+	// minutes). The request is then cancelled and the call fails as timed
+	// out.
+	InputTimeout time.Duration
 	// OnSession, when set, is called with every session the server opens,
 	// before it serves anything. The function it returns, when not nil, is
 	// called each time a piece of the session's work has written its
-	// output (a call answered or cancelled, a notification written), when
-	// [Session.Pending] may have dropped. Tests await a settled session
-	// with it; it must not block.
+	// output (a call answered or cancelled, a notification or a request to
+	// the client written), when [Session.Pending] may have dropped. Tests
+	// await a settled session with it; it must not block.
 	OnSession func(*Session) (onIdle func())
 }
 
@@ -123,6 +142,9 @@ type Server struct {
 	log         hclog.Logger
 	maxMsg      int
 	maxInFlight int
+	maxSubs     int
+	// inputTimeout bounds each request to the client made for a provider.
+	inputTimeout time.Duration
 	// initResult holds the initialize result for each supported version.
 	initResult [len(versions)][]byte
 	onSession  func(*Session) func()
@@ -137,11 +159,19 @@ func NewServer(c Catalog, opts *Options) *Server {
 		opts = &Options{}
 	}
 	s := &Server{
-		catalog:     c,
-		log:         opts.Logger,
-		maxMsg:      opts.MaxMessageSize,
-		maxInFlight: opts.MaxInFlight,
-		onSession:   opts.OnSession,
+		catalog:      c,
+		log:          opts.Logger,
+		maxMsg:       opts.MaxMessageSize,
+		maxInFlight:  opts.MaxInFlight,
+		maxSubs:      opts.MaxSubscriptions,
+		inputTimeout: opts.InputTimeout,
+		onSession:    opts.OnSession,
+	}
+	if s.maxSubs <= 0 {
+		s.maxSubs = 1000
+	}
+	if s.inputTimeout <= 0 {
+		s.inputTimeout = DefaultInputTimeout
 	}
 	if s.log == nil {
 		s.log = hclog.NewNullLogger()
@@ -156,8 +186,8 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if version == "" {
 		version = "devel"
 	}
-	caps := json.RawMessage(capabilities())
 	for i, v := range versions {
+		caps := json.RawMessage(capabilities(i))
 		type info struct {
 			Name    string `json:"name"`
 			Version string `json:"version"`

@@ -6,7 +6,6 @@ import (
 	"sync/atomic"
 
 	"github.com/plughost/plughost/host/mcp/wire"
-	"github.com/plughost/plughost/host/tool"
 )
 
 // A Session is the protocol state of one MCP session. It reads nothing by
@@ -20,8 +19,8 @@ import (
 //
 // Its state is split by concern, one field each: the lifecycle (state,
 // negotiated version, client capabilities), the logging level, the calls
-// in flight, the requests pending at the client, and the list_changed
-// notifier.
+// in flight, the requests pending at the client, the notifier (list_changed,
+// resources/updated) and the resource subscriptions.
 type Session struct {
 	srv  *Server
 	conn SessionConn
@@ -30,7 +29,8 @@ type Session struct {
 	level  atomic.Int32 // index into levels: the least severe level sent
 	calls  callTable
 	client clientRequests
-	lists  listChanges
+	notes  notices
+	subs   subscriptions
 
 	// inline lets long calls start on the read loop, when the catalog is a
 	// CallStarter (set before the first message; stdio only).
@@ -79,7 +79,7 @@ const (
 )
 
 // NewSession starts a session whose notifications unrelated to a request
-// (tools/list_changed) go to notify. Close it when the client is gone.
+// (list_changed, resources/updated) go to notify. Close it when the client is gone.
 func (srv *Server) NewSession(notify Sink) *Session {
 	return srv.OpenSession(SessionConn{Notify: notify})
 }
@@ -93,30 +93,30 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 		done:  make(chan struct{}),
 	}
 	s.client.pending = make(map[string]*outRequest)
-	s.lists.changed = make(chan struct{}, 1)
+	s.notes.wake = make(chan struct{}, 1)
+	s.subs.max = srv.maxSubs
 	s.level.Store(defaultLevel)
 	if srv.onSession != nil {
 		s.idleHook = srv.onSession(s)
 	}
 	s.work.Add(1)
 	go s.notifier()
-	s.lists.unsubscribe = srv.catalog.Subscribe(func(c tool.Change) {
-		if c.Tools {
-			s.toolsChanged()
-		}
-	})
+	s.notes.unsubscribe = srv.catalog.Subscribe(s.listsChanged)
+	s.notes.unwatch = srv.catalog.OnResourceUpdated(s.resourceUpdated)
 	return s
 }
 
-// Close ends the session: it stops list_changed notifications, cancels the
-// requests in flight (they get no response) and waits for their goroutines.
-// Close is idempotent.
+// Close ends the session: it stops notifications, cancels the requests in
+// flight (they get no response), releases the session's resource
+// subscriptions and waits for its goroutines. Close is idempotent.
 func (s *Session) Close() {
 	s.closeOnce.Do(func() {
-		s.lists.unsubscribe()
+		s.notes.unsubscribe()
+		s.notes.unwatch()
 		s.srv.removeSampler(s)
+		s.client.close() // first: requests the calls abandon need no notifications/cancelled
 		s.calls.close()
-		s.client.close()
+		s.subs.close()
 		close(s.done)
 		s.work.Wait()
 	})

@@ -13,6 +13,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"golang.org/x/tools/txtar"
+
+	"github.com/plughost/plughost/host/tool"
 )
 
 var update = flag.Bool("update", false, "rewrite the transcripts in testdata/*.txtar with the server's output")
@@ -28,6 +30,10 @@ var update = flag.Bool("update", false, "rewrite the transcripts in testdata/*.t
 //	             read it (for a batch whose response waits on a parked call)
 //	< MESSAGE    the server wrote MESSAGE in answer to the step above
 //	! change     the catalog's tool list changes
+//	! change K,… the catalog's lists of those kinds change (tools,
+//	             resources, prompts) in one burst
+//	! update URI the catalog reports the resource at URI updated
+//	! live N     the catalog holds N live resource subscriptions (checked)
 //	! release    one parked call of the slow tool returns (once one parks)
 //	! long N     the client sends a ping padded to N bytes
 //	! eof        the client closes stdin
@@ -66,16 +72,18 @@ func runTranscript(t *testing.T, file string) {
 			script = &ar.Files[i]
 		case "options":
 			var o struct {
-				MaxMessageSize int    `json:"maxMessageSize"`
-				Instructions   string `json:"instructions"`
-				Version        string `json:"version"`
+				MaxMessageSize   int    `json:"maxMessageSize"`
+				Instructions     string `json:"instructions"`
+				Version          string `json:"version"`
+				MaxSubscriptions int    `json:"maxSubscriptions"`
 			}
 			dec := json.NewDecoder(bytes.NewReader(f.Data))
 			dec.DisallowUnknownFields()
 			if err := dec.Decode(&o); err != nil {
 				t.Fatalf("options: %v", err)
 			}
-			opts.server = Options{MaxMessageSize: o.MaxMessageSize, Instructions: o.Instructions, Version: o.Version}
+			opts.server = Options{MaxMessageSize: o.MaxMessageSize, Instructions: o.Instructions, Version: o.Version,
+				MaxSubscriptions: o.MaxSubscriptions}
 		default:
 			t.Fatalf("unknown section %q", f.Name)
 		}
@@ -95,7 +103,7 @@ func runTranscript(t *testing.T, file string) {
 		switch cmd, arg, _ := strings.Cut(line, " "); {
 		case line == "" || strings.HasPrefix(line, "#"):
 			continue
-		case closed:
+		case closed && !strings.HasPrefix(line, "! live "):
 			t.Fatalf("line %d: a step after ! eof", n+1)
 		case cmd == ">":
 			c.write(arg)
@@ -105,6 +113,31 @@ func runTranscript(t *testing.T, file string) {
 			continue
 		case line == "! change":
 			c.cat.Change()
+		case cmd == "!" && strings.HasPrefix(arg, "change "):
+			var ch tool.Change
+			for kind := range strings.SplitSeq(strings.TrimPrefix(arg, "change "), ",") {
+				switch kind {
+				case "tools":
+					ch.Tools = true
+				case "resources":
+					ch.Resources = true
+				case "prompts":
+					ch.Prompts = true
+				default:
+					t.Fatalf("line %d: unknown kind %q", n+1, kind)
+				}
+			}
+			c.cat.ChangeLists(ch)
+		case cmd == "!" && strings.HasPrefix(arg, "update "):
+			c.cat.Update(strings.TrimPrefix(arg, "update "))
+		case cmd == "!" && strings.HasPrefix(arg, "live "):
+			want, err := strconv.Atoi(strings.TrimPrefix(arg, "live "))
+			if err != nil {
+				t.Fatalf("line %d: %v", n+1, err)
+			}
+			if got := c.cat.Subscriptions(); got != want {
+				t.Errorf("line %d: %d live subscriptions, want %d", n+1, got, want)
+			}
 		case line == "! release":
 			c.await("a call to park", c.cat.ReleaseOne)
 		case cmd == "!" && strings.HasPrefix(arg, "long "):

@@ -36,26 +36,40 @@ func Versions() []string {
 
 // resultDefs names the schema definition of each request's result.
 var resultDefs = map[string]string{
-	"initialize":       "InitializeResult",
-	"ping":             "EmptyResult",
-	"logging/setLevel": "EmptyResult",
-	"tools/list":       "ListToolsResult",
-	"tools/call":       "CallToolResult",
+	"initialize":               "InitializeResult",
+	"ping":                     "EmptyResult",
+	"logging/setLevel":         "EmptyResult",
+	"tools/list":               "ListToolsResult",
+	"tools/call":               "CallToolResult",
+	"resources/list":           "ListResourcesResult",
+	"resources/templates/list": "ListResourceTemplatesResult",
+	"resources/read":           "ReadResourceResult",
+	"resources/subscribe":      "EmptyResult",
+	"resources/unsubscribe":    "EmptyResult",
+	"prompts/list":             "ListPromptsResult",
+	"prompts/get":              "GetPromptResult",
+	"completion/complete":      "CompleteResult",
 }
 
 // notificationDefs names the schema definition of each notification a
 // server may send.
 var notificationDefs = map[string]string{
-	"notifications/progress":           "ProgressNotification",
-	"notifications/message":            "LoggingMessageNotification",
-	"notifications/tools/list_changed": "ToolListChangedNotification",
-	"notifications/cancelled":          "CancelledNotification",
+	"notifications/progress":               "ProgressNotification",
+	"notifications/message":                "LoggingMessageNotification",
+	"notifications/tools/list_changed":     "ToolListChangedNotification",
+	"notifications/resources/list_changed": "ResourceListChangedNotification",
+	"notifications/prompts/list_changed":   "PromptListChangedNotification",
+	"notifications/resources/updated":      "ResourceUpdatedNotification",
+	"notifications/cancelled":              "CancelledNotification",
 }
 
 // requestDefs names the schema definition of each request a server may
-// send to its client.
+// send to its client. One that a version's schema lacks (elicitation
+// before 2025-06-18) is unexpected in that version.
 var requestDefs = map[string]string{
 	"sampling/createMessage": "CreateMessageRequest",
+	"elicitation/create":     "ElicitRequest",
+	"roots/list":             "ListRootsRequest",
 }
 
 // Validator checks server-to-client messages of one protocol version.
@@ -112,7 +126,17 @@ func New(version string) (*Validator, error) {
 	if v.request, err = compile("JSONRPCRequest"); err != nil {
 		return nil, err
 	}
+	var names struct {
+		Definitions map[string]json.RawMessage `json:"definitions"`
+		Defs        map[string]json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &names); err != nil {
+		return nil, err
+	}
 	for method, def := range requestDefs {
+		if names.Definitions[def] == nil && names.Defs[def] == nil {
+			continue
+		}
 		if v.requests[method], err = compile(def); err != nil {
 			return nil, err
 		}

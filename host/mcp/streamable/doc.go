@@ -14,9 +14,12 @@
 // /message URL to POST to). A POSTed initialize opens a session whose id
 // (Mcp-Session-Id, 256 random bits) every later request carries: none is
 // 400, an unknown or ended one 404. A POSTed request is answered as
-// application/json, or as text/event-stream when the call sends progress
-// or logs before its response; a POSTed notification or response gets 202.
-// GET opens the session's own stream, where list_changed arrives; DELETE
+// application/json, or as text/event-stream when the call sends progress,
+// logs or requests to the client (a provider asking for sampling,
+// elicitation or roots) before its response; a POSTed notification or
+// response (the client's answer to such a request) gets 202.
+// GET opens the session's own stream, where list_changed and
+// resources/updated arrive; DELETE
 // ends the session. Every SSE event has an id "<stream>_<seq>" and is kept
 // in a bounded per-session buffer, so a client that lost a stream GETs
 // again with Last-Event-ID and receives the events it missed, then the

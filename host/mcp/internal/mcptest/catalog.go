@@ -32,15 +32,24 @@ import (
 //	args     returns its raw arguments as text, {} when absent or null (as
 //	         the real catalog defaults them; not listed)
 //	late     returns at once, keeping its Call to misuse later (not listed)
+//	caps     returns its ClientCapabilities as text (not listed)
+//	<script> any of the input scripts (see Scripts; not listed) needing the
+//	         client's input, answered as a CallToolResult
 //
-// Any other name is tool.ErrUnknownTool. ListTools pages by pageSize.
+// Any other name is tool.ErrUnknownTool. ListTools pages by pageSize. The
+// rest of the surface (resources, prompts, completion, subscriptions) is
+// described in surface.go.
 type Catalog struct {
-	NoSurface
 	pageSize int
 
-	mu   sync.Mutex
-	subs map[int]func(tool.Change)
-	next int
+	mu       sync.Mutex
+	subs     map[int]func(tool.Change)
+	watchers map[int]func(string)
+	next     int
+	// live counts the live subscriptions of each URI (released ones gone).
+	live map[string]int
+	// execs counts the runs of input scripts.
+	execs atomic.Int64
 
 	running atomic.Int64 // calls inside CallTool right now
 	peak    atomic.Int64 // the most calls ever inside CallTool at once
@@ -53,6 +62,8 @@ type Catalog struct {
 	parkMu   sync.Mutex
 	parked   []*parkedCall // slow calls parked, in the order they parked
 	lateCall *tool.Call    // the last call of the late tool
+	// scriptCtx is the context of the last input script run.
+	scriptCtx context.Context
 }
 
 // parkedCall is a slow call waiting to be released or cancelled.
@@ -62,35 +73,42 @@ type parkedCall struct {
 	released bool
 }
 
-// NewCatalog returns a Catalog whose ListTools pages by 3.
+// NewCatalog returns a Catalog whose lists page by 3.
 func NewCatalog() *Catalog {
-	return &Catalog{pageSize: 3, subs: map[int]func(tool.Change){}}
+	return &Catalog{pageSize: 3, subs: map[int]func(tool.Change){}, watchers: map[int]func(string){}, live: map[string]int{}}
 }
 
 // ToolNames are the listed tools, in list order.
 var ToolNames = []string{"chatty", "echo", "fail", "garbage", "pretty", "slow"}
 
 func (c *Catalog) ListTools(cursor string) ([]json.RawMessage, string, error) {
+	return c.page(cursor, ToolNames, func(name string) string {
+		return `{"name":"` + name + `","description":"the ` + name + ` tool",` + "\n" + `  "inputSchema":{"type":"object"}}`
+	})
+}
+
+// page returns the page of names starting at cursor ("page-N"), each item
+// made by item, and the next page's cursor.
+func (c *Catalog) page(cursor string, names []string, item func(string) string) ([]json.RawMessage, string, error) {
 	start := 0
 	if cursor != "" {
 		n, ok := strings.CutPrefix(cursor, "page-")
 		i, err := strconv.Atoi(n)
-		if !ok || err != nil || i <= 0 || i >= len(ToolNames) {
+		if !ok || err != nil || i <= 0 || i >= len(names) {
 			return nil, "", fmt.Errorf("%w: %q", tool.ErrInvalidCursor, cursor)
 		}
 		start = i
 	}
-	end := min(start+c.pageSize, len(ToolNames))
-	var tools []json.RawMessage
-	for _, name := range ToolNames[start:end] {
-		tools = append(tools, json.RawMessage(`{"name":"`+name+`","description":"the `+name+` tool",`+"\n"+
-			`  "inputSchema":{"type":"object"}}`))
+	end := min(start+c.pageSize, len(names))
+	var items []json.RawMessage
+	for _, name := range names[start:end] {
+		items = append(items, json.RawMessage(item(name)))
 	}
 	next := ""
-	if end < len(ToolNames) {
+	if end < len(names) {
 		next = "page-" + strconv.Itoa(end)
 	}
-	return tools, next, nil
+	return items, next, nil
 }
 
 func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
@@ -144,12 +162,24 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 		c.lateCall = call
 		c.parkMu.Unlock()
 		return tool.TextResult("returned"), nil
+	case "caps":
+		return tool.TextResult(string(call.ClientCapabilities)), nil
 	case "fail":
 		return nil, errors.New("backend exploded")
 	case "garbage":
 		return json.RawMessage("{oops"), nil
 	case "pretty":
 		return json.RawMessage("{\n  \"content\": [\n    {\"type\": \"text\", \"text\": \"a\\nb\"}\n  ]\n}\n"), nil
+	}
+	if _, ok := scripts[call.Name]; ok {
+		text, failed, err := c.script(ctx, call.Name, call.Input)
+		switch {
+		case err != nil:
+			return nil, err
+		case failed:
+			return tool.ErrorResult(text), nil
+		}
+		return tool.TextResult(text), nil
 	}
 	return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 }
@@ -226,11 +256,14 @@ func (c *Catalog) Subscribe(fn func(tool.Change)) (cancel func()) {
 }
 
 // Change tells every subscriber that the tool list changed.
-func (c *Catalog) Change() {
+func (c *Catalog) Change() { c.ChangeLists(tool.Change{Tools: true}) }
+
+// ChangeLists tells every subscriber that the lists of ch changed.
+func (c *Catalog) ChangeLists(ch tool.Change) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	for _, fn := range c.subs {
-		fn(tool.Change{Tools: true})
+		fn(ch)
 	}
 }
 

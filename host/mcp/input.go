@@ -1,0 +1,248 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// A provider's requests to the client. A tools/call, resources/read or
+// prompts/get whose provider needs the client's input first ends with a
+// *tool.InputRequired: the requests it needs (sampling/createMessage,
+// elicitation/create, roots/list) by key, and an opaque state. The session
+// asks its own client each request, in key order, as real server-to-client
+// requests on the call's own stream, and runs the same request on the
+// catalog again with the answers (tool.Input), as often as the provider
+// asks, up to maxInputRounds times.
+
+// maxInputRounds is how many times one request may ask for the client's
+// input; a provider that asks once more fails the request.
+const maxInputRounds = 10
+
+// DefaultInputTimeout is how long the server waits for the client to answer
+// one request made for a provider (Options.InputTimeout's default): a user
+// may be filling a form.
+const DefaultInputTimeout = 10 * time.Minute
+
+// errInputTimeout is the cause of a request to the client that went
+// unanswered for the input timeout.
+var errInputTimeout = errors.New("the client did not answer in time")
+
+// needsInput reports whether a request's error asks for the client's input.
+func needsInput(err error) bool {
+	var ir *tool.InputRequired
+	return errors.As(err, &ir)
+}
+
+// withInput returns what the call finally answers: res and err as they
+// are, unless err is an *tool.InputRequired, which is met (inputRequired)
+// and the request run again, for as many rounds as the provider asks. A
+// cancelled call returns its context's error (and gets no response).
+func (c *call) withInput(res json.RawMessage, err error) (json.RawMessage, error) {
+	for round := 1; ; round++ {
+		var ir *tool.InputRequired
+		if err == nil || !errors.As(err, &ir) {
+			return res, err
+		}
+		if c.ctx.Err() != nil {
+			return nil, c.ctx.Err()
+		}
+		if round > maxInputRounds {
+			return nil, fmt.Errorf("the provider asked for the client's input more than %d times for one request, the most allowed", maxInputRounds)
+		}
+		// The provider does no work while the client is asked (a person may
+		// take minutes): the slot goes back meanwhile, and the retry waits
+		// for one like any call.
+		c.dropSlot()
+		in, ierr := c.inputRequired(ir)
+		if ierr != nil {
+			return nil, ierr
+		}
+		if !c.slotless && !c.takeSlot() {
+			return nil, c.ctx.Err()
+		}
+		res, err = c.exec(in)
+	}
+}
+
+// inputRequired is the seam where a provider's need for the client's input
+// is met, the one place that decides how. In a session (every protocol
+// version up to 2025-11-25) the server asks the client itself and returns
+// its answers for the retry. In the stateless 2026-07-28 revision (not
+// served yet) this is where the InputRequired will instead be answered to
+// the client as an InputRequiredResult, with the state sealed into its
+// requestState, the client's retry carrying inputResponses.
+func (c *call) inputRequired(ir *tool.InputRequired) (*tool.Input, error) {
+	return c.s.askClient(c.ctx, c.rp.out, ir)
+}
+
+// inputRequest is one request a provider asked the client.
+type inputRequest struct {
+	key    string
+	method string
+	params json.RawMessage // a compact object; {} when roots/list has none
+	mode   string          // elicitation/create's mode; "" for form
+}
+
+// askClient asks the session's client the requests of ir, in key order, on
+// out, and returns the answers for the retry. A request the client did not
+// declare the capability for is not sent: its key gets an InputError
+// CodeNotSupported naming the capability. A JSON-RPC error from the client
+// becomes the key's InputError. The error return means the request cannot
+// go on: the provider's requests are malformed, ctx ended (the call was
+// cancelled), the client did not answer within the input timeout, or the
+// session is gone.
+func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequired) (*tool.Input, error) {
+	reqs, err := parseInputRequests(ir.Requests)
+	if err != nil {
+		return nil, fmt.Errorf("the provider's request for the client's input is malformed: %w", err)
+	}
+	in := &tool.Input{State: ir.State}
+	var answers []byte
+	fail := func(key string, code int, msg string) {
+		if in.Errors == nil {
+			in.Errors = map[string]tool.InputError{}
+		}
+		in.Errors[key] = tool.InputError{Code: code, Message: msg}
+	}
+	for _, r := range reqs {
+		if why := s.cannotAsk(r); why != "" {
+			fail(r.key, tool.CodeNotSupported, why)
+			continue
+		}
+		rctx, cancel := context.WithTimeoutCause(ctx, s.srv.inputTimeout, errInputTimeout)
+		res, err := s.requestOn(rctx, out, r.method, r.params)
+		cancel()
+		var ce *ClientError
+		switch {
+		case err == nil:
+			if answers == nil {
+				answers = append(answers, '{')
+			} else {
+				answers = append(answers, ',')
+			}
+			answers = wire.AppendString(answers, r.key)
+			answers = append(answers, ':')
+			answers, _ = wire.AppendJSON(answers, res)
+		case ctx.Err() != nil:
+			return nil, ctx.Err()
+		case errors.As(err, &ce):
+			fail(r.key, ce.Code, ce.Message)
+		case errors.Is(err, errBadAnswer):
+			fail(r.key, wire.CodeInternalError, strings.TrimPrefix(err.Error(), "mcp: "+r.method+": "))
+		case errors.Is(err, errInputTimeout):
+			return nil, tool.Errorf(tool.ErrTimedOut, "the client did not answer %s (the provider's input request %q) within %v",
+				r.method, r.key, s.srv.inputTimeout)
+		default:
+			return nil, err
+		}
+	}
+	if answers != nil {
+		in.Responses = append(answers, '}')
+	}
+	return in, nil
+}
+
+// parseInputRequests reads an InputRequired's requests, sorted by key.
+func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
+		return nil, fmt.Errorf("the requests are not a JSON object (%.100s)", raw)
+	}
+	if len(m) == 0 {
+		return nil, errors.New("it lists no requests")
+	}
+	reqs := make([]inputRequest, 0, len(m))
+	for key, v := range m {
+		var r struct {
+			Method *string         `json:"method"`
+			Params json.RawMessage `json:"params"`
+		}
+		if json.Unmarshal(v, &r) != nil || !wire.IsObject(v) {
+			return nil, fmt.Errorf("request %q is not a JSON object", key)
+		}
+		if r.Method == nil {
+			return nil, fmt.Errorf("request %q has no method", key)
+		}
+		ir := inputRequest{key: key, method: *r.Method}
+		switch ir.method {
+		case "sampling/createMessage", "elicitation/create", "roots/list":
+		default:
+			return nil, fmt.Errorf("request %q: unknown method %s (want sampling/createMessage, elicitation/create or roots/list)",
+				key, strconv.Quote(ir.method))
+		}
+		switch {
+		case r.Params == nil && ir.method == "roots/list":
+			ir.params = emptyObject
+		case r.Params == nil || !wire.IsObject(r.Params):
+			return nil, fmt.Errorf("request %q (%s): params must be an object", key, ir.method)
+		default:
+			ir.params, _ = wire.AppendJSON(nil, r.Params)
+		}
+		if ir.method == "elicitation/create" {
+			if mode := wire.Member(ir.params, "mode"); mode != nil {
+				ir.mode, _ = wire.Unquote(mode)
+				if ir.mode != "form" && ir.mode != "url" {
+					return nil, fmt.Errorf("request %q (elicitation/create): mode must be \"form\" or \"url\", not %s", key, mode)
+				}
+			}
+		}
+		reqs = append(reqs, ir)
+	}
+	slices.SortFunc(reqs, func(a, b inputRequest) int {
+		switch {
+		case a.key < b.key:
+			return -1
+		case a.key > b.key:
+			return 1
+		}
+		return 0
+	})
+	return reqs, nil
+}
+
+// cannotAsk says why the session's client may not be sent r ("" when it
+// may): what it did not declare in initialize, or a protocol version
+// without the method.
+func (s *Session) cannotAsk(r inputRequest) string {
+	caps, v := &s.life.caps, int(s.life.version.Load())
+	switch r.method {
+	case "sampling/createMessage":
+		switch {
+		case !caps.sampling:
+			return "the client did not declare the sampling capability"
+		case wire.Member(r.params, "tools") == nil && wire.Member(r.params, "toolChoice") == nil:
+		case !caps.samplingTools:
+			return "the client did not declare the sampling.tools capability (tools in sampling)"
+		case !s.samplingTools():
+			return "tools in sampling need protocol version 2025-11-25; this session speaks " + versions[v]
+		}
+	case "elicitation/create":
+		switch {
+		case v > vElicitation:
+			return "elicitation/create is not in protocol version " + versions[v] + ", which this session speaks"
+		case r.mode == "url" && v != vLatest:
+			return "URL elicitation needs protocol version 2025-11-25; this session speaks " + versions[v]
+		case r.mode == "url" && !caps.elicitURL:
+			return "the client did not declare URL elicitation (the elicitation.url capability)"
+		case r.mode != "url" && !caps.elicitForm:
+			if caps.elicitURL {
+				return "the client did not declare form elicitation (the elicitation.form capability)"
+			}
+			return "the client did not declare the elicitation capability"
+		}
+	case "roots/list":
+		if !caps.roots {
+			return "the client did not declare the roots capability"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,55 @@
+package mcp
+
+import (
+	"encoding/json"
+	"fmt"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+)
+
+// What the long calls other than tools/call share: checking _meta, and
+// answering with the catalog's result or a JSON-RPC error.
+
+// checkMeta checks a request's _meta: an object whose progressToken, if
+// any, is a string or an integer.
+func checkMeta(meta []byte) *wire.Error {
+	if !wire.IsObject(meta) {
+		return wire.NewError(wire.CodeInvalidParams, "invalid params: _meta must be an object")
+	}
+	if tok := wire.Member(meta, "progressToken"); tok != nil && !wire.ValidID(tok) {
+		return wire.NewError(wire.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
+	}
+	return nil
+}
+
+// appendAnswer appends the response of a long call of method that ended
+// with res or err. A result is spliced (one not framed as a JSON object is
+// -32603); an error becomes what fault says, or -32603 naming it when
+// fault says nothing (fault may be nil).
+func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err error, fault func(error) *wire.Error) []byte {
+	if err == nil {
+		mark := len(b)
+		b = wire.AppendResultHead(b, c.id)
+		var ok bool
+		if b, ok = wire.AppendObject(b, res); ok {
+			return append(b, '}')
+		}
+		b = b[:mark]
+		c.s.srv.log.Error("a provider returned an invalid result", "method", method, "result", string(res))
+		err = fmt.Errorf("the provider returned an invalid result (not a JSON object)")
+	}
+	var e *wire.Error
+	if fault != nil {
+		e = fault(err)
+	}
+	if e == nil {
+		c.s.srv.log.Debug("request failed", "method", method, "error", err)
+		e = wire.NewError(wire.CodeInternalError, "internal error: "+method+": "+err.Error())
+	}
+	return wire.AppendError(b, c.id, e)
+}
+
+// invalidParams is the -32602 error naming err.
+func invalidParams(err error) *wire.Error {
+	return wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error())
+}

@@ -1,0 +1,274 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// Resources: resources/read is a long call to the catalog; a session's
+// subscriptions (resources/subscribe, resources/unsubscribe) are a bounded
+// set of URIs, each holding the catalog's release.
+
+// CodeResourceNotFound is the JSON-RPC error of a resources/read (or
+// resources/subscribe) naming no resource the server offers (MCP
+// 2025-11-25's "Resource not found"; its data is {"uri": ...}).
+const CodeResourceNotFound = -32002
+
+// resourceNotFound is the -32002 error for uri, naming err.
+func resourceNotFound(uri string, err error) *wire.Error {
+	data := append([]byte(`{"uri":`), wire.AppendString(nil, uri)...)
+	return &wire.Error{Code: CodeResourceNotFound, Message: "resource not found: " + err.Error(), Data: append(data, '}')}
+}
+
+// decodeURI returns the params decoding of method, whose params are a uri.
+func decodeURI(method string) func(params []byte) (string, *wire.Error) {
+	need := "invalid params: " + method + " needs uri, a string"
+	return func(params []byte) (string, *wire.Error) {
+		var raw []byte
+		for k, v := range wire.Members(params) {
+			switch {
+			case wire.KeyIs(k, "uri"):
+				raw = v
+			case wire.KeyIs(k, "_meta"):
+				if err := checkMeta(v); err != nil {
+					return "", err
+				}
+			}
+		}
+		uri, ok := wire.Unquote(raw)
+		switch {
+		case !ok:
+			return "", wire.NewError(wire.CodeInvalidParams, need)
+		case uri == "":
+			return "", wire.NewError(wire.CodeInvalidParams, "invalid params: uri must not be empty")
+		}
+		return uri, nil
+	}
+}
+
+// readOp is a resources/read.
+type readOp struct{ r tool.Read }
+
+func (s *Session) startRead(in incoming, uri string) func() {
+	return s.startOp(in, &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.life.caps.raw}})
+}
+
+func (o *readOp) exec(c *call, in *tool.Input) (json.RawMessage, error) {
+	o.r.Input = in
+	return c.s.srv.catalog.ReadResource(c.ctx, &o.r)
+}
+
+func (o *readOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
+	return appendAnswer(b, c, "resources/read", res, err, func(err error) *wire.Error {
+		if errors.Is(err, tool.ErrUnknownResource) {
+			return resourceNotFound(o.r.URI, err)
+		}
+		return nil
+	})
+}
+
+// subscriptions are a session's resource subscriptions, by URI. Their
+// changes happen in the order the client's requests arrive (on the
+// dispatching goroutine); the catalog is called on the call's worker.
+type subscriptions struct {
+	max int
+
+	mu     sync.Mutex
+	closed bool
+	byURI  map[string]*subscription
+}
+
+// subscription is one URI's subscription: pending until the catalog
+// answers, then live (holding its release) or gone.
+type subscription struct {
+	ready   chan struct{} // closed once the catalog answered
+	err     error         // the catalog's refusal, set before ready closes
+	live    bool          // subscribed; release not yet called
+	release func()
+	// dropped: unsubscribed or the session ended while pending, so the
+	// release is called as soon as the catalog gives it.
+	dropped bool
+}
+
+// has reports whether the session is subscribed to uri.
+func (t *subscriptions) has(uri string) bool {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sub := t.byURI[uri]
+	return sub != nil && sub.live
+}
+
+// close ends every subscription: live ones are released, pending ones will
+// be when the catalog answers.
+func (t *subscriptions) close() {
+	t.mu.Lock()
+	t.closed = true
+	var releases []func()
+	for _, sub := range t.byURI {
+		if sub.live {
+			sub.live = false
+			releases = append(releases, sub.release)
+		} else {
+			sub.dropped = true
+		}
+	}
+	t.byURI = nil
+	t.mu.Unlock()
+	for _, r := range releases {
+		r()
+	}
+}
+
+// settle records the catalog's answer to sub's subscription.
+func (t *subscriptions) settle(uri string, sub *subscription, release func(), err error) {
+	t.mu.Lock()
+	sub.err = err
+	if err == nil && !sub.dropped {
+		sub.live, sub.release, release = true, release, nil
+	}
+	if err != nil && t.byURI[uri] == sub {
+		delete(t.byURI, uri)
+	}
+	close(sub.ready)
+	t.mu.Unlock()
+	if err == nil && release != nil {
+		release() // dropped while the catalog answered
+	}
+}
+
+// subscribe registers the subscription at once, in arrival order, and
+// leaves asking the catalog to the call. Subscribing again to a URI is
+// answered as the first subscription was, and holds nothing more.
+func (s *Session) subscribe(in incoming, uri string) func() {
+	t := &s.subs
+	t.mu.Lock()
+	if t.closed {
+		t.mu.Unlock()
+		return nil // the session is ending: no response
+	}
+	sub, first := t.byURI[uri], false
+	if sub == nil {
+		if len(t.byURI) >= t.max {
+			t.mu.Unlock()
+			s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: this session is subscribed to "+
+				strconv.Itoa(t.max)+" resources, the most allowed; unsubscribe from one first"))
+			return nil
+		}
+		if t.byURI == nil {
+			t.byURI = map[string]*subscription{}
+		}
+		sub, first = &subscription{ready: make(chan struct{})}, true
+		t.byURI[uri] = sub
+	}
+	t.mu.Unlock()
+	// A repeated subscription waits for the first one's answer: it must not
+	// hold a slot the first one may be waiting for.
+	run := s.startOpSlot(in, &subscribeOp{uri: uri, sub: sub, first: first}, !first)
+	if run == nil && first {
+		t.settle(uri, sub, nil, errors.New("the subscription was not made"))
+	}
+	return run
+}
+
+// subscribeOp is a resources/subscribe. The first one of a URI asks the
+// catalog; a repeated one waits for the first's answer.
+type subscribeOp struct {
+	uri     string
+	sub     *subscription
+	first   bool
+	settled bool
+}
+
+func (o *subscribeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
+	if !o.first {
+		select {
+		case <-o.sub.ready:
+		case <-c.ctx.Done():
+			return nil, c.ctx.Err()
+		}
+		if o.sub.err != nil {
+			return nil, o.sub.err
+		}
+		return emptyObject, nil
+	}
+	release, err := c.s.srv.catalog.SubscribeResource(c.ctx, o.uri)
+	switch {
+	case err == nil && release == nil:
+		release = func() {}
+	case err != nil && needsInput(err):
+		err = errors.New("the provider asked for the client's input, which a subscription cannot carry")
+	}
+	o.settled = true
+	c.s.subs.settle(o.uri, o.sub, release, err)
+	if err != nil {
+		return nil, err
+	}
+	return emptyObject, nil
+}
+
+// end settles a first subscription that never asked the catalog (cancelled
+// while it waited for a slot).
+func (o *subscribeOp) end(c *call, err error) {
+	if o.first && !o.settled {
+		if err == nil {
+			err = errors.New("the subscription was not made")
+		}
+		o.settled = true
+		c.s.subs.settle(o.uri, o.sub, nil, err)
+	}
+}
+
+func (o *subscribeOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
+	return appendAnswer(b, c, "resources/subscribe", res, err, func(err error) *wire.Error {
+		if errors.Is(err, tool.ErrUnknownResource) {
+			return resourceNotFound(o.uri, err)
+		}
+		return nil
+	})
+}
+
+// unsubscribe forgets the subscription at once, in arrival order; the call
+// releases it. Unsubscribing from a URI not subscribed is answered success
+// too: the client's wish holds.
+func (s *Session) unsubscribe(in incoming, uri string) func() {
+	t := &s.subs
+	var release func()
+	t.mu.Lock()
+	if sub := t.byURI[uri]; sub != nil {
+		delete(t.byURI, uri)
+		if sub.live {
+			sub.live, release = false, sub.release
+		} else {
+			sub.dropped = true
+		}
+	}
+	t.mu.Unlock()
+	op := &unsubscribeOp{release: release}
+	run := s.startOp(in, op)
+	if run == nil && release != nil {
+		release() // the call was refused (a duplicate id): release anyway
+	}
+	return run
+}
+
+// unsubscribeOp is a resources/unsubscribe: its end releases, so that the
+// release happens even when the call is cancelled, and before the answer.
+type unsubscribeOp struct{ release func() }
+
+func (o *unsubscribeOp) exec(*call, *tool.Input) (json.RawMessage, error) { return emptyObject, nil }
+
+func (o *unsubscribeOp) end(*call, error) {
+	if r := o.release; r != nil {
+		o.release = nil
+		r()
+	}
+}
+
+func (o *unsubscribeOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
+	return appendAnswer(b, c, "resources/unsubscribe", res, err, nil)
+}

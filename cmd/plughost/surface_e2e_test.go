@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -10,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -27,6 +29,7 @@ type surfaceClient struct {
 	updated      chan string
 	waiting      chan struct{} // a wait_for_user elicitation reached the client
 	abandoned    chan error    // its context ended: why
+	stop         chan struct{} // closed at the end: a waiting handler gives up
 }
 
 // surfaceClientOptions are the client's handlers: sampling answers
@@ -53,9 +56,13 @@ func (c *surfaceClient) options(asks bool) *mcp.ClientOptions {
 	o.ElicitationHandler = func(ctx context.Context, r *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
 		if r.Params.Message == "Take your time." {
 			c.waiting <- struct{}{}
-			<-ctx.Done()
-			c.abandoned <- ctx.Err()
-			return nil, ctx.Err()
+			select {
+			case <-ctx.Done():
+				c.abandoned <- ctx.Err()
+				return nil, ctx.Err()
+			case <-c.stop:
+				return nil, errors.New("the test ended")
+			}
 		}
 		return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"username": "ada", "email": "ada@example.com"}}, nil
 	}
@@ -72,6 +79,7 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 		updated:      make(chan string, 16),
 		waiting:      make(chan struct{}, 1),
 		abandoned:    make(chan error, 1),
+		stop:         make(chan struct{}),
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "plughost-e2e", Version: "1"}, c.options(asks))
 	client.AddRoots(&mcp.Root{URI: "file:///home/ada/project", Name: "project"})
@@ -96,6 +104,7 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 			t.Fatalf("connect: %v\nstderr:\n%s", err, stderr)
 		}
 		t.Cleanup(func() {
+			close(c.stop)
 			cs.Close()
 			if leftover := processesUnder(dir); len(leftover) > 0 {
 				t.Errorf("plugin processes outlived the host: %v", leftover)
@@ -111,7 +120,7 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 		if err != nil {
 			t.Fatalf("connect: %v\nstderr:\n%s", err, h.stderr)
 		}
-		t.Cleanup(func() { cs.Close() })
+		t.Cleanup(func() { close(c.stop); cs.Close() })
 		c.cs, c.workspace = cs, h.workspace
 	}
 	c.awaitResource(t, "test://static-text")
@@ -205,7 +214,7 @@ func TestResourcesPromptsCompletionEndToEnd(t *testing.T) {
 				t.Errorf("read through the template = %+v, %v", got, err)
 			}
 			_, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nowhere"})
-			if err == nil || !strings.Contains(err.Error(), "-32002") {
+			if code(err) != -32002 {
 				t.Errorf("read of an unknown resource: error %v, want -32002", err)
 			}
 			tmpl, err := c.cs.ListResourceTemplates(ctx, nil)
@@ -219,7 +228,7 @@ func TestResourcesPromptsCompletionEndToEnd(t *testing.T) {
 				t.Errorf("get prompt = %+v, %v", pr, err)
 			}
 			_, err = c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "a"}})
-			if err == nil || !strings.Contains(err.Error(), "-32602") || !strings.Contains(err.Error(), "arg2") {
+			if code(err) != -32602 || !strings.Contains(err.Error(), "arg2") {
 				t.Errorf("get prompt without arg2: error %v, want -32602 naming it", err)
 			}
 			comp, err := c.cs.Complete(ctx, &mcp.CompleteParams{
@@ -330,4 +339,13 @@ func TestPluginAsksAClientThatCannotAnswer(t *testing.T) {
 			}
 		})
 	}
+}
+
+// code is the JSON-RPC error code of err, 0 if it is none.
+func code(err error) int64 {
+	var we *jsonrpc.Error
+	if errors.As(err, &we) {
+		return we.Code
+	}
+	return 0
 }

@@ -155,14 +155,22 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 			return nil, fmt.Errorf("mcp: %s: %w", method, errSessionEnded)
 		}
 		reason := "the server no longer needs the result: " + context.Cause(ctx).Error()
-		s.send(out, func(b []byte) []byte {
+		cancelled := func(b []byte) []byte {
 			b = wire.AppendNotificationHead(b, "notifications/cancelled")
 			b = append(b, `,"params":{"requestId":`...)
 			b = append(b, id...)
 			b = append(b, `,"reason":`...)
 			b = wire.AppendString(b, reason)
 			return append(b, "}}"...)
-		})
+		}
+		s.send(out, cancelled)
+		// A client that cancelled the request this one serves may have
+		// stopped reading that request's stream (on Streamable HTTP, the
+		// POST's): tell it on the session's stream too. A second
+		// notification for an id it no longer knows is ignored.
+		if out != s.conn.Notify && s.askable() {
+			s.send(s.conn.Notify, cancelled)
+		}
 		return nil, fmt.Errorf("mcp: %s: %w", method, context.Cause(ctx))
 	}
 }

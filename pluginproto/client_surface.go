@@ -113,12 +113,21 @@ func (c *Client) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMe
 	if err := checkSize(what, msg); err != nil {
 		return nil, err
 	}
-	resp, err := c.rpc.ReadResource(ctx, msg)
+	resp, err := c.rpc.ReadResource(ctx, msg, grpc.MaxCallRecvMsgSize(MaxContentsSize))
 	if err != nil {
 		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownResource)
 	}
 	return answer(what, resp.GetResult(), resp.GetInputRequired())
 }
+
+// MaxContentsSize bounds the answer of a plugin to ReadResource and
+// GetPrompt (16 MiB): a larger one fails with a gRPC ResourceExhausted
+// error naming both sizes, and nothing of it is kept.
+const MaxContentsSize = 16 << 20
+
+// maxCompletionSize bounds the answer to Complete: 100 values of a few
+// KiB each at most.
+const maxCompletionSize = 1 << 20
 
 // PromptRequest is one prompts/get, for Client.GetPrompt and
 // Plugin.GetPrompt.
@@ -156,7 +165,7 @@ func (c *Client) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMes
 	if err := checkSize(what, msg); err != nil {
 		return nil, err
 	}
-	resp, err := c.rpc.GetPrompt(ctx, msg)
+	resp, err := c.rpc.GetPrompt(ctx, msg, grpc.MaxCallRecvMsgSize(MaxContentsSize))
 	if err != nil {
 		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownPrompt)
 	}
@@ -178,7 +187,7 @@ func (c *Client) Complete(ctx context.Context, params json.RawMessage) (json.Raw
 	if err := checkSize(what, msg); err != nil {
 		return nil, err
 	}
-	resp, err := c.rpc.Complete(ctx, msg)
+	resp, err := c.rpc.Complete(ctx, msg, grpc.MaxCallRecvMsgSize(maxCompletionSize))
 	if err != nil {
 		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownReference)
 	}
@@ -238,6 +247,9 @@ func unaryError(ctx, exited context.Context, what string, err error, notFound er
 		return fmt.Errorf("%s: %w: %s", what, ErrInvalidArguments, st.Message())
 	case codes.Unavailable, codes.Canceled:
 		return rpcError(ctx, exited, what, err)
+	case codes.ResourceExhausted:
+		// Kept as a gRPC status, so that the host can tell a size limit.
+		return fmt.Errorf("%s: the plugin's answer is over the size limit: %w", what, err)
 	}
 	return fmt.Errorf("%s: the plugin failed (%s): %s", what, st.Code(), st.Message())
 }

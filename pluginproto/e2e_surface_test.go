@@ -12,6 +12,8 @@ import (
 	"time"
 
 	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -27,6 +29,10 @@ func addSurface(p *pluginproto.Plugin) {
 	p.AddResource(pluginproto.Resource{URI: "mem://greeting", Name: "greeting", MIMEType: "text/plain"}, text("hello"))
 	// big is larger than gRPC's default 4 MiB message.
 	p.AddResource(pluginproto.Resource{URI: "mem://big", Name: "big"}, text(strings.Repeat("b", 5<<20)))
+	// huge is over the host's bound of a read's answer (MaxContentsSize).
+	p.AddResource(pluginproto.Resource{URI: "mem://huge", Name: "huge"}, func(context.Context, *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
+		return pluginproto.TextContents("", strings.Repeat("h", pluginproto.MaxContentsSize)), nil
+	})
 	// secret asks the user for a password first.
 	p.AddResource(pluginproto.Resource{URI: "mem://secret", Name: "secret"}, func(ctx context.Context, r *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
 		e, err := r.Elicit(ctx, pluginproto.ElicitParams{Message: "Password?"})
@@ -154,7 +160,7 @@ func TestEndToEndResources(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if diff := cmp.Diff([]string{"mem://greeting", "mem://big", "mem://secret"}, uris(t, resources, "uri")); diff != "" {
+	if diff := cmp.Diff([]string{"mem://greeting", "mem://big", "mem://huge", "mem://secret"}, uris(t, resources, "uri")); diff != "" {
 		t.Errorf("ListResources (-want +got):\n%s", diff)
 	}
 	templates, err := c.ListResourceTemplates(ctx)
@@ -176,6 +182,10 @@ func TestEndToEndResources(t *testing.T) {
 	res, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "mem://big"})
 	if want := fmt.Sprintf(`{"contents":[{"uri":"mem://big","text":%q}]}`, strings.Repeat("b", 5<<20)); err != nil || string(res) != want {
 		t.Errorf("ReadResource of 5 MiB: %d bytes, %v; want %d bytes", len(res), err, len(want))
+	}
+	if _, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "mem://huge"}); status.Code(err) != codes.ResourceExhausted ||
+		!strings.Contains(err.Error(), "larger than max") {
+		t.Errorf("ReadResource over MaxContentsSize: %v; want ResourceExhausted naming the sizes", err)
 	}
 	for uri, want := range map[string]string{
 		"mem://nothing":       `read resource "mem://nothing": unknown resource: no resource "mem://nothing"`,

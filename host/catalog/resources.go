@@ -291,10 +291,42 @@ func (c *Catalog) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessa
 	}
 	fwd := *r
 	res, err := p.srv.ReadResource(ctx, &fwd)
-	if err != nil && !tool.Typed(err) {
-		err = fmt.Errorf("resource %q of provider %q: %w", r.URI, p.name, err)
+	if err != nil {
+		if !tool.Typed(err) {
+			err = fmt.Errorf("resource %q of provider %q: %w", r.URI, p.name, err)
+		}
+		return nil, err
 	}
-	return res, err
+	if err := c.checkContents(p, r.URI, res); err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// checkContents checks a provider's ReadResourceResult: a "contents"
+// array of objects, each with a string "uri", none of them a URI another
+// provider lists (a provider answers for its own resources only).
+func (c *Catalog) checkContents(p *provider, uri string, res json.RawMessage) error {
+	var result struct {
+		Contents []struct {
+			URI *string `json:"uri"`
+		} `json:"contents"`
+	}
+	if err := json.Unmarshal(res, &result); err != nil || result.Contents == nil {
+		return fmt.Errorf("resource %q of provider %q: the provider's result is not a ReadResourceResult (a \"contents\" array of objects)", uri, p.name)
+	}
+	routes := c.snap.Load().resources.routes
+	for i, item := range result.Contents {
+		switch {
+		case item.URI == nil:
+			return fmt.Errorf("resource %q of provider %q: contents %d has no \"uri\"", uri, p.name, i)
+		case *item.URI == uri:
+		case routes[*item.URI] != nil && routes[*item.URI].p != p:
+			return fmt.Errorf("resource %q of provider %q: the provider answered with contents of %q, which provider %q serves",
+				uri, p.name, *item.URI, routes[*item.URI].p.name)
+		}
+	}
+	return nil
 }
 
 // Resources returns every exposed resource, sorted by URI.

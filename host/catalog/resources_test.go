@@ -413,3 +413,32 @@ func TestReadResourcePassesThrough(t *testing.T) {
 		t.Error("ReadResource(nil) succeeded")
 	}
 }
+
+func TestReadResourceChecksContents(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		result, wantErr string
+	}{
+		"own and unlisted URIs": {result: `{"contents":[{"uri":"file:///x","text":"a"},{"uri":"file:///x/child","text":"b"}]}`},
+		"another's URI":         {result: `{"contents":[{"uri":"file:///y","text":"stolen"}]}`, wantErr: `contents of "file:///y", which provider "q" serves`},
+		"no contents":           {result: `{"text":"a"}`, wantErr: `not a ReadResourceResult`},
+		"contents not objects":  {result: `{"contents":["a"]}`, wantErr: `not a ReadResourceResult`},
+		"contents without uri":  {result: `{"contents":[{"text":"a"}]}`, wantErr: `contents 0 has no "uri"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			p := newServer("p").with("file:///x")
+			p.read = func(context.Context, *tool.Read) (json.RawMessage, error) { return json.RawMessage(tc.result), nil }
+			f.cat.Set(p)
+			f.cat.Set(newServer("q").with("file:///y"))
+			res, err := f.cat.ReadResource(context.Background(), &tool.Read{URI: "file:///x"})
+			switch {
+			case tc.wantErr == "" && (err != nil || string(res) != tc.result):
+				t.Errorf("ReadResource = %s, %v; want the provider's result", res, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("ReadResource = %s, %v; want an error containing %q", res, err, tc.wantErr)
+			}
+		})
+	}
+}

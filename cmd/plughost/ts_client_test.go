@@ -28,8 +28,9 @@ var (
 
 // conformanceTools are the conformance plugin's tools.
 var conformanceTools = []string{
-	"json_schema_2020_12_tool", "test_audio_content", "test_embedded_resource", "test_error_handling",
-	"test_image_content", "test_multiple_content_types", "test_reconnection", "test_simple_text",
+	"json_schema_2020_12_tool", "test_audio_content", "test_elicitation", "test_elicitation_sep1034_defaults",
+	"test_elicitation_sep1330_enums", "test_embedded_resource", "test_error_handling",
+	"test_image_content", "test_multiple_content_types", "test_reconnection", "test_sampling", "test_simple_text",
 	"test_tool_with_logging", "test_tool_with_progress",
 }
 

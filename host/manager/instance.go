@@ -465,7 +465,7 @@ func (in *instance) limit(ctx context.Context) (_ context.Context, limit time.Du
 // failure explains a failed call of toolName: past its time limit, ended
 // by its context, or callError's reasons.
 func (in *instance) failure(ctx context.Context, toolName string, limit time.Duration, err error) error {
-	if err := surfaceError(fmt.Sprintf("tool %q", toolName), in.name, err); err != nil {
+	if err := surfaceError(fmt.Sprintf("tool %q", toolName), in.name, limit, err); err != nil {
 		return err
 	}
 	if errors.Is(context.Cause(ctx), errCallTimeout) {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
@@ -157,7 +158,7 @@ func (p *provider) run(ctx context.Context, what, name string, do func(context.C
 	if err == nil {
 		return res, nil
 	}
-	if err := surfaceError(subject, in.name, err); err != nil {
+	if err := surfaceError(subject, in.name, limit, err); err != nil {
 		return nil, err
 	}
 	if errors.Is(context.Cause(ctx), errCallTimeout) {
@@ -171,12 +172,13 @@ func (p *provider) run(ctx context.Context, what, name string, do func(context.C
 
 // surfaceError maps the plugin's answers that are not failures of the
 // plugin (it needs input, it has no such thing, the arguments are wrong)
-// to the host's vocabulary; nil for any other error.
-func surfaceError(subject, plugin string, err error) error {
+// to the host's vocabulary; nil for any other error. limit is the call's
+// time limit (0: none), which bounds each request to the client too.
+func surfaceError(subject, plugin string, limit time.Duration, err error) error {
 	var ir *pluginproto.InputRequiredError
 	switch {
 	case errors.As(err, &ir):
-		return &tool.InputRequired{Requests: ir.Requests, State: ir.State}
+		return &tool.InputRequired{Requests: ir.Requests, State: ir.State, Timeout: limit}
 	case errors.Is(err, pluginproto.ErrUnknownResource):
 		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownResource, subject, plugin, err)
 	case errors.Is(err, pluginproto.ErrUnknownPrompt), errors.Is(err, pluginproto.ErrUnknownReference):

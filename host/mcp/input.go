@@ -98,14 +98,20 @@ type inputRequest struct {
 // CodeNotSupported naming the capability. A JSON-RPC error from the client
 // becomes the key's InputError. The error return means the request cannot
 // go on: the provider's requests are malformed, ctx ended (the call was
-// cancelled), the client did not answer within the input timeout, or the
-// session is gone.
+// cancelled), the client did not answer within the input timeout (or the
+// call's time limit, ir.Timeout, when shorter), or the session is gone.
 func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequired) (*tool.Input, error) {
 	reqs, err := parseInputRequests(ir.Requests)
 	if err != nil {
 		return nil, fmt.Errorf("the provider's request for the client's input is malformed: %w", err)
 	}
 	in := &tool.Input{State: ir.State}
+	// Each request waits at most the input timeout, and no longer than
+	// the call that asked may run.
+	limit := s.srv.inputTimeout
+	if ir.Timeout > 0 && ir.Timeout < limit {
+		limit = ir.Timeout
+	}
 	var answers []byte
 	fail := func(key string, code int, msg string) {
 		if in.Errors == nil {
@@ -118,7 +124,7 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 			fail(r.key, tool.CodeNotSupported, why)
 			continue
 		}
-		rctx, cancel := context.WithTimeoutCause(ctx, s.srv.inputTimeout, errInputTimeout)
+		rctx, cancel := context.WithTimeoutCause(ctx, limit, errInputTimeout)
 		res, err := s.requestOn(rctx, out, r.method, r.params)
 		cancel()
 		var ce *ClientError
@@ -140,7 +146,7 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 			fail(r.key, wire.CodeInternalError, strings.TrimPrefix(err.Error(), "mcp: "+r.method+": "))
 		case errors.Is(err, errInputTimeout):
 			return nil, tool.Errorf(tool.ErrTimedOut, "the client did not answer %s (the provider's input request %q) within %v",
-				r.method, r.key, s.srv.inputTimeout)
+				r.method, r.key, limit)
 		default:
 			return nil, err
 		}

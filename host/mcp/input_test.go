@@ -222,6 +222,26 @@ func TestInputTimeout(t *testing.T) {
 	}
 }
 
+// TestInputBoundedByTheCallsLimit: a request to the client waits no longer
+// than the time limit of the call that asked, when that is shorter than
+// the input timeout.
+func TestInputBoundedByTheCallsLimit(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, clientOptions{})
+	c.initializeWith("2025-11-25", `{"sampling":{}}`, true)
+	c.write(`{"jsonrpc":"2.0","id":"t","method":"tools/call","params":{"name":"sample_20ms","arguments":{}}}`)
+	if got := c.next(); !strings.Contains(got, `"id":"plughost-1","method":"sampling/createMessage"`) {
+		t.Fatalf("first message %s, want the sampling request", got)
+	}
+	if got := c.next(); !strings.Contains(got, `"method":"notifications/cancelled"`) {
+		t.Errorf("after the call's limit: %s, want notifications/cancelled", got)
+	}
+	want := `{"jsonrpc":"2.0","id":"t","result":{"content":[{"type":"text","text":"the client did not answer sampling/createMessage (the provider's input request \"q\") within 20ms"}],"isError":true}}`
+	if got := c.next(); got != want {
+		t.Errorf("the call's answer:\n got %s\nwant %s", got, want)
+	}
+}
+
 // TestInputFreesSlot: a call waiting for its client's answer holds no
 // slot (its provider does nothing meanwhile): with one slot, another call
 // runs meanwhile; the retry takes the slot again.

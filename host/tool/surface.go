@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 )
 
 // The rest of what an MCP server offers, beside tools: resources, resource
@@ -104,6 +105,10 @@ type InputRequired struct {
 	Requests json.RawMessage
 	// State is opaque to the host; it comes back in Input.State.
 	State string
+	// Timeout is the time limit of the call that asked (the provider's;
+	// 0 when it has none): each request to the client waits at most that
+	// long, as the call itself would have.
+	Timeout time.Duration
 }
 
 func (e *InputRequired) Error() string {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/plughost/plughost/host/tool"
 )
@@ -28,6 +29,7 @@ import (
 //	              "KEY: error CODE: MESSAGE" per key, never failing
 //	url           asks URL elicitation ("u"): "url: ACTION"
 //	insist        asks sampling ("q") again on every round, forever
+//	sample_20ms   asks as sample, from a call whose time limit is 20ms
 //	malformed     asks tools/call of the client
 //	shapeless     asks with requests that are not a JSON object
 var scripts = map[string]func(in *tool.Input) (string, bool, *tool.InputRequired){
@@ -78,6 +80,13 @@ var scripts = map[string]func(in *tool.Input) (string, bool, *tool.InputRequired
 		json.Unmarshal(response(in, "u"), &res)
 		return "url: " + res.Action, false, nil
 	},
+	"sample_20ms": func(in *tool.Input) (string, bool, *tool.InputRequired) {
+		text, failed, ir := sampleScript(SamplingParamsNoTools)(in)
+		if ir != nil {
+			ir.Timeout = 20 * time.Millisecond
+		}
+		return text, failed, ir
+	},
 	"insist": func(*tool.Input) (string, bool, *tool.InputRequired) {
 		return ask("insist", `{"q":{"method":"sampling/createMessage","params":`+SamplingParamsNoTools+`}}`)
 	},
@@ -90,7 +99,7 @@ var scripts = map[string]func(in *tool.Input) (string, bool, *tool.InputRequired
 }
 
 // ScriptNames are the input scripts, in name order.
-var ScriptNames = []string{"everything", "insist", "malformed", "roots", "sample", "sample_tools", "shapeless", "survey", "url"}
+var ScriptNames = []string{"everything", "insist", "malformed", "roots", "sample", "sample_20ms", "sample_tools", "shapeless", "survey", "url"}
 
 // Elicitation params of the survey: a form asking for one string.
 const (

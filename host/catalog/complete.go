@@ -3,6 +3,7 @@ package catalog
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 	"strconv"
@@ -97,10 +98,36 @@ func (c *Catalog) Complete(ctx context.Context, params json.RawMessage) (json.Ra
 		return json.RawMessage(emptyCompletion), nil
 	}
 	res, err := p.srv.Complete(ctx, fwd)
-	if err != nil && !tool.Typed(err) {
-		err = fmt.Errorf("completing %s of provider %q: %w", what, p.name, err)
+	if err != nil {
+		if !tool.Typed(err) {
+			err = fmt.Errorf("completing %s of provider %q: %w", what, p.name, err)
+		}
+		return nil, err
 	}
-	return res, err
+	if err := checkCompletion(res); err != nil {
+		return nil, fmt.Errorf("completing %s of provider %q: %w", what, p.name, err)
+	}
+	return res, nil
+}
+
+// maxCompletionValues is the most values a CompleteResult may hold (MCP).
+const maxCompletionValues = 100
+
+// checkCompletion checks a provider's CompleteResult: a "completion"
+// object whose "values" are at most 100 strings.
+func checkCompletion(res json.RawMessage) error {
+	var result struct {
+		Completion *struct {
+			Values []string `json:"values"`
+		} `json:"completion"`
+	}
+	if err := json.Unmarshal(res, &result); err != nil || result.Completion == nil || result.Completion.Values == nil {
+		return errors.New(`the provider's result is not a CompleteResult (a "completion" object with "values", an array of strings)`)
+	}
+	if n := len(result.Completion.Values); n > maxCompletionValues {
+		return fmt.Errorf("the provider's completion has %d values, more than the %d MCP allows", n, maxCompletionValues)
+	}
+	return nil
 }
 
 // badCompleteHeader starts the message of malformed params.

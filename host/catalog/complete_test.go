@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
@@ -179,5 +181,37 @@ func TestCompleteErrors(t *testing.T) {
 	_, err = f.cat.Complete(context.Background(), json.RawMessage(`{"argument":{"name":"id","value":""},"ref":{"type":"ref/resource","uri":"docs://{id}"}}`))
 	if !errors.Is(err, errBoom) || err.Error() != `completing resource template "docs://{id}" of provider "p": index offline` {
 		t.Errorf("error %v, want errBoom naming the template and provider", err)
+	}
+}
+
+func TestCompleteChecksTheResult(t *testing.T) {
+	t.Parallel()
+	values := make([]string, 101)
+	for i := range values {
+		values[i] = fmt.Sprintf("%q", fmt.Sprint(i))
+	}
+	for name, tc := range map[string]struct{ result, wantErr string }{
+		"valid":          {result: `{"completion":{"values":["a"],"hasMore":true}}`},
+		"no completion":  {result: `{"values":["a"]}`, wantErr: "not a CompleteResult"},
+		"not strings":    {result: `{"completion":{"values":[1]}}`, wantErr: "not a CompleteResult"},
+		"too many":       {result: `{"completion":{"values":[` + strings.Join(values, ",") + `]}}`, wantErr: "101 values, more than the 100 MCP allows"},
+		"values missing": {result: `{"completion":{}}`, wantErr: "not a CompleteResult"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			p := newServer("p").with("greet:who")
+			p.complete = func(context.Context, json.RawMessage) (json.RawMessage, error) {
+				return json.RawMessage(tc.result), nil
+			}
+			f.cat.Set(p)
+			res, err := f.cat.Complete(context.Background(), json.RawMessage(`{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":""}}`))
+			switch {
+			case tc.wantErr == "" && (err != nil || string(res) != tc.result):
+				t.Errorf("Complete = %s, %v; want the provider's result", res, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
+				t.Errorf("Complete = %s, %v; want an error containing %q", res, err, tc.wantErr)
+			}
+		})
 	}
 }

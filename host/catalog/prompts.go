@@ -117,10 +117,36 @@ func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMes
 		return nil, tool.Errorf(tool.ErrBadArguments, "%s", msg)
 	}
 	res, err := r.p.srv.GetPrompt(ctx, &fwd)
-	if err != nil && !tool.Typed(err) {
-		err = fmt.Errorf("prompt %q of provider %q: %w", r.prompt.name, r.p.name, err)
+	if err != nil {
+		if !tool.Typed(err) {
+			err = fmt.Errorf("prompt %q of provider %q: %w", r.prompt.name, r.p.name, err)
+		}
+		return nil, err
 	}
-	return res, err
+	if err := checkMessages(res); err != nil {
+		return nil, fmt.Errorf("prompt %q of provider %q: %w", r.prompt.name, r.p.name, err)
+	}
+	return res, nil
+}
+
+// checkMessages checks a provider's GetPromptResult: a "messages" array
+// of objects, each with a string "role" and an object "content".
+func checkMessages(res json.RawMessage) error {
+	var result struct {
+		Messages []struct {
+			Role    *string         `json:"role"`
+			Content json.RawMessage `json:"content"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(res, &result); err != nil || result.Messages == nil {
+		return errors.New(`the provider's result is not a GetPromptResult (a "messages" array of objects)`)
+	}
+	for i, m := range result.Messages {
+		if m.Role == nil || jsonKind(m.Content) != "object" {
+			return fmt.Errorf(`message %d of the provider's result has no string "role" or no object "content"`, i)
+		}
+	}
+	return nil
 }
 
 // check returns "" when args (not absent) are a JSON object of strings

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -170,7 +171,7 @@ func TestGetPrompt(t *testing.T) {
 	f := newFixture(t, nil)
 	a := newServer("a").with("greet:who!,style", "plain", "files.summary")
 	a.get = func(_ context.Context, g *tool.PromptGet) (json.RawMessage, error) {
-		return json.RawMessage(g.Name + " " + string(g.Arguments)), nil
+		return json.RawMessage(fmt.Sprintf(`{"messages":[{"role":"user","content":{"type":"text","text":%q}}]}`, g.Name+" "+string(g.Arguments))), nil
 	}
 	f.cat.Set(a)
 	f.cat.Set(newServer("b").with("greet"))
@@ -183,7 +184,13 @@ func TestGetPrompt(t *testing.T) {
 					t.Fatal(err)
 				}
 				own := map[string]string{"a__greet": "greet", "plain": "plain"}[tc.name]
-				if got, want := string(res), own+" "+tc.wantText; got != want {
+				var got struct {
+					Messages []struct{ Content struct{ Text string } }
+				}
+				if err := json.Unmarshal(res, &got); err != nil || len(got.Messages) != 1 {
+					t.Fatalf("result %s: %v", res, err)
+				}
+				if got, want := got.Messages[0].Content.Text, own+" "+tc.wantText; got != want {
 					t.Errorf("the provider got %q, want %q", got, want)
 				}
 				return
@@ -199,7 +206,7 @@ func TestGetPrompt(t *testing.T) {
 	t.Run("sanitized name", func(t *testing.T) {
 		t.Parallel()
 		res, err := f.cat.GetPrompt(context.Background(), &tool.PromptGet{Name: "files_summary"})
-		if err != nil || string(res) != "files.summary {}" {
+		if err != nil || !strings.Contains(string(res), `"text":"files.summary {}"`) {
 			t.Errorf("GetPrompt(files_summary) = %s, %v; want the provider's own name", res, err)
 		}
 	})
@@ -261,5 +268,32 @@ func TestGetPromptProvider(t *testing.T) {
 	gets := p.gets
 	if diff := cmp.Diff(*in, gets[len(gets)-1]); diff != "" {
 		t.Errorf("the provider got (-sent +got):\n%s", diff)
+	}
+}
+
+func TestGetPromptChecksTheResult(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct{ result, wantErr string }{
+		"valid":              {result: `{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}]}`},
+		"no messages":        {result: `{"description":"x"}`, wantErr: "not a GetPromptResult"},
+		"message not object": {result: `{"messages":["hi"]}`, wantErr: "not a GetPromptResult"},
+		"no content":         {result: `{"messages":[{"role":"user"}]}`, wantErr: `message 0 of the provider's result has no string "role" or no object "content"`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			a := newServer("a").with("p")
+			a.get = func(context.Context, *tool.PromptGet) (json.RawMessage, error) {
+				return json.RawMessage(tc.result), nil
+			}
+			f.cat.Set(a)
+			res, err := f.cat.GetPrompt(context.Background(), &tool.PromptGet{Name: "p"})
+			switch {
+			case tc.wantErr == "" && (err != nil || string(res) != tc.result):
+				t.Errorf("GetPrompt = %s, %v; want the provider's result", res, err)
+			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr) || !strings.Contains(err.Error(), `provider "a"`)):
+				t.Errorf("GetPrompt = %s, %v; want an error naming the provider and containing %q", res, err, tc.wantErr)
+			}
+		})
 	}
 }

@@ -77,6 +77,10 @@ type Input struct {
 	Errors map[string]InputError
 	// State is the InputRequired's State, as the provider returned it.
 	State string
+	// Provider is the InputRequired's Provider: the retry must reach the
+	// same provider, or it is refused (the client's answers and the state
+	// are that provider's, never another's).
+	Provider string
 }
 
 // InputError is why one input request got no result: the client answered
@@ -109,6 +113,18 @@ type InputRequired struct {
 	// 0 when it has none): each request to the client waits at most that
 	// long, as the call itself would have.
 	Timeout time.Duration
+	// Provider names the provider that asked; the catalog sets it, and
+	// the protocol layer hands it back in Input.Provider.
+	Provider string
+}
+
+// An Instance is a Provider that can say which running instance it
+// publishes. A provider is published again whenever one of its lists
+// changes; publications with the same Instance are one running process
+// (a plugin's), so the catalog keeps what it told that process (resource
+// subscriptions) instead of telling it again.
+type Instance interface {
+	Instance() any
 }
 
 func (e *InputRequired) Error() string {

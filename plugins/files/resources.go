@@ -51,6 +51,8 @@ type workspaceFiles struct {
 	p   *pluginproto.Plugin
 	dir string
 
+	syncing sync.Mutex // one sync at a time, so an older scan never lands last
+
 	mu        sync.Mutex
 	known     map[string]fileState // by path relative to dir
 	truncated bool                 // the last scan left files out
@@ -114,6 +116,8 @@ func (w *workspaceFiles) scan() (map[string]fileState, bool) {
 // sync scans the workspace and brings the resources in line: new files
 // added, gone ones removed, changed ones reported updated.
 func (w *workspaceFiles) sync() {
+	w.syncing.Lock()
+	defer w.syncing.Unlock()
 	files, truncated := w.scan()
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -146,14 +150,15 @@ func (w *workspaceFiles) sync() {
 	}
 }
 
-// changed schedules a scan once the events of a burst have settled.
+// changed schedules a scan once the events of a burst have settled. An
+// event during a scan schedules another, which starts after it.
 func (w *workspaceFiles) changed() {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.timer == nil {
 		w.timer = time.AfterFunc(settle, func() {
 			w.mu.Lock()
-			w.timer = nil
+			w.timer = nil // events from now on schedule the next scan
 			w.mu.Unlock()
 			w.sync()
 		})

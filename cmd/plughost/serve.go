@@ -43,6 +43,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	srv := mcp.NewServer(h.catalog, &mcp.Options{
 		Version: version,
 		Logger:  h.log.Named("mcp"),
+		Ready:   h.manager.Ready(), // no list from a catalog still loading
 	})
 	h.sampler.use(srv) // devices' text tasks ask the stdio client's model
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {

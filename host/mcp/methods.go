@@ -93,8 +93,9 @@ type method struct {
 	// can cancel it, and it may report progress and logs.
 	long bool
 	// serve decodes the params and handles the message. For a long call
-	// it returns the rest of the work (run exactly once, on a worker);
-	// otherwise it answers at once and returns nil. Nil for a method
+	// (and a list that must wait for the catalog's first load) it returns
+	// the rest of the work (run exactly once, on a worker); otherwise it
+	// answers at once and returns nil. Nil for a method
 	// listed only to be answered as out of this server's revisions.
 	serve func(s *Session, in incoming) (run func())
 }

@@ -126,6 +126,18 @@ type Options struct {
 	// minutes). The request is then cancelled and the call fails as timed
 	// out.
 	InputTimeout time.Duration
+	// Ready, when not nil, is closed once the catalog holds everything it
+	// will hold at start (every plugin found at start published, from a
+	// cache or loaded, or failed). A list request (tools, resources,
+	// templates, prompts) that comes before waits for it, at most
+	// ReadyWait, so that no client is answered from a catalog that is
+	// still loading; initialize and every other request are served at
+	// once.
+	Ready <-chan struct{}
+	// ReadyWait bounds that wait; 0 means DefaultReadyWait (10s). A list
+	// answered at the bound is answered with what the catalog holds, and
+	// a warning is logged.
+	ReadyWait time.Duration
 	// OnSession, when set, is called with every session the server opens,
 	// before it serves anything. The function it returns, when not nil, is
 	// called each time a piece of the session's work has written its
@@ -145,6 +157,8 @@ type Server struct {
 	maxSubs     int
 	// inputTimeout bounds each request to the client made for a provider.
 	inputTimeout time.Duration
+	ready        <-chan struct{} // Options.Ready
+	readyWait    time.Duration
 	// initResult holds the initialize result for each supported version.
 	initResult [len(versions)][]byte
 	onSession  func(*Session) func()
@@ -165,7 +179,12 @@ func NewServer(c Catalog, opts *Options) *Server {
 		maxInFlight:  opts.MaxInFlight,
 		maxSubs:      opts.MaxSubscriptions,
 		inputTimeout: opts.InputTimeout,
+		ready:        opts.Ready,
+		readyWait:    opts.ReadyWait,
 		onSession:    opts.OnSession,
+	}
+	if s.readyWait <= 0 {
+		s.readyWait = DefaultReadyWait
 	}
 	if s.maxSubs <= 0 {
 		s.maxSubs = 1000

@@ -3,6 +3,7 @@ package mcp
 import (
 	"encoding/json"
 	"errors"
+	"time"
 
 	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
@@ -10,7 +11,8 @@ import (
 
 // The lists: tools/list, resources/list, resources/templates/list and
 // prompts/list page through the catalog (the cursor is the catalog's) and
-// are answered inline, spliced as the catalog holds them.
+// are answered inline, spliced as the catalog holds them, once the
+// catalog's first load is over (Options.Ready); before, they wait for it.
 
 // decodeCursor reads the cursor of a list request ("" when absent).
 func decodeCursor(params []byte) (cursor string, err *wire.Error) {
@@ -27,43 +29,86 @@ func decodeCursor(params []byte) (cursor string, err *wire.Error) {
 
 // listTools answers one page of the catalog's tools.
 func (s *Session) listTools(in incoming, cursor string) func() {
-	tools, next, err := s.srv.catalog.ListTools(cursor)
-	s.answerList(in, "tools/list", "tools", tools, next, err)
-	return nil
+	return s.list(in, &listOp{method: "tools/list", member: "tools", cursor: cursor, page: s.srv.catalog.ListTools})
 }
 
 func (s *Session) listResources(in incoming, cursor string) func() {
-	resources, next, err := s.srv.catalog.ListResources(cursor)
-	s.answerList(in, "resources/list", "resources", resources, next, err)
-	return nil
+	return s.list(in, &listOp{method: "resources/list", member: "resources", cursor: cursor, page: s.srv.catalog.ListResources})
 }
 
 func (s *Session) listResourceTemplates(in incoming, cursor string) func() {
-	templates, next, err := s.srv.catalog.ListResourceTemplates(cursor)
-	s.answerList(in, "resources/templates/list", "resourceTemplates", templates, next, err)
-	return nil
+	return s.list(in, &listOp{method: "resources/templates/list", member: "resourceTemplates", cursor: cursor, page: s.srv.catalog.ListResourceTemplates})
 }
 
 func (s *Session) listPrompts(in incoming, cursor string) func() {
-	prompts, next, err := s.srv.catalog.ListPrompts(cursor)
-	s.answerList(in, "prompts/list", "prompts", prompts, next, err)
-	return nil
+	return s.list(in, &listOp{method: "prompts/list", member: "prompts", cursor: cursor, page: s.srv.catalog.ListPrompts})
 }
 
-// answerList answers a list request with one page: the items under
-// member, and nextCursor when there is a next page. An unknown cursor is
-// -32602; any other failure -32603. An item not framed as a JSON object is
-// dropped with an error log.
-func (s *Session) answerList(in incoming, method, member string, items []json.RawMessage, next string, err error) {
-	switch {
-	case errors.Is(err, tool.ErrInvalidCursor):
-		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error()))
-		return
-	case err != nil:
-		s.srv.log.Error(method+" failed", "error", err)
-		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInternalError, "internal error: "+method+": "+err.Error()))
-		return
+// DefaultReadyWait is how long a list request waits at most for the
+// catalog's first load (Options.ReadyWait).
+const DefaultReadyWait = 10 * time.Second
+
+// A listOp is one list request: its method, the result's member holding
+// the items, the cursor and the catalog's page function.
+type listOp struct {
+	method, member, cursor string
+	page                   func(cursor string) ([]json.RawMessage, string, error)
+
+	// The page, once read (exec).
+	items []json.RawMessage
+	next  string
+	err   error
+}
+
+// list answers a list request at once when the catalog is complete
+// (Options.Ready); before, the request waits for it off the read loop, as
+// a call of its own that holds no slot and can be cancelled.
+func (s *Session) list(in incoming, op *listOp) func() {
+	if s.srv.isReady() {
+		items, next, err := op.page(op.cursor)
+		s.answerList(in, op.method, op.member, items, next, err)
+		return nil
 	}
+	return s.startOpSlot(in, op, true)
+}
+
+// isReady reports whether the catalog's first load is over.
+func (srv *Server) isReady() bool {
+	if srv.ready == nil {
+		return true
+	}
+	select {
+	case <-srv.ready:
+		return true
+	default:
+		return false
+	}
+}
+
+// exec waits for the catalog's first load (at most ReadyWait), then reads
+// the page.
+func (op *listOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
+	srv := c.s.srv
+	t := time.NewTimer(srv.readyWait)
+	defer t.Stop()
+	select {
+	case <-srv.ready:
+	case <-c.ctx.Done():
+		return nil, c.ctx.Err()
+	case <-t.C:
+		srv.log.Warn("answering a list before the plugins found at start have loaded: the first load took longer than the wait",
+			"method", op.method, "wait", srv.readyWait)
+	}
+	op.items, op.next, op.err = op.page(op.cursor)
+	return nil, nil
+}
+
+func (op *listOp) answer(b []byte, c *call, _ json.RawMessage, _ error) []byte {
+	return c.s.appendList(b, c.id, op.method, op.member, op.items, op.next, op.err)
+}
+
+// answerList answers a list request with one page (appendList).
+func (s *Session) answerList(in incoming, method, member string, items []json.RawMessage, next string, err error) {
 	// The response is built in one buffer of the right size: a page of a
 	// thousand tools is a few hundred KiB, too big for the pool.
 	size := len(in.msg.ID) + len(next) + len(member) + 64
@@ -78,7 +123,27 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 	} else {
 		b = make([]byte, 0, size)
 	}
-	b = wire.AppendResultHead(b, in.msg.ID)
+	b = s.appendList(b, in.msg.ID, method, member, items, next, err)
+	s.respond(in.rp, b)
+	if bp != nil {
+		*bp = b
+		wire.PutBuf(bp)
+	}
+}
+
+// appendList appends the response to a list request with one page: the
+// items under member, and nextCursor when there is a next page. An
+// unknown cursor is -32602; any other failure -32603. An item not framed
+// as a JSON object is dropped with an error log.
+func (s *Session) appendList(b, id []byte, method, member string, items []json.RawMessage, next string, err error) []byte {
+	switch {
+	case errors.Is(err, tool.ErrInvalidCursor):
+		return wire.AppendError(b, id, wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error()))
+	case err != nil:
+		s.srv.log.Error(method+" failed", "error", err)
+		return wire.AppendError(b, id, wire.NewError(wire.CodeInternalError, "internal error: "+method+": "+err.Error()))
+	}
+	b = wire.AppendResultHead(b, id)
 	b = append(b, `{"`...)
 	b = append(b, member...)
 	b = append(b, `":[`...)
@@ -101,10 +166,5 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 		b = append(b, `,"nextCursor":`...)
 		b = wire.AppendString(b, next)
 	}
-	b = append(b, "}}"...)
-	s.respond(in.rp, b)
-	if bp != nil {
-		*bp = b
-		wire.PutBuf(bp)
-	}
+	return append(b, "}}"...)
 }

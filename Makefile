@@ -10,19 +10,21 @@ LDFLAGS := -X main.version=$(VERSION)
 
 all: build
 
-## build: bin/plughost and every bundled plugin as bin/plugins/<name>
+## build: bin/plughost and every bundled plugin as bin/plugins/<name>; the conformance suite's
+## fixture plugin (a test fixture, not a product) as bin/test-plugins/conformance
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/plughost ./cmd/plughost
 	@mkdir -p $(BIN)/plugins
 	@for p in $(PLUGINS); do echo "$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p"; \
 		$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
+	$(GO) build -o $(BIN)/test-plugins/conformance ./conformance/plugin
 
 ## test: go.mod tidy, vet, the macOS build, every test (with the race detector), then the conformance suite
 test: tidy-check build conformance/node_modules
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 10m ./...
-	conformance/run.sh $(BIN)/plughost $(BIN)/plugins/conformance
+	conformance/run.sh $(BIN)/plughost $(BIN)/test-plugins/conformance
 
 ## tidy-check: fail when `go mod tidy` would change go.mod or go.sum (a dependency used
 ## directly but marked indirect, a missing checksum); the fix is to run `go mod tidy` and commit
@@ -39,7 +41,7 @@ run: build
 ## conformance: the official MCP conformance suite against `plughost serve --http` with the
 ## conformance plugin, judged by conformance/expected-failures.txt (needs `npm ci` in conformance/)
 conformance: build conformance/node_modules
-	conformance/run.sh $(BIN)/plughost $(BIN)/plugins/conformance
+	conformance/run.sh $(BIN)/plughost $(BIN)/test-plugins/conformance
 
 ## conformance/node_modules: the suite, the TypeScript SDK and Node 22, pinned by the lockfile
 conformance/node_modules: conformance/package-lock.json

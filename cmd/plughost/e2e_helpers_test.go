@@ -57,9 +57,12 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building plughost:", err)
 		return 1
 	}
-	for _, name := range []string{"echo", "clock", "files", "conformance"} {
+	// The conformance suite's fixture plugin lives beside the suite.
+	pkgs := map[string]string{"echo": "../../plugins/echo", "clock": "../../plugins/clock", "files": "../../plugins/files",
+		"conformance": "../../conformance/plugin"}
+	for name, pkg := range pkgs {
 		path := filepath.Join(dir, "plugins", name)
-		if err := build(path, "../../plugins/"+name, false); err != nil {
+		if err := build(path, pkg, false); err != nil {
 			fmt.Fprintf(os.Stderr, "building plugin %s: %v\n", name, err)
 			return 1
 		}

@@ -1,4 +1,4 @@
-// Command conformance is a bundled plughost plugin that serves every fixture
+// Command conformance is the plughost plugin that serves every fixture
 // the official MCP conformance suite (@modelcontextprotocol/conformance)
 // asks of a server: one tool per kind of content (text, image, audio,
 // embedded resource, a mix), a tool that fails, tools that log and report

@@ -158,6 +158,7 @@ type Catalog struct {
 type provider struct {
 	name      string
 	p         tool.Provider
+	instance  any         // p.Instance() when p is a tool.Instance, else nil
 	srv       tool.Server // p, when it is a tool.Server
 	offers    tool.Offers // srv.Offers(); zero when srv is nil
 	defs      []*def      // in the provider's order, as the rest
@@ -225,7 +226,9 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 // Each definition is checked here (and a tool's inputSchema compiled); one
 // that fails is skipped with a warning (see Skipped). Subscribers hear of
 // it only if an exposed list changed. Resources subscribed through the
-// catalog that p now owns are subscribed with p (see SubscribeResource).
+// catalog that p now owns are subscribed with p, unless p's instance is
+// subscribed already; those its instance no longer serves are
+// unsubscribed (see SubscribeResource).
 func (c *Catalog) Set(p tool.Provider) {
 	if p == nil {
 		c.log.Error("ignoring a nil provider")
@@ -237,6 +240,9 @@ func (c *Catalog) Set(p tool.Provider) {
 		return
 	}
 	st := &provider{name: name, p: p}
+	if in, ok := p.(tool.Instance); ok {
+		st.instance = in.Instance()
+	}
 	defs := p.Tools()
 	var rs []tool.Resource
 	var ts []tool.Template

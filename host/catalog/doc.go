@@ -195,12 +195,23 @@
 // distinct URIs (10000) are subscribed at once; beyond, the error wraps
 // tool.ErrRefused and names the limit.
 //
+// A provider is published again whenever one of its lists changes (the
+// plugin manager publishes a new provider value each time). Publications
+// are of the same running instance when both are a tool.Instance with
+// equal, non-nil Instance() values (the manager's: the plugin process),
+// else when they are the same provider value. The same instance keeps
+// what it was told: it hears nothing new about the URIs it still serves,
+// and SubscribeResource(ctx, uri, false), through its newest publication,
+// for a subscribed URI it no longer serves (withdrawn from its lists, or
+// now another provider's, which is subscribed).
+//
 // The interest outlives the providers: when the provider that serves a
 // URI changes (a new instance under the same name, a provider that sorts
 // first now owning the URI, one that comes back after Remove), the URIs
 // with interest are subscribed with the new one, and a provider that lost
-// a URI but is still published is unsubscribed. A removed or replaced
-// instance is not called again; the callers' releases keep working.
+// a URI but whose instance is still published is unsubscribed. A removed
+// or replaced instance is not called again; the callers' releases keep
+// working.
 //
 // ResourceUpdated is how the manager passes on a provider's report that a
 // resource changed: the listeners of OnResourceUpdated hear the URI when

@@ -222,13 +222,31 @@
 // are made in turn, so a second subscriber of a URI waits (until its ctx
 // ends) for the provider's answer to the first.
 //
+// # The client's input
+//
+// A provider that needs the client's input (sampling, elicitation, roots)
+// answers a call, read or prompt get with a *tool.InputRequired. The
+// catalog returns a copy whose Provider names that provider; the protocol
+// layer gets the client's answers and retries the request with tool.Input,
+// whose Provider it copies from the InputRequired. Minutes may pass in
+// between, and the providers may change meanwhile, but the answers and the
+// provider's opaque state are that provider's alone: a retry goes to the
+// provider that serves the name or URI now only when that is the one
+// Input.Provider names. Otherwise (another provider serves it now, none
+// does, or Input.Provider is empty) no provider is called and the error
+// wraps tool.ErrGone and names both, e.g. `tool "x": provider "a", which
+// asked for the client's input, no longer serves it (provider "b" does):
+// call it again`.
+//
 // # Errors
 //
 // What each request returns, for the protocol layer to map: an unknown
 // tool, prompt or resource wraps tool.ErrUnknownTool, tool.ErrUnknownPrompt
 // or tool.ErrUnknownResource and names it; invalid arguments or completion
-// params wrap tool.ErrBadArguments and name every problem; a provider's
-// error that tool.Typed reports (an *tool.InputRequired among them) is
+// params wrap tool.ErrBadArguments and name every problem; a retry that
+// would reach another provider than the one that asked for the input wraps
+// tool.ErrGone; a provider's *tool.InputRequired is returned naming the
+// provider (above); a provider's other error that tool.Typed reports is
 // returned as it is, since it names its cause; any other is wrapped naming
 // what was asked and the provider, e.g. `resource "file:///x" of provider
 // "files": disk full`, and still matches what it wraps.

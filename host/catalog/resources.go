@@ -276,23 +276,36 @@ func (c *Catalog) ListResourceTemplates(cursor string) (templates []json.RawMess
 // name, then the provider's order). r reaches the provider unchanged.
 //
 // Errors: no provider serves the URI → one wrapping tool.ErrUnknownResource
-// naming it; a provider's error that tool.Typed reports (an
-// *tool.InputRequired among them) is returned as it is; any other is
-// wrapped naming resource and provider (it keeps wrapping what it wraps,
-// e.g. tool.ErrUnknownResource when a template matched but the provider
-// has no such resource). No lock is held while the provider runs.
+// naming it; a retry (r.Input not nil) that the URI's provider now would
+// not get from the one that asked for the input (r.Input.Provider) → one
+// wrapping tool.ErrGone naming both, and no provider is called; a
+// provider's *tool.InputRequired → a copy naming the provider (its
+// Provider field); a provider's other error that tool.Typed reports is
+// returned as it is; any other is wrapped naming resource and provider
+// (it keeps wrapping what it wraps, e.g. tool.ErrUnknownResource when a
+// template matched but the provider has no such resource). No lock is
+// held while the provider runs.
 func (c *Catalog) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error) {
 	if r == nil {
 		return nil, errors.New("catalog: nil read")
 	}
 	p := c.owner(c.snap.Load(), r.URI)
+	if r.Input != nil {
+		serving := ""
+		if p != nil {
+			serving = p.name
+		}
+		if err := retryTo(r.Input, fmt.Sprintf("resource %q", r.URI), serving, "read it again"); err != nil {
+			return nil, err
+		}
+	}
 	if p == nil {
 		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownResource, r.URI)
 	}
 	fwd := *r
 	res, err := p.srv.ReadResource(ctx, &fwd)
 	if err != nil {
-		if !tool.Typed(err) {
+		if err = asked(err, p.name); !tool.Typed(err) {
 			err = fmt.Errorf("resource %q of provider %q: %w", r.URI, p.name, err)
 		}
 		return nil, err

@@ -367,8 +367,8 @@ func TestReadResourceErrors(t *testing.T) {
 		}},
 		"input required": {input, func(t *testing.T, err error) {
 			var ir *tool.InputRequired
-			if !errors.As(err, &ir) || ir != input {
-				t.Errorf("error %v, want the provider's InputRequired", err)
+			if !errors.As(err, &ir) || string(ir.Requests) != string(input.Requests) || ir.State != "s1" || ir.Provider != "p" {
+				t.Errorf("error %v, want the provider's InputRequired naming it", err)
 			}
 		}},
 		"the provider has no such resource": {tool.ErrUnknownResource, func(t *testing.T, err error) {
@@ -401,7 +401,7 @@ func TestReadResourcePassesThrough(t *testing.T) {
 		return json.RawMessage(`{"contents":[]}`), nil
 	}
 	f.cat.Set(p)
-	in := &tool.Read{URI: "file:///x", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: &tool.Input{State: "s"}}
+	in := &tool.Read{URI: "file:///x", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: &tool.Input{State: "s", Provider: "p"}}
 	res, err := f.cat.ReadResource(context.Background(), in)
 	if err != nil || string(res) != `{"contents":[]}` {
 		t.Fatalf("ReadResource = %s, %v", res, err)

@@ -192,8 +192,11 @@
 // and the subscription succeeds: the subscribe capability is the
 // server's, a client may subscribe to anything listed, and such a
 // resource simply never reports a change. At most Options.MaxSubscriptions
-// distinct URIs (10000) are subscribed at once; beyond, the error wraps
-// tool.ErrRefused and names the limit.
+// distinct URIs (100000, about 300 bytes and the URI each) are subscribed
+// at once, by all callers together; beyond, the error wraps
+// tool.ErrRefused and names the limit. The limit is the whole server's,
+// above each session's own (host/mcp's, 1000): at the defaults, 100
+// sessions each at its limit with URIs no one else subscribes fill it.
 //
 // A provider is published again whenever one of its lists changes (the
 // plugin manager publishes a new provider value each time). Publications

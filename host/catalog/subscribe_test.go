@@ -164,6 +164,29 @@ func TestSubscribeLimit(t *testing.T) {
 	subscribe(t, f.cat, "file:///c")
 }
 
+// The default limit is the whole server's: well above one session's
+// (host/mcp's default, 1000), so that a hundred sessions each at its own
+// limit fit; the old default, 10000, was full with ten.
+func TestSubscribeLimitDefault(t *testing.T) {
+	t.Parallel()
+	const perSession = 1000 // host/mcp Options.MaxSubscriptions' default
+	if DefaultMaxSubscriptions < 100*perSession {
+		t.Errorf("DefaultMaxSubscriptions = %d, want at least 100 sessions' worth (%d)", DefaultMaxSubscriptions, 100*perSession)
+	}
+	f := newFixture(t, nil)
+	f.cat.Set(newServer("p").with("file:///{session}/{n}"))
+	for session := range 11 {
+		for n := range perSession {
+			subscribe(t, f.cat, fmt.Sprintf("file:///%d/%d", session, n))
+		}
+	}
+	f.cat.subs.mu.Lock()
+	defer f.cat.subs.mu.Unlock()
+	if got := len(f.cat.subs.byURI); got != 11*perSession {
+		t.Errorf("%d URIs subscribed, want %d", got, 11*perSession)
+	}
+}
+
 // When the provider that serves a URI changes, the URIs with interest
 // follow it: a new instance is subscribed (the old one, gone, is not
 // called), a removed provider is not called, one that comes back is

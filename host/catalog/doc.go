@@ -121,6 +121,13 @@
 // provider's own overlapping templates are its business. A URI that
 // nothing serves is an error wrapping tool.ErrUnknownResource.
 //
+// A provider answers for its own resources only: its ReadResourceResult
+// must be a "contents" array of objects, each with a string "uri", none
+// of them a URI that another provider serves when the answer arrives (as
+// a read of that URI would be routed: another's listed resource, or a URI
+// another's template serves first). Otherwise the read fails with an
+// error naming the provider and, for another's URI, its owner.
+//
 // # Lists and pagination
 //
 // Lists are sorted, so their order is deterministic: tools and prompts by

@@ -93,6 +93,8 @@ func (c *Catalog) Complete(ctx context.Context, params json.RawMessage) (json.Ra
 		} else {
 			return nil, fmt.Errorf("%w: no resource or resource template %q", tool.ErrUnknownResource, req.name)
 		}
+	default: // cannot happen: parseComplete knows only the two
+		return nil, badComplete(fmt.Sprintf("/ref/type: must be %q or %q, got %q", refPrompt, refResource, req.refType))
 	}
 	if !p.offers.Completions {
 		return json.RawMessage(emptyCompletion), nil
@@ -188,13 +190,15 @@ func parseComplete(params json.RawMessage) (*completeRequest, error) {
 
 	if ref := member(o, "/ref", "ref", true); ref != nil {
 		req.ref = ref
-		switch req.refType = str(ref, "/ref/type", "type"); req.refType {
-		case refPrompt:
+		n := len(problems)
+		switch req.refType = str(ref, "/ref/type", "type"); {
+		case len(problems) > n:
+			// Not a string: noted.
+		case req.refType == refPrompt:
 			req.name = str(ref, "/ref/name", "name")
-		case refResource:
+		case req.refType == refResource:
 			req.name = str(ref, "/ref/uri", "uri")
-		case "":
-		default:
+		default: // "" among them
 			bad("/ref/type", "must be %q or %q, got %q", refPrompt, refResource, req.refType)
 		}
 	}

@@ -109,6 +109,14 @@ func TestComplete(t *testing.T) {
 			wantErr: tool.ErrBadArguments,
 			want:    "invalid completion/complete params:\n- /context: must be an object, got array\n- /ref/uri: missing",
 		},
+		"empty ref type": {
+			params:  `{"ref":{"type":"","name":"a__greet"},"argument":{"name":"who","value":""}}`,
+			wantErr: tool.ErrBadArguments, want: `invalid completion/complete params: /ref/type: must be "ref/prompt" or "ref/resource", got ""`,
+		},
+		"ref type not a string": {
+			params:  `{"ref":{"type":1},"argument":{"name":"a","value":"b"}}`,
+			wantErr: tool.ErrBadArguments, want: "invalid completion/complete params: /ref/type: must be a string, got number",
+		},
 		"ref without type": {
 			params:  `{"ref":{},"argument":{"name":"a","value":"b"}}`,
 			wantErr: tool.ErrBadArguments, want: "invalid completion/complete params: /ref/type: missing",

@@ -181,11 +181,21 @@
 // a variable of the template. A prompt's reference is rewritten to the
 // provider's own name; a resource reference goes to the provider of the
 // first template (in routing order) whose URI template is exactly the
-// reference's, else to the owner of that exact resource URI. Everything
-// else in the request passes through. A provider that does not offer
-// completions is not asked: the answer is {"completion":{"values":[]}}
-// ("nothing to suggest"), not an error, since the client asked about
-// something listed.
+// reference's. MCP allows "the URI or URI template of the resource", but
+// only a template has variables: the URI of a resource (listed, or one a
+// template matches) is invalid params (tool.ErrBadArguments) saying it
+// has none, and no provider is asked. Everything else in the request
+// passes through. A provider that does not offer completions is not
+// asked: the answer is {"completion":{"values":[]}} ("nothing to
+// suggest"), not an error, since the client asked about something
+// listed.
+//
+// A provider that does not know the reference may say so with either
+// tool.ErrUnknownPrompt or tool.ErrUnknownResource (a plugin's "unknown
+// reference" arrives as ErrUnknownPrompt, whatever the reference): the
+// error Complete returns wraps the reference's kind, ErrUnknownPrompt for
+// a ref/prompt and ErrUnknownResource for a ref/resource, and not the
+// other.
 //
 // # Subscriptions
 //

@@ -95,9 +95,9 @@ func (c *Catalog) ListPrompts(cursor string) (prompts []json.RawMessage, nextCur
 //     (invalid arguments for prompt "p": /who: missing required
 //     argument); the provider is not called. Arguments the prompt does
 //     not declare pass: the provider decides.
-//   - a retry (g.Input not nil) that the prompt's provider now would not
-//     get from the one that asked for the input (g.Input.Provider) wraps
-//     tool.ErrGone, naming both; no provider is called;
+//   - a retry (g.Input not nil) whose prompt another provider than the
+//     one that asked for the input (g.Input.Provider) serves now, or none
+//     does, wraps tool.ErrGone, naming both; no provider is called;
 //   - a provider's *tool.InputRequired is returned as a copy naming the
 //     provider (its Provider field); a provider's other error that
 //     tool.Typed reports is returned as it is; any other is wrapped

@@ -292,11 +292,11 @@ func (c *Catalog) ListResourceTemplates(cursor string) (templates []json.RawMess
 // other provider serves (checkContents).
 //
 // Errors: no provider serves the URI → one wrapping tool.ErrUnknownResource
-// naming it; a retry (r.Input not nil) that the URI's provider now would
-// not get from the one that asked for the input (r.Input.Provider) → one
-// wrapping tool.ErrGone naming both, and no provider is called; a
-// provider's *tool.InputRequired → a copy naming the provider (its
-// Provider field); a provider's other error that tool.Typed reports is
+// naming it; a retry (r.Input not nil) whose URI another provider than
+// the one that asked for the input (r.Input.Provider) serves now, or none
+// does → one wrapping tool.ErrGone naming both, and no provider is
+// called; a provider's *tool.InputRequired → a copy naming the provider
+// (its Provider field); a provider's other error that tool.Typed reports is
 // returned as it is; any other is wrapped naming resource and provider
 // (it keeps wrapping what it wraps, e.g. tool.ErrUnknownResource when a
 // template matched but the provider has no such resource). No lock is

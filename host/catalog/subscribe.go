@@ -236,7 +236,7 @@ func (c *Catalog) setTold(e *interest, p *provider) {
 // sameInstance reports whether a and b are publications of one running
 // instance: both tool.Instance with equal, non-nil Instance() values (as
 // read at Set), else the same provider value (== on tool.Provider, when
-// its value is comparable). A provider is published again whenever one
+// both values are comparable). A provider is published again whenever one
 // of its lists changes; what its instance was told (its subscriptions)
 // stays told.
 func sameInstance(a, b *provider) bool {
@@ -250,9 +250,9 @@ func sameInstance(a, b *provider) bool {
 		return false
 	}
 	if a.instance != nil && b.instance != nil {
-		return canCompare(a.instance) && a.instance == b.instance
+		return canCompare(a.instance) && canCompare(b.instance) && a.instance == b.instance
 	}
-	return canCompare(a.p) && a.p == b.p
+	return canCompare(a.p) && canCompare(b.p) && a.p == b.p
 }
 
 // canCompare reports whether == on v cannot panic.

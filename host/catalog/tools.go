@@ -168,10 +168,11 @@ func (c *Catalog) ListTools(cursor string) (tools []json.RawMessage, nextCursor 
 //   - arguments that are not a JSON object or break the schema wrap
 //     tool.ErrBadArguments, and the text is argcheck's message naming
 //     every violation; the provider is not called;
-//   - a retry (call.Input not nil) that the tool's provider now would
-//     not get from the one that asked for the input (call.Input.Provider)
-//     wraps tool.ErrGone, naming both; no provider is called (the
-//     client's answers and the state are the asking provider's alone);
+//   - a retry (call.Input not nil) whose tool another provider than the
+//     one that asked for the input (call.Input.Provider) serves now, or
+//     none does, wraps tool.ErrGone, naming both; no provider is called
+//     (the client's answers and the state are the asking provider's
+//     alone);
 //   - a provider's *tool.InputRequired is returned as a copy naming the
 //     provider (its Provider field), for the retry to carry back;
 //   - a provider's other error that wraps one of tool's sentinels

@@ -35,8 +35,20 @@ type Options struct {
 	// comes. Zero or less means 15s.
 	MaxHold time.Duration
 	// MaxSubscriptions bounds how many distinct resource URIs may be
-	// subscribed at once, by all callers together (SubscribeResource).
-	// Zero or less means 10000.
+	// subscribed at once, by all callers together (SubscribeResource):
+	// the server's memory for subscriptions, about 300 bytes and the URI
+	// for each (some 35 MB at the default, with URIs of 60 bytes). Zero
+	// or less means DefaultMaxSubscriptions, 100000.
+	//
+	// Each session of the protocol layer has a limit of its own (host/mcp
+	// Options.MaxSubscriptions, 1000 by default); this one is shared.
+	// Sessions subscribed to one URI count it once, but sessions at their
+	// own limit with URIs no one else subscribes fill it in
+	// MaxSubscriptions / per-session limit sessions (100 at the
+	// defaults); beyond, a subscription to a new URI is refused
+	// (tool.ErrRefused, naming the limit) whichever session asks. Set it
+	// to the per-session limit times the sessions expected to subscribe
+	// at once, as memory allows.
 	MaxSubscriptions int
 }
 
@@ -46,7 +58,7 @@ const (
 	DefaultQuiet            = 50 * time.Millisecond
 	DefaultMaxDelay         = 500 * time.Millisecond
 	DefaultMaxHold          = 15 * time.Second
-	DefaultMaxSubscriptions = 10000
+	DefaultMaxSubscriptions = 100000
 )
 
 // Kind is what a definition defines: a tool, a resource, a resource
@@ -158,6 +170,7 @@ type Catalog struct {
 type provider struct {
 	name      string
 	p         tool.Provider
+	instance  any         // p.Instance() when p is a tool.Instance, else nil
 	srv       tool.Server // p, when it is a tool.Server
 	offers    tool.Offers // srv.Offers(); zero when srv is nil
 	defs      []*def      // in the provider's order, as the rest
@@ -225,7 +238,9 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 // Each definition is checked here (and a tool's inputSchema compiled); one
 // that fails is skipped with a warning (see Skipped). Subscribers hear of
 // it only if an exposed list changed. Resources subscribed through the
-// catalog that p now owns are subscribed with p (see SubscribeResource).
+// catalog that p now owns are subscribed with p, unless p's instance is
+// subscribed already; those its instance no longer serves are
+// unsubscribed (see SubscribeResource).
 func (c *Catalog) Set(p tool.Provider) {
 	if p == nil {
 		c.log.Error("ignoring a nil provider")
@@ -237,6 +252,9 @@ func (c *Catalog) Set(p tool.Provider) {
 		return
 	}
 	st := &provider{name: name, p: p}
+	if in, ok := p.(tool.Instance); ok {
+		st.instance = in.Instance()
+	}
 	defs := p.Tools()
 	var rs []tool.Resource
 	var ts []tool.Template

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 
 	"github.com/plughost/plughost/host/tool"
 )
@@ -40,9 +41,15 @@ type completeRequest struct {
 //
 //   - for a prompt: the prompt's provider, with ref's "name" rewritten to
 //     the provider's own name;
-//   - for a resource: the provider of the first template (in routing
-//     order, as for reads) whose URI template is exactly ref's "uri", else
-//     the owner of the resource of exactly that URI.
+//   - for a resource template: the provider of the first template (in
+//     routing order, as for reads) whose URI template is exactly ref's
+//     "uri".
+//
+// MCP's ref "uri" is "the URI or URI template of the resource", but only a
+// template has variables to complete: a "uri" that no template has
+// exactly but that a read would reach (a listed resource, or a URI a
+// template matches) is refused as invalid params, and no provider is
+// asked.
 //
 // The provider's CompleteResult passes through as bytes. A provider that
 // does not offer completions (tool.Offers.Completions) is not asked: the
@@ -51,16 +58,22 @@ type completeRequest struct {
 // prompt or template made no mistake.
 //
 // Errors:
-//   - params that are not an object with "ref" (with a known "type" and a
-//     string "name" or "uri") and "argument" (with string "name" and
-//     "value"), a "context" that is not an object whose "arguments", if
-//     any, is an object of strings, or an argument the prompt does not
-//     declare (or the template has no such variable): tool.ErrBadArguments,
-//     naming every problem by JSON pointer;
-//   - a prompt no provider offers: tool.ErrUnknownPrompt; a resource no
-//     template or resource has: tool.ErrUnknownResource;
-//   - a provider's error that tool.Typed reports is returned as it is; any
-//     other is wrapped naming the reference and the provider.
+//   - params that are not an object with "ref" (with a "type" of
+//     "ref/prompt" or "ref/resource" and a string "name" or "uri") and
+//     "argument" (with string "name" and "value"), a "context" that is
+//     not an object whose "arguments", if any, is an object of strings,
+//     an argument the prompt does not declare (or the template has no
+//     such variable), or the URI of a resource that is not a template:
+//     tool.ErrBadArguments, naming every problem by JSON pointer;
+//   - a prompt no provider offers: tool.ErrUnknownPrompt; a "uri" no
+//     template has and nothing serves: tool.ErrUnknownResource;
+//   - the provider does not know the reference (its error wraps
+//     tool.ErrUnknownPrompt or tool.ErrUnknownResource, whichever the
+//     reference): an error wrapping the reference's kind alone,
+//     tool.ErrUnknownPrompt for a prompt, tool.ErrUnknownResource for a
+//     template;
+//   - a provider's other error that tool.Typed reports is returned as it
+//     is; any other is wrapped naming the reference and the provider.
 func (c *Catalog) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	req, err := parseComplete(params)
 	if err != nil {
@@ -83,31 +96,56 @@ func (c *Catalog) Complete(ctx context.Context, params json.RawMessage) (json.Ra
 		ref := setMember(req.ref.json, req.ref.at["name"], "name", []byte(strconv.Quote(r.prompt.name)))
 		fwd = setMember(req.params.json, req.params.at["ref"], "ref", ref)
 	case refResource:
-		if t := s.templates.exact[req.name]; t != nil {
+		t := s.templates.exact[req.name]
+		switch {
+		case t != nil:
 			if !slices.Contains(t.t.vars, req.arg) {
 				return nil, badComplete(fmt.Sprintf("/argument/name: resource template %q has no variable %q", req.name, req.arg))
 			}
 			p, what = t.p, fmt.Sprintf("resource template %q", req.name)
-		} else if r := s.resources.routes[req.name]; r != nil {
-			p, what = r.p, fmt.Sprintf("resource %q", req.name)
-		} else {
+		case s.serving(req.name, nil) != nil:
+			return nil, badComplete(fmt.Sprintf("/ref/uri: %q is the URI of a resource, not a resource template: it has no variables to complete", req.name))
+		default:
 			return nil, fmt.Errorf("%w: no resource or resource template %q", tool.ErrUnknownResource, req.name)
 		}
+	default: // cannot happen: parseComplete knows only the two
+		return nil, badComplete(fmt.Sprintf("/ref/type: must be %q or %q, got %q", refPrompt, refResource, req.refType))
 	}
 	if !p.offers.Completions {
 		return json.RawMessage(emptyCompletion), nil
 	}
 	res, err := p.srv.Complete(ctx, fwd)
 	if err != nil {
-		if !tool.Typed(err) {
-			err = fmt.Errorf("completing %s of provider %q: %w", what, p.name, err)
-		}
-		return nil, err
+		return nil, completeError(req.refType, what, p.name, err)
 	}
 	if err := checkCompletion(res); err != nil {
 		return nil, fmt.Errorf("completing %s of provider %q: %w", what, p.name, err)
 	}
 	return res, nil
+}
+
+// completeError is what Complete returns for a provider's err about
+// what (a reference of refType). A provider's "unknown reference" may
+// wrap either tool.ErrUnknownPrompt or tool.ErrUnknownResource whatever
+// the reference (a plugin's arrives as ErrUnknownPrompt): it becomes an
+// error wrapping the reference's own, ErrUnknownPrompt for a ref/prompt,
+// ErrUnknownResource for a ref/resource, and not the other. Other typed
+// errors pass as they are; any other is wrapped naming what and the
+// provider.
+func completeError(refType, what, provider string, err error) error {
+	want, other := tool.ErrUnknownPrompt, tool.ErrUnknownResource
+	if refType == refResource {
+		want, other = other, want
+	}
+	switch {
+	case errors.Is(err, other):
+		// Its text, without the other kind's word in front.
+		msg, _ := strings.CutPrefix(err.Error(), other.Error()+": ")
+		return fmt.Errorf("%w: completing %s of provider %q: %s", want, what, provider, msg)
+	case tool.Typed(err):
+		return err
+	}
+	return fmt.Errorf("completing %s of provider %q: %w", what, provider, err)
 }
 
 // maxCompletionValues is the most values a CompleteResult may hold (MCP).
@@ -188,13 +226,15 @@ func parseComplete(params json.RawMessage) (*completeRequest, error) {
 
 	if ref := member(o, "/ref", "ref", true); ref != nil {
 		req.ref = ref
-		switch req.refType = str(ref, "/ref/type", "type"); req.refType {
-		case refPrompt:
+		n := len(problems)
+		switch req.refType = str(ref, "/ref/type", "type"); {
+		case len(problems) > n:
+			// Not a string: noted.
+		case req.refType == refPrompt:
 			req.name = str(ref, "/ref/name", "name")
-		case refResource:
+		case req.refType == refResource:
 			req.name = str(ref, "/ref/uri", "uri")
-		case "":
-		default:
+		default: // "" among them
 			bad("/ref/type", "must be %q or %q, got %q", refPrompt, refResource, req.refType)
 		}
 	}

@@ -48,11 +48,10 @@ func TestComplete(t *testing.T) {
 			provider: "b",
 			got:      `{"ref":{"type":"ref/resource","uri":"docs://{id}"},"argument":{"name":"id","value":"4"}}`,
 		},
-		"an exact resource URI": {
-			params:   `{"ref":{"type":"ref/resource","uri":"file:///readme"},"argument":{"name":"any","value":""}}`,
-			want:     `{"completion":{"values":["b"]}}`,
-			provider: "b",
-			got:      `{"ref":{"type":"ref/resource","uri":"file:///readme"},"argument":{"name":"any","value":""}}`,
+		"a listed resource is not a template": {
+			params:  `{"ref":{"type":"ref/resource","uri":"file:///readme"},"argument":{"name":"any","value":""}}`,
+			wantErr: tool.ErrBadArguments,
+			want:    `invalid completion/complete params: /ref/uri: "file:///readme" is the URI of a resource, not a resource template: it has no variables to complete`,
 		},
 		"a provider without completions": {
 			params: `{"ref":{"type":"ref/prompt","name":"quiet"},"argument":{"name":"x","value":""}}`,
@@ -68,7 +67,12 @@ func TestComplete(t *testing.T) {
 		},
 		"a URI a template matches is not a template": {
 			params:  `{"ref":{"type":"ref/resource","uri":"file:///x"},"argument":{"name":"path","value":""}}`,
-			wantErr: tool.ErrUnknownResource, want: `unknown resource: no resource or resource template "file:///x"`,
+			wantErr: tool.ErrBadArguments,
+			want:    `invalid completion/complete params: /ref/uri: "file:///x" is the URI of a resource, not a resource template: it has no variables to complete`,
+		},
+		"a URI nothing serves": {
+			params:  `{"ref":{"type":"ref/resource","uri":"zzz://nothing"},"argument":{"name":"path","value":""}}`,
+			wantErr: tool.ErrUnknownResource, want: `unknown resource: no resource or resource template "zzz://nothing"`,
 		},
 		"an argument the prompt does not declare": {
 			params:  `{"ref":{"type":"ref/prompt","name":"a__greet"},"argument":{"name":"mood","value":""}}`,
@@ -108,6 +112,14 @@ func TestComplete(t *testing.T) {
 			params:  `{"ref":{"type":"ref/resource","name":"x"},"argument":{"name":"a","value":"b"},"context":[]}`,
 			wantErr: tool.ErrBadArguments,
 			want:    "invalid completion/complete params:\n- /context: must be an object, got array\n- /ref/uri: missing",
+		},
+		"empty ref type": {
+			params:  `{"ref":{"type":"","name":"a__greet"},"argument":{"name":"who","value":""}}`,
+			wantErr: tool.ErrBadArguments, want: `invalid completion/complete params: /ref/type: must be "ref/prompt" or "ref/resource", got ""`,
+		},
+		"ref type not a string": {
+			params:  `{"ref":{"type":1},"argument":{"name":"a","value":"b"}}`,
+			wantErr: tool.ErrBadArguments, want: "invalid completion/complete params: /ref/type: must be a string, got number",
 		},
 		"ref without type": {
 			params:  `{"ref":{},"argument":{"name":"a","value":"b"}}`,
@@ -181,6 +193,52 @@ func TestCompleteErrors(t *testing.T) {
 	_, err = f.cat.Complete(context.Background(), json.RawMessage(`{"argument":{"name":"id","value":""},"ref":{"type":"ref/resource","uri":"docs://{id}"}}`))
 	if !errors.Is(err, errBoom) || err.Error() != `completing resource template "docs://{id}" of provider "p": index offline` {
 		t.Errorf("error %v, want errBoom naming the template and provider", err)
+	}
+}
+
+// A provider's "unknown reference" comes back as the reference's kind:
+// ErrUnknownResource for a ref/resource, ErrUnknownPrompt for a
+// ref/prompt, whichever the provider said (a plugin's arrives as
+// ErrUnknownPrompt), and never both.
+func TestCompleteUnknownReference(t *testing.T) {
+	t.Parallel()
+	const (
+		promptRef   = `{"ref":{"type":"ref/prompt","name":"greet"},"argument":{"name":"who","value":""}}`
+		templateRef = `{"ref":{"type":"ref/resource","uri":"docs://{id}"},"argument":{"name":"id","value":""}}`
+	)
+	// As the plugin manager reports a plugin's unknown reference.
+	fromPlugin := fmt.Errorf("%w: completion of plugin p: %w", tool.ErrUnknownPrompt, errors.New(`complete: unknown prompt or resource template: no such thing`))
+	fromOther := fmt.Errorf("%w: no such thing", tool.ErrUnknownResource)
+	tests := map[string]struct {
+		params        string
+		err           error // the provider's
+		want, notWant error
+		text          string
+	}{
+		"a template, unknown prompt": {templateRef, fromPlugin, tool.ErrUnknownResource, tool.ErrUnknownPrompt,
+			`unknown resource: completing resource template "docs://{id}" of provider "p": completion of plugin p: complete: unknown prompt or resource template: no such thing`},
+		"a template, unknown resource": {templateRef, fromOther, tool.ErrUnknownResource, tool.ErrUnknownPrompt,
+			`completing resource template "docs://{id}" of provider "p": unknown resource: no such thing`},
+		"a prompt, unknown prompt": {promptRef, fromPlugin, tool.ErrUnknownPrompt, tool.ErrUnknownResource,
+			`completing prompt "greet" of provider "p": unknown prompt: completion of plugin p: complete: unknown prompt or resource template: no such thing`},
+		"a prompt, unknown resource": {promptRef, fromOther, tool.ErrUnknownPrompt, tool.ErrUnknownResource,
+			`unknown prompt: completing prompt "greet" of provider "p": no such thing`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			f := newFixture(t, nil)
+			p := newServer("p").with("greet:who", "docs://{id}")
+			p.complete = func(context.Context, json.RawMessage) (json.RawMessage, error) { return nil, tc.err }
+			f.cat.Set(p)
+			_, err := f.cat.Complete(context.Background(), json.RawMessage(tc.params))
+			if !errors.Is(err, tc.want) || errors.Is(err, tc.notWant) {
+				t.Errorf("error %v: want one wrapping %v and not %v", err, tc.want, tc.notWant)
+			}
+			if err != nil && err.Error() != tc.text {
+				t.Errorf("error text (-want +got):\n%s", cmp.Diff(tc.text, err.Error()))
+			}
+		})
 	}
 }
 

@@ -121,6 +121,13 @@
 // provider's own overlapping templates are its business. A URI that
 // nothing serves is an error wrapping tool.ErrUnknownResource.
 //
+// A provider answers for its own resources only: its ReadResourceResult
+// must be a "contents" array of objects, each with a string "uri", none
+// of them a URI that another provider serves when the answer arrives (as
+// a read of that URI would be routed: another's listed resource, or a URI
+// another's template serves first). Otherwise the read fails with an
+// error naming the provider and, for another's URI, its owner.
+//
 // # Lists and pagination
 //
 // Lists are sorted, so their order is deterministic: tools and prompts by
@@ -174,11 +181,21 @@
 // a variable of the template. A prompt's reference is rewritten to the
 // provider's own name; a resource reference goes to the provider of the
 // first template (in routing order) whose URI template is exactly the
-// reference's, else to the owner of that exact resource URI. Everything
-// else in the request passes through. A provider that does not offer
-// completions is not asked: the answer is {"completion":{"values":[]}}
-// ("nothing to suggest"), not an error, since the client asked about
-// something listed.
+// reference's. MCP allows "the URI or URI template of the resource", but
+// only a template has variables: the URI of a resource (listed, or one a
+// template matches) is invalid params (tool.ErrBadArguments) saying it
+// has none, and no provider is asked. Everything else in the request
+// passes through. A provider that does not offer completions is not
+// asked: the answer is {"completion":{"values":[]}} ("nothing to
+// suggest"), not an error, since the client asked about something
+// listed.
+//
+// A provider that does not know the reference may say so with either
+// tool.ErrUnknownPrompt or tool.ErrUnknownResource (a plugin's "unknown
+// reference" arrives as ErrUnknownPrompt, whatever the reference): the
+// error Complete returns wraps the reference's kind, ErrUnknownPrompt for
+// a ref/prompt and ErrUnknownResource for a ref/resource, and not the
+// other.
 //
 // # Subscriptions
 //
@@ -192,15 +209,29 @@
 // and the subscription succeeds: the subscribe capability is the
 // server's, a client may subscribe to anything listed, and such a
 // resource simply never reports a change. At most Options.MaxSubscriptions
-// distinct URIs (10000) are subscribed at once; beyond, the error wraps
-// tool.ErrRefused and names the limit.
+// distinct URIs (100000, about 300 bytes and the URI each) are subscribed
+// at once, by all callers together; beyond, the error wraps
+// tool.ErrRefused and names the limit. The limit is the whole server's,
+// above each session's own (host/mcp's, 1000): at the defaults, 100
+// sessions each at its limit with URIs no one else subscribes fill it.
+//
+// A provider is published again whenever one of its lists changes (the
+// plugin manager publishes a new provider value each time). Publications
+// are of the same running instance when both are a tool.Instance with
+// equal, non-nil Instance() values (the manager's: the plugin process),
+// else when they are the same provider value. The same instance keeps
+// what it was told: it hears nothing new about the URIs it still serves,
+// and SubscribeResource(ctx, uri, false), through its newest publication,
+// for a subscribed URI it no longer serves (withdrawn from its lists, or
+// now another provider's, which is subscribed).
 //
 // The interest outlives the providers: when the provider that serves a
 // URI changes (a new instance under the same name, a provider that sorts
 // first now owning the URI, one that comes back after Remove), the URIs
 // with interest are subscribed with the new one, and a provider that lost
-// a URI but is still published is unsubscribed. A removed or replaced
-// instance is not called again; the callers' releases keep working.
+// a URI but whose instance is still published is unsubscribed. A removed
+// or replaced instance is not called again; the callers' releases keep
+// working.
 //
 // ResourceUpdated is how the manager passes on a provider's report that a
 // resource changed: the listeners of OnResourceUpdated hear the URI when
@@ -211,13 +242,31 @@
 // are made in turn, so a second subscriber of a URI waits (until its ctx
 // ends) for the provider's answer to the first.
 //
+// # The client's input
+//
+// A provider that needs the client's input (sampling, elicitation, roots)
+// answers a call, read or prompt get with a *tool.InputRequired. The
+// catalog returns a copy whose Provider names that provider; the protocol
+// layer gets the client's answers and retries the request with tool.Input,
+// whose Provider it copies from the InputRequired. Minutes may pass in
+// between, and the providers may change meanwhile, but the answers and the
+// provider's opaque state are that provider's alone: a retry goes to the
+// provider that serves the name or URI now only when that is the one
+// Input.Provider names. Otherwise (another provider serves it now, none
+// does, or Input.Provider is empty) no provider is called and the error
+// wraps tool.ErrGone and names both, e.g. `tool "x": provider "a", which
+// asked for the client's input, no longer serves it (provider "b" does):
+// call it again`.
+//
 // # Errors
 //
 // What each request returns, for the protocol layer to map: an unknown
 // tool, prompt or resource wraps tool.ErrUnknownTool, tool.ErrUnknownPrompt
 // or tool.ErrUnknownResource and names it; invalid arguments or completion
-// params wrap tool.ErrBadArguments and name every problem; a provider's
-// error that tool.Typed reports (an *tool.InputRequired among them) is
+// params wrap tool.ErrBadArguments and name every problem; a retry that
+// would reach another provider than the one that asked for the input wraps
+// tool.ErrGone; a provider's *tool.InputRequired is returned naming the
+// provider (above); a provider's other error that tool.Typed reports is
 // returned as it is, since it names its cause; any other is wrapped naming
 // what was asked and the provider, e.g. `resource "file:///x" of provider
 // "files": disk full`, and still matches what it wraps.

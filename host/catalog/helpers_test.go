@@ -397,6 +397,29 @@ func (s *fakeServer) SubscribeResource(ctx context.Context, uri string, on bool)
 	return nil
 }
 
+// publication is one publication of a running instance, as the plugin
+// manager makes one whenever a list changes: a new value with lists of its
+// own, whose requests reach the instance (its fakeServer, which records
+// them). Publications of one fakeServer are one tool.Instance.
+type publication struct {
+	*fakeServer
+	resources []tool.Resource
+	templates []tool.Template
+}
+
+var _ tool.Instance = (*publication)(nil)
+
+func (p *publication) Instance() any              { return p.fakeServer }
+func (p *publication) Resources() []tool.Resource { return p.resources }
+func (p *publication) Templates() []tool.Template { return p.templates }
+
+// publish returns a new publication of s offering the resources and
+// templates among defs (as with's).
+func (s *fakeServer) publish(defs ...string) *publication {
+	l := newServer(s.name).with(defs...)
+	return &publication{fakeServer: s, resources: l.resources, templates: l.templates}
+}
+
 // record returns a copy of what the server received: its reads,
 // completions or subscriptions.
 func (s *fakeServer) record(which *[]string) []string {

@@ -95,9 +95,13 @@ func (c *Catalog) ListPrompts(cursor string) (prompts []json.RawMessage, nextCur
 //     (invalid arguments for prompt "p": /who: missing required
 //     argument); the provider is not called. Arguments the prompt does
 //     not declare pass: the provider decides.
-//   - a provider's error that tool.Typed reports (an *tool.InputRequired
-//     among them) is returned as it is; any other is wrapped naming
-//     prompt and provider.
+//   - a retry (g.Input not nil) whose prompt another provider than the
+//     one that asked for the input (g.Input.Provider) serves now, or none
+//     does, wraps tool.ErrGone, naming both; no provider is called;
+//   - a provider's *tool.InputRequired is returned as a copy naming the
+//     provider (its Provider field); a provider's other error that
+//     tool.Typed reports is returned as it is; any other is wrapped
+//     naming prompt and provider.
 //
 // No lock is held while the provider runs.
 func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMessage, error) {
@@ -105,6 +109,15 @@ func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMes
 		return nil, errors.New("catalog: nil prompt get")
 	}
 	r := c.snap.Load().prompts.routes[g.Name]
+	if g.Input != nil {
+		serving := ""
+		if r != nil {
+			serving = r.p.name
+		}
+		if err := retryTo(g.Input, fmt.Sprintf("prompt %q", g.Name), serving, "get it again"); err != nil {
+			return nil, err
+		}
+	}
 	if r == nil {
 		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownPrompt, g.Name)
 	}
@@ -118,7 +131,7 @@ func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMes
 	}
 	res, err := r.p.srv.GetPrompt(ctx, &fwd)
 	if err != nil {
-		if !tool.Typed(err) {
+		if err = asked(err, r.p.name); !tool.Typed(err) {
 			err = fmt.Errorf("prompt %q of provider %q: %w", r.prompt.name, r.p.name, err)
 		}
 		return nil, err

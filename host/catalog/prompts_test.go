@@ -258,10 +258,10 @@ func TestGetPromptProvider(t *testing.T) {
 	}
 	_, err = f.cat.GetPrompt(context.Background(), &tool.PromptGet{Name: "ask"})
 	var ir *tool.InputRequired
-	if !errors.As(err, &ir) || ir != input {
-		t.Errorf("error %v, want the provider's InputRequired as it is", err)
+	if !errors.As(err, &ir) || ir.State != "st" || ir.Provider != "p" {
+		t.Errorf("error %v, want the provider's InputRequired naming it", err)
 	}
-	in := &tool.PromptGet{Name: "echo", Arguments: json.RawMessage(`{"a":"b"}`), ClientCapabilities: json.RawMessage(`{}`), Input: &tool.Input{State: "s"}}
+	in := &tool.PromptGet{Name: "echo", Arguments: json.RawMessage(`{"a":"b"}`), ClientCapabilities: json.RawMessage(`{}`), Input: &tool.Input{State: "s", Provider: "p"}}
 	if _, err := f.cat.GetPrompt(context.Background(), in); err != nil {
 		t.Fatal(err)
 	}

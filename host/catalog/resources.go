@@ -182,18 +182,32 @@ func buildTemplates(providers map[string]*provider) templateSet {
 	return s
 }
 
-// owner returns the provider that serves uri in s: the owner of the
-// resource of that exact URI, else the provider of the first template in
-// routing order that matches it; nil when none does. When templates of
-// other providers match too, the overlap is logged, once per pair.
+// owner returns the provider that serves uri in s (s.serving), logging
+// an overlap of templates of other providers that match it too, once per
+// pair.
 func (c *Catalog) owner(s *snapshot, uri string) *provider {
+	return s.serving(uri, func(winner, loser *templateRef) { c.overlaps.note(c.log, uri, winner, loser) })
+}
+
+// serving returns the provider that serves uri in s: the owner of the
+// resource of that exact URI, else the provider of the first template in
+// routing order that matches it; nil when none does. When overlap is not
+// nil, it hears every template of another provider that matches uri too
+// (with the one that serves it); when it is nil, the first match ends the
+// search.
+func (s *snapshot) serving(uri string, overlap func(winner, loser *templateRef)) *provider {
 	if r := s.resources.routes[uri]; r != nil {
 		return r.p
 	}
 	var won *templateRef
 	for _, r := range s.templates.order {
-		if won != nil && (r.p == won.p || !s.templates.several) {
-			continue
+		if won != nil {
+			if overlap == nil || !s.templates.several {
+				break
+			}
+			if r.p == won.p {
+				continue
+			}
 		}
 		if !r.t.re.MatchString(uri) {
 			continue
@@ -202,7 +216,7 @@ func (c *Catalog) owner(s *snapshot, uri string) *provider {
 			won = r
 			continue
 		}
-		c.overlaps.note(c.log, uri, won, r)
+		overlap(won, r)
 	}
 	if won == nil {
 		return nil
@@ -274,25 +288,40 @@ func (c *Catalog) ListResourceTemplates(cursor string) (templates []json.RawMess
 // of the listed resource of exactly that URI, else the provider of the
 // first resource template that matches it, in routing order (by provider
 // name, then the provider's order). r reaches the provider unchanged.
+// Its answer must be a ReadResourceResult whose contents are of URIs no
+// other provider serves (checkContents).
 //
 // Errors: no provider serves the URI → one wrapping tool.ErrUnknownResource
-// naming it; a provider's error that tool.Typed reports (an
-// *tool.InputRequired among them) is returned as it is; any other is
-// wrapped naming resource and provider (it keeps wrapping what it wraps,
-// e.g. tool.ErrUnknownResource when a template matched but the provider
-// has no such resource). No lock is held while the provider runs.
+// naming it; a retry (r.Input not nil) whose URI another provider than
+// the one that asked for the input (r.Input.Provider) serves now, or none
+// does → one wrapping tool.ErrGone naming both, and no provider is
+// called; a provider's *tool.InputRequired → a copy naming the provider
+// (its Provider field); a provider's other error that tool.Typed reports is
+// returned as it is; any other is wrapped naming resource and provider
+// (it keeps wrapping what it wraps, e.g. tool.ErrUnknownResource when a
+// template matched but the provider has no such resource). No lock is
+// held while the provider runs.
 func (c *Catalog) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error) {
 	if r == nil {
 		return nil, errors.New("catalog: nil read")
 	}
 	p := c.owner(c.snap.Load(), r.URI)
+	if r.Input != nil {
+		serving := ""
+		if p != nil {
+			serving = p.name
+		}
+		if err := retryTo(r.Input, fmt.Sprintf("resource %q", r.URI), serving, "read it again"); err != nil {
+			return nil, err
+		}
+	}
 	if p == nil {
 		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownResource, r.URI)
 	}
 	fwd := *r
 	res, err := p.srv.ReadResource(ctx, &fwd)
 	if err != nil {
-		if !tool.Typed(err) {
+		if err = asked(err, p.name); !tool.Typed(err) {
 			err = fmt.Errorf("resource %q of provider %q: %w", r.URI, p.name, err)
 		}
 		return nil, err
@@ -305,7 +334,10 @@ func (c *Catalog) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessa
 
 // checkContents checks a provider's ReadResourceResult: a "contents"
 // array of objects, each with a string "uri", none of them a URI another
-// provider lists (a provider answers for its own resources only).
+// provider serves now (a listed resource, or a URI another provider's
+// template serves: s.serving, routing as a read would), since a provider
+// answers for its own resources only. Providers are compared by name:
+// the one read may have been published again since.
 func (c *Catalog) checkContents(p *provider, uri string, res json.RawMessage) error {
 	var result struct {
 		Contents []struct {
@@ -315,15 +347,17 @@ func (c *Catalog) checkContents(p *provider, uri string, res json.RawMessage) er
 	if err := json.Unmarshal(res, &result); err != nil || result.Contents == nil {
 		return fmt.Errorf("resource %q of provider %q: the provider's result is not a ReadResourceResult (a \"contents\" array of objects)", uri, p.name)
 	}
-	routes := c.snap.Load().resources.routes
+	s := c.snap.Load()
 	for i, item := range result.Contents {
-		switch {
-		case item.URI == nil:
+		if item.URI == nil {
 			return fmt.Errorf("resource %q of provider %q: contents %d has no \"uri\"", uri, p.name, i)
-		case *item.URI == uri:
-		case routes[*item.URI] != nil && routes[*item.URI].p != p:
+		}
+		if *item.URI == uri {
+			continue
+		}
+		if o := s.serving(*item.URI, nil); o != nil && o.name != p.name {
 			return fmt.Errorf("resource %q of provider %q: the provider answered with contents of %q, which provider %q serves",
-				uri, p.name, *item.URI, routes[*item.URI].p.name)
+				uri, p.name, *item.URI, o.name)
 		}
 	}
 	return nil

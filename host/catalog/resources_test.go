@@ -367,8 +367,8 @@ func TestReadResourceErrors(t *testing.T) {
 		}},
 		"input required": {input, func(t *testing.T, err error) {
 			var ir *tool.InputRequired
-			if !errors.As(err, &ir) || ir != input {
-				t.Errorf("error %v, want the provider's InputRequired", err)
+			if !errors.As(err, &ir) || string(ir.Requests) != string(input.Requests) || ir.State != "s1" || ir.Provider != "p" {
+				t.Errorf("error %v, want the provider's InputRequired naming it", err)
 			}
 		}},
 		"the provider has no such resource": {tool.ErrUnknownResource, func(t *testing.T, err error) {
@@ -401,7 +401,7 @@ func TestReadResourcePassesThrough(t *testing.T) {
 		return json.RawMessage(`{"contents":[]}`), nil
 	}
 	f.cat.Set(p)
-	in := &tool.Read{URI: "file:///x", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: &tool.Input{State: "s"}}
+	in := &tool.Read{URI: "file:///x", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: &tool.Input{State: "s", Provider: "p"}}
 	res, err := f.cat.ReadResource(context.Background(), in)
 	if err != nil || string(res) != `{"contents":[]}` {
 		t.Fatalf("ReadResource = %s, %v", res, err)
@@ -414,6 +414,22 @@ func TestReadResourcePassesThrough(t *testing.T) {
 	}
 }
 
+// The provider read is published again while it answers (a plugin's
+// lists changed): contents of its own other resources are still its own.
+func TestReadResourceContentsAcrossRepublish(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	p := newServer("p").with("file:///x", "file:///x2", "dir://{name}")
+	p.read = func(context.Context, *tool.Read) (json.RawMessage, error) {
+		f.cat.Set(p.publish("file:///x", "file:///x2", "file:///new", "dir://{name}"))
+		return json.RawMessage(`{"contents":[{"uri":"file:///x"},{"uri":"file:///x2"},{"uri":"dir://a"}]}`), nil
+	}
+	f.cat.Set(p)
+	if _, err := f.cat.ReadResource(context.Background(), &tool.Read{URI: "file:///x"}); err != nil {
+		t.Errorf("ReadResource: %v", err)
+	}
+}
+
 func TestReadResourceChecksContents(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
@@ -421,23 +437,34 @@ func TestReadResourceChecksContents(t *testing.T) {
 	}{
 		"own and unlisted URIs": {result: `{"contents":[{"uri":"file:///x","text":"a"},{"uri":"file:///x/child","text":"b"}]}`},
 		"another's URI":         {result: `{"contents":[{"uri":"file:///y","text":"stolen"}]}`, wantErr: `contents of "file:///y", which provider "q" serves`},
-		"no contents":           {result: `{"text":"a"}`, wantErr: `not a ReadResourceResult`},
-		"contents not objects":  {result: `{"contents":["a"]}`, wantErr: `not a ReadResourceResult`},
-		"contents without uri":  {result: `{"contents":[{"text":"a"}]}`, wantErr: `contents 0 has no "uri"`},
+		"a URI another's template serves": {result: `{"contents":[{"uri":"file:///x","text":"a"},{"uri":"tmpl://1","text":"stolen"}]}`,
+			wantErr: `contents of "tmpl://1", which provider "q" serves`},
+		"own URIs another's template matches too": {result: `{"contents":[{"uri":"tmpl://own","text":"a"},{"uri":"mine://1","text":"b"}]}`},
+		"no contents":          {result: `{"text":"a"}`, wantErr: `not a ReadResourceResult`},
+		"contents not objects": {result: `{"contents":["a"]}`, wantErr: `not a ReadResourceResult`},
+		"contents without uri": {result: `{"contents":[{"text":"a"}]}`, wantErr: `contents 0 has no "uri"`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, nil)
-			p := newServer("p").with("file:///x")
+			// p lists tmpl://own, which q's template matches too (the
+			// listed resource wins); mine://{x} is p's, though r's
+			// template matches it too (p sorts first). q's and r's
+			// templates overlap at tmpl://1.
+			p := newServer("p").with("file:///x", "tmpl://own", "mine://{x}")
 			p.read = func(context.Context, *tool.Read) (json.RawMessage, error) { return json.RawMessage(tc.result), nil }
 			f.cat.Set(p)
-			f.cat.Set(newServer("q").with("file:///y"))
+			f.cat.Set(newServer("q").with("file:///y", "tmpl://{id}"))
+			f.cat.Set(newServer("r").with("tmpl://{any}", "mine://{y}"))
 			res, err := f.cat.ReadResource(context.Background(), &tool.Read{URI: "file:///x"})
 			switch {
 			case tc.wantErr == "" && (err != nil || string(res) != tc.result):
 				t.Errorf("ReadResource = %s, %v; want the provider's result", res, err)
 			case tc.wantErr != "" && (err == nil || !strings.Contains(err.Error(), tc.wantErr)):
 				t.Errorf("ReadResource = %s, %v; want an error containing %q", res, err, tc.wantErr)
+			}
+			if log := f.log.String(); strings.Contains(log, "match the same URI") {
+				t.Errorf("checking the contents logged a template overlap:\n%s", log)
 			}
 		})
 	}

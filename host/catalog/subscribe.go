@@ -23,8 +23,9 @@ import (
 // agreed), or a goroutine of the catalog's after a release or a change of
 // the providers. Each one compares what is with what should be: the
 // provider told (if any) against the provider that serves the URI now,
-// when someone is interested and it offers subscriptions. No catalog lock
-// is held while a provider is called.
+// when someone is interested and it offers subscriptions, as instances
+// (sameInstance), so a republication of the instance told is told
+// nothing. No catalog lock is held while a provider is called.
 
 // unsubscribeTimeout bounds the calls to providers that no caller waits
 // for: unsubscribing after the last release, and (re-)subscribing with a
@@ -81,13 +82,16 @@ func (s *subscriptions) init(max int) {
 // resource simply never reports an update.
 //
 // release is idempotent and never blocks: the provider is told on a
-// goroutine of the catalog's, within 10 seconds. When the provider that
-// serves uri changes (it is replaced by a new instance, a provider that
-// sorts first now owns the URI, or it comes back after Remove), the URIs
-// that still have interest are subscribed with the new one; a removed
-// provider is not called, and its subscriptions stay on the callers' side
-// (their releases still work). Should that re-subscribing fail, a warning
-// is logged and it is tried again at the next Set or Remove.
+// goroutine of the catalog's, within 10 seconds. A provider republished
+// as the same instance (tool.Instance; see sameInstance) is not told again
+// about the URIs it still serves, and is unsubscribed from those it no
+// longer serves. When the provider that serves uri changes (it is replaced
+// by a new instance, a provider that sorts first now owns the URI, or it
+// comes back after Remove), the URIs that still have interest are
+// subscribed with the new one; a removed provider is not called, and its
+// subscriptions stay on the callers' side (their releases still work).
+// Should that re-subscribing fail, a warning is logged and it is tried
+// again at the next Set or Remove.
 //
 // Errors: no provider serves uri → one wrapping tool.ErrUnknownResource;
 // more than Options.MaxSubscriptions distinct URIs subscribed at once →
@@ -202,8 +206,11 @@ func (c *Catalog) reconcile(ctx context.Context, e *interest) error {
 			c.setTold(e, want) // the newest publication of the same instance
 			return nil
 		case told != nil:
-			if published(s, told) {
-				if err := told.srv.SubscribeResource(ctx, e.uri, false); err != nil {
+			// The newest publication of the instance told, if it is
+			// still published: the same running instance, which still
+			// holds the subscription.
+			if cur := s.providers[told.name]; sameInstance(cur, told) && cur.srv != nil {
+				if err := cur.srv.SubscribeResource(ctx, e.uri, false); err != nil {
 					c.log.Warn("a provider failed to unsubscribe from a resource", "provider", told.name, "uri", e.uri, "error", err)
 				}
 			}
@@ -226,19 +233,31 @@ func (c *Catalog) setTold(e *interest, p *provider) {
 	c.subs.mu.Unlock()
 }
 
-// sameInstance reports whether a and b publish the same provider value
-// (== on tool.Provider, when its type is comparable).
+// sameInstance reports whether a and b are publications of one running
+// instance: both tool.Instance with equal, non-nil Instance() values (as
+// read at Set), else the same provider value (== on tool.Provider, when
+// both values are comparable). A provider is published again whenever one
+// of its lists changes; what its instance was told (its subscriptions)
+// stays told.
 func sameInstance(a, b *provider) bool {
 	if a == nil || b == nil {
 		return a == b
 	}
-	ta := reflect.TypeOf(a.p)
-	return a == b || ta == reflect.TypeOf(b.p) && ta.Comparable() && a.p == b.p
+	if a == b {
+		return true
+	}
+	if a.name != b.name {
+		return false
+	}
+	if a.instance != nil && b.instance != nil {
+		return canCompare(a.instance) && canCompare(b.instance) && a.instance == b.instance
+	}
+	return canCompare(a.p) && canCompare(b.p) && a.p == b.p
 }
 
-// published reports whether p's instance is still published in s.
-func published(s *snapshot, p *provider) bool {
-	return sameInstance(s.providers[p.name], p)
+// canCompare reports whether == on v cannot panic.
+func canCompare(v any) bool {
+	return reflect.ValueOf(v).Comparable()
 }
 
 // resync starts reconciling every interest whose provider is not the one

@@ -164,6 +164,29 @@ func TestSubscribeLimit(t *testing.T) {
 	subscribe(t, f.cat, "file:///c")
 }
 
+// The default limit is the whole server's: well above one session's
+// (host/mcp's default, 1000), so that a hundred sessions each at its own
+// limit fit; the old default, 10000, was full with ten.
+func TestSubscribeLimitDefault(t *testing.T) {
+	t.Parallel()
+	const perSession = 1000 // host/mcp Options.MaxSubscriptions' default
+	if DefaultMaxSubscriptions < 100*perSession {
+		t.Errorf("DefaultMaxSubscriptions = %d, want at least 100 sessions' worth (%d)", DefaultMaxSubscriptions, 100*perSession)
+	}
+	f := newFixture(t, nil)
+	f.cat.Set(newServer("p").with("file:///{session}/{n}"))
+	for session := range 11 {
+		for n := range perSession {
+			subscribe(t, f.cat, fmt.Sprintf("file:///%d/%d", session, n))
+		}
+	}
+	f.cat.subs.mu.Lock()
+	defer f.cat.subs.mu.Unlock()
+	if got := len(f.cat.subs.byURI); got != 11*perSession {
+		t.Errorf("%d URIs subscribed, want %d", got, 11*perSession)
+	}
+}
+
 // When the provider that serves a URI changes, the URIs with interest
 // follow it: a new instance is subscribed (the old one, gone, is not
 // called), a removed provider is not called, one that comes back is
@@ -207,6 +230,53 @@ func TestResubscribe(t *testing.T) {
 	step("released after the provider went", nil)
 	f.cat.Set(p3)
 	step("no interest left", nil)
+}
+
+// A provider republished as a new value of the same running instance
+// (tool.Instance), as the plugin manager does whenever a list changes,
+// keeps what it was told: nothing new about the URIs it still serves; an
+// unsubscribe for one it no longer serves (withdrawn, or now another
+// provider's, which is subscribed). A new instance under the same name is
+// subscribed; the old one is not called again.
+func TestResubscribeSameInstance(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	p := newServer("p")
+	first := newServer("a-first").with("file:///c")
+	restarted := newServer("p")
+	seen := map[*fakeServer]*int{p: new(int), first: new(int), restarted: new(int)}
+	step := func(what string, want map[*fakeServer][]string) {
+		t.Helper()
+		for s, n := range seen {
+			if diff := cmp.Diff(want[s], subsOf(f.cat, s, n), cmpopts.EquateEmpty(), cmpopts.SortSlices(func(a, b string) bool { return a < b })); diff != "" {
+				t.Errorf("%s: %s %p was told (-want +got):\n%s", what, s.name, s, diff)
+			}
+		}
+	}
+	all := []string{"file:///a", "file:///b", "file:///c", "file:///d", "tmpl://{x}"}
+	f.cat.Set(p.publish(all...))
+	releaseA := subscribe(t, f.cat, "file:///a")
+	releaseB := subscribe(t, f.cat, "file:///b")
+	subscribe(t, f.cat, "file:///c")
+	subscribe(t, f.cat, "file:///d")
+	subscribe(t, f.cat, "tmpl://1")
+	step("subscribed", map[*fakeServer][]string{p: {"+file:///a", "+file:///b", "+file:///c", "+file:///d", "+tmpl://1"}})
+	for range 3 {
+		f.cat.Set(p.publish(all...))
+	}
+	step("republished three times", nil)
+	f.cat.Set(p.publish("file:///a", "file:///c", "file:///d", "tmpl://{x}"))
+	step("a subscribed resource withdrawn", map[*fakeServer][]string{p: {"-file:///b"}})
+	f.cat.Set(first)
+	step("a provider that sorts first takes a URI", map[*fakeServer][]string{p: {"-file:///c"}, first: {"+file:///c"}})
+	f.cat.Set(p.publish("file:///a", "file:///c", "file:///d"))
+	step("the template withdrawn", map[*fakeServer][]string{p: {"-tmpl://1"}})
+	releaseA()
+	step("released", map[*fakeServer][]string{p: {"-file:///a"}})
+	f.cat.Set(restarted.publish("file:///b", "file:///d"))
+	step("a new instance", map[*fakeServer][]string{restarted: {"+file:///b", "+file:///d"}})
+	releaseB()
+	step("released with the new instance", map[*fakeServer][]string{restarted: {"-file:///b"}})
 }
 
 // A re-subscription the new provider refuses is logged and tried again at

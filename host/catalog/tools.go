@@ -168,10 +168,17 @@ func (c *Catalog) ListTools(cursor string) (tools []json.RawMessage, nextCursor 
 //   - arguments that are not a JSON object or break the schema wrap
 //     tool.ErrBadArguments, and the text is argcheck's message naming
 //     every violation; the provider is not called;
-//   - a provider's error that wraps one of tool's sentinels (tool.Typed)
-//     names its cause and is returned as it is; any other is wrapped
-//     naming tool and provider ("tool "x" of provider "p": …"). A
-//     cancelled ctx shows as the provider's error wrapping ctx's.
+//   - a retry (call.Input not nil) whose tool another provider than the
+//     one that asked for the input (call.Input.Provider) serves now, or
+//     none does, wraps tool.ErrGone, naming both; no provider is called
+//     (the client's answers and the state are the asking provider's
+//     alone);
+//   - a provider's *tool.InputRequired is returned as a copy naming the
+//     provider (its Provider field), for the retry to carry back;
+//   - a provider's other error that wraps one of tool's sentinels
+//     (tool.Typed) names its cause and is returned as it is; any other
+//     is wrapped naming tool and provider ("tool "x" of provider "p":
+//     …"). A cancelled ctx shows as the provider's error wrapping ctx's.
 //
 // No lock is held while the provider runs.
 func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
@@ -211,6 +218,15 @@ func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 		return nil, tool.Call{}, errors.New("catalog: nil call")
 	}
 	r := c.snap.Load().tools.routes[call.Name]
+	if call.Input != nil {
+		serving := ""
+		if r != nil {
+			serving = r.provider
+		}
+		if err := retryTo(call.Input, fmt.Sprintf("tool %q", call.Name), serving, "call it again"); err != nil {
+			return nil, tool.Call{}, err
+		}
+	}
 	if r == nil {
 		return nil, tool.Call{}, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 	}
@@ -225,11 +241,14 @@ func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 	return r, fwd, nil
 }
 
-// failure is the error a call of r returns for its provider's err: typed
-// errors name their cause already, others are wrapped naming tool and
-// provider.
+// failure is the error a call of r returns for its provider's err: an
+// *tool.InputRequired gets the provider's name (asked), other typed errors
+// name their cause already, others are wrapped naming tool and provider.
 func (r *route) failure(err error) error {
-	if err == nil || tool.Typed(err) {
+	if err == nil {
+		return nil
+	}
+	if err = asked(err, r.provider); tool.Typed(err) {
 		return err
 	}
 	return fmt.Errorf("tool %q of provider %q: %w", r.tool, r.provider, err)

@@ -305,6 +305,16 @@ func mustPID(t *testing.T, p tool.Provider) int {
 	return pid
 }
 
+// instanceOf returns p's tool.Instance value.
+func instanceOf(t *testing.T, p tool.Provider) any {
+	t.Helper()
+	in, ok := p.(tool.Instance)
+	if !ok {
+		t.Fatalf("the provider %T is not a tool.Instance", p)
+	}
+	return in.Instance()
+}
+
 // copyFile writes src to dst in many small writes, the way cp does.
 func copyFile(t *testing.T, src, dst string, mode os.FileMode) {
 	t.Helper()

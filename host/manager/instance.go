@@ -370,9 +370,17 @@ type provider struct {
 	lists
 }
 
-var _ tool.Provider = (*provider)(nil)
+var (
+	_ tool.Provider = (*provider)(nil)
+	_ tool.Instance = (*provider)(nil)
+)
 
 func (p *provider) Name() string { return p.in.name }
+
+// Instance is the plugin process the provider publishes: every provider
+// published for one instance (one per change of its lists) has the same,
+// so the catalog keeps what it told the process (tool.Instance).
+func (p *provider) Instance() any { return p.in }
 
 func (p *provider) Tools() []tool.Def { return slices.Clone(p.tools) }
 

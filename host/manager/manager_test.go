@@ -138,10 +138,15 @@ func TestWatchLoadsReloadsAndUnloads(t *testing.T) {
 		t.Errorf("tools (-want +got):\n%s", diff)
 	}
 	pid1 := mustPID(t, e.p)
+	inst1 := instanceOf(t, e.p)
 
-	// The plugin announces a new tool: it is listed and published again.
+	// The plugin announces a new tool: it is listed and published again,
+	// a new provider of the same instance.
 	mustCall(t, e.p, "grow", "")
 	e = h.expect("set", "tp")
+	if instanceOf(t, e.p) != inst1 {
+		t.Error("the provider published after a change of lists is not the same tool.Instance")
+	}
 	if !slices.Contains(e.tools, "grown") {
 		t.Errorf("tools after grow = %v, want grown among them", e.tools)
 	}
@@ -159,6 +164,9 @@ func TestWatchLoadsReloadsAndUnloads(t *testing.T) {
 	pid2 := mustPID(t, e.p)
 	if pid2 == pid1 {
 		t.Fatalf("pid unchanged (%d) after replacement", pid1)
+	}
+	if instanceOf(t, e.p) == inst1 {
+		t.Error("the replacement process is the same tool.Instance as the one it replaced")
 	}
 	eventually(t, "the replaced process to exit", func() bool { return !alive(pid1) })
 

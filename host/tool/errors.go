@@ -60,7 +60,8 @@ var kinds = []error{ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments, ErrTooLar
 
 // Typed reports whether err wraps one of ErrGone, ErrTimedOut, ErrRefused,
 // ErrBadArguments or ErrTooLarge, and so names its cause itself, or is an
-// *InputRequired (not a failure: it passes the catalog as it is).
+// *InputRequired (not a failure: it passes the catalog, which only names
+// the provider in it).
 func Typed(err error) bool {
 	var ir *InputRequired
 	if errors.As(err, &ir) {

@@ -98,10 +98,11 @@ const CodeNotSupported = -32601
 
 // InputRequired is a provider's answer when it needs the client's input
 // before it can answer: it is returned as the error of CallTool,
-// ReadResource or GetPrompt, and passes the catalog unchanged. The
-// protocol layer gets the answers from the client and retries the same
-// request with Input set (a 2025-11-25 session), or hands it to the client
-// as an InputRequiredResult (MCP 2026-07-28).
+// ReadResource or GetPrompt, and passes the catalog, which names the
+// provider in it (Provider, on a copy). The protocol layer gets the
+// answers from the client and retries the same request with Input set
+// (a 2025-11-25 session), or hands it to the client as an
+// InputRequiredResult (MCP 2026-07-28).
 type InputRequired struct {
 	// Requests is a JSON object: key → an MCP request object
 	// ({"method": ..., "params": {...}}) of sampling/createMessage,

@@ -59,10 +59,13 @@
 //
 // resources/subscribe holds the catalog's subscription until
 // resources/unsubscribe or the session's end releases it; subscribing
-// again to a URI is answered as the first time and holds nothing more,
-// unsubscribing from a URI not subscribed is answered success. A session
-// holds at most [Options.MaxSubscriptions] (1000) URIs; one more is -32602
-// naming the limit. notifications/resources/updated goes only to the
+// again to a URI is answered as the first time and holds nothing more
+// (should the first be cancelled before the catalog answered, the next
+// one asks the catalog itself), unsubscribing from a URI not subscribed is
+// answered success. A session holds at most [Options.MaxSubscriptions]
+// (1000) URIs; one more is -32602 naming the limit, and so is the
+// catalog's refusal at a limit of its own (an error wrapping
+// tool.ErrRefused). notifications/resources/updated goes only to the
 // sessions subscribed to the URI.
 //
 // Calls run concurrently, so responses may come out of order; a slow tool

@@ -131,3 +131,63 @@ func TestSubscribeCancelledWaitingForSlot(t *testing.T) {
 		t.Errorf("%d live subscriptions, want 2", n)
 	}
 }
+
+// TestSubscribeAgainAfterFirstCancelled: a repeated resources/subscribe
+// waiting for the first one of its URI does not inherit the first's
+// cancellation: it goes on as the first, and subscribes. Unless the
+// client unsubscribed from the URI in between: then it is answered as if
+// the first had been made and released, and nothing is subscribed.
+func TestSubscribeAgainAfterFirstCancelled(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		unsubscribe bool
+		live        int
+	}{
+		"subscribes":         {live: 1},
+		"unsubscribed since": {unsubscribe: true, live: 0},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newClient(t, clientOptions{server: Options{MaxInFlight: 1}})
+			c.initialize("2025-11-25")
+			c.write(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+			c.settle()                                                                                             // parked, holding the one slot
+			c.write(`{"jsonrpc":"2.0","id":"s1","method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`) // waits for the slot
+			c.write(`{"jsonrpc":"2.0","id":"s2","method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`) // waits for s1
+			pending := int64(3)
+			if tt.unsubscribe {
+				c.write(`{"jsonrpc":"2.0","id":"u","method":"resources/unsubscribe","params":{"uri":"file:///a.txt"}}`) // waits for the slot
+				pending++
+			}
+			c.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}}`)
+			if !tt.unsubscribe {
+				// s1 ends; s2 takes its place, waiting for the slot.
+				c.await("s1 to end", func() bool { return c.obs.reads.Load() > c.sent && c.session.Load().Pending() == pending-1 })
+				if out := c.take(); len(out) != 0 {
+					t.Errorf("answered before the slot freed: %q", out)
+				}
+			}
+			c.await("a call to park", c.cat.ReleaseOne)
+			c.settle()
+			got := strings.Join(c.take(), "\n")
+			for _, want := range []string{`"id":"slow","result"`, `{"jsonrpc":"2.0","id":"s2","result":{}}`} {
+				if !strings.Contains(got, want) {
+					t.Errorf("output %s\nlacks %s", got, want)
+				}
+			}
+			if strings.Contains(got, `"s1"`) {
+				t.Errorf("the cancelled subscribe was answered: %s", got)
+			}
+			if n := c.cat.Subscriptions(); n != tt.live {
+				t.Errorf("%d live subscriptions, want %d", n, tt.live)
+			}
+			if r := c.one(`{"jsonrpc":"2.0","id":"s3","method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`); r.Error != nil {
+				t.Errorf("subscribing again: %+v", r.Error)
+			}
+			if n := c.cat.Subscriptions(); n != 1 {
+				t.Errorf("%d live subscriptions after subscribing again, want 1", n)
+			}
+		})
+	}
+}

@@ -93,11 +93,14 @@
 // resources/read or prompts/get: it returns a *tool.InputRequired (its
 // requests by key, each sampling/createMessage, elicitation/create or
 // roots/list, and an opaque state). The session asks its own client each
-// request, in key order, as a server request ("plughost-<n>") on the
-// call's own stream (on Streamable HTTP the POST's SSE stream, where the
-// call's progress goes, so a client with no GET stream open gets them),
-// then runs the same request again with tool.Input (the results by key,
-// the errors by key, the state), as long as the provider asks, at most 10
+// request, in key order (shorter keys first, keys of one length as
+// strings, so that numeric keys go in numeric order: "2" before "10"), as
+// a server request ("plughost-<n>") on the call's own stream (on
+// Streamable HTTP the POST's SSE stream, where the call's progress goes,
+// so a client with no GET stream open gets them), then runs the same
+// request again with tool.Input (the results by key, the errors by key,
+// the state, and the provider that asked, so that the catalog can refuse
+// a retry routed to another), as long as the provider asks, at most 10
 // rounds. Only what the client declared in initialize is asked: sampling
 // (sampling.tools when the params have tools or toolChoice, from
 // 2025-11-25), elicitation (from 2025-06-18; an empty object means form

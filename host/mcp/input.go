@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -93,7 +94,8 @@ type inputRequest struct {
 }
 
 // askClient asks the session's client the requests of ir, in key order, on
-// out, and returns the answers for the retry. A request the client did not
+// out, and returns the answers for the retry, with ir's State and
+// Provider. A request the client did not
 // declare the capability for is not sent: its key gets an InputError
 // CodeNotSupported naming the capability. A JSON-RPC error from the client
 // becomes the key's InputError. The error return means the request cannot
@@ -105,7 +107,9 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 	if err != nil {
 		return nil, fmt.Errorf("the provider's request for the client's input is malformed: %w", err)
 	}
-	in := &tool.Input{State: ir.State}
+	// The retry must reach the provider that asked: with its name, the
+	// catalog can refuse a retry whose route now points at another.
+	in := &tool.Input{State: ir.State, Provider: ir.Provider}
 	// Each request waits at most the input timeout, and no longer than
 	// the call that asked may run.
 	limit := s.srv.inputTimeout
@@ -157,7 +161,9 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 	return in, nil
 }
 
-// parseInputRequests reads an InputRequired's requests, sorted by key.
+// parseInputRequests reads an InputRequired's requests, sorted by key:
+// shorter keys first, keys of one length as strings, so that numeric keys
+// (the Go SDK numbers its requests "1", "2", ...) go in numeric order.
 func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
@@ -204,13 +210,10 @@ func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
 		reqs = append(reqs, ir)
 	}
 	slices.SortFunc(reqs, func(a, b inputRequest) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
+		if c := cmp.Compare(len(a.key), len(b.key)); c != 0 {
+			return c
 		}
-		return 0
+		return strings.Compare(a.key, b.key)
 	})
 	return reqs, nil
 }

@@ -22,7 +22,8 @@ import (
 // asks its own client each request, in key order, as real server-to-client
 // requests on the call's own stream, and runs the same request on the
 // catalog again with the answers (tool.Input), as often as the provider
-// asks, up to maxInputRounds times.
+// asks, up to maxInputRounds times. At most maxWaitingPerSlot×MaxInFlight
+// calls of a session are in input rounds at once.
 
 // maxInputRounds is how many times one request may ask for the client's
 // input; a provider that asks once more fails the request.
@@ -37,10 +38,49 @@ const DefaultInputTimeout = 10 * time.Minute
 // unanswered for the input timeout.
 var errInputTimeout = errors.New("the client did not answer in time")
 
+// maxWaitingPerSlot×MaxInFlight is how many calls of a session may be in
+// input rounds at once: as many as a session's read loop has workers, and
+// as many requests as a Streamable HTTP session may have pending.
+const maxWaitingPerSlot = 4
+
+// errInputLimit is the kind of the error that answers a call whose
+// provider asked for the client's input while the session had the most
+// calls in input rounds it may have (tools/call: an isError result;
+// resources/read and prompts/get: -32602). It names the limit.
+var errInputLimit = errors.New("too many requests wait for the client's input")
+
 // needsInput reports whether a request's error asks for the client's input.
 func needsInput(err error) bool {
 	var ir *tool.InputRequired
 	return errors.As(err, &ir)
+}
+
+// inputRounds answers a call whose provider asked for the client's input
+// (err is a *tool.InputRequired) with what its input rounds end with
+// (withInput). With own, the call goes on on a goroutine of its own: the
+// caller must not wait for the client (a worker of the session's read
+// loop, through which the client's answers come; a provider's goroutine).
+// A call that would be one more in input rounds than the session's
+// maxWaiting is answered at once with an error wrapping errInputLimit;
+// its provider is not run again.
+func (c *call) inputRounds(res json.RawMessage, err error, own bool) {
+	t := &c.s.calls
+	if t.waiting.Add(1) > t.maxWaiting {
+		t.waiting.Add(-1)
+		c.finish(nil, tool.Errorf(errInputLimit, "the provider needs the client's input, but %d requests of this session "+
+			"already wait for the client, the most allowed; answer or cancel one of them first", t.maxWaiting))
+		return
+	}
+	rounds := func() {
+		res, err := c.withInput(res, err)
+		t.waiting.Add(-1) // before the answer: a call after it may ask
+		c.finish(res, err)
+	}
+	if own {
+		go rounds()
+		return
+	}
+	rounds()
 }
 
 // withInput returns what the call finally answers: res and err as they

@@ -85,6 +85,12 @@ type subscriptions struct {
 
 // subscription is one URI's subscription: pending until the catalog
 // answers, then live (holding its release) or gone.
+//
+// One whose first request ended without the catalog's answer (unanswered:
+// cancelled) while repeated ones wait for it stays in byURI, an orphan,
+// until one of them takes its place (a new subscription, asking the
+// catalog), an unsubscribe drops it, or the last of them leaves: so a
+// resources/unsubscribe arriving meanwhile still undoes the repeated ones.
 type subscription struct {
 	ready chan struct{} // closed once the catalog answered
 	// err is the catalog's refusal, set before ready closes, or why the
@@ -95,6 +101,9 @@ type subscription struct {
 	// dropped: unsubscribed or the session ended while pending, so the
 	// release is called as soon as the catalog gives it.
 	dropped bool
+	// waiters counts the repeated subscriptions waiting for this one's
+	// answer.
+	waiters int
 }
 
 // has reports whether the session is subscribed to uri.
@@ -133,8 +142,8 @@ func (t *subscriptions) settle(uri string, sub *subscription, release func(), er
 	if err == nil && !sub.dropped {
 		sub.live, sub.release, release = true, release, nil
 	}
-	if err != nil && t.byURI[uri] == sub {
-		delete(t.byURI, uri)
+	if err != nil && t.byURI[uri] == sub && (sub.waiters == 0 || !unanswered(err)) {
+		delete(t.byURI, uri) // an unanswered one with waiters stays, an orphan
 	}
 	close(sub.ready)
 	t.mu.Unlock()
@@ -164,18 +173,26 @@ func (t *subscriptions) limitError() error {
 	return tool.Errorf(tool.ErrRefused, "this session is subscribed to %d resources, the most allowed; unsubscribe from one first", t.max)
 }
 
-// join registers interest in uri: the pending or live subscription to wait
-// for, or a new one the caller makes (first). It fails when the session
-// is closing or, for a new one, over its limit.
+// join registers interest in uri: the subscription to wait for (counted
+// among its waiters), or a new one the caller makes (first). It fails when
+// the session is closing or, for a new one, over its limit.
 func (t *subscriptions) join(uri string) (sub *subscription, first bool, err error) {
 	t.mu.Lock()
 	defer t.mu.Unlock()
+	return t.joinLocked(uri, nil)
+}
+
+// joinLocked is join; an orphan (the subscription orphan) is taken over,
+// not waited for. t.mu is held.
+func (t *subscriptions) joinLocked(uri string, orphan *subscription) (sub *subscription, first bool, err error) {
+	cur := t.byURI[uri]
 	switch {
 	case t.closed:
 		return nil, false, errSubsClosed
-	case t.byURI[uri] != nil:
-		return t.byURI[uri], false, nil
-	case len(t.byURI) >= t.max:
+	case cur != nil && cur != orphan:
+		cur.waiters++
+		return cur, false, nil
+	case cur == nil && len(t.byURI) >= t.max:
 		return nil, false, t.limitError()
 	}
 	if t.byURI == nil {
@@ -184,6 +201,36 @@ func (t *subscriptions) join(uri string) (sub *subscription, first bool, err err
 	sub = &subscription{ready: make(chan struct{})}
 	t.byURI[uri] = sub
 	return sub, true, nil
+}
+
+// answered is what a repeated subscription that waited for sub does once
+// sub's first request ended: done (answered as sub was, or, when an
+// unsubscribe dropped sub meanwhile, success: the unsubscribe came after
+// it), or go on with next, to wait for or to make (first), in sub's place.
+func (t *subscriptions) answered(uri string, sub *subscription) (next *subscription, first bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sub.waiters--
+	switch {
+	case sub.err == nil:
+		return nil, false, nil
+	case !unanswered(sub.err):
+		return nil, false, sub.err
+	case sub.dropped:
+		return nil, false, nil
+	}
+	return t.joinLocked(uri, sub)
+}
+
+// leave forgets a repeated subscription that stopped waiting for sub (its
+// call ended); the last waiter of an orphan removes it.
+func (t *subscriptions) leave(uri string, sub *subscription) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sub.waiters--
+	if sub.waiters == 0 && sub.err != nil && t.byURI[uri] == sub {
+		delete(t.byURI, uri)
+	}
 }
 
 // subscribe registers the subscription at once, in arrival order, and
@@ -202,8 +249,12 @@ func (s *Session) subscribe(in incoming, uri string) func() {
 	// A repeated subscription waits for the first one's answer: it must not
 	// hold a slot the first one may be waiting for.
 	run := s.startOpSlot(in, &subscribeOp{uri: uri, sub: sub, first: first}, !first)
-	if run == nil && first {
+	switch {
+	case run != nil:
+	case first:
 		t.settle(uri, sub, nil, errNotSubscribed)
+	default:
+		t.leave(uri, sub)
 	}
 	return run
 }
@@ -219,32 +270,22 @@ type subscribeOp struct {
 }
 
 func (o *subscribeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
+	t := &c.s.subs
 	for !o.first {
 		select {
 		case <-o.sub.ready:
 		case <-c.ctx.Done():
+			t.leave(o.uri, o.sub)
 			return nil, c.ctx.Err()
 		}
-		switch err := o.sub.err; {
-		case err == nil:
-			return emptyObject, nil
-		case !unanswered(err):
+		next, first, err := t.answered(o.uri, o.sub)
+		switch {
+		case err != nil:
 			return nil, err
-		}
-		t := &c.s.subs
-		t.mu.Lock()
-		dropped := o.sub.dropped
-		t.mu.Unlock()
-		if dropped {
-			// Unsubscribed since, in arrival order after this request:
-			// answered as if the first had been made and then released.
+		case next == nil:
 			return emptyObject, nil
 		}
-		sub, first, err := t.join(o.uri)
-		if err != nil {
-			return nil, err
-		}
-		o.sub, o.first = sub, first
+		o.sub, o.first = next, first
 	}
 	// A repeated subscription that became the first holds no slot yet.
 	if !c.slot && !c.takeSlot() {

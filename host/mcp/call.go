@@ -6,15 +6,21 @@ import (
 	"math"
 	"strconv"
 	"sync"
+	"sync/atomic"
 
 	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 )
 
-// callTable holds a session's calls in flight, by request id, and the
-// slots that bound how many run at once.
+// callTable holds a session's calls in flight, by request id, the slots
+// that bound how many run at once, and the count that bounds how many are
+// in input rounds (waiting for the client's answers, or retrying).
 type callTable struct {
 	slots chan struct{} // running tools/call slots
+	// waiting counts the calls in input rounds (call.inputRounds); at
+	// most maxWaiting at once.
+	waiting    atomic.Int64
+	maxWaiting int64
 
 	mu       sync.Mutex
 	inflight map[string]*call
@@ -22,7 +28,8 @@ type callTable struct {
 }
 
 func newCallTable(maxInFlight int) callTable {
-	return callTable{slots: make(chan struct{}, maxInFlight), inflight: make(map[string]*call)}
+	return callTable{slots: make(chan struct{}, maxInFlight), maxWaiting: int64(maxWaitingPerSlot * maxInFlight),
+		inflight: make(map[string]*call)}
 }
 
 // close cancels every call in flight (they get no response) and refuses
@@ -223,7 +230,11 @@ func decodeCancelled(params []byte) ([]byte, *wire.Error) {
 // its response is suppressed. Unknown and finished ids are ignored.
 func (s *Session) cancelled(id []byte) { s.calls.cancel(wire.IDKey(id)) }
 
-// run waits for a slot, runs the call and answers it.
+// run waits for a slot, runs the call and answers it. A call whose
+// provider needs the client's input goes on through inputRounds: on a
+// goroutine of its own when the session has a read loop, so that the
+// worker running it is free again (the client's answers come through that
+// loop, which may be waiting for a free worker).
 func (c *call) run() {
 	s := c.s
 	if !c.slotless && !c.takeSlot() {
@@ -237,8 +248,9 @@ func (c *call) run() {
 	} else {
 		res, err = c.op.exec(c, nil)
 	}
-	if err != nil {
-		res, err = c.withInput(res, err)
+	if err != nil && needsInput(err) {
+		c.inputRounds(res, err, s.loop)
+		return
 	}
 	c.finish(res, err)
 }
@@ -277,7 +289,7 @@ func (c *call) dropSlot() {
 // wait for the client.
 func (c *call) started(res json.RawMessage, err error) {
 	if err != nil && needsInput(err) {
-		go func() { c.finish(c.withInput(res, err)) }()
+		c.inputRounds(res, err, true)
 		return
 	}
 	c.finish(res, err)
@@ -297,6 +309,9 @@ func (c *call) finish(res json.RawMessage, err error) {
 	s := c.s
 	defer s.work.Done()
 	defer s.idle()
+	if br := c.rp.batch; br != nil {
+		defer br.done() // after the response joined the batch's
+	}
 	if c.slot {
 		<-s.calls.slots
 	}

@@ -62,25 +62,8 @@ func (c *clientRequests) close() {
 
 // outRequest is a server request waiting for the client's response.
 type outRequest struct {
-	method  string
-	ctx     context.Context
-	done    chan outResult // 1-buffered: the response router never blocks
-	written atomic.Bool    // it is out: only the client's answer is awaited
-}
-
-// awaiting counts the requests written to the client whose answer is still
-// awaited (not abandoned): work of the session that waits for the client
-// rather than for the server.
-func (c *clientRequests) awaiting() int64 {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	var n int64
-	for _, or := range c.pending {
-		if or.written.Load() && or.ctx.Err() == nil {
-			n++
-		}
-	}
-	return n
+	method string
+	done   chan outResult // 1-buffered: the response router never blocks
 }
 
 type outResult struct {
@@ -113,7 +96,7 @@ func (s *Session) request(ctx context.Context, method string, params []byte) (js
 func (s *Session) requestOn(ctx context.Context, out Sink, method string, params []byte) (json.RawMessage, error) {
 	id := []byte(`"plughost-` + strconv.FormatUint(s.client.seq.Add(1), 10) + `"`)
 	key := wire.IDKey(id)
-	or := &outRequest{method: method, ctx: ctx, done: make(chan outResult, 1)}
+	or := &outRequest{method: method, done: make(chan outResult, 1)}
 	cr := &s.client
 	cr.mu.Lock()
 	if cr.closed {
@@ -136,9 +119,8 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 		forget()
 		return nil, fmt.Errorf("mcp: %s: writing to the client: %w", method, err)
 	}
-	or.written.Store(true)
 	if s.idleHook != nil {
-		s.idleHook() // the request is out: what tests await
+		s.idleHook() // the request is out (Options.OnSession)
 	}
 	select {
 	case r := <-or.done:

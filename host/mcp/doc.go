@@ -59,16 +59,21 @@
 //
 // resources/subscribe holds the catalog's subscription until
 // resources/unsubscribe or the session's end releases it; subscribing
-// again to a URI is answered as the first time and holds nothing more,
-// unsubscribing from a URI not subscribed is answered success. A session
-// holds at most [Options.MaxSubscriptions] (1000) URIs; one more is -32602
-// naming the limit. notifications/resources/updated goes only to the
+// again to a URI is answered as the first time and holds nothing more
+// (should the first be cancelled before the catalog answered, the next
+// one asks the catalog itself), unsubscribing from a URI not subscribed is
+// answered success. A session holds at most [Options.MaxSubscriptions]
+// (1000) URIs; one more is -32602 naming the limit, and so is the
+// catalog's refusal at a limit of its own (an error wrapping
+// tool.ErrRefused). notifications/resources/updated goes only to the
 // sessions subscribed to the URI.
 //
 // Calls run concurrently, so responses may come out of order; a slow tool
 // blocks nothing else. At most [Options.MaxInFlight] calls (64; reads,
 // prompts/get and the other long requests count too) run at once per
-// session; more wait their turn. notifications/cancelled ends a call's
+// session; more wait their turn. A call waiting for its client's answer to
+// a provider's request (below) does not run: at most 4×MaxInFlight such
+// calls wait at once per session. notifications/cancelled ends a call's
 // context, and the call then gets no response. With a progressToken in the
 // request's _meta, the tool's progress reaches the client as
 // notifications/progress (values that do not increase are dropped). The
@@ -90,11 +95,14 @@
 // resources/read or prompts/get: it returns a *tool.InputRequired (its
 // requests by key, each sampling/createMessage, elicitation/create or
 // roots/list, and an opaque state). The session asks its own client each
-// request, in key order, as a server request ("plughost-<n>") on the
-// call's own stream (on Streamable HTTP the POST's SSE stream, where the
-// call's progress goes, so a client with no GET stream open gets them),
-// then runs the same request again with tool.Input (the results by key,
-// the errors by key, the state), as long as the provider asks, at most 10
+// request, in key order (shorter keys first, keys of one length as
+// strings, so that numeric keys go in numeric order: "2" before "10"), as
+// a server request ("plughost-<n>") on the call's own stream (on
+// Streamable HTTP the POST's SSE stream, where the call's progress goes,
+// so a client with no GET stream open gets them), then runs the same
+// request again with tool.Input (the results by key, the errors by key,
+// the state, and the provider that asked, so that the catalog can refuse
+// a retry routed to another), as long as the provider asks, at most 10
 // rounds. Only what the client declared in initialize is asked: sampling
 // (sampling.tools when the params have tools or toolChoice, from
 // 2025-11-25), elicitation (from 2025-06-18; an empty object means form
@@ -106,8 +114,16 @@
 // provider's fault: tools/call answers an isError result naming it,
 // resources/read and prompts/get -32603. Each request waits at most
 // [Options.InputTimeout] (10 minutes), then the call fails as timed out;
-// a cancelled call cancels its request (notifications/cancelled). Every
-// request carries the client's declared capabilities (ClientCapabilities)
+// a cancelled call cancels its request (notifications/cancelled, on the
+// call's stream and, when that differs, on the session's). A call waiting
+// for the client holds no MaxInFlight slot and no worker. A session has
+// at most 4×MaxInFlight calls in input rounds (from the provider's first
+// InputRequired to the call's answer), as many as the requests a
+// Streamable HTTP session may have pending; a call whose provider asks
+// while that many are in input rounds is answered at once, its provider
+// not run again: tools/call with an isError result naming the limit,
+// resources/read and prompts/get with -32602 naming it. Every request
+// carries the client's declared capabilities (ClientCapabilities)
 // so that providers can decide before asking. In the stateless 2026-07-28
 // revision the InputRequired will instead go back to the client as an
 // InputRequiredResult (one seam: call.inputRequired in input.go).
@@ -207,8 +223,8 @@
 // slots are taken, or for a call inside a batch, or for a provider that
 // cannot start calls (a device), step 5 runs on a worker goroutine that
 // waits for a slot and calls Catalog.CallTool, and the answer comes back
-// to that worker; with 4×MaxInFlight calls pending, the read loop stops
-// reading.
+// to that worker; with 4×MaxInFlight calls pending on workers (calls
+// waiting for the client hold none), the read loop stops reading.
 //
 // resources/read, prompts/get and completion/complete take the worker's
 // path, through steps 1–4 then Catalog.ReadResource, GetPrompt or Complete
@@ -218,9 +234,12 @@
 // call the catalog (subscribe, release) on the worker.
 //
 // The input rounds: at step 7 an answer that is a *tool.InputRequired (the
-// check is on the error path only) is not answered. A call started inline
-// is handed to a goroutine of its own, since the stream reader must not
-// wait for the client; on a worker it stays there. The call gives its
+// check is on the error path only) is not answered. The call is handed to
+// a goroutine of its own, whether it was started inline (the stream reader
+// must not wait for the client) or runs on a worker (which is free again
+// at once: the client's answers come through the read loop, which must
+// never wait for a worker that waits for them), and counts among the
+// session's calls in input rounds until it is answered. The call gives its
 // MaxInFlight slot back while it waits (its provider does nothing
 // meanwhile) and takes one again for the retry. That goroutine writes
 // each request to the call's reply sink (step 8's writer, or the POST's
@@ -230,8 +249,14 @@
 // hand it calls the catalog again (CallTool, ReadResource or GetPrompt,
 // with Input), and the next answer goes through step 7 again.
 //
+// In a 2025-03-26 batch, the batch's worker waits until each of its calls
+// has returned or been handed off, and the last call answered writes the
+// batch's response.
+//
 // Over Streamable HTTP (host/mcp/streamable), steps 2–8 run on the POST's
 // handler goroutine with Catalog.CallTool (no worker): it waits for the
 // answer, which the stream reader hands it (three hand-offs), and writes
-// it as the HTTP response. The answer of each POST is its own.
+// it as the HTTP response; a call in input rounds stays on that goroutine,
+// the client's answers arriving in other POSTs. The answer of each POST is
+// its own.
 package mcp

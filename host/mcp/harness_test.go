@@ -6,7 +6,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -112,6 +114,7 @@ type client struct {
 	out     [][]byte // every line the server wrote
 	seen    int      // lines already returned by take
 	methods map[string]string
+	asked   map[string]bool // the ids (wire.IDKey) of the server's requests received
 	version string
 }
 
@@ -123,11 +126,15 @@ func newClient(t testing.TB, o clientOptions) *client {
 		served:  make(chan error, 1),
 		events:  make(chan struct{}, 1),
 		methods: map[string]string{},
+		asked:   map[string]bool{},
 	}
 	c.cat.OnChange = c.poke
 	add := func(line []byte) {
 		c.mu.Lock()
 		c.out = append(c.out, line)
+		if m, err := wire.Decode(line); err == nil && m.Kind == wire.Request {
+			c.asked[wire.IDKey(m.ID)] = true
+		}
 		c.mu.Unlock()
 		c.poke()
 	}
@@ -224,8 +231,43 @@ func (c *client) settle() {
 	c.t.Helper()
 	c.await("the server to settle", func() bool {
 		s := c.session.Load()
-		return c.obs.reads.Load() > c.sent && s != nil && s.Pending() == c.cat.LiveParked()+s.client.awaiting()
+		return c.obs.reads.Load() > c.sent && s != nil && !cancelling(s) && s.Pending() == c.cat.LiveParked()+c.awaited(s)
 	})
+}
+
+// cancelling reports whether a call of s that the client cancelled has not
+// finished yet: it may still write (notifications/cancelled for its
+// request to the client).
+func cancelling(s *Session) bool {
+	s.calls.mu.Lock()
+	defer s.calls.mu.Unlock()
+	for _, c := range s.calls.inflight {
+		if c.cancelled {
+			return true
+		}
+	}
+	return false
+}
+
+// awaited counts the server's requests that the client has received and
+// whose answer s still awaits (neither answered nor abandoned): a call
+// waiting for one writes nothing until the client acts. s forgets a
+// request it abandons before it writes notifications/cancelled and answers
+// the call. (A request abandoned at the input timeout counts until then:
+// tests of the timeout await the lines instead of settling.)
+func (c *client) awaited(s *Session) int64 {
+	s.client.mu.Lock()
+	keys := slices.Collect(maps.Keys(s.client.pending))
+	s.client.mu.Unlock()
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var n int64
+	for _, k := range keys {
+		if c.asked[k] {
+			n++
+		}
+	}
+	return n
 }
 
 // take returns (and schema-checks) the lines written since the last take.

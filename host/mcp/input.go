@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -21,7 +22,8 @@ import (
 // asks its own client each request, in key order, as real server-to-client
 // requests on the call's own stream, and runs the same request on the
 // catalog again with the answers (tool.Input), as often as the provider
-// asks, up to maxInputRounds times.
+// asks, up to maxInputRounds times. At most maxWaitingPerSlot×MaxInFlight
+// calls of a session are in input rounds at once.
 
 // maxInputRounds is how many times one request may ask for the client's
 // input; a provider that asks once more fails the request.
@@ -36,10 +38,49 @@ const DefaultInputTimeout = 10 * time.Minute
 // unanswered for the input timeout.
 var errInputTimeout = errors.New("the client did not answer in time")
 
+// maxWaitingPerSlot×MaxInFlight is how many calls of a session may be in
+// input rounds at once: as many as a session's read loop has workers, and
+// as many requests as a Streamable HTTP session may have pending.
+const maxWaitingPerSlot = 4
+
+// errInputLimit is the kind of the error that answers a call whose
+// provider asked for the client's input while the session had the most
+// calls in input rounds it may have (tools/call: an isError result;
+// resources/read and prompts/get: -32602). It names the limit.
+var errInputLimit = errors.New("too many requests wait for the client's input")
+
 // needsInput reports whether a request's error asks for the client's input.
 func needsInput(err error) bool {
 	var ir *tool.InputRequired
 	return errors.As(err, &ir)
+}
+
+// inputRounds answers a call whose provider asked for the client's input
+// (err is a *tool.InputRequired) with what its input rounds end with
+// (withInput). With own, the call goes on on a goroutine of its own: the
+// caller must not wait for the client (a worker of the session's read
+// loop, through which the client's answers come; a provider's goroutine).
+// A call that would be one more in input rounds than the session's
+// maxWaiting is answered at once with an error wrapping errInputLimit;
+// its provider is not run again.
+func (c *call) inputRounds(res json.RawMessage, err error, own bool) {
+	t := &c.s.calls
+	if t.waiting.Add(1) > t.maxWaiting {
+		t.waiting.Add(-1)
+		c.finish(nil, tool.Errorf(errInputLimit, "the provider needs the client's input, but %d requests of this session "+
+			"already wait for the client, the most allowed; answer or cancel one of them first", t.maxWaiting))
+		return
+	}
+	rounds := func() {
+		res, err := c.withInput(res, err)
+		t.waiting.Add(-1) // before the answer: a call after it may ask
+		c.finish(res, err)
+	}
+	if own {
+		go rounds()
+		return
+	}
+	rounds()
 }
 
 // withInput returns what the call finally answers: res and err as they
@@ -93,7 +134,8 @@ type inputRequest struct {
 }
 
 // askClient asks the session's client the requests of ir, in key order, on
-// out, and returns the answers for the retry. A request the client did not
+// out, and returns the answers for the retry, with ir's State and
+// Provider. A request the client did not
 // declare the capability for is not sent: its key gets an InputError
 // CodeNotSupported naming the capability. A JSON-RPC error from the client
 // becomes the key's InputError. The error return means the request cannot
@@ -105,7 +147,9 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 	if err != nil {
 		return nil, fmt.Errorf("the provider's request for the client's input is malformed: %w", err)
 	}
-	in := &tool.Input{State: ir.State}
+	// The retry must reach the provider that asked: with its name, the
+	// catalog can refuse a retry whose route now points at another.
+	in := &tool.Input{State: ir.State, Provider: ir.Provider}
 	// Each request waits at most the input timeout, and no longer than
 	// the call that asked may run.
 	limit := s.srv.inputTimeout
@@ -157,7 +201,9 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 	return in, nil
 }
 
-// parseInputRequests reads an InputRequired's requests, sorted by key.
+// parseInputRequests reads an InputRequired's requests, sorted by key:
+// shorter keys first, keys of one length as strings, so that numeric keys
+// (the Go SDK numbers its requests "1", "2", ...) go in numeric order.
 func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &m); err != nil || m == nil {
@@ -204,13 +250,10 @@ func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
 		reqs = append(reqs, ir)
 	}
 	slices.SortFunc(reqs, func(a, b inputRequest) int {
-		switch {
-		case a.key < b.key:
-			return -1
-		case a.key > b.key:
-			return 1
+		if c := cmp.Compare(len(a.key), len(b.key)); c != 0 {
+			return c
 		}
-		return 0
+		return strings.Compare(a.key, b.key)
 	})
 	return reqs, nil
 }

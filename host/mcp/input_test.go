@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"io"
 	"strings"
@@ -9,9 +10,11 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
+	"github.com/plughost/plughost/host/tool"
 )
 
 // connectStdio serves one stdio session of srv to the go-sdk client c; the
@@ -154,7 +157,7 @@ func TestInputCancelledGoSDKStdio(t *testing.T) {
 		mu.Lock()
 		s := sess
 		mu.Unlock()
-		if s.Pending() == 0 && s.client.awaiting() == 0 {
+		if s.Pending() == 0 { // the call answered, so its request forgotten
 			break
 		}
 		select {
@@ -260,5 +263,73 @@ func TestInputFreesSlot(t *testing.T) {
 	r := c.one(`{"jsonrpc":"2.0","id":"plughost-1","result":` + mcptest.SamplingResult + `}`)
 	if !strings.Contains(string(r.Result), "the model said: Noon.") {
 		t.Errorf("the call after the answer: %s %+v", r.Result, r.Error)
+	}
+}
+
+// TestInputRequestOrder: a provider's requests go to the client shorter
+// keys first, keys of one length in string order, so numeric keys (the Go
+// SDK's "1".."16") go in numeric order.
+func TestInputRequestOrder(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		keys []string
+		want string
+	}{
+		"numeric":      {[]string{"10", "2", "1", "16", "9"}, "1 2 9 10 16"},
+		"names":        {[]string{"c_elicit", "a_roots", "b_sample"}, "a_roots b_sample c_elicit"},
+		"mixed length": {[]string{"bb", "a", "ab", "b"}, "a b ab bb"},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var b strings.Builder
+			for i, k := range tt.keys {
+				if i > 0 {
+					b.WriteByte(',')
+				}
+				b.WriteString(`"` + k + `":{"method":"roots/list"}`)
+			}
+			reqs, err := parseInputRequests(json.RawMessage("{" + b.String() + "}"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, r := range reqs {
+				got = append(got, r.key)
+			}
+			if strings.Join(got, " ") != tt.want {
+				t.Errorf("order %v, want %s", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestInputNamesProvider: the retry's Input carries the client's answers
+// by key, the errors by key, the state and the provider that asked (so the
+// catalog can refuse a retry routed to another provider).
+func TestInputNamesProvider(t *testing.T) {
+	t.Parallel()
+	c := newClient(t, clientOptions{})
+	c.initializeWith("2025-11-25", `{"roots":{},"sampling":{}}`, true)
+	c.write(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"everything","arguments":{}}}`)
+	if r := decode(t, c.next()); r.Method != "roots/list" {
+		t.Fatalf("got %+v, want roots/list", r)
+	}
+	c.write(`{"jsonrpc":"2.0","id":"plughost-1","result":{"roots":[]}}`)
+	if r := decode(t, c.next()); r.Method != "sampling/createMessage" {
+		t.Fatalf("got %+v, want sampling/createMessage", r)
+	}
+	r := c.one(`{"jsonrpc":"2.0","id":"plughost-2","result":` + mcptest.SamplingResult + `}`)
+	if want := "a_roots: ok; b_sample: ok; c_elicit: error -32601: the client did not declare the elicitation capability"; !strings.Contains(string(r.Result), want) {
+		t.Errorf("everything = %s %+v, want %q", r.Result, r.Error, want)
+	}
+	want := &tool.Input{
+		Responses: json.RawMessage(`{"a_roots":{"roots":[]},"b_sample":` + mcptest.SamplingResult + `}`),
+		Errors:    map[string]tool.InputError{"c_elicit": {Code: tool.CodeNotSupported, Message: "the client did not declare the elicitation capability"}},
+		State:     "everything",
+		Provider:  mcptest.ScriptProvider,
+	}
+	if diff := cmp.Diff(want, c.cat.LastInput()); diff != "" {
+		t.Errorf("the retry's Input (-want +got):\n%s", diff)
 	}
 }

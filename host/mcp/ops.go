@@ -2,6 +2,7 @@ package mcp
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 
 	"github.com/plughost/plughost/host/mcp/wire"
@@ -24,8 +25,10 @@ func checkMeta(meta []byte) *wire.Error {
 
 // appendAnswer appends the response of a long call of method that ended
 // with res or err. A result is spliced (one not framed as a JSON object is
-// -32603); an error becomes what fault says, or -32603 naming it when
-// fault says nothing (fault may be nil).
+// -32603); an error over the session's limit of calls waiting for the
+// client (errInputLimit) is -32602 naming it; any other error becomes
+// what fault says, or -32603 naming it when fault says nothing (fault may
+// be nil).
 func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err error, fault func(error) *wire.Error) []byte {
 	if err == nil {
 		mark := len(b)
@@ -39,7 +42,10 @@ func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err err
 		err = fmt.Errorf("the provider returned an invalid result (not a JSON object)")
 	}
 	var e *wire.Error
-	if fault != nil {
+	switch {
+	case errors.Is(err, errInputLimit):
+		e = invalidParams(err)
+	case fault != nil:
 		e = fault(err)
 	}
 	if e == nil {

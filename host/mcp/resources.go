@@ -1,9 +1,9 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
-	"strconv"
 	"sync"
 
 	"github.com/plughost/plughost/host/mcp/wire"
@@ -85,14 +85,25 @@ type subscriptions struct {
 
 // subscription is one URI's subscription: pending until the catalog
 // answers, then live (holding its release) or gone.
+//
+// One whose first request ended without the catalog's answer (unanswered:
+// cancelled) while repeated ones wait for it stays in byURI, an orphan,
+// until one of them takes its place (a new subscription, asking the
+// catalog), an unsubscribe drops it, or the last of them leaves: so a
+// resources/unsubscribe arriving meanwhile still undoes the repeated ones.
 type subscription struct {
-	ready   chan struct{} // closed once the catalog answered
-	err     error         // the catalog's refusal, set before ready closes
-	live    bool          // subscribed; release not yet called
+	ready chan struct{} // closed once the catalog answered
+	// err is the catalog's refusal, set before ready closes, or why the
+	// catalog was not asked or did not answer (unanswered).
+	err     error
+	live    bool // subscribed; release not yet called
 	release func()
 	// dropped: unsubscribed or the session ended while pending, so the
 	// release is called as soon as the catalog gives it.
 	dropped bool
+	// waiters counts the repeated subscriptions waiting for this one's
+	// answer.
+	waiters int
 }
 
 // has reports whether the session is subscribed to uri.
@@ -131,8 +142,8 @@ func (t *subscriptions) settle(uri string, sub *subscription, release func(), er
 	if err == nil && !sub.dropped {
 		sub.live, sub.release, release = true, release, nil
 	}
-	if err != nil && t.byURI[uri] == sub {
-		delete(t.byURI, uri)
+	if err != nil && t.byURI[uri] == sub && (sub.waiters == 0 || !unanswered(err)) {
+		delete(t.byURI, uri) // an unanswered one with waiters stays, an orphan
 	}
 	close(sub.ready)
 	t.mu.Unlock()
@@ -141,42 +152,116 @@ func (t *subscriptions) settle(uri string, sub *subscription, release func(), er
 	}
 }
 
+// errNotSubscribed is why a first subscription that never asked the
+// catalog failed (its call was refused or ended first).
+var errNotSubscribed = errors.New("the subscription was not made")
+
+// errSubsClosed refuses a subscription while the session ends (the call
+// gets no response).
+var errSubsClosed = errors.New("the session is ending")
+
+// unanswered reports whether a first subscription's error is not the
+// catalog's answer but its call's end (cancelled, or never run): a
+// repeated subscription waiting for it then goes on as the first.
+func unanswered(err error) bool {
+	return errors.Is(err, context.Canceled) || errors.Is(err, errNotSubscribed)
+}
+
+// limitError is the refusal of one subscription more than the session's
+// limit (-32602, as tool.ErrRefused).
+func (t *subscriptions) limitError() error {
+	return tool.Errorf(tool.ErrRefused, "this session is subscribed to %d resources, the most allowed; unsubscribe from one first", t.max)
+}
+
+// join registers interest in uri: the subscription to wait for (counted
+// among its waiters), or a new one the caller makes (first). It fails when
+// the session is closing or, for a new one, over its limit.
+func (t *subscriptions) join(uri string) (sub *subscription, first bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	return t.joinLocked(uri, nil)
+}
+
+// joinLocked is join; an orphan (the subscription orphan) is taken over,
+// not waited for. t.mu is held.
+func (t *subscriptions) joinLocked(uri string, orphan *subscription) (sub *subscription, first bool, err error) {
+	cur := t.byURI[uri]
+	switch {
+	case t.closed:
+		return nil, false, errSubsClosed
+	case cur != nil && cur != orphan:
+		cur.waiters++
+		return cur, false, nil
+	case cur == nil && len(t.byURI) >= t.max:
+		return nil, false, t.limitError()
+	}
+	if t.byURI == nil {
+		t.byURI = map[string]*subscription{}
+	}
+	sub = &subscription{ready: make(chan struct{})}
+	t.byURI[uri] = sub
+	return sub, true, nil
+}
+
+// answered is what a repeated subscription that waited for sub does once
+// sub's first request ended: done (answered as sub was, or, when an
+// unsubscribe dropped sub meanwhile, success: the unsubscribe came after
+// it), or go on with next, to wait for or to make (first), in sub's place.
+func (t *subscriptions) answered(uri string, sub *subscription) (next *subscription, first bool, err error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sub.waiters--
+	switch {
+	case sub.err == nil:
+		return nil, false, nil
+	case !unanswered(sub.err):
+		return nil, false, sub.err
+	case sub.dropped:
+		return nil, false, nil
+	}
+	return t.joinLocked(uri, sub)
+}
+
+// leave forgets a repeated subscription that stopped waiting for sub (its
+// call ended); the last waiter of an orphan removes it.
+func (t *subscriptions) leave(uri string, sub *subscription) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	sub.waiters--
+	if sub.waiters == 0 && sub.err != nil && t.byURI[uri] == sub {
+		delete(t.byURI, uri)
+	}
+}
+
 // subscribe registers the subscription at once, in arrival order, and
 // leaves asking the catalog to the call. Subscribing again to a URI is
 // answered as the first subscription was, and holds nothing more.
 func (s *Session) subscribe(in incoming, uri string) func() {
 	t := &s.subs
-	t.mu.Lock()
-	if t.closed {
-		t.mu.Unlock()
+	sub, first, err := t.join(uri)
+	switch {
+	case errors.Is(err, errSubsClosed):
 		return nil // the session is ending: no response
+	case err != nil:
+		s.respondError(in.rp, in.msg.ID, invalidParams(err))
+		return nil
 	}
-	sub, first := t.byURI[uri], false
-	if sub == nil {
-		if len(t.byURI) >= t.max {
-			t.mu.Unlock()
-			s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: this session is subscribed to "+
-				strconv.Itoa(t.max)+" resources, the most allowed; unsubscribe from one first"))
-			return nil
-		}
-		if t.byURI == nil {
-			t.byURI = map[string]*subscription{}
-		}
-		sub, first = &subscription{ready: make(chan struct{})}, true
-		t.byURI[uri] = sub
-	}
-	t.mu.Unlock()
 	// A repeated subscription waits for the first one's answer: it must not
 	// hold a slot the first one may be waiting for.
 	run := s.startOpSlot(in, &subscribeOp{uri: uri, sub: sub, first: first}, !first)
-	if run == nil && first {
-		t.settle(uri, sub, nil, errors.New("the subscription was not made"))
+	switch {
+	case run != nil:
+	case first:
+		t.settle(uri, sub, nil, errNotSubscribed)
+	default:
+		t.leave(uri, sub)
 	}
 	return run
 }
 
 // subscribeOp is a resources/subscribe. The first one of a URI asks the
-// catalog; a repeated one waits for the first's answer.
+// catalog; a repeated one waits for the first's answer, and goes on as the
+// first when the first ended without one (cancelled).
 type subscribeOp struct {
 	uri     string
 	sub     *subscription
@@ -185,16 +270,26 @@ type subscribeOp struct {
 }
 
 func (o *subscribeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
-	if !o.first {
+	t := &c.s.subs
+	for !o.first {
 		select {
 		case <-o.sub.ready:
 		case <-c.ctx.Done():
+			t.leave(o.uri, o.sub)
 			return nil, c.ctx.Err()
 		}
-		if o.sub.err != nil {
-			return nil, o.sub.err
+		next, first, err := t.answered(o.uri, o.sub)
+		switch {
+		case err != nil:
+			return nil, err
+		case next == nil:
+			return emptyObject, nil
 		}
-		return emptyObject, nil
+		o.sub, o.first = next, first
+	}
+	// A repeated subscription that became the first holds no slot yet.
+	if !c.slot && !c.takeSlot() {
+		return nil, c.ctx.Err()
 	}
 	release, err := c.s.srv.catalog.SubscribeResource(c.ctx, o.uri)
 	switch {
@@ -216,7 +311,7 @@ func (o *subscribeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 func (o *subscribeOp) end(c *call, err error) {
 	if o.first && !o.settled {
 		if err == nil {
-			err = errors.New("the subscription was not made")
+			err = errNotSubscribed
 		}
 		o.settled = true
 		c.s.subs.settle(o.uri, o.sub, nil, err)
@@ -225,8 +320,13 @@ func (o *subscribeOp) end(c *call, err error) {
 
 func (o *subscribeOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
 	return appendAnswer(b, c, "resources/subscribe", res, err, func(err error) *wire.Error {
-		if errors.Is(err, tool.ErrUnknownResource) {
+		switch {
+		case errors.Is(err, tool.ErrUnknownResource):
 			return resourceNotFound(o.uri, err)
+		case errors.Is(err, tool.ErrRefused):
+			// A limit (the session's, or the catalog's on the URIs
+			// subscribed at once), not a fault of the server.
+			return invalidParams(err)
 		}
 		return nil
 	})

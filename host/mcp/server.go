@@ -111,10 +111,17 @@ type Options struct {
 	// MaxInFlight limits the long requests of one session that run at once
 	// (tools/call, resources/read, prompts/get, completion/complete,
 	// resources/subscribe and unsubscribe); 0 means 64. Further ones wait
-	// for a slot (and can be cancelled while they wait); a request waiting
-	// for its client's answer to a provider's input request holds none.
-	// Once 4×MaxInFlight are pending the server stops reading from a stdio
-	// client until one finishes.
+	// for a slot (and can be cancelled while they wait). Once 4×MaxInFlight
+	// are pending the server stops reading from a stdio or HTTP+SSE client
+	// until one finishes (Streamable HTTP answers 429).
+	//
+	// A request waiting for its client's answer to a provider's input
+	// request holds no slot, nor (over stdio and HTTP+SSE) a worker of the
+	// read loop through which that answer comes. At most 4×MaxInFlight
+	// requests of a session are in input rounds at once; one whose
+	// provider asks while that many are is answered at once naming the
+	// limit (tools/call: an isError result; resources/read and
+	// prompts/get: -32602).
 	MaxInFlight int
 	// MaxSubscriptions limits the resources one session may be subscribed
 	// to at once (resources/subscribe); 0 means 1000. One more is refused
@@ -266,7 +273,7 @@ func (srv *Server) serve(ctx context.Context, t Transport, started func(*Session
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	s := srv.OpenSession(SessionConn{Notify: t, OnWriteError: func(err error) { cancel(fmt.Errorf("mcp: write: %w", err)) }})
-	s.inline = inline
+	s.inline, s.loop = inline, true
 	if started != nil {
 		started(s)
 	}
@@ -290,7 +297,9 @@ func (srv *Server) serve(ctx context.Context, t Transport, started func(*Session
 // Workers outlive their call and take the next one: a fresh goroutine per
 // call would grow its stack from scratch every time. There are at most
 // 4×MaxInFlight of them; when all are busy the loop stops reading until one
-// is free, pushing back on the client. They end with the session.
+// is free, pushing back on the client. A call never waits for the client
+// on a worker (call.inputRounds): the client's answer comes through this
+// loop. Workers end with the session.
 func (s *Session) readLoop(ctx context.Context, t Transport) error {
 	jobs := make(chan func())
 	defer close(jobs)

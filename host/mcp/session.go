@@ -35,6 +35,10 @@ type Session struct {
 	// inline lets long calls start on the read loop, when the catalog is a
 	// CallStarter (set before the first message; stdio only).
 	inline bool
+	// loop: the session is served by a read loop (Serve, ServeStdio) whose
+	// workers run its long calls; a call must not wait for the client on
+	// one (set before the first message).
+	loop bool
 
 	work      sync.WaitGroup // calls in flight and the notifier
 	done      chan struct{}  // closed by Close
@@ -198,15 +202,17 @@ func (s *Session) dispatch(ctx context.Context, msg []byte, out Sink) (run func(
 		return nil
 	}
 	s.pending.Add(1) // the batch's response
+	br.left.Store(int64(len(runs)))
+	// The last call to finish writes the batch's response (batchReply.done):
+	// a call waiting for the client may have left its run (inputRounds)
+	// and finish later, on a goroutine of its own.
 	return func() {
-		defer s.idle()
 		var wg sync.WaitGroup
 		for _, r := range runs[1:] {
 			wg.Go(r)
 		}
 		runs[0]()
 		wg.Wait()
-		br.flush()
 	}
 }
 
@@ -287,10 +293,20 @@ func (s *Session) respondError(rp reply, id []byte, e *wire.Error) {
 
 // batchReply gathers the responses to a batch into one JSON array.
 type batchReply struct {
-	s   *Session
-	out Sink
-	mu  sync.Mutex
-	buf []byte
+	s    *Session
+	out  Sink
+	left atomic.Int64 // the batch's long calls not yet finished
+	mu   sync.Mutex
+	buf  []byte
+}
+
+// done marks one of the batch's long calls finished (its response, if
+// any, added); the last one writes the batch's response.
+func (br *batchReply) done() {
+	if br.left.Add(-1) == 0 {
+		br.flush()
+		br.s.idle() // the batch's response is out
+	}
 }
 
 func (br *batchReply) add(msg []byte) {

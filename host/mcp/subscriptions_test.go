@@ -131,3 +131,109 @@ func TestSubscribeCancelledWaitingForSlot(t *testing.T) {
 		t.Errorf("%d live subscriptions, want 2", n)
 	}
 }
+
+// TestSubscribeAgainAfterFirstCancelled: a repeated resources/subscribe
+// waiting for the first one of its URI does not inherit the first's
+// cancellation: it goes on as the first, and subscribes. A
+// resources/unsubscribe that arrives after it still undoes it, whether it
+// arrives before or after the first's cancellation: the repeated one is
+// answered success and nothing stays subscribed.
+func TestSubscribeAgainAfterFirstCancelled(t *testing.T) {
+	t.Parallel()
+	const unsubscribe = `{"jsonrpc":"2.0","id":"u","method":"resources/unsubscribe","params":{"uri":"file:///a.txt"}}`
+	tests := map[string]struct {
+		before, after bool // unsubscribe before or after the cancellation
+		live          int
+	}{
+		"subscribes":                     {live: 1},
+		"unsubscribed before the cancel": {before: true},
+		"unsubscribed after the cancel":  {after: true},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newClient(t, clientOptions{server: Options{MaxInFlight: 1}})
+			c.initialize("2025-11-25")
+			c.write(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+			c.settle()                                                                                             // parked, holding the one slot
+			c.write(`{"jsonrpc":"2.0","id":"s1","method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`) // waits for the slot
+			c.write(`{"jsonrpc":"2.0","id":"s2","method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`) // waits for s1
+			if tt.before {
+				c.write(unsubscribe) // waits for the slot
+			}
+			c.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"s1"}}`)
+			if tt.after {
+				c.write(unsubscribe)
+			}
+			if !tt.before && !tt.after {
+				// s1 ends; s2 takes its place, waiting for the slot.
+				c.await("s1 to end", func() bool { return c.obs.reads.Load() > c.sent && c.session.Load().Pending() == 2 })
+				if out := c.take(); len(out) != 0 {
+					t.Errorf("answered before the slot freed: %q", out)
+				}
+			}
+			c.await("a call to park", c.cat.ReleaseOne)
+			c.settle()
+			got := strings.Join(c.take(), "\n")
+			want := []string{`"id":"slow","result"`, `{"jsonrpc":"2.0","id":"s2","result":{}}`}
+			if tt.before || tt.after {
+				want = append(want, `{"jsonrpc":"2.0","id":"u","result":{}}`)
+			}
+			for _, w := range want {
+				if !strings.Contains(got, w) {
+					t.Errorf("output %s\nlacks %s", got, w)
+				}
+			}
+			if strings.Contains(got, `"s1"`) {
+				t.Errorf("the cancelled subscribe was answered: %s", got)
+			}
+			if n := c.cat.Subscriptions(); n != tt.live {
+				t.Errorf("%d live subscriptions, want %d", n, tt.live)
+			}
+			if r := c.one(`{"jsonrpc":"2.0","id":"s3","method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`); r.Error != nil {
+				t.Errorf("subscribing again: %+v", r.Error)
+			}
+			if n := c.cat.Subscriptions(); n != 1 {
+				t.Errorf("%d live subscriptions after subscribing again, want 1", n)
+			}
+		})
+	}
+}
+
+// TestSubscribeAllCancelledLeavesNothing: when a first resources/subscribe
+// and the repeated ones waiting for it are all cancelled, in either order,
+// nothing of them stays in the session: another URI can be subscribed
+// within a limit of one.
+func TestSubscribeAllCancelledLeavesNothing(t *testing.T) {
+	t.Parallel()
+	for name, order := range map[string][]string{"first last": {"s2", "s3", "s1"}, "first first": {"s1", "s2", "s3"}} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c := newClient(t, clientOptions{server: Options{MaxInFlight: 1, MaxSubscriptions: 1}})
+			c.initialize("2025-11-25")
+			c.write(`{"jsonrpc":"2.0","id":"slow","method":"tools/call","params":{"name":"slow","arguments":{}}}`)
+			c.settle() // parked, holding the one slot
+			for _, id := range []string{"s1", "s2", "s3"} {
+				c.write(`{"jsonrpc":"2.0","id":"` + id + `","method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`)
+			}
+			for _, id := range order {
+				c.write(`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"` + id + `"}}`)
+			}
+			// The slow call stays; a subscription that took s1's place
+			// would wait for its slot.
+			c.await("the subscribes to end", func() bool { return c.obs.reads.Load() > c.sent && c.session.Load().Pending() == 1 })
+			if out := c.take(); len(out) != 0 {
+				t.Errorf("cancelled subscribes were answered: %q", out)
+			}
+			c.await("a call to park", c.cat.ReleaseOne)
+			c.settle()
+			c.take()
+			if r := c.one(`{"jsonrpc":"2.0","id":"b","method":"resources/subscribe","params":{"uri":"file:///b.txt"}}`); r.Error != nil {
+				t.Errorf("subscribing to another URI within a limit of one: %+v", r.Error)
+			}
+			if n := c.cat.Subscriptions(); n != 1 {
+				t.Errorf("%d live subscriptions, want 1", n)
+			}
+		})
+	}
+}

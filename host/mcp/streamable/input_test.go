@@ -97,6 +97,46 @@ func TestInputCancelledOnPOSTStream(t *testing.T) {
 	}
 }
 
+// TestInputCancelledOnBothStreams: when the client cancels a call whose
+// request to it is pending, the server cancels that request on the call's
+// own stream (the POST's) and on the session's GET stream too: a client
+// that cancels its call may have stopped reading the POST's stream.
+func TestInputCancelledOnBothStreams(t *testing.T) {
+	t.Parallel()
+	hs := startHTTP(t, nil)
+	sid := hs.initializeWith(`{"sampling":{}}`)
+	get := hs.do(req{"GET", "/mcp", map[string]string{"Accept": "text/event-stream", "Mcp-Session-Id": sid}, ""})
+	defer get.Body.Close()
+	own := newSSEReader(t, get)
+	own.raw = true
+	// The priming event is written as the stream attaches: once it is
+	// read, the session counts as listening.
+	if e := own.nextWithin(t, 10*time.Second); e.data != "" || e.id != "0_0" {
+		t.Fatalf("first event on the GET stream %+v, want the priming event 0_0", e)
+	}
+	own.raw = false
+	resp := hs.do(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","id":"c","method":"tools/call","params":{"name":"sample","arguments":{}}}`})
+	defer resp.Body.Close()
+	post := newSSEReader(t, resp)
+	if e := post.nextWithin(t, 10*time.Second); !strings.Contains(e.data, `"id":"plughost-1","method":"sampling/createMessage"`) {
+		t.Fatalf("first event on the POST's stream %s, want the sampling request", e.data)
+	}
+	if s, _, b := hs.roundtrip(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"c"}}`}); s != 202 {
+		t.Fatalf("notifications/cancelled: %d %s", s, b)
+	}
+	want := `{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"plughost-1","reason":"the server no longer needs the result: context canceled"}}`
+	if e := own.nextWithin(t, 10*time.Second); e.data != want {
+		t.Errorf("on the GET stream:\n got %s\nwant %s", e.data, want)
+	}
+	if e := post.nextWithin(t, 10*time.Second); e.data != want {
+		t.Errorf("on the POST's stream:\n got %s\nwant %s", e.data, want)
+	}
+	if e, ok := post.next(); ok {
+		t.Errorf("the cancelled call's stream goes on: %+v", e)
+	}
+	hs.await("the session to settle", hs.settled)
+}
+
 // TestInputGoSDKHTTP: the official go-sdk client answers a provider's
 // requests over Streamable HTTP and over the deprecated HTTP+SSE
 // transport: sampling, elicitation over two rounds, roots, for tools,

@@ -64,6 +64,8 @@ type Catalog struct {
 	lateCall *tool.Call    // the last call of the late tool
 	// scriptCtx is the context of the last input script run.
 	scriptCtx context.Context
+	// lastInput is the Input of the last retry of an input script.
+	lastInput *tool.Input
 }
 
 // parkedCall is a slow call waiting to be released or cancelled.

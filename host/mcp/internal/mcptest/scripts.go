@@ -32,6 +32,11 @@ import (
 //	sample_20ms   asks as sample, from a call whose time limit is 20ms
 //	malformed     asks tools/call of the client
 //	shapeless     asks with requests that are not a JSON object
+//
+// Every InputRequired names ScriptProvider, as the real catalog stamps the
+// provider that asked; a retry whose Input names another provider is
+// refused (tool.ErrRefused), as the catalog refuses one that would reach
+// another provider. LastInput is the Input of the last retry.
 var scripts = map[string]func(in *tool.Input) (string, bool, *tool.InputRequired){
 	"sample":       sampleScript(SamplingParamsNoTools),
 	"sample_tools": sampleScript(SamplingParams),
@@ -107,8 +112,11 @@ const (
 	elicitColor = `{"message":"Your favourite color?","requestedSchema":{"type":"object","properties":{"color":{"type":"string"}},"required":["color"]}}`
 )
 
+// ScriptProvider is the provider the input scripts' InputRequired name.
+const ScriptProvider = "mcptest-scripts"
+
 func ask(state, requests string) (string, bool, *tool.InputRequired) {
-	return "", false, &tool.InputRequired{Requests: json.RawMessage(requests), State: state}
+	return "", false, &tool.InputRequired{Requests: json.RawMessage(requests), State: state, Provider: ScriptProvider}
 }
 
 func sampleScript(params string) func(in *tool.Input) (string, bool, *tool.InputRequired) {
@@ -181,7 +189,14 @@ func (c *Catalog) script(ctx context.Context, name string, in *tool.Input) (text
 	c.execs.Add(1)
 	c.parkMu.Lock()
 	c.scriptCtx = ctx
+	if in != nil {
+		c.lastInput = in
+	}
 	c.parkMu.Unlock()
+	if in != nil && in.Provider != ScriptProvider {
+		return "", false, tool.Errorf(tool.ErrRefused, "the retry of %q names provider %q, not %q, which asked for the input",
+			name, in.Provider, ScriptProvider)
+	}
 	text, failed, ir := scripts[name](in)
 	if ir != nil {
 		return "", false, ir
@@ -198,4 +213,11 @@ func (c *Catalog) ScriptContext() context.Context {
 	c.parkMu.Lock()
 	defer c.parkMu.Unlock()
 	return c.scriptCtx
+}
+
+// LastInput is the Input of the last retry of an input script, or nil.
+func (c *Catalog) LastInput() *tool.Input {
+	c.parkMu.Lock()
+	defer c.parkMu.Unlock()
+	return c.lastInput
 }

@@ -56,7 +56,9 @@ func (NoSurface) OnResourceUpdated(func(string)) func() { return func() {} }
 //
 // ReadResource also reads input://<script> (an input script: its text, or
 // an error when it fails), fail://… (fails) and garbage://… (not JSON);
-// SubscribeResource refuses fail://… ; anything else is unknown.
+// SubscribeResource refuses fail://… and, as the catalog refuses one over
+// its limit (tool.ErrRefused naming it), full://… ; anything else is
+// unknown.
 var (
 	ResourceURIs = []string{"file:///a.txt", "file:///b.txt", "file:///c.txt", "file:///d.txt"}
 	PromptNames  = []string{"greet", "plain", "recap", "terse"}
@@ -189,6 +191,8 @@ func (c *Catalog) SubscribeResource(_ context.Context, uri string) (func(), erro
 	switch {
 	case strings.HasPrefix(uri, "fail://"):
 		return nil, errors.New("the provider refused the subscription")
+	case strings.HasPrefix(uri, "full://"):
+		return nil, tool.Errorf(tool.ErrRefused, "cannot subscribe to resource %q: 10000 resources are subscribed, the most this server allows at once", uri)
 	case !slices.Contains(ResourceURIs, uri):
 		return nil, fmt.Errorf("%w: %s", tool.ErrUnknownResource, uri)
 	}

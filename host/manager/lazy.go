@@ -278,6 +278,7 @@ func (l *life) stopIfIdle() stage {
 	s, cur := l.s, l.cur
 	wait, stopping := cur.idleFor(s.idle)
 	if !stopping {
+		s.log.Trace("the lazy plugin is not idle; it keeps running", "look_again_in", wait)
 		l.idleWait = wait
 		return stageRunning
 	}

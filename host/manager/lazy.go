@@ -213,6 +213,7 @@ func (g *gate) ready() *instance {
 // the one of the file as it is now. The plugin is then idle.
 func (l *life) fromCache() bool {
 	s := l.s
+	fi, statErr := os.Stat(s.path) // before the lookup: a later change brings an event
 	if s.cached != nil && l.last == s.cached {
 		s.cached = nil // the first scan's: published already
 	} else {
@@ -221,15 +222,15 @@ func (l *life) fromCache() bool {
 		if e == nil {
 			return false
 		}
-		if fi, err := os.Stat(s.path); err == nil {
-			s.mu.Lock()
-			s.loaded = fi
-			s.mu.Unlock()
-		}
 		s.stored = e
 		d, ls := e.description(), e.lists()
 		s.update(func(st *PluginStatus) { st.Version = d.Name + " " + d.Version; st.count(ls) })
 		l.show(d, ls, false)
+	}
+	if statErr == nil {
+		s.mu.Lock()
+		s.loaded = fi // what sync compares a directory event with
+		s.mu.Unlock()
 	}
 	s.g.clear()
 	s.update(func(st *PluginStatus) { st.State = StateIdle; st.LastError = "" })

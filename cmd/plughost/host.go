@@ -2,6 +2,9 @@ package main
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"flag"
 	"fmt"
@@ -10,10 +13,12 @@ import (
 	"os"
 	"path/filepath"
 	"syscall"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/catalog"
+	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
@@ -28,12 +33,16 @@ type hostFlags struct {
 	logLevel  string
 	config    string       // --config FILE: the HCL configuration (config.go)
 	devices   *deviceFlags // serve only: the device bridge (device.go); nil elsewhere
+	// serving is set by serve: the plugins block's start modes and the
+	// catalog cache apply. The commands that load and exit (plugins,
+	// call) start every plugin eagerly and use no cache.
+	serving bool
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.plugins, "plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins, created if missing)")
 	fs.StringVar(&h.workspace, "workspace", "", "directory the files plugin writes into (default $XDG_DATA_HOME/plughost/workspace)")
-	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies (see README \"Sandbox\")")
+	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see README \"Sandbox\")")
 	fs.StringVar(&h.logLevel, "log-level", envOr("PLUGHOST_LOG_LEVEL", "info"), "log level: trace, debug, info, warn, error (logs go to stderr)")
 }
 
@@ -77,15 +86,22 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 
-	cat := catalog.New(&catalog.Options{Logger: log.Named("catalog")})
-	mgr, err := manager.New(&manager.Options{
+	env := []string{"PLUGHOST_WORKSPACE=" + workspace}
+	mopts := &manager.Options{
 		Dir:         pluginDir,
 		Logger:      log.Named("plugins"),
-		Publisher:   cat,
 		HostVersion: version,
-		Env:         []string{"PLUGHOST_WORKSPACE=" + workspace},
+		Env:         env,
 		Launcher:    launcher,
-	})
+	}
+	if h.serving {
+		if err := startModes(mopts, cfg, workspace); err != nil {
+			return nil, err
+		}
+	}
+	cat := catalog.New(&catalog.Options{Logger: log.Named("catalog")})
+	mopts.Publisher = cat
+	mgr, err := manager.New(mopts)
 	if err != nil {
 		cat.Close()
 		return nil, err
@@ -110,6 +126,58 @@ func (h *host) stop() error {
 	err := <-h.done
 	h.catalog.Close()
 	return err
+}
+
+// startModes applies the plugins block: start modes, idle timeouts and
+// the catalog cache (default $XDG_CACHE_HOME/plughost/catalog). Plugins
+// start eagerly unless the file says lazy.
+func startModes(o *manager.Options, cfg *config.Config, workspace string) error {
+	pc := cfg.Plugins
+	o.Start = manager.StartMode(pc.Start)
+	o.IdleTimeout = pc.IdleTimeout
+	if len(pc.Plugin) > 0 {
+		o.StartFor = func(name string) (manager.StartMode, time.Duration) {
+			ps := pc.Plugin[name]
+			return manager.StartMode(ps.Start), ps.IdleTimeout
+		}
+	}
+	switch {
+	case pc.CacheOff:
+	case pc.CacheDir != "":
+		o.CacheDir = pc.CacheDir
+	default:
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil // no cache: nowhere to keep it
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		o.CacheDir = filepath.Join(base, "plughost", "catalog")
+	}
+	o.Fingerprint = launchFingerprint(cfg, workspace, o.Env)
+	return nil
+}
+
+// launchFingerprint digests what decides how a plugin is launched: its
+// sandbox policy, the files plugin's workspace, the extra environment and
+// the host's version (which builds the sandbox). A cache entry is valid
+// only for the fingerprint it was written with.
+func launchFingerprint(cfg *config.Config, workspace string, env []string) func(string) string {
+	return func(name string) string {
+		b, err := json.Marshal(struct {
+			Policy    *sandbox.Policy
+			Workspace string
+			Env       []string
+			Host      string
+		}{cfg.Sandbox.PolicyFor(name), workspace, env, version})
+		if err != nil {
+			return "unmarshalable:" + err.Error() // never matches a stored entry's
+		}
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:])
+	}
 }
 
 // defaultDir is $XDG_DATA_HOME/plughost/<name>

@@ -21,6 +21,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	var hf hostFlags
 	hf.register(fs)
 	hf.devices = new(deviceFlags)
+	hf.serving = true
 	hf.devices.register(fs)
 	var httpf httpFlags
 	httpf.register(fs)

@@ -34,6 +34,21 @@
 // was expected ("plughost.hcl:7,17-24: Invalid memory: ..."), and unknown
 // keys and blocks are errors, so a typo never silently weakens a policy.
 //
+// The plugins block says when plugin processes run, and where the catalog
+// cache lives:
+//
+//	plugins {
+//	  start        = "lazy"   # "eager": start every plugin at once and keep it up
+//	                          # "lazy": start one when a request needs it (default: eager)
+//	  idle_timeout = "10m"    # a lazy plugin with nothing to do is stopped after this
+//	  cache        = true     # the catalog cache: true (the default directory),
+//	                          # false (none), or a directory
+//
+//	  plugin "fetch" {
+//	    start = "eager"
+//	  }
+//	}
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to sandbox.
 package config
@@ -60,6 +75,31 @@ import (
 type Config struct {
 	// Sandbox is the sandbox block: a default policy and per-plugin ones.
 	Sandbox Sandbox
+	// Plugins is the plugins block: start modes and the catalog cache.
+	Plugins Plugins
+}
+
+// Plugins holds the settings of the plugins block. A zero field is one the
+// file does not set.
+type Plugins struct {
+	// Start is "eager" or "lazy"; "" when not set.
+	Start string
+	// IdleTimeout is idle_timeout; 0 when not set.
+	IdleTimeout time.Duration
+	// CacheOff is true for cache = false.
+	CacheOff bool
+	// CacheDir is the directory of cache = "DIR"; "" when not set or a
+	// bool.
+	CacheDir string
+	// Plugin holds, by provider name, the plugin blocks' start and
+	// idle_timeout (zero when not set: the block's default applies).
+	Plugin map[string]PluginStart
+}
+
+// PluginStart is one plugin's start mode and idle timeout.
+type PluginStart struct {
+	Start       string
+	IdleTimeout time.Duration
 }
 
 // Sandbox holds the policies of the sandbox block.
@@ -100,18 +140,24 @@ func Parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}}
-	seen := false
+	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}}}
+	seen := map[string]bool{}
 	for _, b := range content.Blocks {
-		if seen {
-			return nil, diag(b.DefRange, "Duplicate sandbox block", "the file may have one sandbox block")
+		if seen[b.Type] {
+			return nil, diag(b.DefRange, "Duplicate "+b.Type+" block", "the file may have one "+b.Type+" block")
 		}
-		seen = true
-		if err := cfg.Sandbox.decode(b.Body); err != nil {
+		seen[b.Type] = true
+		var err error
+		if b.Type == "sandbox" {
+			err = cfg.Sandbox.decode(b.Body)
+		} else {
+			err = cfg.Plugins.decode(b.Body)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -305,4 +351,89 @@ func parseBytes(v cty.Value) (int64, error) {
 
 func diag(r hcl.Range, summary, detail string) error {
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: r.Ptr()}}
+}
+
+var startSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "start"}, {Name: "idle_timeout"}}}
+
+func (p *Plugins) decode(body hcl.Body) error {
+	schema := hcl.BodySchema{
+		Attributes: append(slices.Clone(startSchema.Attributes), hcl.AttributeSchema{Name: "cache"}),
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}},
+	}
+	content, diags := body.Content(&schema)
+	if diags.HasErrors() {
+		return diags
+	}
+	var def PluginStart
+	if err := decodeStart(&def, content.Attributes); err != nil {
+		return err
+	}
+	p.Start, p.IdleTimeout = def.Start, def.IdleTimeout
+	if a, ok := content.Attributes["cache"]; ok {
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			return diags
+		}
+		switch {
+		case v.IsNull() || !v.IsKnown():
+			return diag(a.Expr.Range(), "Invalid cache", "cache must be true, false or a directory")
+		case v.Type() == cty.Bool:
+			p.CacheOff = v.False()
+		case v.Type() == cty.String && strings.TrimSpace(v.AsString()) != "":
+			p.CacheDir = v.AsString()
+		default:
+			return diag(a.Expr.Range(), "Invalid cache", "cache must be true, false or a directory")
+		}
+	}
+	for _, b := range content.Blocks {
+		name, err := naming.ForLabel(b.Labels[0])
+		if err != nil {
+			return diag(b.LabelRanges[0], "Invalid plugin name", err.Error())
+		}
+		if _, dup := p.Plugin[name]; dup {
+			return diag(b.DefRange, "Duplicate plugin block", fmt.Sprintf("plugin %q already has a block", name))
+		}
+		pc, diags := b.Body.Content(&startSchema)
+		if diags.HasErrors() {
+			return diags
+		}
+		var ps PluginStart
+		if err := decodeStart(&ps, pc.Attributes); err != nil {
+			return err
+		}
+		p.Plugin[name] = ps
+	}
+	return nil
+}
+
+// decodeStart reads start and idle_timeout.
+func decodeStart(ps *PluginStart, attrs hcl.Attributes) error {
+	for _, name := range slices.Sorted(maps.Keys(attrs)) {
+		a := attrs[name]
+		if name != "start" && name != "idle_timeout" {
+			continue
+		}
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			return diags
+		}
+		switch name {
+		case "start":
+			if v.IsNull() || !v.IsKnown() || v.Type() != cty.String || (v.AsString() != "eager" && v.AsString() != "lazy") {
+				return diag(a.Expr.Range(), "Invalid start", `start must be "eager" or "lazy"`)
+			}
+			ps.Start = v.AsString()
+		case "idle_timeout":
+			want := `idle_timeout must be a positive duration such as "10m" or "30s"`
+			if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+				return diag(a.Expr.Range(), "Invalid idle_timeout", want)
+			}
+			d, err := time.ParseDuration(v.AsString())
+			if err != nil || d <= 0 {
+				return diag(a.Expr.Range(), "Invalid idle_timeout", want)
+			}
+			ps.IdleTimeout = d
+		}
+	}
+	return nil
 }

@@ -65,6 +65,13 @@ func TestParseErrors(t *testing.T) {
 		"same plugin twice": {"sandbox {\n  plugin \"" + long37 + "\" {}\n  plugin \"" + naming.Shorten(long37) + "\" {}\n}\n",
 			`plughost.hcl:3,3-44: Duplicate plugin block`},
 		"unknown block": {"sandbx {}\n", `plughost.hcl:1,1-7: Unsupported block type`},
+		"bad start":     {"plugins {\n  start = \"sometimes\"\n}\n", `plughost.hcl:2,11-22: Invalid start; start must be "eager" or "lazy"`},
+		"bad idle":      {"plugins {\n  plugin \"x\" {\n    idle_timeout = \"soon\"\n  }\n}\n", `plughost.hcl:3,20-26: Invalid idle_timeout`},
+		"zero idle":     {"plugins {\n  idle_timeout = \"0s\"\n}\n", `plughost.hcl:2,18-22: Invalid idle_timeout`},
+		"bad cache":     {"plugins {\n  cache = 3\n}\n", `plughost.hcl:2,11-12: Invalid cache; cache must be true, false or a directory`},
+		"plugin cache":  {"plugins {\n  plugin \"x\" {\n    cache = false\n  }\n}\n", `plughost.hcl:3,5-10: Unsupported argument`},
+		"two plugins":   {"plugins {}\nplugins {}\n", `plughost.hcl:2,1-8: Duplicate plugins block`},
+		"dup plugin":    {"plugins {\n  plugin \"a\" {}\n  plugin \"a\" {}\n}\n", `plughost.hcl:3,3-13: Duplicate plugin block`},
 		"syntax":        {"sandbox {\n  memory = \n}\n", `plughost.hcl:2`},
 	} {
 		t.Run(name, func(t *testing.T) {
@@ -88,6 +95,44 @@ func TestLongPluginName(t *testing.T) {
 	name, _ := naming.ForFile(long37)
 	if got := cfg.Sandbox.PolicyFor(name).Pids; got != 7 {
 		t.Errorf("policy of %s: pids = %d, want 7 (plugins: %v)", name, got, cfg.Sandbox.Plugins)
+	}
+}
+
+func TestParsePlugins(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		src  string
+		want Plugins
+	}{
+		"full": {`
+plugins {
+  start        = "lazy"
+  idle_timeout = "10m"
+  cache        = "/var/cache/plughost"
+  plugin "fetch" {
+    start = "eager"
+  }
+  plugin "files" {
+    idle_timeout = "30s"
+  }
+}
+`, Plugins{Start: "lazy", IdleTimeout: 10 * time.Minute, CacheDir: "/var/cache/plughost", Plugin: map[string]PluginStart{
+			"fetch": {Start: "eager"}, "files": {IdleTimeout: 30 * time.Second},
+		}}},
+		"cache off": {"plugins {\n  cache = false\n}\n", Plugins{CacheOff: true, Plugin: map[string]PluginStart{}}},
+		"cache on":  {"plugins {\n  cache = true\n}\n", Plugins{Plugin: map[string]PluginStart{}}},
+		"none":      {"", Plugins{Plugin: map[string]PluginStart{}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse([]byte(c.src), "plughost.hcl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, cfg.Plugins); diff != "" {
+				t.Errorf("plugins block (-want +got):\n%s", diff)
+			}
+		})
 	}
 }
 

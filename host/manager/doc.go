@@ -15,7 +15,8 @@
 //		return err // bad options, or Dir is not a directory
 //	}
 //	go m.Run(ctx) // returns once ctx ends and every plugin is stopped
-//	<-m.Ready()   // optional: the plugins found at start have loaded or failed
+//	<-m.Ready()   // optional: the plugins found at start have loaded or failed,
+//	              // or were published from the catalog cache
 //	for _, s := range m.Status() {
 //		fmt.Println(s.Name, s.State, s.Tools, s.LastError)
 //	}
@@ -68,6 +69,59 @@
 // doubling per crash within CrashWindow, at most BackoffMax) and published
 // again. A plugin that dies CrashLimit times within CrashWindow is parked
 // ([StateParked]) until its file changes.
+//
+// # The catalog cache
+//
+// With Options.CacheDir set, what each plugin offers (its tools, resources,
+// templates and prompts, and Describe's name, version, contract version and
+// offers) is kept in <CacheDir>/<name>.json, written atomically (a
+// temporary file renamed over it) in a versioned format ({"format":1,...})
+// whenever a running plugin lists something other than the entry holds.
+// An entry is valid for one key: the SHA-256 of the binary, the contract
+// version the host speaks and Options.Fingerprint(name) (the host's digest
+// of the plugin's sandbox policy and environment). So that a warm start
+// need not hash every binary, the entry also keeps the binary's stat
+// (size, mtime and ctime in ns, inode, device): while it matches, the
+// stored SHA-256 is reused; otherwise the file is hashed again (on systems
+// other than Linux it always is). A corrupt or foreign entry (other format,
+// other name) is ignored with a warning, a stale one at debug level; the
+// definitions of a valid one still pass the catalog's checks when
+// published.
+//
+// At the first scan every plugin's entry is looked up before any plugin
+// starts, and a plugin with a valid one is published from it at once and
+// counts as settled for Ready. When the plugin then runs and lists other
+// definitions, they are published (the catalog sends list_changed) and the
+// entry is rewritten; the same ones change nothing.
+//
+// # Start on demand, stop when idle
+//
+// Options.Start (per plugin: Options.StartFor) chooses when a plugin runs.
+// StartEager, the default, is the life described above. A StartLazy plugin
+// with a valid cache entry is not started at all at the first scan (state
+// [StateIdle]); one without is started once to learn its definitions and
+// fill the cache. Every provider the manager publishes reaches its process
+// through the plugin's gate (lazy.go): a request (CallTool, StartCall,
+// ReadResource, GetPrompt, Complete, SubscribeResource) to an idle lazy
+// plugin starts it and waits for it, at most StartTimeout+StopTimeout and
+// not after its ctx ends; concurrent requests share one start. A failed
+// start on demand fails the requests waiting and counts as a death
+// (backoff, parking). After Options.IdleTimeout with no request in flight
+// and no resource subscription held (SubscribeResource(…, true) without its
+// false), the process is stopped as an unload would stop it, but its
+// provider stays published: clients see no list change. A lazy plugin that
+// dies while running follows the crash and backoff rules above; a request
+// through the provider of a plugin that is no longer published (failed,
+// parked, unloaded, restarting after a death) is refused at once.
+//
+// A changed file is handled as for an eager plugin; a lazy plugin that was
+// idle is then published from the new file's cache entry, if it has one,
+// or started to learn its definitions.
+//
+// Loads (a first load, or a load after the file changed while the plugin
+// was down) run at most Options.LoadConcurrency at a time, so that a cold
+// start of many plugins is neither paid one at a time nor all at once;
+// restarts, reloads and starts on demand are not queued behind them.
 //
 // # Processes
 //

@@ -171,6 +171,8 @@ func start(t *testing.T, dir string, opts Options) *harness {
 	opts.Dir = dir
 	if hr, ok := opts.Publisher.(holdingRecorder); ok {
 		h.rec = hr.recorder
+	} else if cr, ok := opts.Publisher.(*countingRecorder); ok {
+		h.rec = cr.recorder
 	} else {
 		opts.Publisher = h.rec
 	}

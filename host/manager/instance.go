@@ -51,9 +51,11 @@ type instance struct {
 
 	callsMu  sync.Mutex
 	inFlight int
-	stopping bool          // no new calls; set by stop
-	unloaded bool          // stop was deliberate, not the cleanup of a death
-	idle     chan struct{} // closed when stopping and inFlight reaches 0
+	stopping bool            // no new calls; set by stop
+	unloaded bool            // stop was deliberate, not the cleanup of a death
+	idle     chan struct{}   // closed when stopping and inFlight reaches 0
+	lastUsed time.Time       // when a call last entered or left
+	subs     map[string]bool // resources the plugin is subscribed to
 
 	stopOnce sync.Once
 }
@@ -63,13 +65,14 @@ type instance struct {
 // running. Cancelling ctx aborts the start.
 func launch(ctx context.Context, opts *Options, name, path string) (*instance, error) {
 	in := &instance{
-		name:    name,
-		path:    path,
-		opts:    opts,
-		log:     opts.Logger.With("plugin", name),
-		stderr:  &tail{},
-		changed: make(chan struct{}, 1),
-		idle:    make(chan struct{}),
+		name:     name,
+		path:     path,
+		opts:     opts,
+		log:      opts.Logger.With("plugin", name),
+		stderr:   &tail{},
+		changed:  make(chan struct{}, 1),
+		idle:     make(chan struct{}),
+		lastUsed: time.Now(),
 	}
 	in.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginproto.Handshake,
@@ -272,10 +275,12 @@ func (in *instance) stop(timeout time.Duration, deliberate bool) {
 	in.stopOnce.Do(func() {
 		deadline := time.Now().Add(timeout)
 		in.callsMu.Lock()
-		in.stopping = true
-		in.unloaded = deliberate
-		if in.inFlight == 0 {
-			close(in.idle)
+		if !in.stopping { // idleFor may have marked it already
+			in.stopping = true
+			in.unloaded = deliberate
+			if in.inFlight == 0 {
+				close(in.idle)
+			}
 		}
 		in.callsMu.Unlock()
 
@@ -318,6 +323,7 @@ func (in *instance) enter() bool {
 		return false
 	}
 	in.inFlight++
+	in.lastUsed = time.Now()
 	return true
 }
 
@@ -325,6 +331,7 @@ func (in *instance) leave() {
 	in.callsMu.Lock()
 	defer in.callsMu.Unlock()
 	in.inFlight--
+	in.lastUsed = time.Now()
 	if in.inFlight == 0 && in.stopping {
 		close(in.idle)
 	}
@@ -363,10 +370,14 @@ func (in *instance) callError(subject string, err error) error {
 	}
 }
 
-// provider is the tool.Server of an instance with one set of lists. A new
-// provider is published whenever a list changes.
+// provider is the tool.Server of a plugin with one set of lists. A new
+// provider is published whenever a list changes. Its requests go through
+// the supervisor's gate to the plugin's running process (started for them
+// when the plugin is lazy and stopped).
 type provider struct {
-	in *instance
+	name string
+	g    *gate
+	desc pluginproto.Description
 	lists
 }
 
@@ -375,7 +386,7 @@ var (
 	_ tool.Instance = (*provider)(nil)
 )
 
-func (p *provider) Name() string { return p.in.name }
+func (p *provider) Name() string { return p.name }
 
 // Instance is the plugin process the provider publishes: every provider
 // published for one instance (one per change of its lists) has the same,
@@ -389,9 +400,9 @@ func (p *provider) Tools() []tool.Def { return slices.Clone(p.tools) }
 // never empty. Errors are tool.ErrRefused once the plugin is stopping,
 // tool.ErrTimedOut past the time limit, those of callError, or ctx's.
 func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
-	in := p.in
-	if !in.enter() {
-		return nil, p.refused(call)
+	in, err := p.g.acquire(ctx, fmt.Sprintf("tool %q", call.Name))
+	if err != nil {
+		return nil, err
 	}
 	defer in.leave()
 	ctx, limit, release := in.limit(ctx)
@@ -408,11 +419,24 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 // explained on a goroutine of its own, since callError may wait a moment
 // for the plugin's exit.
 func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
-	in := p.in
-	if !in.enter() {
-		done(nil, p.refused(call))
+	in := p.g.ready()
+	if in == nil {
+		// No process runs: wait for one on a goroutine of our own.
+		go func() {
+			in, err := p.g.acquire(ctx, fmt.Sprintf("tool %q", call.Name))
+			if err != nil {
+				done(nil, err)
+				return
+			}
+			p.startCall(ctx, in, call, done)
+		}()
 		return
 	}
+	p.startCall(ctx, in, call, done)
+}
+
+// startCall starts call on in, entered.
+func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call, done func(json.RawMessage, error)) {
 	ctx, limit, release := in.limit(ctx)
 	in.pp.StartCall(ctx, request(call), func(res json.RawMessage, err error) {
 		if err == nil {
@@ -431,10 +455,6 @@ func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(jso
 }
 
 var _ tool.Starter = (*provider)(nil)
-
-func (p *provider) refused(call *tool.Call) error {
-	return tool.Errorf(tool.ErrRefused, "tool %q of provider %q: plugin %s was unloaded", call.Name, p.in.name, p.in.name)
-}
 
 // request is the plugin's view of call.
 func request(call *tool.Call) *pluginproto.CallRequest {

@@ -4,22 +4,29 @@ import (
 	"context"
 	"fmt"
 	"time"
+
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // stage is one state of a supervisor's life. Each has one method of life
 // that does the stage's work and returns the next stage:
 //
 //	loading        → running (launched and published) | failed (launch failed)
+//	               | idle (lazy, published from its cache entry)
 //	running        → running (new tool list published) | reloading (file changed)
 //	               | backoff or parked (the plugin died: see died)
+//	               | idle (lazy, nothing to do for its idle timeout: stopped)
+//	idle           → waking (a request needs it) | loading (file changed)
+//	waking         → running | idle or parked (the start failed: a death too)
 //	reloading      → running (the new process, or the old one when the new failed)
 //	backoff        → restarting (delay over) | loading (file changed)
 //	restarting     → running | backoff or parked (launch failed: a death too)
 //	parked, failed → loading (file changed)
 //	every stage    → stopping (ctx ended)
 //
-// PluginStatus.State shows loading for loading and reloading, restarting
-// for backoff and restarting, and the stage's own name otherwise.
+// PluginStatus.State shows loading for loading, reloading and waking,
+// restarting for backoff and restarting, and the stage's own name
+// otherwise.
 type stage int
 
 const (
@@ -43,12 +50,17 @@ const (
 	// stageFailed waits for the file of a plugin that could not be loaded
 	// to change.
 	stageFailed
+	// stageIdle waits, published but stopped, for a request to a lazy
+	// plugin (or for its file to change).
+	stageIdle
+	// stageWaking starts an idle lazy plugin for the requests waiting.
+	stageWaking
 	// stageStopping ends the supervisor: run unpublishes and stops the
 	// plugin, and returns.
 	stageStopping
 )
 
-var stageNames = [...]string{"loading", "running", "reloading", "backoff", "restarting", "parked", "failed", "stopping"}
+var stageNames = [...]string{"loading", "running", "reloading", "backoff", "restarting", "parked", "failed", "idle", "waking", "stopping"}
 
 func (st stage) String() string { return stageNames[st] }
 
@@ -59,8 +71,11 @@ type life struct {
 	ctx     context.Context
 	settled func() // run's: the first load succeeded or failed
 	cur     *instance
-	last    *provider   // cur's, as last published
-	deaths  []time.Time // within CrashWindow
+	last    *provider // as last published; nil when none is
+	// idleWait is how long running waits before it looks whether a lazy
+	// plugin is idle (0: its idle timeout).
+	idleWait time.Duration
+	deaths   []time.Time // within CrashWindow
 	// delay is the backoff before the coming restart, set by died.
 	delay time.Duration
 }
@@ -79,7 +94,7 @@ func (s *supervisor) run(settled func()) {
 			return
 		}
 	}
-	l := &life{s: s, ctx: s.ctx, settled: settled}
+	l := &life{s: s, ctx: s.ctx, settled: settled, last: s.cached}
 	defer l.stop()
 	for st := stageLoading; st != stageStopping; {
 		next := l.step(st)
@@ -103,6 +118,10 @@ func (l *life) step(st stage) stage {
 		return l.restarting()
 	case stageParked, stageFailed:
 		return l.awaitChange()
+	case stageIdle:
+		return l.idling()
+	case stageWaking:
+		return l.waking()
 	}
 	panic(fmt.Sprintf("manager: no stage %d", st))
 }
@@ -110,8 +129,12 @@ func (l *life) step(st stage) stage {
 // stop unpublishes and stops the running plugin, if any.
 func (l *life) stop() {
 	s := l.s
-	if l.cur != nil {
+	s.g.close("was unloaded")
+	if l.last != nil {
 		s.m.pub.Remove(s.name)
+		l.last = nil
+	}
+	if l.cur != nil {
 		l.cur.stop(s.m.opts.StopTimeout, true)
 		l.cur = nil
 	}
@@ -120,7 +143,16 @@ func (l *life) stop() {
 
 func (l *life) loading() stage {
 	s := l.s
+	if s.lazy && l.fromCache() {
+		return stageIdle
+	}
 	s.update(func(st *PluginStatus) { st.State = StateLoading })
+	select { // at most LoadConcurrency plugins load at once
+	case s.m.loadSem <- struct{}{}:
+	case <-l.ctx.Done():
+		return stageStopping
+	}
+	defer func() { <-s.m.loadSem }() // after publishing
 	in, err := l.launch()
 	switch {
 	case l.ctx.Err() != nil:
@@ -128,12 +160,23 @@ func (l *life) loading() stage {
 	case err != nil:
 		l.launchFailed(err)
 		s.log.Error("plugin failed to load; it will be retried when its file changes", "error", err)
+		l.unpublish("failed to load: " + err.Error())
 		s.update(func(st *PluginStatus) { st.State = StateFailed })
 		l.settled()
 		return stageFailed
 	}
 	l.publish(in, true)
 	return stageRunning
+}
+
+// unpublish withdraws the plugin's provider, if published; requests
+// through it fail with "plugin <name> <why>".
+func (l *life) unpublish(why string) {
+	l.s.g.close(why)
+	if l.last != nil {
+		l.s.m.pub.Remove(l.s.name)
+		l.last = nil
+	}
 }
 
 func (l *life) restarting() stage {
@@ -171,23 +214,60 @@ func (l *life) launchFailed(err error) {
 func (l *life) publish(in *instance, clearErr bool) {
 	s := l.s
 	l.cur = in
+	l.idleWait = 0
 	s.running(in, clearErr)
-	l.last = &provider{in: in, lists: in.lists}
-	s.m.pub.Set(l.last)
+	l.show(in.desc, in.lists, false)
+	s.g.set(in)
 	s.log.Info("plugin loaded", append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
 	l.settled()
 	s.settleChanges()
 }
 
+// show publishes what the plugin offers, unless the published provider
+// (from the cache, or an earlier process) offers the same and force is
+// false, and brings the cache entry up to date. A reload forces it: the
+// catalog then tells the new process of the resource subscriptions.
+func (l *life) show(d pluginproto.Description, ls lists, force bool) {
+	s := l.s
+	if force || l.last == nil || l.last.desc != d || !sameLists(l.last.lists, ls) {
+		if l.last != nil {
+			s.log.Debug("plugin offers other definitions than were published; publishing them")
+		}
+		l.last = &provider{name: s.name, g: s.g, desc: d, lists: ls}
+		s.m.pub.Set(l.last)
+	}
+	if s.m.cache == nil || s.bin.SHA256 == "" {
+		return
+	}
+	e := newEntry(s.name, s.bin, s.fingerprint, d, ls)
+	if old := s.stored; old != nil && old.Key == e.Key && old.Binary == e.Binary && old.description() == d && sameLists(old.lists(), ls) {
+		return
+	}
+	s.m.cache.store(e)
+	s.stored = e
+}
+
 func (l *life) running() stage {
 	s := l.s
 	cur := l.cur
+	var idle <-chan time.Time
+	if s.lazy {
+		wait := l.idleWait
+		if wait <= 0 {
+			wait = s.idle
+		}
+		t := time.NewTimer(wait)
+		defer t.Stop()
+		idle = t.C
+	}
 	select {
 	case <-l.ctx.Done():
 		return stageStopping
 
+	case <-idle:
+		return l.stopIfIdle()
+
 	case <-cur.exited():
-		s.m.pub.Remove(s.name)
 		desc := cur.getRunner().exitDescription()
 		cur.stop(0, false)
 		err := fmt.Errorf("exited: %s", desc)
@@ -195,6 +275,7 @@ func (l *life) running() stage {
 			err = fmt.Errorf("%w (stderr: %q)", err, t)
 		}
 		l.cur = nil
+		l.unpublish("exited and is not running")
 		s.log.Error("plugin exited", "error", err)
 		s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0; st.count(lists{}); st.Sandbox = nil })
 		return l.died(err)
@@ -208,8 +289,7 @@ func (l *life) running() stage {
 			return stageRunning // if the plugin died, the next round sees it
 		}
 		s.update(func(st *PluginStatus) { st.count(ls) }) // before Set: whoever sees the Set sees this
-		l.last = &provider{in: cur, lists: ls}
-		s.m.pub.Set(l.last)
+		l.show(cur.desc, ls, false)
 		s.log.Info("plugin offers changed", counts(ls)...)
 		return stageRunning
 
@@ -236,9 +316,10 @@ func (l *life) reloading() stage {
 	old := l.cur
 	l.cur = in
 	l.deaths = nil
+	l.idleWait = 0
 	s.running(in, true)
-	l.last = &provider{in: in, lists: in.lists}
-	s.m.pub.Set(l.last)
+	l.show(in.desc, in.lists, true)
+	s.g.set(in)
 	s.log.Info("plugin reloaded", append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
 	s.settleChanges()
 	old.stop(s.m.opts.StopTimeout, true)
@@ -261,6 +342,7 @@ func (l *life) died(err error) stage {
 
 	if len(l.deaths) >= o.CrashLimit {
 		why := fmt.Sprintf("crashed %d times within %v; parked until the file changes", len(l.deaths), o.CrashWindow)
+		l.unpublish("is parked: " + why)
 		s.update(func(st *PluginStatus) { st.State = StateParked; st.LastError = err.Error() + "; " + why })
 		s.log.Error("plugin parked", "reason", why, "last_error", err)
 		return stageParked

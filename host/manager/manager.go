@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -77,6 +78,32 @@ type Options struct {
 	// the command actually started (the sandbox's seam). Nil starts the
 	// prepared command as is. See Launcher.
 	Launcher Launcher
+
+	// CacheDir is the catalog cache: one file per plugin holding what it
+	// offered when it last ran, so that the next start publishes it before
+	// the plugin runs. Created if missing. Empty: no cache.
+	CacheDir string
+	// Fingerprint, when not nil, returns a digest of the named plugin's
+	// launch configuration (its sandbox policy, its environment): a cache
+	// entry is valid only for the fingerprint it was written with, the
+	// binary's SHA-256 and the contract version. Nil: "".
+	Fingerprint func(name string) string
+	// Start is when plugins run: StartEager (the default) starts each at
+	// once and keeps it up; StartLazy starts one when a request needs it
+	// and stops it after IdleTimeout with nothing to do.
+	Start StartMode
+	// IdleTimeout is how long a lazy plugin runs with no request in
+	// flight and no resource subscription held before it is stopped.
+	// Default 10m.
+	IdleTimeout time.Duration
+	// StartFor, when not nil, gives the named plugin's own start mode and
+	// idle timeout; an empty mode or a zero timeout keeps Start's or
+	// IdleTimeout's.
+	StartFor func(name string) (mode StartMode, idle time.Duration)
+	// LoadConcurrency bounds how many plugins load (start, Describe, list)
+	// at once when they are first loaded or loaded again after their file
+	// changed. Default: the number of CPUs, at least 4.
+	LoadConcurrency int
 }
 
 // State is where a plugin is in its life.
@@ -96,6 +123,9 @@ const (
 	// StateFailed: the plugin could not be loaded; it is retried when its
 	// file changes.
 	StateFailed State = "failed"
+	// StateIdle: a lazy plugin whose definitions are published but whose
+	// process is not running; a request starts it.
+	StateIdle State = "idle"
 	// StateRefused: the plugin is not loaded because another plugin file
 	// has the same provider name (LastError names it); it is looked at
 	// again when its file changes.
@@ -140,6 +170,9 @@ type Manager struct {
 	log  hclog.Logger
 	pub  Publisher
 
+	cache   *catalogCache // nil: none
+	loadSem chan struct{} // LoadConcurrency tokens
+
 	ready     chan struct{}
 	readyOnce sync.Once
 	started   atomic.Bool
@@ -164,6 +197,7 @@ const (
 	defaultCrashLimit     = 5
 	defaultCrashWindow    = time.Minute
 	defaultStopTimeout    = 2 * time.Second
+	defaultIdleTimeout    = 10 * time.Minute
 )
 
 // New checks opts and returns a Manager for opts.Dir, which must be an
@@ -206,6 +240,7 @@ func New(opts *Options) (*Manager, error) {
 		{"BackoffMax", &o.BackoffMax, defaultBackoffMax},
 		{"CrashWindow", &o.CrashWindow, defaultCrashWindow},
 		{"StopTimeout", &o.StopTimeout, defaultStopTimeout},
+		{"IdleTimeout", &o.IdleTimeout, defaultIdleTimeout},
 	}
 	for _, d := range durations {
 		switch {
@@ -224,8 +259,28 @@ func New(opts *Options) (*Manager, error) {
 	case o.CrashLimit == 0:
 		o.CrashLimit = defaultCrashLimit
 	}
+	switch o.Start {
+	case "":
+		o.Start = StartEager
+	case StartEager, StartLazy:
+	default:
+		return nil, fmt.Errorf("manager: Options.Start is %q, want %q or %q", o.Start, StartEager, StartLazy)
+	}
+	switch {
+	case o.LoadConcurrency < 0:
+		return nil, fmt.Errorf("manager: Options.LoadConcurrency is negative (%d)", o.LoadConcurrency)
+	case o.LoadConcurrency == 0:
+		o.LoadConcurrency = max(4, runtime.NumCPU())
+	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()
+	}
+	var cache *catalogCache
+	if o.CacheDir != "" {
+		if o.CacheDir, err = filepath.Abs(o.CacheDir); err != nil {
+			return nil, fmt.Errorf("manager: cache directory: %w", err)
+		}
+		cache = &catalogCache{dir: o.CacheDir, log: o.Logger.Named("cache")}
 	}
 	pub := o.Publisher
 	if pub == nil {
@@ -235,6 +290,8 @@ func New(opts *Options) (*Manager, error) {
 		opts:     o,
 		log:      o.Logger,
 		pub:      pub,
+		cache:    cache,
+		loadSem:  make(chan struct{}, o.LoadConcurrency),
 		ready:    make(chan struct{}),
 		plugins:  make(map[string]*supervisor),
 		unloaded: make(map[string]<-chan struct{}),
@@ -310,9 +367,19 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	m.log.Info("loading plugins", "dir", m.opts.Dir, "count", len(found))
 
+	// The catalog cache is read for every plugin before any starts, so
+	// that all it knows is published at once.
+	type lookedUp struct {
+		e  *cacheEntry
+		id binaryID
+	}
+	cached := make([]lookedUp, len(found))
+	for i, f := range found {
+		cached[i].e, cached[i].id = m.cache.lookup(f.name, f.path, m.opts.fingerprint(f.name))
+	}
 	first := m.newBurst()
-	for _, f := range found {
-		m.spawn(ctx, &wg, f, first.add())
+	for i, f := range found {
+		m.spawn(ctx, &wg, f, first.add(), cached[i].e, cached[i].id)
 	}
 	wg.Go(func() {
 		first.seal()
@@ -380,8 +447,10 @@ func (b *burst) endIfDone() {
 func (m *Manager) closeReady() { m.readyOnce.Do(func() { close(m.ready) }) }
 
 // spawn starts the supervisor of a plugin file. settled is called once its
-// first load has succeeded or failed.
-func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled func()) {
+// first load has succeeded or failed, or at once when the plugin is
+// published from its cache entry e (nil: none; id is the binary's
+// identity as the cache lookup found it).
+func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled func(), e *cacheEntry, id binaryID) {
 	if f.renamed != "" {
 		m.log.Info("plugin file name is not a provider name; serving the plugin under a derived one",
 			"plugin", f.name, "path", f.path, "reason", f.renamed)
@@ -389,6 +458,11 @@ func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	s := newSupervisor(ctx, m, f)
+	s.bin = id
+	if e != nil && m.unloaded[f.name] == nil {
+		s.fromCache(e)
+		settled()
+	}
 	s.prev = m.unloaded[f.name]
 	delete(m.unloaded, f.name)
 	m.plugins[f.name] = s

@@ -31,6 +31,23 @@ type supervisor struct {
 	changed chan struct{}
 	// done is closed when run returns: the plugin is unloaded.
 	done chan struct{}
+	// g is where every provider published for this plugin finds its
+	// process.
+	g *gate
+	// lazy: the plugin runs on demand, and is stopped after idle.
+	lazy bool
+	idle time.Duration
+	// fingerprint is the plugin's launch configuration digest
+	// (Options.Fingerprint), for its cache entry.
+	fingerprint string
+	// bin is the plugin binary's identity as last taken (zero: unknown),
+	// for its cache entry. Only run's goroutine touches it after spawn.
+	bin binaryID
+	// cached is the provider published from the cache before run started
+	// (nil: none); run takes it over.
+	cached *provider
+	// stored is the cache entry as last read or written.
+	stored *cacheEntry
 
 	mu sync.Mutex
 	st PluginStatus
@@ -44,16 +61,21 @@ type supervisor struct {
 
 func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
 	ctx, cancel := context.WithCancel(ctx)
+	lazy, idle := m.opts.startMode(f.name)
 	return &supervisor{
-		m:       m,
-		name:    f.name,
-		path:    f.path,
-		log:     m.log.With("plugin", f.name),
-		ctx:     ctx,
-		cancel:  cancel,
-		changed: make(chan struct{}, 1),
-		done:    make(chan struct{}),
-		st:      PluginStatus{Name: f.name, Path: f.path, State: StateLoading, Renamed: f.renamed},
+		g:           newGate(f.name, m.opts.StartTimeout+m.opts.StopTimeout),
+		lazy:        lazy,
+		idle:        idle,
+		fingerprint: m.opts.fingerprint(f.name),
+		m:           m,
+		name:        f.name,
+		path:        f.path,
+		log:         m.log.With("plugin", f.name),
+		ctx:         ctx,
+		cancel:      cancel,
+		changed:     make(chan struct{}, 1),
+		done:        make(chan struct{}),
+		st:          PluginStatus{Name: f.name, Path: f.path, State: StateLoading, Renamed: f.renamed},
 	}
 }
 
@@ -95,6 +117,21 @@ func (s *supervisor) update(f func(st *PluginStatus)) {
 	f(&s.st)
 }
 
+// fromCache publishes the plugin's cache entry e before it runs.
+func (s *supervisor) fromCache(e *cacheEntry) {
+	p := &provider{name: s.name, g: s.g, desc: e.description(), lists: e.lists()}
+	s.cached, s.stored = p, e
+	s.update(func(st *PluginStatus) {
+		st.Version = e.Plugin + " " + e.Version
+		st.count(p.lists)
+		if s.lazy {
+			st.State = StateIdle
+		}
+	})
+	s.m.pub.Set(p)
+	s.log.Debug("plugin published from the catalog cache", counts(p.lists)...)
+}
+
 // running records a freshly published instance.
 func (s *supervisor) running(in *instance, clearErr bool) {
 	s.update(func(st *PluginStatus) {
@@ -120,6 +157,9 @@ func (s *supervisor) launch(ctx context.Context) (*instance, error) {
 		s.mu.Lock()
 		s.loaded = fi
 		s.mu.Unlock()
+	}
+	if s.m.cache != nil {
+		s.bin, _ = identify(s.path, &s.bin) // zero when unreadable: nothing is stored
 	}
 	delay := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {

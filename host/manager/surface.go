@@ -99,7 +99,7 @@ var _ tool.Server = (*provider)(nil)
 
 // Offers is what the plugin said it offers in Describe.
 func (p *provider) Offers() tool.Offers {
-	o := p.in.desc.Offers
+	o := p.desc.Offers
 	return tool.Offers{Resources: o.Resources, Subscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions}
 }
 
@@ -109,15 +109,15 @@ func (p *provider) Prompts() []tool.Prompt     { return slices.Clone(p.prompts) 
 
 // ReadResource reads a resource in the plugin under its call time limit.
 func (p *provider) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error) {
-	return p.run(ctx, "resource", r.URI, func(ctx context.Context) (json.RawMessage, error) {
-		return p.in.pp.ReadResource(ctx, &pluginproto.ReadRequest{URI: r.URI, ClientCapabilities: r.ClientCapabilities, Input: input(r.Input)})
+	return p.run(ctx, "resource", r.URI, func(ctx context.Context, in *instance) (json.RawMessage, error) {
+		return in.pp.ReadResource(ctx, &pluginproto.ReadRequest{URI: r.URI, ClientCapabilities: r.ClientCapabilities, Input: input(r.Input)})
 	})
 }
 
 // GetPrompt renders a prompt in the plugin under its call time limit.
 func (p *provider) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMessage, error) {
-	return p.run(ctx, "prompt", g.Name, func(ctx context.Context) (json.RawMessage, error) {
-		return p.in.pp.GetPrompt(ctx, &pluginproto.PromptRequest{
+	return p.run(ctx, "prompt", g.Name, func(ctx context.Context, in *instance) (json.RawMessage, error) {
+		return in.pp.GetPrompt(ctx, &pluginproto.PromptRequest{
 			Name: g.Name, Arguments: g.Arguments, ClientCapabilities: g.ClientCapabilities, Input: input(g.Input),
 		})
 	})
@@ -125,15 +125,20 @@ func (p *provider) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMe
 
 // Complete asks the plugin for completions under its call time limit.
 func (p *provider) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
-	return p.run(ctx, "completion", "", func(ctx context.Context) (json.RawMessage, error) {
-		return p.in.pp.Complete(ctx, params)
+	return p.run(ctx, "completion", "", func(ctx context.Context, in *instance) (json.RawMessage, error) {
+		return in.pp.Complete(ctx, params)
 	})
 }
 
 // SubscribeResource starts or ends the plugin's reports of changes to uri.
+// A lazy plugin is not stopped while it holds a subscription.
 func (p *provider) SubscribeResource(ctx context.Context, uri string, subscribe bool) error {
-	_, err := p.run(ctx, "resource subscription", uri, func(ctx context.Context) (json.RawMessage, error) {
-		return nil, p.in.pp.SubscribeResource(ctx, uri, subscribe)
+	_, err := p.run(ctx, "resource subscription", uri, func(ctx context.Context, in *instance) (json.RawMessage, error) {
+		if err := in.pp.SubscribeResource(ctx, uri, subscribe); err != nil {
+			return nil, err
+		}
+		in.subscribed(uri, subscribe)
+		return nil, nil
 	})
 	return err
 }
@@ -142,19 +147,19 @@ func (p *provider) SubscribeResource(ctx context.Context, uri string, subscribe 
 // it: "resource" and the URI, "prompt" and its name) as a call: refused
 // once the plugin is stopping, under the plugin's call time limit, its
 // failure explained as a call's.
-func (p *provider) run(ctx context.Context, what, name string, do func(context.Context) (json.RawMessage, error)) (json.RawMessage, error) {
-	in := p.in
+func (p *provider) run(ctx context.Context, what, name string, do func(context.Context, *instance) (json.RawMessage, error)) (json.RawMessage, error) {
 	subject := what
 	if name != "" {
 		subject = fmt.Sprintf("%s %q", what, name)
 	}
-	if !in.enter() {
-		return nil, tool.Errorf(tool.ErrRefused, "%s of provider %q: plugin %s was unloaded", subject, in.name, in.name)
+	in, err := p.g.acquire(ctx, subject)
+	if err != nil {
+		return nil, err
 	}
 	defer in.leave()
 	ctx, limit, release := in.limit(ctx)
 	defer release()
-	res, err := do(ctx)
+	res, err := do(ctx, in)
 	if err == nil {
 		return res, nil
 	}

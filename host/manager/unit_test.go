@@ -3,6 +3,7 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"runtime"
 	"strings"
 	"testing"
 	"time"
@@ -80,14 +81,17 @@ func TestNewFillsDefaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	want := Options{
-		Dir:            dir,
-		StartTimeout:   10 * time.Second,
-		Debounce:       10 * time.Millisecond,
-		BackoffInitial: 250 * time.Millisecond,
-		BackoffMax:     30 * time.Second,
-		CrashLimit:     2,
-		CrashWindow:    time.Minute,
-		StopTimeout:    2 * time.Second,
+		Dir:             dir,
+		StartTimeout:    10 * time.Second,
+		Debounce:        10 * time.Millisecond,
+		BackoffInitial:  250 * time.Millisecond,
+		BackoffMax:      30 * time.Second,
+		CrashLimit:      2,
+		CrashWindow:     time.Minute,
+		StopTimeout:     2 * time.Second,
+		Start:           StartEager,
+		IdleTimeout:     10 * time.Minute,
+		LoadConcurrency: max(4, runtime.NumCPU()),
 	}
 	if diff := cmp.Diff(want, m.opts, cmpopts.IgnoreFields(Options{}, "Logger", "Launcher")); diff != "" {
 		t.Errorf("resolved options (-want +got):\n%s", diff)
@@ -153,6 +157,7 @@ func TestDied(t *testing.T) {
 	s := &supervisor{
 		m:   &Manager{opts: Options{BackoffInitial: 250 * time.Millisecond, BackoffMax: time.Second, CrashLimit: 5, CrashWindow: time.Minute}},
 		log: hclog.NewNullLogger(),
+		g:   newGate("tp", time.Second),
 	}
 	l := &life{s: s, deaths: []time.Time{time.Now().Add(-2 * time.Minute)}} // outside the window
 	want := []struct {

@@ -264,7 +264,8 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 	case ok:
 		m.mu.Unlock()
 		m.log.Info("new plugin file", "plugin", name, "path", path)
-		m.spawn(ctx, wg, f, settled)
+		e, id := m.cache.lookup(f.name, f.path, m.opts.fingerprint(f.name))
+		m.spawn(ctx, wg, f, settled, e, id)
 	default:
 		m.mu.Unlock()
 		m.log.Debug("not a plugin", "file", base, "reason", why)

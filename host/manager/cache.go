@@ -1,0 +1,273 @@
+package manager
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strconv"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/pluginproto"
+)
+
+// The catalog cache: what each plugin offered when it last ran, kept on
+// disk (Options.CacheDir) so that the next start can publish it before any
+// plugin process runs. See the package documentation.
+
+// cacheFormat is the version of the cache entry's format. An entry of any
+// other format is ignored (with a warning) and rewritten.
+const cacheFormat = 1
+
+// cacheEntry is one plugin's file in the cache directory, <name>.json.
+type cacheEntry struct {
+	Format int    `json:"format"`
+	Name   string `json:"name"`
+	// Key is the digest the entry is valid for (see cacheKey).
+	Key string `json:"key"`
+	// Binary identifies the executable the entry was made from.
+	Binary binaryID `json:"binary"`
+
+	Plugin    string             `json:"plugin"`  // Describe's name
+	Version   string             `json:"version"` // Describe's version
+	Contract  uint32             `json:"contract"`
+	Offers    pluginproto.Offers `json:"offers"`
+	Tools     []json.RawMessage  `json:"tools"`
+	Resources []json.RawMessage  `json:"resources"`
+	Templates []json.RawMessage  `json:"templates"`
+	Prompts   []json.RawMessage  `json:"prompts"`
+}
+
+// binaryID is a plugin executable's SHA-256 and the stat fingerprint it
+// was taken at: while the file's stat matches, the digest is reused rather
+// than the file hashed again.
+type binaryID struct {
+	SHA256 string   `json:"sha256"`
+	Stat   statMark `json:"stat"`
+}
+
+// statMark is what stat says of a file; a rewrite, a rename over it or a
+// touch changes at least one field (ctime changes with any of them).
+type statMark struct {
+	Size    int64  `json:"size"`
+	MtimeNs int64  `json:"mtime_ns"`
+	CtimeNs int64  `json:"ctime_ns"`
+	Inode   uint64 `json:"inode"`
+	Device  uint64 `json:"device"`
+}
+
+// catalogCache reads and writes the entries of one directory. A nil
+// *catalogCache is the cache of a manager without one: it finds nothing
+// and stores nothing.
+type catalogCache struct {
+	dir string
+	log hclog.Logger
+}
+
+func (c *catalogCache) path(name string) string { return filepath.Join(c.dir, name+".json") }
+
+// identify returns the binary's identity, reusing known's digest when the
+// file's stat still matches it. ok is false when the file cannot be read,
+// or changed while it was hashed.
+func identify(path string, known *binaryID) (id binaryID, ok bool) {
+	before, ok := statOf(path)
+	if ok && known != nil && known.Stat == before && known.SHA256 != "" {
+		return *known, true
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return binaryID{}, false
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return binaryID{}, false
+	}
+	if after, ok2 := statOf(path); ok != ok2 || before != after {
+		return binaryID{}, false // changed while hashed
+	}
+	return binaryID{SHA256: hex.EncodeToString(h.Sum(nil)), Stat: before}, true
+}
+
+// cacheKey is the digest an entry is valid for: the binary's contents, the
+// contract version the host speaks, and the plugin's launch configuration
+// (Options.Fingerprint), each length-prefixed.
+func cacheKey(binarySHA string, fingerprint string) string {
+	h := sha256.New()
+	for _, part := range []string{"plughost-catalog-cache", binarySHA, strconv.Itoa(pluginproto.ContractVersion), fingerprint} {
+		fmt.Fprintf(h, "%d:%s;", len(part), part)
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// lookup returns the valid entry of the named plugin, or nil; id is the
+// binary's identity as found (zero when it could not be read). A corrupt
+// or foreign entry is logged as a warning, a stale one at debug level.
+func (c *catalogCache) lookup(name, path, fingerprint string) (e *cacheEntry, id binaryID) {
+	if c == nil {
+		return nil, binaryID{}
+	}
+	log := c.log.With("plugin", name, "entry", c.path(name))
+	b, err := os.ReadFile(c.path(name))
+	if errors.Is(err, fs.ErrNotExist) {
+		log.Debug("no catalog cache entry")
+		id, _ = identify(path, nil)
+		return nil, id
+	}
+	if err != nil {
+		log.Warn("cannot read the catalog cache entry; ignoring it", "error", err)
+		id, _ = identify(path, nil)
+		return nil, id
+	}
+	e = new(cacheEntry)
+	if err := json.Unmarshal(b, e); err != nil {
+		log.Warn("corrupt catalog cache entry; ignoring it", "error", err)
+		id, _ = identify(path, nil)
+		return nil, id
+	}
+	if e.Format != cacheFormat || e.Name != name {
+		log.Warn("foreign catalog cache entry; ignoring it", "format", e.Format, "name", e.Name)
+		id, _ = identify(path, nil)
+		return nil, id
+	}
+	id, ok := identify(path, &e.Binary)
+	if !ok {
+		log.Debug("cannot identify the plugin binary; not using the catalog cache")
+		return nil, binaryID{}
+	}
+	if e.Key != cacheKey(id.SHA256, fingerprint) {
+		log.Debug("stale catalog cache entry; ignoring it")
+		return nil, id
+	}
+	if err := e.check(); err != nil {
+		log.Warn("corrupt catalog cache entry; ignoring it", "error", err)
+		return nil, id
+	}
+	return e, id
+}
+
+// check refuses an entry whose definitions are not JSON objects with
+// their key (the catalog checks the rest when it is published).
+func (e *cacheEntry) check() error {
+	for _, k := range []struct {
+		kind, key string
+		raws      []json.RawMessage
+	}{{"tool", "name", e.Tools}, {"resource", "uri", e.Resources}, {"resource template", "uriTemplate", e.Templates}, {"prompt", "name", e.Prompts}} {
+		for i, raw := range k.raws {
+			if _, ok := keyOf(raw, k.key); !ok {
+				return fmt.Errorf("%s %d has no %s", k.kind, i, k.key)
+			}
+		}
+	}
+	return nil
+}
+
+// keyOf returns the string member key of a JSON object.
+func keyOf(raw json.RawMessage, key string) (string, bool) {
+	var probe map[string]json.RawMessage
+	var k string
+	if json.Unmarshal(raw, &probe) != nil || json.Unmarshal(probe[key], &k) != nil || k == "" {
+		return "", false
+	}
+	return k, true
+}
+
+// lists returns the entry's definitions.
+func (e *cacheEntry) lists() lists {
+	var l lists
+	for _, raw := range e.Tools {
+		k, _ := keyOf(raw, "name")
+		l.tools = append(l.tools, tool.Def{Name: k, JSON: raw})
+	}
+	for _, raw := range e.Resources {
+		k, _ := keyOf(raw, "uri")
+		l.resources = append(l.resources, tool.Resource{URI: k, JSON: raw})
+	}
+	for _, raw := range e.Templates {
+		k, _ := keyOf(raw, "uriTemplate")
+		l.templates = append(l.templates, tool.Template{URITemplate: k, JSON: raw})
+	}
+	for _, raw := range e.Prompts {
+		k, _ := keyOf(raw, "name")
+		l.prompts = append(l.prompts, tool.Prompt{Name: k, JSON: raw})
+	}
+	return l
+}
+
+// description returns the entry's Describe answer.
+func (e *cacheEntry) description() pluginproto.Description {
+	return pluginproto.Description{Name: e.Plugin, Version: e.Version, ContractVersion: e.Contract, Offers: e.Offers}
+}
+
+// newEntry is the entry of what a running plugin offers.
+func newEntry(name string, id binaryID, fingerprint string, d pluginproto.Description, l lists) *cacheEntry {
+	e := &cacheEntry{
+		Format: cacheFormat, Name: name, Key: cacheKey(id.SHA256, fingerprint), Binary: id,
+		Plugin: d.Name, Version: d.Version, Contract: d.ContractVersion, Offers: d.Offers,
+		Tools: []json.RawMessage{}, Resources: []json.RawMessage{}, Templates: []json.RawMessage{}, Prompts: []json.RawMessage{},
+	}
+	for _, t := range l.tools {
+		e.Tools = append(e.Tools, t.JSON)
+	}
+	for _, r := range l.resources {
+		e.Resources = append(e.Resources, r.JSON)
+	}
+	for _, t := range l.templates {
+		e.Templates = append(e.Templates, t.JSON)
+	}
+	for _, p := range l.prompts {
+		e.Prompts = append(e.Prompts, p.JSON)
+	}
+	return e
+}
+
+// store writes e atomically (a temporary file renamed over the entry). A
+// failure is logged: the cache only saves time.
+func (c *catalogCache) store(e *cacheEntry) {
+	if c == nil || e.Binary.SHA256 == "" {
+		return
+	}
+	log := c.log.With("plugin", e.Name)
+	b, err := json.Marshal(e)
+	if err == nil {
+		err = os.MkdirAll(c.dir, 0o700)
+	}
+	var tmp *os.File
+	if err == nil {
+		tmp, err = os.CreateTemp(c.dir, "."+e.Name+".*.tmp")
+	}
+	if err == nil {
+		_, err = tmp.Write(b)
+		if cerr := tmp.Close(); err == nil {
+			err = cerr
+		}
+		if err == nil {
+			err = os.Rename(tmp.Name(), c.path(e.Name))
+		}
+		if err != nil {
+			_ = os.Remove(tmp.Name())
+		}
+	}
+	if err != nil {
+		log.Warn("cannot write the catalog cache entry", "error", err)
+		return
+	}
+	log.Debug("catalog cache entry written", "entry", c.path(e.Name))
+}
+
+// sameLists reports whether two sets of definitions are the same, byte
+// for byte and in order.
+func sameLists(a, b lists) bool {
+	return slices.EqualFunc(a.tools, b.tools, func(x, y tool.Def) bool { return string(x.JSON) == string(y.JSON) }) &&
+		slices.EqualFunc(a.resources, b.resources, func(x, y tool.Resource) bool { return string(x.JSON) == string(y.JSON) }) &&
+		slices.EqualFunc(a.templates, b.templates, func(x, y tool.Template) bool { return string(x.JSON) == string(y.JSON) }) &&
+		slices.EqualFunc(a.prompts, b.prompts, func(x, y tool.Prompt) bool { return string(x.JSON) == string(y.JSON) })
+}

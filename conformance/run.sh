@@ -95,7 +95,7 @@ fi
 # Serve only the conformance plugin, on a loopback port the kernel picks.
 mkdir -p "$tmp/plugins" "$tmp/data" "$tmp/workspace"
 cp "$plugin" "$tmp/plugins/conformance"
-XDG_DATA_HOME=$tmp/data "$plughost" serve --http 127.0.0.1:0 --plugins "$tmp/plugins" \
+XDG_DATA_HOME=$tmp/data XDG_CACHE_HOME=$tmp/cache "$plughost" serve --http 127.0.0.1:0 --plugins "$tmp/plugins" \
   --workspace "$tmp/workspace" 2>"$tmp/plughost.log" &
 host_pid=$!
 

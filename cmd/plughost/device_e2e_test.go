@@ -36,7 +36,7 @@ func TestDeviceTextTaskThroughClientModel(t *testing.T) {
 	os.Chmod(workspace, 0o777)
 	cmd := exec.Command(bin.plughost, "serve", "--plugins", t.TempDir(), "--workspace", workspace,
 		"--log-level", "debug", "--device-listen", "127.0.0.1:0")
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	cmd.Stderr = stderr
 	stdin, err := cmd.StdinPipe()
 	if err != nil {

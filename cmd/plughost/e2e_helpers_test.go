@@ -137,7 +137,7 @@ func startTestHost(t *testing.T, plugins ...string) *testHost {
 		copyPlugin(t, p, h.pluginDir, p)
 	}
 	h.cmd = exec.Command(bin.plughost, "serve", "--plugins", h.pluginDir, "--workspace", h.workspace, "--log-level", "debug")
-	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
 	h.cmd.Stderr = h.stderr
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {

@@ -46,7 +46,7 @@ func startHTTPHost(t *testing.T, plugins ...string) *httpHost {
 	}
 	h.cmd = exec.Command(bin.plughost, "serve", "--http", "127.0.0.1:0", "--plugins", h.pluginDir,
 		"--workspace", h.workspace, "--log-level", "debug")
-	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
+	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
 	h.cmd.Stderr = h.stderr
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -237,7 +237,7 @@ func TestServeHTTPRefusesExposure(t *testing.T) {
 	dir := t.TempDir()
 	copyPlugin(t, "echo", dir, "echo")
 	cmd := exec.Command(bin.plughost, "serve", "--http", "0.0.0.0:0", "--plugins", dir, "--workspace", t.TempDir())
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
 	out, err := cmd.CombinedOutput()
 	if cmd.ProcessState.ExitCode() != 1 || !strings.Contains(string(out), "token is required") || !strings.Contains(string(out), "--token") {
 		t.Errorf("exit %v, output:\n%s\nwant exit 1 and a message asking for --token", err, out)

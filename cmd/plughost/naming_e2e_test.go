@@ -31,7 +31,7 @@ func tryCLI(t *testing.T, args ...string) (stdout, stderr string, err error) {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(bin.plughost, append(args, "--workspace", workspace)...)
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err = cmd.Run()

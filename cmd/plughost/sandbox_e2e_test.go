@@ -97,7 +97,7 @@ func startSandboxHost(t *testing.T, uid int, env ...string) *sandboxHost {
 		args = append([]string{"setpriv", "--reuid", fmt.Sprint(uid), "--regid", fmt.Sprint(uid), "--clear-groups"}, args...)
 	}
 	h.cmd = exec.Command(args[0], args[1:]...)
-	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(base, "data"), "XDG_STATE_HOME="+h.state, "HOME="+base)
+	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(base, "data"), "XDG_CACHE_HOME="+filepath.Join(base, "cache"), "XDG_STATE_HOME="+h.state, "HOME="+base)
 	h.cmd.Env = append(h.cmd.Env, env...)
 	h.cmd.Stderr = h.stderr
 	stdin, err := h.cmd.StdinPipe()

@@ -96,7 +96,7 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 			copyPlugin(t, p, dir, p)
 		}
 		cmd := exec.Command(bin.plughost, "serve", "--plugins", dir, "--workspace", ws)
-		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 		stderr := newLineBuffer()
 		cmd.Stderr = stderr
 		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)

@@ -243,7 +243,7 @@ func startHTTPTestHost(t *testing.T, plugins ...string) *httpTestHost {
 	}
 	cmd := exec.Command(bin.plughost, "serve", "--http", "127.0.0.1:0", "--plugins", h.pluginDir,
 		"--workspace", t.TempDir(), "--log-level", "debug")
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 	cmd.Stderr = h.stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

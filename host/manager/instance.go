@@ -379,6 +379,10 @@ type provider struct {
 	g    *gate
 	desc pluginproto.Description
 	lists
+	// epoch is the supervisor's count of the times the process behind the
+	// plugin's publications changed under the catalog's feet (a reload, a
+	// withdrawal): see Instance.
+	epoch int
 }
 
 var (
@@ -386,12 +390,23 @@ var (
 	_ tool.Instance = (*provider)(nil)
 )
 
+// instanceID is what Instance returns: comparable, equal for the
+// publications that reach one process through the gate.
+type instanceID struct {
+	g     *gate
+	epoch int
+}
+
 func (p *provider) Name() string { return p.name }
 
-// Instance is the plugin process the provider publishes: every provider
-// published for one instance (one per change of its lists) has the same,
-// so the catalog keeps what it told the process (tool.Instance).
-func (p *provider) Instance() any { return p.in }
+// Instance says which plugin process the provider's requests reach
+// (tool.Instance). Requests go through the plugin's gate to whichever
+// process runs, so publications differ only when the process changed
+// while the catalog may have told the old one of resource subscriptions:
+// after a reload, and after the plugin was withdrawn (a death). A lazy
+// plugin is stopped when idle only while it holds no subscription, and a
+// list change republishes the same instance.
+func (p *provider) Instance() any { return instanceID{p.g, p.epoch} }
 
 func (p *provider) Tools() []tool.Def { return slices.Clone(p.tools) }
 

@@ -72,6 +72,9 @@ type life struct {
 	settled func() // run's: the first load succeeded or failed
 	cur     *instance
 	last    *provider // as last published; nil when none is
+	// epoch numbers the processes behind the publications, as the catalog
+	// must tell them apart (provider.Instance).
+	epoch int
 	// idleWait is how long running waits before it looks whether a lazy
 	// plugin is idle (0: its idle timeout).
 	idleWait time.Duration
@@ -176,6 +179,7 @@ func (l *life) unpublish(why string) {
 	if l.last != nil {
 		l.s.m.pub.Remove(l.s.name)
 		l.last = nil
+		l.epoch++ // the next publication is of another process
 	}
 }
 
@@ -233,7 +237,10 @@ func (l *life) show(d pluginproto.Description, ls lists, force bool) {
 		if l.last != nil {
 			s.log.Debug("plugin offers other definitions than were published; publishing them")
 		}
-		l.last = &provider{name: s.name, g: s.g, desc: d, lists: ls}
+		if force {
+			l.epoch++ // a new process: the catalog tells it again
+		}
+		l.last = &provider{name: s.name, g: s.g, desc: d, lists: ls, epoch: l.epoch}
 		s.m.pub.Set(l.last)
 	}
 	if s.m.cache == nil || s.bin.SHA256 == "" {

@@ -7,7 +7,7 @@
 //
 // or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
 //
-//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,grpc]
+//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc]
 //
 // The servers: plughost serving the bundled echo plugin; and, serving the
 // same echo tool in-process, a go-sdk server (raw-schema tool), an mcp-go
@@ -72,7 +72,7 @@ func main() {
 	flag.StringVar(&cfg.pluginsDir, "plugins", "bin/plugins", "the directory of the bundled plugins (echo is used)")
 	flag.StringVar(&cfg.binDir, "bin", "bin/bench", "the directory of the benchmark's binaries (peer-*, tenplugin, grpcfloor)")
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "where the JSON figures are written")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, grpc (default all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc (default all)")
 	flag.StringVar(&noSandbox, "nosandbox-args", "", "extra `ARGS` for plughost serve that turn the sandbox off, for the no-sandbox rows (default: a --config file with sandbox { disabled = true } when plughost has a sandbox)")
 	flag.Parse()
 	if err := run(&cfg, only, noSandbox); err != nil {
@@ -195,6 +195,18 @@ func run(cfg *config, only, noSandbox string) error {
 			}
 			rep.Scale = append(rep.Scale, s)
 		}
+	}
+	if section("ondemand") {
+		n := 100
+		if cfg.quick {
+			n = 20
+		}
+		fmt.Fprintf(os.Stderr, "bench: on demand: %d plugins\n", n)
+		f, err := benchOnDemand(ctx, cfg, cfg.variants[0], n, 20)
+		if err != nil {
+			return fmt.Errorf("on demand, %d plugins: %w", n, err)
+		}
+		rep.OnDemand = append(rep.OnDemand, f)
 	}
 	rep.Machine.LoadAfter = loadAvg()
 	rep.Seconds = time.Since(t0).Seconds()

@@ -10,18 +10,19 @@ import (
 // report is everything one run measured; it is also the JSON written to
 // bench/out.
 type report struct {
-	Date     string         `json:"date"`
-	Quick    bool           `json:"quick"`
-	Seconds  float64        `json:"seconds"`
-	Machine  machine        `json:"machine"`
-	Settings settings       `json:"settings"`
-	Sandbox  bool           `json:"sandbox_present"`
-	HTTP     bool           `json:"http_present"`
-	Calls    []callFigures  `json:"calls"`
-	GRPC     []grpcFigures  `json:"grpc_floor"`
-	Cold     []coldFigures  `json:"cold_start"`
-	Scale    []scaleFigures `json:"scale"`
-	Targets  []target       `json:"targets"`
+	Date     string            `json:"date"`
+	Quick    bool              `json:"quick"`
+	Seconds  float64           `json:"seconds"`
+	Machine  machine           `json:"machine"`
+	Settings settings          `json:"settings"`
+	Sandbox  bool              `json:"sandbox_present"`
+	HTTP     bool              `json:"http_present"`
+	Calls    []callFigures     `json:"calls"`
+	GRPC     []grpcFigures     `json:"grpc_floor"`
+	Cold     []coldFigures     `json:"cold_start"`
+	Scale    []scaleFigures    `json:"scale"`
+	OnDemand []onDemandFigures `json:"on_demand"`
+	Targets  []target          `json:"targets"`
 }
 
 type machine struct {
@@ -140,6 +141,19 @@ func targets(r *report) []target {
 		v := s.ListP50us / 1000
 		add("100 plugins: full tools/list of 1000 tools, p50 ms (issue 6)", v, "≤ 2", v <= 2, true, "")
 	}
+	for _, f := range r.OnDemand {
+		if f.Plugins != 100 {
+			continue
+		}
+		add("100 plugins, warm catalog cache: start → complete first tools/list, ms (issue 11)", f.WarmReadyMS, "≤ 50", f.WarmReadyMS <= 50, true, "")
+		add("100 plugins, cold catalog cache: start → complete first tools/list, ms (issue 11)", f.ColdReadyMS, "≤ 1500", f.ColdReadyMS <= 1500, true, "")
+		add("100 lazy plugins idle: RSS of host and plugins, MiB (issue 11)", f.LazyIdleMiB, "≤ 100", f.LazyIdleMiB <= 100, true, "")
+		note := ""
+		if !r.Sandbox {
+			note = "no sandbox here: this is the figure without it"
+		}
+		add("first call to a stopped sandboxed plugin, median ms (issue 11)", f.FirstCallP50ms, "≤ 60", f.FirstCallP50ms <= 60, r.Sandbox, note)
+	}
 	return out
 }
 
@@ -210,6 +224,14 @@ func printReport(w io.Writer, r *report) {
 		fmt.Fprintln(tw, "scale: plugins\ttools\tstart→ready ms\ttools/list p50 µs\tp99 µs\tpages\thost RSS MiB\thost peak MiB\tall peak MiB\t")
 		for _, s := range r.Scale {
 			fmt.Fprintf(tw, "%d\t%d\t%.0f\t%.0f\t%.0f\t%d\t%.1f\t%.1f\t%.1f\t\n", s.Plugins, s.Tools, s.ReadyMS, s.ListP50us, s.ListP99us, s.Pages, s.HostRSSMiB, s.HostPeakMiB, s.TreePeakMiB)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if len(r.OnDemand) > 0 {
+		fmt.Fprintln(tw, "on demand: plugins\tcold cache → list ms\twarm cache → list ms\tlazy+warm → list ms\tlazy idle RSS MiB\tfirst calls\tfirst call p50 ms\tmax ms\t")
+		for _, f := range r.OnDemand {
+			fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%.1f\t%d\t%.1f\t%.1f\t\n", f.Plugins, f.ColdReadyMS, f.WarmReadyMS, f.LazyReadyMS, f.LazyIdleMiB, f.FirstCalls, f.FirstCallP50ms, f.FirstCallMaxMS)
 		}
 		tw.Flush()
 		fmt.Fprintln(w)

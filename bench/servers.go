@@ -23,6 +23,10 @@ type serverSpec struct {
 	Host bool
 	// Command returns the command line; httpAddr is empty for stdio.
 	Command func(httpAddr string) []string
+	// Env is added to the server's environment. A plughost (Host) without
+	// XDG_CACHE_HOME in it gets an empty catalog cache of its own, so that
+	// no run starts from what an earlier one left.
+	Env []string
 }
 
 // transport is how the load client reaches a server.
@@ -71,6 +75,15 @@ func startServer(ctx context.Context, spec serverSpec, tr transport, logDir stri
 		return nil, err
 	}
 	cmd := exec.Command(argv[0], argv[1:]...)
+	cmd.Env = append(os.Environ(), spec.Env...)
+	if spec.Host && !slices.ContainsFunc(spec.Env, func(e string) bool { return strings.HasPrefix(e, "XDG_CACHE_HOME=") }) {
+		cache, err := os.MkdirTemp(logDir, "cache-")
+		if err != nil {
+			logf.Close()
+			return nil, err
+		}
+		cmd.Env = append(cmd.Env, "XDG_CACHE_HOME="+cache)
+	}
 	cmd.Stderr = logf
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
 	s := &server{spec: spec, cmd: cmd, log: logf, exited: make(chan struct{})}

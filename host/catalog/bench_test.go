@@ -110,3 +110,43 @@ type directServer struct{ *fakeServer }
 func (d *directServer) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error) {
 	return d.read(ctx, r)
 }
+
+// BenchmarkSet100Providers measures publishing 100 providers of ten tools
+// each, one Set after another, as a host publishing its catalog cache at
+// start does.
+func BenchmarkSet100Providers(b *testing.B) {
+	providers := make([]*fakeProvider, 100)
+	for p := range providers {
+		var names []string
+		for t := range 10 {
+			names = append(names, fmt.Sprintf("p%03d_t%d", p, t))
+		}
+		providers[p] = newProvider(fmt.Sprintf("p%03d", p), names...)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := New(&Options{Logger: hclog.NewNullLogger()})
+		for _, p := range providers {
+			c.Set(p)
+		}
+		c.Close()
+	}
+}
+
+// BenchmarkSetAll100Providers is BenchmarkSet100Providers in one SetAll.
+func BenchmarkSetAll100Providers(b *testing.B) {
+	providers := make([]tool.Provider, 100)
+	for p := range providers {
+		var names []string
+		for t := range 10 {
+			names = append(names, fmt.Sprintf("p%03d_t%d", p, t))
+		}
+		providers[p] = newProvider(fmt.Sprintf("p%03d", p), names...)
+	}
+	b.ReportAllocs()
+	for b.Loop() {
+		c := New(&Options{Logger: hclog.NewNullLogger()})
+		c.SetAll(providers...)
+		c.Close()
+	}
+}

@@ -178,6 +178,16 @@ type provider struct {
 	templates []*template
 	prompts   []*prompt
 	skipped   []Skip // refused definitions: tools, resources, templates, prompts
+
+	read offered // what the provider offered, from read until accept
+}
+
+// offered is what a provider offers, as read from it, before the checks.
+type offered struct {
+	defs      []tool.Def
+	resources []tool.Resource
+	templates []tool.Template
+	prompts   []tool.Prompt
 }
 
 // snapshot is an immutable view of everything exposed, rebuilt on change.
@@ -241,53 +251,79 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 // catalog that p now owns are subscribed with p, unless p's instance is
 // subscribed already; those its instance no longer serves are
 // unsubscribed (see SubscribeResource).
-func (c *Catalog) Set(p tool.Provider) {
+func (c *Catalog) Set(p tool.Provider) { c.SetAll(p) }
+
+// SetAll is Set for several providers at once, with one rebuild of the
+// exposed lists (and at most one change event) for all of them: a host
+// publishing its catalog cache at start sets every plugin in one call,
+// where one Set each would rebuild the lists once per plugin.
+func (c *Catalog) SetAll(ps ...tool.Provider) {
+	read := make([]*provider, 0, len(ps))
+	for _, p := range ps {
+		if st := c.read(p); st != nil {
+			read = append(read, st)
+		}
+	}
+	if len(read) == 0 {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, st := range read {
+		c.accept(st)
+	}
+	c.rebuild()
+}
+
+// read reads what p offers, without the catalog's lock: nil for a
+// provider Set refuses.
+func (c *Catalog) read(p tool.Provider) *provider {
 	if p == nil {
 		c.log.Error("ignoring a nil provider")
-		return
+		return nil
 	}
 	name := p.Name()
 	if err := naming.CheckProvider(name); err != nil {
 		c.log.Error("ignoring provider", "provider", name, "error", err)
-		return
+		return nil
 	}
 	st := &provider{name: name, p: p}
 	if in, ok := p.(tool.Instance); ok {
 		st.instance = in.Instance()
 	}
-	defs := p.Tools()
-	var rs []tool.Resource
-	var ts []tool.Template
-	var ps []tool.Prompt
+	st.read.defs = p.Tools()
 	if srv, ok := p.(tool.Server); ok {
 		st.srv = srv
 		st.offers = srv.Offers()
 		if st.offers.Resources {
-			rs, ts = srv.Resources(), srv.Templates()
+			st.read.resources, st.read.templates = srv.Resources(), srv.Templates()
 		}
 		if st.offers.Prompts {
-			ps = srv.Prompts()
+			st.read.prompts = srv.Prompts()
 		}
 	}
+	return st
+}
 
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	old := c.providers[name]
-	st.acceptTools(defs, old)
-	st.acceptResources(rs)
-	st.acceptTemplates(ts)
-	st.acceptPrompts(ps)
+// accept checks what st read and makes it the provider of its name.
+// c.mu must be held.
+func (c *Catalog) accept(st *provider) {
+	old := c.providers[st.name]
+	st.acceptTools(st.read.defs, old)
+	st.acceptResources(st.read.resources)
+	st.acceptTemplates(st.read.templates)
+	st.acceptPrompts(st.read.prompts)
+	st.read = offered{}
 	var oldSkips []Skip
 	if old != nil {
 		oldSkips = old.skipped
 	}
 	for _, sk := range st.skipped {
 		if !slices.Contains(oldSkips, sk) {
-			c.log.Warn("skipping "+string(sk.Kind), "provider", name, sk.Kind.key(), sk.Name, "reason", sk.Reason)
+			c.log.Warn("skipping "+string(sk.Kind), "provider", st.name, sk.Kind.key(), sk.Name, "reason", sk.Reason)
 		}
 	}
-	c.providers[name] = st
-	c.rebuild()
+	c.providers[st.name] = st
 }
 
 // Remove removes the named provider and everything it offers; it does

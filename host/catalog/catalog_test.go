@@ -497,3 +497,26 @@ func TestAccessors(t *testing.T) {
 		t.Errorf("Providers after removing nobody (-want +got):\n%s", diff)
 	}
 }
+
+// TestSetAllIsSetEach: SetAll publishes what one Set per provider would,
+// clashes and refusals included.
+func TestSetAllIsSetEach(t *testing.T) {
+	t.Parallel()
+	providers := []tool.Provider{
+		newProvider("a", "shared", "alpha"),
+		newProvider("b", "shared", "beta"),
+		nil,
+		newProvider("c d", "refused_provider"),
+	}
+	one, all := newFixture(t, nil), newFixture(t, nil)
+	for _, p := range providers {
+		one.cat.Set(p)
+	}
+	all.cat.SetAll(providers...)
+	if diff := cmp.Diff(one.cat.Exposed(), all.cat.Exposed()); diff != "" {
+		t.Errorf("SetAll's tools differ from Set's (-Set +SetAll):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"a", "b"}, all.cat.Providers()); diff != "" {
+		t.Errorf("providers (-want +got):\n%s", diff)
+	}
+}

@@ -378,8 +378,20 @@ func (m *Manager) Run(ctx context.Context) error {
 		cached[i].e, cached[i].id = m.cache.lookup(f.name, f.path, m.opts.fingerprint(f.name))
 	}
 	first := m.newBurst()
+	var fromCache []tool.Provider
+	var start []func()
 	for i, f := range found {
-		m.spawn(ctx, &wg, f, first.add(), cached[i].e, cached[i].id)
+		p, run := m.spawn(ctx, &wg, f, first.add(), cached[i].e, cached[i].id)
+		if p != nil {
+			fromCache = append(fromCache, p)
+		}
+		start = append(start, run)
+	}
+	// Everything the cache knows is published before any plugin starts,
+	// in one go when the publisher can (one rebuild of the catalog).
+	m.publishAll(fromCache)
+	for _, run := range start {
+		run()
 	}
 	wg.Go(func() {
 		first.seal()
@@ -449,8 +461,11 @@ func (m *Manager) closeReady() { m.readyOnce.Do(func() { close(m.ready) }) }
 // spawn starts the supervisor of a plugin file. settled is called once its
 // first load has succeeded or failed, or at once when the plugin is
 // published from its cache entry e (nil: none; id is the binary's
-// identity as the cache lookup found it).
-func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled func(), e *cacheEntry, id binaryID) {
+// identity as the cache lookup found it). When the plugin is to be
+// published from e, spawn returns that provider for the caller to
+// publish (p), and the supervisor runs only once the caller calls run;
+// otherwise it runs at once and run does nothing.
+func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled func(), e *cacheEntry, id binaryID) (p tool.Provider, run func()) {
 	if f.renamed != "" {
 		m.log.Info("plugin file name is not a provider name; serving the plugin under a derived one",
 			"plugin", f.name, "path", f.path, "reason", f.renamed)
@@ -460,11 +475,37 @@ func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled
 	s := newSupervisor(ctx, m, f)
 	s.bin = id
 	if e != nil && m.unloaded[f.name] == nil {
-		s.fromCache(e)
+		p = s.fromCache(e)
 		settled()
 	}
 	s.prev = m.unloaded[f.name]
 	delete(m.unloaded, f.name)
 	m.plugins[f.name] = s
-	wg.Go(func() { s.run(settled) })
+	run = func() { wg.Go(func() { s.run(settled) }) }
+	if p == nil {
+		run()
+		run = func() {}
+	}
+	return p, run
+}
+
+// A BatchPublisher is a Publisher that can publish several providers at
+// once. *catalog.Catalog is one: the manager publishes everything the
+// catalog cache knows at start with one call.
+type BatchPublisher interface {
+	SetAll(ps ...tool.Provider)
+}
+
+// publishAll publishes ps, in one call when the publisher can.
+func (m *Manager) publishAll(ps []tool.Provider) {
+	if len(ps) == 0 {
+		return
+	}
+	if b, ok := m.pub.(BatchPublisher); ok {
+		b.SetAll(ps...)
+		return
+	}
+	for _, p := range ps {
+		m.pub.Set(p)
+	}
 }

@@ -117,8 +117,9 @@ func (s *supervisor) update(f func(st *PluginStatus)) {
 	f(&s.st)
 }
 
-// fromCache publishes the plugin's cache entry e before it runs.
-func (s *supervisor) fromCache(e *cacheEntry) {
+// fromCache makes the plugin's cache entry e its published provider,
+// before it runs, and returns it for the caller to publish.
+func (s *supervisor) fromCache(e *cacheEntry) *provider {
 	p := &provider{name: s.name, g: s.g, desc: e.description(), lists: e.lists()}
 	s.cached, s.stored = p, e
 	s.update(func(st *PluginStatus) {
@@ -128,8 +129,8 @@ func (s *supervisor) fromCache(e *cacheEntry) {
 			st.State = StateIdle
 		}
 	})
-	s.m.pub.Set(p)
 	s.log.Debug("plugin published from the catalog cache", counts(p.lists)...)
+	return p
 }
 
 // running records a freshly published instance.

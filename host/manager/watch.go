@@ -265,7 +265,10 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		m.mu.Unlock()
 		m.log.Info("new plugin file", "plugin", name, "path", path)
 		e, id := m.cache.lookup(f.name, f.path, m.opts.fingerprint(f.name))
-		m.spawn(ctx, wg, f, settled, e, id)
+		if p, run := m.spawn(ctx, wg, f, settled, e, id); p != nil {
+			m.pub.Set(p)
+			run()
+		}
 	default:
 		m.mu.Unlock()
 		m.log.Debug("not a plugin", "file", base, "reason", why)

@@ -130,10 +130,16 @@ func (h *host) stop() error {
 
 // startModes applies the plugins block: start modes, idle timeouts and
 // the catalog cache (default $XDG_CACHE_HOME/plughost/catalog). Plugins
-// start eagerly unless the file says lazy.
+// start lazily (on demand, stopped when idle) unless the file says eager.
 func startModes(o *manager.Options, cfg *config.Config, workspace string) error {
 	pc := cfg.Plugins
 	o.Start = manager.StartMode(pc.Start)
+	if o.Start == "" {
+		// A desktop user with a few dozen plugins pays memory only for
+		// the ones in use: with the catalog cache, every tool is listed
+		// without starting any.
+		o.Start = manager.StartLazy
+	}
 	o.IdleTimeout = pc.IdleTimeout
 	if len(pc.Plugin) > 0 {
 		o.StartFor = func(name string) (manager.StartMode, time.Duration) {

@@ -270,7 +270,7 @@ func New(opts *Options) (*Manager, error) {
 	case o.LoadConcurrency < 0:
 		return nil, fmt.Errorf("manager: Options.LoadConcurrency is negative (%d)", o.LoadConcurrency)
 	case o.LoadConcurrency == 0:
-		o.LoadConcurrency = max(4, runtime.NumCPU())
+		o.LoadConcurrency = max(16, 4*runtime.NumCPU())
 	}
 	if o.Logger == nil {
 		o.Logger = hclog.NewNullLogger()

@@ -102,7 +102,8 @@ type Options struct {
 	StartFor func(name string) (mode StartMode, idle time.Duration)
 	// LoadConcurrency bounds how many plugins load (start, Describe, list)
 	// at once when they are first loaded or loaded again after their file
-	// changed. Default: the number of CPUs, at least 4.
+	// changed. Default: 4 per CPU, at least 16 (a start waits on its
+	// handshake more than it computes).
 	LoadConcurrency int
 }
 

@@ -91,7 +91,7 @@ func TestNewFillsDefaults(t *testing.T) {
 		StopTimeout:     2 * time.Second,
 		Start:           StartEager,
 		IdleTimeout:     10 * time.Minute,
-		LoadConcurrency: max(4, runtime.NumCPU()),
+		LoadConcurrency: max(16, 4*runtime.NumCPU()),
 	}
 	if diff := cmp.Diff(want, m.opts, cmpopts.IgnoreFields(Options{}, "Logger", "Launcher")); diff != "" {
 		t.Errorf("resolved options (-want +got):\n%s", diff)

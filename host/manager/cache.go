@@ -109,7 +109,9 @@ func cacheKey(binarySHA string, fingerprint string) string {
 }
 
 // lookup returns the valid entry of the named plugin, or nil; id is the
-// binary's identity as found (zero when it could not be read). A corrupt
+// binary's identity as found: zero when it could not be read, and when
+// there is no entry to compare it with (missing, unreadable, corrupt,
+// foreign), so that a cold first scan hashes nothing. A corrupt
 // or foreign entry is logged as a warning, a stale one at debug level.
 func (c *catalogCache) lookup(name, path, fingerprint string) (e *cacheEntry, id binaryID) {
 	if c == nil {
@@ -119,24 +121,20 @@ func (c *catalogCache) lookup(name, path, fingerprint string) (e *cacheEntry, id
 	b, err := os.ReadFile(c.path(name))
 	if errors.Is(err, fs.ErrNotExist) {
 		log.Debug("no catalog cache entry")
-		id, _ = identify(path, nil)
-		return nil, id
+		return nil, binaryID{} // hashed once the plugin has loaded, off the first scan
 	}
 	if err != nil {
 		log.Warn("cannot read the catalog cache entry; ignoring it", "error", err)
-		id, _ = identify(path, nil)
-		return nil, id
+		return nil, binaryID{} // hashed once the plugin has loaded, off the first scan
 	}
 	e = new(cacheEntry)
 	if err := json.Unmarshal(b, e); err != nil {
 		log.Warn("corrupt catalog cache entry; ignoring it", "error", err)
-		id, _ = identify(path, nil)
-		return nil, id
+		return nil, binaryID{} // hashed once the plugin has loaded, off the first scan
 	}
 	if e.Format != cacheFormat || e.Name != name {
 		log.Warn("foreign catalog cache entry; ignoring it", "format", e.Format, "name", e.Name)
-		id, _ = identify(path, nil)
-		return nil, id
+		return nil, binaryID{} // hashed once the plugin has loaded, off the first scan
 	}
 	id, ok := identify(path, &e.Binary)
 	if !ok {

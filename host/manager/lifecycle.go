@@ -243,8 +243,16 @@ func (l *life) show(d pluginproto.Description, ls lists, force bool) {
 		l.last = &provider{name: s.name, g: s.g, desc: d, lists: ls, epoch: l.epoch}
 		s.m.pub.Set(l.last)
 	}
-	if s.m.cache == nil || s.bin.SHA256 == "" {
+	if s.m.cache == nil {
 		return
+	}
+	if s.bin.SHA256 == "" {
+		// No usable entry was found: the binary is hashed now, on the
+		// plugin's own goroutine, not in the first scan that every
+		// plugin waits for.
+		if s.bin, _ = identify(s.path, nil); s.bin.SHA256 == "" {
+			return // unreadable: nothing is stored
+		}
 	}
 	e := newEntry(s.name, s.bin, s.fingerprint, d, ls)
 	if old := s.stored; old != nil && old.Key == e.Key && old.Binary == e.Binary && old.description() == d && sameLists(old.lists(), ls) {

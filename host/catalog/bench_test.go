@@ -115,14 +115,7 @@ func (d *directServer) ReadResource(ctx context.Context, r *tool.Read) (json.Raw
 // each, one Set after another, as a host publishing its catalog cache at
 // start does.
 func BenchmarkSet100Providers(b *testing.B) {
-	providers := make([]*fakeProvider, 100)
-	for p := range providers {
-		var names []string
-		for t := range 10 {
-			names = append(names, fmt.Sprintf("p%03d_t%d", p, t))
-		}
-		providers[p] = newProvider(fmt.Sprintf("p%03d", p), names...)
-	}
+	providers := hundredProviders()
 	b.ReportAllocs()
 	for b.Loop() {
 		c := New(&Options{Logger: hclog.NewNullLogger()})
@@ -135,6 +128,17 @@ func BenchmarkSet100Providers(b *testing.B) {
 
 // BenchmarkSetAll100Providers is BenchmarkSet100Providers in one SetAll.
 func BenchmarkSetAll100Providers(b *testing.B) {
+	providers := hundredProviders()
+	b.ReportAllocs()
+	for b.Loop() {
+		c := New(&Options{Logger: hclog.NewNullLogger()})
+		c.SetAll(providers...)
+		c.Close()
+	}
+}
+
+// hundredProviders are 100 providers of ten tools each (p000_t0, ...).
+func hundredProviders() []tool.Provider {
 	providers := make([]tool.Provider, 100)
 	for p := range providers {
 		var names []string
@@ -143,10 +147,5 @@ func BenchmarkSetAll100Providers(b *testing.B) {
 		}
 		providers[p] = newProvider(fmt.Sprintf("p%03d", p), names...)
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		c := New(&Options{Logger: hclog.NewNullLogger()})
-		c.SetAll(providers...)
-		c.Close()
-	}
+	return providers
 }

@@ -6,11 +6,9 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/plughost/plughost/host/argcheck"
-	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -42,33 +40,18 @@ func (p *provider) acceptPrompts(ps []tool.Prompt) {
 // buildPrompts names every provider's prompts by the tools' rules, in a
 // namespace of their own.
 func buildPrompts(providers map[string]*provider) promptSet {
-	type item struct {
-		n  *naming.Name
-		pr *prompt
-		p  *provider
-	}
-	var items []item
-	for _, st := range providers {
-		for _, pr := range st.prompts {
-			items = append(items, item{&naming.Name{Provider: st.name, Own: pr.name}, pr, st})
-		}
-	}
-	ns := make([]*naming.Name, len(items))
-	for i, it := range items {
-		ns[i] = it.n
-	}
+	items, ns := nameAll(providers, func(p *provider) []*prompt { return p.prompts }, func(pr *prompt) string { return pr.name })
 	s := promptSet{
 		list:    newList(len(items)),
 		routes:  make(map[string]*promptRoute, len(items)),
 		entries: make([]PromptEntry, 0, len(items)),
-		names:   assign(ns),
+		names:   ns,
 	}
-	sort.Slice(items, func(i, j int) bool { return items[i].n.Exposed < items[j].n.Exposed })
 	for _, it := range items {
 		n := it.n
-		s.list.add(n.Exposed, it.pr.obj.withName(n.Exposed))
-		s.routes[n.Exposed] = &promptRoute{p: it.p, prompt: it.pr}
-		s.entries = append(s.entries, PromptEntry{Provider: n.Provider, Prompt: n.Own, ExposedName: n.Exposed, Description: it.pr.desc})
+		s.list.add(n.Exposed, it.v.obj.withName(n.Exposed))
+		s.routes[n.Exposed] = &promptRoute{p: it.p, prompt: it.v}
+		s.entries = append(s.entries, PromptEntry{Provider: n.Provider, Prompt: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
 	}
 	return s
 }

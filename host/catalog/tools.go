@@ -53,35 +53,46 @@ func (p *provider) acceptTools(defs []tool.Def, old *provider) {
 }
 
 func buildTools(providers map[string]*provider) toolSet {
-	type item struct {
-		n *naming.Name
-		d *def
-		p *provider
+	items, ns := nameAll(providers, func(p *provider) []*def { return p.defs }, func(d *def) string { return d.name })
+	s := toolSet{
+		list:    newList(len(items)),
+		routes:  make(map[string]*route, len(items)),
+		entries: make([]Entry, 0, len(items)),
+		names:   ns,
 	}
-	var items []item
+	for _, it := range items {
+		n := it.n
+		s.list.add(n.Exposed, it.v.encode(n.Exposed))
+		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, schema: it.v.schema}
+		s.entries = append(s.entries, Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
+	}
+	return s
+}
+
+// named is one tool or prompt of a provider and the name it is exposed by.
+type named[T any] struct {
+	n *naming.Name
+	v T
+	p *provider
+}
+
+// nameAll names what every provider offers of one kind (of returns a
+// provider's, own an item's own name) by package naming's rules, and
+// returns the items sorted by exposed name, and how they were named.
+func nameAll[T any](providers map[string]*provider, of func(*provider) []T, own func(T) string) ([]named[T], names) {
+	var items []named[T]
 	for _, st := range providers {
-		for _, d := range st.defs {
-			items = append(items, item{&naming.Name{Provider: st.name, Own: d.name}, d, st})
+		for _, v := range of(st) {
+			items = append(items, named[T]{&naming.Name{Provider: st.name, Own: own(v)}, v, st})
 		}
 	}
 	ns := make([]*naming.Name, len(items))
 	for i, it := range items {
 		ns[i] = it.n
 	}
-	s := toolSet{
-		list:    newList(len(items)),
-		routes:  make(map[string]*route, len(items)),
-		entries: make([]Entry, 0, len(items)),
-		names:   assign(ns),
-	}
+	assigned := assign(ns)
 	sort.Slice(items, func(i, j int) bool { return items[i].n.Exposed < items[j].n.Exposed })
-	for _, it := range items {
-		n := it.n
-		s.list.add(n.Exposed, it.d.encode(n.Exposed))
-		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, schema: it.d.schema}
-		s.entries = append(s.entries, Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.d.desc})
-	}
-	return s
+	return items, assigned
 }
 
 // names is how one kind's names (tools', prompts') were assigned, kept to

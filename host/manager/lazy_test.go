@@ -3,6 +3,7 @@ package manager
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -456,5 +457,60 @@ func TestFirstLoadIsBoundedParallel(t *testing.T) {
 	defer mu.Unlock()
 	if peak != limit || launched != plugins {
 		t.Errorf("%d launches, at most %d at once; want %d, %d", launched, peak, plugins, limit)
+	}
+}
+
+// TestFailedStartOnDemand: a lazy plugin that dies while it starts for a
+// request fails that request with the exit, and serves again once it
+// starts.
+func TestFailedStartOnDemand(t *testing.T) {
+	t.Parallel()
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	warmCache(t, dir, cacheDir)
+	marker := filepath.Join(t.TempDir(), "die")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, dir, Options{CacheDir: cacheDir, Start: StartLazy, BackoffInitial: 10 * time.Millisecond,
+		Env: []string{"TESTPLUGIN_DIE_IF=" + marker}})
+	e := h.expect("set", "tp") // from the cache
+	if _, err := call(t, e.p, "pid", ""); err == nil || !strings.Contains(err.Error(), "exit status 4") {
+		t.Fatalf("a call whose start failed: error %v, want one naming the plugin's exit", err)
+	}
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	eventually(t, "a call to succeed once the plugin starts again", func() bool {
+		_, err := call(t, e.p, "pid", "")
+		return err == nil
+	})
+}
+
+// TestRequestGivesUpWaitingForAStart: a request whose context ends while
+// its lazy plugin starts returns at once with the context's error.
+func TestRequestGivesUpWaitingForAStart(t *testing.T) {
+	t.Parallel()
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	warmCache(t, dir, cacheDir)
+	marker := filepath.Join(t.TempDir(), "hang")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var ls launches
+	h := start(t, dir, Options{CacheDir: cacheDir, Start: StartLazy, StartTimeout: waitLong, Launcher: ls.launcher(),
+		Env: []string{"TESTPLUGIN_HANG_IF=" + marker}})
+	e := h.expect("set", "tp")
+	ctx, cancel := context.WithCancel(t.Context())
+	done := make(chan error, 1)
+	go func() {
+		_, err := e.p.CallTool(ctx, &tool.Call{Name: "pid", Arguments: json.RawMessage(`{}`)})
+		done <- err
+	}()
+	eventually(t, "the plugin to be launched for the request", func() bool { return ls.count("tp") == 1 })
+	cancel()
+	if err := <-done; !errors.Is(err, context.Canceled) {
+		t.Errorf("the abandoned request: error %v, want context.Canceled", err)
 	}
 }

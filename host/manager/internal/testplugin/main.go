@@ -18,7 +18,8 @@
 //     -ldflags "-X main.variant=...").
 //
 // When the environment variable TESTPLUGIN_DIE_IF names a file that exists,
-// the plugin exits with status 4 before the handshake. At start it logs
+// the plugin exits with status 4 before the handshake; when
+// TESTPLUGIN_HANG_IF does, it never completes the handshake. At start it logs
 // "testplugin started" through its hclog logger (stderr).
 package main
 
@@ -56,6 +57,11 @@ func main() {
 	if f := os.Getenv("TESTPLUGIN_DIE_IF"); f != "" {
 		if _, err := os.Stat(f); err == nil {
 			os.Exit(4)
+		}
+	}
+	if f := os.Getenv("TESTPLUGIN_HANG_IF"); f != "" {
+		if _, err := os.Stat(f); err == nil {
+			select {} // never completes the handshake
 		}
 	}
 

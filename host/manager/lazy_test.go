@@ -514,3 +514,38 @@ func TestRequestGivesUpWaitingForAStart(t *testing.T) {
 		t.Errorf("the abandoned request: error %v, want context.Canceled", err)
 	}
 }
+
+// TestStartForOverridesTheDefault: a plugin the override makes eager
+// starts at once, the lazy one waits for a request; an idle timeout of
+// its own stops the lazy one.
+func TestStartForOverridesTheDefault(t *testing.T) {
+	t.Parallel()
+	dir, cacheDir := t.TempDir(), t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	copyFile(t, pluginV1, filepath.Join(dir, "tq"), 0o755)
+	warmCache(t, dir, cacheDir)
+	var ls launches
+	h := start(t, dir, Options{CacheDir: cacheDir, Start: StartLazy, Launcher: ls.launcher(),
+		StartFor: func(name string) (StartMode, time.Duration) {
+			if name == "tp" {
+				return StartEager, 0
+			}
+			return "", 50 * time.Millisecond
+		}})
+	h.ready()
+	eventually(t, "the eager plugin to run", func() bool { return h.status("tp").State == StateRunning })
+	if ls.count("tp") != 1 || ls.count("tq") != 0 {
+		t.Errorf("launches: tp %d, tq %d; want 1, 0", ls.count("tp"), ls.count("tq"))
+	}
+	var tq tool.Provider
+	for tq == nil {
+		if e := h.next(); e.op == "set" && e.name == "tq" {
+			tq = e.p
+		}
+	}
+	mustPID(t, tq) // starts the lazy one
+	h.logs.awaitCount(t, "test", "stopping the idle plugin", 1)
+	if st := h.status("tp"); st.State != StateRunning {
+		t.Errorf("the eager plugin = %+v after the other's idle stop, want running", st)
+	}
+}

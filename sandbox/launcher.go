@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -57,11 +58,15 @@ type Launch struct {
 type Launcher struct {
 	opts Options
 	log  hclog.Logger
-	plat platform // what this machine offers, probed once
+
+	probe sync.Once
+	plat  platform // what this machine offers: read it with platform()
 }
 
-// New returns a Launcher. It checks Options and probes, once, what this
-// machine supports.
+// New returns a Launcher. It checks Options; what this machine supports is
+// probed once, when the first plugin is wrapped (the probe starts a
+// process, which a host that starts no plugin, lazy ones published from
+// its catalog cache, need not wait for).
 func New(opts *Options) (*Launcher, error) {
 	var o Options
 	if opts != nil {
@@ -87,8 +92,13 @@ func New(opts *Options) (*Launcher, error) {
 		o.Logger = hclog.NewNullLogger()
 	}
 	l := &Launcher{opts: o, log: o.Logger}
-	l.plat = probePlatform(&o)
 	return l, nil
+}
+
+// platform is what this machine offers, probed at the first call.
+func (l *Launcher) platform() *platform {
+	l.probe.Do(func() { l.plat = probePlatform(&l.opts) })
+	return &l.plat
 }
 
 // Wrap turns the prepared command of plugin (its path, arguments and

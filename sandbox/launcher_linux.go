@@ -103,7 +103,7 @@ type stageReport struct {
 }
 
 func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (*Launch, error) {
-	p := l.plat
+	p := *l.platform()
 	netns := pol.net() == NetNone
 	hostActive := []Layer{}
 	hostMissing := map[Layer]string{}
@@ -227,7 +227,7 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 		ExtraFiles: []*os.File{specR, repW},
 	}
 	if spec.Namespaces {
-		stage.SysProcAttr = nsAttr(l.plat.root, netns)
+		stage.SysProcAttr = nsAttr(l.platform().root, netns)
 	} else {
 		stage.SysProcAttr = &syscall.SysProcAttr{Setsid: true, Pdeathsig: syscall.SIGKILL}
 	}
@@ -251,11 +251,11 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 			rep.Missing[k] = v
 		}
 		cgMu.Lock()
-		placed, cgActive := l.plat.cgroups.place(plugin, pid, pol, rep.Missing)
+		placed, cgActive := l.platform().cgroups.place(plugin, pid, pol, rep.Missing)
 		cg = placed
 		cgMu.Unlock()
 		rep.Active = append(rep.Active, cgActive...)
-		if l.plat.root && slices.Contains(cgActive, LayerCgroupPids) {
+		if l.platform().root && slices.Contains(cgActive, LayerCgroupPids) {
 			// RLIMIT_NPROC counts every process of uid 65534, all
 			// plugins together; the pids cgroup bounds this one.
 			spec.Nproc = 0

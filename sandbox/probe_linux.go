@@ -14,9 +14,9 @@ func Probe(opts *Options) (*Support, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &Support{Platform: platformName(), Root: l.plat.root, Namespaces: l.plat.nsErr, LandlockABI: landlockABI()}
+	s := &Support{Platform: platformName(), Root: l.platform().root, Namespaces: l.platform().nsErr, LandlockABI: landlockABI()}
 	for _, c := range []struct{ name, dir string }{
-		{"v1 memory", l.plat.cgroups.memory}, {"v1 pids", l.plat.cgroups.pids}, {"v1 cpu", l.plat.cgroups.cpu}, {"v2", l.plat.cgroups.v2},
+		{"v1 memory", l.platform().cgroups.memory}, {"v1 pids", l.platform().cgroups.pids}, {"v1 cpu", l.platform().cgroups.cpu}, {"v2", l.platform().cgroups.v2},
 	} {
 		if c.dir != "" {
 			s.Cgroups = append(s.Cgroups, c.name)

@@ -1,8 +1,11 @@
-// Package manager runs the plugins of a directory and publishes their tools.
+// Package manager runs the plugins of a directory and publishes what they
+// offer: tools, and for a plugin of contract 2 also resources, resource
+// templates, prompts and completion.
 //
 // An operator drops executables into a directory; the manager launches each
 // one as a hashicorp/go-plugin gRPC plugin speaking the pluginproto contract,
-// asks it for its tools and publishes it as a [tool.Provider] into whatever
+// asks it what it offers and publishes it as a [tool.Provider] (a
+// [tool.Server]) into whatever
 // implements [Publisher] (the host's catalog). It then watches the directory
 // and keeps the published set true to it:
 //
@@ -42,9 +45,12 @@
 //
 // Loading a plugin is: start it through the manager's runner, complete the
 // go-plugin handshake within Options.StartTimeout, call Describe (the
-// plugin's contract version must be the one its handshake named), call
-// ListTools, publish the provider with Publisher.Set, and open WatchTools so
-// that a plugin announcing a new tool list is listed and published again. A
+// plugin's contract version must be the one its handshake named), list
+// what it offers (ListTools, and ListResources, ListResourceTemplates and
+// ListPrompts for what Describe says it offers), publish the provider with
+// Publisher.Set, and open WatchTools so that a plugin announcing a change
+// is listed and published again (and an update of a subscribed resource
+// reaches a [ResourceUpdater] publisher). A
 // plugin that fails any step is logged with the reason (and the tail of its
 // stderr), is reported as [StateFailed], and is retried only when its file
 // changes; the other plugins are unaffected.

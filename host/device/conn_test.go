@@ -262,17 +262,6 @@ func TestEscaping(t *testing.T) {
 	}
 }
 
-// anyConn returns one connected device, for tests that bypass the catalog.
-func (s *Server) anyConn(t *testing.T) *conn {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	for c := range s.conns {
-		return c
-	}
-	t.Fatal("no device connected")
-	return nil
-}
-
 func TestClaimName(t *testing.T) {
 	t.Parallel()
 	s := &Server{names: map[string]*conn{}}

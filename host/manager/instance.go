@@ -196,24 +196,9 @@ func (in *instance) listTools(ctx context.Context) ([]tool.Def, error) {
 	if err != nil {
 		return nil, fmt.Errorf("list tools: %w", err)
 	}
-	defs := make([]tool.Def, 0, len(raws))
-	seen := make(map[string]bool, len(raws))
-	for i, raw := range raws {
-		var probe struct {
-			Name *string `json:"name"`
-		}
-		if err := json.Unmarshal(raw, &probe); err != nil || probe.Name == nil || *probe.Name == "" {
-			in.log.Warn("skipping a tool definition without a name", "index", i, "json", string(raw))
-			continue
-		}
-		if seen[*probe.Name] {
-			in.log.Warn("skipping a repeated tool definition", "tool", *probe.Name)
-			continue
-		}
-		seen[*probe.Name] = true
-		defs = append(defs, tool.Def{Name: *probe.Name, JSON: slices.Clone(raw)})
-	}
-	return defs, nil
+	return named(in, "tool", "name", raws, func(name string, raw json.RawMessage) tool.Def {
+		return tool.Def{Name: name, JSON: raw}
+	}), nil
 }
 
 // watch relays the plugin's announcements until ctx ends or the stream

@@ -216,15 +216,22 @@ func (l *life) launchFailed(err error) {
 // publish makes in the running instance and publishes it; a load (not a
 // restart after a death) clears the last error.
 func (l *life) publish(in *instance, clearErr bool) {
+	l.adopt(in, clearErr, false, "plugin loaded")
+	l.settled()
+	l.s.settleChanges()
+}
+
+// adopt makes in the running instance, shows what it offers (force: it
+// replaces a running process, see show), lets requests through the gate
+// to it, and logs msg.
+func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 	s := l.s
 	l.cur = in
 	l.idleWait = 0
 	s.running(in, clearErr)
-	l.show(in.desc, in.lists, false)
+	l.show(in.desc, in.lists, force)
 	s.g.set(in)
-	s.log.Info("plugin loaded", append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
-	l.settled()
-	s.settleChanges()
+	s.log.Info(msg, append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
 }
 
 // show publishes what the plugin offers, unless the published provider
@@ -329,13 +336,8 @@ func (l *life) reloading() stage {
 		return stageRunning
 	}
 	old := l.cur
-	l.cur = in
 	l.deaths = nil
-	l.idleWait = 0
-	s.running(in, true)
-	l.show(in.desc, in.lists, true)
-	s.g.set(in)
-	s.log.Info("plugin reloaded", append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
+	l.adopt(in, true, true, "plugin reloaded")
 	s.settleChanges()
 	old.stop(s.m.opts.StopTimeout, true)
 	return stageRunning

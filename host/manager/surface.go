@@ -79,9 +79,8 @@ func named[T any](in *instance, kind, key string, raws []json.RawMessage, mk fun
 	out := make([]T, 0, len(raws))
 	seen := make(map[string]bool, len(raws))
 	for i, raw := range raws {
-		var probe map[string]json.RawMessage
-		var k string
-		if json.Unmarshal(raw, &probe) != nil || json.Unmarshal(probe[key], &k) != nil || k == "" {
+		k, ok := keyOf(raw, key)
+		if !ok {
 			in.log.Warn("skipping a "+kind+" definition without a "+key, "index", i, "json", string(raw))
 			continue
 		}

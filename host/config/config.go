@@ -1,6 +1,6 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block; today there is one, sandbox:
+// block: sandbox, plugins and stateless. The sandbox block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
 //	sandbox {
@@ -49,8 +49,27 @@
 //	  }
 //	}
 //
+// The stateless block says how the requestState of stateless MCP
+// (2026-07-28) is sealed (package sealed), so that any replica behind a load
+// balancer opens what another sealed:
+//
+//	stateless {
+//	  state_key_file = "/etc/plughost/state.key" # the secret every replica shares: at least 32 bytes,
+//	                                             # one trailing newline trimmed, its owner's alone (chmod 600)
+//	  state_ttl      = "15m"                     # how long a client has to answer an input request
+//	                                             # (default 15m; from 1s to 24h)
+//	}
+//
+// A relative state_key_file is relative to the configuration file's
+// directory, not to the working directory: Parse joins it to the directory
+// of its filename argument. The file is read by plughost serve
+// (cmd/plughost), not here; the environment variables PLUGHOST_STATE_KEY (the secret itself,
+// which wins over the file) and PLUGHOST_STATE_KEY_FILE (a file, when the
+// configuration names none) are read there too. The secret itself never
+// goes in this file, nor on the command line.
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
-// listener) get their own top-level blocks next to sandbox.
+// listener) get their own top-level blocks next to these.
 package config
 
 import (
@@ -58,6 +77,7 @@ import (
 	"maps"
 	"math/big"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -77,6 +97,27 @@ type Config struct {
 	Sandbox Sandbox
 	// Plugins is the plugins block: start modes and the catalog cache.
 	Plugins Plugins
+	// Stateless is the stateless block: how requestState is sealed.
+	Stateless Stateless
+}
+
+// The bounds of state_ttl (the error message spells them): a client needs
+// some time to ask its user, and a sealed state should not outlive a day (it
+// can be replayed until it expires).
+const (
+	minStateTTL = time.Second
+	maxStateTTL = 24 * time.Hour
+)
+
+// Stateless holds the settings of the stateless block. A zero field is one
+// the file does not set.
+type Stateless struct {
+	// KeyFile is state_key_file, joined to the configuration file's
+	// directory when relative; "" when not set.
+	KeyFile string
+	// StateTTL is state_ttl; 0 when not set, for the server's default
+	// (15m) to apply.
+	StateTTL time.Duration
 }
 
 // Plugins holds the settings of the plugins block. A zero field is one the
@@ -140,7 +181,7 @@ func Parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -152,10 +193,13 @@ func Parse(src []byte, filename string) (*Config, error) {
 		}
 		seen[b.Type] = true
 		var err error
-		if b.Type == "sandbox" {
+		switch b.Type {
+		case "sandbox":
 			err = cfg.Sandbox.decode(b.Body)
-		} else {
+		case "plugins":
 			err = cfg.Plugins.decode(b.Body)
+		case "stateless":
+			err = cfg.Stateless.decode(b.Body, filepath.Dir(filename))
 		}
 		if err != nil {
 			return nil, err
@@ -434,6 +478,46 @@ func decodeStart(ps *PluginStart, attrs hcl.Attributes) error {
 			}
 			ps.IdleTimeout = d
 		}
+	}
+	return nil
+}
+
+// decode reads the stateless block; dir is the configuration file's
+// directory, against which a relative state_key_file is resolved.
+func (st *Stateless) decode(body hcl.Body, dir string) error {
+	content, diags := body.Content(&hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "state_key_file"}, {Name: "state_ttl"}}})
+	if diags.HasErrors() {
+		return diags
+	}
+	if a, ok := content.Attributes["state_key_file"]; ok {
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			return diags
+		}
+		if v.IsNull() || !v.IsKnown() || v.Type() != cty.String || strings.TrimSpace(v.AsString()) == "" {
+			return diag(a.Expr.Range(), "Invalid state_key_file", "state_key_file must be the path of a file holding the secret (not the secret itself)")
+		}
+		st.KeyFile = v.AsString()
+		if !filepath.IsAbs(st.KeyFile) {
+			st.KeyFile = filepath.Join(dir, st.KeyFile)
+		}
+	}
+	if a, ok := content.Attributes["state_ttl"]; ok {
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			return diags
+		}
+		if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+			return diag(a.Expr.Range(), "Invalid state_ttl", `state_ttl must be a duration such as "15m" or "1h"`)
+		}
+		d, err := time.ParseDuration(v.AsString())
+		if err != nil {
+			return diag(a.Expr.Range(), "Invalid state_ttl", `state_ttl must be a duration such as "15m" or "1h"`)
+		}
+		if d < minStateTTL || d > maxStateTTL {
+			return diag(a.Expr.Range(), "Invalid state_ttl", fmt.Sprintf("state_ttl must be from 1s to 24h, not %v", d))
+		}
+		st.StateTTL = d
 	}
 	return nil
 }

@@ -1,6 +1,7 @@
 package config
 
 import (
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -73,6 +74,18 @@ func TestParseErrors(t *testing.T) {
 		"two plugins":   {"plugins {}\nplugins {}\n", `plughost.hcl:2,1-8: Duplicate plugins block`},
 		"dup plugin":    {"plugins {\n  plugin \"a\" {}\n  plugin \"a\" {}\n}\n", `plughost.hcl:3,3-13: Duplicate plugin block`},
 		"syntax":        {"sandbox {\n  memory = \n}\n", `plughost.hcl:2`},
+		"bad state_ttl": {"stateless {\n  state_ttl = \"soon\"\n}\n", `plughost.hcl:2,15-21: Invalid state_ttl; state_ttl must be a duration such as "15m"`},
+		"number ttl":    {"stateless {\n  state_ttl = 15\n}\n", `plughost.hcl:2,15-17: Invalid state_ttl; state_ttl must be a duration`},
+		"short ttl":     {"stateless {\n  state_ttl = \"500ms\"\n}\n", `plughost.hcl:2,15-22: Invalid state_ttl; state_ttl must be from 1s to 24h, not 500ms`},
+		"zero ttl":      {"stateless {\n  state_ttl = \"0s\"\n}\n", `plughost.hcl:2,15-19: Invalid state_ttl; state_ttl must be from 1s to 24h, not 0s`},
+		"long ttl":      {"stateless {\n  state_ttl = \"25h\"\n}\n", `plughost.hcl:2,15-20: Invalid state_ttl; state_ttl must be from 1s to 24h, not 25h0m0s`},
+		"stateless typo": {"stateless {\n  state_tll = \"15m\"\n}\n",
+			`plughost.hcl:2,3-12: Unsupported argument; An argument named "state_tll" is not expected here. Did you mean "state_ttl"?`},
+		"key in config":        {"stateless {\n  state_key = \"hunter2\"\n}\n", `plughost.hcl:2,3-12: Unsupported argument; An argument named "state_key" is not expected here`},
+		"empty key file":       {"stateless {\n  state_key_file = \"\"\n}\n", `plughost.hcl:2,20-22: Invalid state_key_file`},
+		"key file list":        {"stateless {\n  state_key_file = [\"a\"]\n}\n", `plughost.hcl:2,20-25: Invalid state_key_file`},
+		"two stateless":        {"stateless {}\nstateless {}\n", `plughost.hcl:2,1-10: Duplicate stateless block`},
+		"stateless block typo": {"stateles {}\n", `plughost.hcl:1,1-9: Unsupported block type; Blocks of type "stateles" are not expected here. Did you mean "stateless"?`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -144,5 +157,41 @@ func TestEmpty(t *testing.T) {
 	}
 	if diff := cmp.Diff(&sandbox.Policy{}, cfg.Sandbox.PolicyFor("any")); diff != "" {
 		t.Errorf("(-want +got):\n%s", diff)
+	}
+}
+
+func TestParseStateless(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		src, filename string
+		want          Stateless
+	}{
+		"full": {`
+# Stateless MCP (2026-07-28): how requestState is sealed.
+stateless {
+  state_key_file = "/etc/plughost/state.key"
+  state_ttl      = "15m"
+}
+`, "plughost.hcl", Stateless{KeyFile: "/etc/plughost/state.key", StateTTL: 15 * time.Minute}},
+		"bounds":   {"stateless {\n  state_ttl = \"24h\"\n}\nplugins {}\n", "plughost.hcl", Stateless{StateTTL: 24 * time.Hour}},
+		"one sec":  {"stateless {\n  state_ttl = \"1s\"\n}\n", "plughost.hcl", Stateless{StateTTL: time.Second}},
+		"relative": {"stateless {\n  state_key_file = \"keys/state.key\"\n}\n", "/etc/plughost/plughost.hcl", Stateless{KeyFile: "/etc/plughost/keys/state.key"}},
+		"relative, relative config": {"stateless {\n  state_key_file = \"state.key\"\n}\n", "conf/plughost.hcl",
+			Stateless{KeyFile: filepath.Join("conf", "state.key")}},
+		"up a directory": {"stateless {\n  state_key_file = \"../secrets/state.key\"\n}\n", "/etc/plughost/plughost.hcl", Stateless{KeyFile: "/etc/secrets/state.key"}},
+		"empty block":    {"stateless {}\n", "plughost.hcl", Stateless{}},
+		"absent":         {"sandbox {}\n", "plughost.hcl", Stateless{}},
+		"empty file":     {"", "plughost.hcl", Stateless{}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse([]byte(c.src), c.filename)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, cfg.Stateless); diff != "" {
+				t.Errorf("stateless block (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

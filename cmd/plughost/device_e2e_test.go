@@ -103,7 +103,7 @@ func TestDeviceTextTaskThroughClientModel(t *testing.T) {
 				Content: []mcp.Content{&mcp.TextContent{Text: "It is " + rd.result + "."}}}, nil
 		},
 	})
-	session, err := client.Connect(ctx, &mcp.IOTransport{Reader: wire.fromServer(stdout), Writer: wire.fromClient(stdin)}, nil)
+	session, err := client.Connect(ctx, &mcp.IOTransport{Reader: wire.fromServer(stdout), Writer: wire.fromClient(stdin)}, sessionEra)
 	if err != nil {
 		cmd.Process.Kill()
 		t.Fatalf("connect: %v", err)

@@ -166,7 +166,7 @@ func startTestHost(t *testing.T, plugins ...string) *testHost {
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	h.session, err = client.Connect(ctx, transport, nil)
+	h.session, err = client.Connect(ctx, transport, sessionEra)
 	if err != nil {
 		h.cmd.Process.Kill()
 		t.Fatalf("connect: %v\nstderr:\n%s", err, h.stderr)
@@ -500,3 +500,8 @@ func signalProcess(t *testing.T, pid int, sig syscall.Signal) {
 		t.Fatalf("kill %d: %v", pid, err)
 	}
 }
+
+// sessionEra makes a go-sdk client speak MCP 2025-11-25 (initialize, a
+// session) instead of trying the stateless 2026-07-28 first: the tests
+// that use it are about sessions.
+var sessionEra = &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}

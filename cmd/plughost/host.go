@@ -20,6 +20,7 @@ import (
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -57,6 +58,10 @@ type host struct {
 	cancel    context.CancelFunc
 	devStop   func()   // stops the device bridge; nil when it is off
 	sampler   *sampler // answers the devices' text tasks (device.go); nil when the bridge is off
+	// sealer and stateTTL seal the stateless revision's requestState
+	// (config's stateless block; nil when not serving).
+	sealer   *sealed.Sealer
+	stateTTL time.Duration
 }
 
 // startHost resolves the directories, then starts loading plugins in the
@@ -80,6 +85,12 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	cfg, err := loadConfig(h.config)
 	if err != nil {
 		return nil, err
+	}
+	var sealer *sealed.Sealer
+	if h.serving { // before any plugin runs: a bad key stops the start
+		if sealer, err = stateSealer(cfg.Stateless, os.Getenv, log.Named("mcp")); err != nil {
+			return nil, err
+		}
 	}
 	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))
 	if err != nil {
@@ -107,7 +118,8 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel}
+	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
+		sealer: sealer, stateTTL: cfg.Stateless.StateTTL}
 	go func() { hst.done <- mgr.Run(ctx) }()
 	if err := hst.startDevices(h.devices); err != nil {
 		hst.stop()

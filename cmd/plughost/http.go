@@ -80,6 +80,10 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 		Version: version,
 		Logger:  h.log.Named("mcp"),
 		Ready:   h.manager.Ready(), // no list from a catalog still loading
+		// The stateless revision's requestState, sealed with the key
+		// replicas share.
+		StateSealer: h.sealer,
+		StateTTL:    h.stateTTL,
 	})
 	h.sampler.use(srv) // devices' text tasks ask an HTTP client's model
 	url := "http://" + ln.Addr().String() + streamable.PathMCP

@@ -105,7 +105,7 @@ func (h *httpHost) connect(transport mcp.Transport, listChanged chan struct{}) *
 	})
 	// The SSE transport's stream lives in Connect's context: it must last
 	// as long as the test.
-	cs, err := client.Connect(h.t.Context(), transport, nil)
+	cs, err := client.Connect(h.t.Context(), transport, sessionEra)
 	if err != nil {
 		h.t.Fatalf("connect: %v\nstderr:\n%s", err, h.stderr)
 	}

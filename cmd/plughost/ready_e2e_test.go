@@ -60,7 +60,7 @@ func firstList(t *testing.T, tr, dir, cache string) []string {
 	case "stdio":
 		cmd := exec.Command(bin.plughost, args...)
 		cmd.Env = env
-		cs, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		cs, err = client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sessionEra)
 		if err != nil {
 			t.Fatalf("connect: %v", err)
 		}
@@ -90,7 +90,7 @@ func firstList(t *testing.T, tr, dir, cache string) []string {
 		if url == "" {
 			t.Fatal("plughost printed no URL")
 		}
-		cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, nil)
+		cs, err = client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url}, sessionEra)
 		if err != nil {
 			t.Fatalf("connect: %v", err)
 		}

@@ -116,7 +116,7 @@ func startSandboxHost(t *testing.T, uid int, env ...string) *sandboxHost {
 	client := mcp.NewClient(&mcp.Implementation{Name: "sandbox-e2e", Version: "1"}, nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 15*time.Second)
 	defer cancel()
-	h.session, err = client.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, nil)
+	h.session, err = client.Connect(ctx, &mcp.IOTransport{Reader: stdout, Writer: stdin}, sessionEra)
 	if err != nil {
 		h.cmd.Process.Kill()
 		t.Fatalf("connect: %v\nstderr:\n%s", err, h.stderr)

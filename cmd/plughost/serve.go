@@ -45,6 +45,10 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		Version: version,
 		Logger:  h.log.Named("mcp"),
 		Ready:   h.manager.Ready(), // no list from a catalog still loading
+		// The stateless revision's requestState, sealed with the key
+		// replicas share.
+		StateSealer: h.sealer,
+		StateTTL:    h.stateTTL,
 	})
 	h.sampler.use(srv) // devices' text tasks ask the stdio client's model
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {

@@ -99,7 +99,7 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 		stderr := newLineBuffer()
 		cmd.Stderr = stderr
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sessionEra)
 		if err != nil {
 			t.Fatalf("connect: %v\nstderr:\n%s", err, stderr)
 		}
@@ -116,7 +116,7 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 		c.cs, c.workspace = cs, ws
 	case "http":
 		h := startHTTPHost(t, plugins...)
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp", HTTPClient: h.httpClient(nil)}, nil)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp", HTTPClient: h.httpClient(nil)}, sessionEra)
 		if err != nil {
 			t.Fatalf("connect: %v\nstderr:\n%s", err, h.stderr)
 		}

@@ -117,7 +117,10 @@ func TestInputRetryStaysWithItsProvider(t *testing.T) {
 				}
 			}
 			refused("a retry naming no provider", &tool.Input{State: "st"},
-				tc.what+`: the retry does not name the provider that asked for the client's input, so it cannot go to provider "b": `+tc.again)
+				tc.what+`: the retry carries a provider's state but does not name the provider that asked for the client's input, so it cannot go to provider "b": `+tc.again)
+			if err := tc.do(f.cat, &tool.Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`)}); err != nil {
+				t.Errorf("answers with no state and no provider (a stateless client's): %v", err)
+			}
 
 			f.cat.Remove("b")
 			f.cat.Set(asker("a", ir, &calls))

@@ -123,7 +123,7 @@ func runTranscript(t *testing.T, file string, schemas *samplingSchema) {
 	client := sdk.NewClient(&sdk.Implementation{Name: "transcript", Version: "1"}, &sdk.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *sdk.ToolListChangedRequest) { changed <- struct{}{} },
 	})
-	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, nil)
+	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: clientIn, Writer: clientOut}, sessionEra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -311,3 +311,8 @@ func samplingSchemas(t *testing.T) *samplingSchema {
 	}
 	return &s
 }
+
+// sessionEra makes a go-sdk client speak MCP 2025-11-25 (initialize, a
+// session) instead of trying the stateless 2026-07-28 first: the tests
+// that use it are about sessions.
+var sessionEra = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}

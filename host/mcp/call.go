@@ -66,7 +66,13 @@ type call struct {
 	rp     reply  // where the response goes
 	op     callOp // nil for a tools/call, whose request is tc
 	tc     tool.Call
-	slot   bool // it holds one of the table's slots
+	// st is set for a request of the stateless revision (its _meta's
+	// capabilities and log level); nil for a request of the session.
+	st *stateless
+	// round counts the input rounds of a stateless request before this
+	// one (from its requestState).
+	round int
+	slot  bool // it holds one of the table's slots
 	// slotless: it only waits for another call, so it takes no slot
 	// (holding one could starve the call it waits for).
 	slotless bool
@@ -136,9 +142,18 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 		token = keep[len(keep)-len(token):]
 	}
 
-	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token}
+	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token, st: in.st}
 	c.ctx, c.cancel = context.WithCancel(in.ctx)
-	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.life.caps.raw}
+	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.capsOf(in.st).raw}
+	if in.st != nil {
+		input, round, werr := s.retryInput(in, "tools/call", p.name)
+		if werr != nil {
+			c.cancel()
+			s.respondError(in.rp, in.msg.ID, werr)
+			return nil
+		}
+		c.tc.Input, c.round = input, round
+	}
 	if token != nil {
 		c.tc.Progress = c.progress
 	}
@@ -167,13 +182,37 @@ func (s *Session) startOp(in incoming, op callOp) func() {
 // startOpSlot is startOp; slotless marks an op that only waits for
 // another call (see call.slotless).
 func (s *Session) startOpSlot(in incoming, op callOp, slotless bool) func() {
+	return s.startOpRound(in, op, slotless, 0)
+}
+
+// startOpRound is startOpSlot for a stateless request that retries
+// round input rounds.
+func (s *Session) startOpRound(in incoming, op callOp, slotless bool, round int) func() {
 	id := append([]byte(nil), in.msg.ID...) // the transport's bytes: copy
-	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, op: op, slotless: slotless}
+	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, op: op, slotless: slotless, st: in.st, round: round}
 	c.ctx, c.cancel = context.WithCancel(in.ctx)
 	if !s.admit(c) {
 		return nil
 	}
 	return c.run
+}
+
+// startRetriable starts a long call that a provider may answer with an
+// InputRequired (resources/read, prompts/get): for a stateless request,
+// the client's answers and sealed state of an earlier round are read
+// first and handed to set.
+func (s *Session) startRetriable(in incoming, op callOp, method, target string, set func(*tool.Input)) func() {
+	round := 0
+	if in.st != nil {
+		input, r, werr := s.retryInput(in, method, target)
+		if werr != nil {
+			s.respondError(in.rp, in.msg.ID, werr)
+			return nil
+		}
+		set(input)
+		round = r
+	}
+	return s.startOpRound(in, op, false, round)
 }
 
 // admit registers c in the call table under its id. It reports false, c
@@ -249,7 +288,11 @@ func (c *call) run() {
 		res, err = c.op.exec(c, nil)
 	}
 	if err != nil && needsInput(err) {
-		c.inputRounds(res, err, s.loop)
+		if c.st == nil {
+			c.inputRounds(res, err, s.loop)
+		} else {
+			c.statelessInput(err, false)
+		}
 		return
 	}
 	c.finish(res, err)
@@ -289,7 +332,11 @@ func (c *call) dropSlot() {
 // wait for the client.
 func (c *call) started(res json.RawMessage, err error) {
 	if err != nil && needsInput(err) {
-		c.inputRounds(res, err, true)
+		if c.st == nil {
+			c.inputRounds(res, err, true)
+		} else {
+			c.statelessInput(err, true)
+		}
 		return
 	}
 	c.finish(res, err)
@@ -349,12 +396,23 @@ func (c *call) finish(res json.RawMessage, err error) {
 			s.srv.log.Error("a tool returned an invalid result", "tool", c.tc.Name, "result", string(res))
 			b = append(b[:mark], tool.ErrorResult("tool "+strconv.Quote(c.tc.Name)+" returned an invalid result (not a JSON object)")...)
 		}
+		if c.st != nil {
+			b = markResult(b, mark)
+		}
 		b = append(b, '}')
+	case c.st != nil && missingCapability(err) != nil:
+		b = wire.AppendError(b, c.id, missingCapability(err))
 	default:
 		if res, rpcErr := tool.Outcome(err); rpcErr != nil {
 			b = wire.AppendError(b, c.id, wire.NewError(rpcErr.Code, rpcErr.Message))
 		} else {
-			b = wire.AppendResult(b, c.id, res)
+			b = wire.AppendResultHead(b, c.id)
+			mark := len(b)
+			b = append(b, res...)
+			if c.st != nil {
+				b = markResult(b, mark)
+			}
+			b = append(b, '}')
 		}
 	}
 	*bp = b
@@ -383,7 +441,7 @@ func (c *call) progress(p tool.Progress) {
 		b = append(b, `,"total":`...)
 		b = wire.AppendNumber(b, p.Total)
 	}
-	if p.Message != "" && c.s.life.version.Load() != vOriginal {
+	if p.Message != "" && (c.st != nil || c.s.life.version.Load() != vOriginal) {
 		b = append(b, `,"message":`...)
 		b = wire.AppendString(b, p.Message)
 	}
@@ -401,7 +459,10 @@ func (c *call) log(l tool.Log) {
 		c.s.srv.log.Warn("dropped a tool log with an unknown level", "level", l.Level)
 		return
 	}
-	if lv < int(c.s.level.Load()) {
+	switch {
+	case c.st != nil && (c.st.level < 0 || lv < c.st.level):
+		return // a stateless request gets logs only at the level its _meta asks
+	case c.st == nil && lv < int(c.s.level.Load()):
 		return
 	}
 	c.mu.Lock()

@@ -262,7 +262,17 @@ func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
 // may): what it did not declare in initialize, or a protocol version
 // without the method.
 func (s *Session) cannotAsk(r inputRequest) string {
-	caps, v := &s.life.caps, int(s.life.version.Load())
+	return cannotAsk(r, &s.life.caps, int(s.life.version.Load()))
+}
+
+// cannotAsk says why a client that declared caps and speaks versions[v]
+// (v < 0: the stateless revision, which has all 2025-11-25 has) may not be
+// sent r ("" when it may).
+func cannotAsk(r inputRequest, caps *clientCaps, v int) string {
+	speaks := StatelessVersion
+	if v >= 0 {
+		speaks = versions[v]
+	}
 	switch r.method {
 	case "sampling/createMessage":
 		switch {
@@ -271,15 +281,15 @@ func (s *Session) cannotAsk(r inputRequest) string {
 		case wire.Member(r.params, "tools") == nil && wire.Member(r.params, "toolChoice") == nil:
 		case !caps.samplingTools:
 			return "the client did not declare the sampling.tools capability (tools in sampling)"
-		case !s.samplingTools():
-			return "tools in sampling need protocol version 2025-11-25; this session speaks " + versions[v]
+		case v > vLatest:
+			return "tools in sampling need protocol version 2025-11-25; this session speaks " + speaks
 		}
 	case "elicitation/create":
 		switch {
 		case v > vElicitation:
-			return "elicitation/create is not in protocol version " + versions[v] + ", which this session speaks"
-		case r.mode == "url" && v != vLatest:
-			return "URL elicitation needs protocol version 2025-11-25; this session speaks " + versions[v]
+			return "elicitation/create is not in protocol version " + speaks + ", which this session speaks"
+		case r.mode == "url" && v > vLatest:
+			return "URL elicitation needs protocol version 2025-11-25; this session speaks " + speaks
 		case r.mode == "url" && !caps.elicitURL:
 			return "the client did not declare URL elicitation (the elicitation.url capability)"
 		case r.mode != "url" && !caps.elicitForm:

@@ -27,7 +27,7 @@ func connectStdio(t *testing.T, srv *Server, c *sdk.Client) (*sdk.ClientSession,
 	// The session ends when the client hangs up (at cleanup, after
 	// t.Context is cancelled).
 	go func() { done <- srv.ServeStdio(context.Background(), serverIn, serverOut) }()
-	cs, err := c.Connect(t.Context(), &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, nil)
+	cs, err := c.Connect(t.Context(), &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, sdkSession)
 	if err != nil {
 		clientOut.Close()
 		t.Fatal(err)
@@ -190,7 +190,7 @@ func TestSurfaceGoSDKStdio(t *testing.T) {
 	serverIn, clientOut := io.Pipe()
 	done := make(chan error, 1)
 	go func() { done <- NewServer(cat, nil).ServeStdio(context.Background(), serverIn, serverOut) }()
-	cs, err := client.Connect(t.Context(), &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, nil)
+	cs, err := client.Connect(t.Context(), &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, sdkSession)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -106,6 +106,9 @@ type incoming struct {
 	ctx context.Context
 	msg wire.Message
 	rp  reply
+	// st is set for a request of the stateless revision: what its _meta
+	// says, in place of the session's state.
+	st *stateless
 }
 
 // request makes the serve function of a request: params decode with
@@ -152,7 +155,9 @@ func init() {
 			serve: notification(noParams, (*Session).initialized)},
 		{name: "notifications/cancelled", revs: sessionEra | statelessEra, notification: true,
 			serve: notification(decodeCancelled, (*Session).cancelled)},
-		{name: "logging/setLevel", revs: sessionEra, capability: "logging",
+		// 2026-07-28 removed logging/setLevel (a request's _meta names its
+		// log level) but kept the capability: the server sends logs.
+		{name: "logging/setLevel", revs: sessionEra, capability: "logging", capRevs: sessionEra | statelessEra,
 			serve: request(decodeSetLevel, (*Session).setLevel)},
 		{name: "tools/list", revs: sessionEra | statelessEra, capability: "tools",
 			serve: request(decodeCursor, (*Session).listTools)},
@@ -176,10 +181,11 @@ func init() {
 		{name: "completion/complete", revs: sessionEra | statelessEra, long: true,
 			capability: "completions", capRevs: since("2025-03-26") | statelessEra,
 			serve: request(decodeComplete, (*Session).startComplete)},
-		// The stateless revision's own methods: known, so that a client
-		// that tries them first is told to initialize.
-		{name: "server/discover", revs: statelessEra},
-		{name: "subscriptions/listen", revs: statelessEra},
+		// The stateless revision's own methods.
+		{name: "server/discover", revs: statelessEra,
+			serve: request(noParams, (*Session).discover)},
+		{name: "subscriptions/listen", revs: statelessEra, long: true,
+			serve: request(decodeListen, (*Session).listen)},
 	} {
 		table[m.name] = m
 	}
@@ -207,14 +213,19 @@ func lookup(name []byte, v int) (*method, *wire.Error) {
 // capabilities returns the server capabilities of the initialize result
 // of versions[v]: one member per capability the table's methods belong to
 // in that version, in name order.
-func capabilities(v int) string {
+func capabilities(v int) string { return capabilitiesIn(versionBits[v]) }
+
+// capabilitiesIn returns the server capabilities of the revision rev (a
+// set of one): one member per capability the table's methods belong to
+// in it, in name order.
+func capabilitiesIn(rev revSet) string {
 	var caps []string
 	for _, m := range table {
 		in := m.capRevs
 		if in == 0 {
 			in = m.revs
 		}
-		if m.capability != "" && in.has(v) && !slices.Contains(caps, m.capability) {
+		if m.capability != "" && in&rev != 0 && !slices.Contains(caps, m.capability) {
 			caps = append(caps, m.capability)
 		}
 	}

@@ -35,12 +35,13 @@ const (
 )
 
 var listChanged = [...]struct {
-	bit uint32
-	msg string
+	bit    uint32
+	method string
+	msg    string
 }{
-	{listTools, `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
-	{listResources, `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`},
-	{listPrompts, `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`},
+	{listTools, "notifications/tools/list_changed", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
+	{listResources, "notifications/resources/list_changed", `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`},
+	{listPrompts, "notifications/prompts/list_changed", `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`},
 }
 
 // listsChanged is the catalog's change callback.

@@ -35,6 +35,13 @@ func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err err
 		b = wire.AppendResultHead(b, c.id)
 		var ok bool
 		if b, ok = wire.AppendObject(b, res); ok {
+			if c.st != nil {
+				members := resultTypeComplete
+				if _, read := c.op.(*readOp); read {
+					members = readResultMembers
+				}
+				b = insertMembers(b, mark+len(wire.AppendResultHead(nil, c.id)), members)
+			}
 			return append(b, '}')
 		}
 		b = b[:mark]
@@ -43,6 +50,8 @@ func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err err
 	}
 	var e *wire.Error
 	switch {
+	case c.st != nil && missingCapability(err) != nil:
+		e = missingCapability(err)
 	case errors.Is(err, errInputLimit):
 		e = invalidParams(err)
 	case fault != nil:

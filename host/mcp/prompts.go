@@ -73,11 +73,14 @@ func (s *Session) startGetPrompt(in incoming, p promptParams) func() {
 	if p.args != nil {
 		args, _ = wire.AppendJSON(nil, p.args) // the transport's bytes: copy
 	}
-	return s.startOp(in, &promptOp{g: tool.PromptGet{Name: p.name, Arguments: args, ClientCapabilities: s.life.caps.raw}})
+	op := &promptOp{g: tool.PromptGet{Name: p.name, Arguments: args, ClientCapabilities: s.capsOf(in.st).raw}}
+	return s.startRetriable(in, op, "prompts/get", p.name, func(i *tool.Input) { op.g.Input = i })
 }
 
 func (o *promptOp) exec(c *call, in *tool.Input) (json.RawMessage, error) {
-	o.g.Input = in
+	if in != nil {
+		o.g.Input = in
+	}
 	return c.s.srv.catalog.GetPrompt(c.ctx, &o.g)
 }
 

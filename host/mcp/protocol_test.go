@@ -99,11 +99,13 @@ func TestBeforeInitialize(t *testing.T) {
 		msg       string
 		wantError *respError // nil: a result
 	}{
-		"ping":            {`{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil},
-		"tools/list":      {`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, notInit},
-		"tools/call":      {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`, notInit},
-		"setLevel":        {`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`, notInit},
-		"server/discover": {`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, &respError{-32601, "method not found: server/discover (send initialize; this server speaks protocol versions up to 2025-11-25)"}},
+		"ping":       {`{"jsonrpc":"2.0","id":1,"method":"ping"}`, nil},
+		"tools/list": {`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`, notInit},
+		"tools/call": {`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"echo"}}`, notInit},
+		"setLevel":   {`{"jsonrpc":"2.0","id":1,"method":"logging/setLevel","params":{"level":"info"}}`, notInit},
+		// server/discover is the stateless revision's: served before (and
+		// without) initialize, but only with its _meta.
+		"server/discover": {`{"jsonrpc":"2.0","id":1,"method":"server/discover"}`, &respError{-32602, "invalid params: a 2026-07-28 request needs _meta, an object with io.modelcontextprotocol/protocolVersion and io.modelcontextprotocol/clientCapabilities"}},
 		"unknown":         {`{"jsonrpc":"2.0","id":1,"method":"roots/list"}`, &respError{-32601, "method not found: roots/list"}},
 		"prompts/list":    {`{"jsonrpc":"2.0","id":1,"method":"prompts/list"}`, notInit},
 		"resources/read":  {`{"jsonrpc":"2.0","id":1,"method":"resources/read","params":{"uri":"file:///a"}}`, notInit},

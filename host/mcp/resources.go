@@ -55,18 +55,25 @@ func decodeURI(method string) func(params []byte) (string, *wire.Error) {
 type readOp struct{ r tool.Read }
 
 func (s *Session) startRead(in incoming, uri string) func() {
-	return s.startOp(in, &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.life.caps.raw}})
+	op := &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.capsOf(in.st).raw}}
+	return s.startRetriable(in, op, "resources/read", uri, func(i *tool.Input) { op.r.Input = i })
 }
 
 func (o *readOp) exec(c *call, in *tool.Input) (json.RawMessage, error) {
-	o.r.Input = in
+	if in != nil {
+		o.r.Input = in
+	}
 	return c.s.srv.catalog.ReadResource(c.ctx, &o.r)
 }
 
 func (o *readOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
 	return appendAnswer(b, c, "resources/read", res, err, func(err error) *wire.Error {
 		if errors.Is(err, tool.ErrUnknownResource) {
-			return resourceNotFound(o.r.URI, err)
+			e := resourceNotFound(o.r.URI, err)
+			if c.st != nil {
+				e.Code = wire.CodeInvalidParams // SEP-2164: 2026-07-28's code for it
+			}
+			return e
 		}
 		return nil
 	})

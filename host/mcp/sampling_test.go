@@ -244,7 +244,7 @@ func TestSamplingGoSDKStdio(t *testing.T) {
 		serverIn, clientOut := io.Pipe()
 		done := make(chan error, 1)
 		go func() { done <- srv.ServeStdio(t.Context(), serverIn, serverOut) }()
-		cs, err := c.Connect(t.Context(), &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, nil)
+		cs, err := c.Connect(t.Context(), &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, sdkSession)
 		if err != nil {
 			t.Fatal(err)
 		}

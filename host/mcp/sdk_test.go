@@ -43,7 +43,7 @@ func TestGoSDKClient(t *testing.T) {
 
 	client, changed, progress, logs := mcptest.SDKClient()
 	ctx := t.Context()
-	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, nil)
+	cs, err := client.Connect(ctx, &sdk.IOTransport{Reader: pipeEnd{clientIn, nil}, Writer: pipeEnd{nil, clientOut}}, sdkSession)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,3 +86,8 @@ func TestGoSDKClient(t *testing.T) {
 		t.Fatal("ServeStdio did not return after the client hung up")
 	}
 }
+
+// sdkSession makes a go-sdk client speak MCP 2025-11-25 (initialize, a
+// session) instead of trying the stateless 2026-07-28 first: the tests
+// that use it are about sessions.
+var sdkSession = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}

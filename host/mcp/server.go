@@ -6,11 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"strconv"
 	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 
@@ -145,6 +147,25 @@ type Options struct {
 	// answered at the bound is answered with what the catalog holds, and
 	// a warning is logged.
 	ReadyWait time.Duration
+	// StateSealer seals the requestState of the stateless revision's
+	// InputRequiredResult (see the package doc). Replicas behind a load
+	// balancer must share its key, so that any one of them opens what
+	// another sealed; nil means a random key of this process alone.
+	StateSealer *sealed.Sealer
+	// StateTTL is how long a requestState stays valid: how long a client
+	// has to answer an input request. 0 means DefaultStateTTL (15
+	// minutes).
+	StateTTL time.Duration
+	// ListTTL is the caching hint (ttlMs) on the stateless revision's list
+	// results and server/discover: how long a client may keep one before
+	// asking again. 0 means DefaultListTTL; negative means 0 (always
+	// stale). Clients that listen (subscriptions/listen) learn of changes
+	// at once whatever it is.
+	ListTTL time.Duration
+	// MaxListeners limits the subscriptions/listen streams open at once in
+	// the whole server; 0 means DefaultMaxListeners (1000). One more is
+	// refused with -32602 naming the limit.
+	MaxListeners int
 	// OnSession, when set, is called with every session the server opens,
 	// before it serves anything. The function it returns, when not nil, is
 	// called each time a piece of the session's work has written its
@@ -168,7 +189,13 @@ type Server struct {
 	readyWait    time.Duration
 	// initResult holds the initialize result for each supported version.
 	initResult [len(versions)][]byte
-	onSession  func(*Session) func()
+	// discoverResult is server/discover's result, but for its ttlMs.
+	discoverResult []byte
+	sealer         *sealed.Sealer
+	stateTTL       time.Duration
+	listTTL        []byte // ttlMs's value, in decimal
+	listeners      listeners
+	onSession      func(*Session) func()
 
 	clientsMu sync.Mutex
 	samplers  []*Session // initialized sessions whose client can sample, oldest first
@@ -189,7 +216,28 @@ func NewServer(c Catalog, opts *Options) *Server {
 		ready:        opts.Ready,
 		readyWait:    opts.ReadyWait,
 		onSession:    opts.OnSession,
+		sealer:       opts.StateSealer,
+		stateTTL:     opts.StateTTL,
 	}
+	if s.sealer == nil {
+		s.sealer = sealed.NewRandom()
+	}
+	if s.stateTTL <= 0 {
+		s.stateTTL = DefaultStateTTL
+	}
+	switch ttl := opts.ListTTL; {
+	case ttl == 0:
+		s.listTTL = strconv.AppendInt(nil, DefaultListTTL.Milliseconds(), 10)
+	case ttl < 0:
+		s.listTTL = []byte("0")
+	default:
+		s.listTTL = strconv.AppendInt(nil, ttl.Milliseconds(), 10)
+	}
+	maxListeners := opts.MaxListeners
+	if maxListeners <= 0 {
+		maxListeners = DefaultMaxListeners
+	}
+	s.listeners.init(maxListeners)
 	if s.readyWait <= 0 {
 		s.readyWait = DefaultReadyWait
 	}
@@ -229,6 +277,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 		}
 		s.initResult[i] = b
 	}
+	s.discoverResult = discoverResult(version, opts.Instructions)
 	return s
 }
 
@@ -362,4 +411,21 @@ func (s *Session) worker(first func(), jobs <-chan func()) {
 			return
 		}
 	}
+}
+
+// A ToolLookup is a Catalog that returns one tool's definition by its
+// exposed name (host/catalog implements it).
+type ToolLookup interface {
+	// Tool returns the MCP Tool object of the tool exposed as name, or nil.
+	Tool(name string) json.RawMessage
+}
+
+// Tool returns the definition of the tool exposed as name, or nil when
+// there is none or the catalog cannot say (a transport checks a tool's
+// x-mcp-header parameters with it).
+func (srv *Server) Tool(name string) json.RawMessage {
+	if l, ok := srv.catalog.(ToolLookup); ok {
+		return l.Tool(name)
+	}
+	return nil
 }

@@ -35,6 +35,12 @@ type Session struct {
 	// inline lets long calls start on the read loop, when the catalog is a
 	// CallStarter (set before the first message; stdio only).
 	inline bool
+	// statelessOnly: a session of OpenStateless, which serves only
+	// stateless requests.
+	statelessOnly bool
+	// sessionOnly: the transport serves only sessions (HTTP+SSE), so a
+	// stateless request is answered -32601 (set before the first message).
+	sessionOnly bool
 	// loop: the session is served by a read loop (Serve, ServeStdio) whose
 	// workers run its long calls; a call must not wait for the client on
 	// one (set before the first message).
@@ -90,6 +96,34 @@ func (srv *Server) NewSession(notify Sink) *Session {
 
 // OpenSession starts a session on conn. Close it when the client is gone.
 func (srv *Server) OpenSession(conn SessionConn) *Session {
+	s := srv.newSession(conn)
+	s.work.Add(1)
+	go s.notifier()
+	s.notes.unsubscribe = srv.catalog.Subscribe(s.listsChanged)
+	s.notes.unwatch = srv.catalog.OnResourceUpdated(s.resourceUpdated)
+	return s
+}
+
+// OpenStateless returns a session for one exchange of stateless requests
+// (a Streamable HTTP POST without a session): it keeps no state between
+// requests, sends no notification unrelated to a request, and serves
+// only requests of the stateless revision (any other needs initialize,
+// which a transport serves on a session of its own). Close it once
+// Handle has returned.
+func (srv *Server) OpenStateless() *Session {
+	s := srv.newSession(SessionConn{Notify: discard{}})
+	s.statelessOnly = true
+	s.notes.unsubscribe, s.notes.unwatch = func() {}, func() {}
+	return s
+}
+
+// discard is a Sink that drops everything.
+type discard struct{}
+
+func (discard) Write([]byte) error { return nil }
+
+// newSession makes the parts every session has.
+func (srv *Server) newSession(conn SessionConn) *Session {
 	s := &Session{
 		srv:   srv,
 		conn:  conn,
@@ -103,10 +137,6 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 	if srv.onSession != nil {
 		s.idleHook = srv.onSession(s)
 	}
-	s.work.Add(1)
-	go s.notifier()
-	s.notes.unsubscribe = srv.catalog.Subscribe(s.listsChanged)
-	s.notes.unwatch = srv.catalog.OnResourceUpdated(s.resourceUpdated)
 	return s
 }
 
@@ -125,6 +155,11 @@ func (s *Session) Close() {
 		s.work.Wait()
 	})
 }
+
+// RefuseStateless makes the session answer every request of the stateless
+// revision -32601, for a transport that serves only sessions (HTTP+SSE).
+// Call it before the first message.
+func (s *Session) RefuseStateless() { s.sessionOnly = true }
 
 // Initialized reports whether the session has answered initialize.
 func (s *Session) Initialized() bool { return s.life.state.Load() >= stateInitialized }
@@ -224,6 +259,23 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		return nil
 	}
 	in := incoming{ctx: ctx, msg: m, rp: rp}
+	if m.Kind == wire.Request && isStateless(m) {
+		if s.sessionOnly {
+			s.respondError(rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+string(m.Method)+
+				" (this transport, HTTP+SSE, serves protocol versions up to "+versions[vLatest]+" after initialize; "+
+				StatelessVersion+" is served on the Streamable HTTP endpoint)"))
+			return nil
+		}
+		return s.dispatchStateless(in)
+	}
+	if s.statelessOnly {
+		if m.Kind == wire.Request {
+			s.respondError(rp, m.ID, wire.NewError(wire.CodeInvalidRequest, "invalid request: a request without "+
+				metaProtocolVersion+" in its _meta needs a session: send initialize first, or send the request's _meta as "+
+				StatelessVersion+" requires"))
+		}
+		return nil
+	}
 	switch m.Kind {
 	case wire.Response:
 		s.response(m)
@@ -247,6 +299,29 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		s.respondError(rp, m.ID, errNotInitialized)
 		return nil
 	}
+	return e.serve(s, in)
+}
+
+// dispatchStateless is dispatchOne for a request of the stateless
+// revision: its _meta stands in for the session's state.
+func (s *Session) dispatchStateless(in incoming) (run func()) {
+	m := in.msg
+	st, merr := decodeStateless(m.Params)
+	if merr != nil {
+		s.respondError(in.rp, m.ID, merr)
+		return nil
+	}
+	e := table[string(m.Method)]
+	switch {
+	case e == nil || e.notification:
+		s.respondError(in.rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+string(m.Method)))
+		return nil
+	case e.revs&statelessEra == 0:
+		s.respondError(in.rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+e.name+
+			" is not in protocol version "+StatelessVersion))
+		return nil
+	}
+	in.st = st
 	return e.serve(s, in)
 }
 

@@ -104,7 +104,7 @@ func (op *listOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 }
 
 func (op *listOp) answer(b []byte, c *call, _ json.RawMessage, _ error) []byte {
-	return c.s.appendList(b, c.id, op.method, op.member, op.items, op.next, op.err)
+	return c.s.appendList(b, c.id, c.st, op.method, op.member, op.items, op.next, op.err)
 }
 
 // answerList answers a list request with one page (appendList).
@@ -123,7 +123,7 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 	} else {
 		b = make([]byte, 0, size)
 	}
-	b = s.appendList(b, in.msg.ID, method, member, items, next, err)
+	b = s.appendList(b, in.msg.ID, in.st, method, member, items, next, err)
 	s.respond(in.rp, b)
 	if bp != nil {
 		*bp = b
@@ -132,10 +132,11 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 }
 
 // appendList appends the response to a list request with one page: the
-// items under member, and nextCursor when there is a next page. An
-// unknown cursor is -32602; any other failure -32603. An item not framed
-// as a JSON object is dropped with an error log.
-func (s *Session) appendList(b, id []byte, method, member string, items []json.RawMessage, next string, err error) []byte {
+// items under member, and nextCursor when there is a next page; for a
+// stateless request (st not nil) first its resultType and caching hints.
+// An unknown cursor is -32602; any other failure -32603. An item not
+// framed as a JSON object is dropped with an error log.
+func (s *Session) appendList(b, id []byte, st *stateless, method, member string, items []json.RawMessage, next string, err error) []byte {
 	switch {
 	case errors.Is(err, tool.ErrInvalidCursor):
 		return wire.AppendError(b, id, wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error()))
@@ -144,7 +145,12 @@ func (s *Session) appendList(b, id []byte, method, member string, items []json.R
 		return wire.AppendError(b, id, wire.NewError(wire.CodeInternalError, "internal error: "+method+": "+err.Error()))
 	}
 	b = wire.AppendResultHead(b, id)
-	b = append(b, `{"`...)
+	b = append(b, '{')
+	if st != nil {
+		b = s.srv.appendCacheable(b)
+		b = append(b, ',')
+	}
+	b = append(b, '"')
 	b = append(b, member...)
 	b = append(b, `":[`...)
 	n := 0

@@ -61,10 +61,11 @@ var kinds = []error{ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments, ErrTooLar
 // Typed reports whether err wraps one of ErrGone, ErrTimedOut, ErrRefused,
 // ErrBadArguments or ErrTooLarge, and so names its cause itself, or is an
 // *InputRequired (not a failure: it passes the catalog, which only names
-// the provider in it).
+// the provider in it) or a *CapabilityRequired.
 func Typed(err error) bool {
 	var ir *InputRequired
-	if errors.As(err, &ir) {
+	var cr *CapabilityRequired
+	if errors.As(err, &ir) || errors.As(err, &cr) {
 		return true
 	}
 	for _, k := range kinds {
@@ -106,3 +107,19 @@ func Outcome(err error) (result json.RawMessage, rpcErr *RPCError) {
 	}
 	return ErrorResult(err.Error()), nil
 }
+
+// CapabilityRequired is a provider's answer when a call needs a client
+// capability the client did not declare (sampling, say): the request
+// cannot be served for this client at all. MCP 2026-07-28 answers it with
+// error -32021 (MissingRequiredClientCapability) whose data names
+// Capabilities; a session, whose revisions have no such error, gets an
+// isError result carrying Message. It passes the catalog as it is (Typed).
+type CapabilityRequired struct {
+	// Capabilities is a JSON object in the shape of MCP ClientCapabilities
+	// naming what is required, e.g. {"sampling":{}}.
+	Capabilities json.RawMessage
+	// Message says what the call needed and why.
+	Message string
+}
+
+func (e *CapabilityRequired) Error() string { return e.Message }

@@ -49,18 +49,38 @@ var resultDefs = map[string]string{
 	"prompts/list":             "ListPromptsResult",
 	"prompts/get":              "GetPromptResult",
 	"completion/complete":      "CompleteResult",
+	"server/discover":          "DiscoverResult",
+	"subscriptions/listen":     "SubscriptionsListenResult",
+}
+
+// removed2026 are the requests 2026-07-28 removed (their result types,
+// EmptyResult and InitializeResult, remain for other uses or not at all).
+var removed2026 = map[string]bool{"initialize": true, "ping": true, "logging/setLevel": true,
+	"resources/subscribe": true, "resources/unsubscribe": true}
+
+// inputRequiredDef is the schema definition of a result whose resultType
+// is "input_required" (2026-07-28), whatever the request.
+const inputRequiredDef = "InputRequiredResult"
+
+// errorDefs names the schema definition of the error responses whose
+// code a version's schema fixes (2026-07-28: -32020, -32021, -32022).
+var errorDefs = map[float64]string{
+	-32020: "HeaderMismatchError",
+	-32021: "MissingRequiredClientCapabilityError",
+	-32022: "UnsupportedProtocolVersionError",
 }
 
 // notificationDefs names the schema definition of each notification a
 // server may send.
 var notificationDefs = map[string]string{
-	"notifications/progress":               "ProgressNotification",
-	"notifications/message":                "LoggingMessageNotification",
-	"notifications/tools/list_changed":     "ToolListChangedNotification",
-	"notifications/resources/list_changed": "ResourceListChangedNotification",
-	"notifications/prompts/list_changed":   "PromptListChangedNotification",
-	"notifications/resources/updated":      "ResourceUpdatedNotification",
-	"notifications/cancelled":              "CancelledNotification",
+	"notifications/progress":                   "ProgressNotification",
+	"notifications/message":                    "LoggingMessageNotification",
+	"notifications/tools/list_changed":         "ToolListChangedNotification",
+	"notifications/resources/list_changed":     "ResourceListChangedNotification",
+	"notifications/prompts/list_changed":       "PromptListChangedNotification",
+	"notifications/resources/updated":          "ResourceUpdatedNotification",
+	"notifications/cancelled":                  "CancelledNotification",
+	"notifications/subscriptions/acknowledged": "SubscriptionsAcknowledgedNotification",
 }
 
 // requestDefs names the schema definition of each request a server may
@@ -82,6 +102,8 @@ type Validator struct {
 	results       map[string]*jsonschema.Schema
 	notifications map[string]*jsonschema.Schema
 	requests      map[string]*jsonschema.Schema
+	inputRequired *jsonschema.Schema             // nil before 2026-07-28
+	errors        map[float64]*jsonschema.Schema // by code
 }
 
 // New compiles the schema of a protocol version.
@@ -92,6 +114,13 @@ func New(version string) (*Validator, error) {
 	}
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
 	if err != nil {
+		return nil, err
+	}
+	var names struct {
+		Definitions map[string]json.RawMessage `json:"definitions"`
+		Defs        map[string]json.RawMessage `json:"$defs"`
+	}
+	if err := json.Unmarshal(raw, &names); err != nil {
 		return nil, err
 	}
 	url := "https://modelcontextprotocol.io/schema/" + version + ".json"
@@ -113,7 +142,9 @@ func New(version string) (*Validator, error) {
 		results:       map[string]*jsonschema.Schema{},
 		notifications: map[string]*jsonschema.Schema{},
 		requests:      map[string]*jsonschema.Schema{},
+		errors:        map[float64]*jsonschema.Schema{},
 	}
+	has := func(def string) bool { return names.Definitions[def] != nil || names.Defs[def] != nil }
 	if v.response, err = compile(response); err != nil {
 		return nil, err
 	}
@@ -126,29 +157,39 @@ func New(version string) (*Validator, error) {
 	if v.request, err = compile("JSONRPCRequest"); err != nil {
 		return nil, err
 	}
-	var names struct {
-		Definitions map[string]json.RawMessage `json:"definitions"`
-		Defs        map[string]json.RawMessage `json:"$defs"`
-	}
-	if err := json.Unmarshal(raw, &names); err != nil {
-		return nil, err
-	}
+	// A method, notification or error a version's schema lacks (server
+	// requests in 2026-07-28, discover before it) is unexpected in it.
 	for method, def := range requestDefs {
-		if names.Definitions[def] == nil && names.Defs[def] == nil {
-			continue
-		}
-		if v.requests[method], err = compile(def); err != nil {
-			return nil, err
+		if has(def) && version < "2026-07-28" { // 2026-07-28 has them only inside inputRequests
+			if v.requests[method], err = compile(def); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for method, def := range resultDefs {
-		if v.results[method], err = compile(def); err != nil {
-			return nil, err
+		if has(def) && !(version >= "2026-07-28" && removed2026[method]) {
+			if v.results[method], err = compile(def); err != nil {
+				return nil, err
+			}
 		}
 	}
 	for method, def := range notificationDefs {
-		if v.notifications[method], err = compile(def); err != nil {
+		if has(def) {
+			if v.notifications[method], err = compile(def); err != nil {
+				return nil, err
+			}
+		}
+	}
+	if has(inputRequiredDef) {
+		if v.inputRequired, err = compile(inputRequiredDef); err != nil {
 			return nil, err
+		}
+	}
+	for code, def := range errorDefs {
+		if has(def) {
+			if v.errors[code], err = compile(def); err != nil {
+				return nil, err
+			}
 		}
 	}
 	return v, nil
@@ -212,12 +253,20 @@ func (v *Validator) checkOne(msg any, methodOf func(json.RawMessage) string) err
 			// since, it may be absent), so check the rest with a stand-in id.
 			obj["id"] = 0.0
 		}
+		if e, ok := obj["error"].(map[string]any); ok {
+			if code, ok := e["code"].(float64); ok && v.errors[code] != nil {
+				return wrap("error response", v.errors[code].Validate(obj))
+			}
+		}
 		return wrap("error response", v.errResponse.Validate(obj))
 	case hasID && !hasMethod:
 		if err := v.response.Validate(msg); err != nil {
 			return wrap("response", err)
 		}
 		rawID, _ := json.Marshal(id)
+		if res, ok := obj["result"].(map[string]any); ok && res["resultType"] == "input_required" && v.inputRequired != nil {
+			return wrap("InputRequiredResult", v.inputRequired.Validate(res))
+		}
 		method := methodOf(rawID)
 		s, ok := v.results[method]
 		if !ok {

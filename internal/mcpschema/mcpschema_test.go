@@ -45,7 +45,7 @@ func TestVersions(t *testing.T) {
 			t.Errorf("New(%s): %v", v, err)
 		}
 	}
-	if got := len(Versions()); got != 4 {
-		t.Errorf("Versions() has %d entries, want 4", got)
+	if got := len(Versions()); got != 5 {
+		t.Errorf("Versions() has %d entries, want 5", got)
 	}
 }

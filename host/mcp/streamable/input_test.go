@@ -179,7 +179,7 @@ func TestInputGoSDKHTTP(t *testing.T) {
 				hs := startHTTP(t, nil)
 				ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 				defer cancel()
-				cs, err := mcptest.InputClient(tt.opts).Connect(ctx, transport(hs.url), nil)
+				cs, err := mcptest.InputClient(tt.opts).Connect(ctx, transport(hs.url), sessionEra)
 				if err != nil {
 					t.Fatal(err)
 				}
@@ -206,7 +206,7 @@ func TestInputCancelledGoSDKHTTP(t *testing.T) {
 		}
 		return nil, errors.New("no answer")
 	}})
-	cs, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: hs.url + PathMCP}, nil)
+	cs, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: hs.url + PathMCP}, sessionEra)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -249,7 +249,7 @@ func TestSurfaceGoSDKHTTP(t *testing.T) {
 	t.Parallel()
 	hs := startHTTP(t, nil)
 	client, ev := mcptest.SurfaceClient()
-	cs, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: hs.url + PathMCP}, nil)
+	cs, err := client.Connect(t.Context(), &sdk.StreamableClientTransport{Endpoint: hs.url + PathMCP}, sessionEra)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -100,6 +100,7 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	stop := context.AfterFunc(r.Context(), ls.end)
 	defer stop()
 	err := h.srv.ServeSession(context.Background(), ls, func(s *mcp.Session) {
+		s.RefuseStateless() // HTTP+SSE is the transport of 2024-11-05 sessions
 		ls.mu.Lock()
 		ls.sess = s
 		ls.mu.Unlock()

@@ -32,9 +32,15 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, nil, perr.Code, perr.Message)
 		return
 	}
-	if r.Header.Get("Mcp-Session-Id") == "" && isInitialize(body) {
-		h.initialize(w, body)
-		return
+	if r.Header.Get("Mcp-Session-Id") == "" {
+		switch {
+		case isStatelessPost(r, body):
+			h.stateless(w, r, body)
+			return
+		case isInitialize(body):
+			h.initialize(w, body)
+			return
+		}
 	}
 	hs := h.lookup(w, r)
 	if hs == nil {

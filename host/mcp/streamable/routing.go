@@ -8,14 +8,9 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/wire"
 )
-
-// codeHeaderMismatch is HeaderMismatchError's code (MCP 2026-07-28):
-// routing headers missing, malformed, or disagreeing with the body.
-//
-// TODO: use mcp.CodeHeaderMismatch once host/mcp has it.
-const codeHeaderMismatch = -32020
 
 // Routing headers (SEP-2243). A stateless POST mirrors parts of its body
 // into HTTP headers so that intermediaries can route it without reading
@@ -63,7 +58,7 @@ const maxSchemaDepth = 32
 // is checked elsewhere.
 func checkRoutingHeaders(r *http.Request, m wire.Message, toolDef func(name string) json.RawMessage) *wire.Error {
 	fail := func(msg string) *wire.Error {
-		return &wire.Error{Code: codeHeaderMismatch, Message: "header mismatch: " + msg, ID: m.ID}
+		return &wire.Error{Code: mcp.CodeHeaderMismatch, Message: "header mismatch: " + msg, ID: m.ID}
 	}
 	method := string(m.Method)
 	hv, problem := routingHeader(r, hdrMethod, false)

@@ -35,7 +35,7 @@ func TestSamplingGoSDKHTTP(t *testing.T) {
 					return &sdk.CreateMessageResult{Role: "assistant", Model: name, Content: &sdk.TextContent{Text: "hi"}}, nil
 				},
 			})
-			cs, err := client.Connect(ctx, transport(hs.url), nil)
+			cs, err := client.Connect(ctx, transport(hs.url), sessionEra)
 			if err != nil {
 				t.Fatal(err)
 			}

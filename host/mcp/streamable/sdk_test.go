@@ -31,7 +31,7 @@ func TestHTTPGoSDKClients(t *testing.T) {
 			client, changed, progress, logs := mcptest.SDKClient()
 			ctx, cancel := context.WithTimeout(t.Context(), 20*time.Second)
 			defer cancel()
-			cs, err := client.Connect(ctx, tc.transport, nil)
+			cs, err := client.Connect(ctx, tc.transport, sessionEra)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -65,3 +65,8 @@ func TestHTTPGoSDKClients(t *testing.T) {
 		})
 	}
 }
+
+// sessionEra makes a go-sdk client speak MCP 2025-11-25 (initialize, a
+// session) instead of trying the stateless 2026-07-28 first: the tests
+// that use it are about sessions.
+var sessionEra = &sdk.ClientSessionOptions{ProtocolVersion: "2025-11-25"}

@@ -65,6 +65,10 @@ type Options struct {
 	// ShutdownTimeout is how long calls in flight may run once ctx ends
 	// before they are cancelled; 0 means 10 seconds.
 	ShutdownTimeout time.Duration
+	// MaxStatelessRequests limits the stateless (2026-07-28) requests
+	// served at once, subscriptions/listen streams included; 0 means
+	// 4096. One more gets 503 with Retry-After.
+	MaxStatelessRequests int
 }
 
 // ErrTokenRequired is returned (wrapped) by [Options.Check] and
@@ -168,6 +172,13 @@ type httpHandler struct {
 
 	draining atomic.Bool
 
+	// statelessSlots bound the stateless requests served at once;
+	// statelessWG counts them, for shutdown, which ends the rest with stop.
+	statelessSlots chan struct{}
+	statelessWG    sync.WaitGroup
+	stop           context.Context
+	stopNow        context.CancelFunc
+
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	legacy   map[string]*legacySession
@@ -211,6 +222,11 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 	if o.ShutdownTimeout <= 0 {
 		o.ShutdownTimeout = 10 * time.Second
 	}
+	if o.MaxStatelessRequests <= 0 {
+		o.MaxStatelessRequests = 4096
+	}
+	h.statelessSlots = make(chan struct{}, o.MaxStatelessRequests)
+	h.stop, h.stopNow = context.WithCancel(context.Background())
 	for _, a := range o.AllowedOrigins {
 		if a == "*" {
 			h.anyOrig = true
@@ -432,6 +448,18 @@ func httpError(w http.ResponseWriter, status int, id []byte, code int, msg strin
 	wire.PutBuf(bp)
 }
 
+// httpErrorData answers with status and the JSON-RPC error e, data
+// included.
+func httpErrorData(w http.ResponseWriter, status int, id []byte, e *wire.Error) {
+	bp := wire.GetBuf()
+	*bp = wire.AppendError(*bp, id, e)
+	w.Header()["Content-Type"] = hdrJSON
+	w.Header().Set("Content-Length", strconv.Itoa(len(*bp)))
+	w.WriteHeader(status)
+	w.Write(*bp)
+	wire.PutBuf(bp)
+}
+
 // newSessionID returns 32 bytes from the system's CSPRNG, base64url: 43
 // visible ASCII characters, as the spec wants.
 func newSessionID() string {
@@ -450,6 +478,17 @@ func (h *httpHandler) openSessions() int {
 // shutdown drains and closes every session (see ServeStreamableHTTP).
 func (h *httpHandler) shutdown(ctx context.Context) {
 	h.draining.Store(true)
+	h.srv.EndListeners() // listen streams end now, with their result
+	defer h.stopNow()    // stateless requests past the grace period
+	statelessDone := make(chan struct{})
+	go func() { h.statelessWG.Wait(); close(statelessDone) }()
+	defer func() {
+		select {
+		case <-statelessDone:
+		case <-ctx.Done():
+			h.log.Warn("shutdown: cancelling the stateless requests still running")
+		}
+	}()
 	h.mu.Lock()
 	var sessions []*httpSession
 	for _, s := range h.sessions {

@@ -1,0 +1,294 @@
+package mcp
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strconv"
+	"sync"
+	"sync/atomic"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// subscriptions/listen, the stateless revision's one stream of
+// notifications unrelated to a request. The client names what it wants
+// (tools, resources and prompts list_changed; resources/updated of the
+// URIs it lists); the server first acknowledges what it will honour
+// (notifications/subscriptions/acknowledged: every list kind asked, and
+// the URIs a provider offers), then sends those notifications, each with
+// the listen request's id as _meta's subscriptionId, coalesced per burst
+// as a session's are. The request stays open until the client cancels it
+// (notifications/cancelled, or closing its HTTP response), and gets its
+// result, which ends the stream, only when the server shuts down
+// (Server.EndListeners). It holds no MaxInFlight slot. At most
+// Options.MaxListeners are open in the whole server, and one names at
+// most Options.MaxSubscriptions URIs; beyond either it is refused with
+// -32602 naming the limit.
+
+// DefaultMaxListeners is Options.MaxListeners's default.
+const DefaultMaxListeners = 1000
+
+// listeners are the server's open subscriptions/listen requests.
+type listeners struct {
+	max   int64
+	open  atomic.Int64
+	ended chan struct{} // closed by EndListeners
+	once  sync.Once
+}
+
+func (l *listeners) init(max int) {
+	l.max = int64(max)
+	l.ended = make(chan struct{})
+}
+
+// EndListeners ends every subscriptions/listen stream, open or opened
+// later, with its result (a clean end, as the revision wants on
+// shutdown). Graceful shutdown calls it first: a listener never finishes
+// by itself.
+func (srv *Server) EndListeners() { srv.listeners.once.Do(func() { close(srv.listeners.ended) }) }
+
+// listenParams are the params of subscriptions/listen.
+type listenParams struct {
+	lists uint32   // the list kinds asked (listBit)
+	uris  []string // resourceSubscriptions, each once
+}
+
+func decodeListen(params []byte) (listenParams, *wire.Error) {
+	var p listenParams
+	n := wire.Member(params, "notifications")
+	if n == nil || !wire.IsObject(n) {
+		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: subscriptions/listen needs notifications, an object naming what to receive")
+	}
+	var f struct {
+		Tools     *bool     `json:"toolsListChanged"`
+		Resources *bool     `json:"resourcesListChanged"`
+		Prompts   *bool     `json:"promptsListChanged"`
+		URIs      *[]string `json:"resourceSubscriptions"`
+	}
+	if err := json.Unmarshal(n, &f); err != nil {
+		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: notifications: the list_changed members must be booleans and resourceSubscriptions an array of strings")
+	}
+	for _, k := range []struct {
+		b   *bool
+		bit uint32
+	}{{f.Tools, listTools}, {f.Resources, listResources}, {f.Prompts, listPrompts}} {
+		if k.b != nil && *k.b {
+			p.lists |= k.bit
+		}
+	}
+	if f.URIs != nil {
+		for _, u := range *f.URIs {
+			if u == "" {
+				return p, wire.NewError(wire.CodeInvalidParams, "invalid params: resourceSubscriptions: a URI must not be empty")
+			}
+			if !slices.Contains(p.uris, u) {
+				p.uris = append(p.uris, u)
+			}
+		}
+	}
+	return p, nil
+}
+
+// listen starts a subscriptions/listen request.
+func (s *Session) listen(in incoming, p listenParams) func() {
+	if len(p.uris) > s.subs.max {
+		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
+			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(s.subs.max)))
+		return nil
+	}
+	l := &s.srv.listeners
+	if l.open.Add(1) > l.max {
+		l.open.Add(-1)
+		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: "+strconv.FormatInt(l.max, 10)+
+			" subscriptions/listen streams are open, the most this server allows; close one first"))
+		return nil
+	}
+	return s.startOpSlot(in, &listenOp{p: p, wake: make(chan struct{}, 1)}, true)
+}
+
+// listenOp is one open subscriptions/listen.
+type listenOp struct {
+	p    listenParams
+	wake chan struct{} // 1-buffered: something is due
+
+	lists   atomic.Uint32 // the list kinds whose list_changed is due
+	mu      sync.Mutex
+	subbed  map[string]bool // the URIs honoured
+	updated []string        // URIs whose resources/updated is due, each once
+	due     map[string]bool
+}
+
+func (o *listenOp) poke() {
+	select {
+	case o.wake <- struct{}{}:
+	default:
+	}
+}
+
+// exec subscribes, acknowledges and forwards until the client cancels or
+// the server ends its listeners.
+func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
+	srv := c.s.srv
+	defer srv.listeners.open.Add(-1)
+	if o.p.lists != 0 {
+		cancel := srv.catalog.Subscribe(func(ch tool.Change) {
+			var bits uint32
+			if ch.Tools {
+				bits |= listTools
+			}
+			if ch.Resources {
+				bits |= listResources
+			}
+			if ch.Prompts {
+				bits |= listPrompts
+			}
+			if bits &= o.p.lists; bits != 0 {
+				o.lists.Or(bits)
+				o.poke()
+			}
+		})
+		defer cancel()
+	}
+	if len(o.p.uris) > 0 {
+		o.subbed = map[string]bool{}
+		unwatch := srv.catalog.OnResourceUpdated(func(uri string) {
+			o.mu.Lock()
+			if o.subbed[uri] && !o.due[uri] {
+				if o.due == nil {
+					o.due = map[string]bool{}
+				}
+				o.due[uri] = true
+				o.updated = append(o.updated, uri)
+				o.mu.Unlock()
+				o.poke()
+				return
+			}
+			o.mu.Unlock()
+		})
+		defer unwatch()
+		for _, uri := range o.p.uris {
+			release, err := srv.catalog.SubscribeResource(c.ctx, uri)
+			if c.ctx.Err() != nil {
+				return nil, c.ctx.Err()
+			}
+			if err != nil {
+				srv.log.Debug("subscriptions/listen: not subscribed", "uri", uri, "error", err)
+				continue
+			}
+			defer release()
+			o.mu.Lock()
+			o.subbed[uri] = true
+			o.mu.Unlock()
+		}
+	}
+	c.notify(o.acknowledgement(c.id))
+	for {
+		select {
+		case <-c.ctx.Done():
+			return nil, c.ctx.Err()
+		case <-srv.listeners.ended:
+			return nil, nil
+		case <-o.wake:
+			bits := o.lists.Swap(0)
+			o.mu.Lock()
+			updated := o.updated
+			o.updated, o.due = nil, nil
+			o.mu.Unlock()
+			for _, l := range listChanged {
+				if bits&l.bit != 0 {
+					c.notify(appendListenNotification(nil, l.method, c.id, ""))
+				}
+			}
+			for _, uri := range updated {
+				c.notify(appendListenNotification(nil, "notifications/resources/updated", c.id, uri))
+			}
+		}
+	}
+}
+
+// acknowledgement is notifications/subscriptions/acknowledged: every list
+// kind asked, and the URIs subscribed.
+func (o *listenOp) acknowledgement(id []byte) []byte {
+	b := wire.AppendNotificationHead(nil, "notifications/subscriptions/acknowledged")
+	b = append(b, `,"params":{"_meta":{"`+metaSubscriptionID+`":`...)
+	b = append(b, id...)
+	b = append(b, `},"notifications":{`...)
+	n := 0
+	member := func(name string) {
+		if n > 0 {
+			b = append(b, ',')
+		}
+		n++
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, `":`...)
+	}
+	for _, k := range []struct {
+		bit  uint32
+		name string
+	}{{listTools, "toolsListChanged"}, {listResources, "resourcesListChanged"}, {listPrompts, "promptsListChanged"}} {
+		if o.p.lists&k.bit != 0 {
+			member(k.name)
+			b = append(b, "true"...)
+		}
+	}
+	if len(o.p.uris) > 0 {
+		member("resourceSubscriptions")
+		b = append(b, '[')
+		i := 0
+		o.mu.Lock()
+		for _, uri := range o.p.uris {
+			if o.subbed[uri] {
+				if i > 0 {
+					b = append(b, ',')
+				}
+				i++
+				b = wire.AppendString(b, uri)
+			}
+		}
+		o.mu.Unlock()
+		b = append(b, ']')
+	}
+	return append(b, "}}}"...)
+}
+
+// appendListenNotification appends a notification of method sent on the
+// listen stream id (with the URI for resources/updated).
+func appendListenNotification(b []byte, method string, id []byte, uri string) []byte {
+	b = wire.AppendNotificationHead(b, method)
+	b = append(b, `,"params":{"_meta":{"`+metaSubscriptionID+`":`...)
+	b = append(b, id...)
+	b = append(b, '}')
+	if uri != "" {
+		b = append(b, `,"uri":`...)
+		b = wire.AppendString(b, uri)
+	}
+	return append(b, "}}"...)
+}
+
+// answer is the result that ends the stream (EndListeners): empty but
+// for the subscriptionId.
+func (o *listenOp) answer(b []byte, c *call, _ json.RawMessage, err error) []byte {
+	if err != nil {
+		if errors.Is(err, tool.ErrRefused) {
+			return wire.AppendError(b, c.id, invalidParams(err))
+		}
+		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInternalError, "internal error: subscriptions/listen: "+err.Error()))
+	}
+	b = wire.AppendResultHead(b, c.id)
+	b = append(b, `{"resultType":"complete","_meta":{"`+metaSubscriptionID+`":`...)
+	b = append(b, c.id...)
+	return append(b, "}}}"...)
+}
+
+// notify writes one of the call's notifications to its stream, unless the
+// call has finished.
+func (c *call) notify(msg []byte) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.finished {
+		c.s.write(c.rp.out, msg)
+	}
+}

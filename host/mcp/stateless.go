@@ -1,0 +1,257 @@
+package mcp
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"time"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// The stateless revision, MCP 2026-07-28. It has no initialize and no
+// session: every request says in its _meta which protocol version it
+// speaks and what its client can do, and is served on that alone. The era
+// is decided per request (statelessMeta): a request whose _meta names a
+// protocol version is served statelessly, whatever came before it on the
+// same connection; any other is a request of the session (2025-11-25 and
+// older), which needs initialize first. So one stdio connection or one
+// HTTP endpoint serves both eras, and a 2026-07-28 client needs no
+// session at all: its requests may reach any replica.
+
+// StatelessVersion is the protocol version of the stateless revision.
+const StatelessVersion = "2026-07-28"
+
+// The _meta keys of the stateless revision (SEP-2575).
+const (
+	metaProtocolVersion    = "io.modelcontextprotocol/protocolVersion"
+	metaClientCapabilities = "io.modelcontextprotocol/clientCapabilities"
+	metaClientInfo         = "io.modelcontextprotocol/clientInfo"
+	metaLogLevel           = "io.modelcontextprotocol/logLevel"
+	metaServerInfo         = "io.modelcontextprotocol/serverInfo"
+	metaSubscriptionID     = "io.modelcontextprotocol/subscriptionId"
+)
+
+// Error codes of the stateless revision.
+const (
+	// CodeHeaderMismatch: an HTTP request's routing headers disagree with
+	// its body, or are missing or malformed (HTTP 400).
+	CodeHeaderMismatch = -32020
+	// CodeMissingCapability: the request needs a client capability its
+	// _meta does not declare (HTTP 400); data.requiredCapabilities names it.
+	CodeMissingCapability = -32021
+	// CodeUnsupportedVersion: the request's protocol version is not one
+	// the server speaks (HTTP 400); data says which it does.
+	CodeUnsupportedVersion = -32022
+)
+
+// stateless is what a 2026-07-28 request says of itself in its _meta, in
+// place of a session's state.
+type stateless struct {
+	caps clientCaps
+	// level is the least severe log level the client wants for this
+	// request (an index into levels), or -1: no log notifications at all
+	// (the revision's default when _meta has no logLevel).
+	level int
+}
+
+// IsStateless reports whether msg, a checked JSON-RPC message, is a
+// request of the stateless revision: its params' _meta names a protocol
+// version, or its method exists only in that revision. Transports route
+// with it (Streamable HTTP serves such a request without a session).
+func IsStateless(msg []byte) bool {
+	m, err := wire.Decode(msg)
+	return err == nil && m.Kind == wire.Request && isStateless(m)
+}
+
+// isStateless is IsStateless for a decoded request.
+func isStateless(m wire.Message) bool {
+	if meta := wire.Member(m.Params, "_meta"); meta != nil && wire.Member(meta, metaProtocolVersion) != nil {
+		return true
+	}
+	e := table[string(m.Method)]
+	return e != nil && e.revs == statelessEra
+}
+
+// RequestVersion returns the protocol version a stateless request's _meta
+// names, and whether it names one as a string. The Streamable HTTP
+// transport checks it against the MCP-Protocol-Version header.
+func RequestVersion(msg []byte) (string, bool) {
+	m, err := wire.Decode(msg)
+	if err != nil {
+		return "", false
+	}
+	return wire.Unquote(wire.Member(wire.Member(m.Params, "_meta"), metaProtocolVersion))
+}
+
+// CheckStateless checks the _meta of msg, a checked request of the
+// stateless revision, as serving it would: nil when it is good, else the
+// error it would be answered (-32602, or -32022 for a version the server
+// does not speak). The Streamable HTTP transport answers these with 400.
+func CheckStateless(msg []byte) *wire.Error {
+	m, err := wire.Decode(msg)
+	if err != nil {
+		return err
+	}
+	_, err = decodeStateless(m.Params)
+	return err
+}
+
+// supportedVersions are every protocol version the server speaks, newest
+// first: the stateless one, then those of a session.
+var supportedVersions = append([]string{StatelessVersion}, versions[:]...)
+
+// decodeStateless reads and checks a stateless request's _meta: an object
+// naming a protocol version the server speaks statelessly (otherwise
+// -32022, naming what it speaks) and the client's capabilities (an
+// object); clientInfo, when present, an object; logLevel, when present, a
+// level.
+func decodeStateless(params []byte) (*stateless, *wire.Error) {
+	meta := wire.Member(params, "_meta")
+	if meta == nil || !wire.IsObject(meta) {
+		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: a "+StatelessVersion+" request needs _meta, an object with "+
+			metaProtocolVersion+" and "+metaClientCapabilities)
+	}
+	pvRaw := wire.Member(meta, metaProtocolVersion)
+	pv, ok := wire.Unquote(pvRaw)
+	switch {
+	case pvRaw == nil:
+		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta needs "+metaProtocolVersion+", a string")
+	case !ok:
+		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta's "+metaProtocolVersion+" must be a string")
+	case pv != StatelessVersion:
+		return nil, unsupportedVersion(pv)
+	}
+	st := &stateless{level: -1}
+	caps := wire.Member(meta, metaClientCapabilities)
+	if caps == nil || !wire.IsObject(caps) {
+		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta needs "+metaClientCapabilities+", an object (empty when the client supports no optional capability)")
+	}
+	st.caps = parseClientCaps(caps)
+	if info := wire.Member(meta, metaClientInfo); info != nil && !wire.IsObject(info) {
+		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta's "+metaClientInfo+" must be an object with name and version")
+	}
+	if lvRaw := wire.Member(meta, metaLogLevel); lvRaw != nil {
+		name, ok := wire.Unquote(lvRaw)
+		if st.level = levelIndex(name); !ok || st.level < 0 {
+			return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta's "+metaLogLevel+" must be one of "+
+				strconv.Quote(levels[0])+"…"+strconv.Quote(levels[len(levels)-1]))
+		}
+	}
+	if tok := wire.Member(meta, "progressToken"); tok != nil && !wire.ValidID(tok) {
+		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
+	}
+	return st, nil
+}
+
+// unsupportedVersion is the -32022 error for a protocol version requested
+// in _meta that the server does not speak statelessly.
+func unsupportedVersion(requested string) *wire.Error {
+	data := []byte(`{"requested":`)
+	data = wire.AppendString(data, requested)
+	data = append(data, `,"supported":`...)
+	sup, _ := json.Marshal(supportedVersions)
+	data = append(data, sup...)
+	data = append(data, '}')
+	return &wire.Error{Code: CodeUnsupportedVersion, Message: "unsupported protocol version " + strconv.Quote(requested) +
+		": this server speaks " + StatelessVersion + " without a session, and older versions after initialize", Data: data}
+}
+
+// resultTypeComplete is the member every stateless result carries.
+var resultTypeComplete = []byte(`"resultType":"complete"`)
+
+// readResultMembers are what a stateless resources/read result carries
+// first: its resultType and caching hints. A resource's contents may
+// change at any moment and its provider says nothing of how long they
+// hold, so the hint is 0, always stale (a client that wants changes
+// listens with resourceSubscriptions).
+var readResultMembers = []byte(`"resultType":"complete","ttlMs":0,"cacheScope":"public"`)
+
+// markResult inserts resultType "complete" into the result object that
+// starts at b[at] ('{'), unless it has a resultType already (an
+// InputRequiredResult has its own).
+func markResult(b []byte, at int) []byte { return insertMembers(b, at, resultTypeComplete) }
+
+// insertMembers inserts members (one or more, comma-separated) at the
+// start of the result object that starts at b[at] ('{'), unless it has a
+// resultType already.
+func insertMembers(b []byte, at int, members []byte) []byte {
+	obj := b[at:]
+	if len(obj) < 2 || obj[0] != '{' || wire.Member(obj, "resultType") != nil {
+		return b
+	}
+	ins := members
+	if !bytes.Equal(bytes.TrimSpace(obj[1:len(obj)-1]), nil) {
+		ins = append(append([]byte(nil), ins...), ',')
+	}
+	b = append(b, ins...) // grow; then shift the object's body right
+	copy(b[at+1+len(ins):], b[at+1:len(b)-len(ins)])
+	copy(b[at+1:], ins)
+	return b
+}
+
+// DefaultListTTL is the caching hint (ttlMs) of the stateless revision's
+// lists when Options.ListTTL is 0: a second, about what a plugin change
+// takes to reach the catalog (the plugin directory's settling time plus a
+// plugin's start), so that a client that does not listen never keeps a
+// list for much longer than the change took to appear. A client that
+// listens (subscriptions/listen) is told at once.
+const DefaultListTTL = time.Second
+
+// appendCacheable appends the members of a cacheable result (a list, or
+// server/discover): resultType, ttlMs and cacheScope. The lists are the
+// same for every client, so they may be cached by shared caches too
+// ("public").
+func (srv *Server) appendCacheable(b []byte) []byte {
+	b = append(b, `"resultType":"complete","ttlMs":`...)
+	b = append(b, srv.listTTL...)
+	return append(b, `,"cacheScope":"public"`...)
+}
+
+// discoverResult returns server/discover's result but for its cacheable
+// members, as an object's inside: the versions spoken, the stateless
+// revision's capabilities, the instructions and serverInfo (in _meta).
+func discoverResult(version, instructions string) []byte {
+	sup, _ := json.Marshal(supportedVersions)
+	b := []byte(`"supportedVersions":`)
+	b = append(b, sup...)
+	b = append(b, `,"capabilities":`...)
+	b = append(b, capabilitiesIn(statelessEra)...)
+	if instructions != "" {
+		b = append(b, `,"instructions":`...)
+		b = wire.AppendString(b, instructions)
+	}
+	b = append(b, `,"_meta":{"`+metaServerInfo+`":{"name":"plughost","version":`...)
+	b = wire.AppendString(b, version)
+	return append(b, "}}"...)
+}
+
+// discover answers server/discover: what a session's initialize result
+// would say, for the stateless revision, cacheable.
+func (s *Session) discover(in incoming, _ struct{}) func() {
+	bp := wire.GetBuf()
+	b := wire.AppendResultHead(*bp, in.msg.ID)
+	b = append(b, '{')
+	b = s.srv.appendCacheable(b)
+	b = append(b, ',')
+	b = append(b, s.srv.discoverResult...)
+	b = append(b, "}}"...)
+	*bp = b
+	s.respond(in.rp, b)
+	wire.PutBuf(bp)
+	return nil
+}
+
+// missingCapability returns the -32021 error of a stateless request that
+// failed for a client capability it did not declare (err is a
+// *tool.CapabilityRequired), or nil.
+func missingCapability(err error) *wire.Error {
+	var cr *tool.CapabilityRequired
+	if !errors.As(err, &cr) || !wire.IsObject(cr.Capabilities) {
+		return nil
+	}
+	data := append([]byte(`{"requiredCapabilities":`), cr.Capabilities...)
+	return &wire.Error{Code: CodeMissingCapability, Message: "missing required client capability: " + cr.Message, Data: append(data, '}')}
+}

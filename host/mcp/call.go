@@ -39,6 +39,7 @@ func (t *callTable) close() {
 	t.closed = true
 	for _, c := range t.inflight {
 		c.cancelled = true
+		c.reattach()
 		c.cancel()
 	}
 	t.mu.Unlock()
@@ -49,9 +50,18 @@ func (t *callTable) cancel(key string) {
 	t.mu.Lock()
 	if c := t.inflight[key]; c != nil {
 		c.cancelled = true
+		c.reattach()
 		c.cancel()
 	}
 	t.mu.Unlock()
+}
+
+// reattach counts a detached call among the session's pending work
+// again: it is being cancelled, and its end is work to wait for.
+func (c *call) reattach() {
+	if c.detached.CompareAndSwap(true, false) {
+		c.s.pending.Add(1)
+	}
 }
 
 // call is a long call in flight. For a tools/call one allocation holds its
@@ -76,6 +86,11 @@ type call struct {
 	// slotless: it only waits for another call, so it takes no slot
 	// (holding one could starve the call it waits for).
 	slotless bool
+	// detached: a call that never finishes by itself (subscriptions/listen)
+	// no longer counts among the session's pending work once it is set
+	// up, so that Drain does not wait for it; cancelling it makes it
+	// pending again, until it has finished (reattach).
+	detached atomic.Bool
 	// cancelled is set, under the table's mu, when the client cancelled
 	// the request or the session closed: its response is then not sent.
 	cancelled bool
@@ -355,7 +370,9 @@ func (c *call) exec(in *tool.Input) (json.RawMessage, error) {
 func (c *call) finish(res json.RawMessage, err error) {
 	s := c.s
 	defer s.work.Done()
-	defer s.idle()
+	if !c.detached.Load() {
+		defer s.idle()
+	}
 	if br := c.rp.batch; br != nil {
 		defer br.done() // after the response joined the batch's
 	}

@@ -110,23 +110,25 @@ type client struct {
 	session atomic.Pointer[Session]
 	sent    int64
 
-	mu      sync.Mutex
-	out     [][]byte // every line the server wrote
-	seen    int      // lines already returned by take
-	methods map[string]string
-	asked   map[string]bool // the ids (wire.IDKey) of the server's requests received
-	version string
+	mu        sync.Mutex
+	out       [][]byte // every line the server wrote
+	seen      int      // lines already returned by take
+	methods   map[string]string
+	stateless map[string]bool // ids of the stateless requests sent
+	asked     map[string]bool // the ids (wire.IDKey) of the server's requests received
+	version   string
 }
 
 func newClient(t testing.TB, o clientOptions) *client {
 	t.Helper()
 	c := &client{
-		t:       t,
-		cat:     mcptest.NewCatalog(),
-		served:  make(chan error, 1),
-		events:  make(chan struct{}, 1),
-		methods: map[string]string{},
-		asked:   map[string]bool{},
+		t:         t,
+		cat:       mcptest.NewCatalog(),
+		served:    make(chan error, 1),
+		events:    make(chan struct{}, 1),
+		methods:   map[string]string{},
+		stateless: map[string]bool{},
+		asked:     map[string]bool{},
 	}
 	c.cat.OnChange = c.poke
 	add := func(line []byte) {
@@ -205,8 +207,17 @@ func (c *client) record(msg []byte) {
 		return
 	}
 	if json.Unmarshal(msg, &one) == nil && len(one.ID) > 0 && wire.ValidID(one.ID) && one.Method != "" {
+		var p struct {
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
+		}
+		json.Unmarshal(msg, &p)
 		c.mu.Lock()
 		c.methods[wire.IDKey(one.ID)] = one.Method
+		if p.Params.Meta["io.modelcontextprotocol/protocolVersion"] != nil {
+			c.stateless[wire.IDKey(one.ID)] = true
+		}
 		c.mu.Unlock()
 	}
 }
@@ -355,6 +366,22 @@ func (c *client) check(line []byte) {
 			c.version = version
 			c.mu.Unlock()
 		}
+	}
+	// A stateless request's answer, and what a subscriptions/listen stream
+	// carries, are checked against the stateless revision's schema.
+	var msg struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	if json.Unmarshal(line, &msg) == nil {
+		c.mu.Lock()
+		if (len(msg.ID) > 0 && c.stateless[wire.IDKey(msg.ID)]) || msg.Params.Meta["io.modelcontextprotocol/subscriptionId"] != nil {
+			version = mcptest.Stateless
+		}
+		c.mu.Unlock()
 	}
 	c.mu.Lock()
 	methods := c.methods

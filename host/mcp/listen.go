@@ -105,13 +105,14 @@ func (s *Session) listen(in incoming, p listenParams) func() {
 			" subscriptions/listen streams are open, the most this server allows; close one first"))
 		return nil
 	}
-	return s.startOpSlot(in, &listenOp{p: p, wake: make(chan struct{}, 1)}, true)
+	return s.startOpSlot(in, &listenOp{s: s, p: p, wake: make(chan struct{}, 1)}, true)
 }
 
 // listenOp is one open subscriptions/listen.
 type listenOp struct {
+	s    *Session
 	p    listenParams
-	wake chan struct{} // 1-buffered: something is due
+	wake chan struct{} // 1-buffered: something is due (counted in s.pending)
 
 	lists   atomic.Uint32 // the list kinds whose list_changed is due
 	mu      sync.Mutex
@@ -120,10 +121,14 @@ type listenOp struct {
 	due     map[string]bool
 }
 
+// poke wakes the listener; what is due counts as the session's pending
+// work until it is written.
 func (o *listenOp) poke() {
+	o.s.pending.Add(1)
 	select {
 	case o.wake <- struct{}{}:
-	default:
+	default: // already awake: it will see what was recorded
+		o.s.pending.Add(-1)
 	}
 }
 
@@ -132,6 +137,13 @@ func (o *listenOp) poke() {
 func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 	srv := c.s.srv
 	defer srv.listeners.open.Add(-1)
+	defer func() { // last, once nothing pokes any more: what was due is dropped
+		select {
+		case <-o.wake:
+			c.s.idle()
+		default:
+		}
+	}()
 	if o.p.lists != 0 {
 		cancel := srv.catalog.Subscribe(func(ch tool.Change) {
 			var bits uint32
@@ -184,6 +196,8 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		}
 	}
 	c.notify(o.acknowledgement(c.id))
+	c.detached.Store(true) // a listener is not pending work: it never ends by itself
+	c.s.idle()
 	for {
 		select {
 		case <-c.ctx.Done():
@@ -204,6 +218,7 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 			for _, uri := range updated {
 				c.notify(appendListenNotification(nil, "notifications/resources/updated", c.id, uri))
 			}
+			c.s.idle()
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -39,6 +40,9 @@ var update = flag.Bool("update", false, "rewrite the transcripts in testdata/*.t
 //	! eof        the client closes stdin
 //	# text       a comment
 //
+// A requestState the server writes (sealed, different on every run) shows
+// as "$STATE" in "<" lines, and "$STATE" in a ">" line stands for the last
+// one written.
 // After each step the runner waits until the server has read the message
 // and written everything it will write (calls parked in the slow tool
 // aside), so the output of a step is exact. Batch responses, whose order is
@@ -94,6 +98,7 @@ func runTranscript(t *testing.T, file string) {
 
 	c := newClient(t, opts)
 	var got bytes.Buffer
+	state := "" // the last requestState the server wrote
 	closed := false
 	for n, line := range strings.Split(strings.TrimSuffix(string(script.Data), "\n"), "\n") {
 		if strings.HasPrefix(line, "< ") {
@@ -106,7 +111,7 @@ func runTranscript(t *testing.T, file string) {
 		case closed && !strings.HasPrefix(line, "! live "):
 			t.Fatalf("line %d: a step after ! eof", n+1)
 		case cmd == ">":
-			c.write(arg)
+			c.write(strings.ReplaceAll(arg, "$STATE", state))
 		case cmd == ">&":
 			c.write(arg)
 			c.await("the server to read", func() bool { return c.obs.reads.Load() > c.sent })
@@ -159,6 +164,10 @@ func runTranscript(t *testing.T, file string) {
 			c.settle()
 		}
 		for _, out := range c.take() {
+			if m := sealedState.FindStringSubmatch(out); m != nil {
+				state = m[1]
+				out = sealedState.ReplaceAllString(out, `"requestState":"$$STATE"`)
+			}
 			got.WriteString("< " + sortBatch(t, out) + "\n")
 		}
 	}
@@ -182,6 +191,9 @@ func runTranscript(t *testing.T, file string) {
 		t.Errorf("transcript differs (-file +server; rerun with -update to accept):\n%s", diff)
 	}
 }
+
+// sealedState finds the requestState of an InputRequiredResult.
+var sealedState = regexp.MustCompile(`"requestState":"([^"]*)"`)
 
 // sortBatch orders a batch response's elements by id.
 func sortBatch(t *testing.T, line string) string {

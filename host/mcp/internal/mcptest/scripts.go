@@ -36,7 +36,8 @@ import (
 // Every InputRequired names ScriptProvider, as the real catalog stamps the
 // provider that asked; a retry whose Input names another provider is
 // refused (tool.ErrRefused), as the catalog refuses one that would reach
-// another provider. LastInput is the Input of the last retry.
+// another provider (one naming none and carrying no state passes, as
+// there). LastInput is the Input of the last retry.
 var scripts = map[string]func(in *tool.Input) (string, bool, *tool.InputRequired){
 	"sample":       sampleScript(SamplingParamsNoTools),
 	"sample_tools": sampleScript(SamplingParams),
@@ -193,7 +194,10 @@ func (c *Catalog) script(ctx context.Context, name string, in *tool.Input) (text
 		c.lastInput = in
 	}
 	c.parkMu.Unlock()
-	if in != nil && in.Provider != ScriptProvider {
+	// A retry naming no provider and carrying no state (a stateless
+	// client's answers sent without a requestState) is the real catalog's
+	// to route; it passes.
+	if in != nil && in.Provider != ScriptProvider && (in.Provider != "" || in.State != "") {
 		return "", false, tool.Errorf(tool.ErrRefused, "the retry of %q names provider %q, not %q, which asked for the input",
 			name, in.Provider, ScriptProvider)
 	}

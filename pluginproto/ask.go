@@ -53,6 +53,11 @@ type ElicitParams struct {
 	// ElicitationID names a URL-mode elicitation; one is made up when
 	// empty.
 	ElicitationID string
+	// Key names the request (and its answer) in the round; empty means the
+	// next number, "1", "2", …; keys must be unique within a round. A
+	// named key may not be all digits (those are the numbers'): see
+	// "Asking the client" in the package doc.
+	Key string `json:"-"`
 }
 
 // ElicitResult is the user's answer to an elicitation.
@@ -78,6 +83,11 @@ type SampleParams struct {
 	// (modelPreferences, temperature, tools, ...). With tools or
 	// toolChoice, the client must declare sampling.tools.
 	Raw json.RawMessage `json:"-"`
+	// Key names the request (and its answer) in the round; empty means the
+	// next number, "1", "2", …; keys must be unique within a round. A
+	// named key may not be all digits (those are the numbers'): see
+	// "Asking the client" in the package doc.
+	Key string `json:"-"`
 }
 
 // SampleResult is the client's LLM's answer.
@@ -133,7 +143,9 @@ type asker struct {
 	declare map[string]json.RawMessage
 	answers map[string]json.RawMessage // every answer so far, by key
 	errs    map[string]InputError
-	n       int // requests made so far
+	n       int             // requests made so far without a key of their own
+	keys    map[string]bool // the keys of the requests made so far
+	misuse  error           // the first request under a key it may not have
 	pending []pendingRequest
 	done    bool
 }
@@ -212,49 +224,77 @@ func (a *asker) declared(path ...string) bool {
 	return true
 }
 
-// ask makes the invocation's next request: the client's answer if it has
-// one, its refusal as an *InputError, or ErrInputRequired, having recorded
-// the request. need is the capability it needs, checked by ok.
-func (a *asker) ask(ctx context.Context, method string, params any, need string, ok func(*asker) bool) (json.RawMessage, error) {
+// ask makes the invocation's next request, under key (the next number
+// when empty): it decodes the client's answer with decode if it has one,
+// returns its refusal as an *InputError, or returns ErrInputRequired,
+// having recorded the request. An answer that decode refuses is no
+// answer: the request is asked again. need is the capability the request
+// needs, checked by ok.
+func (a *asker) ask(ctx context.Context, key, method string, params any, need string, ok func(*asker) bool, decode func(json.RawMessage) error) error {
 	if a == nil {
 		a = &asker{}
 	}
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	a.n++ // the k-th request has key k, whatever becomes of it
-	k := strconv.Itoa(a.n)
+	k := key
+	if k == "" {
+		a.n++ // the k-th unnamed request has key k, whatever becomes of it
+		k = strconv.Itoa(a.n)
+	}
 	switch {
 	case a.done:
-		return nil, fmt.Errorf("%s: asked after the handler returned", method)
+		return fmt.Errorf("%s: asked after the handler returned", method)
 	case ctx.Err() != nil:
-		return nil, fmt.Errorf("%s: %w", method, ctx.Err())
+		return fmt.Errorf("%s: %w", method, ctx.Err())
+	case key != "" && strings.Trim(key, "0123456789") == "":
+		return a.misused(fmt.Errorf("%s: the key %q is all digits: those are the keys of requests without one (name it otherwise)", method, key))
+	case a.keys[k]:
+		return a.misused(fmt.Errorf("%s: the key %q names two requests of one round: keys must be unique", method, k))
 	}
+	if a.keys == nil {
+		a.keys = make(map[string]bool)
+	}
+	a.keys[k] = true
 	if err := a.load(); err != nil {
-		return nil, fmt.Errorf("%s: %w", method, err)
+		return fmt.Errorf("%s: %w", method, err)
 	}
 	if !ok(a) {
-		return nil, fmt.Errorf("%s: %w %s", method, ErrClientUnsupported, need)
+		return fmt.Errorf("%s: %w %s", method, ErrClientUnsupported, need)
 	}
 	if res, ok := a.answers[k]; ok {
-		return res, nil
+		if decode(res) == nil {
+			return nil
+		}
+		delete(a.answers, k) // not an answer to this request: ask again
 	}
 	if e, ok := a.errs[k]; ok {
-		return nil, fmt.Errorf("%s: %w", method, &e)
+		return fmt.Errorf("%s: %w", method, &e)
 	}
 	var b json.RawMessage
 	if params != nil {
 		var err error
 		if b, err = json.Marshal(params); err != nil {
-			return nil, fmt.Errorf("%s: params: %w", method, err)
+			return fmt.Errorf("%s: params: %w", method, err)
 		}
 	}
 	a.pending = append(a.pending, pendingRequest{key: k, method: method, params: b})
-	return nil, fmt.Errorf("%s: %w", method, ErrInputRequired)
+	return fmt.Errorf("%s: %w", method, ErrInputRequired)
+}
+
+// misused records err, a request under a key it may not have, which fails
+// the invocation whatever the handler returns; it returns err.
+func (a *asker) misused(err error) error {
+	if a.misuse == nil {
+		a.misuse = err
+	}
+	return err
 }
 
 // finish ends the invocation: when it made requests the client has not
 // answered yet, it returns them (the first 16: the next round asks the
-// rest) as an *InputRequiredError, whose state carries every answer so far.
+// rest) as an *InputRequiredError, whose state carries the answers so far
+// to the requests it made. A request under a key it may not have fails the invocation: finish
+// returns its error.
 func (a *asker) finish() error {
 	if a == nil {
 		return nil
@@ -262,6 +302,9 @@ func (a *asker) finish() error {
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	a.done = true
+	if a.misuse != nil {
+		return a.misuse
+	}
 	if len(a.pending) == 0 {
 		return nil
 	}
@@ -280,7 +323,9 @@ func (a *asker) finish() error {
 		buf.WriteByte('}')
 	}
 	buf.WriteByte('}')
-	state, err := encodeState(savedState{Answers: a.answers, Errors: a.errs})
+	// The state keeps the answers to this round's requests: not those
+	// under keys the handler did not ask (the client's extras).
+	state, err := encodeState(savedState{Answers: asked(a.answers, a.keys), Errors: asked(a.errs, a.keys)})
 	if err != nil {
 		return err
 	}
@@ -288,6 +333,20 @@ func (a *asker) finish() error {
 		return fmt.Errorf("the client's answers so far take %d bytes in the request state, over the %d allowed: ask for less", len(state), maxRequestState)
 	}
 	return &InputRequiredError{Requests: buf.Bytes(), State: state}
+}
+
+// asked returns the entries of m under the keys in keys.
+func asked[V any](m map[string]V, keys map[string]bool) map[string]V {
+	var out map[string]V
+	for k, v := range m {
+		if keys[k] {
+			if out == nil {
+				out = make(map[string]V)
+			}
+			out[k] = v
+		}
+	}
+	return out
 }
 
 // elicit asks the user through the client.
@@ -326,15 +385,27 @@ func (a *asker) elicit(ctx context.Context, p ElicitParams) (*ElicitResult, erro
 			return a.declared("elicitation", "form") || a.declared("elicitation") && !a.declared("elicitation", "url")
 		}
 	}
-	b, err := a.ask(ctx, methodElicit, params, need, ok)
-	if err != nil {
+	var res ElicitResult
+	if err := a.ask(ctx, p.Key, methodElicit, params, need, ok, res.decode); err != nil {
 		return nil, err
 	}
-	var res ElicitResult
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: the client's answer does not decode: %w", methodElicit, err)
-	}
 	return &res, nil
+}
+
+// decode decodes b, an ElicitResult: an action of the three, and content
+// absent or an object.
+func (r *ElicitResult) decode(b json.RawMessage) error {
+	*r = ElicitResult{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return err
+	}
+	switch {
+	case r.Action != "accept" && r.Action != "decline" && r.Action != "cancel":
+		return fmt.Errorf("action %q is none of accept, decline and cancel", r.Action)
+	case len(r.Content) > 0 && string(r.Content) != "null" && !isObject(r.Content):
+		return fmt.Errorf("content is not an object: %.80s", r.Content)
+	}
+	return nil
 }
 
 // sample asks the client's LLM.
@@ -354,30 +425,54 @@ func (a *asker) sample(ctx context.Context, p SampleParams) (*SampleResult, erro
 	} else if p.MaxTokens <= 0 || len(p.Messages) == 0 {
 		return nil, fmt.Errorf("%s: SampleParams needs Messages and a positive MaxTokens", methodSample)
 	}
-	b, err := a.ask(ctx, methodSample, params, need, ok)
-	if err != nil {
-		return nil, err
-	}
 	var res SampleResult
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: the client's answer does not decode: %w", methodSample, err)
+	if err := a.ask(ctx, p.Key, methodSample, params, need, ok, res.decode); err != nil {
+		return nil, err
 	}
 	return &res, nil
 }
 
-// roots asks the client for its roots.
-func (a *asker) roots(ctx context.Context) ([]Root, error) {
-	b, err := a.ask(ctx, methodRoots, nil, "roots", func(a *asker) bool { return a.declared("roots") })
-	if err != nil {
+// decode decodes b, a CreateMessageResult: a role, and content that is a
+// block or an array of them.
+func (r *SampleResult) decode(b json.RawMessage) error {
+	*r = SampleResult{}
+	if err := json.Unmarshal(b, r); err != nil {
+		return err
+	}
+	switch c := bytes.TrimLeft(r.Content, " \t\r\n"); {
+	case r.Role == "":
+		return errors.New("no role")
+	case len(c) == 0 || c[0] != '{' && c[0] != '[':
+		return fmt.Errorf("content is neither a block nor an array of them: %.80s", r.Content)
+	}
+	return nil
+}
+
+// roots asks the client for its roots, under key.
+func (a *asker) roots(ctx context.Context, key string) ([]Root, error) {
+	var roots []Root
+	decode := func(b json.RawMessage) error {
+		var res struct {
+			Roots *[]Root `json:"roots"`
+		}
+		if err := json.Unmarshal(b, &res); err != nil {
+			return err
+		}
+		if res.Roots == nil {
+			return errors.New("no roots array")
+		}
+		for _, r := range *res.Roots {
+			if r.URI == "" {
+				return errors.New("a root without a uri")
+			}
+		}
+		roots = *res.Roots
+		return nil
+	}
+	if err := a.ask(ctx, key, methodRoots, nil, "roots", func(a *asker) bool { return a.declared("roots") }, decode); err != nil {
 		return nil, err
 	}
-	var res struct {
-		Roots []Root `json:"roots"`
-	}
-	if err := json.Unmarshal(b, &res); err != nil {
-		return nil, fmt.Errorf("%s: the client's answer does not decode: %w", methodRoots, err)
-	}
-	return res.Roots, nil
+	return roots, nil
 }
 
 // savedState is what a request state carries: the answers of every round

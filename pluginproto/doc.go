@@ -87,18 +87,32 @@
 //
 // In the first round Elicit returns ErrInputRequired at once, and the
 // handler returns. The SDK answers the host with InputRequired: every
-// request the handler made without an answer (key "1" for its first
-// request, "2" for its second, ...) and a request state holding the answers
-// of earlier rounds. The host gets the client's answers and runs the same
-// call again with them (Input); the handler runs from the start, and its
-// k-th request now returns the k-th answer. The retry may reach another
-// process of the plugin (on another replica of the host): everything it
-// needs is in the retry. So a handler must be deterministic up to its
-// requests: make them in the same order each round, and do nothing before
-// them that must not happen twice (its progress and log messages, too, are
-// sent again). Requests made without returning in between (in a loop) are
-// asked together, 16 at most per round. The answers so far travel in the
-// request state, which may take at most 64 KiB (deflated): ask for little.
+// request the handler made without an answer, each under its key, and a
+// request state holding the answers of earlier rounds. The host gets the
+// client's answers and runs the same call again with them (Input); the
+// handler runs from the start, and each request now returns the answer
+// under its key. The retry may reach another process of the plugin (on
+// another replica of the host): everything it needs is in the retry. So a
+// handler must be deterministic up to its requests: make them in the same
+// order each round, and do nothing before them that must not happen twice
+// (its progress and log messages, too, are sent again). Requests made
+// without returning in between (in a loop) are asked together, 16 at most
+// per round. The answers so far travel in the request state, which may take
+// at most 64 KiB (deflated): ask for little.
+//
+// A request's key is "1" for the handler's first request without a key of
+// its own, "2" for its second, ...; or the key it names (ElicitParams.Key,
+// SampleParams.Key, Request.RootsKeyed), when the keys must be known in
+// advance (a protocol or a test suite fixes them). A named key may not be
+// all digits (those are the numbers'), and no key may name two requests of
+// one round: such a request fails with an error saying so, and so does the
+// call (read, get), whatever the handler returns. Answers are looked up by
+// key in the retry's responses and its state alike, so a retry with
+// responses and no state is served from the responses. An answer under a
+// key the handler does not ask is ignored (and not kept in the state); one
+// that is not the result its request expects (an ElicitResult with action
+// accept, decline or cancel; a CreateMessageResult with a role and content;
+// a ListRootsResult) counts as no answer: the request is asked again.
 //
 // This is the shape of MCP 2026-07-28's multi-round-trip requests
 // (InputRequiredResult); with a 2025-11-25 session the host turns each

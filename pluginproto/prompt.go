@@ -70,7 +70,13 @@ func (g *PromptGet) Sample(ctx context.Context, p SampleParams) (*SampleResult, 
 
 // Roots asks for the client's roots, in rounds: see Request.Roots.
 func (g *PromptGet) Roots(ctx context.Context) ([]Root, error) {
-	return g.ask.roots(ctx)
+	return g.ask.roots(ctx, "")
+}
+
+// RootsKeyed asks for the client's roots under key: see
+// Request.RootsKeyed.
+func (g *PromptGet) RootsKeyed(ctx context.Context, key string) ([]Root, error) {
+	return g.ask.roots(ctx, key)
 }
 
 // PromptResult is what a prompt handler returns: an MCP GetPromptResult.

@@ -31,13 +31,13 @@ type Request struct {
 // elicitation/create) and returns the answer. The handler runs in rounds,
 // and keeps nothing between them: when the client has not answered yet,
 // Elicit returns an error wrapping ErrInputRequired at once, and the
-// handler should return; the SDK then asks the client, and runs the
-// handler again (possibly in another process) with the answer, which the
-// same Elicit, the handler's same k-th request, now returns. So a handler
-// must be deterministic up to its requests: make them in the same order
-// each round, and do nothing before them that must not happen twice.
-// Requests made without returning in between (in a loop, say) are asked
-// together, in one round.
+// handler should return; the SDK then asks the client, and runs the handler
+// again (possibly in another process) with the answer, which the same
+// Elicit (the request under the same key: p.Key, or the next number when it
+// is empty) now returns. So a handler must be deterministic up to its
+// requests: make them in the same order each round, and do nothing before
+// them that must not happen twice. Requests made without returning in
+// between (in a loop, say) are asked together, in one round.
 //
 // When the client did not declare the capability (elicitation; for URL
 // mode elicitation.url), Elicit returns an error wrapping
@@ -57,7 +57,14 @@ func (r *Request) Sample(ctx context.Context, p SampleParams) (*SampleResult, er
 // Roots asks the client for its roots (MCP roots/list), in rounds as
 // Elicit does. The client must declare roots.
 func (r *Request) Roots(ctx context.Context) ([]Root, error) {
-	return r.ask.roots(ctx)
+	return r.ask.roots(ctx, "")
+}
+
+// RootsKeyed is Roots under a key of the handler's choosing, as
+// ElicitParams.Key names an elicitation: empty means the next number; a
+// named key may not be all digits, and keys must be unique within a round.
+func (r *Request) RootsKeyed(ctx context.Context, key string) ([]Root, error) {
+	return r.ask.roots(ctx, key)
 }
 
 // Bind decodes the arguments into v (with json.Unmarshal). Empty arguments

@@ -97,7 +97,13 @@ func (r *ResourceRead) Sample(ctx context.Context, p SampleParams) (*SampleResul
 
 // Roots asks for the client's roots, in rounds: see Request.Roots.
 func (r *ResourceRead) Roots(ctx context.Context) ([]Root, error) {
-	return r.ask.roots(ctx)
+	return r.ask.roots(ctx, "")
+}
+
+// RootsKeyed asks for the client's roots under key: see
+// Request.RootsKeyed.
+func (r *ResourceRead) RootsKeyed(ctx context.Context, key string) ([]Root, error) {
+	return r.ask.roots(ctx, key)
 }
 
 // ResourceResult is what a resource handler returns: an MCP

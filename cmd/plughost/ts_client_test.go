@@ -30,7 +30,11 @@ var (
 var conformanceTools = []string{
 	"json_schema_2020_12_tool", "test_audio_content", "test_elicitation", "test_elicitation_sep1034_defaults",
 	"test_elicitation_sep1330_enums", "test_embedded_resource", "test_error_handling",
-	"test_image_content", "test_multiple_content_types", "test_reconnection", "test_sampling", "test_simple_text",
+	"test_image_content", "test_input_required_result_capabilities", "test_input_required_result_elicitation",
+	"test_input_required_result_list_roots", "test_input_required_result_multi_round",
+	"test_input_required_result_multiple_inputs", "test_input_required_result_request_state",
+	"test_input_required_result_sampling", "test_input_required_result_tampered_state",
+	"test_multiple_content_types", "test_reconnection", "test_sampling", "test_simple_text",
 	"test_tool_with_logging", "test_tool_with_progress",
 }
 

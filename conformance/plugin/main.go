@@ -1,12 +1,13 @@
-// Command conformance is the plughost plugin that serves every fixture
-// the official MCP conformance suite (@modelcontextprotocol/conformance)
-// asks of a server: one tool per kind of content (text, image, audio,
-// embedded resource, a mix), a tool that fails, tools that log and report
-// progress while they run, a tool whose input schema uses JSON Schema
-// 2020-12 keywords, the tool of the SSE polling scenario, tools that ask
-// the client for sampling and elicitation, text and binary resources, a
-// resource template, prompts (plain, with arguments, with an embedded
-// resource, with an image) and completion of prompt arguments. Names and
+// Command conformance is the plughost plugin that serves every fixture the
+// official MCP conformance suite (@modelcontextprotocol/conformance) asks of
+// a server: one tool per kind of content (text, image, audio, embedded
+// resource, a mix), a tool that fails, tools that log and report progress
+// while they run, a tool whose input schema uses JSON Schema 2020-12
+// keywords, the tool of the SSE polling scenario, tools that ask the client
+// for sampling and elicitation, text and binary resources, a resource
+// template, prompts (plain, with arguments, with an embedded resource, with
+// an image), completion of prompt arguments, and the tools and the prompt
+// that answer MCP 2026-07-28's input-required results (mrtr.go). Names and
 // results are the ones the suite expects. `make conformance` serves it alone
 // and runs the suite against the host; see README.md.
 package main
@@ -21,6 +22,7 @@ import (
 	"image/color"
 	"image/png"
 	"math"
+	"slices"
 	"time"
 
 	"github.com/plughost/plughost/pluginproto"
@@ -109,7 +111,7 @@ func fixtures() []fixture {
 
 func newPlugin() *pluginproto.Plugin {
 	p := pluginproto.New("conformance", version)
-	for _, f := range append(fixtures(), askFixtures()...) {
+	for _, f := range slices.Concat(fixtures(), askFixtures(), inputRequiredFixtures()) {
 		schema := f.schema
 		if schema == nil {
 			schema = noArguments
@@ -123,6 +125,7 @@ func newPlugin() *pluginproto.Plugin {
 	}
 	addResources(p)
 	addPrompts(p)
+	addInputRequiredPrompt(p)
 	return p
 }
 

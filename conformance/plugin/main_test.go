@@ -57,6 +57,11 @@ func TestToolNamesAreTheSuites(t *testing.T) {
 		"test_multiple_content_types", "test_tool_with_logging", "test_tool_with_progress",
 		"test_error_handling", "json_schema_2020_12_tool", "test_reconnection",
 		"test_sampling", "test_elicitation", "test_elicitation_sep1034_defaults", "test_elicitation_sep1330_enums",
+		// and those 0.2.0-alpha.12 adds for 2026-07-28's input-required results
+		"test_input_required_result_elicitation", "test_input_required_result_sampling",
+		"test_input_required_result_list_roots", "test_input_required_result_request_state",
+		"test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
+		"test_input_required_result_tampered_state", "test_input_required_result_capabilities",
 	}
 	var got []string
 	for _, raw := range newPlugin().Tools() {

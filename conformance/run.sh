@@ -1,15 +1,18 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-# package.json) against plughost serving Streamable HTTP with only the conformance plugin, and
-# compares the outcome with expected-failures.txt. `make conformance` calls it after `make build`.
+# package.json) against plughost serving Streamable HTTP with only the conformance plugin, twice:
+# 0.1.16's whole suite (the 2025 revisions, sessions) judged by expected-failures.txt, and
+# 0.2.0-alpha.12 (package conformance-2026) with --requirements 2026-07-28 (stateless requests, the
+# same server and endpoint) judged by expected-failures-2026.txt. `make conformance` calls it after
+# `make build`.
 #
 #   conformance/run.sh PLUGHOST CONFORMANCE_PLUGIN
 #
-# It fails when a scenario not listed in expected-failures.txt fails, when a listed one passes,
-# when the file names a scenario the suite does not have, or when a process outlives the run.
+# It fails when a scenario not listed in a run's expected-failures file fails, when a listed one
+# passes, when a file names a scenario its suite does not have, or when a process outlives the run.
 # Needs `npm ci` in conformance/ (Node 22 comes from the `node` package there). Every check of
-# every scenario is kept in bin/conformance/ (or $CONFORMANCE_RESULTS); $CONFORMANCE_EXPECTED_FAILURES
-# names another expected-failures file.
+# every scenario is kept in bin/conformance/{2025,2026}/ (or $CONFORMANCE_RESULTS);
+# $CONFORMANCE_EXPECTED_FAILURES and $CONFORMANCE_EXPECTED_FAILURES_2026 name other files.
 set -euo pipefail
 
 if [[ $# -ne 2 ]]; then
@@ -21,10 +24,12 @@ plughost=$(realpath "$1")
 plugin=$(realpath "$2")
 node=$here/node_modules/.bin/node
 suite=$here/node_modules/@modelcontextprotocol/conformance/dist/index.js
+suite2026=$here/node_modules/conformance-2026/dist/index.js
 expected=${CONFORMANCE_EXPECTED_FAILURES:-$here/expected-failures.txt}
+expected2026=${CONFORMANCE_EXPECTED_FAILURES_2026:-$here/expected-failures-2026.txt}
 results=${CONFORMANCE_RESULTS:-$here/../bin/conformance}
 
-if [[ ! -x $node || ! -f $suite ]]; then
+if [[ ! -x $node || ! -f $suite || ! -f $suite2026 ]]; then
   echo "conformance: the suite is not installed; run: (cd conformance && npm ci)" >&2
   exit 1
 fi
@@ -64,33 +69,41 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# Read expected-failures.txt: name and reason per line; check every name against the suite.
-known=$("$node" "$suite" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
-declare -A listed=()
-{
-  echo "server:"
-  while read -r name reason; do
-    [[ -z $name || $name == \#* ]] && continue
-    if ! grep -qxF -- "$name" <<<"$known"; then
-      echo "conformance: $expected names $name, which is not a server scenario of the suite" >&2
-      exit 1
-    fi
-    if [[ -z $reason ]]; then
-      echo "conformance: $expected lists $name without a reason" >&2
-      exit 1
-    fi
-    if [[ -n ${listed[$name]:-} ]]; then
-      echo "conformance: $expected lists $name twice" >&2
-      exit 1
-    fi
-    listed[$name]=1
-    echo "  - $name"
-  done <"$expected"
-} >"$tmp/expected-failures.yml"
-# No expected failures: the suite wants an empty list, not a null.
-if ((${#listed[@]} == 0)); then
-  echo "server: []" >"$tmp/expected-failures.yml"
-fi
+# baseline FILE SUITE OUT: reads FILE (a scenario name and a reason per line, # comments), checks
+# every name against SUITE's server scenarios, and writes the suite's YAML baseline to OUT.
+# It prints the number of entries.
+baseline() {
+  local file=$1 js=$2 out=$3 known name reason
+  known=$("$node" "$js" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
+  local -A listed=()
+  {
+    echo "server:"
+    while read -r name reason; do
+      [[ -z $name || $name == \#* ]] && continue
+      if ! grep -qxF -- "$name" <<<"$known"; then
+        echo "conformance: $file names $name, which is not a server scenario of its suite" >&2
+        return 1
+      fi
+      if [[ -z $reason ]]; then
+        echo "conformance: $file lists $name without a reason" >&2
+        return 1
+      fi
+      if [[ -n ${listed[$name]:-} ]]; then
+        echo "conformance: $file lists $name twice" >&2
+        return 1
+      fi
+      listed[$name]=1
+      echo "  - $name"
+    done <"$file"
+  } >"$out"
+  # No expected failures: the suite wants an empty list, not a null.
+  if ((${#listed[@]} == 0)); then
+    echo "server: []" >"$out"
+  fi
+  echo "${#listed[@]}"
+}
+n2025=$(baseline "$expected" "$suite" "$tmp/expected-failures.yml")
+n2026=$(baseline "$expected2026" "$suite2026" "$tmp/expected-failures-2026.yml")
 
 # Serve only the conformance plugin, on a loopback port the kernel picks.
 mkdir -p "$tmp/plugins" "$tmp/data" "$tmp/workspace"
@@ -108,25 +121,36 @@ if ! url=$("$node" "$here/await-ready.mjs" --pid "$host_pid" --log "$tmp/plughos
   exit 1
 fi
 
-# Run every server scenario, pending ones included, and judge by the baseline.
+# judge NAME JS OUTDIR ARGS...: runs the suite JS with ARGS against plughost, judged by its
+# baseline; prints the suite's summary, or everything on failure.
+judge() {
+  local name=$1 js=$2 out=$3 verdict
+  shift 3
+  mkdir -p "$out"
+  echo "conformance: $name: running against $url (checks in $out)"
+  set +e
+  "$node" "$js" server --url "$url" "$@" -o "$out" >"$out/suite.log" 2>&1
+  verdict=$?
+  set -e
+  if ((verdict > 128)); then
+    echo "conformance: $name: the suite was killed by signal $((verdict - 128))" >&2
+    return 1
+  fi
+  if ((verdict != 0)); then
+    cat "$out/suite.log"
+    echo "--- plughost stderr ---"
+    cat "$tmp/plughost.log"
+    echo "conformance: $name: FAILED: the outcome differs from its expected-failures file (see above)" >&2
+    return 1
+  fi
+  sed -n '/=== SUMMARY ===/,$p' "$out/suite.log"
+}
+
 rm -rf "$results"
-mkdir -p "$results"
-echo "conformance: running the suite against $url (checks in $results)"
-set +e
-"$node" "$suite" server --url "$url" --suite all --expected-failures "$tmp/expected-failures.yml" \
-  -o "$results" >"$results/suite.log" 2>&1
-verdict=$?
-set -e
-if ((verdict > 128)); then
-  echo "conformance: the suite was killed by signal $((verdict - 128))" >&2
-  exit 1
-fi
-if ((verdict != 0)); then
-  cat "$results/suite.log"
-  echo "--- plughost stderr ---"
-  cat "$tmp/plughost.log"
-  echo "conformance: FAILED: the outcome differs from $expected (see above)" >&2
-  exit 1
-fi
-sed -n '/=== SUMMARY ===/,$p' "$results/suite.log"
-echo "conformance: ok (${#listed[@]} expected failures, listed in $expected)"
+# The 2025 revisions: every server scenario of 0.1.16, pending ones included, over sessions.
+judge 2025 "$suite" "$results/2025" --suite all --expected-failures "$tmp/expected-failures.yml"
+echo "conformance: 2025: ok ($n2025 expected failures, listed in $expected)"
+# 2026-07-28: exactly what the revision requires (plus the scenarios it runs unscored: pending
+# ones and the tasks extension), stateless, on the same endpoint.
+judge 2026 "$suite2026" "$results/2026" --requirements 2026-07-28 --expected-failures "$tmp/expected-failures-2026.yml"
+echo "conformance: 2026-07-28: ok ($n2026 expected failures, listed in $expected2026)"

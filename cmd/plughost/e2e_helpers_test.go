@@ -363,17 +363,23 @@ func (b *lineBuffer) await(t *testing.T, substr string) {
 // message plughost writes against the official schema of the negotiated
 // protocol version.
 type wireCheck struct {
-	mu       sync.Mutex
-	methods  map[string]string // request id (raw JSON) → method
-	version  string            // negotiated protocol version
-	schema   *mcpschema.Validator
+	mu        sync.Mutex
+	methods   map[string]string // request id (raw JSON) → method
+	stateless map[string]bool   // ids of requests of the stateless revision (2026-07-28)
+	version   string            // negotiated protocol version
+	schema    *mcpschema.Validator
+	schema26  *mcpschema.Validator // 2026-07-28's, for the stateless requests
 	errs     []error
 	notified map[string]int // notifications plughost sent, by method
 	done     chan struct{}  // closed once plughost's stdout is at EOF
 }
 
 func newWireCheck() *wireCheck {
-	return &wireCheck{methods: map[string]string{}, notified: map[string]int{}, done: make(chan struct{})}
+	v, err := mcpschema.New("2026-07-28")
+	if err != nil {
+		panic(err)
+	}
+	return &wireCheck{methods: map[string]string{}, stateless: map[string]bool{}, schema26: v, notified: map[string]int{}, done: make(chan struct{})}
 }
 
 // notifications returns how many notifications of method plughost sent; call
@@ -415,10 +421,16 @@ func (c *clientTap) Write(p []byte) (int, error) {
 		var msg struct {
 			ID     json.RawMessage `json:"id"`
 			Method string          `json:"method"`
+			Params struct {
+				Meta map[string]json.RawMessage `json:"_meta"`
+			} `json:"params"`
 		}
 		if json.Unmarshal(line, &msg) == nil && msg.ID != nil && msg.Method != "" {
 			c.w.mu.Lock()
 			c.w.methods[string(msg.ID)] = msg.Method
+			if msg.Params.Meta["io.modelcontextprotocol/protocolVersion"] != nil {
+				c.w.stateless[string(msg.ID)] = true
+			}
 			c.w.mu.Unlock()
 		}
 		c.partial = rest
@@ -456,6 +468,9 @@ func (w *wireCheck) check(line []byte) {
 		Result struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		} `json:"result"`
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
 	}
 	if err := json.Unmarshal(line, &msg); err != nil {
 		w.fail("plughost wrote a line that is not a JSON-RPC message: %q", line)
@@ -465,6 +480,14 @@ func (w *wireCheck) check(line []byte) {
 		w.notified[msg.Method]++
 	}
 	method := w.methods[string(msg.ID)]
+	// A stateless request's answer, and what a subscriptions/listen stream
+	// carries, follow 2026-07-28's schema.
+	if (msg.ID != nil && w.stateless[string(msg.ID)]) || msg.Params.Meta["io.modelcontextprotocol/subscriptionId"] != nil {
+		if err := w.schema26.Check(line, method); err != nil {
+			w.fail("2026-07-28: %v\n  message: %s", err, line)
+		}
+		return
+	}
 	if method == "initialize" && w.schema == nil {
 		w.version = msg.Result.ProtocolVersion
 		v, err := mcpschema.New(w.version)

@@ -85,9 +85,71 @@
 // session's notifier goroutine writes).
 //
 // JSON-RPC batches are accepted only in sessions that negotiated
-// 2025-03-26, the one version that has them. server/discover (the stateless
-// 2026 protocol's probe) is answered -32601 so such clients fall back to
-// initialize.
+// 2025-03-26, the one version that has them.
+//
+// # The stateless revision (2026-07-28)
+//
+// MCP 2026-07-28 has no initialize and no session: every request carries
+// in its _meta the protocol version it speaks
+// (io.modelcontextprotocol/protocolVersion) and what its client can do
+// (io.modelcontextprotocol/clientCapabilities; clientInfo optional). The
+// era is decided per request: one whose _meta names a protocol version
+// (or whose method exists only in that revision: server/discover,
+// subscriptions/listen) is served on what it says, whatever came before it
+// on the connection; any other belongs to the session and needs
+// initialize. So one stdio connection or one HTTP endpoint serves both
+// eras, and a 2026-07-28 request may reach any replica.
+//
+// A stateless request's _meta is checked first: absent, without a
+// protocol version or capabilities (an object), or with a clientInfo that
+// is not an object or an unknown logLevel, it is -32602; a version other
+// than 2026-07-28 is -32022 with data {requested, supported} (supported:
+// every version the server speaks). What the revision removed (initialize,
+// ping, logging/setLevel, resources/subscribe and unsubscribe) is -32601.
+// server/discover answers what initialize would: the versions, the
+// capabilities, the instructions, serverInfo in _meta. Every result carries
+// resultType ("complete", or "input_required"); the lists and
+// server/discover carry the caching hints ttlMs (Options.ListTTL, a second
+// by default) and cacheScope "public" (the lists are the same for every
+// caller), and resources/read ttlMs 0 (a provider says nothing of how long
+// contents hold). Lists are in name order, the same on every replica of a
+// plugin directory, and so are their cursors. Log notifications go out
+// only when _meta names a logLevel, at or above it; progress as a session
+// has it. A resource not found is -32602 with data {uri} (SEP-2164). A
+// provider's *tool.CapabilityRequired (a call that needs a client
+// capability the request did not declare) is -32021 with data
+// {requiredCapabilities}; a session gets an isError result naming it.
+//
+// A provider's need for the client's input is answered as an
+// InputRequiredResult (inputstate.go): its requests (those the client
+// declared the capability for; the others are answered to the provider at
+// once as a session does) and a requestState, sealed with
+// Options.StateSealer (AES-256-GCM, a key every replica shares): the
+// provider that asked, its own state, the rounds so far, bound to the
+// method and the tool, prompt or resource, valid for Options.StateTTL. The
+// retry carries inputResponses (an object of objects; anything else is
+// -32602) and that requestState; one that does not open (altered, sealed
+// for another request or with another key, expired, over
+// sealed.MaxSealed) is -32602 naming why, the provider not run. Answers
+// sent without a requestState go to the provider that serves the request
+// with no state (it asks again for what it misses). At most 10 rounds.
+//
+// subscriptions/listen (listen.go) is the revision's one stream of
+// notifications unrelated to a request: acknowledged at once
+// (notifications/subscriptions/acknowledged, with what is honoured: every
+// list kind asked, the URIs a provider offers), then the list_changed and
+// resources/updated it asked for, each with _meta's subscriptionId (the
+// listen request's id). It ends when the client cancels it, or with its
+// result when the server shuts down (Server.EndListeners). At most
+// Options.MaxListeners are open server-wide, each naming at most
+// MaxSubscriptions URIs.
+//
+// Transports: stdio serves both eras on one connection. Streamable HTTP
+// (host/mcp/streamable) serves a POST without Mcp-Session-Id statelessly
+// when its MCP-Protocol-Version header names a version no session speaks,
+// or its body's _meta names one ([IsStateless]): on a session of its own
+// ([Server.OpenStateless]) that lives for the POST. HTTP+SSE serves
+// sessions only ([Session.RefuseStateless]).
 //
 // # A provider's requests to the client
 //
@@ -124,9 +186,9 @@
 // not run again: tools/call with an isError result naming the limit,
 // resources/read and prompts/get with -32602 naming it. Every request
 // carries the client's declared capabilities (ClientCapabilities)
-// so that providers can decide before asking. In the stateless 2026-07-28
-// revision the InputRequired will instead go back to the client as an
-// InputRequiredResult (one seam: call.inputRequired in input.go).
+// so that providers can decide before asking. A stateless request's
+// InputRequired goes back to the client instead, as an InputRequiredResult
+// (see the stateless revision above).
 //
 // # Asking the client
 //
@@ -158,9 +220,10 @@
 // version), how its params decode, its handler, and whether it is a long
 // call (run on a worker, cancellable, with progress and logs for tools).
 // resources/subscribe and resources/unsubscribe exist up to 2025-11-25
-// only: 2026-07-28 replaced them with subscriptions/listen. A method not in the table is answered -32601;
-// so is one of the stateless 2026-07-28 revision (server/discover), with a
-// hint to initialize, and one missing from the negotiated version.
+// only: 2026-07-28 replaced them with subscriptions/listen. A method not
+// in the table is answered -32601, and so is one missing from the
+// request's revision (the session's negotiated version, or 2026-07-28 for
+// a stateless request).
 //
 // # Transports
 //

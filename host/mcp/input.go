@@ -114,13 +114,11 @@ func (c *call) withInput(res json.RawMessage, err error) (json.RawMessage, error
 	}
 }
 
-// inputRequired is the seam where a provider's need for the client's input
-// is met, the one place that decides how. In a session (every protocol
-// version up to 2025-11-25) the server asks the client itself and returns
-// its answers for the retry. In the stateless 2026-07-28 revision (not
-// served yet) this is where the InputRequired will instead be answered to
-// the client as an InputRequiredResult, with the state sealed into its
-// requestState, the client's retry carrying inputResponses.
+// inputRequired meets a provider's need for the client's input in a
+// session (every protocol version up to 2025-11-25): the server asks the
+// client itself and returns its answers for the retry. A stateless
+// request never comes here: its call answers an InputRequiredResult
+// instead (statelessInput, inputstate.go).
 func (c *call) inputRequired(ir *tool.InputRequired) (*tool.Input, error) {
 	return c.s.askClient(c.ctx, c.rp.out, ir)
 }

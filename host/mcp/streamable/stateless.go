@@ -5,6 +5,7 @@ import (
 	"net/http"
 	"strconv"
 	"sync"
+	"time"
 
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/wire"
@@ -90,7 +91,7 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 	defer h.statelessWG.Done()
 	sess := h.srv.OpenStateless()
 	defer sess.Close()
-	out := &statelessSink{w: w}
+	out := &statelessSink{w: w, keepAlive: h.opts.KeepAlive}
 	// Shutdown cancels what its grace period did not see finish.
 	ctx, cancel := context.WithCancel(r.Context())
 	defer cancel()
@@ -125,10 +126,12 @@ func statusOf(msg []byte) int {
 // without ids: there is no session to resume) that carries everything up
 // to the response.
 type statelessSink struct {
-	w    http.ResponseWriter
-	mu   sync.Mutex
-	done bool // the JSON response was written
-	conn *sseConn
+	w         http.ResponseWriter
+	keepAlive time.Duration // between SSE comments on a quiet stream; <= 0: none
+	mu        sync.Mutex
+	done      bool // the JSON response was written
+	conn      *sseConn
+	stop      chan struct{} // ends the keep-alive, once the stream is open
 }
 
 func (p *statelessSink) Write(msg []byte) error {
@@ -154,7 +157,28 @@ func (p *statelessSink) Write(msg []byte) error {
 	if err := p.conn.open(); err != nil {
 		return err
 	}
+	if p.keepAlive > 0 { // a listen stream may stay quiet for long: proxies must not cut it
+		p.stop = make(chan struct{})
+		go keepAlive(p.conn, p.keepAlive, p.stop)
+	}
 	return p.conn.write(appendEvent(nil, "message", nil, msg))
+}
+
+// keepAlive writes an SSE comment to c every interval until stop closes
+// or a write fails.
+func keepAlive(c *sseConn, interval time.Duration, stop <-chan struct{}) {
+	t := time.NewTicker(interval)
+	defer t.Stop()
+	for {
+		select {
+		case <-stop:
+			return
+		case <-t.C:
+			if c.write([]byte(": keepalive\n\n")) != nil {
+				return
+			}
+		}
+	}
 }
 
 // finish ends the POST once Handle has returned: a request cancelled (the
@@ -164,6 +188,9 @@ func (p *statelessSink) finish() {
 	defer p.mu.Unlock()
 	switch {
 	case p.conn != nil:
+		if p.stop != nil {
+			close(p.stop)
+		}
 		p.conn.close()
 	case !p.done:
 		p.w.WriteHeader(http.StatusNoContent)

@@ -369,9 +369,9 @@ type wireCheck struct {
 	version   string            // negotiated protocol version
 	schema    *mcpschema.Validator
 	schema26  *mcpschema.Validator // 2026-07-28's, for the stateless requests
-	errs     []error
-	notified map[string]int // notifications plughost sent, by method
-	done     chan struct{}  // closed once plughost's stdout is at EOF
+	errs      []error
+	notified  map[string]int // notifications plughost sent, by method
+	done      chan struct{}  // closed once plughost's stdout is at EOF
 }
 
 func newWireCheck() *wireCheck {

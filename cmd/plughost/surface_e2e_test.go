@@ -72,7 +72,7 @@ func (c *surfaceClient) options(asks bool) *mcp.ClientOptions {
 // connectSurface starts plughost with the conformance, files and askplugin
 // plugins over transport ("stdio" or "http") and connects a client; asks
 // says whether it declares sampling and elicitation (it always has roots).
-func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
+func connectSurface(t *testing.T, transport string, asks bool, era string) *surfaceClient {
 	t.Helper()
 	c := &surfaceClient{
 		listsChanged: make(chan struct{}, 1),
@@ -86,6 +86,10 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 	plugins := []string{"conformance", "files", "askplugin"}
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
+	opts := sessionEra
+	if era == "2026-07-28" {
+		opts = nil // the go-sdk client's default: server/discover, no session
+	}
 	switch transport {
 	case "stdio":
 		dir, ws := t.TempDir(), t.TempDir()
@@ -99,7 +103,7 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir())
 		stderr := newLineBuffer()
 		cmd.Stderr = stderr
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sessionEra)
+		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, opts)
 		if err != nil {
 			t.Fatalf("connect: %v\nstderr:\n%s", err, stderr)
 		}
@@ -116,12 +120,15 @@ func connectSurface(t *testing.T, transport string, asks bool) *surfaceClient {
 		c.cs, c.workspace = cs, ws
 	case "http":
 		h := startHTTPHost(t, plugins...)
-		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp", HTTPClient: h.httpClient(nil)}, sessionEra)
+		cs, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp", HTTPClient: h.httpClient(nil)}, opts)
 		if err != nil {
 			t.Fatalf("connect: %v\nstderr:\n%s", err, h.stderr)
 		}
 		t.Cleanup(func() { close(c.stop); cs.Close() })
 		c.cs, c.workspace = cs, h.workspace
+	}
+	if v := c.cs.InitializeResult().ProtocolVersion; v != era {
+		t.Fatalf("negotiated %q, want %q", v, era)
 	}
 	c.awaitResource(t, "test://static-text")
 	return c
@@ -188,159 +195,166 @@ func (c *surfaceClient) call(t *testing.T, name string, args map[string]any) *mc
 
 var transports = []string{"stdio", "http"}
 
+// eras are the protocol versions the go-sdk client is made to speak: a
+// 2025-11-25 session, and 2026-07-28 without one.
+var eras = []string{"2025-11-25", "2026-07-28"}
+
+// eachTransportAndEra runs test once per transport and era, in parallel.
+func eachTransportAndEra(t *testing.T, test func(t *testing.T, transport, era string)) {
+	for _, tr := range transports {
+		for _, era := range eras {
+			t.Run(tr+"/"+era, func(t *testing.T) {
+				t.Parallel()
+				test(t, tr, era)
+			})
+		}
+	}
+}
+
 func TestResourcesPromptsCompletionEndToEnd(t *testing.T) {
 	t.Parallel()
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			t.Parallel()
-			c := connectSurface(t, tr, true)
-			ctx := t.Context()
-			if caps := c.cs.InitializeResult().Capabilities; caps.Resources == nil || !caps.Resources.Subscribe ||
-				!caps.Resources.ListChanged || caps.Prompts == nil || caps.Completions == nil {
-				t.Errorf("capabilities = %+v; want resources (subscribe, listChanged), prompts and completions", caps)
-			}
+	eachTransportAndEra(t, func(t *testing.T, tr, era string) {
+		c := connectSurface(t, tr, true, era)
+		ctx := t.Context()
+		if caps := c.cs.InitializeResult().Capabilities; caps.Resources == nil || !caps.Resources.Subscribe ||
+			!caps.Resources.ListChanged || caps.Prompts == nil || caps.Completions == nil {
+			t.Errorf("capabilities = %+v; want resources (subscribe, listChanged), prompts and completions", caps)
+		}
 
-			// Resources of two plugins, text and binary, and a template.
-			got, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"})
-			if err != nil || len(got.Contents) != 1 || got.Contents[0].Text != "This is the content of the static text resource." {
-				t.Errorf("read static-text = %+v, %v", got, err)
-			}
-			got, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-binary"})
-			if err != nil || len(got.Contents) != 1 || got.Contents[0].MIMEType != "image/png" || len(got.Contents[0].Blob) == 0 {
-				t.Errorf("read static-binary = %+v, %v", got, err)
-			}
-			got, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://template/123/data"})
-			if err != nil || len(got.Contents) != 1 || !strings.Contains(got.Contents[0].Text, `"Data for ID: 123"`) {
-				t.Errorf("read through the template = %+v, %v", got, err)
-			}
-			_, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nowhere"})
-			if code(err) != -32002 {
-				t.Errorf("read of an unknown resource: error %v, want -32002", err)
-			}
-			tmpl, err := c.cs.ListResourceTemplates(ctx, nil)
-			if err != nil || len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != "test://template/{id}/data" {
-				t.Errorf("templates = %+v, %v", tmpl, err)
-			}
+		// Resources of two plugins, text and binary, and a template.
+		got, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-text"})
+		if err != nil || len(got.Contents) != 1 || got.Contents[0].Text != "This is the content of the static text resource." {
+			t.Errorf("read static-text = %+v, %v", got, err)
+		}
+		got, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://static-binary"})
+		if err != nil || len(got.Contents) != 1 || got.Contents[0].MIMEType != "image/png" || len(got.Contents[0].Blob) == 0 {
+			t.Errorf("read static-binary = %+v, %v", got, err)
+		}
+		got, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://template/123/data"})
+		if err != nil || len(got.Contents) != 1 || !strings.Contains(got.Contents[0].Text, `"Data for ID: 123"`) {
+			t.Errorf("read through the template = %+v, %v", got, err)
+		}
+		_, err = c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: "test://nowhere"})
+		if want := map[string]int64{"2025-11-25": -32002, "2026-07-28": -32602}[era]; code(err) != want { // SEP-2164
+			t.Errorf("read of an unknown resource: error %v, want %d", err, want)
+		}
+		tmpl, err := c.cs.ListResourceTemplates(ctx, nil)
+		if err != nil || len(tmpl.ResourceTemplates) != 1 || tmpl.ResourceTemplates[0].URITemplate != "test://template/{id}/data" {
+			t.Errorf("templates = %+v, %v", tmpl, err)
+		}
 
-			// Prompts and completion.
-			pr, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "a", "arg2": "b"}})
-			if err != nil || len(pr.Messages) != 1 || pr.Messages[0].Content.(*mcp.TextContent).Text != "Prompt with arguments: arg1='a', arg2='b'" {
-				t.Errorf("get prompt = %+v, %v", pr, err)
-			}
-			_, err = c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "a"}})
-			if code(err) != -32602 || !strings.Contains(err.Error(), "arg2") {
-				t.Errorf("get prompt without arg2: error %v, want -32602 naming it", err)
-			}
-			comp, err := c.cs.Complete(ctx, &mcp.CompleteParams{
-				Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "test_prompt_with_arguments"},
-				Argument: mcp.CompleteParamsArgument{Name: "arg1", Value: "par"},
-			})
-			if err != nil || !slices.Equal(comp.Completion.Values, []string{"paris", "park", "party"}) {
-				t.Errorf("complete = %+v, %v", comp, err)
-			}
-
-			// The files plugin: a new file is a new resource; writing it
-			// again reaches its subscribers only.
-			if res := c.call(t, "create_file", map[string]any{"filename": "notes.txt", "content": "one"}); res.IsError {
-				t.Fatalf("create_file: %s", text(res))
-			}
-			uri := "file://" + filepath.Join(c.workspace, "notes.txt")
-			c.awaitResource(t, uri)
-			if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
-				t.Fatal(err)
-			}
-			// Written by someone else (the plugin sees it through inotify,
-			// inside its sandbox).
-			if err := os.WriteFile(filepath.Join(c.workspace, "notes.txt"), []byte("two, longer"), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			select {
-			case got := <-c.updated:
-				if got != uri {
-					t.Errorf("resources/updated for %s, want %s", got, uri)
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("no notifications/resources/updated after the subscribed file changed")
-			}
-			read, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
-			if err != nil || read.Contents[0].Text != "two, longer" {
-				t.Errorf("read %s = %+v, %v", uri, read, err)
-			}
-			if err := c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
-				t.Error(err)
-			}
+		// Prompts and completion.
+		pr, err := c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "a", "arg2": "b"}})
+		if err != nil || len(pr.Messages) != 1 || pr.Messages[0].Content.(*mcp.TextContent).Text != "Prompt with arguments: arg1='a', arg2='b'" {
+			t.Errorf("get prompt = %+v, %v", pr, err)
+		}
+		_, err = c.cs.GetPrompt(ctx, &mcp.GetPromptParams{Name: "test_prompt_with_arguments", Arguments: map[string]string{"arg1": "a"}})
+		if code(err) != -32602 || !strings.Contains(err.Error(), "arg2") {
+			t.Errorf("get prompt without arg2: error %v, want -32602 naming it", err)
+		}
+		comp, err := c.cs.Complete(ctx, &mcp.CompleteParams{
+			Ref:      &mcp.CompleteReference{Type: "ref/prompt", Name: "test_prompt_with_arguments"},
+			Argument: mcp.CompleteParamsArgument{Name: "arg1", Value: "par"},
 		})
-	}
+		if err != nil || !slices.Equal(comp.Completion.Values, []string{"paris", "park", "party"}) {
+			t.Errorf("complete = %+v, %v", comp, err)
+		}
+
+		// The files plugin: a new file is a new resource; writing it
+		// again reaches its subscribers only.
+		if res := c.call(t, "create_file", map[string]any{"filename": "notes.txt", "content": "one"}); res.IsError {
+			t.Fatalf("create_file: %s", text(res))
+		}
+		uri := "file://" + filepath.Join(c.workspace, "notes.txt")
+		c.awaitResource(t, uri)
+		if err := c.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatal(err)
+		}
+		// Written by someone else (the plugin sees it through inotify,
+		// inside its sandbox).
+		if err := os.WriteFile(filepath.Join(c.workspace, "notes.txt"), []byte("two, longer"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		select {
+		case got := <-c.updated:
+			if got != uri {
+				t.Errorf("resources/updated for %s, want %s", got, uri)
+			}
+		case <-time.After(30 * time.Second):
+			t.Fatal("no notifications/resources/updated after the subscribed file changed")
+		}
+		read, err := c.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || read.Contents[0].Text != "two, longer" {
+			t.Errorf("read %s = %+v, %v", uri, read, err)
+		}
+		if err := c.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri}); err != nil {
+			t.Error(err)
+		}
+	})
 }
 
 func TestPluginAsksTheClientEndToEnd(t *testing.T) {
 	t.Parallel()
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			t.Parallel()
-			c := connectSurface(t, tr, true)
-			for _, tc := range []struct {
-				tool string
-				args map[string]any
-				want string
-			}{
-				{"test_sampling", map[string]any{"prompt": "2+2?"}, "LLM response: sampled: 2+2?"},
-				{"test_elicitation", map[string]any{"message": "Who?"}, `User response: <action: accept, content: {"email":"ada@example.com","username":"ada"}>`},
-				{"roots", nil, "file:///home/ada/project"},
-				{"twice", nil, "accept, then sampled: the user said accept"},
-			} {
-				res := c.call(t, tc.tool, tc.args)
-				if res.IsError || text(res) != tc.want {
-					t.Errorf("%s = %q (isError %v), want %q", tc.tool, text(res), res.IsError, tc.want)
-				}
+	eachTransportAndEra(t, func(t *testing.T, tr, era string) {
+		c := connectSurface(t, tr, true, era)
+		for _, tc := range []struct {
+			tool string
+			args map[string]any
+			want string
+		}{
+			{"test_sampling", map[string]any{"prompt": "2+2?"}, "LLM response: sampled: 2+2?"},
+			{"test_elicitation", map[string]any{"message": "Who?"}, `User response: <action: accept, content: {"email":"ada@example.com","username":"ada"}>`},
+			{"roots", nil, "file:///home/ada/project"},
+			{"twice", nil, "accept, then sampled: the user said accept"},
+		} {
+			res := c.call(t, tc.tool, tc.args)
+			if res.IsError || text(res) != tc.want {
+				t.Errorf("%s = %q (isError %v), want %q", tc.tool, text(res), res.IsError, tc.want)
 			}
+		}
 
-			// A call cancelled while the client is asked: the request to
-			// the client is abandoned, and the host goes on serving.
-			ctx, cancel := context.WithCancel(t.Context())
-			done := make(chan error, 1)
-			go func() {
-				_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait_for_user"})
-				done <- err
-			}()
-			select {
-			case <-c.waiting:
-			case <-time.After(30 * time.Second):
-				t.Fatal("wait_for_user's elicitation never reached the client")
+		// A call cancelled while the client is asked: the request to
+		// the client is abandoned, and the host goes on serving.
+		ctx, cancel := context.WithCancel(t.Context())
+		done := make(chan error, 1)
+		go func() {
+			_, err := c.cs.CallTool(ctx, &mcp.CallToolParams{Name: "wait_for_user"})
+			done <- err
+		}()
+		select {
+		case <-c.waiting:
+		case <-time.After(30 * time.Second):
+			t.Fatal("wait_for_user's elicitation never reached the client")
+		}
+		cancel()
+		if err := <-done; err == nil {
+			t.Error("the cancelled call returned no error")
+		}
+		select {
+		case err := <-c.abandoned:
+			if err == nil {
+				t.Error("the elicitation's context ended without an error")
 			}
-			cancel()
-			if err := <-done; err == nil {
-				t.Error("the cancelled call returned no error")
-			}
-			select {
-			case err := <-c.abandoned:
-				if err == nil {
-					t.Error("the elicitation's context ended without an error")
-				}
-			case <-time.After(30 * time.Second):
-				t.Fatal("the host never cancelled its elicitation request after the call was cancelled")
-			}
-			if res := c.call(t, "test_simple_text", nil); res.IsError {
-				t.Errorf("after the cancelled call: %s", text(res))
-			}
-		})
-	}
+		case <-time.After(30 * time.Second):
+			t.Fatal("the host never cancelled its elicitation request after the call was cancelled")
+		}
+		if res := c.call(t, "test_simple_text", nil); res.IsError {
+			t.Errorf("after the cancelled call: %s", text(res))
+		}
+	})
 }
 
 func TestPluginAsksAClientThatCannotAnswer(t *testing.T) {
 	t.Parallel()
-	for _, tr := range transports {
-		t.Run(tr, func(t *testing.T) {
-			t.Parallel()
-			c := connectSurface(t, tr, false)
-			for tool, capability := range map[string]string{"test_elicitation": "elicitation", "test_sampling": "sampling"} {
-				res := c.call(t, tool, map[string]any{"message": "x", "prompt": "x"})
-				if !res.IsError || !strings.Contains(text(res), capability) {
-					t.Errorf("%s with a client lacking %s = %q (isError %v); want an isError result naming it", tool, capability, text(res), res.IsError)
-				}
+	eachTransportAndEra(t, func(t *testing.T, tr, era string) {
+		c := connectSurface(t, tr, false, era)
+		for tool, capability := range map[string]string{"test_elicitation": "elicitation", "test_sampling": "sampling"} {
+			res := c.call(t, tool, map[string]any{"message": "x", "prompt": "x"})
+			if !res.IsError || !strings.Contains(text(res), capability) {
+				t.Errorf("%s with a client lacking %s = %q (isError %v); want an isError result naming it", tool, capability, text(res), res.IsError)
 			}
-		})
-	}
+		}
+	})
 }
 
 // code is the JSON-RPC error code of err, 0 if it is none.

@@ -191,18 +191,16 @@ func init() {
 	}
 }
 
-// lookup answers what the table says of a request or notification before
-// it is served: the entry, or the error to answer a request with. v is
-// the session's negotiated version (an index into versions), or -1 before
-// initialize.
+// lookup answers what the table says of a session's request or
+// notification before it is served: the entry, or the error to answer a
+// request with. v is the session's negotiated version (an index into
+// versions), or -1 before initialize. (A method of the stateless revision
+// alone never comes here: dispatchOne serves it statelessly.)
 func lookup(name []byte, v int) (*method, *wire.Error) {
 	m := table[string(name)]
 	switch {
 	case m == nil:
 		return nil, wire.NewError(wire.CodeMethodNotFound, "method not found: "+string(name))
-	case m.revs&sessionEra == 0:
-		return nil, wire.NewError(wire.CodeMethodNotFound, "method not found: "+m.name+
-			" (send initialize; this server speaks protocol versions up to "+versions[vLatest]+")")
 	case v >= 0 && !m.revs.has(v):
 		return nil, wire.NewError(wire.CodeMethodNotFound, "method not found: "+m.name+
 			" (not in protocol version "+versions[v]+")")

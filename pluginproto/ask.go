@@ -31,8 +31,13 @@ var (
 	ErrInputRequired = errors.New("the client's input is required first (return from the handler: it runs again with the answer)")
 	// ErrClientUnsupported is returned (wrapped, naming the capability) by
 	// Elicit, Sample and Roots when the client did not declare the
-	// capability the request needs. Nothing was asked; a tool usually
-	// answers with an isError result saying what it needed.
+	// capability the request needs. Nothing was asked. Return it from the
+	// handler (wrapped is fine) and the client is told which capability
+	// the tool needs: MCP 2026-07-28 answers -32021
+	// MissingRequiredClientCapability; older sessions get an isError
+	// result naming it. To degrade instead, handle it. (Only a tool
+	// handler's error is told so; a prompt's or a resource's fails its
+	// request as any error does.)
 	ErrClientUnsupported = errors.New("the client did not declare the capability")
 )
 
@@ -162,6 +167,38 @@ const (
 	methodRoots  = "roots/list"
 )
 
+// capability is a client capability a request needs: its name, for
+// errors, and where MCP ClientCapabilities declares it: the member top,
+// and in it sub ("" for the member itself).
+type capability struct {
+	name     string // "sampling.tools"
+	top, sub string // "sampling", "tools"
+}
+
+// The capabilities of the requests.
+var (
+	capSampling      = capability{"sampling", "sampling", ""}
+	capSamplingTools = capability{"sampling.tools", "sampling", "tools"}
+	capElicitForm    = capability{"elicitation (form mode)", "elicitation", ""}
+	capElicitURL     = capability{"elicitation.url", "elicitation", "url"}
+	capRoots         = capability{"roots", "roots", ""}
+)
+
+// unsupportedError is the error of a request whose capability the client
+// did not declare: it wraps ErrClientUnsupported, and carries the
+// capability, so that a tool handler returning it (wrapped or not) answers
+// the call with a *CapabilityRequiredError naming it.
+type unsupportedError struct {
+	method string
+	need   capability
+}
+
+func (e *unsupportedError) Error() string {
+	return fmt.Sprintf("%s: %v %s", e.method, ErrClientUnsupported, e.need.name)
+}
+
+func (e *unsupportedError) Unwrap() error { return ErrClientUnsupported }
+
 // load parses the capabilities, the input and the request state, once.
 func (a *asker) load() error {
 	if a.loaded {
@@ -230,7 +267,7 @@ func (a *asker) declared(path ...string) bool {
 // having recorded the request. An answer that decode refuses is no
 // answer: the request is asked again. need is the capability the request
 // needs, checked by ok.
-func (a *asker) ask(ctx context.Context, key, method string, params any, need string, ok func(*asker) bool, decode func(json.RawMessage) error) error {
+func (a *asker) ask(ctx context.Context, key, method string, params any, need capability, ok func(*asker) bool, decode func(json.RawMessage) error) error {
 	if a == nil {
 		a = &asker{}
 	}
@@ -259,7 +296,7 @@ func (a *asker) ask(ctx context.Context, key, method string, params any, need st
 		return fmt.Errorf("%s: %w", method, err)
 	}
 	if !ok(a) {
-		return fmt.Errorf("%s: %w %s", method, ErrClientUnsupported, need)
+		return &unsupportedError{method: method, need: need}
 	}
 	if res, ok := a.answers[k]; ok {
 		if decode(res) == nil {
@@ -353,7 +390,7 @@ func asked[V any](m map[string]V, keys map[string]bool) map[string]V {
 func (a *asker) elicit(ctx context.Context, p ElicitParams) (*ElicitResult, error) {
 	var (
 		params any
-		need   string
+		need   capability
 		ok     func(*asker) bool
 	)
 	if p.URL != "" {
@@ -367,7 +404,7 @@ func (a *asker) elicit(ctx context.Context, p ElicitParams) (*ElicitResult, erro
 			URL           string `json:"url"`
 			ElicitationID string `json:"elicitationId"`
 		}{"url", p.Message, p.URL, id}
-		need, ok = "elicitation.url", func(a *asker) bool { return a.declared("elicitation", "url") }
+		need, ok = capElicitURL, func(a *asker) bool { return a.declared("elicitation", "url") }
 	} else {
 		schema, err := objectSchema(p.RequestedSchema)
 		if err != nil {
@@ -381,7 +418,7 @@ func (a *asker) elicit(ctx context.Context, p ElicitParams) (*ElicitResult, erro
 			RequestedSchema json.RawMessage `json:"requestedSchema"`
 		}{p.Message, schema}
 		// An elicitation capability without form or url means form only.
-		need, ok = "elicitation (form mode)", func(a *asker) bool {
+		need, ok = capElicitForm, func(a *asker) bool {
 			return a.declared("elicitation", "form") || a.declared("elicitation") && !a.declared("elicitation", "url")
 		}
 	}
@@ -411,7 +448,7 @@ func (r *ElicitResult) decode(b json.RawMessage) error {
 // sample asks the client's LLM.
 func (a *asker) sample(ctx context.Context, p SampleParams) (*SampleResult, error) {
 	var params any = p
-	need, ok := "sampling", func(a *asker) bool { return a.declared("sampling") }
+	need, ok := capSampling, func(a *asker) bool { return a.declared("sampling") }
 	if p.Raw != nil {
 		var fields map[string]json.RawMessage
 		if !isObject(p.Raw) || json.Unmarshal(p.Raw, &fields) != nil {
@@ -419,7 +456,7 @@ func (a *asker) sample(ctx context.Context, p SampleParams) (*SampleResult, erro
 		}
 		_, tools := fields["tools"]
 		if _, choice := fields["toolChoice"]; tools || choice {
-			need, ok = "sampling.tools", func(a *asker) bool { return a.declared("sampling", "tools") }
+			need, ok = capSamplingTools, func(a *asker) bool { return a.declared("sampling", "tools") }
 		}
 		params = p.Raw
 	} else if p.MaxTokens <= 0 || len(p.Messages) == 0 {
@@ -469,7 +506,7 @@ func (a *asker) roots(ctx context.Context, key string) ([]Root, error) {
 		roots = *res.Roots
 		return nil
 	}
-	if err := a.ask(ctx, key, methodRoots, nil, "roots", func(a *asker) bool { return a.declared("roots") }, decode); err != nil {
+	if err := a.ask(ctx, key, methodRoots, nil, capRoots, func(a *asker) bool { return a.declared("roots") }, decode); err != nil {
 		return nil, err
 	}
 	return roots, nil

@@ -50,29 +50,34 @@ func TestAskChecksTheClientsCapabilities(t *testing.T) {
 	tests := map[string]struct {
 		caps string
 		ask  func(context.Context, *Request) error
-		// unsupported names the capability the client lacks; "" means the
-		// request is asked.
-		unsupported string
+		// unsupported names the capability the client lacks, and required
+		// is the ClientCapabilities object the call then says it needs;
+		// "" means the request is asked.
+		unsupported, required string
 	}{
-		"sampling, none declared":           {`{}`, sample, "sampling"},
-		"sampling, declared null":           {`{"sampling":null}`, sample, "sampling"},
-		"sampling":                          {`{"sampling":{}}`, sample, ""},
-		"sampling with tools, no tools":     {`{"sampling":{}}`, sampleTools, "sampling.tools"},
-		"sampling with tools":               {`{"sampling":{"tools":{}}}`, sampleTools, ""},
-		"elicitation {} means form":         {`{"elicitation":{}}`, elicitForm, ""},
-		"elicitation {} is not url":         {`{"elicitation":{}}`, elicitURL, "elicitation.url"},
-		"elicitation url only is not form":  {`{"elicitation":{"url":{}}}`, elicitForm, "elicitation (form mode)"},
-		"elicitation url":                   {`{"elicitation":{"url":{}}}`, elicitURL, ""},
-		"elicitation form and url, form":    {`{"elicitation":{"form":{},"url":{}}}`, elicitForm, ""},
-		"elicitation, none declared":        {`{"roots":{}}`, elicitForm, "elicitation (form mode)"},
-		"roots, none declared":              {`{"sampling":{}}`, roots, "roots"},
-		"roots":                             {`{"roots":{"listChanged":true}}`, roots, ""},
-		"nil capabilities mean none at all": {``, roots, "roots"},
+		"sampling, none declared":           {`{}`, sample, "sampling", `{"sampling":{}}`},
+		"sampling, declared null":           {`{"sampling":null}`, sample, "sampling", `{"sampling":{}}`},
+		"sampling":                          {`{"sampling":{}}`, sample, "", ""},
+		"sampling with tools, no tools":     {`{"sampling":{}}`, sampleTools, "sampling.tools", `{"sampling":{"tools":{}}}`},
+		"sampling with tools":               {`{"sampling":{"tools":{}}}`, sampleTools, "", ""},
+		"elicitation {} means form":         {`{"elicitation":{}}`, elicitForm, "", ""},
+		"elicitation {} is not url":         {`{"elicitation":{}}`, elicitURL, "elicitation.url", `{"elicitation":{"url":{}}}`},
+		"elicitation url only is not form":  {`{"elicitation":{"url":{}}}`, elicitForm, "elicitation (form mode)", `{"elicitation":{}}`},
+		"elicitation url":                   {`{"elicitation":{"url":{}}}`, elicitURL, "", ""},
+		"elicitation form and url, form":    {`{"elicitation":{"form":{},"url":{}}}`, elicitForm, "", ""},
+		"elicitation, none declared":        {`{"roots":{}}`, elicitForm, "elicitation (form mode)", `{"elicitation":{}}`},
+		"roots, none declared":              {`{"sampling":{}}`, roots, "roots", `{"roots":{}}`},
+		"roots":                             {`{"roots":{"listChanged":true}}`, roots, "", ""},
+		"nil capabilities mean none at all": {``, roots, "roots", `{"roots":{}}`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			p := askTool(tc.ask)
+			var asked error
+			p := askTool(func(ctx context.Context, r *Request) error {
+				asked = tc.ask(ctx, r)
+				return asked
+			})
 			res, err := p.CallTool(t.Context(), &CallRequest{Tool: "ask", ClientCapabilities: json.RawMessage(tc.caps)})
 			var ir *InputRequiredError
 			if tc.unsupported == "" {
@@ -81,9 +86,16 @@ func TestAskChecksTheClientsCapabilities(t *testing.T) {
 				}
 				return
 			}
-			want := fmt.Sprintf(`the client did not declare the capability %s"}],"isError":true}`, tc.unsupported)
-			if err != nil || !strings.HasSuffix(string(res), want) {
-				t.Errorf("CallTool = %s, %v; want an isError result ending %s", res, err, want)
+			if !errors.Is(asked, ErrClientUnsupported) || !strings.HasSuffix(asked.Error(), "the client did not declare the capability "+tc.unsupported) {
+				t.Errorf("the request's error = %v; want ErrClientUnsupported naming %s", asked, tc.unsupported)
+			}
+			// The handler returned it: the call needs the capability.
+			var cr *CapabilityRequiredError
+			if !errors.As(err, &cr) {
+				t.Fatalf("CallTool = %s, %v; want a *CapabilityRequiredError", res, err)
+			}
+			if want := (&CapabilityRequiredError{Capabilities: json.RawMessage(tc.required), Message: asked.Error()}); !cmp.Equal(want, cr) {
+				t.Errorf("CallTool's error = %#v (%s), want %#v (%s)", cr, cr.Capabilities, want, want.Capabilities)
 			}
 		})
 	}

@@ -170,11 +170,13 @@ func arguments(req *CallRequest) json.RawMessage {
 // When the handler needs the client's input first, the error is an
 // *InputRequiredError (checked: 1 to 16 requests the client can answer, a
 // state of at most 64 KiB): get the answers and call again with Input set.
-// Other errors wrap ctx's error when ctx ended, ErrUnknownTool when the
+// When it cannot run because the client did not declare a capability it
+// needs, the error is a *CapabilityRequiredError naming them (a JSON
+// object, checked). Other errors wrap ctx's error when ctx ended, ErrUnknownTool when the
 // plugin has no such tool, ErrPluginClosed when the plugin broke the call
 // (it died), ErrNoResult when it ended the call without a result and
-// ErrInvalidResult when its result is not a JSON object or its
-// input_required breaks the rules.
+// ErrInvalidResult when its result is not a JSON object, or its
+// input_required or required capabilities break the rules.
 func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("call %q: %w", req.Tool, err)

@@ -118,15 +118,31 @@
 // (InputRequiredResult); with a 2025-11-25 session the host turns each
 // round into real requests to the client. A client that did not declare
 // the capability a request needs is not asked: the request returns an
-// error wrapping ErrClientUnsupported at once, and a tool usually answers
-// with an isError result saying what it needed. A client's refusal is an
-// *InputError.
+// error wrapping ErrClientUnsupported at once. Return it from the handler
+// (wrapped is fine) and the client is told which capability the tool
+// needs: MCP 2026-07-28 answers -32021 MissingRequiredClientCapability
+// (naming it, e.g. {"sampling":{}}); older sessions get an isError result
+// naming it. To degrade instead, handle it:
+//
+//	res, err := req.Sample(ctx, params)
+//	switch {
+//	case errors.Is(err, pluginproto.ErrClientUnsupported):
+//		return pluginproto.TextResult(summaryWithoutLLM()), nil
+//	case err != nil:
+//		return nil, err // ErrInputRequired, or the client's refusal
+//	}
+//
+// (Only a tool's handler has its capability error told so; a prompt's or
+// a resource's fails its request as any other error does.) A client's
+// refusal is an *InputError.
 //
 // # Testing without a host
 //
 // Plugin.CallTool, ReadResource, GetPrompt and Complete run a handler
 // in-process exactly as a request from the host would, and return the
-// MCP result JSON the host would get. Give CallRequest (ReadRequest,
+// MCP result JSON the host would get (or the error: a tool that needs a
+// capability the client did not declare returns a
+// *CapabilityRequiredError). Give CallRequest (ReadRequest,
 // PromptRequest) the client's capabilities and an AnswerInput function,
 // and they run the input rounds themselves, answering each request the
 // way a client would; without AnswerInput they return the
@@ -170,5 +186,6 @@
 // contract versions stays inside it. A call, read or prompt get whose
 // handler asks the client returns an *InputRequiredError: the host gets the
 // answers and retries with CallRequest.Input (ReadRequest.Input,
-// PromptRequest.Input).
+// PromptRequest.Input). A call that needs a client capability the client
+// did not declare returns a *CapabilityRequiredError naming it.
 package pluginproto

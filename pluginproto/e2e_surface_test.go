@@ -281,6 +281,16 @@ func TestEndToEndInputRounds(t *testing.T) {
 		t.Errorf("CallTool for a client without elicitation = %s, %v; want an isError result: %s", res, err, want)
 	}
 
+	// One that cannot be asked the second thing: the handler returns that
+	// error, and the call needs the capability.
+	_, err = b.CallTool(ctx, &pluginproto.CallRequest{Tool: "survey", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`),
+		Input: &pluginproto.Input{Responses: json.RawMessage(`{"1":{"action":"accept","content":{"name":"Ada"}}}`)}})
+	var cr *pluginproto.CapabilityRequiredError
+	if !errors.As(err, &cr) || string(cr.Capabilities) != `{"sampling":{}}` ||
+		cr.Message != "sampling/createMessage: the client did not declare the capability sampling" {
+		t.Errorf("CallTool for a client without sampling: err = %#v, want a *CapabilityRequiredError naming sampling", err)
+	}
+
 	// A read and a prompt ask too.
 	read := &pluginproto.ReadRequest{URI: "mem://secret", ClientCapabilities: caps}
 	_, err = a.ReadResource(ctx, read)

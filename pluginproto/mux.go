@@ -198,7 +198,9 @@ func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, 
 
 // frame acts on one frame of req's call: a notification goes to its
 // callback; an answer is returned, with final set (an input_required as an
-// *InputRequiredError). Frames of a later contract revision are ignored.
+// *InputRequiredError, an error with required_capabilities as a
+// *CapabilityRequiredError). Frames of a later contract revision are
+// ignored.
 func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (res json.RawMessage, final bool, err error) {
 	switch msg := f.GetMsg().(type) {
 	case *pb.PluginFrame_Progress:
@@ -215,6 +217,9 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (r
 		}
 		return msg.Result, true, nil
 	case *pb.PluginFrame_Error:
+		if len(msg.Error.GetRequiredCapabilities()) > 0 {
+			return nil, true, callCapabilityError(req.Tool, msg.Error)
+		}
 		return nil, true, callError(ctx, m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage()))
 	case *pb.PluginFrame_InputRequired:
 		return nil, true, inputRequired(fmt.Sprintf("call %q", req.Tool), msg.InputRequired)

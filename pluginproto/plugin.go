@@ -218,8 +218,11 @@ func (p *Plugin) Logger() hclog.Logger { return p.logger }
 // and req.Input. When it asks the client for something and
 // req.AnswerInput is set, CallTool answers with it and runs the handler
 // again, round after round, as a host does; without AnswerInput, the error
-// is the *InputRequiredError. Other errors wrap ErrUnknownTool, or
-// ErrInvalidResult when the handler's requests break the contract's rules.
+// is the *InputRequiredError. When the handler returns the error of a
+// request the client did not declare the capability for, the error is
+// the *CapabilityRequiredError a host would get. Other errors wrap
+// ErrUnknownTool, or ErrInvalidResult when the handler's requests break
+// the contract's rules.
 func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
 	return rounds(fmt.Sprintf("call %q", req.Tool), req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
 		return p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, callbacks{req}, invocation{req.ClientCapabilities, in})
@@ -257,9 +260,12 @@ func (c callbacks) log(level string, data json.RawMessage) error {
 	return nil
 }
 
-// call runs the named tool and returns its result as JSON, or an
+// call runs the named tool and returns its result as JSON, an
 // *InputRequiredError when the handler asked the client for something it
-// has no answer to yet. Notifications go to e until the handler returns.
+// has no answer to yet, or a *CapabilityRequiredError when the handler
+// returned the error of a request the client did not declare the
+// capability for (which wins over input required: the call cannot end
+// well for this client). Notifications go to e until the handler returns.
 func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wantProgress bool, e emitter, inv invocation) (json.RawMessage, error) {
 	p.mu.RLock()
 	ent, ok := p.tools.get(name)
@@ -269,13 +275,19 @@ func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wa
 	}
 	s := &sink{progress: wantProgress, emit: e}
 	req := &Request{Tool: name, Arguments: args, sink: s, ask: inv.asker()}
-	res := p.invoke(ctx, ent.handler, req)
+	res, unsupported := p.invoke(ctx, ent.handler, req)
 	s.close()
 	if err := req.ask.finish(); err != nil {
-		if ir := (*InputRequiredError)(nil); errors.As(err, &ir) {
+		ir := (*InputRequiredError)(nil)
+		switch {
+		case !errors.As(err, &ir):
+			res, unsupported = ErrorResult("tool %q: %v", name, err), nil // a misused key
+		case unsupported == nil:
 			return nil, ir // whatever the handler returned
 		}
-		res = ErrorResult("tool %q: %v", name, err)
+	}
+	if unsupported != nil {
+		return nil, unsupported
 	}
 	b, err := res.encode()
 	if err != nil {
@@ -289,22 +301,27 @@ func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wa
 }
 
 // invoke runs h, turning an error, a panic or a nil result into an isError
-// result.
-func (p *Plugin) invoke(ctx context.Context, h Handler, req *Request) (res *Result) {
+// result; but an error that wraps the error of a request the client did
+// not declare the capability for is returned as a
+// *CapabilityRequiredError, with a nil result.
+func (p *Plugin) invoke(ctx context.Context, h Handler, req *Request) (res *Result, unsupported *CapabilityRequiredError) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.logger.Error("tool panicked", "tool", req.Tool, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			res = ErrorResult("tool %q panicked: %v", req.Tool, v)
+			res, unsupported = ErrorResult("tool %q panicked: %v", req.Tool, v), nil
 		}
 	}()
 	res, err := h(ctx, req)
 	switch {
 	case err != nil:
-		return ErrorResult("%s", err.Error())
+		if cr := capabilityRequired(err); cr != nil {
+			return nil, cr
+		}
+		return ErrorResult("%s", err.Error()), nil
 	case res == nil:
-		return ErrorResult("tool %q returned neither a result nor an error", req.Tool)
+		return ErrorResult("tool %q returned neither a result nor an error", req.Tool), nil
 	}
-	return res
+	return res, nil
 }
 
 // PluginSet returns the go-plugin plugin set that serves p under PluginName,

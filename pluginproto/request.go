@@ -11,6 +11,9 @@ import (
 // cancels the call or the host goes away; a long-running handler should watch
 // it. A returned error becomes an isError result carrying its text; a panic
 // becomes an isError result naming the panic, and the plugin keeps running.
+// An error that wraps the ErrClientUnsupported of Elicit, Sample or Roots
+// instead tells the client which capability the tool needs (see
+// ErrClientUnsupported).
 type Handler func(ctx context.Context, req *Request) (*Result, error)
 
 // Request is one call of a tool, as its handler sees it. A Request built by
@@ -41,8 +44,9 @@ type Request struct {
 //
 // When the client did not declare the capability (elicitation; for URL
 // mode elicitation.url), Elicit returns an error wrapping
-// ErrClientUnsupported at once, with nothing asked. When the client
-// refused to answer, the error is an *InputError.
+// ErrClientUnsupported at once, with nothing asked: returned from the
+// handler, it tells the client the tool needs the capability. When the
+// client refused to answer, the error is an *InputError.
 func (r *Request) Elicit(ctx context.Context, p ElicitParams) (*ElicitResult, error) {
 	return r.ask.elicit(ctx, p)
 }

@@ -165,10 +165,17 @@ func (c *serverCalls) run(id uint64, call *serverCall, args []byte) {
 	c.running.Go(func() {
 		defer cancel()
 		res, err := c.p.call(ctx, st.GetTool(), args, st.GetProgress(), frameEmitter{c, id}, inv)
-		var ir *InputRequiredError
+		var (
+			ir *InputRequiredError
+			cr *CapabilityRequiredError
+		)
 		switch {
 		case errors.As(err, &ir):
 			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{Requests: ir.Requests, RequestState: ir.State}}})
+		case errors.As(err, &cr):
+			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{
+				Code: uint32(codes.FailedPrecondition), Message: cr.Message, RequiredCapabilities: cr.Capabilities,
+			}}})
 		case err != nil: // ErrUnknownTool
 			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.NotFound), Message: err.Error()}}})
 		default:

@@ -6,9 +6,12 @@
 // keywords, the tool of the SSE polling scenario, tools that ask the client
 // for sampling and elicitation, text and binary resources, a resource
 // template, prompts (plain, with arguments, with an embedded resource, with
-// an image), completion of prompt arguments, and the tools and the prompt
-// that answer MCP 2026-07-28's input-required results (mrtr.go). Names and
-// results are the ones the suite expects. `make conformance` serves it alone
+// an image), completion of prompt arguments, the tools and the prompt
+// that answer MCP 2026-07-28's input-required results (mrtr.go), and the
+// tools of 2026-07-28's stateless and custom-header scenarios
+// (stateless.go): one that needs sampling, one that elicits, one that
+// logs, triggers that change the tool and prompt lists, and one with an
+// x-mcp-header parameter. Names and results are the ones the suite expects. `make conformance` serves it alone
 // and runs the suite against the host; see README.md.
 package main
 
@@ -50,21 +53,32 @@ const (
 var logMessages = []string{"Tool execution started", "Tool processing data", "Tool execution completed"}
 
 // jsonSchema2020 is the input schema of json_schema_2020_12_tool, verbatim
-// from the suite: the host must pass $schema, $defs and additionalProperties
-// through to clients untouched.
+// from the suite 0.2.0-alpha.12 (whose json-schema-2020-12 scenario adds
+// SEP-2106's $anchor, allOf/anyOf and if/then/else to the $schema, $defs
+// and additionalProperties of 0.1.16's): the host must pass every keyword
+// through to clients untouched. Arguments must name a phone or an email,
+// the phone when contactMethod is phone, else the email.
 const jsonSchema2020 = `{
 	"$schema": "https://json-schema.org/draft/2020-12/schema",
 	"type": "object",
 	"$defs": {
 		"address": {
+			"$anchor": "addressDef",
 			"type": "object",
 			"properties": {"street": {"type": "string"}, "city": {"type": "string"}}
 		}
 	},
 	"properties": {
 		"name": {"type": "string"},
-		"address": {"$ref": "#/$defs/address"}
+		"address": {"$ref": "#/$defs/address"},
+		"contactMethod": {"type": "string", "enum": ["phone", "email"]},
+		"phone": {"type": "string"},
+		"email": {"type": "string"}
 	},
+	"allOf": [{"anyOf": [{"required": ["phone"]}, {"required": ["email"]}]}],
+	"if": {"properties": {"contactMethod": {"const": "phone"}}, "required": ["contactMethod"]},
+	"then": {"required": ["phone"]},
+	"else": {"required": ["email"]},
 	"additionalProperties": false
 }`
 
@@ -80,7 +94,11 @@ type fixture struct {
 	name, description string
 	schema            json.RawMessage // nil: noArguments
 	handler           pluginproto.Handler
+	annotations       *pluginproto.Annotations // nil: readOnly
 }
+
+// readOnly are the annotations of the fixtures that change nothing.
+var readOnly = &pluginproto.Annotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)}
 
 // fixtures lists the tools in the order tools/list shows them.
 func fixtures() []fixture {
@@ -102,7 +120,7 @@ func fixtures() []fixture {
 		{name: "test_tool_with_logging", description: "Sends three info log messages 50 ms apart while it runs, then returns.", handler: withLogging},
 		{name: "test_tool_with_progress", description: "Reports progress 0, 50 and 100 of 100, 50 ms apart, when the client asks for progress; then returns.", handler: withProgress},
 		{name: "test_error_handling", description: "Always fails: returns an isError result.", handler: constant(pluginproto.ErrorResult(errorText))},
-		{name: "json_schema_2020_12_tool", description: "Tool with JSON Schema 2020-12 features ($schema, $defs, $ref, additionalProperties); returns its arguments.",
+		{name: "json_schema_2020_12_tool", description: "Tool with JSON Schema 2020-12 features ($schema, $defs, $anchor, $ref, allOf/anyOf, if/then/else, additionalProperties); returns its arguments.",
 			schema: json.RawMessage(jsonSchema2020), handler: echoArguments},
 		{name: "test_reconnection", description: "Runs for 100 ms, then returns. The SSE polling scenario calls it; whether its stream is closed and resumed is up to the host's transport.",
 			handler: reconnection},
@@ -111,16 +129,20 @@ func fixtures() []fixture {
 
 func newPlugin() *pluginproto.Plugin {
 	p := pluginproto.New("conformance", version)
-	for _, f := range slices.Concat(fixtures(), askFixtures(), inputRequiredFixtures()) {
+	for _, f := range slices.Concat(fixtures(), askFixtures(), inputRequiredFixtures(), statelessFixtures(p)) {
 		schema := f.schema
 		if schema == nil {
 			schema = noArguments
+		}
+		annotations := f.annotations
+		if annotations == nil {
+			annotations = readOnly
 		}
 		p.AddTool(pluginproto.Tool{
 			Name:        f.name,
 			Description: f.description,
 			InputSchema: schema,
-			Annotations: &pluginproto.Annotations{ReadOnlyHint: new(true), OpenWorldHint: new(false)},
+			Annotations: annotations,
 		}, f.handler)
 	}
 	addResources(p)

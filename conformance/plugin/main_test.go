@@ -62,6 +62,11 @@ func TestToolNamesAreTheSuites(t *testing.T) {
 		"test_input_required_result_list_roots", "test_input_required_result_request_state",
 		"test_input_required_result_multiple_inputs", "test_input_required_result_multi_round",
 		"test_input_required_result_tampered_state", "test_input_required_result_capabilities",
+		// and those its server-stateless and http-custom-header-server-validation
+		// scenarios call (test_dynamic_tool is absent until
+		// test_trigger_tool_change adds it)
+		"test_missing_capability", "test_streaming_elicitation", "test_logging_tool",
+		"test_trigger_tool_change", "test_trigger_prompt_change", "test_header_param",
 	}
 	var got []string
 	for _, raw := range newPlugin().Tools() {
@@ -106,8 +111,8 @@ func TestContentFixtures(t *testing.T) {
 			{Type: "resource", Resource: &res{URI: "test://mixed-content-resource", MIMEType: "application/json", Text: `{"test":"data","value":123}`}},
 		}}},
 		"test_error_handling": {want: result{Content: []block{{Type: "text", Text: errorText}}, IsError: true}},
-		"json_schema_2020_12_tool": {args: `{"name": "Ada", "address": {"city": "London"}}`,
-			want: result{Content: []block{{Type: "text", Text: `Received arguments: {"name":"Ada","address":{"city":"London"}}`}}}},
+		"json_schema_2020_12_tool": {args: `{"name": "Ada", "address": {"city": "London"}, "email": "ada@example.com"}`,
+			want: result{Content: []block{{Type: "text", Text: `Received arguments: {"name":"Ada","address":{"city":"London"},"email":"ada@example.com"}`}}}},
 		"test_reconnection": {want: result{Content: []block{{Type: "text", Text: reconnectionText}}}},
 	}
 	for tool, tc := range tests {

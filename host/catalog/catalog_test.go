@@ -333,14 +333,19 @@ func TestRouting(t *testing.T) {
 }
 
 // Absent arguments (nil, blank, null) reach the provider as {}; a
-// provider's typed error comes back as it is, its text unchanged.
+// provider's typed error (a *tool.CapabilityRequired too) comes back as it
+// is, its text unchanged.
 func TestCallDefaultsAndTypedErrors(t *testing.T) {
 	t.Parallel()
 	gone := tool.Errorf(tool.ErrGone, "plugin p exited")
-	p := newProvider("p", "x", "fail")
+	needs := &tool.CapabilityRequired{Capabilities: json.RawMessage(`{"sampling":{}}`), Message: "tool needs sampling"}
+	p := newProvider("p", "x", "fail", "needs")
 	p.call = func(_ context.Context, c *tool.Call) (json.RawMessage, error) {
-		if c.Name == "fail" {
+		switch c.Name {
+		case "fail":
 			return nil, gone
+		case "needs":
+			return nil, needs
 		}
 		return tool.TextResult(string(c.Arguments)), nil
 	}
@@ -367,6 +372,18 @@ func TestCallDefaultsAndTypedErrors(t *testing.T) {
 		_, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "fail"})
 		if err != gone {
 			t.Errorf("error = %v, want the provider's typed error as it is", err)
+		}
+	})
+	t.Run("capability required", func(t *testing.T) {
+		t.Parallel()
+		_, err := f.cat.CallTool(context.Background(), &tool.Call{Name: "needs"})
+		if err != needs {
+			t.Errorf("error = %v, want the provider's *tool.CapabilityRequired as it is", err)
+		}
+		done := make(chan error, 1)
+		f.cat.StartCall(context.Background(), &tool.Call{Name: "needs"}, func(_ json.RawMessage, err error) { done <- err })
+		if err := <-done; err != needs {
+			t.Errorf("StartCall: error = %v, want the provider's *tool.CapabilityRequired as it is", err)
 		}
 	})
 }

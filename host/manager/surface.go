@@ -175,14 +175,23 @@ func (p *provider) run(ctx context.Context, what, name string, do func(context.C
 }
 
 // surfaceError maps the plugin's answers that are not failures of the
-// plugin (it needs input, it has no such thing, the arguments are wrong)
+// plugin (it needs input, it needs a capability the client did not
+// declare, it has no such thing, the arguments are wrong)
 // to the host's vocabulary; nil for any other error. limit is the call's
 // time limit (0: none), which bounds each request to the client too.
 func surfaceError(subject, plugin string, limit time.Duration, err error) error {
-	var ir *pluginproto.InputRequiredError
+	var (
+		ir *pluginproto.InputRequiredError
+		cr *pluginproto.CapabilityRequiredError
+	)
 	switch {
 	case errors.As(err, &ir):
 		return &tool.InputRequired{Requests: ir.Requests, State: ir.State, Timeout: limit}
+	case errors.As(err, &cr):
+		return &tool.CapabilityRequired{
+			Capabilities: cr.Capabilities,
+			Message:      fmt.Sprintf("%s of plugin %s needs client capabilities the client did not declare (%s): %s", subject, plugin, cr.Capabilities, cr.Error()),
+		}
 	case errors.Is(err, pluginproto.ErrUnknownResource):
 		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownResource, subject, plugin, err)
 	case errors.Is(err, pluginproto.ErrUnknownPrompt), errors.Is(err, pluginproto.ErrUnknownReference):

@@ -116,9 +116,26 @@ func TestPluginInputRounds(t *testing.T) {
 		t.Errorf("retried call = %s, %v; want the answer", res, err)
 	}
 
-	// A client that cannot elicit: the tool is told at once.
-	res, err = s.CallTool(t.Context(), &tool.Call{Name: "ask", Arguments: json.RawMessage(`{}`), ClientCapabilities: json.RawMessage(`{}`)})
-	if err != nil || !strings.Contains(string(res), `"isError":true`) || !strings.Contains(string(res), "elicitation") {
-		t.Errorf("call ask without the capability = %s, %v; want an isError result naming elicitation", res, err)
+	// A client that cannot elicit: the tool is told at once, and returns
+	// that error, so the call needs the capability (CallTool and StartCall
+	// alike).
+	noCaps := &tool.Call{Name: "ask", Arguments: json.RawMessage(`{}`), ClientCapabilities: json.RawMessage(`{}`)}
+	res, err = s.CallTool(t.Context(), noCaps)
+	started := make(chan error, 1)
+	s.(tool.Starter).StartCall(t.Context(), noCaps, func(_ json.RawMessage, err error) { started <- err })
+	for how, err := range map[string]error{"CallTool": err, "StartCall": <-started} {
+		var cr *tool.CapabilityRequired
+		if !errors.As(err, &cr) {
+			t.Fatalf("%s of ask without the capability = %s, %v; want a *tool.CapabilityRequired", how, res, err)
+		}
+		want := `tool "ask" of plugin tp needs client capabilities the client did not declare ({"elicitation":{}}): ` +
+			"elicitation/create: the client did not declare the capability elicitation (form mode)"
+		if string(cr.Capabilities) != `{"elicitation":{}}` || cr.Message != want {
+			t.Errorf("%s: capabilities %s, message %q; want {\"elicitation\":{}} and %q", how, cr.Capabilities, cr.Message, want)
+		}
+		// A session (2025-11-25) gets an isError result carrying the message.
+		if res, rpcErr := tool.Outcome(err); rpcErr != nil || string(res) != string(tool.ErrorResult(want)) {
+			t.Errorf("%s: tool.Outcome = %s, %v; want an isError result carrying the message", how, res, rpcErr)
+		}
 	}
 }

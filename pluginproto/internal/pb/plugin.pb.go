@@ -1155,11 +1155,19 @@ type CallError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A gRPC status code: NOT_FOUND (5) when the plugin has no tool of that
 	// name, CANCELLED (1) when the call was cancelled before its arguments
-	// were complete.
-	Code          uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
-	Message       string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	// were complete, FAILED_PRECONDITION (9) with required_capabilities.
+	Code    uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
+	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
+	// Set when the call cannot run because the client did not declare these
+	// capabilities: a JSON object in the shape of MCP ClientCapabilities
+	// (e.g. {"sampling":{}}). code is FAILED_PRECONDITION (9). The host
+	// tells the client which capabilities the tool needs: MCP 2026-07-28
+	// answers error -32021 (MissingRequiredClientCapability) naming them;
+	// a 2025-11-25 session gets an isError result carrying message. A
+	// value that is not a JSON object fails the call as an invalid answer.
+	RequiredCapabilities []byte `protobuf:"bytes,3,opt,name=required_capabilities,json=requiredCapabilities,proto3" json:"required_capabilities,omitempty"`
+	unknownFields        protoimpl.UnknownFields
+	sizeCache            protoimpl.SizeCache
 }
 
 func (x *CallError) Reset() {
@@ -1204,6 +1212,13 @@ func (x *CallError) GetMessage() string {
 		return x.Message
 	}
 	return ""
+}
+
+func (x *CallError) GetRequiredCapabilities() []byte {
+	if x != nil {
+		return x.RequiredCapabilities
+	}
+	return nil
 }
 
 type Progress struct {
@@ -2086,10 +2101,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06result\x18\x04 \x01(\fH\x00R\x06result\x125\n" +
 	"\x05error\x18\x05 \x01(\v2\x1d.plughost.plugin.v1.CallErrorH\x00R\x05error\x12J\n" +
 	"\x0einput_required\x18\x06 \x01(\v2!.plughost.plugin.v1.InputRequiredH\x00R\rinputRequiredB\x05\n" +
-	"\x03msg\"9\n" +
+	"\x03msg\"n\n" +
 	"\tCallError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
-	"\amessage\x18\x02 \x01(\tR\amessage\"V\n" +
+	"\amessage\x18\x02 \x01(\tR\amessage\x123\n" +
+	"\x15required_capabilities\x18\x03 \x01(\fR\x14requiredCapabilities\"V\n" +
 	"\bProgress\x12\x1a\n" +
 	"\bprogress\x18\x01 \x01(\x01R\bprogress\x12\x14\n" +
 	"\x05total\x18\x02 \x01(\x01R\x05total\x12\x18\n" +

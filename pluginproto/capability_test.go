@@ -1,0 +1,224 @@
+package pluginproto
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/protobuf/testing/protocmp"
+
+	"github.com/plughost/plughost/pluginproto/internal/pb"
+)
+
+// sampleTen asks the client's LLM for ten tokens.
+func sampleTen(ctx context.Context, r *Request) error {
+	_, err := r.Sample(ctx, SampleParams{Messages: []Message{{Role: "user", Content: Text("hi")}}, MaxTokens: 10})
+	return err
+}
+
+// A handler's error that wraps the error of a request the client did not
+// declare the capability for answers the call with a
+// *CapabilityRequiredError naming every such capability; a handler that
+// handles it degrades; the bare sentinel names no capability, so it stays
+// an isError result.
+func TestHandlerCapabilityErrors(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		caps    string
+		handler Handler
+		// required is the capabilities the call says it needs; "" means
+		// the call answers result.
+		required, message, result string
+	}{
+		"returned as it is": {
+			caps: `{}`,
+			handler: func(ctx context.Context, r *Request) (*Result, error) {
+				return nil, sampleTen(ctx, r)
+			},
+			required: `{"sampling":{}}`,
+			message:  "sampling/createMessage: the client did not declare the capability sampling",
+		},
+		"wrapped": {
+			caps: `{"elicitation":{}}`,
+			handler: func(ctx context.Context, r *Request) (*Result, error) {
+				_, err := r.Elicit(ctx, ElicitParams{Message: "sign in", URL: "https://example.com/login"})
+				return nil, fmt.Errorf("cannot sign in: %w", err)
+			},
+			required: `{"elicitation":{"url":{}}}`,
+			message:  "cannot sign in: elicitation/create: the client did not declare the capability elicitation.url",
+		},
+		"several, joined": {
+			caps: `{}`,
+			handler: func(ctx context.Context, r *Request) (*Result, error) {
+				_, errRoots := r.Roots(ctx)
+				_, errForm := r.Elicit(ctx, ElicitParams{Message: "?"})
+				_, errURL := r.Elicit(ctx, ElicitParams{Message: "sign in", URL: "https://example.com/login"})
+				return nil, errors.Join(errRoots, sampleTen(ctx, r), errForm, errURL)
+			},
+			required: `{"elicitation":{"form":{},"url":{}},"roots":{},"sampling":{}}`,
+		},
+		"wins over the requests awaiting an answer": {
+			caps: `{"roots":{}}`,
+			handler: func(ctx context.Context, r *Request) (*Result, error) {
+				_, errRoots := r.Roots(ctx) // asked: ErrInputRequired
+				return nil, errors.Join(errRoots, sampleTen(ctx, r))
+			},
+			required: `{"sampling":{}}`,
+		},
+		"handled": {
+			caps: `{}`,
+			handler: func(ctx context.Context, r *Request) (*Result, error) {
+				if err := sampleTen(ctx, r); errors.Is(err, ErrClientUnsupported) {
+					return TextResult("no LLM: done without"), nil
+				}
+				return TextResult("?"), nil
+			},
+			result: `{"content":[{"type":"text","text":"no LLM: done without"}]}`,
+		},
+		"the bare sentinel": {
+			caps: `{}`,
+			handler: func(context.Context, *Request) (*Result, error) {
+				return nil, fmt.Errorf("my own check: %w", ErrClientUnsupported)
+			},
+			result: `{"content":[{"type":"text","text":"my own check: the client did not declare the capability"}],"isError":true}`,
+		},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := New("test", "0")
+			p.AddTool(Tool{Name: "t"}, tc.handler)
+			res, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(tc.caps)})
+			if tc.required == "" {
+				if err != nil || string(res) != tc.result {
+					t.Errorf("CallTool = %s, %v; want %s", res, err, tc.result)
+				}
+				return
+			}
+			var cr *CapabilityRequiredError
+			if !errors.As(err, &cr) {
+				t.Fatalf("CallTool = %s, %v; want a *CapabilityRequiredError", res, err)
+			}
+			if string(cr.Capabilities) != tc.required {
+				t.Errorf("Capabilities = %s, want %s", cr.Capabilities, tc.required)
+			}
+			if tc.message != "" && cr.Message != tc.message {
+				t.Errorf("Message = %q, want %q", cr.Message, tc.message)
+			}
+		})
+	}
+}
+
+// A key misused fails the call even when the handler also returned a
+// capability error: the misuse is a bug of the handler's.
+func TestHandlerCapabilityErrorAfterMisusedKey(t *testing.T) {
+	t.Parallel()
+	p := New("test", "0")
+	p.AddTool(Tool{Name: "t"}, func(ctx context.Context, r *Request) (*Result, error) {
+		_, _ = r.RootsKeyed(ctx, "12")
+		return nil, sampleTen(ctx, r)
+	})
+	res, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(`{"roots":{}}`)})
+	if err != nil {
+		t.Fatalf("CallTool = %s, %v; want an isError result", res, err)
+	}
+	var r struct{ IsError bool }
+	if json.Unmarshal(res, &r) != nil || !r.IsError {
+		t.Errorf("CallTool = %s; want an isError result naming the misused key", res)
+	}
+}
+
+// The SDK answers such a call on CallsV2 with an error frame: code
+// FAILED_PRECONDITION, the handler's message and the capabilities.
+func TestServerCallsV2CapabilityRequired(t *testing.T) {
+	t.Parallel()
+	p := New("test", "0")
+	p.AddTool(Tool{Name: "t"}, func(ctx context.Context, r *Request) (*Result, error) {
+		return nil, sampleTen(ctx, r)
+	})
+	c, _ := serve(t, 2, newServer(p))
+	stream, err := c.rpc.CallsV2(t.Context())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := stream.Send(&pb.HostFrame{CallId: 7, Msg: &pb.HostFrame_Start{Start: &pb.CallStart{Tool: "t", ClientCapabilities: []byte(`{}`)}}}); err != nil {
+		t.Fatal(err)
+	}
+	got, err := stream.Recv()
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := &pb.PluginFrame{CallId: 7, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{
+		Code:                 uint32(codes.FailedPrecondition),
+		Message:              "sampling/createMessage: the client did not declare the capability sampling",
+		RequiredCapabilities: []byte(`{"sampling":{}}`),
+	}}}
+	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
+		t.Errorf("answer (-want +got):\n%s", diff)
+	}
+}
+
+// The host's Client turns an error frame with required_capabilities into
+// a *CapabilityRequiredError, on CallTool and StartCall alike; capabilities
+// that are not a JSON object make an invalid answer.
+func TestClientCallsCapabilityRequired(t *testing.T) {
+	t.Parallel()
+	capsFrame := func(id uint64, caps string) *pb.PluginFrame {
+		return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{
+			Code: uint32(codes.FailedPrecondition), Message: "needs " + caps, RequiredCapabilities: []byte(caps),
+		}}}
+	}
+	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
+		for {
+			f, err := s.Recv()
+			if err != nil {
+				return nil
+			}
+			if st := f.GetStart(); st != nil {
+				if err := s.Send(capsFrame(f.GetCallId(), st.GetTool())); err != nil {
+					return err
+				}
+			}
+		}
+	}})
+	call := func(tool string) []error {
+		_, err := c.CallTool(t.Context(), &CallRequest{Tool: tool})
+		done := make(chan error, 1)
+		c.StartCall(t.Context(), &CallRequest{Tool: tool}, func(_ json.RawMessage, err error) { done <- err })
+		return []error{err, <-done}
+	}
+	for _, caps := range []string{`{"sampling":{}}`, ` {"roots":{},"elicitation":{"url":{}}}`} {
+		for i, err := range call(caps) {
+			var cr *CapabilityRequiredError
+			if !errors.As(err, &cr) || string(cr.Capabilities) != caps || cr.Message != "needs "+caps {
+				t.Errorf("call %d with %s: err = %#v, want a *CapabilityRequiredError of them", i, caps, err)
+			}
+		}
+	}
+	for _, caps := range []string{`["sampling"]`, `"sampling"`, `{"sampling":`, `null`} {
+		for i, err := range call(caps) {
+			if !errors.Is(err, ErrInvalidResult) {
+				t.Errorf("call %d with %s: err = %v, want ErrInvalidResult", i, caps, err)
+			}
+		}
+	}
+}
+
+func TestCapabilityRequiredErrorText(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		err  *CapabilityRequiredError
+		want string
+	}{
+		{&CapabilityRequiredError{Capabilities: json.RawMessage(`{"roots":{}}`), Message: "roots/list: no"}, "roots/list: no"},
+		{&CapabilityRequiredError{Capabilities: json.RawMessage(`{"roots":{}}`)}, `the call needs client capabilities the client did not declare: {"roots":{}}`},
+	} {
+		if got := tc.err.Error(); got != tc.want {
+			t.Errorf("Error() = %q, want %q", got, tc.want)
+		}
+	}
+}

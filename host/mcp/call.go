@@ -176,7 +176,7 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 		return nil
 	}
 	t := &s.calls
-	if starter, ok := s.srv.catalog.(CallStarter); ok && s.inline && in.rp.batch == nil {
+	if starter, ok := s.srv.catalog.(CallStarter); ok && s.inline && in.rp.batch == nil && s.srv.isReady() {
 		select {
 		case t.slots <- struct{}{}:
 			c.slot = true
@@ -291,7 +291,7 @@ func (s *Session) cancelled(id []byte) { s.calls.cancel(wire.IDKey(id)) }
 // loop, which may be waiting for a free worker).
 func (c *call) run() {
 	s := c.s
-	if !c.slotless && !c.takeSlot() {
+	if !s.srv.awaitReady(c.ctx, "a request") || !c.slotless && !c.takeSlot() {
 		c.finish(nil, c.ctx.Err())
 		return
 	}

@@ -146,17 +146,7 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 	}()
 	if o.p.lists != 0 {
 		cancel := srv.catalog.Subscribe(func(ch tool.Change) {
-			var bits uint32
-			if ch.Tools {
-				bits |= listTools
-			}
-			if ch.Resources {
-				bits |= listResources
-			}
-			if ch.Prompts {
-				bits |= listPrompts
-			}
-			if bits &= o.p.lists; bits != 0 {
+			if bits := changeBits(ch) & o.p.lists; bits != 0 {
 				o.lists.Or(bits)
 				o.poke()
 			}

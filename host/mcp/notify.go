@@ -44,8 +44,8 @@ var listChanged = [...]struct {
 	{listPrompts, "notifications/prompts/list_changed", `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`},
 }
 
-// listsChanged is the catalog's change callback.
-func (s *Session) listsChanged(c tool.Change) {
+// changeBits returns the kinds a change names, as bits (listBit).
+func changeBits(c tool.Change) uint32 {
 	var bits uint32
 	if c.Tools {
 		bits |= listTools
@@ -56,7 +56,12 @@ func (s *Session) listsChanged(c tool.Change) {
 	if c.Prompts {
 		bits |= listPrompts
 	}
-	if bits != 0 {
+	return bits
+}
+
+// listsChanged is the catalog's change callback.
+func (s *Session) listsChanged(c tool.Change) {
+	if bits := changeBits(c); bits != 0 {
 		s.notes.lists.Or(bits)
 		s.wakeNotifier()
 	}

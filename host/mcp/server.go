@@ -138,14 +138,16 @@ type Options struct {
 	// Ready, when not nil, is closed once the catalog holds everything it
 	// will hold at start (every plugin found at start published, from a
 	// cache or loaded, or failed). A list request (tools, resources,
-	// templates, prompts) that comes before waits for it, at most
-	// ReadyWait, so that no client is answered from a catalog that is
-	// still loading; initialize and every other request are served at
-	// once.
+	// templates, prompts) or long call (tools/call, resources/read, ...)
+	// that comes before waits for it, at most ReadyWait, so that no
+	// client is answered from a catalog that is still loading (a partial
+	// list; an unknown tool whose plugin is loading, as a replica that
+	// just started would answer); initialize, server/discover and the
+	// other short requests are served at once.
 	Ready <-chan struct{}
-	// ReadyWait bounds that wait; 0 means DefaultReadyWait (10s). A list
-	// answered at the bound is answered with what the catalog holds, and
-	// a warning is logged.
+	// ReadyWait bounds that wait; 0 means DefaultReadyWait (10s). A
+	// request served at the bound is served with what the catalog holds,
+	// and a warning is logged.
 	ReadyWait time.Duration
 	// StateSealer seals the requestState of the stateless revision's
 	// InputRequiredResult (see the package doc). Replicas behind a load

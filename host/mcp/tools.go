@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"time"
@@ -85,22 +86,32 @@ func (srv *Server) isReady() bool {
 	}
 }
 
-// exec waits for the catalog's first load (at most ReadyWait), then reads
-// the page.
+// exec reads the page (the call waited for the catalog's first load).
 func (op *listOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
-	srv := c.s.srv
+	op.items, op.next, op.err = op.page(op.cursor)
+	return nil, nil
+}
+
+// awaitReady waits for the catalog's first load, at most ReadyWait (what
+// then logs a warning naming what waited), so that no request is served
+// from a catalog still loading: a list would be partial, a call of a tool
+// whose plugin is still loading unknown (a replica that just started, say).
+// It reports false when ctx ends first.
+func (srv *Server) awaitReady(ctx context.Context, what string) bool {
+	if srv.isReady() {
+		return true
+	}
 	t := time.NewTimer(srv.readyWait)
 	defer t.Stop()
 	select {
 	case <-srv.ready:
-	case <-c.ctx.Done():
-		return nil, c.ctx.Err()
+	case <-ctx.Done():
+		return false
 	case <-t.C:
-		srv.log.Warn("answering a list before the plugins found at start have loaded: the first load took longer than the wait",
-			"method", op.method, "wait", srv.readyWait)
+		srv.log.Warn("serving "+what+" before the plugins found at start have loaded: the first load took longer than the wait",
+			"wait", srv.readyWait)
 	}
-	op.items, op.next, op.err = op.page(op.cursor)
-	return nil, nil
+	return true
 }
 
 func (op *listOp) answer(b []byte, c *call, _ json.RawMessage, _ error) []byte {

@@ -439,13 +439,7 @@ func (h *httpHandler) tooLarge(w http.ResponseWriter) {
 
 // httpError answers with status and a JSON-RPC error response as body.
 func httpError(w http.ResponseWriter, status int, id []byte, code int, msg string) {
-	bp := wire.GetBuf()
-	*bp = wire.AppendError(*bp, id, wire.NewError(code, msg))
-	w.Header()["Content-Type"] = hdrJSON
-	w.Header().Set("Content-Length", strconv.Itoa(len(*bp)))
-	w.WriteHeader(status)
-	w.Write(*bp)
-	wire.PutBuf(bp)
+	httpErrorData(w, status, id, wire.NewError(code, msg))
 }
 
 // httpErrorData answers with status and the JSON-RPC error e, data

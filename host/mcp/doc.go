@@ -109,7 +109,7 @@
 // server/discover answers what initialize would: the versions, the
 // capabilities, the instructions, serverInfo in _meta. Every result carries
 // resultType ("complete", or "input_required"); the lists and
-// server/discover carry the caching hints ttlMs (Options.ListTTL, a second
+// server/discover carry the caching hints ttlMs (Options.ListTTL, 500 ms
 // by default) and cacheScope "public" (the lists are the same for every
 // caller), and resources/read ttlMs 0 (a provider says nothing of how long
 // contents hold). Lists are in name order, the same on every replica of a

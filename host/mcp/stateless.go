@@ -193,12 +193,15 @@ func insertMembers(b []byte, at int, members []byte) []byte {
 }
 
 // DefaultListTTL is the caching hint (ttlMs) of the stateless revision's
-// lists when Options.ListTTL is 0: a second, about what a plugin change
-// takes to reach the catalog (the plugin directory's settling time plus a
-// plugin's start), so that a client that does not listen never keeps a
-// list for much longer than the change took to appear. A client that
-// listens (subscriptions/listen) is told at once.
-const DefaultListTTL = time.Second
+// lists and server/discover when Options.ListTTL is 0: 500 ms, the longest
+// the catalog itself holds a change back before announcing it (its
+// coalescing delay, catalog.DefaultMaxDelay). A plugin change reaches the
+// lists 100-600 ms after it lands in the directory (10 ms of directory
+// debounce, the plugin's start, 50-500 ms of coalescing), so a client that
+// does not listen keeps a stale list at most about as long as the change
+// took to appear. A client that listens (subscriptions/listen) is told at
+// once.
+const DefaultListTTL = 500 * time.Millisecond
 
 // appendCacheable appends the members of a cacheable result (a list, or
 // server/discover): resultType, ttlMs and cacheScope. The lists are the

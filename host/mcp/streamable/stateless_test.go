@@ -47,7 +47,7 @@ func TestStatelessHTTP(t *testing.T) {
 	}{
 		"a call": {statelessPost("tools/call", "echo", call), 200, 0, `"resultType":"complete"`},
 		"a list with caching hints": {statelessPost("tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{`+meta(`{}`)+`}}`),
-			200, 0, `"ttlMs":1000,"cacheScope":"public"`},
+			200, 0, `"ttlMs":500,"cacheScope":"public"`},
 		"discover": {statelessPost("server/discover", "", `{"jsonrpc":"2.0","id":1,"method":"server/discover","params":{`+meta(`{}`)+`}}`),
 			200, 0, `"supportedVersions":["2026-07-28"`},
 		"no _meta": {statelessPost("tools/list", "", `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{}}`),

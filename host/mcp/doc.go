@@ -126,7 +126,9 @@
 // once as a session does) and a requestState, sealed with
 // Options.StateSealer (AES-256-GCM, a key every replica shares): the
 // provider that asked, its own state, the rounds so far, bound to the
-// method and the tool, prompt or resource, valid for Options.StateTTL. The
+// method, the tool, prompt or resource and the arguments (a retry with
+// others is refused: a confirmation given for one request must not serve
+// another), valid for Options.StateTTL. The
 // retry carries inputResponses (an object of objects; anything else is
 // -32602) and that requestState; one that does not open (altered, sealed
 // for another request or with another key, expired, over

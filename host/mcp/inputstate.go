@@ -1,6 +1,9 @@
 package mcp
 
 import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -20,10 +23,11 @@ import (
 // requestState holds all the retry needs (the provider that asked, its own
 // opaque state, how many rounds came before), sealed with the key every
 // replica shares (Options.StateSealer): authenticated and encrypted, bound
-// to the method and the tool, prompt or resource of the request, valid for
-// Options.StateTTL. A requestState that does not open (altered, sealed
-// with another key, for another request, expired, or too long) is -32602
-// naming why; the provider is not run.
+// to the method, the tool, prompt or resource of the request and its
+// arguments, valid for Options.StateTTL. A requestState that does not
+// open (altered, sealed with another key, for another request, expired,
+// or too long), or was made for other arguments, is -32602 naming why;
+// the provider is not run.
 
 // DefaultStateTTL is how long a requestState stays valid when
 // Options.StateTTL is 0: how long a client has to answer an input request
@@ -42,6 +46,25 @@ type inputState struct {
 	// (it did not declare the capability), by key: the retry hands them to
 	// the provider with the client's answers.
 	Errors map[string]tool.InputError `json:"e,omitempty"`
+	// Args is the digest of the request's arguments (argsDigest): the
+	// client's answers were given for those, and a retry with others (a
+	// confirmation of one deletion reused for another) is refused.
+	Args string `json:"a"`
+}
+
+// argsDigest is the digest of a request's arguments (a tools/call's or a
+// prompts/get's; absent or null is {}), independent of the order of an
+// object's members and of white space.
+func argsDigest(args []byte) string {
+	var v any
+	dec := json.NewDecoder(bytes.NewReader(args))
+	dec.UseNumber() // numbers as written: no rounding through float64
+	if len(bytes.TrimSpace(args)) == 0 || dec.Decode(&v) != nil || v == nil {
+		v = map[string]any{}
+	}
+	canon, _ := json.Marshal(v) // maps marshal with sorted keys
+	sum := sha256.Sum256(canon)
+	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
 // statePurpose binds a sealed state to the request it was made for: a
@@ -113,6 +136,10 @@ func (s *Session) retryInput(in incoming, method, target string) (*tool.Input, i
 	if err := json.Unmarshal(payload, &st); err != nil {
 		return nil, 0, wire.NewError(wire.CodeInvalidParams, "invalid params: requestState is not valid: its contents do not decode")
 	}
+	if st.Args != argsDigest(wire.Member(params, "arguments")) {
+		return nil, 0, wire.NewError(wire.CodeInvalidParams, "invalid params: requestState was made for other arguments: "+
+			"send the request again with the arguments it had, or without requestState to start over")
+	}
 	return &tool.Input{Responses: responses, State: st.State, Provider: st.Provider, Errors: st.Errors}, st.Round, nil
 }
 
@@ -180,7 +207,7 @@ func (c *call) inputRequiredResult(err error) (res json.RawMessage, ferr error, 
 	if len(reqs) == 0 {
 		return nil, nil, &tool.Input{State: ir.State, Provider: ir.Provider, Errors: refused}
 	}
-	payload, _ := json.Marshal(inputState{Provider: ir.Provider, State: ir.State, Round: c.round + 1, Errors: refused})
+	payload, _ := json.Marshal(inputState{Provider: ir.Provider, State: ir.State, Round: c.round + 1, Errors: refused, Args: c.argsDigest()})
 	method, target := c.target()
 	state, serr := c.s.srv.sealer.Seal(statePurpose(method, target), payload, c.s.srv.stateTTL)
 	if serr != nil {
@@ -201,6 +228,17 @@ func (c *call) inputRequiredResult(err error) (res json.RawMessage, ferr error, 
 	b = append(b, `},"requestState":`...)
 	b = wire.AppendString(b, state)
 	return append(b, '}'), nil, nil
+}
+
+// argsDigest is the digest of the call's arguments (a read has none).
+func (c *call) argsDigest() string {
+	switch op := c.op.(type) {
+	case nil:
+		return argsDigest(c.tc.Arguments)
+	case *promptOp:
+		return argsDigest(op.g.Arguments)
+	}
+	return argsDigest(nil)
 }
 
 // target returns the method of the call's request and the tool, prompt or

@@ -24,7 +24,6 @@ func askSurvey(t *testing.T, c *client, id int, extra string) string {
 	return out[0]
 }
 
-
 // firstState runs the survey's first round and returns its requestState.
 func firstState(t *testing.T, c *client) string {
 	t.Helper()

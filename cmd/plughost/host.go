@@ -92,6 +92,13 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 			return nil, err
 		}
 	}
+	// The secrets read from the environment leave it before any plugin
+	// starts: a plugin run without the sandbox (disabled, or on a system
+	// without one) inherits the host's environment, and the state key
+	// would let it forge another provider's requestState.
+	for _, name := range []string{envStateKey, envStateKeyFile, "PLUGHOST_TOKEN"} {
+		os.Unsetenv(name)
+	}
 	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))
 	if err != nil {
 		return nil, err

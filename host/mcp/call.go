@@ -82,7 +82,10 @@ type call struct {
 	// round counts the input rounds of a stateless request before this
 	// one (from its requestState).
 	round int
-	slot  bool // it holds one of the table's slots
+	// own: the result is the host's own (an InputRequiredResult), not a
+	// provider's: it is spliced as it is.
+	own  bool
+	slot bool // it holds one of the table's slots
 	// slotless: it only waits for another call, so it takes no slot
 	// (holding one could starve the call it waits for).
 	slotless bool
@@ -370,9 +373,12 @@ func (c *call) exec(in *tool.Input) (json.RawMessage, error) {
 func (c *call) finish(res json.RawMessage, err error) {
 	s := c.s
 	defer s.work.Done()
-	if !c.detached.Load() {
-		defer s.idle()
-	}
+	pending := true // decided with the call's exit from the table (see detached)
+	defer func() {
+		if pending {
+			s.idle()
+		}
+	}()
 	if br := c.rp.batch; br != nil {
 		defer br.done() // after the response joined the batch's
 	}
@@ -385,6 +391,7 @@ func (c *call) finish(res json.RawMessage, err error) {
 	s.calls.mu.Lock()
 	delete(s.calls.inflight, c.key)
 	cancelled := c.cancelled || c.ctx.Err() != nil
+	pending = !c.detached.Swap(false) // under the lock reattach takes
 	s.calls.mu.Unlock()
 	c.cancel()
 	if e, ok := c.op.(opEnder); ok {
@@ -413,7 +420,7 @@ func (c *call) finish(res json.RawMessage, err error) {
 			s.srv.log.Error("a tool returned an invalid result", "tool", c.tc.Name, "result", string(res))
 			b = append(b[:mark], tool.ErrorResult("tool "+strconv.Quote(c.tc.Name)+" returned an invalid result (not a JSON object)")...)
 		}
-		if c.st != nil {
+		if c.st != nil && !c.own {
 			b = markResult(b, mark)
 		}
 		b = append(b, '}')

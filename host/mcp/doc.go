@@ -104,7 +104,7 @@
 // protocol version or capabilities (an object), or with a clientInfo that
 // is not an object or an unknown logLevel, it is -32602; a version other
 // than 2026-07-28 is -32022 with data {requested, supported} (supported:
-// every version the server speaks). What the revision removed (initialize,
+// the stateless version; the message says older ones need initialize). What the revision removed (initialize,
 // ping, logging/setLevel, resources/subscribe and unsubscribe) is -32601.
 // server/discover answers what initialize would: the versions, the
 // capabilities, the instructions, serverInfo in _meta. Every result carries
@@ -112,7 +112,9 @@
 // server/discover carry the caching hints ttlMs (Options.ListTTL, 500 ms
 // by default) and cacheScope "public" (the lists are the same for every
 // caller), and resources/read ttlMs 0 (a provider says nothing of how long
-// contents hold). Lists are in name order, the same on every replica of a
+// contents hold) and cacheScope "private" (contents may be the caller's).
+// What a provider's result says of resultType, ttlMs or cacheScope is
+// dropped: those are the host's to set. Lists are in name order, the same on every replica of a
 // plugin directory, and so are their cursors. Log notifications go out
 // only when _meta names a logLevel, at or above it; progress as a session
 // has it. A resource not found is -32602 with data {uri} (SEP-2164). A
@@ -142,7 +144,8 @@
 // list kind asked, the URIs a provider offers), then the list_changed and
 // resources/updated it asked for, each with _meta's subscriptionId (the
 // listen request's id). It ends when the client cancels it, or with its
-// result when the server shuts down (Server.EndListeners). At most
+// result when the server shuts down gracefully over HTTP
+// (Server.EndListeners; a stdio connection simply closes). At most
 // Options.MaxListeners are open server-wide, each naming at most
 // MaxSubscriptions URIs.
 //

@@ -155,6 +155,7 @@ func (c *call) statelessInput(err error, own bool) {
 		for {
 			res, ferr, again := c.inputRequiredResult(err)
 			if again == nil {
+				c.own = res != nil // the host's InputRequiredResult: sent as built
 				c.finish(res, ferr)
 				return
 			}

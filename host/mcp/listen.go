@@ -22,7 +22,9 @@ import (
 // as a session's are. The request stays open until the client cancels it
 // (notifications/cancelled, or closing its HTTP response), and gets its
 // result, which ends the stream, only when the server shuts down
-// (Server.EndListeners). It holds no MaxInFlight slot. At most
+// gracefully over HTTP (Server.EndListeners; over stdio the connection
+// simply closes). It holds no MaxInFlight slot, nor a worker of a read
+// loop: over stdio it runs on a goroutine of its own. At most
 // Options.MaxListeners are open in the whole server, and one names at
 // most Options.MaxSubscriptions URIs; beyond either it is refused with
 // -32602 naming the limit.
@@ -98,15 +100,18 @@ func (s *Session) listen(in incoming, p listenParams) func() {
 			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(s.subs.max)))
 		return nil
 	}
-	l := &s.srv.listeners
-	if l.open.Add(1) > l.max {
-		l.open.Add(-1)
-		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: "+strconv.FormatInt(l.max, 10)+
-			" subscriptions/listen streams are open, the most this server allows; close one first"))
-		return nil
+	run := s.startOpSlot(in, &listenOp{s: s, p: p, wake: make(chan struct{}, 1)}, true)
+	if run == nil || !s.loop {
+		return run // a POST's own session: the POST lasts as long as the stream
 	}
-	return s.startOpSlot(in, &listenOp{s: s, p: p, wake: make(chan struct{}, 1)}, true)
+	// A session's read loop must not give one of its workers to a stream
+	// that lasts: they would all be taken by listens, and the loop would
+	// stop reading (even the client's cancellations).
+	return func() { go run() }
 }
+
+// errTooManyListeners refuses a listen over Options.MaxListeners.
+var errTooManyListeners = errors.New("subscriptions/listen streams are open, the most this server allows; close one first")
 
 // listenOp is one open subscriptions/listen.
 type listenOp struct {
@@ -116,14 +121,20 @@ type listenOp struct {
 
 	lists   atomic.Uint32 // the list kinds whose list_changed is due
 	mu      sync.Mutex
+	stopped bool            // the listener ended: pokes count nothing any more
 	subbed  map[string]bool // the URIs honoured
 	updated []string        // URIs whose resources/updated is due, each once
 	due     map[string]bool
 }
 
 // poke wakes the listener; what is due counts as the session's pending
-// work until it is written.
+// work until it is written (or the listener ends).
 func (o *listenOp) poke() {
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if o.stopped {
+		return
+	}
 	o.s.pending.Add(1)
 	select {
 	case o.wake <- struct{}{}:
@@ -136,8 +147,16 @@ func (o *listenOp) poke() {
 // the server ends its listeners.
 func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 	srv := c.s.srv
-	defer srv.listeners.open.Add(-1)
-	defer func() { // last, once nothing pokes any more: what was due is dropped
+	l := &srv.listeners
+	if l.open.Add(1) > l.max {
+		l.open.Add(-1)
+		return nil, tool.Errorf(tool.ErrRefused, "%d %v", l.max, errTooManyListeners)
+	}
+	defer l.open.Add(-1)
+	defer func() { // last: what was due is dropped, and nothing more counts
+		o.mu.Lock()
+		o.stopped = true
+		o.mu.Unlock()
 		select {
 		case <-o.wake:
 			c.s.idle()
@@ -172,6 +191,9 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		defer unwatch()
 		for _, uri := range o.p.uris {
 			release, err := srv.catalog.SubscribeResource(c.ctx, uri)
+			if err == nil {
+				defer release() // even when the client is gone meanwhile
+			}
 			if c.ctx.Err() != nil {
 				return nil, c.ctx.Err()
 			}
@@ -179,7 +201,6 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 				srv.log.Debug("subscriptions/listen: not subscribed", "uri", uri, "error", err)
 				continue
 			}
-			defer release()
 			o.mu.Lock()
 			o.subbed[uri] = true
 			o.mu.Unlock()

@@ -35,7 +35,7 @@ func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err err
 		b = wire.AppendResultHead(b, c.id)
 		var ok bool
 		if b, ok = wire.AppendObject(b, res); ok {
-			if c.st != nil {
+			if c.st != nil && !c.own {
 				members := resultTypeComplete
 				if _, read := c.op.(*readOp); read {
 					members = readResultMembers

@@ -151,10 +151,9 @@ func decodeStateless(params []byte) (*stateless, *wire.Error) {
 func unsupportedVersion(requested string) *wire.Error {
 	data := []byte(`{"requested":`)
 	data = wire.AppendString(data, requested)
-	data = append(data, `,"supported":`...)
-	sup, _ := json.Marshal(supportedVersions)
-	data = append(data, sup...)
-	data = append(data, '}')
+	// Without a session only the stateless version is spoken: listing the
+	// others would invite a retry that fails the same way.
+	data = append(data, `,"supported":["`+StatelessVersion+`"]}`...)
 	return &wire.Error{Code: CodeUnsupportedVersion, Message: "unsupported protocol version " + strconv.Quote(requested) +
 		": this server speaks " + StatelessVersion + " without a session, and older versions after initialize", Data: data}
 }
@@ -167,20 +166,35 @@ var resultTypeComplete = []byte(`"resultType":"complete"`)
 // change at any moment and its provider says nothing of how long they
 // hold, so the hint is 0, always stale (a client that wants changes
 // listens with resourceSubscriptions).
-var readResultMembers = []byte(`"resultType":"complete","ttlMs":0,"cacheScope":"public"`)
+// What a resource holds may be the caller's own (a file of its
+// workspace): shared caches must not serve it to others ("private").
+var readResultMembers = []byte(`"resultType":"complete","ttlMs":0,"cacheScope":"private"`)
 
-// markResult inserts resultType "complete" into the result object that
-// starts at b[at] ('{'), unless it has a resultType already (an
-// InputRequiredResult has its own).
+// markResult inserts resultType "complete" into the provider's result
+// object that starts at b[at] ('{') (see insertMembers).
 func markResult(b []byte, at int) []byte { return insertMembers(b, at, resultTypeComplete) }
 
+// hostMembers are the members of a stateless result that the host sets:
+// a provider's are dropped, so that no provider can make its answer an
+// InputRequiredResult (skipping the capability checks, the round limit
+// and the sealing) or set another caching hint.
+var hostMembers = []string{"resultType", "ttlMs", "cacheScope"}
+
 // insertMembers inserts members (one or more, comma-separated) at the
-// start of the result object that starts at b[at] ('{'), unless it has a
-// resultType already.
+// start of the provider's result object that starts at b[at] ('{'), the
+// end of b, after removing any of hostMembers it has.
 func insertMembers(b []byte, at int, members []byte) []byte {
 	obj := b[at:]
-	if len(obj) < 2 || obj[0] != '{' || wire.Member(obj, "resultType") != nil {
+	if len(obj) < 2 || obj[0] != '{' {
 		return b
+	}
+	for _, name := range hostMembers {
+		if wire.Member(obj, name) != nil {
+			clean := wire.AppendObjectWithout(nil, obj, hostMembers...)
+			b = append(b[:at], clean...)
+			obj = b[at:]
+			break
+		}
 	}
 	ins := members
 	if !bytes.Equal(bytes.TrimSpace(obj[1:len(obj)-1]), nil) {

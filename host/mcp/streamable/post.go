@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/time/rate"
 
+	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/wire"
 )
 
@@ -32,15 +33,18 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusBadRequest, nil, perr.Code, perr.Message)
 		return
 	}
-	if r.Header.Get("Mcp-Session-Id") == "" {
-		switch {
-		case isStatelessPost(r, body):
-			h.stateless(w, r, body)
-			return
-		case isInitialize(body):
-			h.initialize(w, body)
-			return
-		}
+	// A stateless request is served as one, with every check of its
+	// revision: one without a session id that says so in a header or its
+	// _meta, and one whose _meta says so whatever session id it carries
+	// (it has no use for one).
+	sid := r.Header.Get("Mcp-Session-Id")
+	if sid == "" && isStatelessPost(r, body) || sid != "" && mcp.IsStateless(body) {
+		h.stateless(w, r, body)
+		return
+	}
+	if r.Header.Get("Mcp-Session-Id") == "" && isInitialize(body) {
+		h.initialize(w, body)
+		return
 	}
 	hs := h.lookup(w, r)
 	if hs == nil {

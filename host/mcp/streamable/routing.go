@@ -143,10 +143,36 @@ func walkHeaderParams(schema []byte, path []string, depth int, fn func(path []st
 
 // checkParam checks the header Mcp-Param-<suffix> against the argument at
 // path in args, and returns what is wrong, or "".
+// ambiguous reports whether obj (when an object) has a member named name
+// up to case other than one exact member name: several decoders (Go's
+// encoding/json, into a struct) match names regardless of case, the last
+// one winning, so the header could mirror one member and the plugin read
+// another.
+func ambiguous(obj []byte, name string) bool {
+	if !wire.IsObject(obj) {
+		return false
+	}
+	exact, folded := 0, 0
+	for k := range wire.Members(obj) {
+		key, _ := wire.Unquote(k)
+		switch {
+		case key == name:
+			exact++
+		case strings.EqualFold(key, name):
+			folded++
+		}
+	}
+	return exact > 1 || folded > 0 && exact+folded > 1
+}
+
 func checkParam(r *http.Request, suffix string, path []string, args []byte) string {
 	header := hdrParamStart + suffix
 	v := args
 	for _, k := range path {
+		if ambiguous(v, k) {
+			return "argument " + quoteValue(strings.Join(path, ".")) + " is ambiguous: its object has more than one member named " +
+				quoteValue(k) + " up to case, and a plugin may read another than the one the " + hdrParamStart + suffix + " header mirrors"
+		}
 		v = wire.Member(v, k) // nil once v is not an object
 	}
 	arg := "argument " + quoteValue(strings.Join(path, "."))

@@ -95,6 +95,14 @@ func TestRoutingHeaders(t *testing.T) {
 
 		// http-custom-header-server-validation (§6).
 		"suite: valid base64": {method: "tools/call", params: region(`"Hello"`), headers: withRegion("=?base64?SGVsbG8=?=")},
+		"a member named the same up to case": {
+			method: "tools/call", params: call("test_header_param", `{"region":"us","REGION":"eu"}`), headers: withRegion("us"),
+			wantErr: `argument "region" is ambiguous`,
+		},
+		"the same member twice": {
+			method: "tools/call", params: call("test_header_param", `{"region":"us","region":"eu"}`), headers: withRegion("eu"),
+			wantErr: `argument "region" is ambiguous`,
+		},
 		"suite: base64 without padding": {
 			method: "tools/call", params: region(`"Hello"`), headers: withRegion("=?base64?SGVsbG8?="),
 			wantErr: `the Mcp-Param-Region header "=?base64?SGVsbG8?=" is not valid Base64`,

@@ -272,7 +272,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		hd.Add("Vary", "Origin")
 		if r.Method == http.MethodOptions { // the browser's preflight, before any token check
 			hd.Set("Access-Control-Allow-Methods", "GET, POST, DELETE")
-			hd.Set("Access-Control-Allow-Headers", "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID")
+			hd.Set("Access-Control-Allow-Headers", allowedHeaders(r))
 			hd.Set("Access-Control-Max-Age", "600")
 			w.WriteHeader(http.StatusNoContent)
 			return
@@ -471,7 +471,9 @@ func (h *httpHandler) openSessions() int {
 
 // shutdown drains and closes every session (see ServeStreamableHTTP).
 func (h *httpHandler) shutdown(ctx context.Context) {
+	h.mu.Lock() // the stateless requests count themselves under it
 	h.draining.Store(true)
+	h.mu.Unlock()
 	h.srv.EndListeners() // listen streams end now, with their result
 	defer h.stopNow()    // stateless requests past the grace period
 	statelessDone := make(chan struct{})
@@ -513,4 +515,24 @@ func (h *httpHandler) shutdown(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+}
+
+// baseAllowedHeaders are the request headers a browser page of an allowed
+// origin may send: those of both protocol eras.
+const baseAllowedHeaders = "Content-Type, Accept, Authorization, Mcp-Session-Id, Mcp-Protocol-Version, Last-Event-ID, Mcp-Method, Mcp-Name"
+
+// allowedHeaders answers a CORS preflight's Access-Control-Request-Headers:
+// the fixed list, and the Mcp-Param-* headers it asks for (a tool's
+// x-mcp-header parameters, whose names no list can foresee).
+func allowedHeaders(r *http.Request) string {
+	list := baseAllowedHeaders
+	for _, v := range r.Header.Values("Access-Control-Request-Headers") {
+		for name := range strings.SplitSeq(v, ",") {
+			name = strings.TrimSpace(name)
+			if len(name) > len(hdrParamStart) && strings.EqualFold(name[:len(hdrParamStart)], hdrParamStart) && isHTTPToken(name) {
+				list += ", " + name
+			}
+		}
+	}
+	return list
 }

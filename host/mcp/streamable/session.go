@@ -170,8 +170,11 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 		return nil
 	}
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" && !mcp.SpeaksVersion(v) {
-		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest,
-			"bad request: unsupported MCP-Protocol-Version "+strconv.Quote(v)+"; this server speaks "+strings.Join(mcp.Versions(), ", "))
+		msg := "bad request: unsupported MCP-Protocol-Version " + strconv.Quote(v) + "; a session speaks " + strings.Join(mcp.Versions(), ", ")
+		if v == mcp.StatelessVersion {
+			msg = "bad request: MCP-Protocol-Version " + v + " is served without a session: send the request without Mcp-Session-Id, with its _meta"
+		}
+		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, msg)
 		return nil
 	}
 	h.mu.Lock()

@@ -21,12 +21,12 @@ import (
 // client cancels by closing the response. At most
 // Options.MaxStatelessRequests are served at once; one more gets 503.
 
-// isStatelessPost reports whether a POST without a session id is for the
-// stateless revision: its MCP-Protocol-Version header names a version no
-// session speaks (the stateless one, or one this server does not know:
-// that is answered -32022 as the stateless revision says), or, without
-// the header, its body says so in _meta. A 2025 client's initialize has
-// no such header.
+// isStatelessPost reports whether a POST is for the stateless revision:
+// its MCP-Protocol-Version header names a version no session speaks (the
+// stateless one, or one this server does not know: that is answered
+// -32022 as the stateless revision says), or, without the header, its
+// body says so in _meta. A 2025 client's initialize has no such header,
+// and its later requests name the session's version.
 func isStatelessPost(r *http.Request, body []byte) bool {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
 		return !mcp.SpeaksVersion(v)
@@ -78,6 +78,18 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 		httpErrorData(w, http.StatusBadRequest, m.ID, merr)
 		return
 	}
+	// Counted for shutdown under the lock it sets draining by, so that
+	// no request starts unseen while it waits for the others.
+	h.mu.Lock()
+	if h.draining.Load() {
+		h.mu.Unlock()
+		w.Header().Set("Connection", "close")
+		httpError(w, http.StatusServiceUnavailable, m.ID, wire.CodeInvalidRequest, "service unavailable: the server is shutting down")
+		return
+	}
+	h.statelessWG.Add(1)
+	h.mu.Unlock()
+	defer h.statelessWG.Done()
 	select {
 	case h.statelessSlots <- struct{}{}:
 		defer func() { <-h.statelessSlots }()
@@ -87,8 +99,6 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 			strconv.Itoa(cap(h.statelessSlots))+" stateless requests are being served, the most this server allows; retry shortly")
 		return
 	}
-	h.statelessWG.Add(1)
-	defer h.statelessWG.Done()
 	sess := h.srv.OpenStateless()
 	defer sess.Close()
 	out := &statelessSink{w: w, keepAlive: h.opts.KeepAlive}
@@ -195,4 +205,5 @@ func (p *statelessSink) finish() {
 	case !p.done:
 		p.w.WriteHeader(http.StatusNoContent)
 	}
+	p.done, p.conn = true, nil // the handler returns: nothing more is written
 }

@@ -196,3 +196,40 @@ func TestStatelessLimit(t *testing.T) {
 		t.Fatalf("over the limit: %d %v %s", status, hdr, out)
 	}
 }
+
+// TestStatelessInsideASessionPost: a stateless body sent with a session's
+// Mcp-Session-Id is served as a stateless request, with its revision's
+// header checks, not on the session.
+func TestStatelessInsideASessionPost(t *testing.T) {
+	t.Parallel()
+	hs := startHTTP(t, nil)
+	sid := hs.initialize("2025-11-25")
+	r := statelessPost("tools/call", "other",
+		`{"jsonrpc":"2.0","id":5,"method":"tools/call","params":{"name":"echo","arguments":{"text":"x"},`+meta(`{}`)+`}}`)
+	r.header["Mcp-Session-Id"] = sid
+	status, _, body := hs.roundtrip(r)
+	if status != 400 || !strings.Contains(body, `"code":-32020`) || !strings.Contains(body, `"id":5`) {
+		t.Fatalf("a stateless body with a session id and a wrong Mcp-Name: %d %s, want 400 -32020", status, body)
+	}
+}
+
+// TestCORSPreflightAllowsRoutingHeaders: a browser page of an allowed
+// origin may send the 2026-07-28 headers, Mcp-Param-* included.
+func TestCORSPreflightAllowsRoutingHeaders(t *testing.T) {
+	t.Parallel()
+	hs := startHTTP(t, &Options{AllowedOrigins: []string{"http://app.example"}})
+	status, hdr, _ := hs.roundtrip(req{"OPTIONS", PathMCP, map[string]string{"Origin": "http://app.example",
+		"Access-Control-Request-Method": "POST", "Access-Control-Request-Headers": "mcp-method, mcp-name, mcp-param-region, x-evil"}, ""})
+	allowed := hdr.Get("Access-Control-Allow-Headers")
+	if status != http.StatusNoContent {
+		t.Fatalf("preflight: %d", status)
+	}
+	for _, want := range []string{"Mcp-Method", "Mcp-Name", "mcp-param-region"} {
+		if !strings.Contains(allowed, want) {
+			t.Errorf("Access-Control-Allow-Headers %q lacks %s", allowed, want)
+		}
+	}
+	if strings.Contains(allowed, "x-evil") {
+		t.Errorf("Access-Control-Allow-Headers %q allows a header it does not know", allowed)
+	}
+}

@@ -123,8 +123,7 @@ type listenOp struct {
 	mu      sync.Mutex
 	stopped bool            // the listener ended: pokes count nothing any more
 	subbed  map[string]bool // the URIs honoured
-	updated []string        // URIs whose resources/updated is due, each once
-	due     map[string]bool
+	updated dueURIs         // URIs whose resources/updated is due
 }
 
 // poke wakes the listener; what is due counts as the session's pending
@@ -176,17 +175,11 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		o.subbed = map[string]bool{}
 		unwatch := srv.catalog.OnResourceUpdated(func(uri string) {
 			o.mu.Lock()
-			if o.subbed[uri] && !o.due[uri] {
-				if o.due == nil {
-					o.due = map[string]bool{}
-				}
-				o.due[uri] = true
-				o.updated = append(o.updated, uri)
-				o.mu.Unlock()
-				o.poke()
-				return
-			}
+			added := o.subbed[uri] && o.updated.add(uri)
 			o.mu.Unlock()
+			if added {
+				o.poke()
+			}
 		})
 		defer unwatch()
 		for _, uri := range o.p.uris {
@@ -218,8 +211,7 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		case <-o.wake:
 			bits := o.lists.Swap(0)
 			o.mu.Lock()
-			updated := o.updated
-			o.updated, o.due = nil, nil
+			updated := o.updated.take()
 			o.mu.Unlock()
 			for _, l := range listChanged {
 				if bits&l.bit != 0 {

@@ -19,8 +19,7 @@ type notices struct {
 	lists atomic.Uint32 // the kinds whose list_changed is due (listBit)
 
 	mu      sync.Mutex
-	updated []string // URIs whose resources/updated is due, each once
-	due     map[string]bool
+	updated dueURIs
 
 	unsubscribe func() // from the catalog's list changes
 	unwatch     func() // from the catalog's resource updates
@@ -75,17 +74,38 @@ func (s *Session) resourceUpdated(uri string) {
 	}
 	n := &s.notes
 	n.mu.Lock()
-	if n.due[uri] {
-		n.mu.Unlock()
-		return
-	}
-	if n.due == nil {
-		n.due = map[string]bool{}
-	}
-	n.due[uri] = true
-	n.updated = append(n.updated, uri)
+	added := n.updated.add(uri)
 	n.mu.Unlock()
-	s.wakeNotifier()
+	if added {
+		s.wakeNotifier()
+	}
+}
+
+// dueURIs are the URIs whose resources/updated is due, each once, in the
+// order they came.
+type dueURIs struct {
+	list []string
+	set  map[string]bool
+}
+
+// add records uri; it reports false when uri was due already.
+func (d *dueURIs) add(uri string) bool {
+	if d.set[uri] {
+		return false
+	}
+	if d.set == nil {
+		d.set = map[string]bool{}
+	}
+	d.set[uri] = true
+	d.list = append(d.list, uri)
+	return true
+}
+
+// take returns the URIs due and forgets them.
+func (d *dueURIs) take() []string {
+	list := d.list
+	d.list, d.set = nil, nil
+	return list
 }
 
 // wakeNotifier tells the notifier something is due, recorded before the
@@ -109,8 +129,7 @@ func (s *Session) notifier() {
 		case <-n.wake:
 			bits := n.lists.Swap(0)
 			n.mu.Lock()
-			updated := n.updated
-			n.updated, n.due = nil, nil
+			updated := n.updated.take()
 			n.mu.Unlock()
 			if s.Initialized() {
 				for _, l := range listChanged {

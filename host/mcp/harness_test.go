@@ -8,6 +8,7 @@ import (
 	"io"
 	"maps"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -115,6 +116,7 @@ type client struct {
 	seen      int      // lines already returned by take
 	methods   map[string]string
 	stateless map[string]bool // ids of the stateless requests sent
+	flushed   func() bool     // stdio: everything written has reached the client; nil otherwise
 	asked     map[string]bool // the ids (wire.IDKey) of the server's requests received
 	version   string
 }
@@ -147,7 +149,9 @@ func newClient(t testing.TB, o clientOptions) *client {
 		if limit <= 0 {
 			limit = DefaultMaxMessageSize
 		}
-		tr = stdio.New(pr, &lineWriter{add: add}, limit)
+		st := stdio.New(pr, &lineWriter{add: add}, limit)
+		c.flushed = st.Flushed
+		tr = st
 		c.send = func(b []byte) {
 			if _, err := pw.Write(append(bytes.Clone(b), '\n')); err != nil {
 				t.Errorf("writing to the server: %v", err)
@@ -242,7 +246,15 @@ func (c *client) settle() {
 	c.t.Helper()
 	c.await("the server to settle", func() bool {
 		s := c.session.Load()
-		return c.obs.reads.Load() > c.sent && s != nil && !cancelling(s) && s.Pending() == c.cat.LiveParked()+c.awaited(s)
+		if !(c.obs.reads.Load() > c.sent && s != nil && !cancelling(s) && s.Pending() == c.cat.LiveParked()+c.awaited(s)) {
+			return false
+		}
+		// A response's Write may have returned into a batch that a write
+		// in progress is about to write: it ends soon, with no event.
+		for c.flushed != nil && !c.flushed() {
+			runtime.Gosched()
+		}
+		return true
 	})
 }
 

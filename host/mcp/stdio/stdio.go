@@ -119,8 +119,19 @@ func (t *Transport) tooLarge() error {
 	return fmt.Errorf("%w: a line exceeds the limit of %d bytes", wire.ErrTooLarge, t.limit)
 }
 
-// Write writes msg and a newline.
+// Write writes msg and a newline. It may return before msg is written,
+// when another Write is in progress: that one writes msg (see coalescer).
 func (t *Transport) Write(msg []byte) error { return t.w.write(t.out, msg, '\n') }
+
+// Flushed reports whether every message handed to Write has been written
+// (no write in progress, none waiting for one). Tests that await a quiet
+// session check it: a Write that returned may not have reached the writer
+// yet.
+func (t *Transport) Flushed() bool {
+	t.w.mu.Lock()
+	defer t.w.mu.Unlock()
+	return !t.w.writing && len(t.w.next) == 0
+}
 
 // A coalescer writes messages to an io.Writer so that those ready together
 // go out in one write (one syscall on a pipe), with no goroutine of its

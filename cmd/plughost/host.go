@@ -99,6 +99,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	for _, name := range []string{envStateKey, envStateKeyFile, "PLUGHOST_TOKEN"} {
 		os.Unsetenv(name)
 	}
+	warnUnknownPlugins(cfg, pluginDir, log.Named("config"))
 	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))
 	if err != nil {
 		return nil, err

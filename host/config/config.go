@@ -175,8 +175,17 @@ func Load(path string) (*Config, error) {
 }
 
 // Parse parses a configuration file's content; filename is used in error
-// messages.
+// messages. A key or block in the wrong block is answered with the block
+// it belongs in.
 func Parse(src []byte, filename string) (*Config, error) {
+	cfg, err := parse(src, filename)
+	if err != nil {
+		return nil, placeHints(err)
+	}
+	return cfg, nil
+}
+
+func parse(src []byte, filename string) (*Config, error) {
 	file, diags := hclsyntax.ParseConfig(src, filename, hcl.InitialPos)
 	if diags.HasErrors() {
 		return nil, diags

@@ -55,7 +55,13 @@ const long37 = "a-plugin-with-a-rather-long-file-name"
 func TestParseErrors(t *testing.T) {
 	t.Parallel()
 	for name, c := range map[string]struct{ src, want string }{
-		"unknown key":      {"sandbox {\n  memroy = 1\n}\n", `plughost.hcl:2,3-9: Unsupported argument; An argument named "memroy" is not expected here`},
+		"unknown key": {"sandbox {\n  memroy = 1\n}\n", `plughost.hcl:2,3-9: Unsupported argument; An argument named "memroy" is not expected here`},
+		"start in sandbox": {"sandbox {\n  start = \"lazy\"\n}\n",
+			`plughost.hcl:2,3-8: Unsupported argument; An argument named "start" is not expected here. "start" belongs in plugins { } or a plugin block inside it.`},
+		"memory in plugins": {"plugins {\n  plugin \"x\" {\n    memory = \"1GiB\"\n  }\n}\n",
+			`An argument named "memory" is not expected here. "memory" belongs in sandbox { } or a plugin block inside it.`},
+		"plugin at the top": {"plugin \"x\" {}\n",
+			`"plugin" belongs in sandbox { } (its policy) or plugins { } (when it runs).`},
 		"bad memory":       {"sandbox {\n  memory = \"lots\"\n}\n", `plughost.hcl:2,12-18: Invalid memory; memory must be a size`},
 		"bad net":          {"sandbox {\n  plugin \"x\" {\n    allow_net = \"some\"\n  }\n}\n", `plughost.hcl:3,17-23: Invalid allow_net`},
 		"bad port":         {"sandbox {\n  allow_net = [\"a:b\"]\n}\n", `plughost.hcl:2,15-22: Invalid allow_net; allow_net: "a:b": port must be 1-65535`},

@@ -1,0 +1,41 @@
+package config
+
+import (
+	"regexp"
+
+	"github.com/hashicorp/hcl/v2"
+)
+
+// homes says where each key and block of the file belongs, so that one
+// written in the wrong place (a plugin's start mode in its sandbox block,
+// say) is answered with its place, not only "not expected here".
+var homes = map[string]string{
+	"strict": "sandbox { } or a plugin block inside it", "disabled": "sandbox { } or a plugin block inside it",
+	"allow_read": "sandbox { } or a plugin block inside it", "allow_write": "sandbox { } or a plugin block inside it",
+	"allow_net": "sandbox { } or a plugin block inside it", "memory": "sandbox { } or a plugin block inside it",
+	"pids": "sandbox { } or a plugin block inside it", "files": "sandbox { } or a plugin block inside it",
+	"cpu": "sandbox { } or a plugin block inside it", "env": "sandbox { } or a plugin block inside it",
+	"timeout": "sandbox { } or a plugin block inside it", "runtime": "a plugin block inside sandbox { }",
+	"start": "plugins { } or a plugin block inside it", "idle_timeout": "plugins { } or a plugin block inside it",
+	"cache":          "plugins { }",
+	"state_key_file": "stateless { }", "state_ttl": "stateless { }",
+	"plugin": "sandbox { } (its policy) or plugins { } (when it runs)",
+}
+
+// unexpected finds the name in hcl's "not expected here" details.
+var unexpected = regexp.MustCompile(`^(?:An argument named|Blocks of type) "([^"]+)" (?:is|are) not expected here`)
+
+// placeHints adds to each "not expected here" diagnostic of err where
+// that key or block belongs. Other errors are returned as they are.
+func placeHints(err error) error {
+	diags, ok := err.(hcl.Diagnostics)
+	if !ok {
+		return err
+	}
+	for _, d := range diags {
+		if m := unexpected.FindStringSubmatch(d.Detail); m != nil && homes[m[1]] != "" {
+			d.Detail += ` "` + m[1] + `" belongs in ` + homes[m[1]] + "."
+		}
+	}
+	return diags
+}

@@ -30,9 +30,18 @@
 // lists greet to every client. A handler's error becomes an isError result
 // the model reads (so it can correct its arguments); a panic is recovered into
 // one. A handler may report progress (Request.Progress) and send log messages
-// to the client (Request.Log) before it returns; its context is cancelled when
-// the client cancels the call. Tools may be added and removed while the plugin
-// runs: the host is told and tells its clients.
+// to the client (Request.Log, at a Level: LevelDebug, LevelInfo, …,
+// LevelWarning, …, LevelEmergency, MCP's levels) before it returns; its
+// context is cancelled when the client cancels the call. Tools may be added
+// and removed while the plugin runs: the host is told and tells its clients.
+//
+// The host checks what reaches the handler and what leaves it: the
+// arguments against the tool's InputSchema (a call that breaks it is
+// answered by the host, and the handler never runs), and, for a tool with
+// an OutputSchema, the result's StructuredContent against it (a result
+// without it, or one that breaks it, reaches the client as an isError
+// result naming the violations, and the host logs it at WARN; results with
+// IsError set are exempt).
 //
 // Nothing may be printed to stdout before Serve: stdout carries the
 // go-plugin handshake. Operator logs go to stderr through Plugin.Logger.
@@ -138,11 +147,22 @@
 //
 // # Testing without a host
 //
-// Plugin.CallTool, ReadResource, GetPrompt and Complete run a handler
-// in-process exactly as a request from the host would, and return the
-// MCP result JSON the host would get (or the error: a tool that needs a
-// capability the client did not declare returns a
-// *CapabilityRequiredError). Give CallRequest (ReadRequest,
+// Test tools through package pluginproto/plugintest: its CallTool runs a
+// tool in-process with the host's own checks around it (the definition,
+// the arguments against InputSchema, the result against OutputSchema), so
+// a unit test fails exactly where a client of the host would, and its
+// CheckTools finds the tools the host would refuse to list:
+//
+//	res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{
+//		Tool: "count", Arguments: json.RawMessage(`{"n":-5}`),
+//	})
+//	// err: invalid arguments for tool "count": /n: minimum: got -5, want 0
+//
+// Underneath, Plugin.CallTool, ReadResource, GetPrompt and Complete run a
+// handler in-process exactly as a request from the host would run it in
+// the plugin, and return the MCP result JSON the host would get (or the
+// error: a tool that needs a capability the client did not declare
+// returns a *CapabilityRequiredError). Give CallRequest (ReadRequest,
 // PromptRequest) the client's capabilities and an AnswerInput function,
 // and they run the input rounds themselves, answering each request the
 // way a client would; without AnswerInput they return the

@@ -50,7 +50,7 @@ func helperPlugin() *pluginproto.Plugin {
 	}
 	p.AddTool(pluginproto.Tool{Name: "echo", InputSchema: json.RawMessage(`{"type":"object","properties":{"Text":{"type":"string"}}}`)}, echo)
 	p.AddTool(pluginproto.Tool{Name: "report"}, func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
-		r.Log("info", map[string]string{"step": "start"})
+		r.Log(pluginproto.LevelInfo, map[string]string{"step": "start"})
 		r.Progress(1, 2, "half")
 		r.Progress(2, 2, "done")
 		return &pluginproto.Result{Content: []pluginproto.Content{pluginproto.Text("reported")}, StructuredContent: map[string]int{"steps": 2}}, nil
@@ -95,7 +95,7 @@ func helperPlugin() *pluginproto.Plugin {
 			<-returned
 			for range 3 {
 				r.Progress(9, 9, "late")
-				r.Log("info", "late")
+				r.Log(pluginproto.LevelInfo, "late")
 			}
 			p.AddTool(pluginproto.Tool{Name: "late_" + args.ID}, echo)
 		}()

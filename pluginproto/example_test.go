@@ -16,7 +16,7 @@ func greet(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, 
 	if err := req.Bind(&args); err != nil {
 		return nil, err
 	}
-	req.Log("info", map[string]string{"greeting": args.Name})
+	req.Log(pluginproto.LevelInfo, map[string]string{"greeting": args.Name})
 	return pluginproto.TextResult("Hello, " + args.Name + "!"), nil
 }
 

@@ -212,9 +212,14 @@ func (p *Plugin) Offers() Offers {
 func (p *Plugin) Logger() hclog.Logger { return p.logger }
 
 // CallTool runs a tool in-process exactly as a call from the host would run
-// it (argument passing, panics, notifications, result encoding, requests
-// to the client) and returns its MCP CallToolResult JSON. It is meant for
-// tool authors' tests. The handler sees req.ClientCapabilities (nil: none)
+// it in the plugin (argument passing, panics, notifications, result
+// encoding, requests to the client) and returns its MCP CallToolResult
+// JSON. It is the plugin's view: it does not apply the checks the host
+// makes around the call (the definition's schemas compile, the arguments
+// conform to the inputSchema, the result to the outputSchema), so a call
+// it runs may be one no client can make, and a result it returns one the
+// host refuses. Tool authors' tests should call tools through
+// plugintest.CallTool (package pluginproto/plugintest), which applies them. The handler sees req.ClientCapabilities (nil: none)
 // and req.Input. When it asks the client for something and
 // req.AnswerInput is set, CallTool answers with it and runs the handler
 // again, round after round, as a host does; without AnswerInput, the error

@@ -100,22 +100,18 @@ func (r *Request) Progress(progress, total float64, message string) {
 	}
 }
 
-// logLevels are the MCP logging levels (RFC 5424 severities).
-var logLevels = map[string]bool{
-	"debug": true, "info": true, "notice": true, "warning": true,
-	"error": true, "critical": true, "alert": true, "emergency": true,
-}
-
 // Log sends a log message to the client (MCP notifications/message); the
-// host drops it when the client's logging level is above level. level is one
-// of debug, info, notice, warning, error, critical, alert, emergency (any
-// other panics: a programming error); data is anything json.Marshal accepts
-// (data it cannot encode is sent as a string naming the error). It does
-// nothing once the handler has returned. Safe for concurrent use.
-func (r *Request) Log(level string, data any) {
-	if !logLevels[level] {
-		panic(fmt.Sprintf("pluginproto: Request.Log: unknown level %q; want debug, info, notice, warning, error, critical, alert or emergency", level))
-	}
+// host drops it when the client's logging level is above level. level is
+// one of the Level constants (LevelDebug … LevelEmergency):
+//
+//	req.Log(pluginproto.LevelWarning, map[string]any{"skipped": name, "reason": "too large"})
+//
+// data is anything json.Marshal accepts (data it cannot encode is sent as
+// a string naming the error). It does nothing once the handler has
+// returned, and nothing for a Request built by hand. Safe for concurrent
+// use. (Log is for the client and the user; operator logs go to
+// Plugin.Logger.)
+func (r *Request) Log(level Level, data any) {
 	if r.sink == nil {
 		return
 	}
@@ -126,7 +122,7 @@ func (r *Request) Log(level string, data any) {
 	r.sink.mu.Lock()
 	defer r.sink.mu.Unlock()
 	if !r.sink.closed {
-		_ = r.sink.emit.log(level, b)
+		_ = r.sink.emit.log(level.String(), b)
 	}
 }
 

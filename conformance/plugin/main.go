@@ -176,7 +176,7 @@ func withLogging(ctx context.Context, req *pluginproto.Request) (*pluginproto.Re
 				return nil, fmt.Errorf("cancelled after %d of %d log messages: %w", i, len(logMessages), err)
 			}
 		}
-		req.Log("info", msg)
+		req.Log(pluginproto.LevelInfo, msg)
 	}
 	return pluginproto.TextResult(fmt.Sprintf("Tool with logging executed successfully: sent %d log messages", len(logMessages))), nil
 }

@@ -29,10 +29,13 @@ const (
 )
 
 // The messages test_logging_tool logs, in order, at their levels.
-var statelessLogs = []struct{ level, message string }{
-	{"info", "test_logging_tool started"},
-	{"warning", "test_logging_tool: this is a warning for testing"},
-	{"info", "test_logging_tool finished"},
+var statelessLogs = []struct {
+	level   pluginproto.Level
+	message string
+}{
+	{pluginproto.LevelInfo, "test_logging_tool started"},
+	{pluginproto.LevelWarning, "test_logging_tool: this is a warning for testing"},
+	{pluginproto.LevelInfo, "test_logging_tool finished"},
 }
 
 // headerParamSchema is test_header_param's input schema: one required

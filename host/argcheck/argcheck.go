@@ -1,12 +1,22 @@
-// Package argcheck checks a tool call's arguments against the tool's
-// inputSchema and explains what is wrong in words a model can act on.
+// Package argcheck holds the checks plughost applies to a tool: to its
+// definition when a provider publishes it, to each call's arguments before
+// the tool runs, and to each result before the client gets it. It explains
+// what is wrong in words a model (or the tool's author) can act on.
 //
-// A schema is compiled once, when its tool is published:
+// The host's catalog and the SDK's test helper, pluginproto/plugintest,
+// call the same three functions, so a plugin's unit test fails exactly
+// where a client of the host would:
+//
+//	t, err := argcheck.CheckTool("count", def) // name, inputSchema, outputSchema
+//	args, msg := t.CheckArguments("count", []byte(`{"n":-5}`))
+//	// msg: invalid arguments for tool "count": /n: minimum: got -5, want 0
+//	msg = t.CheckResult("count", result)
+//	// msg: tool "count" returned a result that breaks its outputSchema: structuredContent/count: must be integer, got string
+//
+// A schema on its own (a device's parameters, say) is compiled once, when
+// its tool is published, and checks each call:
 //
 //	s, err := argcheck.Compile([]byte(`{"type":"object","required":["text"]}`))
-//
-// and each call is checked before it reaches the tool:
-//
 //	if msg := s.Check("echo", []byte(`{}`)); msg != "" {
 //		// msg: invalid arguments for tool "echo": /text: missing required property
 //	}
@@ -32,16 +42,40 @@ import (
 	"golang.org/x/text/message"
 )
 
-// Schema is a compiled inputSchema, safe for concurrent use.
+// Schema is a compiled JSON Schema (a tool's inputSchema or outputSchema),
+// safe for concurrent use.
 type Schema struct{ s *jsonschema.Schema }
 
-// Compile compiles one input schema (JSON).
+// Compile compiles one schema (JSON). Its error says what is wrong in
+// argcheck's words: a schema that breaks its draft's meta-schema names
+// each violation by JSON pointer into the schema ("/properties/n/type:
+// value must be one of …"); a reference to another document is refused
+// naming it.
 func Compile(raw []byte) (*Schema, error) {
 	s, err := compileSchema(raw)
 	if err != nil {
-		return nil, err
+		return nil, compileError(err)
 	}
 	return &Schema{s}, nil
+}
+
+// compileError rewords the library's compile errors, which name the
+// schema by the URL it pretends to live at and every grouping node of a
+// meta-schema failure.
+func compileError(err error) error {
+	var sve *jsonschema.SchemaValidationError
+	if errors.As(err, &sve) {
+		if ve, ok := sve.Err.(*jsonschema.ValidationError); ok {
+			if msg := describe("breaks the rules of JSON Schema:", violations(ve, inSchema)); msg != "" {
+				return errors.New(msg)
+			}
+		}
+	}
+	var le *jsonschema.LoadURLError
+	if errors.As(err, &le) && le.Err != nil {
+		return le.Err // noLoader's refusal, naming the URL
+	}
+	return errors.New(strings.ReplaceAll(err.Error(), schemaURL, ""))
 }
 
 // Check checks a call's arguments (a JSON object, never absent: the
@@ -52,7 +86,7 @@ func (s *Schema) Check(tool string, args []byte) string {
 	return validateArgs(tool, s.s, args)
 }
 
-// schemaURL is where an input schema pretends to live. Relative
+// schemaURL is where a schema pretends to live. Relative
 // references resolve against it and then meet noLoader.
 const schemaURL = "https://plughost.invalid/inputSchema.json"
 
@@ -65,7 +99,7 @@ func (noLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("references to other documents are not allowed (%s)", url)
 }
 
-// compileSchema compiles one input schema: draft 2020-12 unless its
+// compileSchema compiles one schema: draft 2020-12 unless its
 // "$schema" names another draft, no network or file access.
 func compileSchema(raw []byte) (*jsonschema.Schema, error) {
 	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
@@ -88,32 +122,62 @@ const MaxViolations = 10
 // It returns "" when they are valid, otherwise a message for the model that
 // names every violation (up to MaxViolations) by JSON pointer and rule.
 func validateArgs(exposed string, sch *jsonschema.Schema, args []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(args))
+	head := fmt.Sprintf("invalid arguments for tool %q:", exposed)
+	v, err := decode(args, "the arguments object")
+	if err != nil {
+		return head + " not valid JSON: " + err.Error()
+	}
+	if _, ok := v.(map[string]any); !ok {
+		return fmt.Sprintf("%s arguments must be a JSON object, got %s", head, jsonType(v))
+	}
+	return explain(head, sch, v, inArguments)
+}
+
+// decode decodes one JSON value, numbers as json.Number (as the schema
+// library wants them: exact), and nothing after it (what names the value
+// in that error).
+func decode(b []byte, what string) (any, error) {
+	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any
 	if err := dec.Decode(&v); err != nil {
-		return fmt.Sprintf("invalid arguments for tool %q: not valid JSON: %v", exposed, err)
+		return nil, err
 	}
 	if _, err := dec.Token(); err != io.EOF {
-		return fmt.Sprintf("invalid arguments for tool %q: not valid JSON: data after the arguments object", exposed)
+		return nil, errors.New("data after " + what)
 	}
-	if _, ok := v.(map[string]any); !ok {
-		return fmt.Sprintf("invalid arguments for tool %q: arguments must be a JSON object, got %s", exposed, jsonType(v))
-	}
+	return v, nil
+}
+
+// explain validates v against sch and returns "" when it is valid,
+// otherwise head followed by every violation (up to MaxViolations), each
+// located in the words of pl: on the same line when there is one, else
+// one "- " line each.
+func explain(head string, sch *jsonschema.Schema, v any, pl place) string {
 	err := sch.Validate(v)
 	if err == nil {
 		return ""
 	}
 	var ve *jsonschema.ValidationError
 	if !errors.As(err, &ve) {
-		return fmt.Sprintf("invalid arguments for tool %q: %v", exposed, err)
+		return fmt.Sprintf("%s %v", head, err)
 	}
-	items := violations(ve)
+	items := violations(ve, pl)
 	if len(items) == 0 { // every node was structural; fall back to the library's text
 		items = []violation{{text: ve.Error()}}
 	}
+	return describe(head, items)
+}
+
+// describe returns head followed by the violations: on the same line when
+// there is one, else one "- " line each (up to MaxViolations); "" when
+// there are none.
+func describe(head string, items []violation) string {
+	if len(items) == 0 {
+		return ""
+	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "invalid arguments for tool %q:", exposed)
+	b.WriteString(head)
 	if len(items) == 1 && len(items[0].sub) == 0 {
 		b.WriteString(" " + items[0].text)
 		return b.String()
@@ -126,6 +190,27 @@ func validateArgs(exposed string, sch *jsonschema.Schema, args []byte) string {
 	return b.String()
 }
 
+// place is where a checked value sits, which names the locations of its
+// violations: in a call's arguments, a JSON pointer ("/n"), the object
+// itself being "(arguments)"; in a result's structured content, the same
+// pointer after the member's name ("structuredContent/n"), the object
+// itself being "structuredContent".
+type place struct{ prefix, root string }
+
+var (
+	inArguments  = place{"", "(arguments)"}
+	inStructured = place{"structuredContent", "structuredContent"}
+	inSchema     = place{"", "(schema)"} // a schema checked against its meta-schema
+)
+
+// at names the value at an instance location.
+func (pl place) at(loc []string) string {
+	if len(loc) == 0 {
+		return pl.root
+	}
+	return pl.prefix + pointer(loc)
+}
+
 // violation is one broken rule; sub holds the complaints of the
 // alternatives of an anyOf or oneOf.
 type violation struct {
@@ -135,18 +220,19 @@ type violation struct {
 
 var printer = message.NewPrinter(language.English)
 
-// violations turns the tree rooted at e into "<pointer>: <rule>" items,
-// siblings sorted (the library visits properties in map order). Nodes that
-// only group their causes (allOf, $ref, the root) add no item themselves.
-func violations(e *jsonschema.ValidationError) []violation {
+// violations turns the tree rooted at e into "<location>: <rule>" items
+// (locations named as pl names them), siblings sorted (the library visits
+// properties in map order). Nodes that only group their causes (allOf,
+// $ref, the root) add no item themselves.
+func violations(e *jsonschema.ValidationError, pl place) []violation {
 	var causes []violation
 	for _, c := range e.Causes {
-		causes = append(causes, violations(c)...)
+		causes = append(causes, violations(c, pl)...)
 	}
 	sortViolations(causes)
-	at := pointer(e.InstanceLocation)
+	at := pl.at(e.InstanceLocation)
 	child := func(p string) string {
-		return pointer(append(e.InstanceLocation[:len(e.InstanceLocation):len(e.InstanceLocation)], p))
+		return pl.at(append(e.InstanceLocation[:len(e.InstanceLocation):len(e.InstanceLocation)], p))
 	}
 	var out []violation
 	add := func(format string, args ...any) {
@@ -156,12 +242,12 @@ func violations(e *jsonschema.ValidationError) []violation {
 	case *kind.Schema, *kind.Group, *kind.Reference, *kind.AllOf:
 		return causes // structural: only the causes say what is wrong
 	case *kind.AnyOf:
-		return []violation{{text: orRoot(at) + ": must match at least one of these alternatives (anyOf):", sub: causes}}
+		return []violation{{text: at + ": must match at least one of these alternatives (anyOf):", sub: causes}}
 	case *kind.OneOf:
 		if len(k.Subschemas) == 0 {
-			return []violation{{text: orRoot(at) + ": must match exactly one of these alternatives (oneOf):", sub: causes}}
+			return []violation{{text: at + ": must match exactly one of these alternatives (oneOf):", sub: causes}}
 		}
-		add("%s: must match exactly one of the alternatives (oneOf), but matched alternatives %d and %d", orRoot(at), k.Subschemas[0], k.Subschemas[1])
+		add("%s: must match exactly one of the alternatives (oneOf), but matched alternatives %d and %d", at, k.Subschemas[0], k.Subschemas[1])
 	case *kind.Required:
 		for _, p := range k.Missing {
 			add("%s: missing required property", child(p))
@@ -171,21 +257,21 @@ func violations(e *jsonschema.ValidationError) []violation {
 			add("%s: unknown property, not allowed by the schema", child(p))
 		}
 	case *kind.Type:
-		add("%s: must be %s, got %s", orRoot(at), strings.Join(k.Want, " or "), k.Got)
+		add("%s: must be %s, got %s", at, strings.Join(k.Want, " or "), k.Got)
 	case *kind.Enum:
 		want := make([]string, len(k.Want))
 		for i, w := range k.Want {
 			want[i] = jsonText(w)
 		}
 		if len(want) == 1 {
-			add("%s: value must be %s", orRoot(at), want[0])
+			add("%s: value must be %s", at, want[0])
 		} else {
-			add("%s: value must be one of %s", orRoot(at), strings.Join(want, ", "))
+			add("%s: value must be one of %s", at, strings.Join(want, ", "))
 		}
 	case *kind.Const:
-		add("%s: value must be %s", orRoot(at), jsonText(k.Want))
+		add("%s: value must be %s", at, jsonText(k.Want))
 	default:
-		add("%s: %s", orRoot(at), e.ErrorKind.LocalizedString(printer))
+		add("%s: %s", at, e.ErrorKind.LocalizedString(printer))
 	}
 	out = append(out, causes...)
 	sortViolations(out)
@@ -222,14 +308,6 @@ func pointer(loc []string) string {
 		b.WriteString(strings.ReplaceAll(tok, "/", "~1"))
 	}
 	return b.String()
-}
-
-// orRoot names the arguments object itself, whose JSON pointer is "".
-func orRoot(p string) string {
-	if p == "" {
-		return "(arguments)"
-	}
-	return p
 }
 
 func jsonText(v any) string {

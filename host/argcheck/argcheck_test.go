@@ -41,3 +41,113 @@ func TestCompileRefusesOtherDocuments(t *testing.T) {
 		}
 	}
 }
+
+// The three checks of a tool, as the host's catalog and the SDK's test
+// helper (pluginproto/plugintest) apply them: its definition when it is
+// published, each call's arguments, each result.
+func ExampleCheckTool() {
+	t, err := argcheck.CheckTool("convert", []byte(`{"name":"convert",
+		"inputSchema":{"type":"object","properties":{"km":{"type":"number","minimum":0}},"required":["km"]},
+		"outputSchema":{"type":"object","properties":{"miles":{"type":"number"},"unit":{"const":"mi"}},"required":["miles"]}}`))
+	if err != nil {
+		panic(err)
+	}
+	args, msg := t.CheckArguments("convert", nil)
+	fmt.Printf("%s %s\n", args, msg)
+	_, msg = t.CheckArguments("convert", []byte(`{"km":-5}`))
+	fmt.Println(msg)
+	fmt.Printf("%q\n", t.CheckResult("convert", []byte(`{"content":[],"structuredContent":{"miles":3.1}}`)))
+	fmt.Println(t.CheckResult("convert", []byte(`{"content":[],"structuredContent":{"miles":"3.1","unit":"km"}}`)))
+	fmt.Println(t.CheckResult("convert", []byte(`{"content":[{"type":"text","text":"3.1 mi"}]}`)))
+	fmt.Printf("%q\n", t.CheckResult("convert", []byte(`{"content":[{"type":"text","text":"no"}],"isError":true}`)))
+
+	_, err = argcheck.CheckTool("convert", []byte(`{"inputSchema":{},"outputSchema":{"type":"integr"}}`))
+	fmt.Println(err)
+	// Output:
+	// {} invalid arguments for tool "convert": /km: missing required property
+	// invalid arguments for tool "convert": /km: minimum: got -5, want 0
+	// ""
+	// tool "convert" returned a result that breaks its outputSchema:
+	// - structuredContent/miles: must be number, got string
+	// - structuredContent/unit: value must be "mi"
+	// tool "convert" returned no structuredContent, but its outputSchema requires structured results
+	// ""
+	// outputSchema does not compile: breaks the rules of JSON Schema:
+	// - /type: must match at least one of these alternatives (anyOf):
+	//   - /type: must be array, got string
+	//   - /type: value must be one of "array", "boolean", "integer", "null", "number", "object", "string"
+}
+
+func TestCheckTool(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		name, def string
+		want      string // the error; "" for accepted
+		output    bool   // HasOutputSchema
+	}{
+		"minimal":                 {name: "t", def: `{"inputSchema":{}}`},
+		"with outputSchema":       {name: "t", def: `{"inputSchema":{},"outputSchema":{"type":"object"}}`, output: true},
+		"white space":             {name: "t", def: ` { "inputSchema" : { } , "outputSchema" : { } } `, output: true},
+		"invalid name":            {name: "a b", def: `{"inputSchema":{}}`, want: `invalid tool name "a b": want 1 to 128 of [A-Za-z0-9_.-]`},
+		"empty name":              {name: "", def: `{"inputSchema":{}}`, want: `invalid tool name "": want 1 to 128 of [A-Za-z0-9_.-]`},
+		"not JSON":                {name: "t", def: `{"inputSchema":`, want: "tool definition is not valid JSON: unexpected end of JSON input"},
+		"not an object":           {name: "t", def: `[]`, want: "tool definition is not a JSON object"},
+		"member twice":            {name: "t", def: `{"inputSchema":{},"inputSchema":{}}`, want: `tool definition has member "inputSchema" twice`},
+		"no inputSchema":          {name: "t", def: `{"name":"t"}`, want: `tool definition has no "inputSchema"`},
+		"inputSchema not object":  {name: "t", def: `{"inputSchema":[]}`, want: `"inputSchema" is not a JSON object`},
+		"inputSchema breaks":      {name: "t", def: `{"inputSchema":{"minimum":"0"}}`, want: "inputSchema does not compile: breaks the rules of JSON Schema: /minimum: must be number, got string"},
+		"outputSchema null":       {name: "t", def: `{"inputSchema":{},"outputSchema":null}`, want: `"outputSchema" is not a JSON object`},
+		"outputSchema not object": {name: "t", def: `{"inputSchema":{},"outputSchema":true}`, want: `"outputSchema" is not a JSON object`},
+		"outputSchema dangling":   {name: "t", def: `{"inputSchema":{},"outputSchema":{"$ref":"#/$defs/x"}}`, want: `outputSchema does not compile: json-pointer in "#/$defs/x" not found`},
+		"outputSchema remote":     {name: "t", def: `{"inputSchema":{},"outputSchema":{"$ref":"https://example.com/x"}}`, want: "outputSchema does not compile: references to other documents are not allowed (https://example.com/x)"},
+	}
+	for name, tc := range tests {
+		tool, err := argcheck.CheckTool(tc.name, []byte(tc.def))
+		got := ""
+		if err != nil {
+			got = err.Error()
+		}
+		if got != tc.want {
+			t.Errorf("%s: CheckTool = %q, want %q", name, got, tc.want)
+		}
+		if err == nil && tool.HasOutputSchema() != tc.output {
+			t.Errorf("%s: HasOutputSchema = %v", name, tool.HasOutputSchema())
+		}
+	}
+}
+
+func TestCheckResult(t *testing.T) {
+	t.Parallel()
+	const missing = `tool "t" returned no structuredContent, but its outputSchema requires structured results`
+	tool, err := argcheck.CheckTool("t", []byte(`{"inputSchema":{},"outputSchema":{"type":"object","required":["a"]}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := map[string]struct{ result, want string }{
+		"conforms":                   {`{"content":[],"structuredContent":{"a":1}}`, ""},
+		"white space":                {` { "structuredContent" : { "a" : 1 } } `, ""},
+		"isError exempts":            {`{"content":[],"isError" : true}`, ""},
+		"isError false":              {`{"content":[],"isError":false}`, missing},
+		"isError not a boolean":      {`{"content":[],"isError":"true"}`, missing},
+		"names are case-sensitive":   {`{"StructuredContent":{"a":1}}`, missing},
+		"null":                       {`{"structuredContent":null}`, missing},
+		"violation":                  {`{"structuredContent":{}}`, `tool "t" returned a result that breaks its outputSchema: structuredContent/a: missing required property`},
+		"not an object":              {`{"structuredContent":"a"}`, `tool "t" returned a result that breaks its outputSchema: structuredContent: must be object, got string`},
+		"result not JSON":            {`{"content":`, `tool "t" returned an invalid result: the result is not valid JSON: unexpected end of JSON input`},
+		"result not an object":       {`[]`, `tool "t" returned an invalid result: the result is not a JSON object`},
+		"result with a member twice": {`{"structuredContent":{"a":1},"structuredContent":{}}`, `tool "t" returned an invalid result: the result has member "structuredContent" twice`},
+	}
+	for name, tc := range tests {
+		if got := tool.CheckResult("t", []byte(tc.result)); got != tc.want {
+			t.Errorf("%s: CheckResult = %q, want %q", name, got, tc.want)
+		}
+	}
+	// Without an outputSchema nothing is checked, not even the JSON.
+	plain, err := argcheck.CheckTool("t", []byte(`{"inputSchema":{}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := plain.CheckResult("t", []byte(`not JSON`)); got != "" {
+		t.Errorf("a tool without outputSchema: CheckResult = %q", got)
+	}
+}

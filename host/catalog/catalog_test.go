@@ -94,6 +94,10 @@ func TestBadDefinitions(t *testing.T) {
 		"file reference":          {`{"name":"t","inputSchema":{"$ref":"file:///etc/passwd"}}`, "references to other documents are not allowed (file:///etc/passwd)"},
 		"relative reference":      {`{"name":"t","inputSchema":{"$ref":"other.json"}}`, "references to other documents are not allowed"},
 		"custom meta-schema":      {`{"name":"t","inputSchema":{"$schema":"https://example.com/meta"}}`, "references to other documents are not allowed (https://example.com/meta)"},
+		"outputSchema not object": {`{"name":"t","inputSchema":{},"outputSchema":"object"}`, `"outputSchema" is not a JSON object`},
+		"outputSchema null":       {`{"name":"t","inputSchema":{},"outputSchema":null}`, `"outputSchema" is not a JSON object`},
+		"outputSchema breaks":     {`{"name":"t","inputSchema":{},"outputSchema":{"type":"integr"}}`, "outputSchema does not compile"},
+		"outputSchema remote ref": {`{"name":"t","inputSchema":{},"outputSchema":{"$ref":"https://example.com/o.json"}}`, "references to other documents are not allowed (https://example.com/o.json)"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -477,13 +481,13 @@ func TestResetReusesSchemas(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
 	f.cat.Set(newProvider("p", "a", "b"))
-	before := f.cat.snap.Load().tools.routes["a"].schema
+	before := f.cat.snap.Load().tools.routes["a"].check
 	f.cat.Set(newProvider("p", "a", "b"))
-	if after := f.cat.snap.Load().tools.routes["a"].schema; after != before {
+	if after := f.cat.snap.Load().tools.routes["a"].check; after != before {
 		t.Error("an unchanged tool's schema was compiled again")
 	}
 	f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{toolDef("a", `{"type":"object","required":["q"]}`)}})
-	if after := f.cat.snap.Load().tools.routes["a"].schema; after == before {
+	if after := f.cat.snap.Load().tools.routes["a"].check; after == before {
 		t.Error("a changed tool kept its old schema")
 	}
 }

@@ -143,39 +143,29 @@ func jsonKind(v []byte) string {
 }
 
 // def is one accepted tool of a provider: its JSON, ready to have its name
-// rewritten, and its compiled input schema.
+// rewritten, and its compiled checks (input and output schemas).
 type def struct {
-	name   string // the provider's tool name
-	orig   []byte // Def.JSON as given, to recognise an unchanged tool
-	obj    *object
-	schema *argcheck.Schema
-	desc   string // "description", for Exposed
+	name  string // the provider's tool name
+	orig  []byte // Def.JSON as given, to recognise an unchanged tool
+	obj   *object
+	check *argcheck.Tool
+	desc  string // "description", for Exposed
 }
 
-// parseDef checks one tool definition and compiles its input schema.
-// The error says what is wrong, for a warning naming provider and tool.
+// parseDef checks one tool definition and compiles its schemas with
+// argcheck.CheckTool, the check the SDK's test helper (plugintest) applies
+// too. The error says what is wrong, for a warning naming provider and
+// tool.
 func parseDef(name string, raw []byte) (*def, error) {
-	if err := naming.CheckName(naming.Tool, name); err != nil {
+	check, err := argcheck.CheckTool(name, raw)
+	if err != nil {
 		return nil, err
 	}
 	o, err := parseObject("tool definition", raw)
 	if err != nil {
-		return nil, err
+		return nil, err // CheckTool has refused what parseObject would
 	}
-	d := &def{name: name, orig: bytes.Clone(raw), obj: o, desc: o.optStr("description")}
-	schemaRaw := o.member("inputSchema")
-	if schemaRaw == nil {
-		return nil, errors.New(`tool definition has no "inputSchema"`)
-	}
-	if schemaRaw[0] != '{' {
-		return nil, errors.New(`"inputSchema" is not a JSON object`)
-	}
-	sch, err := argcheck.Compile(schemaRaw)
-	if err != nil {
-		return nil, fmt.Errorf("inputSchema does not compile: %w", err)
-	}
-	d.schema = sch
-	return d, nil
+	return &def{name: name, orig: bytes.Clone(raw), obj: o, check: check, desc: o.optStr("description")}, nil
 }
 
 // encode returns the tool's JSON with "name" set to exposed.

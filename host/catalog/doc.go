@@ -48,8 +48,10 @@
 // twice, and:
 //
 //   - a tool: a name of 1 to 128 of [A-Za-z0-9_.-] ([naming.CheckName]),
-//     an "inputSchema" object that compiles (see Validation of tool
-//     arguments);
+//     an "inputSchema" object that compiles and, if present, an
+//     "outputSchema" object that compiles (see Validation of tool
+//     arguments and results; [argcheck.CheckTool] is the check, shared
+//     with the SDK's test helper, pluginproto/plugintest);
 //   - a resource: a string "uri" that is an absolute URI (one with a
 //     scheme, as net/url parses it) and equals tool.Resource.URI when that
 //     is set, and a string "name";
@@ -62,9 +64,9 @@
 //     boolean "required".
 //
 // A provider that offers one tool name, URI, URI template or prompt name
-// twice keeps the first. A tool whose inputSchema does not compile is
-// skipped too: a tool whose arguments could never be checked is worse
-// than a missing tool with a clear log line.
+// twice keeps the first. A tool whose inputSchema or outputSchema does not
+// compile is skipped too: a tool whose arguments or results could never be
+// checked is worse than a missing tool with a clear log line.
 //
 // Provider names must be valid ([naming.ValidProvider]: 1 to 32 of
 // [a-zA-Z0-9_-]). The plugin manager and the device bridge derive valid
@@ -138,9 +140,9 @@
 // of its own: a cursor the catalog did not issue for that list is an error
 // wrapping tool.ErrInvalidCursor.
 //
-// # Validation of tool arguments
+// # Validation of tool arguments and results
 //
-// Input schemas are compiled with github.com/santhosh-tekuri/jsonschema/v6,
+// Input and output schemas are compiled with github.com/santhosh-tekuri/jsonschema/v6,
 // draft 2020-12 unless "$schema" names another draft. Schemas must be
 // self-contained: a reference to any other document, network or file, is
 // refused, so such a schema does not compile. Patterns use Go's regexp
@@ -157,6 +159,20 @@
 //	invalid arguments for tool "create_file":
 //	- /filename: missing required property
 //	- /format: value must be one of "simple", "detailed"
+//
+// A tool's results are checked against its outputSchema, when it has one:
+// MCP requires such a tool to return structuredContent that conforms to
+// it, and strict clients (the TypeScript SDK's) reject a result that does
+// not. A result with "isError": true is exempt (a failure carries no
+// structured output); any other without structuredContent, or with
+// structuredContent that breaks the schema, is replaced by an isError
+// result naming each violation, in argcheck's words, and logged at WARN
+// (provider, tool, the message) for the tool's author:
+//
+//	tool "convert" returned a result that breaks its outputSchema: structuredContent/count: must be integer, got string
+//	tool "convert" returned no structuredContent, but its outputSchema requires structured results
+//
+// Results of tools without an outputSchema pass untouched and unparsed.
 //
 // # Prompt arguments
 //

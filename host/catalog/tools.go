@@ -27,7 +27,7 @@ type route struct {
 	p        tool.Provider
 	provider string
 	tool     string
-	schema   *argcheck.Schema
+	check    *argcheck.Tool // the tool's arguments and results
 }
 
 // acceptTools checks p's tool definitions, reusing the compiled schema of
@@ -63,7 +63,7 @@ func buildTools(providers map[string]*provider) toolSet {
 	for _, it := range items {
 		n := it.n
 		s.list.add(n.Exposed, it.v.encode(n.Exposed))
-		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, schema: it.v.schema}
+		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, check: it.v.check}
 		s.entries = append(s.entries, Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
 	}
 	return s
@@ -168,11 +168,22 @@ func (c *Catalog) ListTools(cursor string) (tools []json.RawMessage, nextCursor 
 	return s.tools.list.page(toolsList, cursor, c.pageSize)
 }
 
-// CallTool validates call.Arguments against the tool's inputSchema and
-// hands the call to the tool's provider under the provider's own tool name.
-// call.Name is the exposed name. It is the one place, after the protocol
-// layer, where absent arguments get their default: nil, empty or JSON null
-// arguments are {}, so the provider always gets a JSON object.
+// CallTool validates call.Arguments against the tool's inputSchema, hands
+// the call to the tool's provider under the provider's own tool name, and
+// checks the result against the tool's outputSchema. call.Name is the
+// exposed name. It is the one place, after the protocol layer, where
+// absent arguments get their default: nil, empty or JSON null arguments
+// are {}, so the provider always gets a JSON object. Arguments and results
+// are checked by package argcheck, as the SDK's test helper (plugintest)
+// checks them.
+//
+// A result of a tool with an outputSchema must carry structuredContent
+// that conforms to it, unless it is an error (isError: true, exempt: a
+// failure has no structured output). One that does not (none, or one
+// that breaks the schema) never reaches the client: CallTool returns in
+// its place an isError result whose text names each violation
+// ("structuredContent/count: must be integer, got string"), and logs it at
+// WARN for the tool's author, naming provider and tool.
 //
 // Errors, for tool.Outcome to map:
 //   - an unknown name wraps tool.ErrUnknownTool;
@@ -198,7 +209,7 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 		return nil, err
 	}
 	res, err := r.p.CallTool(ctx, &fwd)
-	return res, r.failure(err)
+	return c.answer(r, call.Name, res, err)
 }
 
 // StartCall is CallTool without waiting, when the tool's provider is a
@@ -211,15 +222,32 @@ func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json
 		done(nil, err)
 		return
 	}
+	exposed := call.Name
 	st, ok := r.p.(tool.Starter)
 	if !ok {
 		go func() {
 			res, err := r.p.CallTool(ctx, &fwd)
-			done(res, r.failure(err))
+			done(c.answer(r, exposed, res, err))
 		}()
 		return
 	}
-	st.StartCall(ctx, &fwd, func(res json.RawMessage, err error) { done(res, r.failure(err)) })
+	st.StartCall(ctx, &fwd, func(res json.RawMessage, err error) { done(c.answer(r, exposed, res, err)) })
+}
+
+// answer is what a call of r, exposed under that name, returns for its
+// provider's answer: a failure named (r.failure), or the result checked
+// against the tool's outputSchema (argcheck.Tool.CheckResult), an isError
+// result in its place when it breaks it.
+func (c *Catalog) answer(r *route, exposed string, res json.RawMessage, err error) (json.RawMessage, error) {
+	if err != nil {
+		return res, r.failure(err)
+	}
+	if msg := r.check.CheckResult(exposed, res); msg != "" {
+		c.log.Warn("tool result breaks the tool's outputSchema; the client gets an isError result instead",
+			"provider", r.provider, "tool", r.tool, "error", msg)
+		return tool.ErrorResult(msg), nil
+	}
+	return res, nil
 }
 
 // route finds the provider of call.Name and prepares the call it gets:
@@ -243,12 +271,11 @@ func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 	}
 	fwd := *call
 	fwd.Name = r.tool
-	if absent(fwd.Arguments) {
-		fwd.Arguments = emptyObject
-	}
-	if msg := r.schema.Check(call.Name, fwd.Arguments); msg != "" {
+	args, msg := r.check.CheckArguments(call.Name, fwd.Arguments)
+	if msg != "" {
 		return nil, tool.Call{}, tool.Errorf(tool.ErrBadArguments, "%s", msg)
 	}
+	fwd.Arguments = args
 	return r, fwd, nil
 }
 

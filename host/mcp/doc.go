@@ -278,7 +278,10 @@
 //     the second hand-off. On that goroutine, progress is written at once
 //     if it increases, logs if at or above the session's level.
 //  7. The answer (call.go), on the stream reader: a result is spliced
-//     unparsed (compacted only if it holds a line break); a failure is
+//     unparsed (compacted only if it holds a line break) once the catalog
+//     has passed it (only the result of a tool with an outputSchema is
+//     parsed there, and checked against it: one that breaks it becomes an
+//     isError result naming the violations); a failure is
 //     mapped by tool.Outcome, the one place that decides: an unknown tool
 //     is -32602, every other failure (bad arguments, gone, timed out,
 //     refused, too large) an isError result naming it; a cancelled call

@@ -1,15 +1,15 @@
 package main
 
 import (
-	"bytes"
 	"encoding/json"
+	"errors"
 	"testing"
 	"time"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/pluginproto/plugintest"
 )
 
 func TestGetCurrentTime(t *testing.T) {
@@ -57,46 +57,26 @@ func TestGetCurrentTime(t *testing.T) {
 	}
 }
 
-// TestStructuredContentMatchesOutputSchema validates a real result against
-// the outputSchema the tool advertises, as a strict client would.
-func TestStructuredContentMatchesOutputSchema(t *testing.T) {
+// TestThroughTheHostsChecks calls the tool through plugintest, which
+// applies the host's checks: the definition is listed, the result's
+// structuredContent conforms to the outputSchema the tool advertises (as
+// a strict client requires), and arguments the inputSchema forbids never
+// reach the handler (its own checks, tested above, are a second line).
+func TestThroughTheHostsChecks(t *testing.T) {
 	t.Parallel()
 	p := newPlugin(time.Now)
-	var tool struct {
-		OutputSchema json.RawMessage `json:"outputSchema"`
-	}
-	if err := json.Unmarshal(p.Tools()[0], &tool); err != nil {
-		t.Fatal(err)
-	}
-	schemaDoc, err := jsonschema.UnmarshalJSON(bytes.NewReader(tool.OutputSchema))
-	if err != nil {
-		t.Fatal(err)
-	}
-	c := jsonschema.NewCompiler()
-	if err := c.AddResource("output.json", schemaDoc); err != nil {
-		t.Fatal(err)
-	}
-	schema, err := c.Compile("output.json")
-	if err != nil {
+	if err := plugintest.CheckTools(p); err != nil {
 		t.Fatal(err)
 	}
 	for _, format := range []string{"simple", "detailed"} {
-		raw, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(`{"format":"` + format + `"}`)})
-		if err != nil {
-			t.Fatal(err)
+		req := &pluginproto.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(`{"format":"` + format + `"}`)}
+		if _, err := plugintest.CallTool(t.Context(), p, req); err != nil {
+			t.Errorf("%s: %v", format, err)
 		}
-		var res struct {
-			StructuredContent json.RawMessage `json:"structuredContent"`
-		}
-		if err := json.Unmarshal(raw, &res); err != nil {
-			t.Fatal(err)
-		}
-		inst, err := jsonschema.UnmarshalJSON(bytes.NewReader(res.StructuredContent))
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := schema.Validate(inst); err != nil {
-			t.Errorf("%s: structuredContent does not match outputSchema: %v", format, err)
-		}
+	}
+	req := &pluginproto.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(`{"format":"roman"}`)}
+	_, err := plugintest.CallTool(t.Context(), p, req)
+	if want := `invalid arguments for tool "get_current_time": /format: value must be one of "simple", "detailed"`; !errors.Is(err, plugintest.ErrBadArguments) || err.Error() != want {
+		t.Errorf("roman: %v, want the host's refusal %q", err, want)
 	}
 }

@@ -51,9 +51,12 @@
 // Publisher.Set, and open WatchTools so that a plugin announcing a change
 // is listed and published again (and an update of a subscribed resource
 // reaches a [ResourceUpdater] publisher). A
-// plugin that fails any step is logged with the reason (and the tail of its
-// stderr), is reported as [StateFailed], and is retried only when its file
-// changes; the other plugins are unaffected.
+// plugin that fails any step is logged with the reason (and the head and
+// the tail of its stderr: PluginStatus.LastStderr), is reported as
+// [StateFailed], and is retried only when its file changes; the other
+// plugins are unaffected. A definition the manager cannot publish (one
+// without its name or URI, or listed twice) is logged and reported in
+// PluginStatus.Refused.
 //
 // Directory events are debounced per file (Options.Debounce), so a binary
 // written in many small writes is loaded once, after the writes stop:
@@ -136,10 +139,14 @@
 // plugin /dev/null as stdin (the host's stdin carries the MCP client's
 // JSON-RPC), the host's environment plus Options.Env, its own process group,
 // and on Linux a parent-death signal (SIGKILL) so that it does not outlive
-// the host. The plugin's stderr is forwarded to the logger under a sub-logger
-// named after the plugin; hclog JSON lines are parsed into leveled entries the
-// way go-plugin does. Options.Launcher is the seam where a sandbox turns the
-// prepared command into the one actually started.
+// the host. The plugin's output (its stdout after the go-plugin handshake
+// line, its stderr, and what a Go plugin writes to os.Stdout and os.Stderr
+// once it serves, which go-plugin carries over its stdio stream) is logged
+// under a sub-logger named after the plugin, line by line: hclog JSON lines
+// at their own level with their fields, other lines at INFO; lines are cut
+// at 4 KiB and a flood is rate-limited (output.go). Options.Launcher is the
+// seam where a sandbox turns the prepared command into the one actually
+// started.
 //
 // When a plugin's main process exits, for whatever reason, the rest of its
 // process group is killed with SIGKILL before the process is reaped. Unloading

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/exec"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -30,7 +29,7 @@ type instance struct {
 	path   string
 	opts   *Options
 	log    hclog.Logger
-	stderr *tail // the end of the plugin's stderr, for error messages
+	out    *pluginOutput // logs the plugin's output; keeps its stderr's excerpt
 	client *plugin.Client
 
 	mu      sync.Mutex
@@ -69,7 +68,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 		path:     path,
 		opts:     opts,
 		log:      opts.Logger.With("plugin", name),
-		stderr:   &tail{},
+		out:      newPluginOutput(opts.Logger, name),
 		changed:  make(chan struct{}, 1),
 		idle:     make(chan struct{}),
 		lastUsed: time.Now(),
@@ -81,7 +80,9 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     opts.StartTimeout,
 		Logger:           pluginLogger{opts.Logger},
-		Stderr:           in.stderr,
+		// A Go plugin's os.Stdout and os.Stderr once it serves.
+		SyncStdout: in.out.syncStdout,
+		SyncStderr: in.out.syncStderr,
 	})
 	stopAbort := context.AfterFunc(ctx, in.abort)
 	err := in.connect(ctx)
@@ -91,10 +92,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 		if d := in.selfExit(); d != "" {
 			err = fmt.Errorf("%w (the plugin exited by itself: %s)", err, d)
 		}
-		if t := in.stderr.String(); t != "" {
-			err = fmt.Errorf("%w (stderr: %q)", err, t)
-		}
-		return nil, err
+		return nil, withStderr(err, in.out.excerpt.String())
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	in.watchCancel = cancel
@@ -141,6 +139,7 @@ func (in *instance) runnerFunc(_ hclog.Logger, cmd *exec.Cmd, tmpDir string) (ru
 		launch: in.opts.Launcher,
 		cmd:    cmd,
 		log:    in.log,
+		out:    in.out,
 		done:   make(chan struct{}),
 	}
 	return in.runner, nil
@@ -191,12 +190,12 @@ func (in *instance) connect(ctx context.Context) error {
 
 // listTools asks the plugin for its tools. Definitions without a name, and
 // repeated names, are logged and skipped.
-func (in *instance) listTools(ctx context.Context) ([]tool.Def, error) {
+func (in *instance) listTools(ctx context.Context, refused *[]Refusal) ([]tool.Def, error) {
 	raws, err := in.pp.ListTools(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("list tools: %w", err)
 	}
-	return named(in, "tool", "name", raws, func(name string, raw json.RawMessage) tool.Def {
+	return named(in, "tool", "name", raws, refused, func(name string, raw json.RawMessage) tool.Def {
 		return tool.Def{Name: name, JSON: raw}
 	}), nil
 }
@@ -509,45 +508,29 @@ func (in *instance) failure(ctx context.Context, toolName string, limit time.Dur
 // errCallTimeout is the cause of a call's context ended by Launch.CallTimeout.
 var errCallTimeout = errors.New("call timeout")
 
-// tail keeps the last lines written to it. go-plugin writes each stderr
-// line of the plugin, then "\n", to ClientConfig.Stderr.
-type tail struct {
-	mu    sync.Mutex
-	lines []string
-	cur   []byte
+// stderrError is an error of a plugin followed by the excerpt of its
+// stderr (see excerpt).
+type stderrError struct {
+	err    error
+	stderr string
 }
 
-const (
-	tailLines   = 10
-	tailLineMax = 300
-)
-
-func (t *tail) Write(p []byte) (int, error) {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	for _, b := range p {
-		if b == '\n' {
-			t.lines = append(t.lines, string(t.cur))
-			if len(t.lines) > tailLines {
-				t.lines = t.lines[1:]
-			}
-			t.cur = t.cur[:0]
-			continue
-		}
-		if len(t.cur) < tailLineMax {
-			t.cur = append(t.cur, b)
-		}
+// withStderr adds the excerpt of the plugin's stderr to err, if there is one.
+func withStderr(err error, stderr string) error {
+	if stderr == "" {
+		return err
 	}
-	return len(p), nil
+	return &stderrError{err: err, stderr: stderr}
 }
 
-// String returns the kept lines, newline-separated.
-func (t *tail) String() string {
-	t.mu.Lock()
-	defer t.mu.Unlock()
-	lines := t.lines
-	if len(t.cur) > 0 {
-		lines = append(slices.Clip(lines), string(t.cur))
+func (e *stderrError) Error() string { return fmt.Sprintf("%v (stderr: %q)", e.err, e.stderr) }
+func (e *stderrError) Unwrap() error { return e.err }
+
+// stderrOf returns the excerpt of the plugin's stderr that err carries, or "".
+func stderrOf(err error) string {
+	var se *stderrError
+	if errors.As(err, &se) {
+		return se.stderr
 	}
-	return strings.Join(lines, "\n")
+	return ""
 }

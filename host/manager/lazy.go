@@ -233,7 +233,7 @@ func (l *life) fromCache() bool {
 		s.mu.Unlock()
 	}
 	s.g.clear()
-	s.update(func(st *PluginStatus) { st.State = StateIdle; st.LastError = "" })
+	s.update(func(st *PluginStatus) { st.State = StateIdle; st.setError(nil, "") })
 	l.settled()
 	s.settleChanges()
 	return true

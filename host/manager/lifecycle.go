@@ -209,7 +209,7 @@ func (l *life) launch() (*instance, error) {
 
 // launchFailed records a failed (re)start of a plugin that is down.
 func (l *life) launchFailed(err error) {
-	l.s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0; st.Sandbox = nil })
+	l.s.update(func(st *PluginStatus) { st.setError(err, ""); st.PID = 0; st.Sandbox = nil })
 	l.s.settleChanges()
 }
 
@@ -292,14 +292,11 @@ func (l *life) running() stage {
 	case <-cur.exited():
 		desc := cur.getRunner().exitDescription()
 		cur.stop(0, false)
-		err := fmt.Errorf("exited: %s", desc)
-		if t := cur.stderr.String(); t != "" {
-			err = fmt.Errorf("%w (stderr: %q)", err, t)
-		}
+		err := withStderr(fmt.Errorf("exited: %s", desc), cur.out.excerpt.String())
 		l.cur = nil
 		l.unpublish("exited and is not running")
 		s.log.Error("plugin exited", "error", err)
-		s.update(func(st *PluginStatus) { st.LastError = err.Error(); st.PID = 0; st.count(lists{}); st.Sandbox = nil })
+		s.update(func(st *PluginStatus) { st.setError(err, ""); st.PID = 0; st.count(lists{}); st.Sandbox = nil })
 		return l.died(err)
 
 	case <-cur.changed:
@@ -331,7 +328,7 @@ func (l *life) reloading() stage {
 		return stageStopping
 	case err != nil:
 		s.log.Error("reloading the changed plugin failed; the running process keeps serving", "error", err)
-		s.update(func(st *PluginStatus) { st.State = StateRunning; st.LastError = err.Error() })
+		s.update(func(st *PluginStatus) { st.State = StateRunning; st.setError(err, "") })
 		s.settleChanges()
 		return stageRunning
 	}
@@ -360,7 +357,7 @@ func (l *life) died(err error) stage {
 	if len(l.deaths) >= o.CrashLimit {
 		why := fmt.Sprintf("crashed %d times within %v; parked until the file changes", len(l.deaths), o.CrashWindow)
 		l.unpublish("is parked: " + why)
-		s.update(func(st *PluginStatus) { st.State = StateParked; st.LastError = err.Error() + "; " + why })
+		s.update(func(st *PluginStatus) { st.State = StateParked; st.setError(err, "; "+why) })
 		s.log.Error("plugin parked", "reason", why, "last_error", err)
 		return stageParked
 	}

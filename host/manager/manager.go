@@ -159,10 +159,41 @@ type PluginStatus struct {
 	// LastError is the last load failure or death; empty if none since
 	// the file last changed.
 	LastError string
+	// LastStderr is the excerpt of the plugin's stderr that LastError
+	// quotes at its end (` (stderr: "…")`), when the plugin wrote any: all
+	// of it, or its first KiB and its last 2 KiB with the number of bytes
+	// elided between them. Empty otherwise.
+	LastStderr string
+	// Refused lists the definitions the plugin listed that the manager
+	// did not publish (one without its name or URI, one listed twice),
+	// each with the reason; the catalog checks and may refuse the rest
+	// (catalog.Catalog.Skipped). Known only once the plugin has run: a
+	// plugin published from the catalog cache reports none.
+	Refused []Refusal
 	// Sandbox lists the sandbox layers confining the running process, as
 	// reported by Options.Launcher; nil when none runs or no Launcher
 	// reports any.
 	Sandbox []string
+}
+
+// Refusal is a definition a plugin listed that the manager did not publish.
+type Refusal struct {
+	// Kind is what it defines: "tool", "resource", "resource template"
+	// or "prompt" (catalog.Kind's values).
+	Kind string
+	// Name is its name, URI or URI template; empty when it has none.
+	Name string
+	// Reason says what is wrong.
+	Reason string
+}
+
+// setError records err (nil: none) as the last error, followed by suffix.
+func (st *PluginStatus) setError(err error, suffix string) {
+	if err == nil {
+		st.LastError, st.LastStderr = "", ""
+		return
+	}
+	st.LastError, st.LastStderr = err.Error()+suffix, stderrOf(err)
 }
 
 // Manager runs the plugins of a directory. Create it with New, then call Run.

@@ -58,15 +58,21 @@ type Launch struct {
 // its stdout and stderr is gone; this one gives it /dev/null, kills its
 // process group, and reaps it as soon as the plugin's main process exits.
 type procRunner struct {
-	name   string // provider name: go-plugin logs the plugin's stderr under it
+	name   string // provider name
 	path   string
 	env    []string
 	launch Launcher
 	cmd    *exec.Cmd // go-plugin's template: carries the handshake environment
 	log    hclog.Logger
+	out    *pluginOutput // logs the plugin's stdout and stderr
 
-	stdout, stderr *eofReader // read ends, handed to go-plugin
-	exitedHook     func() string
+	// The read ends of the plugin's stdout and stderr, read by the
+	// copiers (pluginOutput.copyStdout, copyStderr), which close
+	// stdoutDone and stderrDone when they have logged the last line.
+	stdout, stderr         *os.File
+	stdoutDone, stderrDone chan struct{}
+	handshake              *handshakeReader // the first line of stdout, for go-plugin
+	exitedHook             func() string
 
 	// done is closed once the main process has exited, the rest of its
 	// group has been killed, it has been reaped and its pipes are closed.
@@ -88,8 +94,9 @@ type procRunner struct {
 var _ runner.Runner = (*procRunner)(nil)
 
 // pipeDrainTimeout is how long the reaper waits, after a plugin's process
-// group is gone, for go-plugin to read the rest of its stdout and stderr. A
-// process that escaped the group and holds them open is cut off after it.
+// group is gone, for the rest of its stdout and stderr to be read and
+// logged. A process that escaped the group and holds them open is cut off
+// after it.
 const pipeDrainTimeout = 2 * time.Second
 
 // Start prepares the command, passes it through the Launcher, and starts it.
@@ -145,8 +152,17 @@ func (r *procRunner) Start(_ context.Context) error {
 		}
 		return err
 	}
-	r.stdout = newEOFReader(outR)
-	r.stderr = newEOFReader(errR)
+	r.stdout, r.stderr = outR, errR
+	r.stdoutDone, r.stderrDone = make(chan struct{}), make(chan struct{})
+	r.handshake = newHandshakeReader()
+	go func() {
+		defer close(r.stdoutDone)
+		r.out.copyStdout(outR, r.handshake)
+	}()
+	go func() {
+		defer close(r.stderrDone)
+		r.out.copyStderr(errR)
+	}()
 	r.pid = cmd.Process.Pid
 	pgid, err := syscall.Getpgid(r.pid)
 	r.group = err == nil && pgid == r.pid
@@ -189,14 +205,19 @@ func (r *procRunner) reap(cmd *exec.Cmd) {
 
 	timer := time.NewTimer(pipeDrainTimeout)
 	defer timer.Stop()
-	for _, p := range []*eofReader{r.stdout, r.stderr} {
+	for _, p := range []struct {
+		f    *os.File
+		done chan struct{}
+	}{{r.stdout, r.stdoutDone}, {r.stderr, r.stderrDone}} {
 		select {
-		case <-p.eof:
+		case <-p.done:
 		case <-timer.C:
 			r.log.Warn("a process of the plugin outlived it and holds its output open; closing it")
 		}
-		_ = p.f.Close()
+		_ = p.f.Close() // ends the copier's read
+		<-p.done
 	}
+	r.out.finish()
 	if r.exitedHook != nil {
 		if why := r.exitedHook(); why != "" {
 			if err == nil {
@@ -265,11 +286,15 @@ func (r *procRunner) exitDescription() string {
 	return r.exitErr.Error()
 }
 
-func (r *procRunner) Stdout() io.ReadCloser { return r.stdout }
-func (r *procRunner) Stderr() io.ReadCloser { return r.stderr }
+// Stdout is what go-plugin reads of the plugin's stdout: its first line,
+// the handshake. The rest is logged (pluginOutput.copyStdout).
+func (r *procRunner) Stdout() io.ReadCloser { return r.handshake }
 
-// Name is the provider name; go-plugin names the plugin's stderr logger
-// after it.
+// Stderr is empty for go-plugin, which would log the plugin's stderr lines
+// that are not hclog JSON at DEBUG: pluginOutput.copyStderr logs them.
+func (r *procRunner) Stderr() io.ReadCloser { return io.NopCloser(strings.NewReader("")) }
+
+// Name is the provider name; go-plugin names it in its own log lines.
 func (r *procRunner) Name() string { return r.name }
 
 // ID is the plugin's pid, or "" before it has started.
@@ -311,23 +336,3 @@ func (r *procRunner) PluginToHost(network, addr string) (string, string, error) 
 func (r *procRunner) HostToPlugin(network, addr string) (string, string, error) {
 	return network, addr, nil
 }
-
-// eofReader is a pipe's read end that records when a reader reached its end.
-type eofReader struct {
-	f       *os.File
-	eof     chan struct{}
-	eofOnce sync.Once
-}
-
-func newEOFReader(f *os.File) *eofReader { return &eofReader{f: f, eof: make(chan struct{})} }
-
-func (e *eofReader) Read(p []byte) (int, error) {
-	n, err := e.f.Read(p)
-	if err != nil {
-		e.eofOnce.Do(func() { close(e.eof) })
-	}
-	return n, err
-}
-
-// Close is a no-op for go-plugin; the reaper closes the pipe.
-func (e *eofReader) Close() error { return nil }

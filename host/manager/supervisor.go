@@ -145,7 +145,7 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 		st.Version = in.desc.Name + " " + in.desc.Version
 		st.count(in.lists)
 		if clearErr {
-			st.LastError = ""
+			st.setError(nil, "")
 		}
 	})
 }

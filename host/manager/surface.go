@@ -30,15 +30,17 @@ type lists struct {
 	resources []tool.Resource
 	templates []tool.Template
 	prompts   []tool.Prompt
+	refused   []Refusal // what named refused, of every kind
 }
 
 // list asks the plugin for what kinds says changed (all of it at load),
 // keeping the rest of old. Only what the plugin offers is asked.
 func (in *instance) list(ctx context.Context, old lists, kinds pluginproto.Change) (lists, error) {
 	l := old
+	var refused []Refusal // of the kinds listed again
 	var err error
 	if kinds.Tools {
-		if l.tools, err = in.listTools(ctx); err != nil {
+		if l.tools, err = in.listTools(ctx, &refused); err != nil {
 			return old, err
 		}
 	}
@@ -48,13 +50,13 @@ func (in *instance) list(ctx context.Context, old lists, kinds pluginproto.Chang
 		if err != nil {
 			return old, fmt.Errorf("list resources: %w", err)
 		}
-		l.resources = named(in, "resource", "uri", raws, func(key string, raw json.RawMessage) tool.Resource {
+		l.resources = named(in, "resource", "uri", raws, &refused, func(key string, raw json.RawMessage) tool.Resource {
 			return tool.Resource{URI: key, JSON: raw}
 		})
 		if raws, err = in.pp.ListResourceTemplates(ctx); err != nil {
 			return old, fmt.Errorf("list resource templates: %w", err)
 		}
-		l.templates = named(in, "resource template", "uriTemplate", raws, func(key string, raw json.RawMessage) tool.Template {
+		l.templates = named(in, "resource template", "uriTemplate", raws, &refused, func(key string, raw json.RawMessage) tool.Template {
 			return tool.Template{URITemplate: key, JSON: raw}
 		})
 	}
@@ -63,10 +65,22 @@ func (in *instance) list(ctx context.Context, old lists, kinds pluginproto.Chang
 		if err != nil {
 			return old, fmt.Errorf("list prompts: %w", err)
 		}
-		l.prompts = named(in, "prompt", "name", raws, func(key string, raw json.RawMessage) tool.Prompt {
+		l.prompts = named(in, "prompt", "name", raws, &refused, func(key string, raw json.RawMessage) tool.Prompt {
 			return tool.Prompt{Name: key, JSON: raw}
 		})
 	}
+	relisted := func(r Refusal) bool {
+		switch r.Kind {
+		case "tool":
+			return kinds.Tools
+		case "resource", "resource template":
+			return kinds.Resources && off.Resources
+		case "prompt":
+			return kinds.Prompts && off.Prompts
+		}
+		return false
+	}
+	l.refused = append(slices.DeleteFunc(slices.Clone(old.refused), relisted), refused...)
 	return l, nil
 }
 
@@ -74,18 +88,23 @@ func (in *instance) list(ctx context.Context, old lists, kinds pluginproto.Chang
 var everything = pluginproto.Change{Tools: true, Resources: true, Prompts: true}
 
 // named keeps the definitions that have a string member key, each once,
-// logging the others (the catalog checks the rest of each definition).
-func named[T any](in *instance, kind, key string, raws []json.RawMessage, mk func(string, json.RawMessage) T) []T {
+// logging the others and adding them to refused (the catalog checks the
+// rest of each definition).
+func named[T any](in *instance, kind, key string, raws []json.RawMessage, refused *[]Refusal, mk func(string, json.RawMessage) T) []T {
 	out := make([]T, 0, len(raws))
 	seen := make(map[string]bool, len(raws))
 	for i, raw := range raws {
 		k, ok := keyOf(raw, key)
 		if !ok {
 			in.log.Warn("skipping a "+kind+" definition without a "+key, "index", i, "json", string(raw))
+			*refused = append(*refused, Refusal{Kind: kind,
+				Reason: fmt.Sprintf("definition %d of the list has no %q string: %.120s", i+1, key, raw)})
 			continue
 		}
 		if seen[k] {
 			in.log.Warn("skipping a repeated "+kind+" definition", key, k)
+			*refused = append(*refused, Refusal{Kind: kind, Name: k,
+				Reason: "the plugin lists this " + kind + " more than once; keeping the first"})
 			continue
 		}
 		seen[k] = true
@@ -220,6 +239,7 @@ func input(in *tool.Input) *pluginproto.Input {
 // count records how many of each the plugin offers.
 func (st *PluginStatus) count(l lists) {
 	st.Tools, st.Resources, st.Templates, st.Prompts = len(l.tools), len(l.resources), len(l.templates), len(l.prompts)
+	st.Refused = l.refused
 }
 
 // counts are the log fields of what a plugin offers: tools always, the

@@ -104,26 +104,6 @@ func TestNewFillsDefaults(t *testing.T) {
 	}
 }
 
-func TestTailKeepsTheLastLines(t *testing.T) {
-	t.Parallel()
-	var tl tail
-	for i := range 15 {
-		// go-plugin writes a line, then its newline separately.
-		_, _ = tl.Write([]byte(strings.Repeat("x", i)))
-		_, _ = tl.Write([]byte("\n"))
-	}
-	_, _ = tl.Write([]byte("partial"))
-	lines := strings.Split(tl.String(), "\n")
-	if len(lines) != tailLines+1 || lines[0] != strings.Repeat("x", 5) || lines[len(lines)-1] != "partial" {
-		t.Errorf("tail = %q", lines)
-	}
-	var long tail
-	_, _ = long.Write([]byte(strings.Repeat("y", 1000) + "\n"))
-	if n := len(long.String()); n != tailLineMax {
-		t.Errorf("long line kept %d bytes, want %d", n, tailLineMax)
-	}
-}
-
 func TestPluginLoggerRenamesAtKeys(t *testing.T) {
 	t.Parallel()
 	var buf strings.Builder

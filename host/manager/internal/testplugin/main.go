@@ -9,6 +9,10 @@
 //     the plugin's stderr) that sleeps forever, and returns its pid;
 //   - crash: exits with status 3 while the call is in flight;
 //   - grow: adds a tool "grown" (the host is told the tool list changed);
+//   - print: writes lines "print: <how>" the ways a plugin's author would
+//     after Serve: fmt.Println (os.Stdout), fmt.Fprintln(os.Stderr),
+//     log.Printf, and straight to file descriptors 1 and 2 (as a plugin
+//     in another language, or a child process, would);
 //   - touch: reports the resource test://doc updated and adds the resource
 //     test://added (the host is told the resource list changed);
 //   - ask: asks the user to confirm (elicitation), and returns the answer;
@@ -26,6 +30,8 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"log"
 	"os"
 	"os/exec"
 	"os/signal"
@@ -41,6 +47,9 @@ var variant = "v1"
 // os.Stderr variable, not the descriptor. (A package variable, so that no
 // finalizer closes it.)
 var realStderr = os.NewFile(2, "stderr")
+
+// realStdout is fd 1, which carried the handshake.
+var realStdout = os.NewFile(1, "stdout")
 
 func text(s string) func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
 	return func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
@@ -111,6 +120,14 @@ func main() {
 	p.AddTool(pluginproto.Tool{Name: "grow"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
 		p.AddTool(pluginproto.Tool{Name: "grown"}, text("grown"))
 		return pluginproto.TextResult("ok"), nil
+	})
+	p.AddTool(pluginproto.Tool{Name: "print"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		fmt.Println("print: fmt.Println")
+		fmt.Fprintln(os.Stderr, "print: fmt.Fprintln(os.Stderr)")
+		log.Printf("print: log.Printf")
+		fmt.Fprintln(realStdout, "print: fd 1")
+		fmt.Fprintln(realStderr, "print: fd 2")
+		return pluginproto.TextResult("printed"), nil
 	})
 	p.AddTool(pluginproto.Tool{Name: "variant_" + variant}, text(variant))
 	p.Logger().Info("testplugin started", "variant", variant)

@@ -351,7 +351,8 @@ func (e *excerpt) Write(p []byte) (int, error) {
 
 // String returns the excerpt without its final newline: the whole stderr
 // when it fits, else its head, "… N bytes elided …" on a line of its own,
-// and its tail.
+// and its tail. The head ends and the tail starts at a line boundary when
+// one is in the half of each next to the elision.
 func (e *excerpt) String() string {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -363,7 +364,14 @@ func (e *excerpt) String() string {
 	if elided == 0 {
 		return strings.TrimRight(string(e.head)+string(tail), "\n")
 	}
-	head, tail := trimPartialRunes(e.head, tail)
+	head := e.head
+	if i := bytes.LastIndexByte(head, '\n'); i >= len(head)/2 {
+		head = head[:i+1]
+	}
+	if i := bytes.IndexByte(tail, '\n'); i >= 0 && i < len(tail)/2 {
+		tail = tail[i+1:]
+	}
+	head, tail = trimPartialRunes(head, tail)
 	elided = e.total - int64(len(head)) - int64(len(tail))
 	sep := "\n"
 	if bytes.HasSuffix(head, []byte("\n")) {

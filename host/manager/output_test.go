@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"regexp"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -36,9 +38,18 @@ func TestExcerptKeepsHeadAndTail(t *testing.T) {
 	if !strings.HasSuffix(got, "index.js:199:17)\nNode.js v22.12.0") {
 		t.Errorf("excerpt does not end with the stderr's last lines:\n…%s", got[max(0, len(got)-300):])
 	}
-	elided := written - excerptHead - excerptTail
-	if marker := fmt.Sprintf("\n… %d bytes elided …\n", elided); !strings.Contains(got, marker) {
-		t.Errorf("excerpt lacks %q:\n%s", marker, got)
+	// The head ends and the tail starts at a line boundary, and the
+	// marker counts the bytes between them.
+	m := regexp.MustCompile(`\n… (\d+) bytes elided …\n`).FindStringSubmatchIndex(got)
+	if m == nil {
+		t.Fatalf("excerpt has no elision marker:\n%s", got)
+	}
+	elided, _ := strconv.Atoi(got[m[2]:m[3]])
+	if kept := m[0] + 1 + len(got) - m[1] + 1; kept+elided != written {
+		t.Errorf("excerpt keeps %d bytes and says %d are elided, of %d written", kept, elided, written)
+	}
+	if !strings.HasPrefix(got[m[1]:], "    at Object") {
+		t.Errorf("the tail does not start at a line: %.80q", got[m[1]:])
 	}
 	if n := len(got); n > excerptHead+excerptTail+50 {
 		t.Errorf("excerpt is %d bytes, want at most about %d", n, excerptHead+excerptTail)

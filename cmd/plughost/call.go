@@ -12,6 +12,7 @@ import (
 	"strings"
 	"syscall"
 
+	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -65,11 +66,7 @@ func callTool(args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	if errors.Is(err, tool.ErrUnknownTool) {
-		var names []string
-		for _, e := range h.catalog.Exposed() {
-			names = append(names, e.ExposedName)
-		}
-		return fmt.Errorf("no tool named %q; available: %s", name, strings.Join(names, ", "))
+		return unknownTool(h, name)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -114,4 +111,51 @@ func printResult(w io.Writer, result json.RawMessage, raw bool) error {
 		return errToolFailed
 	}
 	return nil
+}
+
+// unknownTool explains why no tool is named name: the plugin offers it but
+// the host refused it, or a plugin failed to load (naming each, with its
+// error), or no plugin offers it; with the tools there are.
+func unknownTool(h *host, name string) error {
+	r := newReport(h)
+	for _, p := range r.Plugins {
+		for _, rf := range p.Refused {
+			if rf.Kind == string(catalog.KindTool) && rf.Name != "" && (rf.Name == name || p.Name+"__"+rf.Name == name) {
+				return fmt.Errorf("tool %q of plugin %s is not served: %s", rf.Name, p.Name, rf.Reason)
+			}
+		}
+	}
+	var names []string
+	for _, e := range h.catalog.Exposed() {
+		names = append(names, e.ExposedName)
+	}
+	available := strings.Join(names, ", ")
+	if available == "" {
+		available = "none"
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "no tool named %q; available: %s", name, available)
+	for _, p := range r.Plugins {
+		if !p.Failed {
+			continue
+		}
+		errText, _ := splitStderr(p.Error, p.Stderr)
+		if errText == "" {
+			errText = "it is " + p.State
+		}
+		fmt.Fprintf(&b, "\nplugin %s failed, and its tools are missing:\n%s", p.Name, indent(errText, "  "))
+		if p.Stderr != "" {
+			fmt.Fprintf(&b, "\n  stderr:\n%s", indent(p.Stderr, "    "))
+		}
+	}
+	return errors.New(b.String())
+}
+
+// indent prefixes each line of s, without trailing blanks.
+func indent(s, prefix string) string {
+	lines := strings.Split(s, "\n")
+	for i, l := range lines {
+		lines[i] = strings.TrimRight(prefix+l, " ")
+	}
+	return strings.Join(lines, "\n")
 }

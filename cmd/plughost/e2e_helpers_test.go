@@ -75,6 +75,13 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	bin.plugins["askplugin"] = path
+	// A plugin whose definitions the host refuses (issue 20).
+	path = filepath.Join(dir, "plugins", "badplugin")
+	if err := build(path, "./internal/badplugin", false); err != nil {
+		fmt.Fprintln(os.Stderr, "building the badplugin test plugin:", err)
+		return 1
+	}
+	bin.plugins["badplugin"] = path
 	return m.Run()
 }
 

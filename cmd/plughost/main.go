@@ -1,7 +1,7 @@
 // Command plughost is an MCP server whose tools live in plugin processes.
 //
 //	plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
-//	plughost plugins [--plugins DIR]                     load each plugin, print its tools, exit
+//	plughost plugins [--plugins DIR] [--json]            load each plugin, print its tools and failures, exit
 //	plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM
 //	plughost version
 //
@@ -29,7 +29,8 @@ Usage:
   plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
   plughost serve   --http ADDR [--token T] [...]       serve MCP over Streamable HTTP at http://ADDR/mcp
   plughost serve   --device-listen ADDR [...]          also accept devices (framed ##START protocol over TCP)
-  plughost plugins [--plugins DIR]                     load each plugin, print its sandbox and tools, exit
+  plughost plugins [--plugins DIR] [--json]            load each plugin, print its sandbox, tools and what failed
+                                                       or was refused, exit (status 1 if anything did)
   plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result
   plughost sandbox probe                               print what this machine's sandbox supports
   plughost version                                     print the version

@@ -47,8 +47,9 @@ func TestPluginFileNames(t *testing.T) {
 	long37 := "a-plugin-with-a-rather-long-file-name"
 	derived, _ := naming.ForFile(long37)
 	tests := map[string]struct {
-		files []string // copies of the echo plugin
-		want  []string // regular expressions matching `plughost plugins`' output
+		files   []string // copies of the echo plugin
+		want    []string // regular expressions matching `plughost plugins`' output
+		refused bool     // a file is refused: plughost plugins exits with status 1
 	}{
 		"a 37-character file name": {
 			files: []string{long37},
@@ -60,8 +61,9 @@ func TestPluginFileNames(t *testing.T) {
 			want:  []string{`(?m)^plugin-device-echo +running`, `(?m)^  echo +Returns`, `the prefix device- belongs to devices`},
 		},
 		"two files, one provider name": {
-			files: []string{"echo", "echo.sh"},
-			want:  []string{`(?m)^echo +running`, `(?m)^echo +refused +echo.sh not loaded: the plugin file echo has the same provider name`},
+			files:   []string{"echo", "echo.sh"},
+			want:    []string{`(?m)^echo +running`, `(?m)^echo +refused +echo.sh not loaded: the plugin file echo has the same provider name`},
+			refused: true,
 		},
 	}
 	for name, tc := range tests {
@@ -71,7 +73,10 @@ func TestPluginFileNames(t *testing.T) {
 			for _, f := range tc.files {
 				copyPlugin(t, "echo", dir, f)
 			}
-			out := runCLI(t, "plugins", "--plugins", dir)
+			out, stderr, err := tryCLI(t, "plugins", "--plugins", dir)
+			if code := exitCode(err); code != 0 && !tc.refused || code != 1 && tc.refused {
+				t.Errorf("plughost plugins exited with %d (%v); refused: %v\nstderr:\n%s", code, err, tc.refused, stderr)
+			}
 			for _, w := range tc.want {
 				if !regexp.MustCompile(w).MatchString(out) {
 					t.Errorf("plughost plugins does not show %q:\n%s", w, out)

@@ -1,21 +1,25 @@
 package main
 
 import (
+	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"text/tabwriter"
+	"strings"
 
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/manager"
 )
 
-// listPlugins loads every plugin in the directory, prints each one's state and
-// tools, and exits.
+// listPlugins loads every plugin in the directory, prints each one's state,
+// what it offers and what the host refused, and exits: status 1 when a
+// plugin failed or anything was refused, so that it can serve as a check.
 func listPlugins(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("plugins", flag.ContinueOnError)
 	var hf hostFlags
 	hf.register(fs)
+	asJSON := fs.Bool("json", false, "print the plugins, their state or error, what they offer and what was refused as JSON")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -29,64 +33,281 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	defer h.stop()
 	<-h.manager.Ready()
 
+	r := newReport(h)
+	if *asJSON {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(r); err != nil {
+			return err
+		}
+	} else if err := r.print(stdout); err != nil {
+		return err
+	}
+	if r.OK {
+		return nil
+	}
+	var what []string
+	if r.Failed > 0 {
+		what = append(what, plural(r.Failed, "plugin", "plugins")+" failed")
+	}
+	if r.Refused > 0 {
+		what = append(what, plural(r.Refused, "definition", "definitions")+" refused")
+	}
+	return errors.New(strings.Join(what, ", ")) // exit status 1
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return "1 " + one
+	}
+	return fmt.Sprintf("%d %s", n, many)
+}
+
+// report is what `plughost plugins` prints; its JSON form is --json's.
+type report struct {
+	Dir string `json:"dir"`
+	// OK is true when every plugin loaded and nothing was refused.
+	OK bool `json:"ok"`
+	// Failed counts the plugins that failed; Refused the definitions
+	// refused.
+	Failed  int            `json:"failed"`
+	Refused int            `json:"refused"`
+	Plugins []pluginReport `json:"plugins"`
+}
+
+type pluginReport struct {
+	Name string `json:"name"`
+	File string `json:"file"`
+	// State is the manager's: running, failed, refused (another file has
+	// the name), restarting, parked...
+	State string `json:"state"`
+	// Failed is true when the plugin is not running or its last start or
+	// run ended in Error.
+	Failed  bool     `json:"failed"`
+	Version string   `json:"version,omitempty"`
+	Renamed string   `json:"renamed,omitempty"`
+	Sandbox []string `json:"sandbox,omitempty"`
+	Error   string   `json:"error,omitempty"`
+	// Stderr is the excerpt of the plugin's stderr that Error ends with.
+	Stderr    string           `json:"stderr,omitempty"`
+	Tools     []offerReport    `json:"tools"`
+	Prompts   []offerReport    `json:"prompts"`
+	Resources []resourceReport `json:"resources"`
+	Templates []templateReport `json:"resourceTemplates"`
+	Refused   []refusalReport  `json:"refused"`
+}
+
+// offerReport is a tool or a prompt.
+type offerReport struct {
+	Name        string `json:"name"`        // the plugin's own
+	ExposedName string `json:"exposedName"` // the one clients see
+	Description string `json:"description,omitempty"`
+}
+
+type resourceReport struct {
+	URI         string `json:"uri"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+type templateReport struct {
+	URITemplate string `json:"uriTemplate"`
+	Name        string `json:"name,omitempty"`
+	Description string `json:"description,omitempty"`
+}
+
+// refusalReport is a definition the host does not serve.
+type refusalReport struct {
+	Kind   string `json:"kind"` // tool, resource, resource template, prompt
+	Name   string `json:"name"` // its name, URI or URI template ("" when it has none)
+	Reason string `json:"reason"`
+}
+
+// failedPlugin reports whether a plugin's status is a failure.
+func failedPlugin(st manager.PluginStatus) bool {
+	return (st.State != manager.StateRunning && st.State != manager.StateIdle) || st.LastError != ""
+}
+
+// newReport gathers the report of a host whose plugins are ready.
+func newReport(h *host) *report {
 	exposed := h.catalog.Exposed()
 	prompts, resources, templates := h.catalog.Prompts(), h.catalog.Resources(), h.catalog.Templates()
 	skipped := h.catalog.Skipped()
-	w := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', 0)
-	statuses := h.manager.Status()
-	if len(statuses) == 0 {
-		fmt.Fprintf(stdout, "no plugins in %s\n", h.pluginDir)
-	}
-	for _, st := range statuses {
-		line := fmt.Sprintf("%s\t%s", st.Name, st.State)
-		if st.Version != "" {
-			line += "\tversion " + st.Version
-		}
-		if st.State == manager.StateRunning {
-			line += "\t" + sandboxSummary(st.Sandbox)
-		}
-		if st.LastError != "" {
-			line += "\t" + st.LastError
-		}
-		fmt.Fprintln(w, line)
-		if st.Renamed != "" {
-			fmt.Fprintf(w, "  (%s)\n", st.Renamed)
+	r := &report{Dir: h.pluginDir, Plugins: []pluginReport{}}
+	for _, st := range h.manager.Status() {
+		p := pluginReport{Name: st.Name, File: st.Path, State: string(st.State), Failed: failedPlugin(st), Version: st.Version,
+			Renamed: st.Renamed, Sandbox: st.Sandbox, Error: st.LastError, Stderr: st.LastStderr,
+			Tools: []offerReport{}, Prompts: []offerReport{}, Resources: []resourceReport{}, Templates: []templateReport{},
+			Refused: []refusalReport{}}
+		if p.Failed {
+			r.Failed++
 		}
 		if st.State == manager.StateRefused {
-			continue // the tools below are those of the plugin that has the name
+			// What is listed under the name is the plugin's that has it.
+			r.Plugins = append(r.Plugins, p)
+			continue
 		}
 		for _, e := range exposed {
 			if e.Provider == st.Name {
-				fmt.Fprintf(w, "  %s\t%s\n", e.ExposedName, firstLine(e.Description))
+				p.Tools = append(p.Tools, offerReport{e.Tool, e.ExposedName, e.Description})
 			}
 		}
 		for _, e := range prompts {
 			if e.Provider == st.Name {
-				fmt.Fprintf(w, "  prompt %s\t%s\n", e.ExposedName, firstLine(e.Description))
+				p.Prompts = append(p.Prompts, offerReport{e.Prompt, e.ExposedName, e.Description})
 			}
 		}
 		for _, e := range resources {
 			if e.Provider == st.Name {
-				fmt.Fprintf(w, "  resource %s\t%s\n", e.URI, firstLine(e.Description))
+				p.Resources = append(p.Resources, resourceReport{e.URI, e.Name, e.Description})
 			}
 		}
 		for _, e := range templates {
 			if e.Provider == st.Name {
-				fmt.Fprintf(w, "  resource template %s\t%s\n", e.URITemplate, firstLine(e.Description))
+				p.Templates = append(p.Templates, templateReport{e.URITemplate, e.Name, e.Description})
 			}
 		}
-		for _, sk := range skipped {
-			if sk.Provider != st.Name {
-				continue
+		for _, kind := range []catalog.Kind{catalog.KindTool, catalog.KindResource, catalog.KindTemplate, catalog.KindPrompt} {
+			for _, rf := range st.Refused { // dropped by the manager: no name, or listed twice
+				if rf.Kind == string(kind) {
+					p.Refused = append(p.Refused, refusalReport{rf.Kind, rf.Name, rf.Reason})
+				}
 			}
-			if sk.Kind == catalog.KindTool {
-				fmt.Fprintf(w, "  %q not served\t%s\n", sk.Name, sk.Reason)
-			} else {
-				fmt.Fprintf(w, "  %s %q not served\t%s\n", sk.Kind, sk.Name, sk.Reason)
+			for _, sk := range skipped { // refused by the catalog
+				if sk.Provider == st.Name && sk.Kind == kind {
+					p.Refused = append(p.Refused, refusalReport{string(sk.Kind), sk.Name, sk.Reason})
+				}
+			}
+		}
+		r.Refused += len(p.Refused)
+		r.Plugins = append(r.Plugins, p)
+	}
+	r.OK = r.Failed == 0 && r.Refused == 0
+	return r
+}
+
+// print writes the report for a person: a table of the plugins, each with
+// what it offers, then what was refused and why, and a failed plugin's
+// error and stderr.
+func (r *report) print(w io.Writer) error {
+	var t table
+	if len(r.Plugins) == 0 {
+		t.text("no plugins in %s", r.Dir)
+	}
+	for _, p := range r.Plugins {
+		cells := []string{p.Name, p.State}
+		if p.Version != "" {
+			cells = append(cells, "version "+p.Version)
+		}
+		if p.State == string(manager.StateRunning) {
+			cells = append(cells, sandboxSummary(p.Sandbox))
+		}
+		errText, _ := splitStderr(p.Error, p.Stderr)
+		errLines := strings.Split(errText, "\n")
+		if errText != "" {
+			cells = append(cells, errLines[0])
+		}
+		t.row(cells...)
+		for _, l := range errLines[1:] {
+			t.text("      %s", l)
+		}
+		if p.Stderr != "" {
+			t.text("    stderr of %s:", p.Name)
+			for _, l := range strings.Split(p.Stderr, "\n") {
+				t.text("      %s", l)
+			}
+		}
+		if p.Renamed != "" {
+			t.text("  (%s)", p.Renamed)
+		}
+		for _, e := range p.Tools {
+			t.row("  "+e.ExposedName, firstLine(e.Description))
+		}
+		for _, e := range p.Prompts {
+			t.row("  prompt "+e.ExposedName, firstLine(e.Description))
+		}
+		for _, e := range p.Resources {
+			t.row("  resource "+e.URI, firstLine(e.Description))
+		}
+		for _, e := range p.Templates {
+			t.row("  resource template "+e.URITemplate, firstLine(e.Description))
+		}
+		for _, rf := range p.Refused {
+			what := fmt.Sprintf("%s %q", rf.Kind, rf.Name)
+			if rf.Name == "" {
+				what = rf.Kind + " without a name"
+			}
+			lines := strings.Split(rf.Reason, "\n")
+			t.text("  REFUSED %s: %s", what, lines[0])
+			for _, l := range lines[1:] {
+				t.text("      %s", l)
 			}
 		}
 	}
-	return w.Flush()
+	return t.write(w)
+}
+
+// splitStderr returns a plugin's error without the stderr excerpt quoted
+// at its end (stderr is shown apart), and whether it was there.
+func splitStderr(errText, stderr string) (string, bool) {
+	if stderr == "" {
+		return errText, false
+	}
+	quoted := fmt.Sprintf(" (stderr: %q)", stderr)
+	if i := strings.LastIndex(errText, quoted); i >= 0 {
+		return errText[:i] + errText[i+len(quoted):], true
+	}
+	return errText, false
+}
+
+// table is text/tabwriter's alignment for rows of cells among lines of
+// free text that must not break it: a column is as wide as its widest cell
+// that is not the last of its row.
+type table struct {
+	lines []tableLine
+}
+
+type tableLine struct {
+	cells []string // a row; nil for text
+	text  string
+}
+
+func (t *table) row(cells ...string) { t.lines = append(t.lines, tableLine{cells: cells}) }
+
+func (t *table) text(format string, args ...any) {
+	t.lines = append(t.lines, tableLine{text: fmt.Sprintf(format, args...)})
+}
+
+func (t *table) write(w io.Writer) error {
+	var widths []int
+	for _, l := range t.lines {
+		for i, c := range l.cells[:max(len(l.cells)-1, 0)] {
+			if i == len(widths) {
+				widths = append(widths, 0)
+			}
+			widths[i] = max(widths[i], len([]rune(c)))
+		}
+	}
+	var b strings.Builder
+	for _, l := range t.lines {
+		if l.cells == nil {
+			b.WriteString(strings.TrimRight(l.text, " "))
+			b.WriteByte('\n')
+			continue
+		}
+		var line strings.Builder
+		for i, c := range l.cells {
+			line.WriteString(c)
+			if i < len(l.cells)-1 {
+				line.WriteString(strings.Repeat(" ", widths[i]-len([]rune(c))+2))
+			}
+		}
+		b.WriteString(strings.TrimRight(line.String(), " "))
+		b.WriteByte('\n')
+	}
+	_, err := io.WriteString(w, b.String())
+	return err
 }
 
 func firstLine(s string) string {

@@ -130,7 +130,7 @@ func TestNodeExamplePlugin(t *testing.T) {
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		defer cancel()
 		stderr := newLineBuffer()
-		cmd := exec.Command(bin.plughost, "serve", "--plugins", plugins, "--config", config, "--log-level", "debug")
+		cmd := exec.CommandContext(ctx, bin.plughost, "serve", "--plugins", plugins, "--config", config, "--log-level", "debug")
 		cmd.Env, cmd.Stderr = env, stderr
 		stdin, err := cmd.StdinPipe()
 		if err != nil {
@@ -190,8 +190,10 @@ func TestNodeExamplePlugin(t *testing.T) {
 	// plughost call starts the plugin, calls, and stops it: no 2 s wait
 	// for a plugin that ignores Shutdown.
 	t.Run("call", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
 		var stdout, stderr bytes.Buffer
-		cmd := exec.Command(bin.plughost, "call", "greet", "--args", `{"name":"Grace"}`, "--plugins", plugins, "--config", config)
+		cmd := exec.CommandContext(ctx, bin.plughost, "call", "greet", "--args", `{"name":"Grace"}`, "--plugins", plugins, "--config", config)
 		cmd.Env, cmd.Stdout, cmd.Stderr = env, &stdout, &stderr
 		if err := cmd.Run(); err != nil {
 			t.Fatalf("plughost call: %v\nstderr:\n%s", err, &stderr)
@@ -205,8 +207,10 @@ func TestNodeExamplePlugin(t *testing.T) {
 	})
 
 	t.Run("without the runtime", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
 		var stderr bytes.Buffer
-		cmd := exec.Command(bin.plughost, "call", "greet", "--plugins", plugins, "--config", bare)
+		cmd := exec.CommandContext(ctx, bin.plughost, "call", "greet", "--plugins", plugins, "--config", bare)
 		cmd.Env, cmd.Stderr = env, &stderr
 		if err := cmd.Run(); err == nil {
 			t.Fatalf("plughost call succeeded without runtime = \"node\"\nstderr:\n%s", &stderr)

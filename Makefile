@@ -20,7 +20,7 @@ build:
 	$(GO) build -o $(BIN)/test-plugins/conformance ./conformance/plugin
 
 ## test: go.mod tidy, vet, the macOS build, every test (with the race detector), then the conformance suite
-test: tidy-check build conformance/node_modules
+test: tidy-check build conformance/node_modules examples/node-plugin/node_modules
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 10m ./...
@@ -46,6 +46,12 @@ conformance: build conformance/node_modules
 ## conformance/node_modules: the suite, the TypeScript SDK and Node 22, pinned by the lockfile
 conformance/node_modules: conformance/package-lock.json
 	cd conformance && npm ci --no-audit --no-fund
+	@touch $@
+
+## examples/node-plugin/node_modules: the Node.js example plugin's gRPC packages, pinned by its lockfile
+## (cmd/plughost's TestNodeExamplePlugin runs the example, with the Node 22 of conformance/node_modules)
+examples/node-plugin/node_modules: examples/node-plugin/package-lock.json
+	cd examples/node-plugin && npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
 ## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets

@@ -61,6 +61,10 @@
 // rlimits still apply. On other systems than Linux there is no sandbox:
 // plugins run with the host's rights and strict policies are refused.
 //
+// A "#!" script may read and execute its interpreter. A Policy's Runtime
+// (node, python) grants what that interpreter needs besides, read-only:
+// see [Runtime] and [RuntimeGrants]. Read access always includes execute.
+//
 // [Probe] (plughost sandbox probe) reports what this machine supports by
 // running the stage for real up to the exec.
 //

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -128,6 +127,11 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		}
 	}
 
+	grants, err := RuntimeGrants(pol.Runtime, cmd.Path)
+	if err != nil {
+		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
+	}
+
 	dir := filepath.Join(l.opts.StateDir, plugin)
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
@@ -156,6 +160,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 
 	read := append([]string{cmd.Path}, DefaultReadPaths...)
 	read = append(read, interpreters(cmd.Path)...)
+	read = append(read, grants...)
 	read = append(read, pol.AllowRead...)
 	write := append([]string{data, tmp}, pol.AllowWrite...)
 	if sockDir != "" {
@@ -177,10 +182,18 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	}
 
 	env := scrubEnv(cmd.Env, append(slices.Clone(l.opts.PassEnv), pol.Env...))
-	env = append(env, "HOME="+data, "TMPDIR="+tmp, "PATH=/usr/local/bin:/usr/bin:/bin")
+	env = append(env, "HOME="+data, "TMPDIR="+tmp, "PATH="+PluginPATH)
 
+	// The stage execs the file itself, not a symbolic link to it: a link
+	// in a hidden directory (the plugin directory under /tmp, say) is gone
+	// in the plugin's mount namespace, where only its target is put back;
+	// a "#!" script's interpreter opens the path it is given.
+	path := cmd.Path
+	if r, err := filepath.EvalSymlinks(path); err == nil {
+		path = r
+	}
 	spec := stageSpec{
-		Path: cmd.Path, Args: cmd.Args, Env: env, Probe: probe,
+		Path: path, Args: cmd.Args, Env: env, Probe: probe,
 		Namespaces: p.namespaces, PidNS: p.namespaces,
 		DropUID: dropUID, Hide: hide, Read: read, Write: write, Devices: devices,
 		Net: pol.net(), Ports: ports,
@@ -350,32 +363,19 @@ func PluginOwner() (uid, gid int) {
 // its interpreter and, for "/usr/bin/env prog", prog as found in the stage's
 // PATH. A binary needs nothing more.
 func interpreters(path string) []string {
-	f, err := os.Open(path)
-	if err != nil {
+	interp, args, ok := Shebang(path)
+	if !ok {
 		return nil
 	}
-	defer f.Close()
-	line, err := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
-	if !strings.HasPrefix(line, "#!") || (err != nil && err != io.EOF) {
-		return nil
-	}
-	fields := strings.Fields(strings.TrimPrefix(line, "#!"))
-	if len(fields) == 0 {
-		return nil
-	}
-	out := []string{fields[0]}
-	if filepath.Base(fields[0]) == "env" && len(fields) > 1 {
-		for _, dir := range []string{"/usr/local/bin", "/usr/bin", "/bin"} {
-			if prog := filepath.Join(dir, fields[1]); fileExists(prog) {
+	out := []string{interp}
+	if filepath.Base(interp) == "env" {
+		if prog := envProgram(args); prog != "" {
+			if filepath.IsAbs(prog) {
 				out = append(out, prog)
-				break
+			} else if found := inPATH(prog, PluginPATH); found != "" {
+				out = append(out, found)
 			}
 		}
 	}
 	return out
-}
-
-func fileExists(path string) bool {
-	_, err := os.Stat(path)
-	return err == nil
 }

@@ -74,12 +74,21 @@ var DefaultReadPaths = []string{
 // overrides that.
 type Policy struct {
 	// AllowRead lists further absolute paths (files or directories) the
-	// plugin may read, beyond its binary and DefaultReadPaths.
+	// plugin may read, beyond its binary and DefaultReadPaths. Reading
+	// includes executing: a program under an allowed path may be run
+	// (Landlock's read-only access rights include execute), as the system
+	// libraries' directories are.
 	AllowRead []string
 	// AllowWrite lists absolute paths the plugin may read and write, beyond
 	// its private data and tmp directories. When the host runs as root the
 	// plugin runs as uid/gid 65534, so these must be writable by it.
 	AllowWrite []string
+	// Runtime is the interpreter preset of a plugin written for one
+	// ([RuntimeNode], [RuntimePython]): the interpreter and what it needs
+	// to start are readable too ([RuntimeGrants]). "" means none: a
+	// binary, or a script whose interpreter needs only the system
+	// libraries (a "#!" line's interpreter is always readable).
+	Runtime Runtime `json:",omitempty"`
 	// Net is the network mode; "" means NetNone.
 	Net NetMode
 	// NetAllow lists "host:port" entries the plugin may connect to when Net
@@ -131,6 +140,9 @@ func (p *Policy) Check() error {
 				return fmt.Errorf("%s: %q is not an absolute path", list.name, path)
 			}
 		}
+	}
+	if err := p.Runtime.check(); err != nil {
+		return err
 	}
 	switch p.Net {
 	case "", NetNone, NetAll:

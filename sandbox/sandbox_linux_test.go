@@ -223,9 +223,11 @@ func TestScrubEnv(t *testing.T) {
 }
 
 // A "#!" script plugin may read and execute its interpreter (and, through
-// env, the program env finds) under the default policy.
+// env, the program env finds) under the default policy, also when the
+// plugin directory holds a symbolic link to it (the stage execs the
+// script itself: the link's directory, under /tmp, is hidden).
 func TestScriptPlugins(t *testing.T) {
-	for name, shebang := range map[string]string{"direct": "#!/bin/sh", "env": "#!/usr/bin/env sh"} {
+	for name, shebang := range map[string]string{"direct": "#!/bin/sh", "env": "#!/usr/bin/env sh", "link": "#!/bin/sh"} {
 		t.Run(name, func(t *testing.T) {
 			dir := t.TempDir()
 			if err := os.Chmod(dir, 0o755); err != nil { // reachable by uid 65534 when the test runs as root
@@ -234,6 +236,9 @@ func TestScriptPlugins(t *testing.T) {
 			script := filepath.Join(dir, "plugin.sh")
 			if err := os.WriteFile(script, []byte(shebang+"\necho script ran\n"), 0o755); err != nil {
 				t.Fatal(err)
+			}
+			if name == "link" {
+				script = symlink(t, script, filepath.Join(t.TempDir(), "plugins", "script"))
 			}
 			l, err := New(&Options{StateDir: t.TempDir()})
 			if err != nil {

@@ -21,9 +21,13 @@
 //	  plugin "fetch" {
 //	    allow_net = ["api.example.com:443"]
 //	  }
+//	  plugin "hello" {
+//	    runtime = "node"               # an interpreter preset: "node" or "python"
+//	  }
 //	}
 //
-// A plugin block overrides the default's settings for the plugin of that
+// runtime is set in a plugin block only (sandbox.Runtime says what each
+// preset grants). A plugin block overrides the default's settings for the plugin of that
 // provider name (as `plughost plugins` shows it), or of that file name when
 // the file name is long and the provider name derived from it (see
 // naming.ForLabel); its allow_read, allow_write and env lists add to the
@@ -224,12 +228,22 @@ var policySchema = hcl.BodySchema{
 	},
 }
 
+// pluginPolicySchema is a plugin block's: the policy's keys and runtime,
+// which names one plugin's interpreter.
+var pluginPolicySchema = hcl.BodySchema{
+	Attributes: append(slices.Clone(policySchema.Attributes), hcl.AttributeSchema{Name: "runtime"}),
+}
+
 func (s *Sandbox) decode(body hcl.Body) error {
-	schema := policySchema
+	schema := pluginPolicySchema
 	schema.Blocks = []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}}
 	content, diags := body.Content(&schema)
 	if diags.HasErrors() {
 		return diags
+	}
+	if a, ok := content.Attributes["runtime"]; ok {
+		return diag(a.NameRange, "Misplaced runtime",
+			`runtime names one plugin's interpreter: set it in that plugin's block, as in plugin "name" { runtime = "node" }`)
 	}
 	if err := decodePolicy(&s.Default, content.Attributes, false); err != nil {
 		return err
@@ -242,7 +256,7 @@ func (s *Sandbox) decode(body hcl.Body) error {
 		if _, dup := s.Plugins[name]; dup {
 			return diag(b.DefRange, "Duplicate plugin block", fmt.Sprintf("plugin %q already has a block", name))
 		}
-		pc, diags := b.Body.Content(&policySchema)
+		pc, diags := b.Body.Content(&pluginPolicySchema)
 		if diags.HasErrors() {
 			return diags
 		}
@@ -337,6 +351,16 @@ func decodePolicy(p *sandbox.Policy, attrs hcl.Attributes, add bool) error {
 				return bad("a number of cores from 0 to 1024")
 			}
 			p.CPU = f
+		case "runtime":
+			var names []string
+			for _, r := range sandbox.Runtimes {
+				names = append(names, strconv.Quote(string(r)))
+			}
+			want := strings.Join(names, " or ") + " (for another interpreter, grant what it needs with allow_read)"
+			if v.Type() != cty.String || !slices.Contains(sandbox.Runtimes, sandbox.Runtime(v.AsString())) {
+				return bad(want)
+			}
+			p.Runtime = sandbox.Runtime(v.AsString())
 		case "timeout":
 			if v.Type() != cty.String {
 				return bad(`a duration such as "30s" or "2m"`)

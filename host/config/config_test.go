@@ -30,6 +30,13 @@ sandbox {
     cpu       = 0.5
     pids      = 16
   }
+  plugin "hello" {
+    runtime = "node"
+  }
+  plugin "notes" {
+    runtime    = "python"
+    allow_read = ["/srv/notes"]
+  }
 }
 `
 	cfg, err := Parse([]byte(src), "plughost.hcl")
@@ -41,6 +48,8 @@ sandbox {
 		"echo":  &def,
 		"files": {AllowRead: def.AllowRead, AllowWrite: []string{"/srv/ws"}, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env, Strict: true},
 		"fetch": {AllowRead: def.AllowRead, Net: sandbox.NetList, NetAllow: []string{"api.example.com:443"}, CPU: 0.5, Pids: 16, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
+		"hello": {AllowRead: def.AllowRead, Runtime: sandbox.RuntimeNode, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
+		"notes": {AllowRead: []string{"/usr/share/dict", "/srv/notes"}, Runtime: sandbox.RuntimePython, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
 	}
 	for name, w := range want {
 		if diff := cmp.Diff(w, cfg.Sandbox.PolicyFor(name)); diff != "" {
@@ -71,20 +80,25 @@ func TestParseErrors(t *testing.T) {
 		"bad plugin name":  {"sandbox {\n  plugin \"a.b\" {}\n}\n", `plughost.hcl:2,10-15: Invalid plugin name; "a.b" is not a plugin name`},
 		"same plugin twice": {"sandbox {\n  plugin \"" + long37 + "\" {}\n  plugin \"" + naming.Shorten(long37) + "\" {}\n}\n",
 			`plughost.hcl:3,3-44: Duplicate plugin block`},
-		"unknown block": {"sandbx {}\n", `plughost.hcl:1,1-7: Unsupported block type`},
-		"bad start":     {"plugins {\n  start = \"sometimes\"\n}\n", `plughost.hcl:2,11-22: Invalid start; start must be "eager" or "lazy"`},
-		"bad idle":      {"plugins {\n  plugin \"x\" {\n    idle_timeout = \"soon\"\n  }\n}\n", `plughost.hcl:3,20-26: Invalid idle_timeout`},
-		"zero idle":     {"plugins {\n  idle_timeout = \"0s\"\n}\n", `plughost.hcl:2,18-22: Invalid idle_timeout`},
-		"bad cache":     {"plugins {\n  cache = 3\n}\n", `plughost.hcl:2,11-12: Invalid cache; cache must be true, false or a directory`},
-		"plugin cache":  {"plugins {\n  plugin \"x\" {\n    cache = false\n  }\n}\n", `plughost.hcl:3,5-10: Unsupported argument`},
-		"two plugins":   {"plugins {}\nplugins {}\n", `plughost.hcl:2,1-8: Duplicate plugins block`},
-		"dup plugin":    {"plugins {\n  plugin \"a\" {}\n  plugin \"a\" {}\n}\n", `plughost.hcl:3,3-13: Duplicate plugin block`},
-		"syntax":        {"sandbox {\n  memory = \n}\n", `plughost.hcl:2`},
-		"bad state_ttl": {"stateless {\n  state_ttl = \"soon\"\n}\n", `plughost.hcl:2,15-21: Invalid state_ttl; state_ttl must be a duration such as "15m"`},
-		"number ttl":    {"stateless {\n  state_ttl = 15\n}\n", `plughost.hcl:2,15-17: Invalid state_ttl; state_ttl must be a duration`},
-		"short ttl":     {"stateless {\n  state_ttl = \"500ms\"\n}\n", `plughost.hcl:2,15-22: Invalid state_ttl; state_ttl must be from 1s to 24h, not 500ms`},
-		"zero ttl":      {"stateless {\n  state_ttl = \"0s\"\n}\n", `plughost.hcl:2,15-19: Invalid state_ttl; state_ttl must be from 1s to 24h, not 0s`},
-		"long ttl":      {"stateless {\n  state_ttl = \"25h\"\n}\n", `plughost.hcl:2,15-20: Invalid state_ttl; state_ttl must be from 1s to 24h, not 25h0m0s`},
+		"default runtime": {"sandbox {\n  runtime = \"node\"\n}\n",
+			`plughost.hcl:2,3-10: Misplaced runtime; runtime names one plugin's interpreter: set it in that plugin's block, as in plugin "name" { runtime = "node" }`},
+		"bad runtime": {"sandbox {\n  plugin \"x\" {\n    runtime = \"ruby\"\n  }\n}\n",
+			`plughost.hcl:3,15-21: Invalid runtime; runtime must be "node" or "python" (for another interpreter, grant what it needs with allow_read)`},
+		"runtime in plugins": {"plugins {\n  plugin \"x\" {\n    runtime = \"node\"\n  }\n}\n", `plughost.hcl:3,5-12: Unsupported argument`},
+		"unknown block":      {"sandbx {}\n", `plughost.hcl:1,1-7: Unsupported block type`},
+		"bad start":          {"plugins {\n  start = \"sometimes\"\n}\n", `plughost.hcl:2,11-22: Invalid start; start must be "eager" or "lazy"`},
+		"bad idle":           {"plugins {\n  plugin \"x\" {\n    idle_timeout = \"soon\"\n  }\n}\n", `plughost.hcl:3,20-26: Invalid idle_timeout`},
+		"zero idle":          {"plugins {\n  idle_timeout = \"0s\"\n}\n", `plughost.hcl:2,18-22: Invalid idle_timeout`},
+		"bad cache":          {"plugins {\n  cache = 3\n}\n", `plughost.hcl:2,11-12: Invalid cache; cache must be true, false or a directory`},
+		"plugin cache":       {"plugins {\n  plugin \"x\" {\n    cache = false\n  }\n}\n", `plughost.hcl:3,5-10: Unsupported argument`},
+		"two plugins":        {"plugins {}\nplugins {}\n", `plughost.hcl:2,1-8: Duplicate plugins block`},
+		"dup plugin":         {"plugins {\n  plugin \"a\" {}\n  plugin \"a\" {}\n}\n", `plughost.hcl:3,3-13: Duplicate plugin block`},
+		"syntax":             {"sandbox {\n  memory = \n}\n", `plughost.hcl:2`},
+		"bad state_ttl":      {"stateless {\n  state_ttl = \"soon\"\n}\n", `plughost.hcl:2,15-21: Invalid state_ttl; state_ttl must be a duration such as "15m"`},
+		"number ttl":         {"stateless {\n  state_ttl = 15\n}\n", `plughost.hcl:2,15-17: Invalid state_ttl; state_ttl must be a duration`},
+		"short ttl":          {"stateless {\n  state_ttl = \"500ms\"\n}\n", `plughost.hcl:2,15-22: Invalid state_ttl; state_ttl must be from 1s to 24h, not 500ms`},
+		"zero ttl":           {"stateless {\n  state_ttl = \"0s\"\n}\n", `plughost.hcl:2,15-19: Invalid state_ttl; state_ttl must be from 1s to 24h, not 0s`},
+		"long ttl":           {"stateless {\n  state_ttl = \"25h\"\n}\n", `plughost.hcl:2,15-20: Invalid state_ttl; state_ttl must be from 1s to 24h, not 25h0m0s`},
 		"stateless typo": {"stateless {\n  state_tll = \"15m\"\n}\n",
 			`plughost.hcl:2,3-12: Unsupported argument; An argument named "state_tll" is not expected here. Did you mean "state_ttl"?`},
 		"key in config":        {"stateless {\n  state_key = \"hunter2\"\n}\n", `plughost.hcl:2,3-12: Unsupported argument; An argument named "state_key" is not expected here`},

@@ -7,7 +7,6 @@ import (
 	"io"
 	"os"
 	"os/exec"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -323,10 +322,7 @@ func (r *procRunner) PID() int {
 
 // Diagnose explains the usual reasons for a failed handshake; go-plugin
 // appends it to the error.
-func (r *procRunner) Diagnose(context.Context) string {
-	return fmt.Sprintf("(%s must be a plughost plugin built for %s/%s, and must print nothing to stdout before the go-plugin handshake)",
-		r.path, runtime.GOOS, runtime.GOARCH)
-}
+func (r *procRunner) Diagnose(context.Context) string { return diagnose(r.name, r.path) }
 
 // The plugin runs on this host: addresses need no translation.
 func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {

@@ -277,6 +277,24 @@ func text(res *mcp.CallToolResult) string {
 // processesUnder returns the pids of live processes whose executable lies
 // in dir.
 func processesUnder(dir string) []int {
+	return processesWhere(func(proc string) bool {
+		exe, err := os.Readlink(filepath.Join(proc, "exe"))
+		return err == nil && strings.HasPrefix(exe, dir+string(filepath.Separator))
+	})
+}
+
+// processesRunning returns the pids of live processes whose command line
+// mentions dir (an interpreter's, whose executable lies elsewhere).
+func processesRunning(dir string) []int {
+	return processesWhere(func(proc string) bool {
+		cmdline, err := os.ReadFile(filepath.Join(proc, "cmdline"))
+		return err == nil && bytes.Contains(cmdline, []byte(dir))
+	})
+}
+
+// processesWhere returns the pids of the processes for whose /proc
+// directory match holds; a zombie's pid comes negated.
+func processesWhere(match func(proc string) bool) []int {
 	var pids []int
 	entries, _ := os.ReadDir("/proc")
 	for _, e := range entries {
@@ -284,13 +302,11 @@ func processesUnder(dir string) []int {
 		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
 			continue
 		}
-		exe, err := os.Readlink(filepath.Join("/proc", e.Name(), "exe"))
-		if err != nil || !strings.HasPrefix(exe, dir+string(filepath.Separator)) {
+		proc := filepath.Join("/proc", e.Name())
+		if !match(proc) {
 			continue
 		}
-		if stat, err := os.ReadFile(filepath.Join("/proc", e.Name(), "stat")); err == nil && isZombie(stat) {
-			// A zombie has no exe link; reaching here means it is alive,
-			// but keep the check honest if a kernel reports one.
+		if stat, err := os.ReadFile(filepath.Join(proc, "stat")); err == nil && isZombie(stat) {
 			pids = append(pids, -pid)
 			continue
 		}

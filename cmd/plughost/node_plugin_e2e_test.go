@@ -3,7 +3,6 @@ package main
 import (
 	"bytes"
 	"context"
-	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -226,22 +225,4 @@ func TestNodeExamplePlugin(t *testing.T) {
 			}
 		}
 	})
-}
-
-// processesRunning returns the pids of live processes whose command line
-// mentions dir.
-func processesRunning(dir string) []int {
-	var pids []int
-	entries, _ := os.ReadDir("/proc")
-	for _, e := range entries {
-		var pid int
-		if _, err := fmt.Sscanf(e.Name(), "%d", &pid); err != nil {
-			continue
-		}
-		cmdline, err := os.ReadFile(filepath.Join("/proc", e.Name(), "cmdline"))
-		if err == nil && bytes.Contains(cmdline, []byte(dir)) {
-			pids = append(pids, pid)
-		}
-	}
-	return pids
 }

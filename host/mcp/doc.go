@@ -152,7 +152,7 @@
 // Transports: stdio serves both eras on one connection. Streamable HTTP
 // (host/mcp/streamable) serves a POST without Mcp-Session-Id statelessly
 // when its MCP-Protocol-Version header names a version no session speaks,
-// or its body's _meta names one ([IsStateless]): on a session of its own
+// or its body's _meta names one ([IsStateless], [InspectStateless]): on a session of its own
 // ([Server.OpenStateless]) that lives for the POST. HTTP+SSE serves
 // sessions only ([Session.RefuseStateless]).
 //

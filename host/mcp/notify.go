@@ -36,11 +36,10 @@ const (
 var listChanged = [...]struct {
 	bit    uint32
 	method string
-	msg    string
 }{
-	{listTools, "notifications/tools/list_changed", `{"jsonrpc":"2.0","method":"notifications/tools/list_changed"}`},
-	{listResources, "notifications/resources/list_changed", `{"jsonrpc":"2.0","method":"notifications/resources/list_changed"}`},
-	{listPrompts, "notifications/prompts/list_changed", `{"jsonrpc":"2.0","method":"notifications/prompts/list_changed"}`},
+	{listTools, "notifications/tools/list_changed"},
+	{listResources, "notifications/resources/list_changed"},
+	{listPrompts, "notifications/prompts/list_changed"},
 }
 
 // changeBits returns the kinds a change names, as bits (listBit).
@@ -134,7 +133,7 @@ func (s *Session) notifier() {
 			if s.Initialized() {
 				for _, l := range listChanged {
 					if bits&l.bit != 0 {
-						s.write(s.conn.Notify, []byte(l.msg))
+						s.send(s.conn.Notify, func(b []byte) []byte { return wire.AppendNotification(b, l.method, nil) })
 					}
 				}
 				for _, uri := range updated {

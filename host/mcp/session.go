@@ -35,9 +35,6 @@ type Session struct {
 	// inline lets long calls start on the read loop, when the catalog is a
 	// CallStarter (set before the first message; stdio only).
 	inline bool
-	// statelessOnly: a session of OpenStateless, which serves only
-	// stateless requests.
-	statelessOnly bool
 	// sessionOnly: the transport serves only sessions (HTTP+SSE), so a
 	// stateless request is answered -32601 (set before the first message).
 	sessionOnly bool
@@ -106,13 +103,11 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 
 // OpenStateless returns a session for one exchange of stateless requests
 // (a Streamable HTTP POST without a session): it keeps no state between
-// requests, sends no notification unrelated to a request, and serves
-// only requests of the stateless revision (any other needs initialize,
-// which a transport serves on a session of its own). Close it once
-// Handle has returned.
+// requests and sends no notification unrelated to a request. It is meant
+// for stateless requests; any other is answered as a session that was
+// never initialized answers it. Close it once Handle has returned.
 func (srv *Server) OpenStateless() *Session {
 	s := srv.newSession(SessionConn{Notify: discard{}})
-	s.statelessOnly = true
 	s.notes.unsubscribe, s.notes.unwatch = func() {}, func() {}
 	return s
 }
@@ -259,7 +254,7 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		return nil
 	}
 	in := incoming{ctx: ctx, msg: m, rp: rp}
-	if m.Kind == wire.Request && isStateless(m) {
+	if IsStateless(m) {
 		if s.sessionOnly {
 			s.respondError(rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+string(m.Method)+
 				" (this transport, HTTP+SSE, serves protocol versions up to "+versions[vLatest]+" after initialize; "+
@@ -267,14 +262,6 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 			return nil
 		}
 		return s.dispatchStateless(in)
-	}
-	if s.statelessOnly {
-		if m.Kind == wire.Request {
-			s.respondError(rp, m.ID, wire.NewError(wire.CodeInvalidRequest, "invalid request: a request without "+
-				metaProtocolVersion+" in its _meta needs a session: send initialize first, or send the request's _meta as "+
-				StatelessVersion+" requires"))
-		}
-		return nil
 	}
 	switch m.Kind {
 	case wire.Response:

@@ -57,17 +57,14 @@ type stateless struct {
 	level int
 }
 
-// IsStateless reports whether msg, a checked JSON-RPC message, is a
-// request of the stateless revision: its params' _meta names a protocol
-// version, or its method exists only in that revision. Transports route
-// with it (Streamable HTTP serves such a request without a session).
-func IsStateless(msg []byte) bool {
-	m, err := wire.Decode(msg)
-	return err == nil && m.Kind == wire.Request && isStateless(m)
-}
-
-// isStateless is IsStateless for a decoded request.
-func isStateless(m wire.Message) bool {
+// IsStateless reports whether m, a decoded JSON-RPC message, is a request
+// of the stateless revision: its params' _meta names a protocol version,
+// or its method exists only in that revision. Transports route with it
+// (Streamable HTTP serves such a request without a session).
+func IsStateless(m wire.Message) bool {
+	if m.Kind != wire.Request {
+		return false
+	}
 	if meta := wire.Member(m.Params, "_meta"); meta != nil && wire.Member(meta, metaProtocolVersion) != nil {
 		return true
 	}
@@ -75,28 +72,16 @@ func isStateless(m wire.Message) bool {
 	return e != nil && e.revs == statelessEra
 }
 
-// RequestVersion returns the protocol version a stateless request's _meta
-// names, and whether it names one as a string. The Streamable HTTP
-// transport checks it against the MCP-Protocol-Version header.
-func RequestVersion(msg []byte) (string, bool) {
-	m, err := wire.Decode(msg)
-	if err != nil {
-		return "", false
-	}
-	return wire.Unquote(wire.Member(wire.Member(m.Params, "_meta"), metaProtocolVersion))
-}
-
-// CheckStateless checks the _meta of msg, a checked request of the
-// stateless revision, as serving it would: nil when it is good, else the
-// error it would be answered (-32602, or -32022 for a version the server
-// does not speak). The Streamable HTTP transport answers these with 400.
-func CheckStateless(msg []byte) *wire.Error {
-	m, err := wire.Decode(msg)
-	if err != nil {
-		return err
-	}
+// InspectStateless checks the _meta of m, a decoded request of the
+// stateless revision, as serving it would. It returns the protocol version
+// _meta names ("" when none, or not a string), and nil when _meta is good,
+// else the error it would be answered (-32602, or -32022 for a version the
+// server does not speak statelessly). The Streamable HTTP transport checks
+// the version against its header and answers these with 400.
+func InspectStateless(m wire.Message) (version string, err *wire.Error) {
+	version, _ = wire.Unquote(wire.Member(wire.Member(m.Params, "_meta"), metaProtocolVersion))
 	_, err = decodeStateless(m.Params)
-	return err
+	return version, err
 }
 
 // supportedVersions are every protocol version the server speaks, newest

@@ -38,11 +38,12 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	// _meta, and one whose _meta says so whatever session id it carries
 	// (it has no use for one).
 	sid := r.Header.Get("Mcp-Session-Id")
-	if sid == "" && isStatelessPost(r, body) || sid != "" && mcp.IsStateless(body) {
-		h.stateless(w, r, body)
+	m, derr := wire.Decode(body) // a batch does not decode: it is a session's
+	if sid == "" && isStatelessPost(r, m) || sid != "" && mcp.IsStateless(m) {
+		h.stateless(w, r, body, m, derr)
 		return
 	}
-	if r.Header.Get("Mcp-Session-Id") == "" && isInitialize(body) {
+	if sid == "" && derr == nil && m.Kind == wire.Request && string(m.Method) == "initialize" {
 		h.initialize(w, body)
 		return
 	}
@@ -106,12 +107,6 @@ func (h *httpHandler) allow(w http.ResponseWriter, lim *rate.Limiter, n int, id 
 // codeRateLimited is the JSON-RPC error of a request over the rate limit
 // (in the implementation-defined server error range).
 const codeRateLimited = -32029
-
-// isInitialize reports whether the checked body is an initialize request.
-func isInitialize(body []byte) bool {
-	m, err := wire.Decode(body)
-	return err == nil && m.Kind == wire.Request && string(m.Method) == "initialize"
-}
 
 // countRequests counts the messages of a checked body (a message or a
 // batch) that will be answered: requests, and messages that do not decode.

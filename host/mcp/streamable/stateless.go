@@ -27,21 +27,21 @@ import (
 // -32022 as the stateless revision says), or, without the header, its
 // body says so in _meta. A 2025 client's initialize has no such header,
 // and its later requests name the session's version.
-func isStatelessPost(r *http.Request, body []byte) bool {
+func isStatelessPost(r *http.Request, m wire.Message) bool {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
 		return !mcp.SpeaksVersion(v)
 	}
-	return mcp.IsStateless(body)
+	return mcp.IsStateless(m)
 }
 
-// stateless serves a stateless POST (see above).
-func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte) {
+// stateless serves a stateless POST (see above): body, decoded as m (derr
+// when it does not decode; a batch never does).
+func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte, m wire.Message, derr *wire.Error) {
 	if wire.IsBatch(body) {
 		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest,
 			"invalid request: JSON-RPC batches are not part of protocol version "+mcp.StatelessVersion)
 		return
 	}
-	m, derr := wire.Decode(body)
 	switch {
 	case derr != nil:
 		httpError(w, http.StatusBadRequest, derr.ID, derr.Code, derr.Message)
@@ -64,12 +64,12 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 		httpError(w, http.StatusBadRequest, m.ID, werr.Code, werr.Message)
 		return
 	}
-	merr := mcp.CheckStateless(body)
+	v, merr := mcp.InspectStateless(m)
 	if merr != nil && merr.Code != mcp.CodeUnsupportedVersion {
 		httpError(w, http.StatusBadRequest, m.ID, merr.Code, merr.Message)
 		return
 	}
-	if v, _ := mcp.RequestVersion(body); v != hv {
+	if v != hv {
 		httpError(w, http.StatusBadRequest, m.ID, mcp.CodeHeaderMismatch, "header mismatch: the MCP-Protocol-Version header says "+
 			strconv.Quote(hv)+" but _meta's io.modelcontextprotocol/protocolVersion says "+strconv.Quote(v))
 		return

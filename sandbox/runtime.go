@@ -174,6 +174,28 @@ func isExecutable(path string) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Mode().Perm()&0o111 != 0
 }
 
+// ScriptRuntime reads the "#!" line of the script at path: its
+// interpreter, the program a "#!/usr/bin/env prog" line runs ("" for any
+// other line), and the runtime preset that interpreter needs ("" when none
+// fits it); ok is false when path is not a script.
+func ScriptRuntime(path string) (interp, prog string, rt Runtime, ok bool) {
+	interp, args, ok := Shebang(path)
+	if !ok {
+		return "", "", "", false
+	}
+	base := filepath.Base(interp)
+	if base == "env" {
+		prog = envProgram(args)
+		base = filepath.Base(prog)
+	}
+	for _, r := range Runtimes {
+		if runtimeSpecs[r].names.MatchString(base) {
+			rt = r
+		}
+	}
+	return interp, prog, rt, true
+}
+
 // Shebang returns the interpreter and its arguments of the "#!" script at
 // path; ok is false when path is not a script (or cannot be read).
 func Shebang(path string) (interp string, args []string, ok bool) {

@@ -37,6 +37,7 @@ func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manage
 		return nil, err
 	}
 	return func(name string, cmd *exec.Cmd) (*manager.Launch, error) {
+		path := cmd.Path // the plugin file, before the sandbox wraps it
 		pol := cfg.Sandbox.PolicyFor(name)
 		if name == filesPlugin {
 			pol.AllowWrite = append(pol.AllowWrite, workspace)
@@ -60,6 +61,7 @@ func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manage
 				return layers, nil
 			},
 			Exited:      l.Exited,
+			Diagnose:    func() string { return scriptHint(name, path) },
 			CallTimeout: pol.CallTimeout(),
 		}, nil
 	}, nil
@@ -108,4 +110,27 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	s.Print(stdout)
 	return nil
+}
+
+// scriptHint explains why the "#!" script at path, the plugin name,
+// failed its handshake: its interpreter must start in the sandbox, which
+// the runtime preset that fits it grants. "" for a file that is not a
+// script (the manager explains a binary).
+func scriptHint(name, path string) string {
+	interp, prog, rt, ok := sandbox.ScriptRuntime(path)
+	if !ok {
+		return ""
+	}
+	runs := interp
+	if prog != "" {
+		runs = fmt.Sprintf("%s (through %s)", prog, interp)
+	}
+	fix := fmt.Sprintf(`its interpreter, and every program it starts, must be readable: a launcher of node or python needs runtime = "node" or "python" in sandbox { plugin %q { ... } }, anything else allow_read`,
+		name)
+	if rt != "" {
+		fix = fmt.Sprintf(`its interpreter must be able to start: give the plugin the %s preset, sandbox { plugin %q { runtime = %q } }, if it has none`,
+			rt, name, rt)
+	}
+	return fmt.Sprintf("(%s is a script run by %s: in the sandbox %s; and it must print go-plugin's handshake line (1|2|unix|/path/to.sock|grpc) first on stdout; its stderr says what went wrong)",
+		path, runs, fix)
 }

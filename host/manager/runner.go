@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -45,6 +46,10 @@ type Launch struct {
 	// non-empty result explains the exit (for instance "killed by the
 	// memory cgroup …") and is added to the exit's description.
 	Exited func() string
+	// Diagnose, when not nil, explains a failed go-plugin handshake (what
+	// the launcher knows: a script's interpreter and what it needs, say);
+	// an empty result, or none, gets the manager's own explanation.
+	Diagnose func() string
 	// CallTimeout, when positive, bounds each tool call of the plugin: a
 	// call still running after it is cancelled and answered with an isError
 	// result saying so.
@@ -72,6 +77,7 @@ type procRunner struct {
 	stdoutDone, stderrDone chan struct{}
 	handshake              *handshakeReader // the first line of stdout, for go-plugin
 	exitedHook             func() string
+	diagnoseHook           func() string // Launch.Diagnose
 
 	// done is closed once the main process has exited, the rest of its
 	// group has been killed, it has been reaped and its pipes are closed.
@@ -135,7 +141,7 @@ func (r *procRunner) Start(_ context.Context) error {
 		case l.Cmd.Stdin == os.Stdin:
 			err = errors.New("launcher gave the plugin the host's stdin")
 		default:
-			cmd, started, r.exitedHook, r.callTimeout = l.Cmd, l.Started, l.Exited, l.CallTimeout
+			cmd, started, r.exitedHook, r.callTimeout, r.diagnoseHook = l.Cmd, l.Started, l.Exited, l.CallTimeout, l.Diagnose
 		}
 	}
 	if err == nil {
@@ -321,8 +327,16 @@ func (r *procRunner) PID() int {
 }
 
 // Diagnose explains the usual reasons for a failed handshake; go-plugin
-// appends it to the error.
-func (r *procRunner) Diagnose(context.Context) string { return diagnose(r.name, r.path) }
+// appends it to the error. The launcher's explanation comes first.
+func (r *procRunner) Diagnose(context.Context) string {
+	if r.diagnoseHook != nil {
+		if why := r.diagnoseHook(); why != "" {
+			return why
+		}
+	}
+	return fmt.Sprintf("(%s must be a plughost plugin built for %s/%s, and must print nothing to stdout before the go-plugin handshake)",
+		r.path, runtime.GOOS, runtime.GOARCH)
+}
 
 // The plugin runs on this host: addresses need no translation.
 func (r *procRunner) PluginToHost(network, addr string) (string, string, error) {

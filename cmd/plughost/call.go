@@ -139,7 +139,7 @@ func unknownTool(h *host, name string) error {
 		if !p.Failed {
 			continue
 		}
-		errText, _ := splitStderr(p.Error, p.Stderr)
+		errText := p.Error
 		if errText == "" {
 			errText = "it is " + p.State
 		}

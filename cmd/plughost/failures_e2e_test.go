@@ -100,7 +100,7 @@ func TestPluginsShowsFailures(t *testing.T) {
 	if p := plugins["p"]; !p.Failed || p.State != "failed" || !strings.Contains(p.Error, "Unrecognized remote plugin message") {
 		t.Errorf("p in the report: %+v", p)
 	}
-	if p := plugins["nodeish"]; !p.Failed || !strings.HasPrefix(p.Stderr, "Error: boom\n") || !strings.Contains(p.Error, `(stderr: "Error: boom\n`) {
+	if p := plugins["nodeish"]; !p.Failed || !strings.HasPrefix(p.Stderr, "Error: boom\n") || strings.Contains(p.Error, "Error: boom") {
 		t.Errorf("nodeish in the report: %+v", p)
 	}
 	bad := plugins["badplugin"]

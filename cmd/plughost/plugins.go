@@ -203,7 +203,7 @@ func (r *report) print(w io.Writer) error {
 		if p.State == string(manager.StateRunning) {
 			cells = append(cells, sandboxSummary(p.Sandbox))
 		}
-		errText, _ := splitStderr(p.Error, p.Stderr)
+		errText := p.Error
 		errLines := strings.Split(errText, "\n")
 		if errText != "" {
 			cells = append(cells, errLines[0])
@@ -246,19 +246,6 @@ func (r *report) print(w io.Writer) error {
 		}
 	}
 	return t.write(w)
-}
-
-// splitStderr returns a plugin's error without the stderr excerpt quoted
-// at its end (stderr is shown apart), and whether it was there.
-func splitStderr(errText, stderr string) (string, bool) {
-	if stderr == "" {
-		return errText, false
-	}
-	quoted := fmt.Sprintf(" (stderr: %q)", stderr)
-	if i := strings.LastIndex(errText, quoted); i >= 0 {
-		return errText[:i] + errText[i+len(quoted):], true
-	}
-	return errText, false
 }
 
 // table is text/tabwriter's alignment for rows of cells among lines of

@@ -19,7 +19,7 @@ func TestReportPrint(t *testing.T) {
 				{Kind: "prompt", Reason: "definition 2 of the list has no \"name\" string: {}"},
 			}},
 		{Name: "a-long-plugin-name", State: "failed",
-			Error: "start: Unrecognized remote plugin message: \nFailed to read any lines (stderr: \"Error: boom\\n    at main (/srv/plugin.js:1:7)\")", Stderr: stderr},
+			Error: "start: Unrecognized remote plugin message: \nFailed to read any lines", Stderr: stderr},
 	}}
 	var b strings.Builder
 	if err := r.print(&b); err != nil {

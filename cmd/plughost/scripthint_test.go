@@ -24,8 +24,8 @@ func TestScriptHint(t *testing.T) {
 			"handshake line (1|2|unix|/path/to.sock|grpc) first on stdout"}},
 		"node by path": {"#!/opt/node-v22/bin/node --no-warnings\n", []string{
 			"is a script run by /opt/node-v22/bin/node:", `runtime = "node"`}},
-		"python":        {"#!/usr/bin/python3.11\n", []string{"run by /usr/bin/python3.11:", `{ runtime = "python" }`}},
-		"env -S python": {"#!/usr/bin/env -S python3 -u\n", []string{"run by python3 (through /usr/bin/env)", `runtime = "python"`}},
+		"python":                          {"#!/usr/bin/python3.11\n", []string{"run by /usr/bin/python3.11:", `{ runtime = "python" }`}},
+		"env -S python":                   {"#!/usr/bin/env -S python3 -u\n", []string{"run by python3 (through /usr/bin/env)", `runtime = "python"`}},
 		"python2, which no preset grants": {"#!/usr/bin/python2\n", []string{"run by /usr/bin/python2: in the sandbox its interpreter, and every program it starts, must be readable"}},
 		"launcher": {"#!/bin/sh\nexec node main.mjs\n", []string{
 			"is a script run by /bin/sh: in the sandbox its interpreter, and every program it starts, must be readable",

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -523,14 +524,21 @@ func withStderr(err error, stderr string) error {
 	return &stderrError{err: err, stderr: stderr}
 }
 
-func (e *stderrError) Error() string { return fmt.Sprintf("%v (stderr: %q)", e.err, e.stderr) }
-func (e *stderrError) Unwrap() error { return e.err }
+func (e *stderrError) Error() string { return e.err.Error() + e.quoted() }
 
-// stderrOf returns the excerpt of the plugin's stderr that err carries, or "".
-func stderrOf(err error) string {
+// quoted is what Error adds to the plugin's error: the excerpt, quoted.
+func (e *stderrError) quoted() string { return fmt.Sprintf(" (stderr: %q)", e.stderr) }
+func (e *stderrError) Unwrap() error  { return e.err }
+
+// splitStderr returns err's text without the excerpt of the plugin's
+// stderr it carries, and that excerpt ("" when none): a status shows them
+// apart, while a log line keeps err whole.
+func splitStderr(err error) (text, stderr string) {
+	text = err.Error()
 	var se *stderrError
 	if errors.As(err, &se) {
-		return se.stderr
+		text = strings.Replace(text, se.quoted(), "", 1)
+		stderr = se.stderr
 	}
-	return ""
+	return text, stderr
 }

@@ -159,10 +159,10 @@ type PluginStatus struct {
 	// LastError is the last load failure or death; empty if none since
 	// the file last changed.
 	LastError string
-	// LastStderr is the excerpt of the plugin's stderr that LastError
-	// quotes at its end (` (stderr: "…")`), when the plugin wrote any: all
-	// of it, or its first KiB and its last 2 KiB with the number of bytes
-	// elided between them. Empty otherwise.
+	// LastStderr is the excerpt of the plugin's stderr that goes with
+	// LastError, when the plugin wrote any: all of it, or its first KiB
+	// and its last 2 KiB with the number of bytes elided between them.
+	// Empty otherwise. (The log line of the failure quotes it at its end.)
 	LastStderr string
 	// Refused lists the definitions the plugin listed that the manager
 	// did not publish (one without its name or URI, one listed twice),
@@ -193,7 +193,8 @@ func (st *PluginStatus) setError(err error, suffix string) {
 		st.LastError, st.LastStderr = "", ""
 		return
 	}
-	st.LastError, st.LastStderr = err.Error()+suffix, stderrOf(err)
+	text, stderr := splitStderr(err)
+	st.LastError, st.LastStderr = text+suffix, stderr
 }
 
 // Manager runs the plugins of a directory. Create it with New, then call Run.

@@ -87,8 +87,8 @@ func TestInitialScanLoadsExecutablesOnly(t *testing.T) {
 	if alpha.PID == 0 || alpha.Version != "testplugin v1" || alpha.Path != filepath.Join(dir, "alpha") || !slices.Equal(alpha.Sandbox, []string{"test-layer"}) {
 		t.Errorf("alpha status = %+v", alpha)
 	}
-	if e := h.status("junk").LastError; !strings.Contains(e, "Unrecognized remote plugin message: hello") || !strings.Contains(e, "boom") {
-		t.Errorf("junk LastError = %q, want the unrecognized handshake line and the stderr tail", e)
+	if st := h.status("junk"); !strings.Contains(st.LastError, "Unrecognized remote plugin message: hello") || !strings.Contains(st.LastStderr, "boom") {
+		t.Errorf("junk LastError = %q, LastStderr = %q: want the unrecognized handshake line and the stderr", st.LastError, st.LastStderr)
 	}
 	if e := h.status("slow").LastError; !strings.Contains(e, "timeout while waiting for plugin to start") {
 		t.Errorf("slow LastError = %q, want a handshake timeout", e)

@@ -2,8 +2,6 @@ package main
 
 import (
 	"bytes"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -17,16 +15,12 @@ import (
 // the defaults); one naming a plugin there is not.
 func TestWarnUnknownPlugins(t *testing.T) {
 	t.Parallel()
-	dir := t.TempDir()
-	if err := os.WriteFile(filepath.Join(dir, "notes"), []byte("#!/bin/true\n"), 0o755); err != nil {
-		t.Fatal(err)
-	}
 	cfg, err := config.Parse([]byte("sandbox {\n  plugin \"notes\" {}\n  plugin \"note\" {}\n}\nplugins {\n  plugin \"nots\" {}\n}\n"), "c.hcl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
-	warnUnknownPlugins(cfg, dir, hclog.New(&hclog.LoggerOptions{Output: &out}))
+	warnUnknownPlugins(cfg, map[string]bool{"notes": true}, "/plugins", hclog.New(&hclog.LoggerOptions{Output: &out}))
 	got := out.String()
 	for _, want := range []string{`block="sandbox { plugin \"note\" }"`, `block="plugins { plugin \"nots\" }"`} {
 		if !strings.Contains(got, want) {

@@ -99,7 +99,6 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	for _, name := range []string{envStateKey, envStateKeyFile, "PLUGHOST_TOKEN"} {
 		os.Unsetenv(name)
 	}
-	warnUnknownPlugins(cfg, pluginDir, log.Named("config"))
 	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))
 	if err != nil {
 		return nil, err
@@ -129,6 +128,17 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		sealer: sealer, stateTTL: cfg.Stateless.StateTTL}
 	go func() { hst.done <- mgr.Run(ctx) }()
+	go func() { // once the directory's plugins are known, by the manager's own scan
+		select {
+		case <-mgr.Ready():
+			known := map[string]bool{}
+			for _, st := range mgr.Status() {
+				known[st.Name] = true
+			}
+			warnUnknownPlugins(cfg, known, pluginDir, log.Named("config"))
+		case <-ctx.Done():
+		}
+	}()
 	if err := hst.startDevices(h.devices); err != nil {
 		hst.stop()
 		return nil, err

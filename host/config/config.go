@@ -235,15 +235,11 @@ var pluginPolicySchema = hcl.BodySchema{
 }
 
 func (s *Sandbox) decode(body hcl.Body) error {
-	schema := pluginPolicySchema
+	schema := policySchema // runtime names one plugin's interpreter: plugin blocks only
 	schema.Blocks = []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}}
 	content, diags := body.Content(&schema)
 	if diags.HasErrors() {
 		return diags
-	}
-	if a, ok := content.Attributes["runtime"]; ok {
-		return diag(a.NameRange, "Misplaced runtime",
-			`runtime names one plugin's interpreter: set it in that plugin's block, as in plugin "name" { runtime = "node" }`)
 	}
 	if err := decodePolicy(&s.Default, content.Attributes, false); err != nil {
 		return err

@@ -81,7 +81,7 @@ func TestParseErrors(t *testing.T) {
 		"same plugin twice": {"sandbox {\n  plugin \"" + long37 + "\" {}\n  plugin \"" + naming.Shorten(long37) + "\" {}\n}\n",
 			`plughost.hcl:3,3-44: Duplicate plugin block`},
 		"default runtime": {"sandbox {\n  runtime = \"node\"\n}\n",
-			`plughost.hcl:2,3-10: Misplaced runtime; runtime names one plugin's interpreter: set it in that plugin's block, as in plugin "name" { runtime = "node" }`},
+			`plughost.hcl:2,3-10: Unsupported argument; An argument named "runtime" is not expected here. "runtime" belongs in a plugin block inside sandbox { }.`},
 		"bad runtime": {"sandbox {\n  plugin \"x\" {\n    runtime = \"ruby\"\n  }\n}\n",
 			`plughost.hcl:3,15-21: Invalid runtime; runtime must be "node" or "python" (for another interpreter, grant what it needs with allow_read)`},
 		"runtime in plugins": {"plugins {\n  plugin \"x\" {\n    runtime = \"node\"\n  }\n}\n", `plughost.hcl:3,5-12: Unsupported argument`},

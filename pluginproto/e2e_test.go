@@ -82,26 +82,46 @@ func helperPlugin() *pluginproto.Plugin {
 		os.Exit(3)
 		return nil, nil
 	})
-	// late returns at once, leaving behind a goroutine that reports
-	// progress after the handler returned (which must reach no one), then
-	// adds a tool named late_<id>.
+	// late returns at once, leaving behind a goroutine that, once release
+	// is called with the same id (so surely after the host has the
+	// result), reports progress (which must reach no one), then adds a
+	// tool named late_<id>.
+	var (
+		lateMu      sync.Mutex
+		lateRelease = map[string]chan struct{}{}
+	)
+	lateChan := func(id string) chan struct{} {
+		lateMu.Lock()
+		defer lateMu.Unlock()
+		if lateRelease[id] == nil {
+			lateRelease[id] = make(chan struct{})
+		}
+		return lateRelease[id]
+	}
 	p.AddTool(pluginproto.Tool{Name: "late"}, func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
 		var args struct{ ID string }
 		if err := r.Bind(&args); err != nil {
 			return nil, err
 		}
-		returned := make(chan struct{})
+		release := lateChan(args.ID)
 		go func() {
-			<-returned
+			<-release
 			for range 3 {
 				r.Progress(9, 9, "late")
 				r.Log(pluginproto.LevelInfo, "late")
 			}
 			p.AddTool(pluginproto.Tool{Name: "late_" + args.ID}, echo)
 		}()
-		defer close(returned)
 		r.Progress(1, 1, "on time")
 		return pluginproto.TextResult("early"), nil
+	})
+	p.AddTool(pluginproto.Tool{Name: "release"}, func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
+		var args struct{ ID string }
+		if err := r.Bind(&args); err != nil {
+			return nil, err
+		}
+		close(lateChan(args.ID))
+		return pluginproto.TextResult("released"), nil
 	})
 	// rendezvous returns its Text once N calls of it are running at the
 	// same time (or its context ends).
@@ -245,7 +265,7 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want2 := []string{"echo", "report", "block", "panic", "add_tool", "exit", "late", "rendezvous", "survey", "touch", "add_resource", "add_prompt"}
+		want2 := []string{"echo", "report", "block", "panic", "add_tool", "exit", "late", "release", "rendezvous", "survey", "touch", "add_resource", "add_prompt"}
 		if diff := cmp.Diff(want2, names(t, tools)); diff != "" {
 			t.Errorf("ListTools (-want +got):\n%s", diff)
 		}
@@ -400,8 +420,12 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil || string(res) != `{"content":[{"type":"text","text":"early"}]}` {
 			t.Fatalf("CallTool = %s, %v", res, err)
 		}
-		// The plugin has tried its late reports once late_l1 is listed;
-		// a call after that on the same connection sees none of them.
+		// The plugin tries its late reports once released, and has tried
+		// them once late_l1 is listed; a call after that on the same
+		// connection sees none of them.
+		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "release", Arguments: json.RawMessage(`{"ID":"l1"}`)}); err != nil {
+			t.Fatal(err)
+		}
 		awaitTool(t, c, changes, "late_l1")
 		got2 := 0
 		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{

@@ -358,7 +358,13 @@ func TestHTTPRateLimit(t *testing.T) {
 func TestHTTPIdleExpiry(t *testing.T) {
 	t.Parallel()
 	hs := startHTTP(t, &Options{IdleTimeout: 100 * time.Millisecond})
-	sid := hs.initialize("2025-11-25")
+	// Only initialize: the session may well expire before a second
+	// request could follow on a loaded machine.
+	status, h, body := hs.roundtrip(req{"POST", "/mcp", postHeaders(""), mcptest.InitMsg("2025-11-25")})
+	sid := h.Get("Mcp-Session-Id")
+	if status != 200 || sid == "" {
+		t.Fatalf("initialize: %d %s", status, body)
+	}
 	hs.logs.await(t, `why="idle for 100ms"`)
 	if s, _, _ := hs.roundtrip(req{"POST", "/mcp", postHeaders(sid), `{"jsonrpc":"2.0","id":1,"method":"ping"}`}); s != 404 {
 		t.Errorf("after expiry: %d, want 404", s)

@@ -35,6 +35,9 @@ var (
 	ErrBadArguments = errors.New("invalid arguments")
 	// ErrTooLarge: the call's arguments or result are over a size limit.
 	ErrTooLarge = errors.New("too large")
+	// ErrInternal: the provider failed while running the call (a plugin's
+	// handler panicked). A call answers it as a tool error; a task fails.
+	ErrInternal = errors.New("provider failed")
 )
 
 // Errorf returns an error that matches kind (errors.Is) and whose text is
@@ -56,10 +59,10 @@ func (e *kindError) Error() string   { return e.err.Error() }
 func (e *kindError) Unwrap() []error { return []error{e.kind, e.err} }
 
 // kinds lists the sentinels an error may wrap to name its cause itself.
-var kinds = []error{ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments, ErrTooLarge}
+var kinds = []error{ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments, ErrTooLarge, ErrInternal}
 
 // Typed reports whether err wraps one of ErrGone, ErrTimedOut, ErrRefused,
-// ErrBadArguments or ErrTooLarge, and so names its cause itself, or is an
+// ErrBadArguments, ErrTooLarge or ErrInternal, and so names its cause itself, or is an
 // *InputRequired (not a failure: it passes the catalog, which only names
 // the provider in it) or a *CapabilityRequired.
 func Typed(err error) bool {

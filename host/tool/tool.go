@@ -66,6 +66,18 @@ type Call struct {
 	ClientCapabilities json.RawMessage
 	// Input is set on the retry of a call that answered InputRequired.
 	Input *Input
+	// Tasks is set when the client accepts a task for this call (MCP
+	// 2026-07-28's tasks extension): the provider may go on with the call
+	// as a task, and says so through Detach. The catalog clears it for a
+	// tool whose definition does not declare execution.taskSupport
+	// "optional" or "required", and refuses a call of a "required" tool
+	// without it (a CapabilityRequired naming the extension).
+	Tasks bool
+	// Detach, set with Tasks, is called by the provider (at most once, on
+	// any goroutine, before the call returns) when the call goes on as a
+	// task: the protocol layer answers the client with the task at once,
+	// and the call's outcome ends the task instead.
+	Detach func()
 }
 
 // Progress is one progress update of a running call.
@@ -97,7 +109,7 @@ type Provider interface {
 	// CallTool runs a tool and returns its MCP CallToolResult as JSON.
 	// A failure of the tool itself is a result with isError: true. An
 	// error return means the call could not be carried out: it wraps
-	// ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments or ErrTooLarge
+	// ErrGone, ErrTimedOut, ErrRefused, ErrBadArguments, ErrTooLarge or ErrInternal
 	// (made with Errorf, naming the cause, tool and provider), or is any
 	// other error, which the catalog wraps naming tool and provider, or
 	// the context's error. Outcome turns it into what the client gets.

@@ -1,0 +1,121 @@
+// Package tasks keeps the tasks of MCP 2026-07-28's tasks extension
+// (io.modelcontextprotocol/tasks, SEP-2663): tool calls that go on in the
+// background while the client polls them with tasks/get, feeds them input
+// with tasks/update and stops them with tasks/cancel.
+//
+// A task is run by the replica that created it (its owner): the call to the
+// plugin lives in that process. Its record lives in a Store that every
+// replica reads: in process for a single plughost (NewMemory), in Redis
+// for replicas (package redistore). So any replica answers tasks/get, and
+// tasks/update and tasks/cancel reach the owner through the store's change
+// feed. An owner that stops without finishing its tasks is noticed through
+// its heartbeat (Store.Alive): its unfinished tasks are failed, naming the
+// replica, within the store's replica timeout.
+//
+// The protocol layer (host/mcp) drives a task through a Run: it creates the
+// task when a call goes on as one, reports the call's progress and its
+// needs for input, and ends the task with the call's outcome. The Service
+// answers the three methods and feeds subscriptions/listen.
+package tasks
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"time"
+)
+
+// Status is a task's status.
+type Status string
+
+// The statuses of a task. Completed, Failed and Cancelled are terminal: a
+// task in one of them never changes again.
+const (
+	Working       Status = "working"
+	InputRequired Status = "input_required"
+	Completed     Status = "completed"
+	Failed        Status = "failed"
+	Cancelled     Status = "cancelled"
+)
+
+// Terminal reports whether s is completed, failed or cancelled.
+func (s Status) Terminal() bool { return s == Completed || s == Failed || s == Cancelled }
+
+// Task is a task's record, as a Store keeps it.
+type Task struct {
+	// ID is the taskId: 128 random bits, unguessable (a task ID is the
+	// only key to the task's state).
+	ID     string `json:"id"`
+	Status Status `json:"status"`
+	// StatusMessage says what the task is doing (the call's last progress
+	// message), what it waits for, or why it failed.
+	StatusMessage string    `json:"statusMessage,omitempty"`
+	Created       time.Time `json:"created"`
+	Updated       time.Time `json:"updated"`
+	// TTL is how long after Created the task is kept; the store forgets
+	// it then.
+	TTL time.Duration `json:"ttl"`
+	// PollInterval is the polling interval suggested to the client.
+	PollInterval time.Duration `json:"pollInterval"`
+	// InputRequests, while InputRequired, are the requests to the client
+	// not answered yet: a JSON object, key → MCP request object
+	// ({"method": ..., "params": ...}).
+	InputRequests json.RawMessage `json:"inputRequests,omitempty"`
+	// Answers are the client's responses received for this round's
+	// requests: a JSON object, key → result. The owner takes them when
+	// every request is answered.
+	Answers json.RawMessage `json:"answers,omitempty"`
+	// State is the provider's request state for the next round (never
+	// shown to the client).
+	State string `json:"state,omitempty"`
+	// Result, when Completed, is the MCP CallToolResult.
+	Result json.RawMessage `json:"result,omitempty"`
+	// Error, when Failed, is the JSON-RPC error object ({"code", "message"}).
+	Error json.RawMessage `json:"error,omitempty"`
+	// Owner is the replica running the task.
+	Owner string `json:"owner"`
+	// Tool is the exposed name of the tool called; Provider, the provider
+	// serving it (input rounds must reach the same one).
+	Tool     string `json:"tool"`
+	Provider string `json:"provider,omitempty"`
+}
+
+// AppendWire appends the task as MCP shows it, without braces' end: the
+// members of a Task ("taskId", "status", "statusMessage", "createdAt",
+// "lastUpdatedAt", "ttlMs", "pollIntervalMs"), and with detailed the
+// DetailedTask members its status carries ("inputRequests", "result" or
+// "error"). The caller opens the object (and may add "resultType").
+func (t *Task) AppendWire(b []byte, detailed bool) []byte { panic("unimplemented") }
+
+// Errors of the Service and the stores.
+var (
+	// ErrNotFound: no task has that ID (never had, or it expired).
+	ErrNotFound = errors.New("task not found")
+	// ErrTooMany: this replica runs MaxRunning tasks already.
+	ErrTooMany = errors.New("too many tasks running")
+	// ErrTerminal: the task is completed, failed or cancelled already.
+	ErrTerminal = errors.New("task already finished")
+)
+
+// Store keeps task records where every replica can read them.
+// Implementations are safe for concurrent use.
+type Store interface {
+	// Create stores a new task. When it returns, Get finds the task on
+	// every replica (a CreateTaskResult may be sent).
+	Create(ctx context.Context, t *Task) error
+	// Get returns the task, or an error wrapping ErrNotFound.
+	Get(ctx context.Context, id string) (*Task, error)
+	// Update applies change to the task atomically and returns the result;
+	// change may run more than once (on a conflicting write) and its error
+	// aborts the update. A terminal task is not changed: ErrTerminal.
+	// Every successful update is announced to Watch on every replica.
+	Update(ctx context.Context, id string, change func(*Task) error) (*Task, error)
+	// Watch calls changed with the ID of every task created or updated on
+	// any replica, until stop is called. Delivery is best effort (a
+	// watcher re-reads the task; a lost notice is made up by polling).
+	Watch(changed func(id string)) (stop func())
+	// Alive reports whether the replica still beats (see Heartbeat).
+	Alive(ctx context.Context, replica string) (bool, error)
+	// Close stops the store's background work.
+	Close() error
+}

@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -98,8 +99,16 @@ type call struct {
 	// the request or the session closed: its response is then not sent.
 	cancelled bool
 
+	// task, set for a tools/call that may go on as a task (the client
+	// accepts one and the tool supports it), is its life as a task
+	// (tasks.go).
+	task *callTask
+
 	mu       sync.Mutex // serializes the call's notifications
 	finished bool       // the call returned: no more notifications
+	// taskRun, once the call goes on as a task, takes its progress and logs
+	// (they become the task's status message) instead of the client.
+	taskRun *tasks.Run
 	token    []byte     // the progressToken; nil when none was given
 	last     float64    // the last progress sent
 	sentAny  bool       // whether any progress was sent
@@ -161,8 +170,12 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 	}
 
 	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token, st: in.st}
-	c.ctx, c.cancel = context.WithCancel(in.ctx)
 	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.capsOf(in.st).raw}
+	if s.srv.mayBecomeTask(in.st, p.name) {
+		c.startTaskable(in.ctx)
+	} else {
+		c.ctx, c.cancel = context.WithCancel(in.ctx)
+	}
 	if in.st != nil {
 		input, round, werr := s.retryInput(in, "tools/call", p.name)
 		if werr != nil {
@@ -305,6 +318,9 @@ func (c *call) run() {
 	} else {
 		res, err = c.op.exec(c, nil)
 	}
+	if c.task != nil && c.task.claim(c, res, err) {
+		return
+	}
 	if err != nil && needsInput(err) {
 		if c.st == nil {
 			c.inputRounds(res, err, s.loop)
@@ -349,6 +365,9 @@ func (c *call) dropSlot() {
 // rare: only then is the call handed to a goroutine of its own, which may
 // wait for the client.
 func (c *call) started(res json.RawMessage, err error) {
+	if c.task != nil && c.task.claim(c, res, err) {
+		return
+	}
 	if err != nil && needsInput(err) {
 		if c.st == nil {
 			c.inputRounds(res, err, true)
@@ -369,20 +388,15 @@ func (c *call) exec(in *tool.Input) (json.RawMessage, error) {
 	return c.s.srv.catalog.CallTool(c.ctx, &c.tc)
 }
 
-// finish answers the call with what the catalog returned and retires it.
-func (c *call) finish(res json.RawMessage, err error) {
+// leave takes the call out of its session: its slot, its entry in the
+// call table, its notifications to the client. It reports whether the
+// call was cancelled (its response is not sent), and returns what must
+// run once the response is written: the call then no longer counts among
+// the session's work.
+func (c *call) leave() (cancelled bool, done func()) {
 	s := c.s
-	defer s.work.Done()
-	pending := true // decided with the call's exit from the table (see detached)
-	defer func() {
-		if pending {
-			s.idle()
-		}
-	}()
-	if br := c.rp.batch; br != nil {
-		defer br.done() // after the response joined the batch's
-	}
 	if c.slot {
+		c.slot = false
 		<-s.calls.slots
 	}
 	c.mu.Lock()
@@ -390,9 +404,26 @@ func (c *call) finish(res json.RawMessage, err error) {
 	c.mu.Unlock()
 	s.calls.mu.Lock()
 	delete(s.calls.inflight, c.key)
-	cancelled := c.cancelled || c.ctx.Err() != nil
-	pending = !c.detached.Swap(false) // under the lock reattach takes
+	cancelled = c.cancelled || c.ctx.Err() != nil
+	pending := !c.detached.Swap(false) // under the lock reattach takes
 	s.calls.mu.Unlock()
+	br := c.rp.batch
+	return cancelled, func() {
+		if br != nil {
+			br.done() // after the response joined the batch's
+		}
+		if pending {
+			s.idle()
+		}
+		s.work.Done()
+	}
+}
+
+// finish answers the call with what the catalog returned and retires it.
+func (c *call) finish(res json.RawMessage, err error) {
+	s := c.s
+	cancelled, done := c.leave()
+	defer done()
 	c.cancel()
 	if e, ok := c.op.(opEnder); ok {
 		e.end(c, err)
@@ -451,6 +482,10 @@ func (c *call) progress(p tool.Progress) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.taskRun != nil {
+		c.taskRun.Progress(progressMessage(p))
+		return
+	}
 	if c.finished || (c.sentAny && p.Progress <= c.last) {
 		return
 	}
@@ -491,6 +526,10 @@ func (c *call) log(l tool.Log) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	if c.taskRun != nil {
+		c.taskRun.Progress(logMessage(lv, l))
+		return
+	}
 	if c.finished {
 		return
 	}

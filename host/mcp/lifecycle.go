@@ -93,6 +93,7 @@ type clientCaps struct {
 	elicitForm    bool // elicitation.form, or an elicitation object naming no mode (form then)
 	elicitURL     bool // elicitation.url is an object
 	roots         bool // capabilities.roots is an object
+	tasks         bool // extensions["io.modelcontextprotocol/tasks"] is an object
 }
 
 var emptyObject = json.RawMessage(`{}`)
@@ -117,5 +118,6 @@ func parseClientCaps(raw []byte) clientCaps {
 		c.elicitURL = wire.IsObject(url)
 	}
 	c.roots = wire.IsObject(wire.Member(raw, "roots"))
+	c.tasks = wire.IsObject(wire.Member(wire.Member(raw, "extensions"), extTasks))
 	return c
 }

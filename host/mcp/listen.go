@@ -9,6 +9,7 @@ import (
 	"sync/atomic"
 
 	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -55,6 +56,7 @@ func (srv *Server) EndListeners() { srv.listeners.once.Do(func() { close(srv.lis
 type listenParams struct {
 	lists uint32   // the list kinds asked (listBit)
 	uris  []string // resourceSubscriptions, each once
+	tasks []string // taskIds (the tasks extension), each once
 }
 
 func decodeListen(params []byte) (listenParams, *wire.Error) {
@@ -68,9 +70,19 @@ func decodeListen(params []byte) (listenParams, *wire.Error) {
 		Resources *bool     `json:"resourcesListChanged"`
 		Prompts   *bool     `json:"promptsListChanged"`
 		URIs      *[]string `json:"resourceSubscriptions"`
+		Tasks     []string  `json:"taskIds"`
 	}
 	if err := json.Unmarshal(n, &f); err != nil {
-		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: notifications: the list_changed members must be booleans and resourceSubscriptions an array of strings")
+		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: notifications: the list_changed members must be booleans, "+
+			"resourceSubscriptions and taskIds arrays of strings")
+	}
+	for _, id := range f.Tasks {
+		if id == "" {
+			return p, wire.NewError(wire.CodeInvalidParams, "invalid params: taskIds: a task id must not be empty")
+		}
+		if !slices.Contains(p.tasks, id) {
+			p.tasks = append(p.tasks, id)
+		}
 	}
 	for _, k := range []struct {
 		b   *bool
@@ -95,9 +107,21 @@ func decodeListen(params []byte) (listenParams, *wire.Error) {
 
 // listen starts a subscriptions/listen request.
 func (s *Session) listen(in incoming, p listenParams) func() {
-	if len(p.uris) > s.subs.max {
+	switch {
+	case len(p.uris) > s.subs.max:
 		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
 			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(s.subs.max)))
+		return nil
+	case len(p.tasks) > s.subs.max:
+		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: taskIds names "+
+			strconv.Itoa(len(p.tasks))+" tasks; one stream may name at most "+strconv.Itoa(s.subs.max)))
+		return nil
+	case len(p.tasks) > 0 && (in.st == nil || !in.st.caps.tasks || s.srv.tasks == nil):
+		if s.srv.tasks == nil {
+			s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: taskIds: this server runs no tasks"))
+		} else {
+			s.respondError(in.rp, in.msg.ID, needTasks("subscriptions/listen with taskIds"))
+		}
 		return nil
 	}
 	run := s.startOpSlot(in, &listenOp{s: s, p: p, wake: make(chan struct{}, 1)}, true)
@@ -124,6 +148,7 @@ type listenOp struct {
 	stopped bool            // the listener ended: pokes count nothing any more
 	subbed  map[string]bool // the URIs honoured
 	updated dueURIs         // URIs whose resources/updated is due
+	tasks   []*tasks.Task   // task states whose notifications/tasks is due, oldest first
 }
 
 // poke wakes the listener; what is due counts as the session's pending
@@ -199,6 +224,15 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 			o.mu.Unlock()
 		}
 	}
+	if len(o.p.tasks) > 0 {
+		stop := srv.tasks.Watch(o.p.tasks, func(t *tasks.Task) {
+			o.mu.Lock()
+			o.tasks = dueTask(o.tasks, t)
+			o.mu.Unlock()
+			o.poke()
+		})
+		defer stop()
+	}
 	c.notify(o.acknowledgement(c.id))
 	c.detached.Store(true) // a listener is not pending work: it never ends by itself
 	c.s.idle()
@@ -212,6 +246,8 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 			bits := o.lists.Swap(0)
 			o.mu.Lock()
 			updated := o.updated.take()
+			due := o.tasks
+			o.tasks = nil
 			o.mu.Unlock()
 			for _, l := range listChanged {
 				if bits&l.bit != 0 {
@@ -220,6 +256,9 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 			}
 			for _, uri := range updated {
 				c.notify(appendListenNotification(nil, "notifications/resources/updated", c.id, uri))
+			}
+			for _, t := range due {
+				c.notify(appendTaskNotification(nil, c.id, t))
 			}
 			c.s.idle()
 		}
@@ -251,6 +290,17 @@ func (o *listenOp) acknowledgement(id []byte) []byte {
 			member(k.name)
 			b = append(b, "true"...)
 		}
+	}
+	if len(o.p.tasks) > 0 {
+		member("taskIds") // every one named: a task's id is the key to it, so whoever names one may watch it
+		b = append(b, '[')
+		for i, id := range o.p.tasks {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = wire.AppendString(b, id)
+		}
+		b = append(b, ']')
 	}
 	if len(o.p.uris) > 0 {
 		member("resourceSubscriptions")
@@ -309,4 +359,28 @@ func (c *call) notify(msg []byte) {
 	if !c.finished {
 		c.s.write(c.rp.out, msg)
 	}
+}
+
+// dueTask records t's state as due on a listen stream: a task's earlier
+// state still due is replaced (the latest is what a client wants), but
+// its place in the order is kept.
+func dueTask(due []*tasks.Task, t *tasks.Task) []*tasks.Task {
+	for i, d := range due {
+		if d.ID == t.ID {
+			due[i] = t
+			return due
+		}
+	}
+	return append(due, t)
+}
+
+// appendTaskNotification appends notifications/tasks for t on the listen
+// stream id: the task as tasks/get would show it.
+func appendTaskNotification(b []byte, id []byte, t *tasks.Task) []byte {
+	b = wire.AppendNotificationHead(b, "notifications/tasks")
+	b = append(b, `,"params":{"_meta":{"`+metaSubscriptionID+`":`...)
+	b = append(b, id...)
+	b = append(b, '}')
+	b = t.AppendWire(b, true)
+	return append(b, "}}"...)
 }

@@ -186,6 +186,14 @@ func init() {
 			serve: request(noParams, (*Session).discover)},
 		{name: "subscriptions/listen", revs: statelessEra, long: true,
 			serve: request(decodeListen, (*Session).listen)},
+		// The tasks extension's (tasks.go); its removed v1 methods
+		// (tasks/result, tasks/list) are unknown here, so -32601.
+		{name: "tasks/get", revs: statelessEra, long: true,
+			serve: request(decodeTask("tasks/get"), (*Session).startTask)},
+		{name: "tasks/update", revs: statelessEra, long: true,
+			serve: request(decodeTask("tasks/update"), (*Session).startTask)},
+		{name: "tasks/cancel", revs: statelessEra, long: true,
+			serve: request(decodeTask("tasks/cancel"), (*Session).startTask)},
 	} {
 		table[m.name] = m
 	}

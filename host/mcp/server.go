@@ -14,6 +14,7 @@ import (
 
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
 
 	"github.com/plughost/plughost/host/mcp/stdio"
@@ -168,6 +169,17 @@ type Options struct {
 	// the whole server; 0 means DefaultMaxListeners (1000). One more is
 	// refused with -32602 naming the limit.
 	MaxListeners int
+	// Tasks, when not nil, runs MCP 2026-07-28's tasks extension
+	// (tasks.go): server/discover declares it, a call of a tool that
+	// supports tasks may go on as one for a client that declares it, and
+	// tasks/get, tasks/update and tasks/cancel are served. Nil: no tasks
+	// (those methods answer -32601). Its store decides whether replicas
+	// share the tasks (Redis) or each keeps its own.
+	Tasks *tasks.Service
+	// EscalateAfter is how long a call that may go on as a task runs for
+	// its request before the server makes it a task by itself; 0 means
+	// only when its provider says so (a plugin's Request.RunAsTask).
+	EscalateAfter time.Duration
 	// OnSession, when set, is called with every session the server opens,
 	// before it serves anything. The function it returns, when not nil, is
 	// called each time a piece of the session's work has written its
@@ -198,6 +210,8 @@ type Server struct {
 	listTTL        []byte // ttlMs's value, in decimal
 	listeners      listeners
 	onSession      func(*Session) func()
+	tasks          *tasks.Service // Options.Tasks
+	escalateAfter  time.Duration
 
 	clientsMu sync.Mutex
 	samplers  []*Session // initialized sessions whose client can sample, oldest first
@@ -220,6 +234,10 @@ func NewServer(c Catalog, opts *Options) *Server {
 		onSession:    opts.OnSession,
 		sealer:       opts.StateSealer,
 		stateTTL:     opts.StateTTL,
+		tasks:        opts.Tasks,
+	}
+	if s.tasks != nil {
+		s.escalateAfter = opts.EscalateAfter
 	}
 	if s.sealer == nil {
 		s.sealer = sealed.NewRandom()
@@ -279,7 +297,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 		}
 		s.initResult[i] = b
 	}
-	s.discoverResult = discoverResult(version, opts.Instructions)
+	s.discoverResult = discoverResult(version, opts.Instructions, s.tasks != nil)
 	return s
 }
 

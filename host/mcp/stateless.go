@@ -214,13 +214,23 @@ func (srv *Server) appendCacheable(b []byte) []byte {
 
 // discoverResult returns server/discover's result but for its cacheable
 // members, as an object's inside: the versions spoken, the stateless
-// revision's capabilities, the instructions and serverInfo (in _meta).
-func discoverResult(version, instructions string) []byte {
+// revision's capabilities (with the tasks extension when the server runs
+// tasks), the instructions and serverInfo (in _meta).
+func discoverResult(version, instructions string, withTasks bool) []byte {
 	sup, _ := json.Marshal(supportedVersions)
 	b := []byte(`"supportedVersions":`)
 	b = append(b, sup...)
 	b = append(b, `,"capabilities":`...)
-	b = append(b, capabilitiesIn(statelessEra)...)
+	caps := capabilitiesIn(statelessEra)
+	if withTasks {
+		ext := `"extensions":{"` + extTasks + `":{}}`
+		if caps == "{}" {
+			caps = "{" + ext + "}"
+		} else {
+			caps = "{" + ext + "," + caps[1:]
+		}
+	}
+	b = append(b, caps...)
 	if instructions != "" {
 		b = append(b, `,"instructions":`...)
 		b = wire.AppendString(b, instructions)

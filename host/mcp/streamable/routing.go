@@ -33,7 +33,9 @@ const maxSchemaDepth = 32
 //   - Mcp-Method is required on every request and must be the body's
 //     method;
 //   - Mcp-Name is required on tools/call and prompts/get, where it must be
-//     params.name, and on resources/read, where it must be params.uri;
+//     params.name, on resources/read, where it must be params.uri, and on
+//     tasks/get, tasks/update and tasks/cancel, where it must be
+//     params.taskId;
 //   - on tools/call, each property of the tool's inputSchema annotated
 //     "x-mcp-header": "H" (through "properties" alone, at any depth) is
 //     mirrored in the header Mcp-Param-H: when the argument has a value
@@ -77,6 +79,8 @@ func checkRoutingHeaders(r *http.Request, m wire.Message, toolDef func(name stri
 		member = "name"
 	case "resources/read":
 		member = "uri"
+	case "tasks/get", "tasks/update", "tasks/cancel": // the tasks extension's (SEP-2663)
+		member = "taskId"
 	default:
 		return nil
 	}

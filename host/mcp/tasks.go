@@ -1,0 +1,428 @@
+package mcp
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// Tasks: MCP 2026-07-28's tasks extension (io.modelcontextprotocol/tasks,
+// SEP-2663). A tools/call of a stateless request whose _meta declares the
+// extension, of a tool whose definition declares execution.taskSupport
+// ("optional" or "required"), may go on as a task: when its provider says
+// so (a plugin's Request.RunAsTask) or when it is still running after
+// Options.EscalateAfter, the server creates the task (durably: any replica
+// finds it when the client learns its id), answers the request with a
+// CreateTaskResult, and keeps the call running with a context of its own:
+// the request is over, the call is not. From then on the call's progress
+// and logs become the task's statusMessage, a need for the client's input
+// parks the task in input_required until tasks/update has answered every
+// request (then the provider runs again with the answers, as in an input
+// round), and the call's outcome ends the task: completed with its result
+// (isError results included), or failed with a JSON-RPC error when the
+// call could not be carried out (the plugin crashed, was unloaded or
+// timed out; its handler panicked). tasks/cancel, on any replica, cancels
+// the call in its plugin. A task lives for its TTL (Options.Tasks), then
+// is forgotten; its call is cancelled then if it still runs.
+//
+// tasks/get, tasks/update and tasks/cancel need the extension declared in
+// the request's _meta (otherwise -32021 naming it), answer -32602 for a
+// task id nobody knows, and are acknowledged with an empty result. A
+// subscriptions/listen naming taskIds gets notifications/tasks, each the
+// task as tasks/get would show it.
+
+// extTasks is the tasks extension's identifier.
+const extTasks = "io.modelcontextprotocol/tasks"
+
+// needTasks is the -32021 error of a request that needs the tasks
+// extension declared.
+func needTasks(what string) *wire.Error {
+	return &wire.Error{Code: CodeMissingCapability, Message: "missing required client capability: " + what +
+		" needs the " + extTasks + " extension declared in _meta's clientCapabilities.extensions",
+		Data: []byte(`{"requiredCapabilities":{"extensions":{"` + extTasks + `":{}}}}`)}
+}
+
+// taskSupport returns a tool definition's execution.taskSupport ("" when
+// absent or "forbidden").
+func taskSupport(def []byte) string {
+	ts, _ := wire.Unquote(wire.Member(wire.Member(def, "execution"), "taskSupport"))
+	if ts == "optional" || ts == "required" {
+		return ts
+	}
+	return ""
+}
+
+// mayBecomeTask reports whether a tools/call of the named tool may go on
+// as a task: the server runs tasks, the request is stateless and declares
+// the extension, and the tool supports tasks.
+func (srv *Server) mayBecomeTask(st *stateless, name string) bool {
+	return srv.tasks != nil && st != nil && st.caps.tasks && taskSupport(srv.Tool(name)) != ""
+}
+
+// The states of a call that may go on as a task.
+const (
+	taskNone     = iota // running for the request; no task yet
+	taskCreating        // the task is being created
+	taskRunning         // a task: the request is answered
+	taskNever           // answered for the request (or the task could not be made): never a task
+)
+
+// callTask is a call's life as a task.
+type callTask struct {
+	mu       sync.Mutex
+	state    int
+	ready    chan struct{} // closed when taskCreating ends
+	run      *tasks.Run
+	escalate *time.Timer // Options.EscalateAfter's; nil when off
+	// unhook stops watching the request's context, which ends the call
+	// while it is not a task.
+	unhook func() bool
+	req    context.Context // the request's context
+}
+
+// startTaskable sets up a call that may go on as a task: its context
+// outlives the request once it is one, and ends with the request until
+// then.
+func (c *call) startTaskable(req context.Context) {
+	t := &callTask{req: req}
+	c.task = t
+	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(req))
+	t.unhook = context.AfterFunc(req, func() {
+		t.mu.Lock()
+		defer t.mu.Unlock()
+		if t.state != taskRunning && t.state != taskCreating {
+			c.cancel()
+		}
+	})
+	c.tc.Tasks = true
+	c.tc.Detach = c.detach
+	if d := c.s.srv.escalateAfter; d > 0 {
+		t.escalate = time.AfterFunc(d, c.detach)
+	}
+}
+
+// detach makes the call a task, unless it has been answered already. It
+// runs on the provider's goroutine (or the escalation timer's), which must
+// not wait: the task is created on a goroutine of its own.
+func (c *call) detach() {
+	t := c.task
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if t.state != taskNone {
+		return
+	}
+	t.state, t.ready = taskCreating, make(chan struct{})
+	go c.createTask()
+}
+
+// claim is called with what the provider returned; it reports whether the
+// task takes it (the call is a task, or is becoming one), else the
+// request is answered as usual and the call never becomes a task.
+func (t *callTask) claim(c *call, res json.RawMessage, err error) bool {
+	t.mu.Lock()
+	switch t.state {
+	case taskNone, taskNever:
+		t.state = taskNever
+		t.mu.Unlock()
+		t.stop()
+		return false
+	case taskCreating:
+		t.mu.Unlock()
+		go func() {
+			<-t.ready
+			if t.state == taskRunning { // settled before ready closed
+				c.runTask(res, err)
+				return
+			}
+			c.settle(res, err)
+		}()
+		return true
+	}
+	t.mu.Unlock()
+	go c.runTask(res, err)
+	return true
+}
+
+// stop stops what watches a call that will not be a task (or is over).
+func (t *callTask) stop() {
+	if t.escalate != nil {
+		t.escalate.Stop()
+	}
+	t.unhook()
+}
+
+// settle answers the request with what the provider returned, as a call
+// that is no task does.
+func (c *call) settle(res json.RawMessage, err error) {
+	if err != nil && needsInput(err) {
+		c.statelessInput(err, false)
+		return
+	}
+	c.finish(res, err)
+}
+
+// createTask creates the task, answers the request with it, and hands the
+// call's notifications to the task. When it cannot (too many tasks, the
+// store failing), the call goes on for the request.
+func (c *call) createTask() {
+	srv, t := c.s.srv, c.task
+	task, run, err := srv.tasks.Create(c.ctx, c.tc.Name, "")
+	t.mu.Lock()
+	if err != nil {
+		t.state = taskNever
+		close(t.ready)
+		t.mu.Unlock()
+		srv.log.Warn("a call goes on without a task: the task cannot be created", "tool", c.tc.Name, "error", err)
+		if t.req.Err() != nil {
+			c.cancel() // the request is gone meanwhile
+		}
+		return
+	}
+	t.state, t.run = taskRunning, run
+	close(t.ready)
+	t.mu.Unlock()
+	t.stop()
+	srv.log.Debug("a call goes on as a task", "tool", c.tc.Name, "task", task.ID)
+
+	c.mu.Lock()
+	c.taskRun = run
+	c.mu.Unlock()
+	// The task's end: cancelled by a client (on any replica), by its TTL,
+	// or by the service closing.
+	ttl := time.AfterFunc(time.Until(task.Created.Add(task.TTL)), c.cancel)
+	go func() {
+		select {
+		case <-run.Cancelled():
+			c.cancel()
+		case <-c.ctx.Done():
+		}
+		ttl.Stop()
+	}()
+
+	cancelled, done := c.leave()
+	defer done()
+	if cancelled { // the client cancelled the request meanwhile: nobody knows the task
+		_ = srv.tasks.Cancel(context.WithoutCancel(c.ctx), task.ID)
+		return
+	}
+	bp := wire.GetBuf()
+	b := wire.AppendResultHead(*bp, c.id)
+	b = append(b, `{"resultType":"task"`...)
+	b = task.AppendWire(b, false)
+	b = append(b, "}}"...)
+	*bp = b
+	c.s.respond(c.rp, b)
+	wire.PutBuf(bp)
+}
+
+// runTask ends the task with the call's outcome, after as many input
+// rounds as its provider asks for; it runs on a goroutine of its own.
+func (c *call) runTask(res json.RawMessage, err error) {
+	srv, run := c.s.srv, c.task.run
+	defer run.Close()
+	defer c.cancel()
+	bg := context.WithoutCancel(c.ctx)
+	for err != nil && needsInput(err) && c.ctx.Err() == nil {
+		var in *tool.Input
+		if in, err = c.taskInput(err); err != nil {
+			break
+		}
+		res, err = c.exec(in)
+	}
+	switch {
+	case c.ctx.Err() != nil:
+		// Cancelled (the task is already), expired, or the service is
+		// closing (it fails the task itself).
+		srv.log.Debug("a task's call ended", "task", run.ID(), "why", context.Cause(c.ctx))
+	case err == nil:
+		_ = run.Complete(bg, res)
+	case missingCapability(err) != nil:
+		e := missingCapability(err)
+		_ = run.Fail(bg, e.Code, e.Message)
+	default:
+		if _, rpcErr := tool.Outcome(err); rpcErr != nil {
+			_ = run.Fail(bg, rpcErr.Code, rpcErr.Message)
+		} else if failedCall(err) {
+			_ = run.Fail(bg, wire.CodeInternalError, err.Error())
+		} else {
+			_ = run.Complete(bg, tool.ErrorResult(err.Error()))
+		}
+	}
+}
+
+// failedCall reports whether a call's error means it could not be carried
+// out (a task fails with it), rather than a failure of the tool itself (a
+// task completes with an isError result).
+func failedCall(err error) bool {
+	for _, k := range []error{tool.ErrGone, tool.ErrTimedOut, tool.ErrRefused, tool.ErrInternal} {
+		if errors.Is(err, k) {
+			return true
+		}
+	}
+	return false
+}
+
+// taskInput parks the task until the client has answered the provider's
+// requests (err is a *tool.InputRequired) and returns the input to run the
+// provider again with. Requests the client did not declare the capability
+// for are not asked: they get an InputError, as in an input round.
+func (c *call) taskInput(err error) (*tool.Input, error) {
+	var ir *tool.InputRequired
+	errors.As(err, &ir)
+	if c.round >= maxInputRounds {
+		return nil, errors.New("the provider asked for the client's input more than " + strconv.Itoa(maxInputRounds) + " times for one task, the most allowed")
+	}
+	c.round++
+	all, perr := parseInputRequests(ir.Requests)
+	if perr != nil {
+		return nil, errors.New("the provider's request for the client's input is malformed: " + perr.Error())
+	}
+	in := &tool.Input{State: ir.State, Provider: ir.Provider}
+	b := []byte{'{'}
+	for _, r := range all {
+		if why := cannotAsk(r, &c.st.caps, -1); why != "" {
+			if in.Errors == nil {
+				in.Errors = map[string]tool.InputError{}
+			}
+			in.Errors[r.key] = tool.InputError{Code: tool.CodeNotSupported, Message: why}
+			continue
+		}
+		if len(b) > 1 {
+			b = append(b, ',')
+		}
+		b = wire.AppendString(b, r.key)
+		b = append(b, `:{"method":`...)
+		b = wire.AppendString(b, r.method)
+		b = append(b, `,"params":`...)
+		b = append(b, r.params...)
+		b = append(b, '}')
+	}
+	if len(b) == 1 {
+		return in, nil // nothing to ask: the provider runs again at once
+	}
+	run := c.task.run
+	if err := run.NeedInput(c.ctx, append(b, '}'), ir.State); err != nil {
+		return nil, err
+	}
+	answers, state, err := run.WaitInput(c.ctx)
+	if err != nil {
+		return nil, err
+	}
+	in.Responses, in.State = answers, state
+	return in, nil
+}
+
+// progressMessage is a task's status message for a progress notification.
+func progressMessage(p tool.Progress) string {
+	n := strconv.FormatFloat(p.Progress, 'g', -1, 64)
+	if p.Total != 0 && finite(p.Total) {
+		n += "/" + strconv.FormatFloat(p.Total, 'g', -1, 64)
+	}
+	if p.Message == "" {
+		return "progress " + n
+	}
+	return p.Message + " (" + n + ")"
+}
+
+// logMessage is a task's status message for a log message of level lv:
+// its data, as text when it is a string.
+func logMessage(lv int, l tool.Log) string {
+	text, ok := wire.Unquote(l.Data)
+	if !ok {
+		text = string(l.Data)
+	}
+	return levels[lv] + ": " + text
+}
+
+// taskParams are the params of tasks/get, tasks/update and tasks/cancel.
+type taskParams struct {
+	method    string
+	id        string
+	responses json.RawMessage // tasks/update's inputResponses, owned
+}
+
+// decodeTask returns the decoder of method's params: a taskId, a string,
+// and for tasks/update inputResponses, an object of objects.
+func decodeTask(method string) func([]byte) (taskParams, *wire.Error) {
+	return func(params []byte) (taskParams, *wire.Error) {
+		p := taskParams{method: method}
+		var ok bool
+		if p.id, ok = wire.Unquote(wire.Member(params, "taskId")); !ok || p.id == "" {
+			return p, wire.NewError(wire.CodeInvalidParams, "invalid params: "+method+" needs taskId, a non-empty string")
+		}
+		if method != "tasks/update" {
+			return p, nil
+		}
+		resp := wire.Member(params, "inputResponses")
+		if !wire.IsObject(resp) {
+			return p, wire.NewError(wire.CodeInvalidParams, "invalid params: tasks/update needs inputResponses, an object (key → the client's result)")
+		}
+		for k, v := range wire.Members(resp) {
+			if !wire.IsObject(v) {
+				key, _ := wire.Unquote(k)
+				return p, wire.NewError(wire.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
+					"] is not an object (a CreateMessageResult, ElicitResult or ListRootsResult)")
+			}
+		}
+		p.responses, _ = wire.AppendJSON(nil, resp) // the transport's bytes: copy
+		return p, nil
+	}
+}
+
+// startTask starts tasks/get, tasks/update or tasks/cancel: a long call,
+// since the store may be Redis.
+func (s *Session) startTask(in incoming, p taskParams) func() {
+	switch {
+	case s.srv.tasks == nil:
+		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+p.method+" (this server runs no tasks)"))
+		return nil
+	case in.st == nil || !in.st.caps.tasks:
+		s.respondError(in.rp, in.msg.ID, needTasks(p.method))
+		return nil
+	}
+	return s.startOp(in, &taskOp{p: p})
+}
+
+// taskOp is one tasks/get, tasks/update or tasks/cancel.
+type taskOp struct {
+	p    taskParams
+	task *tasks.Task // tasks/get's
+}
+
+func (o *taskOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
+	svc := c.s.srv.tasks
+	var err error
+	switch o.p.method {
+	case "tasks/get":
+		o.task, err = svc.Get(c.ctx, o.p.id)
+	case "tasks/update":
+		err = svc.Update(c.ctx, o.p.id, o.p.responses)
+	case "tasks/cancel":
+		err = svc.Cancel(c.ctx, o.p.id)
+	}
+	return nil, err
+}
+
+func (o *taskOp) answer(b []byte, c *call, _ json.RawMessage, err error) []byte {
+	switch {
+	case errors.Is(err, tasks.ErrNotFound):
+		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInvalidParams, "invalid params: no task "+strconv.Quote(o.p.id)+
+			": it never existed, or it expired"))
+	case err != nil:
+		c.s.srv.log.Error("a task request failed", "method", o.p.method, "task", o.p.id, "error", err)
+		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInternalError, "internal error: "+o.p.method+": "+err.Error()))
+	}
+	b = wire.AppendResultHead(b, c.id)
+	b = append(b, `{"resultType":"complete"`...)
+	if o.task != nil {
+		b = o.task.AppendWire(b, true)
+	}
+	return append(b, "}}"...)
+}

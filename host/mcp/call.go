@@ -486,7 +486,9 @@ func (c *call) progress(p tool.Progress) {
 		c.taskRun.Progress(progressMessage(p))
 		return
 	}
-	if c.finished || (c.sentAny && p.Progress <= c.last) {
+	if c.finished || c.token == nil || (c.sentAny && p.Progress <= c.last) {
+		// c.token is nil for a call that takes progress only in case it
+		// becomes a task (startTaskable).
 		return
 	}
 	c.last, c.sentAny = p.Progress, true

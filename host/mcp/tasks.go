@@ -103,6 +103,7 @@ func (c *call) startTaskable(req context.Context) {
 	})
 	c.tc.Tasks = true
 	c.tc.Detach = c.detach
+	c.tc.Progress = c.progress // a task's status message, even without a progressToken
 	if d := c.s.srv.escalateAfter; d > 0 {
 		t.escalate = time.AfterFunc(d, c.detach)
 	}

@@ -35,6 +35,7 @@ import (
 //	caps     returns its ClientCapabilities as text (not listed)
 //	<script> any of the input scripts (see Scripts; not listed) needing the
 //	         client's input, answered as a CallToolResult
+//	job…     the task tools (see tasks.go; not listed)
 //
 // Any other name is tool.ErrUnknownTool. ListTools pages by pageSize. The
 // rest of the surface (resources, prompts, completion, subscriptions) is
@@ -66,6 +67,7 @@ type Catalog struct {
 	scriptCtx context.Context
 	// lastInput is the Input of the last retry of an input script.
 	lastInput *tool.Input
+	jobs      jobs // the task tools' (tasks.go)
 }
 
 // parkedCall is a slow call waiting to be released or cancelled.
@@ -175,6 +177,9 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 		return json.RawMessage("{oops"), nil
 	case "pretty":
 		return json.RawMessage("{\n  \"content\": [\n    {\"type\": \"text\", \"text\": \"a\\nb\"}\n  ]\n}\n"), nil
+	}
+	if res, err, ok := c.callJob(ctx, call); ok {
+		return res, err
 	}
 	if _, ok := scripts[call.Name]; ok {
 		text, failed, err := c.script(ctx, call.Name, call.Input)

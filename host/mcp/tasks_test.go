@@ -173,7 +173,7 @@ func TestTaskProgress(t *testing.T) {
 // is cancelled, and the call's context ends in its provider.
 func TestTaskCancel(t *testing.T) {
 	t.Parallel()
-	c, svc := newTaskClient(t, false, Options{})
+	c, _ := newTaskClient(t, false, Options{})
 	id := startTask(t, c, 1, "job", `{}`)
 	c.await("the job to wait", func() bool { n, _ := c.cat.Jobs(); return n == 1 })
 	_, line := taskRequest(t, c, 2, "tasks/cancel", `"taskId":"`+id+`"`, taskMeta)

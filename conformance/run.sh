@@ -1,17 +1,17 @@
 #!/usr/bin/env bash
 # Runs the official MCP conformance suite (@modelcontextprotocol/conformance, pinned in
-# package.json) against plughost serving Streamable HTTP with only the conformance plugin, twice:
+# package.json) against plughost serving Streamable HTTP with only the conformance plugin, three times:
 # 0.1.16's whole suite (the 2025 revisions, sessions) judged by expected-failures.txt, and
-# 0.2.0-alpha.12 (package conformance-2026) with --requirements 2026-07-28 (stateless requests, the
-# same server and endpoint) judged by expected-failures-2026.txt. `make conformance` calls it after
-# `make build`.
+# 0.2.0-alpha.12 (package conformance-2026) twice: with --requirements 2026-07-28 (stateless requests,
+# the same server and endpoint), and its active set (its default: the session scenarios), both judged
+# by expected-failures-2026.txt. `make conformance` calls it after `make build`.
 #
 #   conformance/run.sh PLUGHOST CONFORMANCE_PLUGIN
 #
 # It fails when a scenario not listed in a run's expected-failures file fails, when a listed one
 # passes, when a file names a scenario its suite does not have, or when a process outlives the run.
 # Needs `npm ci` in conformance/ (Node 22 comes from the `node` package there). Every check of
-# every scenario is kept in bin/conformance/{2025,2026}/ (or $CONFORMANCE_RESULTS);
+# every scenario is kept in bin/conformance/{2025,2026,2026-active}/ (or $CONFORMANCE_RESULTS);
 # $CONFORMANCE_EXPECTED_FAILURES and $CONFORMANCE_EXPECTED_FAILURES_2026 name other files.
 set -euo pipefail
 
@@ -154,3 +154,6 @@ echo "conformance: 2025: ok ($n2025 expected failures, listed in $expected)"
 # ones and the tasks extension), stateless, on the same endpoint.
 judge 2026 "$suite2026" "$results/2026" --requirements 2026-07-28 --expected-failures "$tmp/expected-failures-2026.yml"
 echo "conformance: 2026-07-28: ok ($n2026 expected failures, listed in $expected2026)"
+# The same suite's active set (its default): the session scenarios as the next suite judges them.
+judge 2026-active "$suite2026" "$results/2026-active" --suite active --expected-failures "$tmp/expected-failures-2026.yml"
+echo "conformance: 0.2.0-alpha.12 active: ok ($n2026 expected failures, listed in $expected2026)"

@@ -5,6 +5,12 @@
 //	v, err := mcpschema.New("2025-11-25")
 //	err = v.Check(line, "tools/call") // a response to a tools/call request
 //	err = v.Check(line, "")           // a notification or a request
+//
+// The validator of 2026-07-28 also knows the messages of the tasks extension
+// (io.modelcontextprotocol/tasks), compiled from its own schema
+// (testdata/ext-tasks.json): the results of tasks/get, tasks/update and
+// tasks/cancel, a tools/call answered with a task (resultType "task") and the
+// notifications/tasks notification.
 package mcpschema
 
 import (
@@ -14,6 +20,7 @@ import (
 	"fmt"
 	"sort"
 	"strings"
+	"time"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
 )
@@ -21,18 +28,63 @@ import (
 //go:embed testdata/*.json
 var schemas embed.FS
 
-// Versions lists the protocol versions whose schemas are embedded, oldest first.
+// Versions lists the protocol versions whose schemas are embedded, oldest
+// first: the files of testdata named for a revision's date (ext-tasks.json,
+// the schema of an extension, is none).
 func Versions() []string {
 	entries, _ := schemas.ReadDir("testdata")
 	var vs []string
 	for _, e := range entries {
-		if v, ok := strings.CutSuffix(e.Name(), ".json"); ok {
+		if v, ok := strings.CutSuffix(e.Name(), ".json"); ok && isVersion(v) {
 			vs = append(vs, v)
 		}
 	}
 	sort.Strings(vs)
 	return vs
 }
+
+// isVersion tells whether name is a protocol revision (a date, YYYY-MM-DD).
+func isVersion(name string) bool {
+	_, err := time.Parse(time.DateOnly, name)
+	return err == nil
+}
+
+// The tasks extension (io.modelcontextprotocol/tasks, SEP-2663) of
+// 2026-07-28: its schema is a document of its own, self-contained (it carries
+// its own copies of the core definitions it refers to: Result, Error,
+// JSONRPCNotification, InputRequests...), whose $id is tasksURL.
+const (
+	tasksVersion = "2026-07-28"
+	tasksFile    = "testdata/ext-tasks.json"
+	tasksURL     = "https://modelcontextprotocol.io/ext-tasks/schema.json"
+)
+
+// taskResultDefs names the extension's definition of each of its requests'
+// results (tasks/update and tasks/cancel: an acknowledgement,
+// resultType "complete").
+var taskResultDefs = map[string]string{
+	"tasks/get":    "GetTaskResult",
+	"tasks/update": "UpdateTaskResult",
+	"tasks/cancel": "CancelTaskResult",
+}
+
+// createTaskDef is the extension's definition of a result whose resultType
+// is "task": the answer to a request the server carries on as a task, which
+// the extension allows only for the requests of taskRequests.
+const createTaskDef = "CreateTaskResult"
+
+var taskRequests = map[string]bool{"tools/call": true}
+
+// taskNotificationDefs names the extension's definition of each of its
+// notifications.
+var taskNotificationDefs = map[string]string{
+	"notifications/tasks": "TaskStatusNotification",
+}
+
+// taskAckDef is the extension's definition of the taskIds it adds to the
+// notifications of a subscription's acknowledgement (whose core definition,
+// SubscriptionFilter, lets any member through).
+const taskAckDef = "TaskSubscriptionAcknowledgedNotifications"
 
 // resultDefs names the schema definition of each request's result.
 var resultDefs = map[string]string{
@@ -104,10 +156,15 @@ type Validator struct {
 	requests      map[string]*jsonschema.Schema
 	inputRequired *jsonschema.Schema             // nil before 2026-07-28
 	errors        map[float64]*jsonschema.Schema // by code
+	createTask    *jsonschema.Schema             // the tasks extension's; nil but in 2026-07-28
+	taskAck       *jsonschema.Schema             // likewise
 }
 
 // New compiles the schema of a protocol version.
 func New(version string) (*Validator, error) {
+	if !isVersion(version) {
+		return nil, fmt.Errorf("no schema for protocol version %q", version)
+	}
 	raw, err := schemas.ReadFile("testdata/" + version + ".json")
 	if err != nil {
 		return nil, fmt.Errorf("no schema for protocol version %q", version)
@@ -192,7 +249,45 @@ func New(version string) (*Validator, error) {
 			}
 		}
 	}
+	if version == tasksVersion {
+		if err := v.addTasks(c); err != nil {
+			return nil, fmt.Errorf("the tasks extension's schema: %w", err)
+		}
+	}
 	return v, nil
+}
+
+// addTasks compiles the messages of the tasks extension from its schema.
+func (v *Validator) addTasks(c *jsonschema.Compiler) error {
+	raw, err := schemas.ReadFile(tasksFile)
+	if err != nil {
+		return err
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(raw))
+	if err != nil {
+		return err
+	}
+	if err := c.AddResource(tasksURL, doc); err != nil {
+		return err
+	}
+	compile := func(def string) (*jsonschema.Schema, error) {
+		return c.Compile(tasksURL + "#/$defs/" + def)
+	}
+	for method, def := range taskResultDefs {
+		if v.results[method], err = compile(def); err != nil {
+			return err
+		}
+	}
+	for method, def := range taskNotificationDefs {
+		if v.notifications[method], err = compile(def); err != nil {
+			return err
+		}
+	}
+	if v.createTask, err = compile(createTaskDef); err != nil {
+		return err
+	}
+	v.taskAck, err = compile(taskAckDef)
+	return err
 }
 
 // Check validates one message the server wrote. For a response, method is the
@@ -203,8 +298,11 @@ func (v *Validator) Check(msg []byte, method string) error {
 }
 
 // CheckFunc is Check for messages that may be batches (2025-03-26): method
-// returns the method of the request with the given raw id.
+// returns the method of the request with the given raw id (nil: unknown).
 func (v *Validator) CheckFunc(msg []byte, method func(id json.RawMessage) string) error {
+	if method == nil {
+		method = func(json.RawMessage) string { return "" }
+	}
 	var probe any
 	if err := json.Unmarshal(msg, &probe); err != nil {
 		return fmt.Errorf("not JSON: %v", err)
@@ -244,7 +342,14 @@ func (v *Validator) checkOne(msg any, methodOf func(json.RawMessage) string) err
 		if !ok {
 			return fmt.Errorf("unexpected notification %q", n)
 		}
-		return wrap(n, s.Validate(msg))
+		if err := s.Validate(msg); err != nil {
+			return wrap(n, err)
+		}
+		if n == "notifications/subscriptions/acknowledged" && v.taskAck != nil {
+			params, _ := obj["params"].(map[string]any)
+			return wrap(n+" (tasks extension)", v.taskAck.Validate(params["notifications"]))
+		}
+		return nil
 	case hasError:
 		if id, ok := obj["id"]; ok && id == nil {
 			// JSON-RPC 2.0 requires "id": null when the request's id could
@@ -264,10 +369,19 @@ func (v *Validator) checkOne(msg any, methodOf func(json.RawMessage) string) err
 			return wrap("response", err)
 		}
 		rawID, _ := json.Marshal(id)
-		if res, ok := obj["result"].(map[string]any); ok && res["resultType"] == "input_required" && v.inputRequired != nil {
+		method := methodOf(rawID)
+		res, _ := obj["result"].(map[string]any)
+		if res != nil && res["resultType"] == "task" && v.createTask != nil {
+			if !taskRequests[method] {
+				return fmt.Errorf("a task (resultType \"task\") answers id %s, whose request (method %q) the tasks extension does not let become a task", rawID, method)
+			}
+			return wrap(createTaskDef, v.createTask.Validate(res))
+		}
+		// The extension's own requests have their own results, whatever
+		// the resultType (theirs is "complete").
+		if res != nil && res["resultType"] == "input_required" && v.inputRequired != nil && taskResultDefs[method] == "" {
 			return wrap("InputRequiredResult", v.inputRequired.Validate(res))
 		}
-		method := methodOf(rawID)
 		s, ok := v.results[method]
 		if !ok {
 			return fmt.Errorf("a result for id %s, which answers no request whose result is known (method %q)", rawID, method)

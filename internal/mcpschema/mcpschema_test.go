@@ -1,6 +1,9 @@
 package mcpschema
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 func TestCheck(t *testing.T) {
 	t.Parallel()
@@ -45,7 +48,8 @@ func TestVersions(t *testing.T) {
 			t.Errorf("New(%s): %v", v, err)
 		}
 	}
-	if got := len(Versions()); got != 5 {
-		t.Errorf("Versions() has %d entries, want 5", got)
+	want := []string{"2024-11-05", "2025-03-26", "2025-06-18", "2025-11-25", "2026-07-28"}
+	if got := Versions(); !slices.Equal(got, want) {
+		t.Errorf("Versions() = %v, want %v", got, want)
 	}
 }

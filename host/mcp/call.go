@@ -109,9 +109,9 @@ type call struct {
 	// taskRun, once the call goes on as a task, takes its progress and logs
 	// (they become the task's status message) instead of the client.
 	taskRun *tasks.Run
-	token    []byte     // the progressToken; nil when none was given
-	last     float64    // the last progress sent
-	sentAny  bool       // whether any progress was sent
+	token   []byte  // the progressToken; nil when none was given
+	last    float64 // the last progress sent
+	sentAny bool    // whether any progress was sent
 }
 
 // callParams are the params of tools/call, aliasing the message.

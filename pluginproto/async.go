@@ -4,15 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
 // asyncCall is a call started with Client.StartCall on the CallsV2 stream:
-// no goroutine waits for it. The stream's reader runs its Progress and Log
-// callbacks and then done, as the frames arrive; whoever removes its id
-// from the stream's calls (the reader with its answer, the stream's break,
-// or the end of ctx) completes it, so done runs exactly once.
+// no goroutine waits for it. The stream's reader runs its Progress, Log
+// and Detach callbacks and then done, as the frames arrive; whoever
+// removes its id from the stream's calls (the reader with its answer, the
+// stream's break, or the end of ctx) completes it, so done runs exactly
+// once, and never before a Detach callback that began, nor with one
+// after it.
 type asyncCall struct {
 	m    *mux
 	ctx  context.Context
@@ -23,6 +26,11 @@ type asyncCall struct {
 	id uint64
 	// stop stops the watch on ctx; set under mux.mu once it exists.
 	stop func() bool
+
+	// Under detachMu: whether Detach ran, and whether done did (or is
+	// about to).
+	detachMu            sync.Mutex
+	detached, completed bool
 }
 
 // start runs req on the CallsV2 stream without waiting: the frames are
@@ -56,13 +64,26 @@ func (a *asyncCall) cancelled() {
 // notification that arrives after the call completed (ctx ended meanwhile)
 // may still be delivered: the callbacks must tolerate it.
 func (a *asyncCall) deliver(f *pb.PluginFrame) {
+	if f.GetDetach() != nil {
+		a.detachMu.Lock()
+		defer a.detachMu.Unlock()
+		if !a.completed {
+			detach(a.req, &a.detached)
+		}
+		return
+	}
 	if res, final, err := a.m.frame(a.ctx, a.req, f); final {
 		a.complete(res, err)
 	}
 }
 
 // complete ends the call: its caller removed its id from the stream.
+// After a Detach callback that runs now, and instead of any later one:
+// the call returns after it went on as a task, or not at all.
 func (a *asyncCall) complete(res json.RawMessage, err error) {
+	a.detachMu.Lock()
+	a.completed = true
+	a.detachMu.Unlock()
 	a.m.mu.Lock()
 	stop := a.stop
 	a.m.mu.Unlock()

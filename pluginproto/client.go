@@ -145,6 +145,18 @@ type CallRequest struct {
 	// runs the input rounds itself, as a host would. Nil returns the
 	// *InputRequiredError.
 	AnswerInput AnswerFunc
+	// Tasks says the call may go on as a task (MCP 2026-07-28's tasks
+	// extension): the client accepts one, and the tool's definition
+	// declares execution.taskSupport. The plugin's handler then decides
+	// (Request.RunAsTask), and says so through Detach. Ignored by plugins
+	// of contract 1, which never go on as tasks.
+	Tasks bool
+	// Detach, with Tasks, is called when the plugin says the call goes on
+	// as a task: at most once per call, before its answer, in order with
+	// Progress and Log and on the goroutine that runs them. The host then
+	// answers the client with a task, and the call's answer (which still
+	// comes, as for any call) ends it. Without Tasks it is never called.
+	Detach func()
 }
 
 var emptyObject = json.RawMessage("{}")
@@ -158,8 +170,8 @@ func arguments(req *CallRequest) json.RawMessage {
 }
 
 // CallTool runs a tool in the plugin and returns its MCP CallToolResult JSON,
-// as the plugin sent it. Progress and Log are called, in order, on the
-// calling goroutine before CallTool returns. Cancelling ctx cancels the call
+// as the plugin sent it. Progress, Log and Detach are called, in order, on
+// the calling goroutine before CallTool returns. Cancelling ctx cancels the call
 // and the handler's context in the plugin, and CallTool returns at once.
 // CallTool keeps no reference to req or its Arguments once it returned.
 //
@@ -172,11 +184,13 @@ func arguments(req *CallRequest) json.RawMessage {
 // state of at most 64 KiB): get the answers and call again with Input set.
 // When it cannot run because the client did not declare a capability it
 // needs, the error is a *CapabilityRequiredError naming them (a JSON
-// object, checked). Other errors wrap ctx's error when ctx ended, ErrUnknownTool when the
-// plugin has no such tool, ErrPluginClosed when the plugin broke the call
-// (it died), ErrNoResult when it ended the call without a result and
-// ErrInvalidResult when its result is not a JSON object, or its
-// input_required or required capabilities break the rules.
+// object, checked). Other errors wrap ctx's error when ctx ended,
+// ErrUnknownTool when the plugin has no such tool, ErrPluginFailed when
+// the plugin failed running it (its handler panicked), ErrPluginClosed
+// when the plugin broke the call (it died), ErrNoResult when it ended the
+// call without a result and ErrInvalidResult when its result is not a
+// JSON object, or its input_required or required capabilities break the
+// rules.
 func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
@@ -190,7 +204,7 @@ func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 
 // StartCall is CallTool without waiting: it sends the call and returns, and
 // done gets what CallTool would have returned, exactly once. With a plugin
-// of contract 2, Progress, Log and done run on the plugin's stream reader
+// of contract 2, Progress, Log, Detach and done run on the plugin's stream reader
 // goroutine, in order, as the plugin's frames arrive, so that no goroutine
 // waits for the call (they must not block for long: every call of the
 // plugin waits behind them); when ctx ends first, done comes at once on the
@@ -238,6 +252,13 @@ func callError(ctx, exited context.Context, tool string, err error) error {
 		return fmt.Errorf("call %q: %w: %s", tool, ErrUnknownTool, status.Convert(err).Message())
 	}
 	return rpcError(ctx, exited, fmt.Sprintf("call %q", tool), err)
+}
+
+// pluginFailed is the error of a call the plugin failed running (a
+// CallError INTERNAL, or an in-process handler's panic): msg is the
+// plugin's message.
+func pluginFailed(tool, msg string) error {
+	return fmt.Errorf("call %q: %w: %s", tool, ErrPluginFailed, msg)
 }
 
 // rpcError wraps an RPC failure; a broken connection or stream becomes

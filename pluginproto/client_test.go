@@ -215,6 +215,8 @@ func TestClientCallsErrors(t *testing.T) {
 					out = errorFrame(id, codes.NotFound, `unknown tool "unknown"`)
 				case "invalid":
 					out = resultFrame(id, `[]`)
+				case "panics":
+					out = errorFrame(id, codes.Internal, `tool "panics" panicked: boom`)
 				default:
 					out = errorFrame(id, codes.InvalidArgument, "bad start")
 				}
@@ -227,10 +229,14 @@ func TestClientCallsErrors(t *testing.T) {
 			"unknown": `call "unknown": unknown tool: unknown tool "unknown"`,
 			"invalid": `call "invalid": plugin sent an invalid result: not a JSON object: "[]"`,
 			"other":   `call "other": rpc error: code = InvalidArgument desc = bad start`,
+			"panics":  `call "panics": the plugin failed running the call: tool "panics" panicked: boom`,
 		} {
 			_, err := c.CallTool(t.Context(), &CallRequest{Tool: tool})
 			if err == nil || err.Error() != want {
 				t.Errorf("call %s: err = %v, want %s", tool, err, want)
+			}
+			if failed := errors.Is(err, ErrPluginFailed); failed != (tool == "panics") {
+				t.Errorf("call %s: errors.Is(err, ErrPluginFailed) = %v", tool, failed)
 			}
 		}
 		m := c.calls.(*mux)

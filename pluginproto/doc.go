@@ -28,8 +28,9 @@
 //
 // Build it, drop the binary into the host's plugin directory, and the host
 // lists greet to every client. A handler's error becomes an isError result
-// the model reads (so it can correct its arguments); a panic is recovered into
-// one. A handler may report progress (Request.Progress) and send log messages
+// the model reads (so it can correct its arguments); a panic is recovered,
+// and the plugin answers that it failed running the call (the client reads
+// that as an isError result too, naming the panic). A handler may report progress (Request.Progress) and send log messages
 // to the client (Request.Log, at a Level: LevelDebug, LevelInfo, …,
 // LevelWarning, …, LevelEmergency, MCP's levels) before it returns; its
 // context is cancelled when the client cancels the call. Tools may be added
@@ -145,6 +146,51 @@
 // a resource's fails its request as any other error does.) A client's
 // refusal is an *InputError.
 //
+// # Long calls as tasks
+//
+// A client of MCP 2026-07-28 that declares the tasks extension
+// (io.modelcontextprotocol/tasks) accepts a task in answer to a call: a
+// handle it polls (tasks/get) until the call's result is there, instead of
+// holding its request open. The server decides, call by call; here, the
+// handler. A tool that may go on as a task declares it (Tool.TaskSupport:
+// TaskOptional, or TaskRequired for one that runs only as a task), and its
+// handler calls Request.RunAsTask once it knows the call will take a
+// while:
+//
+//	p.AddTool(pluginproto.Tool{Name: "render", TaskSupport: pluginproto.TaskOptional, ...},
+//		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+//			if small(req) {
+//				return render(ctx, req) // quick: answered at once
+//			}
+//			req.RunAsTask() // the client gets a task now; we go on
+//			for i, frame := range frames {
+//				req.Progress(float64(i), float64(len(frames)), "frame "+frame.Name) // the task's status
+//				if err := frame.Render(ctx); err != nil {
+//					return nil, err // ctx ends when the task is cancelled
+//				}
+//			}
+//			return pluginproto.TextResult("rendered"), nil // completes the task
+//		})
+//
+// RunAsTask reports whether the call went on as a task; when the client
+// accepts no task, it reports false and the call simply goes on
+// synchronously, so one handler serves both kinds of client. A returned
+// error (an isError result) completes the task as it would the call; a
+// panic fails it with a JSON-RPC error. A TaskRequired tool is never
+// called by a client that cannot take a task: the host refuses the call
+// (MCP error -32021, naming the extension) before the handler runs.
+//
+// Tasks and input rounds (see "Asking the client") go together in either
+// order. A handler that asks the client first and calls RunAsTask with the
+// answers runs its input rounds synchronously, as MCP asks: only its last
+// round, the one that goes on, becomes a task. A handler that asks after
+// RunAsTask gets its answers through the task: the host parks the task in
+// input_required, and once the client has answered, runs the handler
+// again with the answers, as in any input round; RunAsTask, called again
+// in that run, reports true. Its requests' keys must be new over the
+// task's whole life, which the numbered keys of requests made in the same
+// order each round, and named keys not reused for another request, are.
+//
 // # Testing without a host
 //
 // Test tools through package pluginproto/plugintest: its CallTool runs a
@@ -166,7 +212,15 @@
 // PromptRequest) the client's capabilities and an AnswerInput function,
 // and they run the input rounds themselves, answering each request the
 // way a client would; without AnswerInput they return the
-// *InputRequiredError of the first round.
+// *InputRequiredError of the first round. Set CallRequest.Tasks to call as
+// a client that accepts a task, and CallRequest.Detach to see whether the
+// handler went on as one:
+//
+//	detached := false
+//	res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{
+//		Tool: "render", Arguments: big, Tasks: true, Detach: func() { detached = true },
+//	})
+//	// detached: RunAsTask reported true; res is the result that completes the task
 //
 // # The contract
 //
@@ -186,8 +240,9 @@
 // Contract 2 (ContractVersion, what Serve speaks) runs every call of a
 // plugin on one long-lived CallsV2 stream: the host names each call by an id
 // and sends Start (then, for arguments over 64 KiB, Arguments chunks) and
-// Cancel frames; the plugin answers with progress, log and finally result,
-// error or input_required frames. A plugin of contract 2 also lists in
+// Cancel frames; the plugin answers with progress, log (and, for a call
+// that goes on as a task, one detach) and finally result, error or
+// input_required frames. A plugin of contract 2 also lists in
 // Describe what it offers besides tools, and serves the unary rpcs of
 // those (ListResources, ReadResource, GetPrompt, Complete, ...). Contract 1 ran each call on a CallTool stream of its own;
 // the host still serves plugins built against it, through an adapter chosen
@@ -207,5 +262,9 @@
 // handler asks the client returns an *InputRequiredError: the host gets the
 // answers and retries with CallRequest.Input (ReadRequest.Input,
 // PromptRequest.Input). A call that needs a client capability the client
-// did not declare returns a *CapabilityRequiredError naming it.
+// did not declare returns a *CapabilityRequiredError naming it. A call
+// whose CallRequest.Tasks says it may go on as a task calls
+// CallRequest.Detach when the plugin says it does; its answer still comes
+// as any call's. A call the plugin failed running (its handler panicked)
+// returns an error wrapping ErrPluginFailed.
 package pluginproto

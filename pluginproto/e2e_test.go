@@ -70,6 +70,13 @@ func helperPlugin() *pluginproto.Plugin {
 	p.AddTool(pluginproto.Tool{Name: "panic"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
 		panic("boom")
 	})
+	// job goes on as a task when it can (RunAsTask twice: one Detach at
+	// most), reports progress, and says whether it did.
+	p.AddTool(pluginproto.Tool{Name: "job", TaskSupport: pluginproto.TaskOptional}, func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
+		task := r.RunAsTask()
+		r.Progress(1, 1, "working")
+		return pluginproto.TextResult(fmt.Sprintf("task: %v", task && r.RunAsTask())), nil
+	})
 	p.AddTool(pluginproto.Tool{Name: "add_tool"}, func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
 		var args struct{ Name string }
 		if err := r.Bind(&args); err != nil {
@@ -265,7 +272,7 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want2 := []string{"echo", "report", "block", "panic", "add_tool", "exit", "late", "release", "rendezvous", "survey", "touch", "add_resource", "add_prompt"}
+		want2 := []string{"echo", "report", "block", "panic", "job", "add_tool", "exit", "late", "release", "rendezvous", "survey", "touch", "add_resource", "add_prompt"}
 		if diff := cmp.Diff(want2, names(t, tools)); diff != "" {
 			t.Errorf("ListTools (-want +got):\n%s", diff)
 		}
@@ -347,18 +354,40 @@ func TestEndToEnd(t *testing.T) {
 		}
 	})
 
-	t.Run("panic is an error result and the plugin lives on", func(t *testing.T) {
+	t.Run("panic is the plugin's failure and the plugin lives on", func(t *testing.T) {
 		t.Parallel()
 		c := startHelper(t)
 		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "panic"})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if got, want := string(res), `{"content":[{"type":"text","text":"tool \"panic\" panicked: boom"}],"isError":true}`; got != want {
-			t.Errorf("result = %s, want %s", got, want)
+		const want = `call "panic": the plugin failed running the call: tool "panic" panicked: boom`
+		if !errors.Is(err, pluginproto.ErrPluginFailed) || err.Error() != want {
+			t.Errorf("CallTool = %s, %v; want ErrPluginFailed: %s", res, err, want)
 		}
 		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"alive"}`)}); err != nil {
 			t.Errorf("call after panic: %v", err)
+		}
+	})
+
+	t.Run("a call goes on as a task only when it may", func(t *testing.T) {
+		t.Parallel()
+		c := startHelper(t)
+		for _, tasks := range []bool{true, false} {
+			var got []string
+			res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+				Tool: "job", Tasks: tasks,
+				Detach:   func() { got = append(got, "detach") },
+				Progress: func(_, _ float64, msg string) { got = append(got, msg) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			got = append(got, string(res))
+			want := []string{"working", fmt.Sprintf(`{"content":[{"type":"text","text":"task: %v"}]}`, tasks)}
+			if tasks {
+				want = append([]string{"detach"}, want...)
+			}
+			if diff := cmp.Diff(want, got); diff != "" {
+				t.Errorf("Tasks %v (-want +got):\n%s", tasks, diff)
+			}
 		}
 	})
 

@@ -65,6 +65,9 @@ type muxCall struct {
 	queued int           // bytes of the notifications in queue
 	broken error         // the stream's error, once it broke
 	ready  chan struct{} // capacity 1: something was queued or the stream broke
+	// detach: a Detach frame was queued; later ones are dropped (a call
+	// goes on as a task once).
+	detach bool
 
 	// async, when set (by register, under mux.mu), receives the call's
 	// frames on the reader goroutine instead of the queue.
@@ -122,7 +125,7 @@ func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, r
 func (c *muxCall) prepare(req *CallRequest, args json.RawMessage, in *pb.Input) {
 	c.start = pb.CallStart{
 		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
-		ClientCapabilities: capabilities(req.ClientCapabilities), Input: in,
+		ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Tasks: req.Tasks,
 	}
 	if len(args) > argsChunk {
 		c.start.Arguments, c.start.MoreArguments = args[:argsChunk], true
@@ -172,6 +175,7 @@ func (m *mux) cancel(ctx context.Context, s *muxStream, id uint64, tool string) 
 // ends or the stream breaks.
 func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *CallRequest) (res json.RawMessage, answered bool, err error) {
 	var queue []*pb.PluginFrame
+	detached := false
 	for {
 		select {
 		case <-call.ready:
@@ -185,6 +189,10 @@ func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, 
 		call.mu.Unlock()
 		for i, f := range queue {
 			queue[i] = nil
+			if f.GetDetach() != nil {
+				detach(req, &detached)
+				continue
+			}
 			if res, final, err := m.frame(ctx, req, f); final {
 				call.queue = queue[:0] // for the next user of call
 				return res, true, err
@@ -196,10 +204,21 @@ func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, 
 	}
 }
 
-// frame acts on one frame of req's call: a notification goes to its
-// callback; an answer is returned, with final set (an input_required as an
-// *InputRequiredError, an error with required_capabilities as a
-// *CapabilityRequiredError). Frames of a later contract revision are
+// detach runs req's Detach for a Detach frame of its call, unless one
+// came before (detached) or req did not offer a task.
+func detach(req *CallRequest, detached *bool) {
+	if *detached || !req.Tasks || req.Detach == nil {
+		return
+	}
+	*detached = true
+	req.Detach()
+}
+
+// frame acts on one frame of req's call but Detach (see detach): a
+// notification goes to its callback; an answer is returned, with final
+// set (an input_required as an *InputRequiredError, an error with
+// required_capabilities as a *CapabilityRequiredError, an error INTERNAL
+// wrapping ErrPluginFailed). Frames of a later contract revision are
 // ignored.
 func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (res json.RawMessage, final bool, err error) {
 	switch msg := f.GetMsg().(type) {
@@ -220,6 +239,9 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (r
 		if len(msg.Error.GetRequiredCapabilities()) > 0 {
 			return nil, true, callCapabilityError(req.Tool, msg.Error)
 		}
+		if codes.Code(msg.Error.GetCode()) == codes.Internal {
+			return nil, true, pluginFailed(req.Tool, msg.Error.GetMessage())
+		}
 		return nil, true, callError(ctx, m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage()))
 	case *pb.PluginFrame_InputRequired:
 		return nil, true, inputRequired(fmt.Sprintf("call %q", req.Tool), msg.InputRequired)
@@ -230,7 +252,7 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (r
 // reset readies a finished call for its next user.
 func (c *muxCall) reset() {
 	c.start, c.startMsg, c.startFrame = pb.CallStart{}, pb.HostFrame_Start{}, pb.HostFrame{}
-	c.queued, c.broken = 0, nil
+	c.queued, c.broken, c.detach = 0, nil, false
 	select {
 	case <-c.ready: // a signal for frames the caller took already
 	default:
@@ -299,12 +321,14 @@ func (m *mux) read(s *muxStream) {
 func (m *mux) deliver(s *muxStream, f *pb.PluginFrame) {
 	m.mu.Lock()
 	call := s.calls[f.GetCallId()]
-	notification := false
+	notification, isDetach := false, false
 	switch f.GetMsg().(type) {
 	case *pb.PluginFrame_Result, *pb.PluginFrame_Error, *pb.PluginFrame_InputRequired:
 		delete(s.calls, f.GetCallId()) // finished: later frames for it are dropped
 	case *pb.PluginFrame_Progress, *pb.PluginFrame_Log:
 		notification = true
+	case *pb.PluginFrame_Detach:
+		isDetach = true
 	}
 	m.mu.Unlock()
 	if call == nil {
@@ -322,6 +346,12 @@ func (m *mux) deliver(s *muxStream, f *pb.PluginFrame) {
 	defer call.mu.Unlock()
 	if notification && (len(call.queue) >= maxQueued || call.queued+size > maxQueuedBytes) {
 		return // the caller is busy and the plugin floods it
+	}
+	if isDetach {
+		if call.detach {
+			return // the first one counts: the others would be ignored
+		}
+		call.detach = true
 	}
 	call.queue = append(call.queue, f)
 	call.queued += size

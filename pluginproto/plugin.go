@@ -90,6 +90,7 @@ func (r *registry[T]) all() []T {
 type entry struct {
 	json    []byte // the MCP Tool object
 	handler Handler
+	tasks   bool // the tool declares TaskSupport: its calls may go on as tasks
 }
 
 // New returns an empty plugin. name and version identify it in the host's
@@ -113,7 +114,8 @@ func New(name, version string) *Plugin {
 // its place in the list). If the plugin is serving, the host is told that the
 // tool list changed. AddTool panics when t is invalid (a programming error):
 // a name that does not match ^[a-zA-Z0-9_.-]{1,128}$, a schema that is not a
-// JSON object of "type" "object", or a nil handler.
+// JSON object of "type" "object", a TaskSupport that is none of the
+// TaskSupport constants, or a nil handler.
 func (p *Plugin) AddTool(t Tool, h Handler) {
 	b, err := t.encode()
 	if err != nil {
@@ -124,7 +126,7 @@ func (p *Plugin) AddTool(t Tool, h Handler) {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.tools.put(t.Name, &entry{json: b, handler: h})
+	p.tools.put(t.Name, &entry{json: b, handler: h, tasks: t.TaskSupport != TaskForbidden})
 	p.changedLocked(kindTools)
 }
 
@@ -213,32 +215,43 @@ func (p *Plugin) Logger() hclog.Logger { return p.logger }
 
 // CallTool runs a tool in-process exactly as a call from the host would run
 // it in the plugin (argument passing, panics, notifications, result
-// encoding, requests to the client) and returns its MCP CallToolResult
-// JSON. It is the plugin's view: it does not apply the checks the host
-// makes around the call (the definition's schemas compile, the arguments
-// conform to the inputSchema, the result to the outputSchema), so a call
-// it runs may be one no client can make, and a result it returns one the
-// host refuses. Tool authors' tests should call tools through
-// plugintest.CallTool (package pluginproto/plugintest), which applies them. The handler sees req.ClientCapabilities (nil: none)
+// encoding, requests to the client, tasks) and returns its MCP
+// CallToolResult JSON. It is the plugin's view: it does not apply the
+// checks the host makes around the call (the definition's schemas compile,
+// the arguments conform to the inputSchema, the result to the
+// outputSchema), so a call it runs may be one no client can make, and a
+// result it returns one the host refuses. Tool authors' tests should call
+// tools through plugintest.CallTool (package pluginproto/plugintest),
+// which applies them. The handler sees req.ClientCapabilities (nil: none)
 // and req.Input. When it asks the client for something and
 // req.AnswerInput is set, CallTool answers with it and runs the handler
 // again, round after round, as a host does; without AnswerInput, the error
-// is the *InputRequiredError. When the handler returns the error of a
-// request the client did not declare the capability for, the error is
-// the *CapabilityRequiredError a host would get. Other errors wrap
-// ErrUnknownTool, or ErrInvalidResult when the handler's requests break
-// the contract's rules.
+// is the *InputRequiredError. With req.Tasks, a tool that declares
+// TaskSupport may go on as a task: its RunAsTask calls req.Detach, once
+// over all the rounds, as a host learns of it once. When the handler
+// returns the error of a request the client did not declare the
+// capability for, the error is the *CapabilityRequiredError a host would
+// get. Other errors wrap ErrUnknownTool, ErrPluginFailed when the handler
+// panicked (its text ends with the panic, as a host's Client reports it),
+// or ErrInvalidResult when the handler's requests break the contract's
+// rules.
 func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
+	cb := &callbacks{req: req}
 	return rounds(fmt.Sprintf("call %q", req.Tool), req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
-		return p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, callbacks{req}, invocation{req.ClientCapabilities, in})
+		res, err := p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, cb, invocation{caps: req.ClientCapabilities, input: in, tasks: req.Tasks})
+		if pe, ok := err.(*panicError); ok {
+			return nil, pluginFailed(req.Tool, pe.msg)
+		}
+		return res, err
 	})
 }
 
-// invocation is what a handler may ask the client: the client's
-// capabilities and, on a retry, its answers.
+// invocation is what a handler may ask of the client: its capabilities,
+// on a retry its answers, and whether it accepts a task.
 type invocation struct {
 	caps  json.RawMessage
 	input *Input
+	tasks bool
 }
 
 // asker returns the handler's asker; nil (a client that declared nothing)
@@ -250,27 +263,41 @@ func (inv invocation) asker() *asker {
 	return &asker{caps: inv.caps, input: inv.input}
 }
 
-// callbacks delivers an in-process call's notifications to its CallRequest.
-type callbacks struct{ req *CallRequest }
+// callbacks delivers an in-process call's notifications and its Detach to
+// its CallRequest, over all the call's rounds.
+type callbacks struct {
+	req      *CallRequest
+	detached bool // Detach was delivered, in this round or an earlier one
+}
 
-func (c callbacks) progress(progress, total float64, message string) error {
+func (c *callbacks) progress(progress, total float64, message string) error {
 	c.req.Progress(progress, total, message)
 	return nil
 }
 
-func (c callbacks) log(level string, data json.RawMessage) error {
+func (c *callbacks) log(level string, data json.RawMessage) error {
 	if c.req.Log != nil {
 		c.req.Log(level, "", data)
 	}
 	return nil
 }
 
-// call runs the named tool and returns its result as JSON, an
-// *InputRequiredError when the handler asked the client for something it
-// has no answer to yet, or a *CapabilityRequiredError when the handler
-// returned the error of a request the client did not declare the
-// capability for (which wins over input required: the call cannot end
-// well for this client). Notifications go to e until the handler returns.
+func (c *callbacks) detach() error {
+	if c.req.Detach != nil && !c.detached {
+		c.detached = true
+		c.req.Detach()
+	}
+	return nil
+}
+
+// call runs the named tool and returns its result as JSON, a *panicError
+// when the handler panicked (which wins over everything else: the plugin
+// failed), an *InputRequiredError when the handler asked the client for
+// something it has no answer to yet, or a *CapabilityRequiredError when
+// the handler returned the error of a request the client did not declare
+// the capability for (which wins over input required: the call cannot end
+// well for this client). Notifications and Detach go to e until the
+// handler returns.
 func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wantProgress bool, e emitter, inv invocation) (json.RawMessage, error) {
 	p.mu.RLock()
 	ent, ok := p.tools.get(name)
@@ -279,20 +306,21 @@ func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wa
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	s := &sink{progress: wantProgress, emit: e}
-	req := &Request{Tool: name, Arguments: args, sink: s, ask: inv.asker()}
-	res, unsupported := p.invoke(ctx, ent.handler, req)
+	req := &Request{Tool: name, Arguments: args, sink: s, ask: inv.asker(), tasks: inv.tasks && ent.tasks}
+	res, failed := p.invoke(ctx, ent.handler, req)
 	s.close()
 	if err := req.ask.finish(); err != nil {
 		ir := (*InputRequiredError)(nil)
 		switch {
+		case isPanic(failed): // the plugin failed: that wins
 		case !errors.As(err, &ir):
-			res, unsupported = ErrorResult("tool %q: %v", name, err), nil // a misused key
-		case unsupported == nil:
+			res, failed = ErrorResult("tool %q: %v", name, err), nil // a misused key
+		case failed == nil:
 			return nil, ir // whatever the handler returned
 		}
 	}
-	if unsupported != nil {
-		return nil, unsupported
+	if failed != nil {
+		return nil, failed
 	}
 	b, err := res.encode()
 	if err != nil {
@@ -305,15 +333,15 @@ func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wa
 	return b, nil
 }
 
-// invoke runs h, turning an error, a panic or a nil result into an isError
-// result; but an error that wraps the error of a request the client did
-// not declare the capability for is returned as a
-// *CapabilityRequiredError, with a nil result.
-func (p *Plugin) invoke(ctx context.Context, h Handler, req *Request) (res *Result, unsupported *CapabilityRequiredError) {
+// invoke runs h, turning an error or a nil result into an isError result;
+// but an error that wraps the error of a request the client did not
+// declare the capability for is returned as a *CapabilityRequiredError,
+// and a panic as a *panicError (logged with its stack), with a nil result.
+func (p *Plugin) invoke(ctx context.Context, h Handler, req *Request) (res *Result, failed error) {
 	defer func() {
 		if v := recover(); v != nil {
 			p.logger.Error("tool panicked", "tool", req.Tool, "panic", fmt.Sprint(v), "stack", string(debug.Stack()))
-			res, unsupported = ErrorResult("tool %q panicked: %v", req.Tool, v), nil
+			res, failed = nil, &panicError{msg: fmt.Sprintf("tool %q panicked: %v", req.Tool, v)}
 		}
 	}()
 	res, err := h(ctx, req)
@@ -327,6 +355,18 @@ func (p *Plugin) invoke(ctx context.Context, h Handler, req *Request) (res *Resu
 		return ErrorResult("tool %q returned neither a result nor an error", req.Tool), nil
 	}
 	return res, nil
+}
+
+// panicError is a handler's panic: the plugin failed running the call. The
+// plugin answers the host a CallError INTERNAL carrying msg.
+type panicError struct{ msg string }
+
+func (e *panicError) Error() string { return e.msg }
+
+// isPanic reports whether invoke's failure is a panic.
+func isPanic(failed error) bool {
+	_, ok := failed.(*panicError)
+	return ok
 }
 
 // PluginSet returns the go-plugin plugin set that serves p under PluginName,

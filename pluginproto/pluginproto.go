@@ -42,6 +42,11 @@ var (
 	// ErrPluginClosed: the plugin broke the stream or the connection before
 	// the call or watch ended, usually because its process died.
 	ErrPluginClosed = errors.New("the plugin closed the call (it died or dropped the connection)")
+	// ErrPluginFailed: the plugin failed running the call (a handler of
+	// this SDK panicked; a plugin answers CallError INTERNAL). The error's
+	// text ends with the plugin's message, after this error's text and
+	// ": ". It is not the tool's own failure, which is an isError result.
+	ErrPluginFailed = errors.New("the plugin failed running the call")
 	// ErrNoResult: the plugin ended a call without sending its result.
 	ErrNoResult = errors.New("plugin ended the call without a result")
 	// ErrInvalidResult: the plugin's result is not a JSON object.

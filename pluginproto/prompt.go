@@ -161,7 +161,7 @@ func (p *Plugin) Prompts() []json.RawMessage {
 func (p *Plugin) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("get prompt %q", req.Name)
 	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
-		res, err := p.getPrompt(ctx, req.Name, req.Arguments, invocation{req.ClientCapabilities, in})
+		res, err := p.getPrompt(ctx, req.Name, req.Arguments, invocation{caps: req.ClientCapabilities, input: in})
 		return local(ctx, what, res, err, ErrUnknownPrompt)
 	})
 }

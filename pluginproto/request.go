@@ -8,17 +8,21 @@ import (
 )
 
 // Handler runs one call of a tool. The context is cancelled when the client
-// cancels the call or the host goes away; a long-running handler should watch
-// it. A returned error becomes an isError result carrying its text; a panic
-// becomes an isError result naming the panic, and the plugin keeps running.
-// An error that wraps the ErrClientUnsupported of Elicit, Sample or Roots
-// instead tells the client which capability the tool needs (see
-// ErrClientUnsupported).
+// cancels the call (or the task the call went on as) or the host goes
+// away; a long-running handler should watch it. A returned error becomes
+// an isError result carrying its text: the tool's own failure, which the
+// model reads. A panic is a failure of the plugin instead: the plugin keeps
+// running, and answers the host that it failed, naming the panic (the
+// client gets an isError result saying so, or, for a call that went on as
+// a task, a failed task). An error that wraps the ErrClientUnsupported of
+// Elicit, Sample or Roots instead tells the client which capability the
+// tool needs (see ErrClientUnsupported).
 type Handler func(ctx context.Context, req *Request) (*Result, error)
 
 // Request is one call of a tool, as its handler sees it. A Request built by
-// hand (in a unit test, say) works: Progress and Log then do nothing, and
-// Elicit, Sample and Roots answer that the client supports none of them.
+// hand (in a unit test, say) works: Progress and Log then do nothing,
+// Elicit, Sample and Roots answer that the client supports none of them,
+// and RunAsTask reports false.
 type Request struct {
 	// Tool is the name of the tool being called.
 	Tool string
@@ -26,8 +30,40 @@ type Request struct {
 	// The host has checked it against the tool's InputSchema.
 	Arguments json.RawMessage
 
-	sink *sink  // nil for a hand-built Request
-	ask  *asker // nil for a hand-built Request, or a client that declared nothing
+	sink  *sink  // nil for a hand-built Request
+	ask   *asker // nil for a hand-built Request, or a client that declared nothing
+	tasks bool   // the call may go on as a task (CallStart.tasks)
+}
+
+// RunAsTask makes the rest of the call a task (MCP 2026-07-28's tasks
+// extension), when it can be one: the client accepts a task, and the tool
+// declares Tool.TaskSupport. It then tells the host at once, and reports
+// true: the client is answered with a task it polls, while the handler
+// keeps running. The host takes the handler's Progress messages as the
+// task's status message, and its result or error (an isError result)
+// completes the task; a panic fails it. Elicit, Sample and Roots keep
+// working: the task waits in input_required for the client's answers, and
+// the handler runs again with them, as in any input round (RunAsTask,
+// called again in that run, reports true too). Cancelling the task
+// cancels the handler's context.
+//
+// It reports false, and does nothing, when the call cannot be a task (the
+// client does not accept one, the tool does not declare TaskSupport, the
+// Request was built by hand, or the handler has returned): the call goes on
+// synchronously, as any call, and the handler need not care which. Only
+// the first call sends anything; later ones report the same. Safe for
+// concurrent use. See "Long calls as tasks" in the package doc.
+func (r *Request) RunAsTask() bool {
+	if r.sink == nil || !r.tasks {
+		return false
+	}
+	r.sink.mu.Lock()
+	defer r.sink.mu.Unlock()
+	if !r.sink.detached && !r.sink.closed {
+		r.sink.detached = true
+		_ = r.sink.emit.detach() // a failed send ends the call's context
+	}
+	return r.sink.detached
 }
 
 // Elicit asks the user for input through the client (MCP
@@ -126,18 +162,20 @@ func (r *Request) Log(level Level, data any) {
 	}
 }
 
-// emitter carries a call's notifications to the host (a gRPC stream) or to
-// the callbacks of an in-process CallTool.
+// emitter carries a call's notifications and its Detach to the host (a
+// gRPC stream) or to the callbacks of an in-process CallTool.
 type emitter interface {
 	progress(progress, total float64, message string) error
 	log(level string, data json.RawMessage) error
+	detach() error
 }
 
-// sink serializes a call's notifications and stops them when the handler
-// returns, so that the result is the call's last message.
+// sink serializes a call's notifications and its Detach, and stops them
+// when the handler returns, so that the result is the call's last message.
 type sink struct {
 	mu       sync.Mutex
 	closed   bool
+	detached bool // RunAsTask sent Detach
 	progress bool // the client asked for progress
 	emit     emitter
 }

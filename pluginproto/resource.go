@@ -277,7 +277,7 @@ func (p *Plugin) ResourceTemplates() []json.RawMessage {
 func (p *Plugin) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("read resource %q", req.URI)
 	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
-		res, err := p.read(ctx, req.URI, invocation{req.ClientCapabilities, in})
+		res, err := p.read(ctx, req.URI, invocation{caps: req.ClientCapabilities, input: in})
 		return local(ctx, what, res, err, ErrUnknownResource)
 	})
 }

@@ -38,10 +38,20 @@ func TestAddToolEncodesMCPTool(t *testing.T) {
 					Title: "T", ReadOnlyHint: new(true), DestructiveHint: new(false),
 					IdempotentHint: new(true), OpenWorldHint: new(false),
 				},
+				TaskSupport: TaskOptional,
 			},
 			want: `{"name":"full","title":"Full","description":"Does it all.",` +
 				`"inputSchema":{"properties":{"x":{"type":"integer"}},"type":"object"},"outputSchema":{"type":"object"},` +
-				`"annotations":{"title":"T","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false}}`,
+				`"annotations":{"title":"T","readOnlyHint":true,"destructiveHint":false,"idempotentHint":true,"openWorldHint":false},` +
+				`"execution":{"taskSupport":"optional"}}`,
+		},
+		"task support required": {
+			tool: Tool{Name: "r", TaskSupport: TaskRequired},
+			want: `{"name":"r","inputSchema":{"type":"object"},"execution":{"taskSupport":"required"}}`,
+		},
+		"task support forbidden is left out": {
+			tool: Tool{Name: "f", TaskSupport: TaskForbidden},
+			want: `{"name":"f","inputSchema":{"type":"object"}}`,
 		},
 		"struct schema": {
 			tool: Tool{Name: "s", InputSchema: struct {
@@ -84,6 +94,9 @@ func TestAddToolPanicsOnInvalidTool(t *testing.T) {
 		"output schema array": {Tool{Name: "a", OutputSchema: map[string]any{"type": "array"}}, nopHandler, `OutputSchema: schema's "type" is "array"`},
 		"unmarshalable":       {Tool{Name: "a", InputSchema: func() {}}, nopHandler, "InputSchema: json: unsupported type"},
 		"nil handler":         {Tool{Name: "a"}, nil, `tool "a" has a nil handler`},
+		"task support spelled out": {Tool{Name: "a", TaskSupport: "forbidden"}, nopHandler,
+			`tool "a": TaskSupport "forbidden" is none of TaskForbidden (""), TaskOptional and TaskRequired`},
+		"task support unknown": {Tool{Name: "a", TaskSupport: "always"}, nopHandler, `TaskSupport "always" is none of`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -185,10 +198,6 @@ func TestCallToolResults(t *testing.T) {
 			handler: func(context.Context, *Request) (*Result, error) { return ErrorResult("bad %s", "x"), nil },
 			want:    `{"content":[{"type":"text","text":"bad x"}],"isError":true}`,
 		},
-		"panic becomes isError": {
-			handler: func(context.Context, *Request) (*Result, error) { panic("boom") },
-			want:    `{"content":[{"type":"text","text":"tool \"t\" panicked: boom"}],"isError":true}`,
-		},
 		"nil result": {
 			handler: func(context.Context, *Request) (*Result, error) { return nil, nil },
 			want:    `{"content":[{"type":"text","text":"tool \"t\" returned neither a result nor an error"}],"isError":true}`,
@@ -285,6 +294,32 @@ func TestCallToolResults(t *testing.T) {
 	}
 }
 
+// A handler's panic is no result: the plugin failed running the call
+// (what a host's Client reports for the CallError INTERNAL the plugin
+// sends), even when the handler asked the client something first.
+func TestCallToolPanicIsAPluginFailure(t *testing.T) {
+	t.Parallel()
+	for name, h := range map[string]Handler{
+		"panic": func(context.Context, *Request) (*Result, error) { panic("boom") },
+		"panic after asking": func(ctx context.Context, r *Request) (*Result, error) {
+			_, _ = r.Elicit(ctx, ElicitParams{Message: "Sure?"}) // ErrInputRequired
+			panic("boom")
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			p := New("test", "0")
+			p.logger.SetLevel(hclog.Off) // keep panic stacks out of the test output
+			p.AddTool(Tool{Name: "t"}, h)
+			res, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)})
+			const want = `call "t": the plugin failed running the call: tool "t" panicked: boom`
+			if !errors.Is(err, ErrPluginFailed) || err.Error() != want {
+				t.Errorf("CallTool = %s, %v; want ErrPluginFailed: %s", res, err, want)
+			}
+		})
+	}
+}
+
 func TestCallToolUnknownTool(t *testing.T) {
 	t.Parallel()
 	p := New("test", "0")
@@ -353,6 +388,13 @@ func (r *recorder) log(level string, data json.RawMessage) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	r.notes = append(r.notes, fmt.Sprintf("log %s %s", level, data))
+	return nil
+}
+
+func (r *recorder) detach() error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.notes = append(r.notes, "detach")
 	return nil
 }
 
@@ -427,6 +469,9 @@ func TestHandBuiltRequest(t *testing.T) {
 	r := &Request{Tool: "t", Arguments: json.RawMessage(`{"a":1}`)}
 	r.Progress(1, 1, "no-op") // must not panic
 	r.Log(LevelInfo, "no-op")
+	if r.RunAsTask() {
+		t.Error("RunAsTask = true for a hand-built Request, want false")
+	}
 	var args struct{ A int }
 	if err := r.Bind(&args); err != nil || args.A != 1 {
 		t.Errorf("Bind = %v, args %+v", err, args)

@@ -161,15 +161,18 @@ func (c *serverCalls) run(id uint64, call *serverCall, args []byte) {
 	call.cancel = cancel
 	c.mu.Unlock()
 	st := call.start
-	inv := invocation{caps: st.GetClientCapabilities(), input: inputOf(st.GetInput())}
+	inv := invocation{caps: st.GetClientCapabilities(), input: inputOf(st.GetInput()), tasks: st.GetTasks()}
 	c.running.Go(func() {
 		defer cancel()
 		res, err := c.p.call(ctx, st.GetTool(), args, st.GetProgress(), frameEmitter{c, id}, inv)
 		var (
 			ir *InputRequiredError
 			cr *CapabilityRequiredError
+			pe *panicError
 		)
 		switch {
+		case errors.As(err, &pe):
+			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.Internal), Message: pe.msg}}})
 		case errors.As(err, &ir):
 			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{Requests: ir.Requests, RequestState: ir.State}}})
 		case errors.As(err, &cr):
@@ -214,6 +217,10 @@ func (e frameEmitter) log(level string, data json.RawMessage) error {
 	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Log{
 		Log: &pb.LogMessage{Level: level, Data: data},
 	}})
+}
+
+func (e frameEmitter) detach() error {
+	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Detach{Detach: &pb.Detach{}}})
 }
 
 // WatchTools sends one message per burst of changes: which lists changed,

@@ -24,7 +24,31 @@ type Tool struct {
 	OutputSchema any
 	// Annotations are optional hints about the tool's behaviour.
 	Annotations *Annotations
+	// TaskSupport says whether a call of the tool may go on as a task
+	// (MCP 2026-07-28's tasks extension), which its handler decides with
+	// Request.RunAsTask. The zero value, TaskForbidden, declares nothing:
+	// the tool's calls are always answered synchronously.
+	TaskSupport TaskSupport
 }
+
+// TaskSupport is a tool's MCP execution.taskSupport: whether a client may
+// poll a call of it as a task instead of waiting for its result. See
+// "Long calls as tasks" in the package doc.
+type TaskSupport string
+
+const (
+	// TaskForbidden (the zero value) leaves execution.taskSupport out, so
+	// MCP's default, "forbidden", applies: RunAsTask always reports false.
+	TaskForbidden TaskSupport = ""
+	// TaskOptional: a call may go on as a task when its client accepts one
+	// (RunAsTask reports true), and is synchronous otherwise.
+	TaskOptional TaskSupport = "optional"
+	// TaskRequired: the tool runs only as a task. The host refuses a call
+	// from a client that cannot take a task (MCP error -32021 naming the
+	// extension) before the handler runs, so RunAsTask reports true in
+	// every call the handler gets from a host.
+	TaskRequired TaskSupport = "required"
+)
 
 // Annotations are hints about a tool's behaviour. Clients must not trust them
 // for security decisions. A nil hint is left out and takes the MCP default.
@@ -53,6 +77,12 @@ type toolJSON struct {
 	InputSchema  json.RawMessage `json:"inputSchema"`
 	OutputSchema json.RawMessage `json:"outputSchema,omitempty"`
 	Annotations  *Annotations    `json:"annotations,omitempty"`
+	Execution    *executionJSON  `json:"execution,omitempty"`
+}
+
+// executionJSON is the MCP ToolExecution object.
+type executionJSON struct {
+	TaskSupport TaskSupport `json:"taskSupport"`
 }
 
 var defaultInputSchema = json.RawMessage(`{"type":"object"}`)
@@ -89,6 +119,14 @@ func (t *Tool) encode() ([]byte, error) {
 	if err != nil {
 		return nil, fmt.Errorf("tool %q: OutputSchema: %w", t.Name, err)
 	}
+	var exec *executionJSON
+	switch t.TaskSupport {
+	case TaskForbidden:
+	case TaskOptional, TaskRequired:
+		exec = &executionJSON{TaskSupport: t.TaskSupport}
+	default:
+		return nil, fmt.Errorf("tool %q: TaskSupport %q is none of TaskForbidden (\"\"), TaskOptional and TaskRequired", t.Name, t.TaskSupport)
+	}
 	return json.Marshal(toolJSON{
 		Name:         t.Name,
 		Title:        t.Title,
@@ -96,6 +134,7 @@ func (t *Tool) encode() ([]byte, error) {
 		InputSchema:  in,
 		OutputSchema: out,
 		Annotations:  t.Annotations,
+		Execution:    exec,
 	})
 }
 

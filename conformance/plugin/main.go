@@ -11,8 +11,11 @@
 // tools of 2026-07-28's stateless and custom-header scenarios
 // (stateless.go): one that needs sampling, one that elicits, one that
 // logs, triggers that change the tool and prompt lists, and one with an
-// x-mcp-header parameter. Names and results are the ones the suite expects. `make conformance` serves it alone
-// and runs the suite against the host; see README.md.
+// x-mcp-header parameter; and the tools of 2026-07-28's tasks scenarios
+// (tasks.go): tools that go on as tasks, fail, panic, or ask the client
+// before or during a task, and one that never is a task. Names and
+// results are the ones the suite expects. `make conformance` serves it
+// alone and runs the suite against the host; see README.md.
 package main
 
 import (
@@ -95,6 +98,7 @@ type fixture struct {
 	schema            json.RawMessage // nil: noArguments
 	handler           pluginproto.Handler
 	annotations       *pluginproto.Annotations // nil: readOnly
+	tasks             pluginproto.TaskSupport  // whether its calls may go on as tasks
 }
 
 // readOnly are the annotations of the fixtures that change nothing.
@@ -129,7 +133,7 @@ func fixtures() []fixture {
 
 func newPlugin() *pluginproto.Plugin {
 	p := pluginproto.New("conformance", version)
-	for _, f := range slices.Concat(fixtures(), askFixtures(), inputRequiredFixtures(), statelessFixtures(p)) {
+	for _, f := range slices.Concat(fixtures(), askFixtures(), inputRequiredFixtures(), statelessFixtures(p), taskFixtures()) {
 		schema := f.schema
 		if schema == nil {
 			schema = noArguments
@@ -143,6 +147,7 @@ func newPlugin() *pluginproto.Plugin {
 			Description: f.description,
 			InputSchema: schema,
 			Annotations: annotations,
+			TaskSupport: f.tasks,
 		}, f.handler)
 	}
 	addResources(p)

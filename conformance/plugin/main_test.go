@@ -67,6 +67,8 @@ func TestToolNamesAreTheSuites(t *testing.T) {
 		// test_trigger_tool_change adds it)
 		"test_missing_capability", "test_streaming_elicitation", "test_logging_tool",
 		"test_trigger_tool_change", "test_trigger_prompt_change", "test_header_param",
+		// and those its tasks scenarios call
+		"greet", "slow_compute", "failing_job", "protocol_error_job", "confirm_delete", "multi_input", "test_tool_with_task",
 	}
 	var got []string
 	for _, raw := range newPlugin().Tools() {

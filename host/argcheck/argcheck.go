@@ -1,13 +1,15 @@
 // Package argcheck holds the checks plughost applies to a tool: to its
-// definition when a provider publishes it, to each call's arguments before
-// the tool runs, and to each result before the client gets it. It explains
-// what is wrong in words a model (or the tool's author) can act on.
+// definition when a provider publishes it, to each call's arguments (and
+// its offer of a task) before the tool runs, and to each result before the
+// client gets it. It explains what is wrong in words a model (or the
+// tool's author) can act on.
 //
 // The host's catalog and the SDK's test helper, pluginproto/plugintest,
-// call the same three functions, so a plugin's unit test fails exactly
-// where a client of the host would:
+// call the same functions, so a plugin's unit test fails exactly where a
+// client of the host would:
 //
-//	t, err := argcheck.CheckTool("count", def) // name, inputSchema, outputSchema
+//	t, err := argcheck.CheckTool("count", def) // name, inputSchema, outputSchema, execution
+//	tasks, refusal := t.CheckTasks("count", clientTasks) // may the call go on as a task?
 //	args, msg := t.CheckArguments("count", []byte(`{"n":-5}`))
 //	// msg: invalid arguments for tool "count": /n: minimum: got -5, want 0
 //	msg = t.CheckResult("count", result)

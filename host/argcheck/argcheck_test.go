@@ -100,6 +100,9 @@ func TestCheckTool(t *testing.T) {
 		"outputSchema not object": {name: "t", def: `{"inputSchema":{},"outputSchema":true}`, want: `"outputSchema" is not a JSON object`},
 		"outputSchema dangling":   {name: "t", def: `{"inputSchema":{},"outputSchema":{"$ref":"#/$defs/x"}}`, want: `outputSchema does not compile: json-pointer in "#/$defs/x" not found`},
 		"outputSchema remote":     {name: "t", def: `{"inputSchema":{},"outputSchema":{"$ref":"https://example.com/x"}}`, want: "outputSchema does not compile: references to other documents are not allowed (https://example.com/x)"},
+		"execution not an object": {name: "t", def: `{"inputSchema":{},"execution":null}`, want: `"execution" is not a JSON object`},
+		"taskSupport unknown":     {name: "t", def: `{"inputSchema":{},"execution":{"taskSupport":"always"}}`, want: `"execution.taskSupport" is "always", want "forbidden", "optional" or "required"`},
+		"taskSupport not string":  {name: "t", def: `{"inputSchema":{},"execution":{"taskSupport":true}}`, want: `"execution.taskSupport" is true, want "forbidden", "optional" or "required"`},
 	}
 	for name, tc := range tests {
 		tool, err := argcheck.CheckTool(tc.name, []byte(tc.def))
@@ -112,6 +115,45 @@ func TestCheckTool(t *testing.T) {
 		}
 		if err == nil && tool.HasOutputSchema() != tc.output {
 			t.Errorf("%s: HasOutputSchema = %v", name, tool.HasOutputSchema())
+		}
+	}
+}
+
+// A call's offer of a task reaches the provider only for a tool that
+// declares task support, and a tool that runs only as a task refuses a
+// call without one.
+func TestCheckTasks(t *testing.T) {
+	t.Parallel()
+	const refused = `tool "x" runs only as a task: the client must declare the io.modelcontextprotocol/tasks extension`
+	tests := map[string]struct {
+		execution   string // "" for none
+		support     argcheck.TaskSupport
+		offer, want bool // the client's offer; what the provider gets
+		msg         string
+	}{
+		"no execution, offered":        {"", argcheck.TaskForbidden, true, false, ""},
+		"no taskSupport":               {`{}`, argcheck.TaskForbidden, true, false, ""},
+		"forbidden, offered":           {`{"taskSupport":"forbidden"}`, argcheck.TaskForbidden, true, false, ""},
+		"optional, offered":            {`{"taskSupport":"optional"}`, argcheck.TaskOptional, true, true, ""},
+		"optional, not offered":        {`{"taskSupport":"optional"}`, argcheck.TaskOptional, false, false, ""},
+		"required, offered":            {`{"taskSupport":"required"}`, argcheck.TaskRequired, true, true, ""},
+		"required, not offered":        {`{"taskSupport":"required"}`, argcheck.TaskRequired, false, false, refused},
+		"other members are left as is": {`{"taskSupport":"optional","later":1}`, argcheck.TaskOptional, true, true, ""},
+	}
+	for name, tc := range tests {
+		def := `{"inputSchema":{}}`
+		if tc.execution != "" {
+			def = `{"inputSchema":{},"execution":` + tc.execution + `}`
+		}
+		tool, err := argcheck.CheckTool("t", []byte(def))
+		if err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		if got := tool.TaskSupport(); got != tc.support {
+			t.Errorf("%s: TaskSupport = %q, want %q", name, got, tc.support)
+		}
+		if got, msg := tool.CheckTasks("x", tc.offer); got != tc.want || msg != tc.msg {
+			t.Errorf("%s: CheckTasks = %v, %q; want %v, %q", name, got, msg, tc.want, tc.msg)
 		}
 	}
 }

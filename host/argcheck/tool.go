@@ -15,7 +15,30 @@ import (
 type Tool struct {
 	input  *Schema
 	output *Schema // nil: the tool has no outputSchema
+	tasks  TaskSupport
 }
+
+// TaskSupport is a tool's MCP execution.taskSupport: whether a call of it
+// may go on as a task (MCP 2026-07-28's tasks extension,
+// io.modelcontextprotocol/tasks), which the provider decides call by call.
+type TaskSupport string
+
+// The values of execution.taskSupport.
+const (
+	// TaskForbidden, MCP's default (execution.taskSupport absent): the
+	// tool's calls are never tasks.
+	TaskForbidden TaskSupport = "forbidden"
+	// TaskOptional: a call may go on as a task when its client accepts
+	// one.
+	TaskOptional TaskSupport = "optional"
+	// TaskRequired: the tool runs only as a task; a client that cannot
+	// take one cannot call it.
+	TaskRequired TaskSupport = "required"
+)
+
+// TasksCapability is the MCP ClientCapabilities object declaring the tasks
+// extension: what a client is told it needs to call a TaskRequired tool.
+const TasksCapability = `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`
 
 // CheckTool checks a tool definition as the host does when a provider
 // publishes it, and compiles its schemas. name is the provider's name for
@@ -28,7 +51,10 @@ type Tool struct {
 //     not compile (see Compile: a reference to another document is
 //     refused);
 //   - it has an "outputSchema" that is not a JSON object (null included)
-//     or does not compile.
+//     or does not compile;
+//   - it has an "execution" that is not a JSON object, or whose
+//     "taskSupport" is none of "forbidden", "optional" and "required"
+//     (clients that check the MCP schema would refuse the whole list).
 //
 // A refused tool is not served: the host logs the error and lists the
 // provider's other tools.
@@ -51,7 +77,53 @@ func CheckTool(name string, def []byte) (*Tool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Tool{input: in, output: out}, nil
+	tasks, err := taskSupport(m)
+	if err != nil {
+		return nil, err
+	}
+	return &Tool{input: in, output: out, tasks: tasks}, nil
+}
+
+// taskSupport reads a definition's execution.taskSupport: TaskForbidden
+// when absent.
+func taskSupport(m map[string]json.RawMessage) (TaskSupport, error) {
+	raw, ok := m["execution"]
+	if !ok {
+		return TaskForbidden, nil
+	}
+	exec, err := members(`"execution"`, raw)
+	if err != nil {
+		return "", err
+	}
+	raw, ok = exec["taskSupport"]
+	if !ok {
+		return TaskForbidden, nil
+	}
+	var ts TaskSupport
+	if json.Unmarshal(raw, &ts) != nil || ts != TaskForbidden && ts != TaskOptional && ts != TaskRequired {
+		return "", fmt.Errorf(`"execution.taskSupport" is %s, want "forbidden", "optional" or "required"`, bytes.TrimSpace(raw))
+	}
+	return ts, nil
+}
+
+// TaskSupport is the tool's execution.taskSupport (TaskForbidden when it
+// declares none).
+func (t *Tool) TaskSupport() TaskSupport { return t.tasks }
+
+// CheckTasks decides, as the host does before the tool runs, what becomes
+// of a call's offer of a task: clientTasks says the client accepts one
+// (it declared the tasks extension). tasks says the provider may go on
+// with the call as a task: the client accepts one and the tool declares
+// TaskOptional or TaskRequired. msg is "" unless the call is refused,
+// naming the tool as exposed: the tool runs only as a task (TaskRequired)
+// and the client accepts none. The client is then told it needs
+// TasksCapability (MCP error -32021, or an isError result with msg in a
+// session), and the tool is not called.
+func (t *Tool) CheckTasks(exposed string, clientTasks bool) (tasks bool, msg string) {
+	if t.tasks == TaskRequired && !clientTasks {
+		return false, fmt.Sprintf("tool %q runs only as a task: the client must declare the io.modelcontextprotocol/tasks extension", exposed)
+	}
+	return clientTasks && t.tasks != TaskForbidden, ""
 }
 
 // members returns the top-level members of b, by their exact names (what

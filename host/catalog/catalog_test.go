@@ -98,6 +98,8 @@ func TestBadDefinitions(t *testing.T) {
 		"outputSchema null":       {`{"name":"t","inputSchema":{},"outputSchema":null}`, `"outputSchema" is not a JSON object`},
 		"outputSchema breaks":     {`{"name":"t","inputSchema":{},"outputSchema":{"type":"integr"}}`, "outputSchema does not compile"},
 		"outputSchema remote ref": {`{"name":"t","inputSchema":{},"outputSchema":{"$ref":"https://example.com/o.json"}}`, "references to other documents are not allowed (https://example.com/o.json)"},
+		"execution not object":    {`{"name":"t","inputSchema":{},"execution":"async"}`, `"execution" is not a JSON object`},
+		"taskSupport unknown":     {`{"name":"t","inputSchema":{},"execution":{"taskSupport":"sometimes"}}`, `"execution.taskSupport" is "sometimes"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -48,10 +48,12 @@
 // twice, and:
 //
 //   - a tool: a name of 1 to 128 of [A-Za-z0-9_.-] ([naming.CheckName]),
-//     an "inputSchema" object that compiles and, if present, an
+//     an "inputSchema" object that compiles, if present an
 //     "outputSchema" object that compiles (see Validation of tool
-//     arguments and results; [argcheck.CheckTool] is the check, shared
-//     with the SDK's test helper, pluginproto/plugintest);
+//     arguments and results), and if present an "execution" object whose
+//     "taskSupport", if present, is "forbidden", "optional" or "required"
+//     ([argcheck.CheckTool] is the check, shared with the SDK's test
+//     helper, pluginproto/plugintest);
 //   - a resource: a string "uri" that is an absolute URI (one with a
 //     scheme, as net/url parses it) and equals tool.Resource.URI when that
 //     is set, and a string "name";
@@ -173,6 +175,18 @@
 //	tool "convert" returned no structuredContent, but its outputSchema requires structured results
 //
 // Results of tools without an outputSchema pass untouched and unparsed.
+//
+// # Tasks
+//
+// A call whose client accepts a task (tool.Call.Tasks: MCP 2026-07-28's
+// tasks extension) keeps the offer only for a tool whose definition
+// declares execution.taskSupport "optional" or "required"; for any other
+// tool CallTool clears Tasks, so a provider never goes on as a task with a
+// tool that did not say it might. A tool that declares "required" runs
+// only as a task: a call without the offer is refused before the
+// provider runs, with a *tool.CapabilityRequired naming the extension
+// ({"extensions":{"io.modelcontextprotocol/tasks":{}}}), which the
+// protocol layer answers with -32021 (an isError result in a session).
 //
 // # Prompt arguments
 //

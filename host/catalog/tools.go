@@ -187,6 +187,12 @@ func (c *Catalog) ListTools(cursor string) (tools []json.RawMessage, nextCursor 
 //
 // Errors, for tool.Outcome to map:
 //   - an unknown name wraps tool.ErrUnknownTool;
+//   - a call without call.Tasks of a tool whose definition declares
+//     execution.taskSupport "required" is a *tool.CapabilityRequired
+//     naming the tasks extension (argcheck.TasksCapability); the
+//     provider is not called. For a tool that declares no task support
+//     (or "forbidden"), call.Tasks is cleared: the provider gets Tasks
+//     only when the call may go on as a task;
 //   - arguments that are not a JSON object or break the schema wrap
 //     tool.ErrBadArguments, and the text is argcheck's message naming
 //     every violation; the provider is not called;
@@ -251,7 +257,9 @@ func (c *Catalog) answer(r *route, exposed string, res json.RawMessage, err erro
 }
 
 // route finds the provider of call.Name and prepares the call it gets:
-// the provider's own tool name, arguments defaulted and checked.
+// the provider's own tool name, Tasks kept only for a tool that declares
+// task support (a tool that runs only as a task refuses a call without
+// it), arguments defaulted and checked.
 func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 	if call == nil {
 		return nil, tool.Call{}, errors.New("catalog: nil call")
@@ -269,8 +277,13 @@ func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 	if r == nil {
 		return nil, tool.Call{}, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 	}
+	tasks, msg := r.check.CheckTasks(call.Name, call.Tasks)
+	if msg != "" {
+		return nil, tool.Call{}, &tool.CapabilityRequired{Capabilities: json.RawMessage(argcheck.TasksCapability), Message: msg}
+	}
 	fwd := *call
 	fwd.Name = r.tool
+	fwd.Tasks = tasks
 	args, msg := r.check.CheckArguments(call.Name, fwd.Arguments)
 	if msg != "" {
 		return nil, tool.Call{}, tool.Errorf(tool.ErrBadArguments, "%s", msg)

@@ -155,3 +155,75 @@ func TestStartCall(t *testing.T) {
 		t.Errorf("after unload: %v, want tool.ErrRefused", err)
 	}
 }
+
+// A handler's panic is the plugin's failure, not the tool's: the call
+// fails with tool.ErrInternal naming the tool, the plugin and the panic
+// (an isError result for a synchronous call, a failed task for a task),
+// through CallTool and StartCall alike; the plugin lives on.
+func TestPanicIsThePluginsFailure(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{})
+	e := h.expect("set", "tp")
+	pid := mustPID(t, e.p)
+	const want = `tool "panic" of plugin tp failed: tool "panic" panicked: boom`
+	_, err := call(t, e.p, "panic", "")
+	if !errors.Is(err, tool.ErrInternal) || err.Error() != want {
+		t.Errorf("CallTool: %v, want tool.ErrInternal: %s", err, want)
+	}
+	_, err = startCall(t, e.p, "panic")
+	if !errors.Is(err, tool.ErrInternal) || err.Error() != want {
+		t.Errorf("StartCall: %v, want tool.ErrInternal: %s", err, want)
+	}
+	if got := mustPID(t, e.p); got != pid {
+		t.Errorf("after the panics the plugin's pid is %d, was %d", got, pid)
+	}
+	h.noEvent()
+}
+
+// A call's offer of a task reaches the plugin, whose handler goes on as a
+// task: Detach runs once, before the call's progress and its answer,
+// through CallTool and StartCall alike; without the offer the plugin goes
+// on synchronously and Detach never runs.
+func TestCallGoesOnAsATask(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{})
+	e := h.expect("set", "tp")
+	for _, async := range []bool{false, true} {
+		for _, tasks := range []bool{false, true} {
+			var events []string
+			c := &tool.Call{
+				Name: "job", Arguments: json.RawMessage(`{}`), Tasks: tasks,
+				Detach:   func() { events = append(events, "detach") },
+				Progress: func(p tool.Progress) { events = append(events, p.Message) },
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), waitLong)
+			var (
+				res json.RawMessage
+				err error
+			)
+			if async {
+				done := make(chan struct{})
+				e.p.(tool.Starter).StartCall(ctx, c, func(r json.RawMessage, e error) { res, err = r, e; close(done) })
+				<-done
+			} else {
+				res, err = e.p.CallTool(ctx, c)
+			}
+			cancel()
+			if err != nil {
+				t.Fatalf("StartCall %v, Tasks %v: %v", async, tasks, err)
+			}
+			events = append(events, string(res))
+			want := []string{"working", string(tool.TextResult("task: " + strconv.FormatBool(tasks)))}
+			if tasks {
+				want = append([]string{"detach"}, want...)
+			}
+			if diff := cmp.Diff(want, events); diff != "" {
+				t.Errorf("StartCall %v, Tasks %v (-want +got):\n%s", async, tasks, diff)
+			}
+		}
+	}
+}

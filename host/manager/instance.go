@@ -456,11 +456,14 @@ func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call,
 
 var _ tool.Starter = (*provider)(nil)
 
-// request is the plugin's view of call.
+// request is the plugin's view of call. Tasks and Detach pass as they are:
+// the catalog has kept Tasks only for a tool that declares task support,
+// and the Client calls Detach only for a call with Tasks.
 func request(call *tool.Call) *pluginproto.CallRequest {
 	req := &pluginproto.CallRequest{
 		Tool: call.Name, Arguments: call.Arguments,
 		ClientCapabilities: call.ClientCapabilities, Input: input(call.Input),
+		Tasks: call.Tasks, Detach: call.Detach,
 	}
 	if call.Progress != nil {
 		req.Progress = func(progress, total float64, message string) {

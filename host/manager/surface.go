@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/plughost/plughost/host/tool"
@@ -193,10 +194,11 @@ func (p *provider) run(ctx context.Context, what, name string, do func(context.C
 	return nil, in.callError(subject, err)
 }
 
-// surfaceError maps the plugin's answers that are not failures of the
-// plugin (it needs input, it needs a capability the client did not
-// declare, it has no such thing, the arguments are wrong)
-// to the host's vocabulary; nil for any other error. limit is the call's
+// surfaceError maps the plugin's own answers (it needs input, it needs a
+// capability the client did not declare, it has no such thing, the
+// arguments are wrong, it failed running the call: tool.ErrInternal) to
+// the host's vocabulary; nil for any other error, a failure of the
+// plugin's process or connection. limit is the call's
 // time limit (0: none), which bounds each request to the client too.
 func surfaceError(subject, plugin string, limit time.Duration, err error) error {
 	var (
@@ -217,6 +219,11 @@ func surfaceError(subject, plugin string, limit time.Duration, err error) error 
 		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownPrompt, subject, plugin, err)
 	case errors.Is(err, pluginproto.ErrInvalidArguments):
 		return tool.Errorf(tool.ErrBadArguments, "%s of plugin %s: %w", subject, plugin, err)
+	case errors.Is(err, pluginproto.ErrPluginFailed):
+		// The plugin's message (a handler's panic, naming the tool) follows
+		// the sentinel's text.
+		_, msg, _ := strings.Cut(err.Error(), pluginproto.ErrPluginFailed.Error()+": ")
+		return tool.Errorf(tool.ErrInternal, "%s of plugin %s failed: %s", subject, plugin, msg)
 	}
 	return nil
 }

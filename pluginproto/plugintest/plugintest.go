@@ -35,6 +35,15 @@
 //     regexp syntax (RE2: no lookaround), and a reference to another
 //     document (a URL, a file) is refused. The host skips such a tool with
 //     a warning and lists the plugin's others: clients never see it.
+//   - a call's offer of a task (CallTool, CallRequest.Tasks: the client
+//     accepts one): it reaches the handler only when the tool declares
+//     TaskSupport, so RunAsTask reports false otherwise; a TaskRequired
+//     tool called without it is refused with the
+//     *pluginproto.CapabilityRequiredError naming the tasks extension
+//     that the client would get (MCP error -32021), and the handler never
+//     runs. CallRequest.Detach tells the test that the handler went on as
+//     a task (RunAsTask reported true); the result is then the one that
+//     completes the task.
 //   - the arguments of a call (CallTool): a JSON object (absent, blank or
 //     null arguments are {}, as the host makes them) that conforms to the
 //     tool's inputSchema. The host answers others itself, with an isError
@@ -134,13 +143,16 @@ func toolName(raw json.RawMessage) string {
 
 // CallTool runs a call as the host runs one for a client: it checks the
 // tool's definition (an error matching ErrToolRefused when the host would
-// not list the tool), gives absent arguments their default ({}) and checks
-// them against the tool's inputSchema (ErrBadArguments; the handler does
-// not run), runs the handler with Plugin.CallTool (everything
-// Plugin.CallTool does: req's Progress, Log, ClientCapabilities, Input and
-// AnswerInput work as there, and so do its errors), and checks the result
-// against the tool's outputSchema (ErrBadResult). Otherwise it returns
-// the MCP CallToolResult JSON the client would get.
+// not list the tool), keeps req.Tasks only for a tool that declares
+// TaskSupport (a TaskRequired tool without it: a
+// *pluginproto.CapabilityRequiredError, and the handler does not run),
+// gives absent arguments their default ({}) and checks them against the
+// tool's inputSchema (ErrBadArguments; the handler does not run), runs the
+// handler with Plugin.CallTool (everything Plugin.CallTool does: req's
+// Progress, Log, ClientCapabilities, Input, AnswerInput and Detach work as
+// there, and so do its errors), and checks the result against the tool's
+// outputSchema (ErrBadResult). Otherwise it returns the MCP CallToolResult
+// JSON the client would get.
 //
 // A tool p does not offer is Plugin.CallTool's error, wrapping
 // pluginproto.ErrUnknownTool.
@@ -159,11 +171,16 @@ func CallTool(ctx context.Context, p *pluginproto.Plugin, req *pluginproto.CallR
 	if t == nil {
 		return p.CallTool(ctx, req) // ErrUnknownTool
 	}
+	tasks, msg := t.CheckTasks(req.Tool, req.Tasks)
+	if msg != "" {
+		return nil, &pluginproto.CapabilityRequiredError{Capabilities: json.RawMessage(argcheck.TasksCapability), Message: msg}
+	}
 	args, msg := t.CheckArguments(req.Tool, req.Arguments)
 	if msg != "" {
 		return nil, &refusal{ErrBadArguments, msg}
 	}
 	fwd := *req
+	fwd.Tasks = tasks
 	fwd.Arguments = bytes.Clone(args) // the handler's own, as over the wire
 	res, err := p.CallTool(ctx, &fwd)
 	if err != nil {

@@ -236,7 +236,75 @@ func (pr provider) Tools() []tool.Def {
 }
 
 func (pr provider) CallTool(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-	return pr.p.CallTool(ctx, &pluginproto.CallRequest{Tool: c.Name, Arguments: c.Arguments})
+	return pr.p.CallTool(ctx, &pluginproto.CallRequest{Tool: c.Name, Arguments: c.Arguments, Tasks: c.Tasks, Detach: c.Detach})
+}
+
+// A call's offer of a task reaches the handler as the host lets it: only
+// for a tool that declares TaskSupport; a TaskRequired tool without the
+// offer is refused before its handler runs, as the host's catalog refuses
+// it, with the same capabilities and message. Detach says whether the
+// handler went on as a task, in both.
+func TestCallToolTasks(t *testing.T) {
+	t.Parallel()
+	var ran atomic.Int32
+	p := pluginproto.New("jobs", "1.0.0")
+	for name, support := range map[string]pluginproto.TaskSupport{
+		"sync": pluginproto.TaskForbidden, "maybe": pluginproto.TaskOptional, "only": pluginproto.TaskRequired,
+	} {
+		p.AddTool(pluginproto.Tool{Name: name, TaskSupport: support}, func(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			ran.Add(1)
+			return pluginproto.TextResult(fmt.Sprintf("task: %v", req.RunAsTask())), nil
+		})
+	}
+	cat := catalog.New(&catalog.Options{Logger: hclog.NewNullLogger()})
+	t.Cleanup(cat.Close)
+	cat.Set(provider{p})
+
+	tests := map[string]struct {
+		tool  string
+		tasks bool
+		task  bool // the handler went on as a task
+		// refused: the call is refused, and the handler does not run
+		refused bool
+	}{
+		"no task support, offered": {tool: "sync", tasks: true},
+		"optional, offered":        {tool: "maybe", tasks: true, task: true},
+		"optional, not offered":    {tool: "maybe"},
+		"required, offered":        {tool: "only", tasks: true, task: true},
+		"required, not offered":    {tool: "only", refused: true},
+	}
+	for name, tc := range tests {
+		ranBefore := ran.Load()
+		var detached [2]bool // the host's, plugintest's
+		host, hostErr := cat.CallTool(t.Context(), &tool.Call{Name: tc.tool, Arguments: json.RawMessage(`{}`), Tasks: tc.tasks,
+			Detach: func() { detached[0] = true }})
+		ours, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: tc.tool, Tasks: tc.tasks,
+			Detach: func() { detached[1] = true }})
+		if tc.refused {
+			var (
+				cr     *pluginproto.CapabilityRequiredError
+				hostCR *tool.CapabilityRequired
+			)
+			if !errors.As(err, &cr) || !errors.As(hostErr, &hostCR) || string(cr.Capabilities) != string(hostCR.Capabilities) || cr.Message != hostCR.Message {
+				t.Errorf("%s: plugintest %v, the host %v; want the same capability required", name, err, hostErr)
+			} else if want := `{"extensions":{"io.modelcontextprotocol/tasks":{}}}`; string(cr.Capabilities) != want {
+				t.Errorf("%s: capabilities %s, want %s", name, cr.Capabilities, want)
+			}
+			if ran.Load() != ranBefore {
+				t.Errorf("%s: the handler ran", name)
+			}
+			continue
+		}
+		if err != nil || hostErr != nil {
+			t.Fatalf("%s: plugintest %v, the host %v", name, err, hostErr)
+		}
+		if want := string(tool.TextResult(fmt.Sprintf("task: %v", tc.task))); string(ours) != want || string(host) != want {
+			t.Errorf("%s: plugintest %s, the host %s; want %s", name, ours, host, want)
+		}
+		if detached != [2]bool{tc.task, tc.task} {
+			t.Errorf("%s: detached (the host's, plugintest's) = %v, want %v", name, detached, tc.task)
+		}
+	}
 }
 
 // plugintest and the host's catalog agree on every case: what plugintest

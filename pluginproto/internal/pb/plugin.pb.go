@@ -48,6 +48,28 @@
 // and the client retries. The same plugin binary serves both. Tool calls,
 // GetPrompt and ReadResource may answer InputRequired.
 //
+// # Long calls as tasks
+//
+// MCP 2026-07-28's tasks extension (io.modelcontextprotocol/tasks) lets a
+// server answer a tools/call with a task the client polls, instead of the
+// result. The plugin decides, call by call. A tool that may go on as a
+// task says so in its definition: the MCP Tool's
+// "execution":{"taskSupport":"optional"} (or "required": it runs only as
+// a task; absent or "forbidden": never). When the client accepts a task
+// and the tool declares support, the host sets CallStart.tasks; the
+// handler may then send a Detach frame (at most once per call id) and go
+// on: the host answers the client with a task at once, takes the call's
+// progress messages as the task's status, and ends the task with the
+// call's one result, error or input_required frame, which still finishes
+// the call. An input_required after Detach parks the task until the
+// client answers; the host then runs the call again (a new call id, with
+// Input, and tasks set). A plugin that never sends Detach is simply
+// synchronous, and a host ignores a Detach of a call whose Start did not
+// set tasks, or of a call that runs as a task already. A host never sets
+// tasks for a tool whose definition does not declare task support, and
+// refuses a call of a "required" tool from a client that cannot take a
+// task before the plugin sees it.
+//
 // Contract 1 also had an optional rpc named Calls; hosts no longer call it.
 // Its name must never be reused.
 //
@@ -443,7 +465,13 @@ type CallStart struct {
 	ClientCapabilities []byte `protobuf:"bytes,5,opt,name=client_capabilities,json=clientCapabilities,proto3" json:"client_capabilities,omitempty"`
 	// Contract 2: the client's answers when this call is the retry of one
 	// that answered InputRequired.
-	Input         *Input `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	Input *Input `protobuf:"bytes,6,opt,name=input,proto3" json:"input,omitempty"`
+	// Contract 2: the host may run this call as a task (see "Long calls as
+	// tasks" above): the client accepts one and the tool's definition
+	// declares execution.taskSupport "optional" or "required". The plugin
+	// may then send Detach. Unset, the plugin must not: the call is
+	// answered synchronously, whatever the plugin does.
+	Tasks         bool `protobuf:"varint,7,opt,name=tasks,proto3" json:"tasks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -518,6 +546,13 @@ func (x *CallStart) GetInput() *Input {
 		return x.Input
 	}
 	return nil
+}
+
+func (x *CallStart) GetTasks() bool {
+	if x != nil {
+		return x.Tasks
+	}
+	return false
 }
 
 // The client's answers to a plugin's InputRequired, on the retried call.
@@ -1019,6 +1054,7 @@ type PluginFrame struct {
 	//	*PluginFrame_Result
 	//	*PluginFrame_Error
 	//	*PluginFrame_InputRequired
+	//	*PluginFrame_Detach
 	Msg           isPluginFrame_Msg `protobuf_oneof:"msg"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
@@ -1113,6 +1149,15 @@ func (x *PluginFrame) GetInputRequired() *InputRequired {
 	return nil
 }
 
+func (x *PluginFrame) GetDetach() *Detach {
+	if x != nil {
+		if x, ok := x.Msg.(*PluginFrame_Detach); ok {
+			return x.Detach
+		}
+	}
+	return nil
+}
+
 type isPluginFrame_Msg interface {
 	isPluginFrame_Msg()
 }
@@ -1140,6 +1185,16 @@ type PluginFrame_InputRequired struct {
 	InputRequired *InputRequired `protobuf:"bytes,6,opt,name=input_required,json=inputRequired,proto3,oneof"`
 }
 
+type PluginFrame_Detach struct {
+	// The call goes on as a task: the host answers the client with a task
+	// at once and keeps receiving the call's frames, and the call still
+	// ends with exactly one result, error or input_required frame, which
+	// ends the task. A plugin sends it at most once per call, and only
+	// when the call's Start set tasks; a host ignores it otherwise (and
+	// ignores a repeated one). It does not finish the call.
+	Detach *Detach `protobuf:"bytes,7,opt,name=detach,proto3,oneof"`
+}
+
 func (*PluginFrame_Progress) isPluginFrame_Msg() {}
 
 func (*PluginFrame_Log) isPluginFrame_Msg() {}
@@ -1150,12 +1205,58 @@ func (*PluginFrame_Error) isPluginFrame_Msg() {}
 
 func (*PluginFrame_InputRequired) isPluginFrame_Msg() {}
 
+func (*PluginFrame_Detach) isPluginFrame_Msg() {}
+
+// See PluginFrame.detach.
+type Detach struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Detach) Reset() {
+	*x = Detach{}
+	mi := &file_plugin_proto_msgTypes[15]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Detach) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Detach) ProtoMessage() {}
+
+func (x *Detach) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[15]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Detach.ProtoReflect.Descriptor instead.
+func (*Detach) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{15}
+}
+
 // Why a call on the CallsV2 stream failed.
 type CallError struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// A gRPC status code: NOT_FOUND (5) when the plugin has no tool of that
 	// name, CANCELLED (1) when the call was cancelled before its arguments
-	// were complete, FAILED_PRECONDITION (9) with required_capabilities.
+	// were complete, FAILED_PRECONDITION (9) with required_capabilities,
+	// INTERNAL (13) when the plugin failed running the call (a Go SDK
+	// handler's panic: message "tool \"X\" panicked: <value>"). The host
+	// answers INTERNAL as a failure of the plugin, naming message: an
+	// isError result for a synchronous call, and for a call that goes on as
+	// a task, a failed task with JSON-RPC error -32603 (a tool's own
+	// failure is an isError result, which completes the task). Other codes
+	// fail the call with message.
 	Code    uint32 `protobuf:"varint,1,opt,name=code,proto3" json:"code,omitempty"`
 	Message string `protobuf:"bytes,2,opt,name=message,proto3" json:"message,omitempty"`
 	// Set when the call cannot run because the client did not declare these
@@ -1172,7 +1273,7 @@ type CallError struct {
 
 func (x *CallError) Reset() {
 	*x = CallError{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1184,7 +1285,7 @@ func (x *CallError) String() string {
 func (*CallError) ProtoMessage() {}
 
 func (x *CallError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1197,7 +1298,7 @@ func (x *CallError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallError.ProtoReflect.Descriptor instead.
 func (*CallError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *CallError) GetCode() uint32 {
@@ -1233,7 +1334,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1245,7 +1346,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1258,7 +1359,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *Progress) GetProgress() float64 {
@@ -1296,7 +1397,7 @@ type LogMessage struct {
 
 func (x *LogMessage) Reset() {
 	*x = LogMessage{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1308,7 +1409,7 @@ func (x *LogMessage) String() string {
 func (*LogMessage) ProtoMessage() {}
 
 func (x *LogMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1321,7 +1422,7 @@ func (x *LogMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
 func (*LogMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *LogMessage) GetLevel() string {
@@ -1353,7 +1454,7 @@ type WatchToolsRequest struct {
 
 func (x *WatchToolsRequest) Reset() {
 	*x = WatchToolsRequest{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1365,7 +1466,7 @@ func (x *WatchToolsRequest) String() string {
 func (*WatchToolsRequest) ProtoMessage() {}
 
 func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1378,7 +1479,7 @@ func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsRequest.ProtoReflect.Descriptor instead.
 func (*WatchToolsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 // A change of what the plugin offers. A message with none of its fields
@@ -1398,7 +1499,7 @@ type ToolsChanged struct {
 
 func (x *ToolsChanged) Reset() {
 	*x = ToolsChanged{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1410,7 +1511,7 @@ func (x *ToolsChanged) String() string {
 func (*ToolsChanged) ProtoMessage() {}
 
 func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1423,7 +1524,7 @@ func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsChanged.ProtoReflect.Descriptor instead.
 func (*ToolsChanged) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *ToolsChanged) GetTools() bool {
@@ -1464,7 +1565,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1476,7 +1577,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1489,7 +1590,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ListRequest) GetCursor() string {
@@ -1512,7 +1613,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1524,7 +1625,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1537,7 +1638,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListResponse) GetItems() [][]byte {
@@ -1566,7 +1667,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1578,7 +1679,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1591,7 +1692,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ReadResourceRequest) GetUri() string {
@@ -1628,7 +1729,7 @@ type ReadResourceResponse struct {
 
 func (x *ReadResourceResponse) Reset() {
 	*x = ReadResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1640,7 +1741,7 @@ func (x *ReadResourceResponse) String() string {
 func (*ReadResourceResponse) ProtoMessage() {}
 
 func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1653,7 +1754,7 @@ func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
 func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReadResourceResponse) GetAnswer() isReadResourceResponse_Answer {
@@ -1709,7 +1810,7 @@ type SubscribeResourceRequest struct {
 
 func (x *SubscribeResourceRequest) Reset() {
 	*x = SubscribeResourceRequest{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1721,7 +1822,7 @@ func (x *SubscribeResourceRequest) String() string {
 func (*SubscribeResourceRequest) ProtoMessage() {}
 
 func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1734,7 +1835,7 @@ func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *SubscribeResourceRequest) GetUri() string {
@@ -1759,7 +1860,7 @@ type SubscribeResourceResponse struct {
 
 func (x *SubscribeResourceResponse) Reset() {
 	*x = SubscribeResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1771,7 +1872,7 @@ func (x *SubscribeResourceResponse) String() string {
 func (*SubscribeResourceResponse) ProtoMessage() {}
 
 func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1784,7 +1885,7 @@ func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 type GetPromptRequest struct {
@@ -1802,7 +1903,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1814,7 +1915,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1827,7 +1928,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *GetPromptRequest) GetName() string {
@@ -1871,7 +1972,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1883,7 +1984,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1896,7 +1997,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetPromptResponse) GetAnswer() isGetPromptResponse_Answer {
@@ -1953,7 +2054,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1965,7 +2066,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1978,7 +2079,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *CompleteRequest) GetParams() []byte {
@@ -1998,7 +2099,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2010,7 +2111,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2023,7 +2124,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CompleteResponse) GetResult() []byte {
@@ -2056,14 +2157,15 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05tools\x18\x01 \x03(\fR\x05tools\"S\n" +
 	"\x13CallToolHostMessage\x125\n" +
 	"\x05start\x18\x01 \x01(\v2\x1d.plughost.plugin.v1.CallStartH\x00R\x05startB\x05\n" +
-	"\x03msg\"\xe2\x01\n" +
+	"\x03msg\"\xf8\x01\n" +
 	"\tCallStart\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12\x1a\n" +
 	"\bprogress\x18\x03 \x01(\bR\bprogress\x12%\n" +
 	"\x0emore_arguments\x18\x04 \x01(\bR\rmoreArguments\x12/\n" +
 	"\x13client_capabilities\x18\x05 \x01(\fR\x12clientCapabilities\x12/\n" +
-	"\x05input\x18\x06 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\"\xe4\x01\n" +
+	"\x05input\x18\x06 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\x12\x14\n" +
+	"\x05tasks\x18\a \x01(\bR\x05tasks\"\xe4\x01\n" +
 	"\x05Input\x12\x1c\n" +
 	"\tresponses\x18\x01 \x01(\fR\tresponses\x12=\n" +
 	"\x06errors\x18\x02 \x03(\v2%.plughost.plugin.v1.Input.ErrorsEntryR\x06errors\x12#\n" +
@@ -2093,15 +2195,17 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04data\x18\x01 \x01(\fR\x04data\x12\x12\n" +
 	"\x04more\x18\x02 \x01(\bR\x04more\"\f\n" +
 	"\n" +
-	"CallCancel\"\xba\x02\n" +
+	"CallCancel\"\xf0\x02\n" +
 	"\vPluginFrame\x12\x17\n" +
 	"\acall_id\x18\x01 \x01(\x04R\x06callId\x12:\n" +
 	"\bprogress\x18\x02 \x01(\v2\x1c.plughost.plugin.v1.ProgressH\x00R\bprogress\x122\n" +
 	"\x03log\x18\x03 \x01(\v2\x1e.plughost.plugin.v1.LogMessageH\x00R\x03log\x12\x18\n" +
 	"\x06result\x18\x04 \x01(\fH\x00R\x06result\x125\n" +
 	"\x05error\x18\x05 \x01(\v2\x1d.plughost.plugin.v1.CallErrorH\x00R\x05error\x12J\n" +
-	"\x0einput_required\x18\x06 \x01(\v2!.plughost.plugin.v1.InputRequiredH\x00R\rinputRequiredB\x05\n" +
-	"\x03msg\"n\n" +
+	"\x0einput_required\x18\x06 \x01(\v2!.plughost.plugin.v1.InputRequiredH\x00R\rinputRequired\x124\n" +
+	"\x06detach\x18\a \x01(\v2\x1a.plughost.plugin.v1.DetachH\x00R\x06detachB\x05\n" +
+	"\x03msg\"\b\n" +
+	"\x06Detach\"n\n" +
 	"\tCallError\x12\x12\n" +
 	"\x04code\x18\x01 \x01(\rR\x04code\x12\x18\n" +
 	"\amessage\x18\x02 \x01(\tR\amessage\x123\n" +
@@ -2179,7 +2283,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 31)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),           // 0: plughost.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),          // 1: plughost.plugin.v1.DescribeResponse
@@ -2196,71 +2300,73 @@ var file_plugin_proto_goTypes = []any{
 	(*ArgumentsChunk)(nil),            // 12: plughost.plugin.v1.ArgumentsChunk
 	(*CallCancel)(nil),                // 13: plughost.plugin.v1.CallCancel
 	(*PluginFrame)(nil),               // 14: plughost.plugin.v1.PluginFrame
-	(*CallError)(nil),                 // 15: plughost.plugin.v1.CallError
-	(*Progress)(nil),                  // 16: plughost.plugin.v1.Progress
-	(*LogMessage)(nil),                // 17: plughost.plugin.v1.LogMessage
-	(*WatchToolsRequest)(nil),         // 18: plughost.plugin.v1.WatchToolsRequest
-	(*ToolsChanged)(nil),              // 19: plughost.plugin.v1.ToolsChanged
-	(*ListRequest)(nil),               // 20: plughost.plugin.v1.ListRequest
-	(*ListResponse)(nil),              // 21: plughost.plugin.v1.ListResponse
-	(*ReadResourceRequest)(nil),       // 22: plughost.plugin.v1.ReadResourceRequest
-	(*ReadResourceResponse)(nil),      // 23: plughost.plugin.v1.ReadResourceResponse
-	(*SubscribeResourceRequest)(nil),  // 24: plughost.plugin.v1.SubscribeResourceRequest
-	(*SubscribeResourceResponse)(nil), // 25: plughost.plugin.v1.SubscribeResourceResponse
-	(*GetPromptRequest)(nil),          // 26: plughost.plugin.v1.GetPromptRequest
-	(*GetPromptResponse)(nil),         // 27: plughost.plugin.v1.GetPromptResponse
-	(*CompleteRequest)(nil),           // 28: plughost.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),          // 29: plughost.plugin.v1.CompleteResponse
-	nil,                               // 30: plughost.plugin.v1.Input.ErrorsEntry
+	(*Detach)(nil),                    // 15: plughost.plugin.v1.Detach
+	(*CallError)(nil),                 // 16: plughost.plugin.v1.CallError
+	(*Progress)(nil),                  // 17: plughost.plugin.v1.Progress
+	(*LogMessage)(nil),                // 18: plughost.plugin.v1.LogMessage
+	(*WatchToolsRequest)(nil),         // 19: plughost.plugin.v1.WatchToolsRequest
+	(*ToolsChanged)(nil),              // 20: plughost.plugin.v1.ToolsChanged
+	(*ListRequest)(nil),               // 21: plughost.plugin.v1.ListRequest
+	(*ListResponse)(nil),              // 22: plughost.plugin.v1.ListResponse
+	(*ReadResourceRequest)(nil),       // 23: plughost.plugin.v1.ReadResourceRequest
+	(*ReadResourceResponse)(nil),      // 24: plughost.plugin.v1.ReadResourceResponse
+	(*SubscribeResourceRequest)(nil),  // 25: plughost.plugin.v1.SubscribeResourceRequest
+	(*SubscribeResourceResponse)(nil), // 26: plughost.plugin.v1.SubscribeResourceResponse
+	(*GetPromptRequest)(nil),          // 27: plughost.plugin.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),         // 28: plughost.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),           // 29: plughost.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),          // 30: plughost.plugin.v1.CompleteResponse
+	nil,                               // 31: plughost.plugin.v1.Input.ErrorsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	2,  // 0: plughost.plugin.v1.DescribeResponse.offers:type_name -> plughost.plugin.v1.Offers
 	6,  // 1: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
 	7,  // 2: plughost.plugin.v1.CallStart.input:type_name -> plughost.plugin.v1.Input
-	30, // 3: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
-	16, // 4: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
-	17, // 5: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
+	31, // 3: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
+	17, // 4: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
+	18, // 5: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
 	6,  // 6: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
 	12, // 7: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
 	13, // 8: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
-	16, // 9: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
-	17, // 10: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
-	15, // 11: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
+	17, // 9: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
+	18, // 10: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
+	16, // 11: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
 	9,  // 12: plughost.plugin.v1.PluginFrame.input_required:type_name -> plughost.plugin.v1.InputRequired
-	7,  // 13: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
-	9,  // 14: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
-	7,  // 15: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
-	9,  // 16: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
-	8,  // 17: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
-	0,  // 18: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
-	3,  // 19: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
-	18, // 20: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
-	11, // 21: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
-	5,  // 22: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
-	20, // 23: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
-	20, // 24: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
-	22, // 25: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
-	24, // 26: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
-	20, // 27: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
-	26, // 28: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
-	28, // 29: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
-	1,  // 30: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
-	4,  // 31: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
-	19, // 32: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
-	14, // 33: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
-	10, // 34: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
-	21, // 35: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
-	21, // 36: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
-	23, // 37: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
-	25, // 38: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
-	21, // 39: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
-	27, // 40: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
-	29, // 41: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
-	30, // [30:42] is the sub-list for method output_type
-	18, // [18:30] is the sub-list for method input_type
-	18, // [18:18] is the sub-list for extension type_name
-	18, // [18:18] is the sub-list for extension extendee
-	0,  // [0:18] is the sub-list for field type_name
+	15, // 13: plughost.plugin.v1.PluginFrame.detach:type_name -> plughost.plugin.v1.Detach
+	7,  // 14: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
+	9,  // 15: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	7,  // 16: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
+	9,  // 17: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	8,  // 18: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
+	0,  // 19: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
+	3,  // 20: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
+	19, // 21: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
+	11, // 22: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
+	5,  // 23: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
+	21, // 24: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
+	21, // 25: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
+	23, // 26: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
+	25, // 27: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
+	21, // 28: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
+	27, // 29: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
+	29, // 30: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
+	1,  // 31: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
+	4,  // 32: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
+	20, // 33: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
+	14, // 34: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
+	10, // 35: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
+	22, // 36: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
+	22, // 37: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
+	24, // 38: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
+	26, // 39: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
+	22, // 40: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
+	28, // 41: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
+	30, // 42: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
+	31, // [31:43] is the sub-list for method output_type
+	19, // [19:31] is the sub-list for method input_type
+	19, // [19:19] is the sub-list for extension type_name
+	19, // [19:19] is the sub-list for extension extendee
+	0,  // [0:19] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2287,12 +2393,13 @@ func file_plugin_proto_init() {
 		(*PluginFrame_Result)(nil),
 		(*PluginFrame_Error)(nil),
 		(*PluginFrame_InputRequired)(nil),
+		(*PluginFrame_Detach)(nil),
 	}
-	file_plugin_proto_msgTypes[23].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[24].OneofWrappers = []any{
 		(*ReadResourceResponse_Result)(nil),
 		(*ReadResourceResponse_InputRequired)(nil),
 	}
-	file_plugin_proto_msgTypes[27].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[28].OneofWrappers = []any{
 		(*GetPromptResponse_Result)(nil),
 		(*GetPromptResponse_InputRequired)(nil),
 	}
@@ -2302,7 +2409,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   31,
+			NumMessages:   32,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

@@ -48,6 +48,28 @@
 // and the client retries. The same plugin binary serves both. Tool calls,
 // GetPrompt and ReadResource may answer InputRequired.
 //
+// # Long calls as tasks
+//
+// MCP 2026-07-28's tasks extension (io.modelcontextprotocol/tasks) lets a
+// server answer a tools/call with a task the client polls, instead of the
+// result. The plugin decides, call by call. A tool that may go on as a
+// task says so in its definition: the MCP Tool's
+// "execution":{"taskSupport":"optional"} (or "required": it runs only as
+// a task; absent or "forbidden": never). When the client accepts a task
+// and the tool declares support, the host sets CallStart.tasks; the
+// handler may then send a Detach frame (at most once per call id) and go
+// on: the host answers the client with a task at once, takes the call's
+// progress messages as the task's status, and ends the task with the
+// call's one result, error or input_required frame, which still finishes
+// the call. An input_required after Detach parks the task until the
+// client answers; the host then runs the call again (a new call id, with
+// Input, and tasks set). A plugin that never sends Detach is simply
+// synchronous, and a host ignores a Detach of a call whose Start did not
+// set tasks, or of a call that runs as a task already. A host never sets
+// tasks for a tool whose definition does not declare task support, and
+// refuses a call of a "required" tool from a client that cannot take a
+// task before the plugin sees it.
+//
 // Contract 1 also had an optional rpc named Calls; hosts no longer call it.
 // Its name must never be reused.
 //

@@ -16,6 +16,10 @@
 //   - touch: reports the resource test://doc updated and adds the resource
 //     test://added (the host is told the resource list changed);
 //   - ask: asks the user to confirm (elicitation), and returns the answer;
+//   - panic: panics (the plugin answers that it failed, and lives on);
+//   - job: declares task support "optional", goes on as a task when it
+//     may (RunAsTask), reports progress "working" and returns "task: true"
+//     or "task: false";
 //   - a resource test://doc, a template test://item/{id} and a prompt
 //     "greet" (argument "name", required and completed from a list);
 //   - variant_<v>: exists to tell builds apart (v is set with
@@ -142,6 +146,14 @@ func main() {
 			return nil, err
 		}
 		return pluginproto.TextResult("answer: " + res.Action), nil
+	})
+	p.AddTool(pluginproto.Tool{Name: "panic"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		panic("boom")
+	})
+	p.AddTool(pluginproto.Tool{Name: "job", TaskSupport: pluginproto.TaskOptional}, func(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+		task := req.RunAsTask()
+		req.Progress(1, 1, "working")
+		return pluginproto.TextResult(fmt.Sprintf("task: %v", task)), nil
 	})
 	p.AddResource(pluginproto.Resource{URI: "test://doc", Name: "doc", MIMEType: "text/plain"}, doc("the doc"))
 	p.AddResourceTemplate(pluginproto.ResourceTemplate{URITemplate: "test://item/{id}", Name: "item"},

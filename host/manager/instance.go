@@ -405,11 +405,11 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 		return nil, err
 	}
 	defer in.leave()
-	ctx, limit, release := in.limit(ctx)
+	ctx, lim, release := in.limit(ctx)
 	defer release()
-	res, err := in.pp.CallTool(ctx, request(call))
+	res, err := in.pp.CallTool(ctx, request(call, lim))
 	if err != nil {
-		return nil, in.failure(ctx, call.Name, limit, err)
+		return nil, in.failure(ctx, call.Name, lim.d, err)
 	}
 	return res, nil
 }
@@ -437,8 +437,8 @@ func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(jso
 
 // startCall starts call on in, entered.
 func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call, done func(json.RawMessage, error)) {
-	ctx, limit, release := in.limit(ctx)
-	in.pp.StartCall(ctx, request(call), func(res json.RawMessage, err error) {
+	ctx, lim, release := in.limit(ctx)
+	in.pp.StartCall(ctx, request(call, lim), func(res json.RawMessage, err error) {
 		if err == nil {
 			release()
 			in.leave()
@@ -446,7 +446,7 @@ func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call,
 			return
 		}
 		go func() {
-			err := in.failure(ctx, call.Name, limit, err)
+			err := in.failure(ctx, call.Name, lim.d, err)
 			release()
 			in.leave()
 			done(nil, err)
@@ -456,14 +456,22 @@ func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call,
 
 var _ tool.Starter = (*provider)(nil)
 
-// request is the plugin's view of call. Tasks and Detach pass as they are:
-// the catalog has kept Tasks only for a tool that declares task support,
-// and the Client calls Detach only for a call with Tasks.
-func request(call *tool.Call) *pluginproto.CallRequest {
+// request is the plugin's view of call. Tasks passes as it is (the
+// catalog has kept it only for a tool that declares task support; the
+// Client calls Detach only for a call with Tasks); a call that goes on as
+// a task is no longer bounded by the plugin's call timeout (lift, from
+// limit): the task's own lifetime bounds it.
+func request(call *tool.Call, lim limit) *pluginproto.CallRequest {
 	req := &pluginproto.CallRequest{
 		Tool: call.Name, Arguments: call.Arguments,
 		ClientCapabilities: call.ClientCapabilities, Input: input(call.Input),
 		Tasks: call.Tasks, Detach: call.Detach,
+	}
+	if call.Detach != nil {
+		req.Detach = func() {
+			lim.lift()
+			call.Detach()
+		}
 	}
 	if call.Progress != nil {
 		req.Progress = func(progress, total float64, message string) {
@@ -478,19 +486,32 @@ func request(call *tool.Call) *pluginproto.CallRequest {
 	return req
 }
 
+// limit is a call's time limit: its length (0 for none) and the timer
+// that enforces it.
+type limit struct {
+	d     time.Duration
+	timer *time.Timer // nil for none
+}
+
+// lift stops enforcing the limit (the call went on as a task).
+func (l limit) lift() {
+	if l.timer != nil {
+		l.timer.Stop()
+	}
+}
+
 // limit applies the plugin's call time limit to ctx, if it has one; call
 // release once the call is over.
-func (in *instance) limit(ctx context.Context) (_ context.Context, limit time.Duration, release func()) {
+func (in *instance) limit(ctx context.Context) (_ context.Context, lim limit, release func()) {
 	r := in.getRunner()
 	if r == nil || r.callTimeout <= 0 {
-		return ctx, 0, func() {}
+		return ctx, limit{}, func() {}
 	}
 	// A timer, not a deadline: gRPC would send a deadline to the plugin
 	// and could report it before our context records why it ended.
-	limit = r.callTimeout
 	ctx, cancel := context.WithCancelCause(ctx)
-	timer := time.AfterFunc(limit, func() { cancel(errCallTimeout) })
-	return ctx, limit, func() { timer.Stop(); cancel(nil) }
+	timer := time.AfterFunc(r.callTimeout, func() { cancel(errCallTimeout) })
+	return ctx, limit{r.callTimeout, timer}, func() { timer.Stop(); cancel(nil) }
 }
 
 // failure explains a failed call of toolName: past its time limit, ended

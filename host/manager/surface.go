@@ -176,17 +176,17 @@ func (p *provider) run(ctx context.Context, what, name string, do func(context.C
 		return nil, err
 	}
 	defer in.leave()
-	ctx, limit, release := in.limit(ctx)
+	ctx, lim, release := in.limit(ctx)
 	defer release()
 	res, err := do(ctx, in)
 	if err == nil {
 		return res, nil
 	}
-	if err := surfaceError(subject, in.name, limit, err); err != nil {
+	if err := surfaceError(subject, in.name, lim.d, err); err != nil {
 		return nil, err
 	}
 	if errors.Is(context.Cause(ctx), errCallTimeout) {
-		return nil, tool.Errorf(tool.ErrTimedOut, "%s of plugin %s did not finish within its timeout of %v and was cancelled", subject, in.name, limit)
+		return nil, tool.Errorf(tool.ErrTimedOut, "%s of plugin %s did not finish within its timeout of %v and was cancelled", subject, in.name, lim.d)
 	}
 	if ctx.Err() != nil {
 		return nil, fmt.Errorf("plugin %s: %w", in.name, err)

@@ -7,11 +7,17 @@
 //     (sampling), and returns both answers: two input rounds;
 //   - wait_for_user: asks the user to confirm and returns the answer; the
 //     tests cancel it while the user is being asked.
+//   - build: goes on as a task when the client takes one, asks the user to
+//     confirm (the task's input), and returns "built after <answer>";
+//   - forever: goes on as a task and works until cancelled, then writes
+//     "forever: cancelled <id>" to stderr (the host logs it).
 package main
 
 import (
 	"context"
 	"errors"
+	"fmt"
+	"os"
 	"strings"
 
 	"github.com/plughost/plughost/pluginproto"
@@ -53,6 +59,29 @@ func main() {
 				return failed(err)
 			}
 			return pluginproto.TextResult(ok.Action), nil
+		})
+	p.AddTool(pluginproto.Tool{Name: "build", Description: "Builds, as a task, after the user confirms.", TaskSupport: pluginproto.TaskOptional},
+		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			req.RunAsTask()
+			req.Progress(1, 2, "building")
+			ok, err := req.Elicit(ctx, pluginproto.ElicitParams{Key: "go", Message: "Build it?"})
+			if err != nil {
+				return failed(err)
+			}
+			return pluginproto.TextResult("built after " + ok.Action), nil
+		})
+	p.AddTool(pluginproto.Tool{Name: "forever", Description: "Works, as a task, until cancelled.", TaskSupport: pluginproto.TaskRequired,
+		InputSchema: map[string]any{"type": "object", "properties": map[string]any{"id": map[string]any{"type": "string"}}}},
+		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			var args struct{ ID string }
+			if err := req.Bind(&args); err != nil {
+				return nil, err
+			}
+			req.RunAsTask()
+			req.Progress(1, 0, "working on "+args.ID)
+			<-ctx.Done()
+			fmt.Fprintln(os.Stderr, "forever: cancelled", args.ID)
+			return nil, ctx.Err()
 		})
 	pluginproto.Serve(p)
 }

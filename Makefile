@@ -62,6 +62,7 @@ bench-bin: build
 	cd bench && $(GO) build -o ../$(BIN)/bench/ ./...
 bench: bench-bin
 	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
+	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask' -benchmem ./host/mcp/streamable
 ## bench-quick: the same, shorter (under a minute once built)
 bench-quick: bench-bin
 	$(BIN)/bench/bench -quick -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)

@@ -21,6 +21,7 @@ import (
 //	job_gone      optional: detaches, then fails as a provider that went away
 //	job_escalate  optional: never detaches itself; waits as job does (the
 //	              server's EscalateAfter makes it a task)
+//	job_echo      optional: detaches, then returns arguments.text at once
 //	job_required  required: as job_gone's refusal when the client did not
 //	              accept a task (a CapabilityRequired, as the real catalog
 //	              answers), else as job
@@ -36,6 +37,7 @@ var taskTools = map[string]string{
 	"job_input":    "optional",
 	"job_gone":     "optional",
 	"job_escalate": "optional",
+	"job_echo":     "optional",
 	"job_required": "required",
 }
 
@@ -61,6 +63,10 @@ func (c *Catalog) callJob(ctx context.Context, call *tool.Call) (res json.RawMes
 		call.Detach()
 	}
 	switch call.Name {
+	case "job_echo":
+		var args struct{ Text string }
+		json.Unmarshal(call.Arguments, &args)
+		return tool.TextResult(args.Text), nil, true
 	case "job_gone":
 		return nil, tool.Errorf(tool.ErrGone, "plugin mcptest exited during the call of tool %q", call.Name), true
 	case "job_input":

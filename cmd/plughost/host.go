@@ -95,8 +95,10 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	// The secrets read from the environment leave it before any plugin
 	// starts: a plugin run without the sandbox (disabled, or on a system
 	// without one) inherits the host's environment, and the state key
-	// would let it forge another provider's requestState.
-	for _, name := range []string{envStateKey, envStateKeyFile, "PLUGHOST_TOKEN"} {
+	// would let it forge another provider's requestState, the redis
+	// password read or rewrite any task. (taskService, which reads the
+	// password, must be called before this.)
+	for _, name := range []string{envStateKey, envStateKeyFile, envRedisPassword, envRedisPasswordFile, "PLUGHOST_TOKEN"} {
 		os.Unsetenv(name)
 	}
 	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))

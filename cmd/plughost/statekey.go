@@ -25,7 +25,7 @@ const (
 )
 
 // maxKeyFile bounds what is read of a key file: a secret takes a few dozen
-// bytes, so a larger file is a mistake (or /dev/zero), not a key.
+// bytes, so a larger file is a mistake (or /dev/zero), not a secret.
 const maxKeyFile = 64 << 10
 
 // stateSealer returns the Sealer of serve's requestState (stateless MCP,
@@ -79,8 +79,8 @@ func stateSealer(cfg config.Stateless, getenv func(string) string, log hclog.Log
 	return s, nil
 }
 
-// readKeyFile reads the secret in the file at path; source names it in
-// errors.
+// readKeyFile reads the secret in the file at path (a state key, the
+// tasks' redis password); source names it in errors.
 func readKeyFile(path, source string) ([]byte, error) {
 	f, err := os.Open(path)
 	switch {
@@ -98,14 +98,14 @@ func readKeyFile(path, source string) ([]byte, error) {
 		return nil, fmt.Errorf("%s is a directory, not a file holding the key", source)
 	}
 	if perm := st.Mode().Perm(); st.Mode().IsRegular() && perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s is open to group or others (mode %04o): a key must be its owner's alone: chmod 600 %s", source, perm, path)
+		return nil, fmt.Errorf("%s is open to group or others (mode %04o): a secret must be its owner's alone: chmod 600 %s", source, perm, path)
 	}
 	b, err := io.ReadAll(io.LimitReader(f, maxKeyFile+1))
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", source, unwrapPath(err))
 	}
 	if len(b) > maxKeyFile {
-		return nil, fmt.Errorf("%s is larger than %d KiB: not a key file", source, maxKeyFile>>10)
+		return nil, fmt.Errorf("%s is larger than %d KiB: not a secret", source, maxKeyFile>>10)
 	}
 	return b, nil
 }

@@ -1,6 +1,6 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins and stateless. The sandbox block:
+// block: sandbox, plugins, stateless and tasks. The sandbox block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
 //	sandbox {
@@ -72,6 +72,34 @@
 // configuration names none) are read there too. The secret itself never
 // goes in this file, nor on the command line.
 //
+// The tasks block says how the tasks of MCP's tasks extension
+// (io.modelcontextprotocol/tasks) are kept, and where replicas share them:
+//
+//	tasks {
+//	  ttl             = "1h"     # how long a task is kept after its creation; 1m to 168h
+//	  poll_interval   = "500ms"  # the pollIntervalMs suggested to clients; 100ms to 1m
+//	  max_running     = 256      # tasks this replica runs at once; 1 to 100000
+//	  max_result_size = "4MiB"   # the largest result a task keeps; 1KiB to 64MiB
+//	  escalate_after  = "5s"     # a call of a tool that supports tasks still running after this
+//	                             # becomes a task; "0s": only when the plugin says so; at most 1h
+//	  redis {                    # absent: tasks stay in this process
+//	    address         = "redis:6379"          # "host:port", or a unix socket path starting with /
+//	    username        = "plughost"            # optional
+//	    password_file   = "/run/secrets/redis"  # optional
+//	    db              = 0
+//	    key_prefix      = "plughost:"
+//	    replica_timeout = "5s"  # a replica silent this long is dead: its tasks fail; 1s to 1m
+//	  }
+//	}
+//
+// Replicas behind a load balancer must share a redis block: a task lives
+// in the replica that runs it, and any replica answers for it. As with
+// state_key_file, a relative password_file is relative to the
+// configuration file's directory, the file is read by plughost serve, and
+// the password itself never goes in this file: $PLUGHOST_REDIS_PASSWORD
+// (which wins over the file) or $PLUGHOST_REDIS_PASSWORD_FILE (when the
+// block names no file) give it too.
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to these.
 package config
@@ -103,6 +131,8 @@ type Config struct {
 	Plugins Plugins
 	// Stateless is the stateless block: how requestState is sealed.
 	Stateless Stateless
+	// Tasks is the tasks block: how tasks are kept, and where.
+	Tasks Tasks
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -194,7 +224,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -213,6 +243,8 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Plugins.decode(b.Body)
 		case "stateless":
 			err = cfg.Stateless.decode(b.Body, filepath.Dir(filename))
+		case "tasks":
+			err = cfg.Tasks.decode(b.Body, filepath.Dir(filename))
 		}
 		if err != nil {
 			return nil, err

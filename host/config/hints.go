@@ -19,7 +19,13 @@ var homes = map[string]string{
 	"start": "plugins { } or a plugin block inside it", "idle_timeout": "plugins { } or a plugin block inside it",
 	"cache":          "plugins { }",
 	"state_key_file": "stateless { }", "state_ttl": "stateless { }",
-	"plugin": "sandbox { } (its policy) or plugins { } (when it runs)",
+	"ttl": "tasks { }", "poll_interval": "tasks { }", "max_running": "tasks { }", "max_result_size": "tasks { }",
+	"escalate_after": "tasks { }", "redis": "tasks { }",
+	"address": "redis { } inside tasks { }", "username": "redis { } inside tasks { }",
+	"password_file": "redis { } inside tasks { }", "db": "redis { } inside tasks { }",
+	"key_prefix": "redis { } inside tasks { }", "replica_timeout": "redis { } inside tasks { }",
+	"password": "a file named by password_file, or $PLUGHOST_REDIS_PASSWORD: never in this file",
+	"plugin":   "sandbox { } (its policy) or plugins { } (when it runs)",
 }
 
 // unexpected finds the name in hcl's "not expected here" details.

@@ -2,9 +2,16 @@ package tasks
 
 import (
 	"context"
+	"crypto/rand"
 	"encoding/json"
-	"log/slog"
+	"errors"
+	"fmt"
+	"hash/fnv"
+	"strings"
+	"sync"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
 )
 
 // Defaults of Options.
@@ -14,6 +21,23 @@ const (
 	DefaultMaxRunning     = 256
 	DefaultMaxResultBytes = 4 << 20
 )
+
+// codeInternal is JSON-RPC's Internal error, the code of every failure the
+// Service itself records.
+const codeInternal = -32603
+
+// safetyPoll is how often a Service re-reads the tasks it runs (and Watch
+// the tasks it watches): the store's change feed is best effort, so a
+// lost notice delays a cancel or an answer by this much at most.
+const safetyPoll = 3 * time.Second
+
+// storeTimeout bounds a store operation no caller's context bounds (a
+// progress write, a re-read on a notice, the failing of tasks on Close).
+const storeTimeout = 10 * time.Second
+
+// errUnchanged aborts an update that has nothing to change: no write, no
+// notice.
+var errUnchanged = errors.New("unchanged")
 
 // Options configure a Service. Zero fields take the defaults.
 type Options struct {
@@ -26,99 +50,416 @@ type Options struct {
 	TTL time.Duration
 	// PollInterval is the pollIntervalMs suggested to clients.
 	PollInterval time.Duration
-	// MaxRunning bounds the tasks this replica runs at once (not yet
-	// terminal); Create answers ErrTooMany beyond it.
+	// MaxRunning bounds the tasks this replica runs at once (from Create
+	// to Run.Close); Create answers ErrTooMany beyond it.
 	MaxRunning int
 	// MaxResultBytes bounds a result (or an input request set) kept in a
 	// task; a larger one fails the task, naming the size.
 	MaxResultBytes int
-	Log            *slog.Logger
+	// Logger logs the tasks failed for a stopped replica and the store's
+	// failures nobody waits for; nil logs nothing.
+	Logger hclog.Logger
 }
 
 // Service creates, runs and answers tasks on one replica.
-type Service struct{}
+//
+// The Service follows the store's change feed (Store.Watch) for the tasks
+// it runs: on a notice it re-reads the record, and closes the Run's
+// Cancelled when the task ended elsewhere (tasks/cancel on any replica), or
+// wakes the Run's WaitInput when input arrived. It re-reads them all every
+// few seconds too, since the feed may lose a notice.
+type Service struct {
+	store      Store
+	replica    string
+	ttl, poll  time.Duration
+	maxRunning int
+	maxResult  int
+	log        hclog.Logger
+	quit       chan struct{} // closed by Close
+	stopFeed   func()
 
-// New returns a Service over opts.Store.
-func New(opts Options) *Service { panic("unimplemented") }
+	mu     sync.Mutex
+	runs   map[string]*Run // the tasks run here, until Run.Close
+	closed bool
+}
+
+// New returns a Service over opts.Store. Close it.
+func New(opts Options) *Service {
+	s := &Service{store: opts.Store, replica: opts.Replica, ttl: opts.TTL, poll: opts.PollInterval,
+		maxRunning: opts.MaxRunning, maxResult: opts.MaxResultBytes, log: opts.Logger,
+		quit: make(chan struct{}), runs: map[string]*Run{}}
+	if s.store == nil {
+		s.store = NewMemory(MemoryOptions{})
+	}
+	if s.replica == "" {
+		s.replica = "replica-" + strings.ToLower(rand.Text()[:8])
+	}
+	if s.ttl <= 0 {
+		s.ttl = DefaultTTL
+	}
+	if s.poll <= 0 {
+		s.poll = DefaultPollInterval
+	}
+	if s.maxRunning <= 0 {
+		s.maxRunning = DefaultMaxRunning
+	}
+	if s.maxResult <= 0 {
+		s.maxResult = DefaultMaxResultBytes
+	}
+	if s.log == nil {
+		s.log = hclog.NewNullLogger()
+	}
+	s.stopFeed = s.store.Watch(s.check)
+	go s.pollRuns()
+	return s
+}
 
 // Replica is this replica's name.
-func (s *Service) Replica() string { panic("unimplemented") }
+func (s *Service) Replica() string { return s.replica }
 
 // Create creates a task, run by this replica, for a call of the exposed
 // tool toolName served by provider, and returns it with the Run that
 // drives it. ErrTooMany when MaxRunning tasks run already. The task is
-// durable when Create returns.
+// durable when Create returns. Its ID is 128 random bits and more.
 func (s *Service) Create(ctx context.Context, toolName, provider string) (*Task, *Run, error) {
-	panic("unimplemented")
+	at := now()
+	t := &Task{ID: rand.Text(), Status: Working, Created: at, Updated: at, TTL: s.ttl, PollInterval: s.poll,
+		Owner: s.replica, Tool: toolName, Provider: provider}
+	r := &Run{s: s, id: t.ID, interval: s.poll / 2, cancelled: make(chan struct{}), wake: make(chan struct{}, 1)}
+	s.mu.Lock()
+	switch {
+	case s.closed:
+		s.mu.Unlock()
+		return nil, nil, errors.New("the task service is closed")
+	case len(s.runs) >= s.maxRunning:
+		s.mu.Unlock()
+		return nil, nil, fmt.Errorf("%w: this replica runs %d tasks, its bound", ErrTooMany, s.maxRunning)
+	}
+	s.runs[t.ID] = r
+	s.mu.Unlock()
+	if err := s.store.Create(ctx, t); err != nil {
+		s.release(t.ID)
+		return nil, nil, err
+	}
+	return t, r, nil
 }
 
 // Get returns the task (tasks/get). A task not yet terminal whose owner no
 // longer beats is failed first (-32603, naming the replica). ErrNotFound
 // for an unknown or expired ID.
-func (s *Service) Get(ctx context.Context, id string) (*Task, error) { panic("unimplemented") }
+func (s *Service) Get(ctx context.Context, id string) (*Task, error) {
+	t, err := s.store.Get(ctx, id)
+	if err != nil || t.Status.Terminal() || t.Owner == s.replica {
+		return t, err
+	}
+	alive, err := s.store.Alive(ctx, t.Owner)
+	if err != nil {
+		s.log.Debug("cannot tell whether a task's replica is alive", "task", id, "replica", t.Owner, "error", err)
+		return t, nil
+	}
+	if alive {
+		return t, nil
+	}
+	msg := "the replica " + t.Owner + " running the task stopped"
+	failed, err := s.store.Update(ctx, id, func(t *Task) error { fail(t, codeInternal, msg); return nil })
+	if errors.Is(err, ErrTerminal) { // it ended meanwhile
+		return s.store.Get(ctx, id)
+	}
+	if err == nil {
+		s.log.Warn("task failed: its replica stopped", "task", id, "replica", t.Owner, "tool", t.Tool)
+	}
+	return failed, err
+}
 
 // Update delivers the client's responses (tasks/update's inputResponses, a
 // JSON object key → result) to the task: responses to keys it has not
 // asked, or asked and got already, are ignored; the answered keys leave
 // InputRequests; once none is left the task is working again and its
 // owner resumes it. A task that is not input_required ignores them.
-// ErrNotFound for an unknown ID.
+// ErrNotFound for an unknown ID; an error when responses is not a JSON
+// object.
 func (s *Service) Update(ctx context.Context, id string, responses json.RawMessage) error {
-	panic("unimplemented")
+	got, ok := members(responses)
+	if !ok || responses == nil {
+		return errors.New("inputResponses must be a JSON object")
+	}
+	_, err := s.store.Update(ctx, id, func(t *Task) error { return answer(t, got) })
+	if errors.Is(err, errUnchanged) || errors.Is(err, ErrTerminal) {
+		return nil
+	}
+	return err
+}
+
+// answer moves the responses to keys t waits for from t's InputRequests
+// to its Answers; errUnchanged when none is such.
+func answer(t *Task, responses []member) error {
+	if t.Status != InputRequired {
+		return errUnchanged
+	}
+	asked, ok := members(t.InputRequests)
+	answers, ok2 := members(t.Answers)
+	if !ok || !ok2 {
+		return fmt.Errorf("task %s: its record holds no JSON object", t.ID)
+	}
+	open := map[string]bool{}
+	for _, m := range asked {
+		open[m.key] = true
+	}
+	n := len(answers)
+	for _, m := range responses {
+		if open[m.key] {
+			answers = append(answers, m)
+			delete(open, m.key) // a key repeated in responses counts once
+		}
+	}
+	if len(answers) == n {
+		return errUnchanged
+	}
+	var left []member
+	for _, m := range asked {
+		if open[m.key] {
+			left = append(left, m)
+		}
+	}
+	t.Answers, t.InputRequests, t.Updated = object(answers), object(left), now()
+	if len(left) == 0 {
+		t.Status, t.StatusMessage = Working, ""
+	}
+	return nil
 }
 
 // Cancel cancels the task (tasks/cancel): it is cancelled at once and its
 // owner stops the call. A terminal task is left as it is (nil error).
 // ErrNotFound for an unknown ID.
-func (s *Service) Cancel(ctx context.Context, id string) error { panic("unimplemented") }
+func (s *Service) Cancel(ctx context.Context, id string) error {
+	_, err := s.store.Update(ctx, id, func(t *Task) error {
+		end(t, Cancelled, "cancelled by the client")
+		return nil
+	})
+	if errors.Is(err, ErrTerminal) {
+		return nil
+	}
+	if r := s.run(id); err == nil && r != nil {
+		r.ended() // at once when the owner is here; through the feed otherwise
+	}
+	return err
+}
 
 // Watch calls changed with the task each time one of ids changes (for
-// notifications/tasks on subscriptions/listen), until stop is called.
-func (s *Service) Watch(ids []string, changed func(*Task)) (stop func()) { panic("unimplemented") }
-
-// Close fails the tasks this replica still runs ("the replica stopped") and
-// closes the store.
-func (s *Service) Close() error { panic("unimplemented") }
-
-// Run is the owner's handle on one task it runs. Its methods are safe for
-// concurrent use; after Complete, Fail or a cancel they do nothing.
-type Run struct{}
-
-// ID is the task's ID.
-func (r *Run) ID() string { panic("unimplemented") }
-
-// Cancelled is closed when the task is cancelled (tasks/cancel on any
-// replica) or the service closes: the call must stop.
-func (r *Run) Cancelled() <-chan struct{} { panic("unimplemented") }
-
-// Progress sets the task's statusMessage (coalesced: the store is written
-// at most every PollInterval/2, and the last message always lands).
-func (r *Run) Progress(message string) { panic("unimplemented") }
-
-// NeedInput parks the task in input_required with requests (a JSON
-// object, key → MCP request) and the provider's state for the next round.
-// Keys must be new over the task's life (a key answered before is an
-// error).
-func (r *Run) NeedInput(ctx context.Context, requests json.RawMessage, state string) error {
-	panic("unimplemented")
+// notifications/tasks on subscriptions/listen), until stop is called: on
+// the store's notices, and on a poll every few seconds that makes up for a
+// lost one. Watch reads the tasks before it returns: their state then is
+// the one changes are told from. A task is delivered only when what the
+// client sees of it changed, terminal state included, after which its ID
+// is dropped (as is an expired one's). A watched task whose owner stopped
+// is failed (as Get does) and delivered so. Calls of changed do not
+// overlap; one under way may finish after stop returns.
+func (s *Service) Watch(ids []string, changed func(*Task)) (stop func()) {
+	w := &watch{s: s, changed: changed, ids: map[string]bool{}, seen: map[string]uint64{}, quit: make(chan struct{})}
+	for _, id := range ids {
+		w.ids[id] = true
+	}
+	stopFeed := s.store.Watch(func(id string) {
+		if w.watching(id) {
+			w.deliver(id)
+		}
+	})
+	w.start(ids)
+	go w.poll()
+	var once sync.Once
+	return func() {
+		once.Do(func() {
+			stopFeed()
+			close(w.quit)
+		})
+	}
 }
 
-// WaitInput waits until every request of NeedInput is answered and returns
-// the answers (key → result) and the state; an error when ctx ends or the
-// task is cancelled first.
-func (r *Run) WaitInput(ctx context.Context) (answers json.RawMessage, state string, err error) {
-	panic("unimplemented")
+// Close fails the tasks this replica still runs ("the replica stopped"),
+// closes their Cancelled and closes the store.
+func (s *Service) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	runs := make([]*Run, 0, len(s.runs))
+	for _, r := range s.runs {
+		runs = append(runs, r)
+	}
+	s.mu.Unlock()
+	close(s.quit)
+	s.stopFeed()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	for _, r := range runs {
+		if r.claim() {
+			r.write(ctx, func(t *Task) { fail(t, codeInternal, "the replica "+s.replica+" stopped") })
+		}
+		r.stop()
+	}
+	return s.store.Close()
 }
 
-// Complete ends the task with the call's result (an MCP CallToolResult,
-// isError or not).
-func (r *Run) Complete(ctx context.Context, result json.RawMessage) error { panic("unimplemented") }
+// run returns the Run of a task this replica runs, or nil.
+func (s *Service) run(id string) *Run {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.runs[id]
+}
 
-// Fail ends the task failed, with a JSON-RPC error of code and message;
-// the message is the statusMessage too.
-func (r *Run) Fail(ctx context.Context, code int, message string) error { panic("unimplemented") }
+// release frees the slot of a task among MaxRunning.
+func (s *Service) release(id string) {
+	s.mu.Lock()
+	delete(s.runs, id)
+	s.mu.Unlock()
+}
 
-// Close says the call is over: the Run's slot among MaxRunning is free
-// again, and a task still not terminal is failed ("the call ended without
-// an outcome"). Call it exactly once, after the call has returned.
-func (r *Run) Close() { panic("unimplemented") }
+// check re-reads a task on a notice: a Run whose task ended elsewhere
+// stops, one that waits for input looks again. Other tasks are ignored.
+func (s *Service) check(id string) {
+	r := s.run(id)
+	if r == nil {
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	t, err := s.store.Get(ctx, id)
+	switch {
+	case errors.Is(err, ErrNotFound) || err == nil && t.Status.Terminal():
+		r.ended()
+	case err != nil:
+		s.log.Debug("cannot re-read a task", "task", id, "error", err)
+	default:
+		r.poke()
+	}
+}
+
+// pollRuns checks every task run here every safetyPoll, until Close.
+func (s *Service) pollRuns() {
+	tick := time.NewTicker(safetyPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-tick.C:
+		}
+		s.mu.Lock()
+		ids := make([]string, 0, len(s.runs))
+		for id := range s.runs {
+			ids = append(ids, id)
+		}
+		s.mu.Unlock()
+		for _, id := range ids {
+			s.check(id)
+		}
+	}
+}
+
+// watch is one Service.Watch.
+type watch struct {
+	s       *Service
+	changed func(*Task)
+	quit    chan struct{}
+
+	// delivering serializes deliveries, each from its read on: a slow read
+	// never delivers an older state after a newer one.
+	delivering sync.Mutex
+	seen       map[string]uint64 // ID → hash of what was last delivered (or read at the start)
+
+	mu  sync.Mutex // guards ids, which the feed's filter reads
+	ids map[string]bool
+}
+
+func (w *watch) watching(id string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.ids[id]
+}
+
+// deliver re-reads the task and delivers it if what the client sees of it
+// changed.
+func (w *watch) deliver(id string) {
+	w.delivering.Lock()
+	defer w.delivering.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	t, err := w.s.Get(ctx, id)
+	select {
+	case <-w.quit:
+		return
+	default:
+	}
+	switch {
+	case errors.Is(err, ErrNotFound):
+		w.drop(id)
+		return
+	case err != nil || !w.watching(id):
+		return
+	}
+	sum := fingerprint(t)
+	if w.seen[id] == sum {
+		return
+	}
+	w.seen[id] = sum
+	if t.Status.Terminal() {
+		w.drop(id)
+	}
+	w.changed(t)
+}
+
+func (w *watch) drop(id string) {
+	w.mu.Lock()
+	delete(w.ids, id)
+	w.mu.Unlock()
+}
+
+// start notes what each task looks like as the watch starts.
+func (w *watch) start(ids []string) {
+	w.delivering.Lock()
+	defer w.delivering.Unlock()
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	for _, id := range ids {
+		if t, err := w.s.store.Get(ctx, id); err == nil {
+			w.seen[id] = fingerprint(t)
+		}
+	}
+}
+
+// poll delivers what changed every safetyPoll.
+func (w *watch) poll() {
+	tick := time.NewTicker(safetyPoll)
+	defer tick.Stop()
+	for {
+		select {
+		case <-w.quit:
+			return
+		case <-w.s.quit:
+			return
+		case <-tick.C:
+		}
+		for _, id := range w.watchedIDs() {
+			w.deliver(id)
+		}
+	}
+}
+
+func (w *watch) watchedIDs() []string {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	ids := make([]string, 0, len(w.ids))
+	for id := range w.ids {
+		ids = append(ids, id)
+	}
+	return ids
+}
+
+// fingerprint hashes what the client sees of t.
+func fingerprint(t *Task) uint64 {
+	h := fnv.New64a()
+	h.Write(t.AppendWire(nil, true))
+	return h.Sum64()
+}

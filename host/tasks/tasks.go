@@ -22,7 +22,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
+
+	"github.com/plughost/plughost/host/mcp/wire"
 )
 
 // Status is a task's status.
@@ -68,6 +71,10 @@ type Task struct {
 	// State is the provider's request state for the next round (never
 	// shown to the client).
 	State string `json:"state,omitempty"`
+	// Asked lists every key InputRequests held over the task's life: a key
+	// names one request only, so none is asked twice (never shown to the
+	// client).
+	Asked []string `json:"asked,omitempty"`
 	// Result, when Completed, is the MCP CallToolResult.
 	Result json.RawMessage `json:"result,omitempty"`
 	// Error, when Failed, is the JSON-RPC error object ({"code", "message"}).
@@ -80,12 +87,67 @@ type Task struct {
 	Provider string `json:"provider,omitempty"`
 }
 
-// AppendWire appends the task as MCP shows it, without braces' end: the
-// members of a Task ("taskId", "status", "statusMessage", "createdAt",
-// "lastUpdatedAt", "ttlMs", "pollIntervalMs"), and with detailed the
-// DetailedTask members its status carries ("inputRequests", "result" or
-// "error"). The caller opens the object (and may add "resultType").
-func (t *Task) AppendWire(b []byte, detailed bool) []byte { panic("unimplemented") }
+// AppendWire appends the task as MCP shows it: the members of a Task,
+// then with detailed the member of a DetailedTask its status carries. It
+// writes no brace and starts with no comma, so the caller opens the object
+// (with any member of its own before, followed by a comma) and closes it:
+//
+//	b = append(b, `{"resultType":"task",`...)
+//	b = t.AppendWire(b, false)
+//	b = append(b, '}')
+//
+// The members are "taskId", "status", "statusMessage" (when not empty),
+// "createdAt" and "lastUpdatedAt" (RFC 3339 in UTC to the millisecond),
+// "ttlMs" and "pollIntervalMs" (whole milliseconds, the latter at least
+// 1); detailed adds "inputRequests" to an input_required task, "result"
+// to a completed one and "error" to a failed one. The record's own members
+// (answers, state, asked keys, owner, tool, provider) never show.
+func (t *Task) AppendWire(b []byte, detailed bool) []byte {
+	b = append(b, `"taskId":`...)
+	b = wire.AppendString(b, t.ID)
+	b = append(b, `,"status":`...)
+	b = wire.AppendString(b, string(t.Status))
+	if t.StatusMessage != "" {
+		b = append(b, `,"statusMessage":`...)
+		b = wire.AppendString(b, t.StatusMessage)
+	}
+	b = append(b, `,"createdAt":"`...)
+	b = t.Created.UTC().AppendFormat(b, wireTime)
+	b = append(b, `","lastUpdatedAt":"`...)
+	b = t.Updated.UTC().AppendFormat(b, wireTime)
+	b = append(b, `","ttlMs":`...)
+	b = strconv.AppendInt(b, t.TTL.Milliseconds(), 10)
+	b = append(b, `,"pollIntervalMs":`...)
+	b = strconv.AppendInt(b, max(t.PollInterval.Milliseconds(), 1), 10)
+	if !detailed {
+		return b
+	}
+	switch t.Status {
+	case InputRequired:
+		b = appendObject(b, "inputRequests", t.InputRequests)
+	case Completed:
+		b = appendObject(b, "result", t.Result)
+	case Failed:
+		b = appendObject(b, "error", t.Error)
+	}
+	return b
+}
+
+// wireTime is how MCP's timestamps are written: RFC 3339, UTC, milliseconds.
+const wireTime = "2006-01-02T15:04:05.000Z"
+
+// appendObject appends the member name with the JSON object v, or with an
+// empty object when v is not one (a record written by a Run always holds
+// one: the member is required of the status).
+func appendObject(b []byte, name string, v json.RawMessage) []byte {
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	if out, ok := wire.AppendObject(b, v); ok {
+		return out
+	}
+	return append(b, '{', '}')
+}
 
 // Errors of the Service and the stores.
 var (
@@ -103,19 +165,28 @@ type Store interface {
 	// Create stores a new task. When it returns, Get finds the task on
 	// every replica (a CreateTaskResult may be sent).
 	Create(ctx context.Context, t *Task) error
-	// Get returns the task, or an error wrapping ErrNotFound.
+	// Get returns a copy of the task, or an error wrapping ErrNotFound
+	// once Created+TTL has passed.
 	Get(ctx context.Context, id string) (*Task, error)
-	// Update applies change to the task atomically and returns the result;
-	// change may run more than once (on a conflicting write) and its error
-	// aborts the update. A terminal task is not changed: ErrTerminal.
+	// Update applies change to a copy of the task atomically and returns
+	// the result; change may run more than once (on a conflicting write)
+	// and its error aborts the update, returned as it is. A terminal task
+	// is not changed: ErrTerminal; an unknown or expired one: ErrNotFound.
 	// Every successful update is announced to Watch on every replica.
 	Update(ctx context.Context, id string, change func(*Task) error) (*Task, error)
 	// Watch calls changed with the ID of every task created or updated on
-	// any replica, until stop is called. Delivery is best effort (a
-	// watcher re-reads the task; a lost notice is made up by polling).
+	// any replica, until stop is called. changed runs on a goroutine of
+	// the watcher's own, one call at a time, never holding up a writer; a
+	// call under way may finish after stop returns. Delivery is best
+	// effort (a watcher re-reads the task; a lost notice is made up by
+	// polling).
 	Watch(changed func(id string)) (stop func())
-	// Alive reports whether the replica still beats (see Heartbeat).
+	// Alive reports whether the replica still beats. A store shared by
+	// replicas beats for its own replica while open; one silent for the
+	// store's replica timeout is dead. A store in process serves one
+	// process: every replica that created a task in it is alive.
 	Alive(ctx context.Context, replica string) (bool, error)
-	// Close stops the store's background work.
+	// Close stops the store's background work; peers see its replica dead
+	// at once.
 	Close() error
 }

@@ -1,0 +1,313 @@
+// Package redistore keeps task records in Redis, for plughost replicas
+// behind a load balancer: any replica answers tasks/get, tasks/update and
+// tasks/cancel for a task another one runs.
+//
+// The keys, under Options.KeyPrefix ("plughost:" by default):
+//
+//	plughost:task:<id>        the task's record (JSON), expiring at its Created+TTL
+//	plughost:replica:<name>   a replica's heartbeat, expiring ReplicaTimeout after its last beat
+//	plughost:tasks            the channel announcing the ID of each task created or updated
+//
+// An update reads the record, changes it and writes it back in one
+// optimistic transaction (WATCH, MULTI, EXEC), retried when another writer
+// got there first, so two replicas updating one task never lose a change;
+// the write publishes the ID in the same transaction. Each store follows
+// the channel with one subscription (go-redis subscribes again after a
+// reconnection; a notice missed meanwhile is made up by the Service's
+// polling) and hands the IDs to its watchers.
+//
+// A store beats for its replica every ReplicaTimeout/3, and deletes its
+// heartbeat on Close, so its peers see it gone at once; a replica that
+// dies silently is seen dead ReplicaTimeout after its last beat.
+package redistore
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/redis/go-redis/v9"
+
+	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/host/tasks/internal/fanout"
+)
+
+// Defaults of Options.
+const (
+	DefaultKeyPrefix      = "plughost:"
+	DefaultReplicaTimeout = 5 * time.Second
+)
+
+// connectTimeout bounds New's first exchange with the server.
+const connectTimeout = 5 * time.Second
+
+// maxAttempts bounds the retries of an update losing its race: each loss
+// is another writer's success, so this many in a row means a storm.
+const maxAttempts = 50
+
+// Options configure a Store. Zero fields take the defaults.
+type Options struct {
+	// Address is the server's "host:port", or the path of its unix
+	// socket (starting with /).
+	Address  string
+	Username string
+	Password string
+	DB       int
+	// KeyPrefix starts every key and the channel (DefaultKeyPrefix).
+	KeyPrefix string
+	// ReplicaTimeout is how long a replica may stay silent before it is
+	// dead (DefaultReplicaTimeout).
+	ReplicaTimeout time.Duration
+	// Replica is the replica this store beats for; "" for none (a store
+	// that only reads).
+	Replica string
+}
+
+// Store is a tasks.Store on Redis.
+type Store struct {
+	client  *redis.Client
+	pubsub  *redis.PubSub
+	prefix  string
+	channel string
+	timeout time.Duration
+	replica string
+	hub     fanout.Hub
+	quit    chan struct{} // closed by Close: the heartbeat and the feed stop
+	done    sync.WaitGroup
+	once    sync.Once
+}
+
+var _ tasks.Store = (*Store)(nil)
+
+// New connects to the server, subscribes to the channel and beats once for
+// opts.Replica; an error naming the address when the server does not
+// answer within a few seconds.
+func New(opts Options) (*Store, error) {
+	if opts.KeyPrefix == "" {
+		opts.KeyPrefix = DefaultKeyPrefix
+	}
+	if opts.ReplicaTimeout <= 0 {
+		opts.ReplicaTimeout = DefaultReplicaTimeout
+	}
+	network := "tcp"
+	if strings.HasPrefix(opts.Address, "/") {
+		network = "unix"
+	}
+	client := redis.NewClient(&redis.Options{Network: network, Addr: opts.Address, Username: opts.Username,
+		Password: opts.Password, DB: opts.DB, DialTimeout: connectTimeout, DisableIdentity: true})
+	s := &Store{client: client, prefix: opts.KeyPrefix, channel: opts.KeyPrefix + "tasks",
+		timeout: opts.ReplicaTimeout, replica: opts.Replica, quit: make(chan struct{})}
+	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+	defer cancel()
+	if err := client.Ping(ctx).Err(); err != nil {
+		client.Close()
+		return nil, fmt.Errorf("redis at %s: %w", opts.Address, err)
+	}
+	s.pubsub = client.Subscribe(ctx, s.channel)
+	if _, err := s.pubsub.Receive(ctx); err != nil { // the subscription is active once confirmed
+		s.pubsub.Close()
+		client.Close()
+		return nil, fmt.Errorf("redis at %s: subscribing to %s: %w", opts.Address, s.channel, err)
+	}
+	if s.replica != "" {
+		if err := s.beat(ctx); err != nil {
+			s.pubsub.Close()
+			client.Close()
+			return nil, fmt.Errorf("redis at %s: %w", opts.Address, err)
+		}
+		s.done.Add(1)
+		go s.heartbeat()
+	}
+	s.done.Add(1)
+	go s.feed()
+	return s, nil
+}
+
+func (s *Store) taskKey(id string) string         { return s.prefix + "task:" + id }
+func (s *Store) replicaKey(replica string) string { return s.prefix + "replica:" + replica }
+
+// Create stores t, expiring at t.Created+t.TTL, and announces it.
+func (s *Store) Create(ctx context.Context, t *tasks.Task) error {
+	data, err := json.Marshal(t)
+	if err != nil {
+		return err
+	}
+	var set *redis.StatusCmd
+	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
+		set = p.SetArgs(ctx, s.taskKey(t.ID), data, redis.SetArgs{Mode: "NX", ExpireAt: t.Created.Add(t.TTL)})
+		p.Publish(ctx, s.channel, t.ID)
+		return nil
+	})
+	switch {
+	case errors.Is(set.Err(), redis.Nil):
+		return fmt.Errorf("task %s exists already", t.ID)
+	case err != nil:
+		return fmt.Errorf("redis: creating task %s: %w", t.ID, err)
+	}
+	return nil
+}
+
+// Get reads the task.
+func (s *Store) Get(ctx context.Context, id string) (*tasks.Task, error) {
+	data, err := s.client.Get(ctx, s.taskKey(id)).Bytes()
+	if err != nil {
+		return nil, s.readErr(id, err)
+	}
+	return decode(id, data)
+}
+
+// Update changes the task in an optimistic transaction, retried when
+// another writer changed it meanwhile; the change keeps the record's
+// expiry and is announced.
+func (s *Store) Update(ctx context.Context, id string, change func(*tasks.Task) error) (*tasks.Task, error) {
+	key := s.taskKey(id)
+	var out *tasks.Task
+	update := func(tx *redis.Tx) error {
+		data, err := tx.Get(ctx, key).Bytes()
+		if err != nil {
+			return s.readErr(id, err)
+		}
+		t, err := decode(id, data)
+		if err != nil {
+			return err
+		}
+		if t.Status.Terminal() {
+			return fmt.Errorf("%w: %s is %s", tasks.ErrTerminal, id, t.Status)
+		}
+		if err := change(t); err != nil {
+			return err
+		}
+		t.ID = id
+		if data, err = json.Marshal(t); err != nil {
+			return err
+		}
+		var set *redis.StatusCmd
+		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
+			// XX: a record that expired meanwhile is not made again (KEEPTTL
+			// would make it immortal).
+			set = p.SetArgs(ctx, key, data, redis.SetArgs{Mode: "XX", KeepTTL: true})
+			p.Publish(ctx, s.channel, id)
+			return nil
+		})
+		switch {
+		case errors.Is(set.Err(), redis.Nil):
+			return fmt.Errorf("%w: %s", tasks.ErrNotFound, id)
+		case err == nil:
+			out = t
+		}
+		return err
+	}
+	for range maxAttempts {
+		err := s.client.Watch(ctx, update, key)
+		if !errors.Is(err, redis.TxFailedErr) {
+			return out, err
+		}
+	}
+	return nil, fmt.Errorf("redis: task %s: %d updates in a row lost to concurrent ones", id, maxAttempts)
+}
+
+// readErr turns a missing key into ErrNotFound and names other errors.
+func (s *Store) readErr(id string, err error) error {
+	if errors.Is(err, redis.Nil) {
+		return fmt.Errorf("%w: %s", tasks.ErrNotFound, id)
+	}
+	return fmt.Errorf("redis: reading task %s: %w", id, err)
+}
+
+func decode(id string, data []byte) (*tasks.Task, error) {
+	var t tasks.Task
+	if err := json.Unmarshal(data, &t); err != nil {
+		return nil, fmt.Errorf("redis: task %s: a broken record: %w", id, err)
+	}
+	return &t, nil
+}
+
+// Watch calls changed with the ID of every task created or updated by any
+// replica.
+func (s *Store) Watch(changed func(id string)) (stop func()) { return s.hub.Watch(changed) }
+
+// feed hands the channel's messages to the watchers until Close.
+func (s *Store) feed() {
+	defer s.done.Done()
+	msgs := s.pubsub.Channel()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case m, ok := <-msgs:
+			if !ok {
+				return
+			}
+			s.hub.Notify(m.Payload)
+		}
+	}
+}
+
+// Alive reports whether the replica's heartbeat key exists.
+func (s *Store) Alive(ctx context.Context, replica string) (bool, error) {
+	n, err := s.client.Exists(ctx, s.replicaKey(replica)).Result()
+	if err != nil {
+		return false, fmt.Errorf("redis: replica %s: %w", replica, err)
+	}
+	return n == 1, nil
+}
+
+// beat sets the replica's heartbeat key for another ReplicaTimeout.
+func (s *Store) beat(ctx context.Context) error {
+	if err := s.client.Set(ctx, s.replicaKey(s.replica), "1", s.timeout).Err(); err != nil {
+		return fmt.Errorf("beating for replica %s: %w", s.replica, err)
+	}
+	return nil
+}
+
+// heartbeat beats every ReplicaTimeout/3 until Close; a beat that fails is
+// tried again at the next tick (two may fail before peers see it dead).
+func (s *Store) heartbeat() {
+	defer s.done.Done()
+	tick := time.NewTicker(s.timeout / 3)
+	defer tick.Stop()
+	for {
+		select {
+		case <-s.quit:
+			return
+		case <-tick.C:
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), s.timeout/3)
+		_ = s.beat(ctx) // a failure shows as a dead replica, which is the truth
+		cancel()
+	}
+}
+
+// Close stops the heartbeat and deletes its key, stops the watchers and
+// closes the connections.
+func (s *Store) Close() error {
+	var err error
+	s.once.Do(func() {
+		close(s.quit)
+		s.done.Wait()
+		s.hub.Close()
+		if s.replica != "" {
+			ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
+			err = s.client.Del(ctx, s.replicaKey(s.replica)).Err()
+			cancel()
+		}
+		err = errors.Join(err, s.pubsub.Close(), s.client.Close())
+	})
+	return err
+}
+
+// LogTo sends the log lines of go-redis, the client under every Store
+// (failed dials, mostly), to log at WARN rather than to the standard
+// logger. It is process-wide, as go-redis's logger is.
+func LogTo(log hclog.Logger) { redis.SetLogger(redisLog{log}) }
+
+type redisLog struct{ log hclog.Logger }
+
+func (l redisLog) Printf(_ context.Context, format string, v ...any) {
+	l.log.Warn(fmt.Sprintf(format, v...))
+}

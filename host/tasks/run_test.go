@@ -1,0 +1,303 @@
+package tasks_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strconv"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/internal/redistest"
+)
+
+// Complete keeps the result; Fail, the JSON-RPC error; a result or an
+// input round over MaxResultBytes, or a result that is not an object,
+// fails the task saying why.
+func TestRunOutcomes(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, b backend) {
+		a, bb := services(t, b, tasks.Options{MaxResultBytes: 1024})
+		ctx := context.Background()
+		big := json.RawMessage(`{"content":[{"type":"text","text":"` + strings.Repeat("x", 2000) + `"}]}`)
+
+		task, run := create(t, a)
+		result := json.RawMessage(`{"content":[{"type":"text","text":"hi"}],"isError":false}`)
+		if err := run.Complete(ctx, result); err != nil {
+			t.Fatal(err)
+		}
+		if got := get(t, bb, task.ID); got.Status != tasks.Completed || string(got.Result) != string(result) {
+			t.Errorf("after Complete: %s, result %s", got.Status, got.Result)
+		}
+
+		task, run = create(t, a)
+		if err := run.Fail(ctx, -32000, "the backend is down"); err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, get(t, bb, task.ID), -32000, "the backend is down")
+
+		task, run = create(t, a)
+		if err := run.Complete(ctx, big); err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, get(t, bb, task.ID), -32603, "the result is "+strconv.Itoa(len(big))+" bytes", "bound of 1024")
+
+		task, run = create(t, a)
+		if err := run.Complete(ctx, json.RawMessage(`["not","an","object"]`)); err != nil {
+			t.Fatal(err)
+		}
+		wantError(t, get(t, bb, task.ID), -32603, "not a JSON object")
+
+		task, run = create(t, a)
+		if err := run.NeedInput(ctx, big, "s"); err == nil {
+			t.Error("NeedInput over the bound succeeded")
+		}
+		wantError(t, get(t, bb, task.ID), -32603, strconv.Itoa(len(big)+1)+" bytes", "bound of 1024")
+		if _, _, err := run.WaitInput(ctx); !errors.Is(err, tasks.ErrTerminal) {
+			t.Errorf("WaitInput after the task failed = %v, want ErrTerminal", err)
+		}
+	})
+}
+
+// A replica runs at most MaxRunning tasks: Run.Close frees the slot, and
+// fails a task left without an outcome.
+func TestMaxRunning(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, b backend) {
+		a, bb := services(t, b, tasks.Options{MaxRunning: 1})
+		ctx := context.Background()
+		task, run := create(t, a)
+		if _, _, err := a.Create(ctx, "echo", "echo"); !errors.Is(err, tasks.ErrTooMany) {
+			t.Errorf("Create beyond MaxRunning = %v, want ErrTooMany", err)
+		}
+		create(t, bb) // the bound is each replica's
+		run.Close()
+		wantError(t, get(t, bb, task.ID), -32603, "the call ended without an outcome")
+		done, run := create(t, a)
+		if err := run.Complete(ctx, json.RawMessage(`{"content":[]}`)); err != nil {
+			t.Fatal(err)
+		}
+		run.Close()
+		if got := get(t, bb, done.ID); got.Status != tasks.Completed {
+			t.Errorf("Close after Complete left the task %s, want completed", got.Status)
+		}
+	})
+}
+
+// Closing a Service fails the tasks it still runs, naming the replica,
+// and closes their Cancelled; the finished ones keep their outcome.
+func TestServiceClose(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, b backend) {
+		a, bb := services(t, b, tasks.Options{})
+		ctx := context.Background()
+		working, run1 := create(t, a)
+		waiting, run2 := create(t, a)
+		if err := run2.NeedInput(ctx, json.RawMessage(`{"k":{"method":"elicitation/create"}}`), ""); err != nil {
+			t.Fatal(err)
+		}
+		done, run3 := create(t, a)
+		if err := run3.Complete(ctx, json.RawMessage(`{"content":[]}`)); err != nil {
+			t.Fatal(err)
+		}
+		if err := a.Close(); err != nil {
+			t.Fatal(err)
+		}
+		for _, task := range []*tasks.Task{working, waiting} {
+			wantError(t, get(t, bb, task.ID), -32603, "the replica a stopped")
+		}
+		closed(t, run1.Cancelled(), "Cancelled of a task running when the service closed")
+		closed(t, run2.Cancelled(), "Cancelled of a task waiting when the service closed")
+		if got := get(t, bb, done.ID); got.Status != tasks.Completed {
+			t.Errorf("a completed task is %s after its service closed", got.Status)
+		}
+		if _, _, err := a.Create(ctx, "echo", "echo"); err == nil {
+			t.Error("Create on a closed service succeeded")
+		}
+	})
+}
+
+// Watch on a peer delivers the changes of the watched task, to its
+// terminal state with the result, and nothing of other tasks.
+func TestServiceWatch(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, b backend) {
+		a, bb := services(t, b, tasks.Options{PollInterval: 100 * time.Millisecond})
+		ctx := context.Background()
+		task, run := create(t, a)
+		other, otherRun := create(t, a)
+		got := make(chan *tasks.Task, 100)
+		stop := bb.Watch([]string{task.ID}, func(t *tasks.Task) { got <- t })
+		defer stop()
+		if err := otherRun.Complete(ctx, json.RawMessage(`{"content":[]}`)); err != nil {
+			t.Fatal(err)
+		}
+		run.Progress("half way")
+		if err := run.Complete(ctx, json.RawMessage(`{"content":[{"type":"text","text":"done"}]}`)); err != nil {
+			t.Fatal(err)
+		}
+		for {
+			var d *tasks.Task
+			select {
+			case d = <-got:
+			case <-time.After(waitFor):
+				t.Fatal("Watch did not deliver the terminal state")
+			}
+			if d.ID == other.ID {
+				t.Fatalf("Watch delivered task %s, not watched", other.ID)
+			}
+			if d.Status.Terminal() {
+				if d.Status != tasks.Completed || !strings.Contains(string(d.Result), "done") {
+					t.Errorf("Watch delivered %s with result %s, want completed with the result", d.Status, d.Result)
+				}
+				return
+			}
+		}
+	})
+}
+
+// spy counts a store's updates, and can hold one until released.
+type spy struct {
+	tasks.Store
+	updates atomic.Int32
+	mu      sync.Mutex
+	next    *hold
+}
+
+// hold is one update held: held closes when it starts, release lets it go
+// on, returned closes when the store answered it.
+type hold struct{ held, release, returned chan struct{} }
+
+// holdNext holds the next update.
+func (s *spy) holdNext() *hold {
+	h := &hold{make(chan struct{}), make(chan struct{}), make(chan struct{})}
+	s.mu.Lock()
+	s.next = h
+	s.mu.Unlock()
+	return h
+}
+
+func (s *spy) Update(ctx context.Context, id string, change func(*tasks.Task) error) (*tasks.Task, error) {
+	s.updates.Add(1)
+	s.mu.Lock()
+	h := s.next
+	s.next = nil
+	s.mu.Unlock()
+	if h != nil {
+		close(h.held)
+		<-h.release
+		defer close(h.returned)
+	}
+	return s.Store.Update(ctx, id, change)
+}
+
+// Progress is written at most every PollInterval/2, and the last message
+// lands.
+func TestProgressCoalesced(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, b backend) {
+		stores := b.open(t, "a")
+		s := &spy{Store: stores[0]}
+		const poll = 200 * time.Millisecond
+		a := tasks.New(tasks.Options{Store: s, Replica: "a", PollInterval: poll})
+		t.Cleanup(func() { a.Close() })
+		task, run := create(t, a)
+		landed := make(chan struct{})
+		var once sync.Once
+		stop := a.Watch([]string{task.ID}, func(t *tasks.Task) {
+			if t.StatusMessage == "200 of 200" {
+				once.Do(func() { close(landed) })
+			}
+		})
+		defer stop()
+		before, start := s.updates.Load(), time.Now()
+		for i := 1; i <= 200; i++ {
+			run.Progress(strconv.Itoa(i) + " of 200")
+		}
+		closed(t, landed, "the last progress message")
+		writes, bound := s.updates.Load()-before, 2+int32(time.Since(start)/(poll/2))
+		if writes < 1 || writes > bound {
+			t.Errorf("200 messages in %v took %d writes, want 1 to %d (one every %v)", time.Since(start), writes, bound, poll/2)
+		}
+	})
+}
+
+// A progress write under way when the task asks for input, or that takes
+// a whole input round, does not overwrite what the task says since.
+func TestProgressNeverStale(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, b backend) {
+		stores := b.open(t, "a")
+		s := &spy{Store: stores[0]}
+		a := tasks.New(tasks.Options{Store: s, Replica: "a", PollInterval: 100 * time.Millisecond})
+		t.Cleanup(func() { a.Close() })
+		ctx := context.Background()
+		task, run := create(t, a)
+		round := func(key string) {
+			t.Helper()
+			if err := run.NeedInput(ctx, json.RawMessage(`{"`+key+`":{"method":"elicitation/create"}}`), ""); err != nil {
+				t.Fatal(err)
+			}
+		}
+
+		h := s.holdNext()
+		run.Progress("stale 1")
+		closed(t, h.held, "the progress write")
+		round("k1")
+		close(h.release)
+		closed(t, h.returned, "the progress write's end")
+		if got := get(t, a, task.ID).StatusMessage; got != "waiting for the client's input: elicitation/create" {
+			t.Errorf("a progress write under way when the task asked for input made its message %q", got)
+		}
+
+		if err := a.Update(ctx, task.ID, json.RawMessage(`{"k1":{}}`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := run.WaitInput(ctx); err != nil {
+			t.Fatal(err)
+		}
+		h = s.holdNext()
+		run.Progress("stale 2")
+		closed(t, h.held, "the progress write")
+		round("k2")
+		if err := a.Update(ctx, task.ID, json.RawMessage(`{"k2":{}}`)); err != nil {
+			t.Fatal(err)
+		}
+		if _, _, err := run.WaitInput(ctx); err != nil {
+			t.Fatal(err)
+		}
+		close(h.release)
+		closed(t, h.returned, "the progress write's end")
+		if got := get(t, a, task.ID); got.Status != tasks.Working || got.StatusMessage != "" {
+			t.Errorf("a progress write that took an input round made the task %s %q, want working without a message", got.Status, got.StatusMessage)
+		}
+	})
+}
+
+// A replica that vanishes without closing (killed, cut off) is seen dead
+// by its peer within the replica timeout: the peer's Get fails its task,
+// naming it.
+func TestDeadOwner(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	proxied, cut := srv.Proxy(t)
+	a := tasks.New(tasks.Options{Store: openRedis(t, proxied, "a"), Replica: "a"})
+	t.Cleanup(func() { a.Close() })
+	bb := tasks.New(tasks.Options{Store: openRedis(t, srv.Socket, "b"), Replica: "b"})
+	t.Cleanup(func() { bb.Close() })
+	task, _ := create(t, a)
+	if got := get(t, bb, task.ID); got.Status != tasks.Working {
+		t.Fatalf("the task of a live replica is %s, want working", got.Status)
+	}
+	cut()
+	var got *tasks.Task
+	eventually(t, "the peer fails the task of the vanished replica", func() bool {
+		got = get(t, bb, task.ID)
+		return got.Status != tasks.Working
+	})
+	wantError(t, got, -32603, "the replica a running the task stopped")
+}

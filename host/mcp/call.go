@@ -109,6 +109,10 @@ type call struct {
 	// taskRun, once the call goes on as a task, takes its progress and logs
 	// (they become the task's status message) instead of the client.
 	taskRun *tasks.Run
+	// early is the last progress of a call that may become a task, reported
+	// before it is one (the client asked for no notifications): the task
+	// starts with it as its status message.
+	early string
 	token   []byte  // the progressToken; nil when none was given
 	last    float64 // the last progress sent
 	sentAny bool    // whether any progress was sent
@@ -486,9 +490,11 @@ func (c *call) progress(p tool.Progress) {
 		c.taskRun.Progress(progressMessage(p))
 		return
 	}
-	if c.finished || c.token == nil || (c.sentAny && p.Progress <= c.last) {
-		// c.token is nil for a call that takes progress only in case it
-		// becomes a task (startTaskable).
+	if c.token == nil { // a call that takes progress only in case it becomes a task (startTaskable)
+		c.early = progressMessage(p)
+		return
+	}
+	if c.finished || (c.sentAny && p.Progress <= c.last) {
 		return
 	}
 	c.last, c.sentAny = p.Progress, true

@@ -380,7 +380,7 @@ func appendTaskNotification(b []byte, id []byte, t *tasks.Task) []byte {
 	b = wire.AppendNotificationHead(b, "notifications/tasks")
 	b = append(b, `,"params":{"_meta":{"`+metaSubscriptionID+`":`...)
 	b = append(b, id...)
-	b = append(b, '}')
+	b = append(b, "},"...)
 	b = t.AppendWire(b, true)
 	return append(b, "}}"...)
 }

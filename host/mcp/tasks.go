@@ -105,7 +105,9 @@ func (c *call) startTaskable(req context.Context) {
 	c.tc.Detach = c.detach
 	c.tc.Progress = c.progress // a task's status message, even without a progressToken
 	if d := c.s.srv.escalateAfter; d > 0 {
+		t.mu.Lock()
 		t.escalate = time.AfterFunc(d, c.detach)
+		t.mu.Unlock()
 	}
 }
 
@@ -151,11 +153,13 @@ func (t *callTask) claim(c *call, res json.RawMessage, err error) bool {
 	return true
 }
 
-// stop stops what watches a call that will not be a task (or is over).
+// stop stops what watches a call that will not be a task (or is one).
 func (t *callTask) stop() {
+	t.mu.Lock()
 	if t.escalate != nil {
 		t.escalate.Stop()
 	}
+	t.mu.Unlock()
 	t.unhook()
 }
 
@@ -194,6 +198,9 @@ func (c *call) createTask() {
 
 	c.mu.Lock()
 	c.taskRun = run
+	if c.early != "" { // the status it reported while the task was being made
+		run.Progress(c.early)
+	}
 	c.mu.Unlock()
 	// The task's end: cancelled by a client (on any replica), by its TTL,
 	// or by the service closing.
@@ -215,7 +222,7 @@ func (c *call) createTask() {
 	}
 	bp := wire.GetBuf()
 	b := wire.AppendResultHead(*bp, c.id)
-	b = append(b, `{"resultType":"task"`...)
+	b = append(b, `{"resultType":"task",`...)
 	b = task.AppendWire(b, false)
 	b = append(b, "}}"...)
 	*bp = b
@@ -423,6 +430,7 @@ func (o *taskOp) answer(b []byte, c *call, _ json.RawMessage, err error) []byte 
 	b = wire.AppendResultHead(b, c.id)
 	b = append(b, `{"resultType":"complete"`...)
 	if o.task != nil {
+		b = append(b, ',')
 		b = o.task.AppendWire(b, true)
 	}
 	return append(b, "}}"...)

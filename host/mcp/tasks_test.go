@@ -3,6 +3,7 @@ package mcp
 import (
 	"context"
 	"encoding/json"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -59,7 +60,7 @@ func taskRequest(t *testing.T, c *client, id int, method, params, meta string) (
 	if params != "" {
 		params += ","
 	}
-	c.write(`{"jsonrpc":"2.0","id":` + itoa(id) + `,"method":"` + method + `","params":{` + params + meta + `}}`)
+	c.write(`{"jsonrpc":"2.0","id":` + strconv.Itoa(id) + `,"method":"` + method + `","params":{` + params + meta + `}}`)
 	line := c.next()
 	return decodeReply(t, line), line
 }
@@ -241,8 +242,8 @@ func TestTaskEscalate(t *testing.T) {
 
 // TestTaskGating: without the extension declared, tasks/* answer -32021
 // naming it, a tool that supports tasks runs for its request, and one
-// that requires them is refused with -32021; in a session the methods do
-// not exist. Unknown task ids are -32602; the removed v1 methods -32601.
+// that requires them is refused with -32021; in a session they need the
+// stateless revision's _meta. Unknown task ids are -32602; the removed v1 methods -32601.
 func TestTaskGating(t *testing.T) {
 	t.Parallel()
 	c, _ := newTaskClient(t, false, Options{})
@@ -275,10 +276,13 @@ func TestTaskGating(t *testing.T) {
 		}
 	}
 
+	// A session's request of a method only the stateless revision has is
+	// served statelessly, and so needs _meta.
 	s := newClient(t, clientOptions{server: Options{Tasks: c.srv.tasks}})
 	s.initialize("2025-11-25")
-	if out := s.roundtrip(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}`); len(out) != 1 || !strings.Contains(out[0], `"code":-32601`) {
-		t.Errorf("tasks/get in a session: %q, want -32601", out)
+	if out := s.roundtrip(`{"jsonrpc":"2.0","id":1,"method":"tasks/get","params":{"taskId":"x"}}`); len(out) != 1 ||
+		!strings.Contains(out[0], `"code":-32602`) || !strings.Contains(out[0], "needs _meta") {
+		t.Errorf("tasks/get in a session: %q, want -32602 asking for _meta", out)
 	}
 }
 

@@ -146,6 +146,31 @@ judge() {
   sed -n '/=== SUMMARY ===/,$p' "$out/suite.log"
 }
 
+# strict NAME OUTDIR FILE: fails when a check of a scenario the run ran, scored or not, failed, unless
+# FILE lists the scenario. (Under --requirements the suite's verdict counts only the scenarios the
+# revision scores; it runs the tasks extension's too, and those must pass as well.)
+strict() {
+  local name=$1 out=$2 file=$3
+  if ! "$node" -e '
+    const fs = require("fs"), path = require("path");
+    const [out, file] = process.argv.slice(1);
+    const listed = new Set(fs.readFileSync(file, "utf8").split("\n").map(l => l.trim().split(/\s+/)[0]).filter(n => n && !n.startsWith("#")));
+    let bad = [];
+    for (const d of fs.readdirSync(out)) {
+      const f = path.join(out, d, "checks.json");
+      if (!fs.existsSync(f)) continue;
+      const scenario = d.replace(/^server-/, "").replace(/-\d{4}-\d{2}-\d{2}T.*$/, "");
+      if (listed.has(scenario)) continue;
+      for (const c of JSON.parse(fs.readFileSync(f, "utf8")))
+        if (c.status === "FAILURE") bad.push(scenario + ": " + c.id + ": " + (c.errorMessage || ""));
+    }
+    if (bad.length) { console.error(bad.join("\n")); process.exit(1); }
+  ' "$out" "$file"; then
+    echo "conformance: $name: FAILED: the checks above failed (scored or not), and their scenarios are not listed in $file" >&2
+    return 1
+  fi
+}
+
 rm -rf "$results"
 # The 2025 revisions: every server scenario of 0.1.16, pending ones included, over sessions.
 judge 2025 "$suite" "$results/2025" --suite all --expected-failures "$tmp/expected-failures.yml"
@@ -153,6 +178,7 @@ echo "conformance: 2025: ok ($n2025 expected failures, listed in $expected)"
 # 2026-07-28: exactly what the revision requires (plus the scenarios it runs unscored: pending
 # ones and the tasks extension), stateless, on the same endpoint.
 judge 2026 "$suite2026" "$results/2026" --requirements 2026-07-28 --expected-failures "$tmp/expected-failures-2026.yml"
+strict 2026 "$results/2026" "$expected2026"
 echo "conformance: 2026-07-28: ok ($n2026 expected failures, listed in $expected2026)"
 # The same suite's active set (its default): the session scenarios as the next suite judges them.
 judge 2026-active "$suite2026" "$results/2026-active" --suite active --expected-failures "$tmp/expected-failures-2026.yml"

@@ -20,7 +20,9 @@ import (
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/sealed"
+	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -62,6 +64,26 @@ type host struct {
 	// (config's stateless block; nil when not serving).
 	sealer   *sealed.Sealer
 	stateTTL time.Duration
+	// tasks runs MCP's tasks extension (config's tasks block; nil when
+	// not serving); escalateAfter is its escalate_after.
+	tasks         *tasks.Service
+	escalateAfter time.Duration
+}
+
+// mcpOptions are the options of the MCP server serve runs, over stdio or
+// HTTP.
+func (h *host) mcpOptions() *mcp.Options {
+	return &mcp.Options{
+		Version: version,
+		Logger:  h.log.Named("mcp"),
+		Ready:   h.manager.Ready(), // no list from a catalog still loading
+		// The stateless revision's requestState, sealed with the key
+		// replicas share; the tasks, in the store they share.
+		StateSealer:   h.sealer,
+		StateTTL:      h.stateTTL,
+		Tasks:         h.tasks,
+		EscalateAfter: h.escalateAfter,
+	}
 }
 
 // startHost resolves the directories, then starts loading plugins in the
@@ -87,9 +109,18 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 	var sealer *sealed.Sealer
-	if h.serving { // before any plugin runs: a bad key stops the start
+	var taskSvc *tasks.Service
+	if h.serving { // before any plugin runs: a bad key or an unreachable redis stops the start
 		if sealer, err = stateSealer(cfg.Stateless, os.Getenv, log.Named("mcp")); err != nil {
 			return nil, err
+		}
+		if taskSvc, err = taskService(cfg.Tasks, os.Getenv, log.Named("tasks")); err != nil {
+			return nil, err
+		}
+	}
+	closeTasks := func() {
+		if taskSvc != nil {
+			taskSvc.Close()
 		}
 	}
 	// The secrets read from the environment leave it before any plugin
@@ -103,6 +134,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	}
 	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))
 	if err != nil {
+		closeTasks()
 		return nil, err
 	}
 
@@ -116,6 +148,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	}
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {
+			closeTasks()
 			return nil, err
 		}
 	}
@@ -124,11 +157,12 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	mgr, err := manager.New(mopts)
 	if err != nil {
 		cat.Close()
+		closeTasks()
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
-		sealer: sealer, stateTTL: cfg.Stateless.StateTTL}
+		sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
 	go func() { hst.done <- mgr.Run(ctx) }()
 	go func() { // once the directory's plugins are known, by the manager's own scan
 		select {
@@ -149,10 +183,16 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	return hst, nil
 }
 
-// stop unloads every plugin and waits until their processes are gone.
+// stop fails the tasks still running here (their calls end), unloads every
+// plugin and waits until their processes are gone.
 func (h *host) stop() error {
 	if h.devStop != nil {
 		h.devStop()
+	}
+	if h.tasks != nil {
+		if err := h.tasks.Close(); err != nil {
+			h.log.Warn("closing the tasks", "error", err)
+		}
 	}
 	h.cancel()
 	err := <-h.done
@@ -324,4 +364,22 @@ func writableBy(st fs.FileInfo, uid, gid int) bool {
 	default:
 		return mode&0o002 != 0
 	}
+}
+
+// DefaultEscalateAfter is how long a call of a tool that supports tasks
+// runs for its request before plughost makes it a task, when the tasks
+// block does not say: long enough that a quick call is answered at once,
+// short enough that a client's request timeout is never near.
+const DefaultEscalateAfter = 5 * time.Second
+
+// escalateAfter is the tasks block's escalate_after: its value, 0 for
+// "0s" (only when the plugin says so), or the default.
+func escalateAfter(t config.Tasks) time.Duration {
+	switch {
+	case t.EscalateOff:
+		return 0
+	case t.EscalateAfter > 0:
+		return t.EscalateAfter
+	}
+	return DefaultEscalateAfter
 }

@@ -76,15 +76,7 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	}
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	srv := mcp.NewServer(h.catalog, &mcp.Options{
-		Version: version,
-		Logger:  h.log.Named("mcp"),
-		Ready:   h.manager.Ready(), // no list from a catalog still loading
-		// The stateless revision's requestState, sealed with the key
-		// replicas share.
-		StateSealer: h.sealer,
-		StateTTL:    h.stateTTL,
-	})
+	srv := mcp.NewServer(h.catalog, h.mcpOptions())
 	h.sampler.use(srv) // devices' text tasks ask an HTTP client's model
 	url := "http://" + ln.Addr().String() + streamable.PathMCP
 	auth := "none (loopback only)"

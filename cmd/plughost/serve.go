@@ -41,15 +41,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 
-	srv := mcp.NewServer(h.catalog, &mcp.Options{
-		Version: version,
-		Logger:  h.log.Named("mcp"),
-		Ready:   h.manager.Ready(), // no list from a catalog still loading
-		// The stateless revision's requestState, sealed with the key
-		// replicas share.
-		StateSealer: h.sealer,
-		StateTTL:    h.stateTTL,
-	})
+	srv := mcp.NewServer(h.catalog, h.mcpOptions())
 	h.sampler.use(srv) // devices' text tasks ask the stdio client's model
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		h.log.Info("serving MCP over stdio: type one JSON-RPC message per line, or connect an MCP client that runs this command",

@@ -317,6 +317,18 @@ func (c *call) run() {
 	}
 	var res json.RawMessage
 	var err error
+	if c.task != nil {
+		// A call that may become a task must not hold this worker (nor
+		// the request it serves) once it is one: it goes on on the
+		// provider's goroutine, or one of its own.
+		if starter, ok := s.srv.catalog.(CallStarter); ok {
+			starter.StartCall(c.ctx, &c.tc, c.started)
+		} else {
+			go func() { c.started(s.srv.catalog.CallTool(c.ctx, &c.tc)) }()
+		}
+		<-c.task.answered // the worker's end may end the request (a stateless POST)
+		return
+	}
 	if c.op == nil {
 		res, err = s.srv.catalog.CallTool(c.ctx, &c.tc)
 	} else {
@@ -415,6 +427,9 @@ func (c *call) leave() (cancelled bool, done func()) {
 	return cancelled, func() {
 		if br != nil {
 			br.done() // after the response joined the batch's
+		}
+		if c.task != nil {
+			close(c.task.answered)
 		}
 		if pending {
 			s.idle()

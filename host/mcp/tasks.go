@@ -85,13 +85,16 @@ type callTask struct {
 	// while it is not a task.
 	unhook func() bool
 	req    context.Context // the request's context
+	// answered is closed once the request is answered (with the call's
+	// result, or the task), or will never be (cancelled).
+	answered chan struct{}
 }
 
 // startTaskable sets up a call that may go on as a task: its context
 // outlives the request once it is one, and ends with the request until
 // then.
 func (c *call) startTaskable(req context.Context) {
-	t := &callTask{req: req}
+	t := &callTask{req: req, answered: make(chan struct{})}
 	c.task = t
 	c.ctx, c.cancel = context.WithCancel(context.WithoutCancel(req))
 	t.unhook = context.AfterFunc(req, func() {

@@ -112,7 +112,7 @@ type call struct {
 	// early is the last progress of a call that may become a task, reported
 	// before it is one (the client asked for no notifications): the task
 	// starts with it as its status message.
-	early string
+	early   string
 	token   []byte  // the progressToken; nil when none was given
 	last    float64 // the last progress sent
 	sentAny bool    // whether any progress was sent

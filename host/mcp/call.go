@@ -175,7 +175,7 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 
 	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token, st: in.st}
 	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.capsOf(in.st).raw}
-	if s.srv.mayBecomeTask(in.st, p.name) {
+	if s.srv.mayBecomeTask(in.st) {
 		c.startTaskable(in.ctx)
 	} else {
 		c.ctx, c.cancel = context.WithCancel(in.ctx)

@@ -59,11 +59,13 @@ func taskSupport(def []byte) string {
 	return ""
 }
 
-// mayBecomeTask reports whether a tools/call of the named tool may go on
-// as a task: the server runs tasks, the request is stateless and declares
-// the extension, and the tool supports tasks.
-func (srv *Server) mayBecomeTask(st *stateless, name string) bool {
-	return srv.tasks != nil && st != nil && st.caps.tasks && taskSupport(srv.Tool(name)) != ""
+// mayBecomeTask reports whether a tools/call may go on as a task: the
+// server runs tasks, and the request is stateless and declares the
+// extension. Whether the tool supports tasks is the catalog's to say when
+// the call reaches it (it clears Call.Tasks for a tool that does not; the
+// catalog may still be loading now).
+func (srv *Server) mayBecomeTask(st *stateless) bool {
+	return srv.tasks != nil && st != nil && st.caps.tasks
 }
 
 // The states of a call that may go on as a task.
@@ -109,7 +111,11 @@ func (c *call) startTaskable(req context.Context) {
 	c.tc.Progress = c.progress // a task's status message, even without a progressToken
 	if d := c.s.srv.escalateAfter; d > 0 {
 		t.mu.Lock()
-		t.escalate = time.AfterFunc(d, c.detach)
+		t.escalate = time.AfterFunc(d, func() {
+			if taskSupport(c.s.srv.Tool(c.tc.Name)) != "" {
+				c.detach()
+			}
+		})
 		t.mu.Unlock()
 	}
 }

@@ -94,6 +94,31 @@ func TestCallTimeout(t *testing.T) {
 	}
 }
 
+// A call that goes on as a task is no longer bounded by the plugin's call
+// timeout (the task's lifetime bounds it); the same call that stays
+// synchronous is.
+func TestTaskOutlivesCallTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{
+		Launcher: func(name string, cmd *exec.Cmd) (*Launch, error) {
+			return &Launch{Cmd: cmd, CallTimeout: 200 * time.Millisecond}, nil
+		},
+	})
+	e := h.expect("set", "tp")
+	args := json.RawMessage(`{"MS":600}`)
+	detached := false
+	res, err := e.p.CallTool(context.Background(), &tool.Call{Name: "longjob", Arguments: args, Tasks: true, Detach: func() { detached = true }})
+	if err != nil || !detached || !strings.Contains(string(res), "long job done") {
+		t.Errorf("as a task: %s, %v (detached %v), want its result past the timeout", res, err, detached)
+	}
+	_, err = e.p.CallTool(context.Background(), &tool.Call{Name: "longjob", Arguments: args})
+	if !errors.Is(err, tool.ErrTimedOut) {
+		t.Errorf("synchronous: %v, want tool.ErrTimedOut", err)
+	}
+}
+
 // startCall is call through the provider's StartCall: it waits for done.
 func startCall(t *testing.T, p tool.Provider, name string) (string, error) {
 	t.Helper()

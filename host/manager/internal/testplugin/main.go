@@ -41,6 +41,7 @@ import (
 	"os/signal"
 	"strconv"
 	"syscall"
+	"time"
 
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -154,6 +155,20 @@ func main() {
 		task := req.RunAsTask()
 		req.Progress(1, 1, "working")
 		return pluginproto.TextResult(fmt.Sprintf("task: %v", task)), nil
+	})
+	// longjob goes on as a task when it may, then works "ms" milliseconds.
+	p.AddTool(pluginproto.Tool{Name: "longjob", TaskSupport: pluginproto.TaskOptional}, func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+		var args struct{ MS int }
+		if err := req.Bind(&args); err != nil {
+			return nil, err
+		}
+		req.RunAsTask()
+		select {
+		case <-time.After(time.Duration(args.MS) * time.Millisecond):
+			return pluginproto.TextResult("long job done"), nil
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
 	})
 	p.AddResource(pluginproto.Resource{URI: "test://doc", Name: "doc", MIMEType: "text/plain"}, doc("the doc"))
 	p.AddResourceTemplate(pluginproto.ResourceTemplate{URITemplate: "test://item/{id}", Name: "item"},

@@ -48,6 +48,13 @@ func startHTTP(t *testing.T, opts *Options) *httpServer {
 // startHTTPInFlight is startHTTP with the server's MaxInFlight.
 func startHTTPInFlight(t *testing.T, opts *Options, maxInFlight int) *httpServer {
 	t.Helper()
+	return startHTTPWith(t, opts, mcp.Options{MaxInFlight: maxInFlight})
+}
+
+// startHTTPWith is startHTTP with the MCP server's options (its Version,
+// Logger and OnSession are the harness's).
+func startHTTPWith(t *testing.T, opts *Options, mopts mcp.Options) *httpServer {
+	t.Helper()
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -56,13 +63,14 @@ func startHTTPInFlight(t *testing.T, opts *Options, maxInFlight int) *httpServer
 		logs: &logLines{changed: make(chan struct{})}, events: make(chan struct{}, 1)}
 	hs.cat.OnChange = hs.poke
 	logger := hclog.New(&hclog.LoggerOptions{Level: hclog.Debug, Output: hs.logs})
-	srv := mcp.NewServer(hs.cat, &mcp.Options{Version: "1.0.0", Logger: logger, MaxInFlight: maxInFlight,
-		OnSession: func(s *mcp.Session) func() {
-			hs.mu.Lock()
-			hs.sessions = append(hs.sessions, s)
-			hs.mu.Unlock()
-			return hs.poke
-		}})
+	mopts.Version, mopts.Logger = "1.0.0", logger
+	mopts.OnSession = func(s *mcp.Session) func() {
+		hs.mu.Lock()
+		hs.sessions = append(hs.sessions, s)
+		hs.mu.Unlock()
+		return hs.poke
+	}
+	srv := mcp.NewServer(hs.cat, &mopts)
 	hs.srv = srv
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)

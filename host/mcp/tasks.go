@@ -149,7 +149,7 @@ func (t *callTask) claim(c *call, res json.RawMessage, err error) bool {
 		t.mu.Unlock()
 		go func() {
 			<-t.ready
-			if t.state == taskRunning { // settled before ready closed
+			if t.state == taskRunning { // decided before ready closed
 				c.runTask(res, err)
 				return
 			}
@@ -200,17 +200,35 @@ func (c *call) createTask() {
 		return
 	}
 	t.state, t.run = taskRunning, run
-	close(t.ready)
 	t.mu.Unlock()
 	t.stop()
 	srv.log.Debug("a call goes on as a task", "tool", c.tc.Name, "task", task.ID)
-
 	c.mu.Lock()
 	c.taskRun = run
 	if c.early != "" { // the status it reported while the task was being made
 		run.Progress(c.early)
 	}
 	c.mu.Unlock()
+
+	// The request is answered before anything may end the call (ready
+	// holds runTask back): only the client's cancellation of the request
+	// stops the answer.
+	cancelled, done := c.leave()
+	if cancelled { // nobody learns of the task: it is cancelled
+		_ = srv.tasks.Cancel(context.WithoutCancel(c.ctx), task.ID)
+	} else {
+		bp := wire.GetBuf()
+		b := wire.AppendResultHead(*bp, c.id)
+		b = append(b, `{"resultType":"task",`...)
+		b = task.AppendWire(b, false)
+		b = append(b, "}}"...)
+		*bp = b
+		c.s.respond(c.rp, b)
+		wire.PutBuf(bp)
+	}
+	done()
+	close(t.ready)
+
 	// The task's end: cancelled by a client (on any replica), by its TTL,
 	// or by the service closing.
 	ttl := time.AfterFunc(time.Until(task.Created.Add(task.TTL)), c.cancel)
@@ -222,26 +240,13 @@ func (c *call) createTask() {
 		}
 		ttl.Stop()
 	}()
-
-	cancelled, done := c.leave()
-	defer done()
-	if cancelled { // the client cancelled the request meanwhile: nobody knows the task
-		_ = srv.tasks.Cancel(context.WithoutCancel(c.ctx), task.ID)
-		return
-	}
-	bp := wire.GetBuf()
-	b := wire.AppendResultHead(*bp, c.id)
-	b = append(b, `{"resultType":"task",`...)
-	b = task.AppendWire(b, false)
-	b = append(b, "}}"...)
-	*bp = b
-	c.s.respond(c.rp, b)
-	wire.PutBuf(bp)
 }
 
 // runTask ends the task with the call's outcome, after as many input
-// rounds as its provider asks for; it runs on a goroutine of its own.
+// rounds as its provider asks for; it runs on a goroutine of its own, once
+// the request has been answered with the task.
 func (c *call) runTask(res json.RawMessage, err error) {
+	<-c.task.ready
 	srv, run := c.s.srv, c.task.run
 	defer run.Close()
 	defer c.cancel()

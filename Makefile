@@ -6,7 +6,7 @@ PLUGINS := $(patsubst plugins/%/,%,$(sort $(dir $(wildcard plugins/*/main.go))))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test tidy-check run proto clean conformance
+.PHONY: all build test tidy-check deploy-check run proto clean conformance
 
 all: build
 
@@ -19,8 +19,9 @@ build:
 		$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
 	$(GO) build -o $(BIN)/test-plugins/conformance ./conformance/plugin
 
-## test: go.mod tidy, vet, the macOS build, every test (with the race detector), then the conformance suite
-test: tidy-check build conformance/node_modules examples/node-plugin/node_modules
+## test: go.mod tidy, vet, the macOS build, the deploy/ check, every test (with the race detector), then the
+## conformance suite
+test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 10m ./...
@@ -30,6 +31,13 @@ test: tidy-check build conformance/node_modules examples/node-plugin/node_module
 ## directly but marked indirect, a missing checksum); the fix is to run `go mod tidy` and commit
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; }
+
+## deploy-check: deploy/kubernetes and deploy/Dockerfile, checked without a cluster or Docker: strict
+## decoding into the Kubernetes API types, cross-references, the real `plughost serve` flags, host/config
+## (deploy/check is its own module, so the Kubernetes libraries never enter plughost's)
+deploy-check: build
+	cd deploy/check && $(GO) mod tidy -diff && $(GO) vet ./... && \
+		PLUGHOST_BIN=$(CURDIR)/$(BIN)/plughost $(GO) test -count=1 ./...
 
 ## run: serve the bundled plugins over Streamable HTTP on 127.0.0.1:8080/mcp (the workspace of `files` is bin/workspace)
 run: build

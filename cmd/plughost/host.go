@@ -68,6 +68,12 @@ type host struct {
 	// not serving); escalateAfter is its escalate_after.
 	tasks         *tasks.Service
 	escalateAfter time.Duration
+
+	// runEnded is closed when manager.Run has returned, with its result in
+	// runErr: while serving, that means the plugin directory could not be
+	// read or watched (see ready).
+	runEnded chan struct{}
+	runErr   error
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
@@ -162,8 +168,13 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
-		sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
-	go func() { hst.done <- mgr.Run(ctx) }()
+		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
+	go func() {
+		err := mgr.Run(ctx)
+		hst.runErr = err
+		close(hst.runEnded)
+		hst.done <- err
+	}()
 	go func() { // once the directory's plugins are known, by the manager's own scan
 		select {
 		case <-mgr.Ready():
@@ -181,6 +192,27 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	}
 	log.Debug("loading plugins", "dir", pluginDir, "workspace", workspace)
 	return hst, nil
+}
+
+// ready says whether the host is ready to serve calls (serve --http's
+// GET /readyz): nil once every plugin found at start has loaded or failed
+// (a plugin that failed is the operator's to see in the log and in
+// `plughost plugins`; the others serve), else why not, in one line.
+func (h *host) ready() error {
+	select {
+	case <-h.runEnded: // manager.Ready is closed too, but nothing is served
+		if h.runErr != nil {
+			return fmt.Errorf("the plugin manager stopped: %v", h.runErr)
+		}
+		return errors.New("the plugin manager stopped")
+	default:
+	}
+	select {
+	case <-h.manager.Ready():
+		return nil
+	default:
+		return errors.New("the plugins found at start are still loading")
+	}
 }
 
 // stop fails the tasks still running here (their calls end), unloads every

@@ -25,6 +25,7 @@ type httpFlags struct {
 	rate     float64
 	maxBody  int64
 	shutdown time.Duration
+	drain    time.Duration
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
@@ -36,6 +37,8 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.Float64Var(&f.rate, "rate-limit", 100, "requests per second one HTTP session may send (negative: no limit)")
 	fs.Int64Var(&f.maxBody, "max-body", mcp.DefaultMaxMessageSize, "largest HTTP request body, in bytes")
 	fs.DurationVar(&f.shutdown, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, how long calls in flight may finish")
+	fs.DurationVar(&f.drain, "drain-delay", 0, "on SIGINT/SIGTERM, how long to go on serving while /readyz answers 503, "+
+		"so that load balancers stop sending requests first (e.g. 5s behind Kubernetes); --shutdown-grace follows")
 }
 
 func (f *httpFlags) options() *streamable.Options {
@@ -46,6 +49,7 @@ func (f *httpFlags) options() *streamable.Options {
 		RateLimit:       f.rate,
 		MaxBodySize:     f.maxBody,
 		ShutdownTimeout: f.shutdown,
+		DrainDelay:      f.drain,
 	}
 }
 
@@ -78,6 +82,8 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	defer stopSignals()
 	srv := mcp.NewServer(h.catalog, h.mcpOptions())
 	h.sampler.use(srv) // devices' text tasks ask an HTTP client's model
+	// GET /readyz: 503 until the plugins found at start have loaded.
+	opts.Ready = h.ready
 	url := "http://" + ln.Addr().String() + streamable.PathMCP
 	auth := "none (loopback only)"
 	if opts.Token != "" {

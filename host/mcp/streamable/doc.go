@@ -38,4 +38,9 @@
 // rate limit gets 429 and a JSON-RPC error saying when to retry; idle
 // sessions end. When ctx ends, the server stops accepting, lets calls in
 // flight finish for up to ShutdownTimeout, then closes streams and sessions.
+//
+// Load balancers and Kubernetes probe GET /healthz (200 while the process
+// serves) and GET /readyz (200 once [Options.Ready] says so; 503 before, and
+// from the moment ctx ends, for [Options.DrainDelay] before the shutdown
+// begins); neither needs the token.
 package streamable

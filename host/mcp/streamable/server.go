@@ -69,6 +69,16 @@ type Options struct {
 	// served at once, subscriptions/listen streams included; 0 means
 	// 4096. One more gets 503 with Retry-After.
 	MaxStatelessRequests int
+	// Ready, when not nil, says whether the host is ready to serve calls
+	// (its plugins loaded, say): nil when it is, else why not, which GET
+	// [PathReadyz] answers in one line with 503. It is called once per
+	// such request and must be quick. nil means ready from the start.
+	Ready func() error
+	// DrainDelay is how long, once ctx ends, the server goes on serving
+	// as before while [PathReadyz] answers 503, so that load balancers
+	// stop sending it requests before it stops accepting them; the
+	// graceful shutdown (ShutdownTimeout) follows. 0 means none.
+	DrainDelay time.Duration
 }
 
 // ErrTokenRequired is returned (wrapped) by [Options.Check] and
@@ -111,11 +121,13 @@ const (
 
 // Serve serves srv's MCP sessions over HTTP on ln until ctx ends: the
 // Streamable HTTP transport at [PathMCP], and for 2024-11-05 clients the
-// deprecated HTTP+SSE transport at [PathSSE] and [PathMessage]. It refuses
+// deprecated HTTP+SSE transport at [PathSSE] and [PathMessage]; and the
+// health endpoints [PathHealthz] and [PathReadyz]. It refuses
 // to start (see [Options.Check]) on a listener reachable beyond
 // loopback without a token.
 //
-// When ctx ends it shuts down gracefully: it stops accepting connections
+// When ctx ends, /readyz answers 503 and, after DrainDelay, it shuts down
+// gracefully: it stops accepting connections
 // and requests (503), lets the calls in flight finish for up to
 // ShutdownTimeout and deliver their responses, cancels the rest, closes
 // every stream and session, and returns nil. ln is closed on return.
@@ -140,6 +152,7 @@ func Serve(ctx context.Context, srv *mcp.Server, ln net.Listener, opts *Options)
 		return fmt.Errorf("mcp: http: %w", err)
 	case <-ctx.Done():
 	}
+	h.drain() // health.go: /readyz answers 503 from now on
 	h.log.Info("shutting down HTTP", "grace", h.opts.ShutdownTimeout)
 	grace, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownTimeout)
 	defer cancel()
@@ -171,6 +184,7 @@ type httpHandler struct {
 	limit       rate.Limit
 
 	draining atomic.Bool
+	unready  atomic.Bool // ctx has ended: /readyz answers 503 (health.go)
 
 	// statelessSlots bound the stateless requests served at once;
 	// statelessWG counts them, for shutdown, which ends the rest with stop.
@@ -249,7 +263,7 @@ var (
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
-	case PathMCP, PathSSE, PathMessage:
+	case PathMCP, PathSSE, PathMessage, PathHealthz, PathReadyz:
 	default:
 		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
 		return
@@ -277,6 +291,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			w.WriteHeader(http.StatusNoContent)
 			return
 		}
+	}
+	if isHealthPath(r.URL.Path) { // no token: they reveal nothing
+		h.serveHealth(w, r)
+		return
 	}
 	if h.token != nil {
 		got := r.Header.Get("Authorization")

@@ -30,7 +30,9 @@ type httpFlags struct {
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.addr, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8080)")
-	fs.StringVar(&f.token, "token", os.Getenv("PLUGHOST_TOKEN"),
+	// The default is read from the environment in options, never shown
+	// as the flag's default: -h would print the secret.
+	fs.StringVar(&f.token, "token", "",
 		"bearer token HTTP clients must send (default $PLUGHOST_TOKEN); required to listen beyond loopback")
 	fs.Var(&f.origins, "allowed-origin", "an Origin browsers may send besides the server's own, e.g. http://localhost:6274 (repeatable; * allows any)")
 	fs.DurationVar(&f.idle, "session-idle", 30*time.Minute, "end HTTP sessions idle for this long")
@@ -41,7 +43,12 @@ func (f *httpFlags) register(fs *flag.FlagSet) {
 		"so that load balancers stop sending requests first (e.g. 5s behind Kubernetes); --shutdown-grace follows")
 }
 
+// options are the HTTP server's options; the token is --token, else
+// $PLUGHOST_TOKEN.
 func (f *httpFlags) options() *streamable.Options {
+	if f.token == "" {
+		f.token = os.Getenv("PLUGHOST_TOKEN")
+	}
 	return &streamable.Options{
 		Token:           f.token,
 		AllowedOrigins:  f.origins,

@@ -412,3 +412,19 @@ func (p *proxy) sever() {
 	}
 	p.conns = nil
 }
+
+// TestHelpHidesToken: `serve -h` never prints $PLUGHOST_TOKEN (it used to
+// show it as the --token flag's default), yet the variable still sets the
+// token.
+func TestHelpHidesToken(t *testing.T) {
+	t.Parallel()
+	cmd := exec.Command(bin.plughost, "serve", "-h")
+	cmd.Env = append(os.Environ(), "PLUGHOST_TOKEN=do-not-print-me")
+	out, _ := cmd.CombinedOutput()
+	if strings.Contains(string(out), "do-not-print-me") {
+		t.Errorf("serve -h printed the token:\n%s", out)
+	}
+	if !strings.Contains(string(out), "$PLUGHOST_TOKEN") {
+		t.Errorf("serve -h does not say where the token may come from:\n%s", out)
+	}
+}

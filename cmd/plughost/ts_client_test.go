@@ -38,6 +38,8 @@ var conformanceTools = []string{
 	"test_logging_tool", "test_missing_capability", "test_multiple_content_types", "test_reconnection",
 	"test_sampling", "test_simple_text", "test_streaming_elicitation", "test_tool_with_logging",
 	"test_tool_with_progress", "test_trigger_prompt_change", "test_trigger_tool_change",
+	// The tasks extension's fixtures.
+	"confirm_delete", "failing_job", "greet", "multi_input", "protocol_error_job", "slow_compute", "test_tool_with_task",
 }
 
 // TestTypeScriptClient drives `plughost serve --http` with the official

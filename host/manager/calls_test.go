@@ -96,7 +96,8 @@ func TestCallTimeout(t *testing.T) {
 
 // A call that goes on as a task is no longer bounded by the plugin's call
 // timeout (the task's lifetime bounds it); the same call that stays
-// synchronous is.
+// synchronous is, and so is one whose Detach the protocol layer ignored
+// (no task made).
 func TestTaskOutlivesCallTimeout(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -108,14 +109,22 @@ func TestTaskOutlivesCallTimeout(t *testing.T) {
 	})
 	e := h.expect("set", "tp")
 	args := json.RawMessage(`{"MS":600}`)
-	detached := false
-	res, err := e.p.CallTool(context.Background(), &tool.Call{Name: "longjob", Arguments: args, Tasks: true, Detach: func() { detached = true }})
-	if err != nil || !detached || !strings.Contains(string(res), "long job done") {
-		t.Errorf("as a task: %s, %v (detached %v), want its result past the timeout", res, err, detached)
+	// The protocol layer makes the call a task when the plugin detaches it
+	// (as host/mcp does), and runs what the provider registered then.
+	var became func()
+	c := &tool.Call{Name: "longjob", Arguments: args, Tasks: true, BecameTask: func(f func()) { became = f }}
+	c.Detach = func() { became() }
+	res, err := e.p.CallTool(context.Background(), c)
+	if err != nil || !strings.Contains(string(res), "long job done") {
+		t.Errorf("as a task: %s, %v, want its result past the timeout", res, err)
 	}
 	_, err = e.p.CallTool(context.Background(), &tool.Call{Name: "longjob", Arguments: args})
 	if !errors.Is(err, tool.ErrTimedOut) {
 		t.Errorf("synchronous: %v, want tool.ErrTimedOut", err)
+	}
+	ignored := &tool.Call{Name: "longjob", Arguments: args, Tasks: true, BecameTask: func(func()) {}, Detach: func() {}}
+	if _, err = e.p.CallTool(context.Background(), ignored); !errors.Is(err, tool.ErrTimedOut) {
+		t.Errorf("detached but no task made: %v, want tool.ErrTimedOut", err)
 	}
 }
 

@@ -407,7 +407,8 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 	defer in.leave()
 	ctx, lim, release := in.limit(ctx)
 	defer release()
-	res, err := in.pp.CallTool(ctx, request(call, lim))
+	untimeWhenTask(call, lim)
+	res, err := in.pp.CallTool(ctx, request(call))
 	if err != nil {
 		return nil, in.failure(ctx, call.Name, lim.d, err)
 	}
@@ -438,7 +439,8 @@ func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(jso
 // startCall starts call on in, entered.
 func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call, done func(json.RawMessage, error)) {
 	ctx, lim, release := in.limit(ctx)
-	in.pp.StartCall(ctx, request(call, lim), func(res json.RawMessage, err error) {
+	untimeWhenTask(call, lim)
+	in.pp.StartCall(ctx, request(call), func(res json.RawMessage, err error) {
 		if err == nil {
 			release()
 			in.leave()
@@ -456,22 +458,22 @@ func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call,
 
 var _ tool.Starter = (*provider)(nil)
 
-// request is the plugin's view of call. Tasks passes as it is (the
-// catalog has kept it only for a tool that declares task support; the
-// Client calls Detach only for a call with Tasks); a call that goes on as
-// a task is no longer bounded by the plugin's call timeout (lift, from
-// limit): the task's own lifetime bounds it.
-func request(call *tool.Call, lim limit) *pluginproto.CallRequest {
+// untimeWhenTask lifts the call's time limit once it has become a task
+// (whoever decided it): the task's own lifetime bounds it then.
+func untimeWhenTask(call *tool.Call, lim limit) {
+	if call.Tasks && call.BecameTask != nil {
+		call.BecameTask(lim.lift)
+	}
+}
+
+// request is the plugin's view of call. Tasks and Detach pass as they
+// are: the catalog has kept Tasks only for a tool that declares task
+// support, and the Client calls Detach only for a call with Tasks.
+func request(call *tool.Call) *pluginproto.CallRequest {
 	req := &pluginproto.CallRequest{
 		Tool: call.Name, Arguments: call.Arguments,
 		ClientCapabilities: call.ClientCapabilities, Input: input(call.Input),
 		Tasks: call.Tasks, Detach: call.Detach,
-	}
-	if call.Detach != nil {
-		req.Detach = func() {
-			lim.lift()
-			call.Detach()
-		}
 	}
 	if call.Progress != nil {
 		req.Progress = func(progress, total float64, message string) {

@@ -183,7 +183,7 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 	if in.st != nil {
 		input, round, werr := s.retryInput(in, "tools/call", p.name)
 		if werr != nil {
-			c.cancel()
+			c.abandon()
 			s.respondError(in.rp, in.msg.ID, werr)
 			return nil
 		}
@@ -193,6 +193,7 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 		c.tc.Progress = c.progress
 	}
 	if !s.admit(c) {
+		c.abandon()
 		return nil
 	}
 	t := &s.calls
@@ -200,6 +201,9 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 		select {
 		case t.slots <- struct{}{}:
 			c.slot = true
+			if c.task != nil {
+				c.task.arm(c)
+			}
 			starter.StartCall(c.ctx, &c.tc, c.started)
 			return nil
 		default: // all slots busy: a worker waits for one
@@ -321,6 +325,7 @@ func (c *call) run() {
 		// A call that may become a task must not hold this worker (nor
 		// the request it serves) once it is one: it goes on on the
 		// provider's goroutine, or one of its own.
+		c.task.arm(c)
 		if starter, ok := s.srv.catalog.(CallStarter); ok {
 			starter.StartCall(c.ctx, &c.tc, c.started)
 		} else {
@@ -333,9 +338,6 @@ func (c *call) run() {
 		res, err = s.srv.catalog.CallTool(c.ctx, &c.tc)
 	} else {
 		res, err = c.op.exec(c, nil)
-	}
-	if c.task != nil && c.task.claim(c, res, err) {
-		return
 	}
 	if err != nil && needsInput(err) {
 		if c.st == nil {

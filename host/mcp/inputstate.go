@@ -161,9 +161,6 @@ func (c *call) statelessInput(err error, own bool) {
 			}
 			c.round++
 			res, err = c.exec(again)
-			if c.task != nil && c.task.claim(c, res, err) {
-				return
-			}
 			if err == nil || !needsInput(err) {
 				c.finish(res, err)
 				return

@@ -232,6 +232,20 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 			o.poke()
 		})
 		defer stop()
+		// Each task's state now, first: one that has finished already
+		// never changes again, and a client may rely on the stream alone.
+		for _, id := range o.p.tasks {
+			t, err := srv.tasks.Get(c.ctx, id)
+			if err != nil {
+				continue // unknown, expired, or the store failing: nothing to say
+			}
+			o.mu.Lock()
+			if !slices.ContainsFunc(o.tasks, func(d *tasks.Task) bool { return d.ID == id }) { // a change came first: it is newer
+				o.tasks = append(o.tasks, t)
+			}
+			o.mu.Unlock()
+		}
+		o.poke()
 	}
 	c.notify(o.acknowledgement(c.id))
 	c.detached.Store(true) // a listener is not pending work: it never ends by itself

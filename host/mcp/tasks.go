@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -90,6 +91,8 @@ type callTask struct {
 	// answered is closed once the request is answered (with the call's
 	// result, or the task), or will never be (cancelled).
 	answered chan struct{}
+	// hooks run once the task exists (tool.Call.BecameTask).
+	hooks []func()
 }
 
 // startTaskable sets up a call that may go on as a task: its context
@@ -108,15 +111,45 @@ func (c *call) startTaskable(req context.Context) {
 	})
 	c.tc.Tasks = true
 	c.tc.Detach = c.detach
+	c.tc.BecameTask = t.onTask
 	c.tc.Progress = c.progress // a task's status message, even without a progressToken
-	if d := c.s.srv.escalateAfter; d > 0 {
-		t.mu.Lock()
-		t.escalate = time.AfterFunc(d, func() {
-			if taskSupport(c.s.srv.Tool(c.tc.Name)) != "" {
-				c.detach()
-			}
-		})
+}
+
+// arm starts Options.EscalateAfter's timer, once the call is about to
+// reach its provider (never for a call refused or still queued: it has
+// nothing to become a task).
+func (t *callTask) arm(c *call) {
+	d := c.s.srv.escalateAfter
+	if d <= 0 {
+		return
+	}
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.escalate = time.AfterFunc(d, func() {
+		if taskSupport(c.s.srv.Tool(c.tc.Name)) != "" {
+			c.detach()
+		}
+	})
+}
+
+// onTask is the call's tool.Call.BecameTask: f runs once the task exists,
+// at once when it does already.
+func (t *callTask) onTask(f func()) {
+	t.mu.Lock()
+	if t.state != taskRunning {
+		t.hooks = append(t.hooks, f)
 		t.mu.Unlock()
+		return
+	}
+	t.mu.Unlock()
+	f()
+}
+
+// abandon gives up a call that was refused before it started.
+func (c *call) abandon() {
+	c.cancel()
+	if c.task != nil {
+		c.task.unhook()
 	}
 }
 
@@ -200,8 +233,13 @@ func (c *call) createTask() {
 		return
 	}
 	t.state, t.run = taskRunning, run
+	hooks := t.hooks
+	t.hooks = nil
 	t.mu.Unlock()
 	t.stop()
+	for _, f := range hooks {
+		f()
+	}
 	srv.log.Debug("a call goes on as a task", "tool", c.tc.Name, "task", task.ID)
 	c.mu.Lock()
 	c.taskRun = run
@@ -214,7 +252,7 @@ func (c *call) createTask() {
 	// holds runTask back): only the client's cancellation of the request
 	// stops the answer.
 	cancelled, done := c.leave()
-	if cancelled { // nobody learns of the task: it is cancelled
+	if cancelled || t.req.Err() != nil { // nobody learns of the task: it is cancelled
 		_ = srv.tasks.Cancel(context.WithoutCancel(c.ctx), task.ID)
 	} else {
 		bp := wire.GetBuf()
@@ -251,9 +289,10 @@ func (c *call) runTask(res json.RawMessage, err error) {
 	defer run.Close()
 	defer c.cancel()
 	bg := context.WithoutCancel(c.ctx)
+	var hostErr error // the host's failure to carry the input rounds
 	for err != nil && needsInput(err) && c.ctx.Err() == nil {
 		var in *tool.Input
-		if in, err = c.taskInput(err); err != nil {
+		if in, hostErr = c.taskInput(err); hostErr != nil {
 			break
 		}
 		res, err = c.exec(in)
@@ -263,6 +302,9 @@ func (c *call) runTask(res json.RawMessage, err error) {
 		// Cancelled (the task is already), expired, or the service is
 		// closing (it fails the task itself).
 		srv.log.Debug("a task's call ended", "task", run.ID(), "why", context.Cause(c.ctx))
+	case hostErr != nil:
+		srv.log.Warn("a task failed in its input rounds", "task", run.ID(), "tool", c.tc.Name, "error", hostErr)
+		_ = run.Fail(bg, wire.CodeInternalError, "the task's input round failed: "+hostErr.Error())
 	case err == nil:
 		_ = run.Complete(bg, res)
 	case missingCapability(err) != nil:
@@ -294,7 +336,11 @@ func failedCall(err error) bool {
 // taskInput parks the task until the client has answered the provider's
 // requests (err is a *tool.InputRequired) and returns the input to run the
 // provider again with. Requests the client did not declare the capability
-// for are not asked: they get an InputError, as in an input round.
+// for are not asked: they get an InputError, as in an input round. The
+// client sees each key prefixed with the round ("2/confirm"): a task's
+// keys must be unique over its life, a provider's only within a round.
+// The error is the host's own (the round limit, a malformed request, the
+// store failing, the task cancelled).
 func (c *call) taskInput(err error) (*tool.Input, error) {
 	var ir *tool.InputRequired
 	errors.As(err, &ir)
@@ -307,6 +353,7 @@ func (c *call) taskInput(err error) (*tool.Input, error) {
 		return nil, errors.New("the provider's request for the client's input is malformed: " + perr.Error())
 	}
 	in := &tool.Input{State: ir.State, Provider: ir.Provider}
+	prefix := strconv.Itoa(c.round) + "/"
 	b := []byte{'{'}
 	for _, r := range all {
 		if why := cannotAsk(r, &c.st.caps, -1); why != "" {
@@ -319,7 +366,7 @@ func (c *call) taskInput(err error) (*tool.Input, error) {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = wire.AppendString(b, r.key)
+		b = wire.AppendString(b, prefix+r.key)
 		b = append(b, `:{"method":`...)
 		b = wire.AppendString(b, r.method)
 		b = append(b, `,"params":`...)
@@ -337,7 +384,20 @@ func (c *call) taskInput(err error) (*tool.Input, error) {
 	if err != nil {
 		return nil, err
 	}
-	in.Responses, in.State = answers, state
+	// The provider's own keys again.
+	r := []byte{'{'}
+	for k, v := range wire.Members(answers) {
+		key, _ := wire.Unquote(k)
+		if own, ok := strings.CutPrefix(key, prefix); ok {
+			if len(r) > 1 {
+				r = append(r, ',')
+			}
+			r = wire.AppendString(r, own)
+			r = append(r, ':')
+			r = append(r, v...)
+		}
+	}
+	in.Responses, in.State = append(r, '}'), state
 	return in, nil
 }
 
@@ -438,8 +498,11 @@ func (o *taskOp) answer(b []byte, c *call, _ json.RawMessage, err error) []byte 
 		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInvalidParams, "invalid params: no task "+strconv.Quote(o.p.id)+
 			": it never existed, or it expired"))
 	case err != nil:
+		// The store's failure (Redis unreachable, say): its detail is the
+		// operator's, in the log.
 		c.s.srv.log.Error("a task request failed", "method", o.p.method, "task", o.p.id, "error", err)
-		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInternalError, "internal error: "+o.p.method+": "+err.Error()))
+		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInternalError, "internal error: "+o.p.method+
+			": the task store failed; try again later"))
 	}
 	b = wire.AppendResultHead(b, c.id)
 	b = append(b, `{"resultType":"complete"`...)

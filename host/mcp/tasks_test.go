@@ -189,25 +189,26 @@ func TestTaskCancel(t *testing.T) {
 }
 
 // TestTaskInput: a provider that needs the client's input while it runs as
-// a task parks it in input_required with the request; tasks/update with
-// the answer resumes it (the provider runs again with the answer and its
-// state) to completion.
+// a task parks it in input_required with the request (its key prefixed
+// with the round); tasks/update with the answer resumes it (the provider
+// runs again with the answer under its own key, and its state) to
+// completion.
 func TestTaskInput(t *testing.T) {
 	t.Parallel()
 	c, svc := newTaskClient(t, false, Options{})
 	id := startTask(t, c, 1, "job_input", `{}`)
 	awaitTask(t, svc, id, tasks.InputRequired)
 	r, line := taskRequest(t, c, 2, "tasks/get", `"taskId":"`+id+`"`, taskMeta)
-	if str(r, "status") != "input_required" || !strings.Contains(string(r.Result["inputRequests"]), `"confirm":{"method":"elicitation/create"`) ||
+	if str(r, "status") != "input_required" || !strings.Contains(string(r.Result["inputRequests"]), `"1/confirm":{"method":"elicitation/create"`) ||
 		r.Result["requestState"] != nil {
-		t.Fatalf("tasks/get: %s, want input_required with the elicitation under key confirm", line)
+		t.Fatalf("tasks/get: %s, want input_required with the elicitation under key 1/confirm (the round, then the provider's key)", line)
 	}
 	// An answer to a key never asked is ignored; the task still waits.
 	if _, line := taskRequest(t, c, 3, "tasks/update", `"taskId":"`+id+`","inputResponses":{"other":{"action":"accept"}}`, taskMeta); !strings.Contains(line, `"result":{"resultType":"complete"}`) {
 		t.Errorf("tasks/update with an unknown key: %s, want an empty acknowledgement", line)
 	}
 	awaitTask(t, svc, id, tasks.InputRequired)
-	if _, line := taskRequest(t, c, 4, "tasks/update", `"taskId":"`+id+`","inputResponses":{"confirm":{"action":"accept","content":{}}}`, taskMeta); !strings.Contains(line, `"result":{"resultType":"complete"}`) {
+	if _, line := taskRequest(t, c, 4, "tasks/update", `"taskId":"`+id+`","inputResponses":{"1/confirm":{"action":"accept","content":{}}}`, taskMeta); !strings.Contains(line, `"result":{"resultType":"complete"}`) {
 		t.Errorf("tasks/update: %s, want an empty acknowledgement", line)
 	}
 	task := awaitTask(t, svc, id, tasks.Completed)

@@ -76,8 +76,15 @@ type Call struct {
 	// Detach, set with Tasks, is called by the provider (at most once, on
 	// any goroutine, before the call returns) when the call goes on as a
 	// task: the protocol layer answers the client with the task at once,
-	// and the call's outcome ends the task instead.
+	// and the call's outcome ends the task instead. (The protocol layer may
+	// also make a call a task by itself, or fail to make one.)
 	Detach func()
+	// BecameTask, set with Tasks, lets the provider learn when the call has
+	// become a task, whoever decided it: it registers f, which runs once
+	// the task exists (at once if it does already), on any goroutine, and
+	// never when the call stays synchronous. A plugin's call timeout is
+	// lifted so: a task's lifetime bounds it instead.
+	BecameTask func(f func())
 }
 
 // Progress is one progress update of a running call.

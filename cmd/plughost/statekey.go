@@ -42,23 +42,8 @@ const maxKeyFile = 64 << 10
 // accessible to its owner only (chmod 600); a symlink is judged by its
 // target. Errors name where the secret came from, never the secret.
 func stateSealer(cfg config.Stateless, getenv func(string) string, log hclog.Logger) (*sealed.Sealer, error) {
-	var (
-		secret []byte
-		source string
-		err    error
-	)
-	switch {
-	case getenv(envStateKey) != "":
-		source = "$" + envStateKey
-		secret = []byte(getenv(envStateKey))
-	case cfg.KeyFile != "":
-		source = "state key file " + cfg.KeyFile + " (state_key_file in the stateless block)"
-		secret, err = readKeyFile(cfg.KeyFile, source)
-	case getenv(envStateKeyFile) != "":
-		path := getenv(envStateKeyFile)
-		source = "state key file " + path + " ($" + envStateKeyFile + ")"
-		secret, err = readKeyFile(path, source)
-	default:
+	secret, source, err := findSecret(getenv, envStateKey, cfg.KeyFile, "state_key_file in the stateless block", envStateKeyFile, "state key")
+	if source == "" {
 		log.Info("requestState is sealed with a per-process key: replicas behind a load balancer must share a key "+
 			"(state_key_file in the config's stateless block, or $"+envStateKey+")", "see", `README "Replicas share a state key"`)
 		return sealed.NewRandom(), nil
@@ -66,7 +51,6 @@ func stateSealer(cfg config.Stateless, getenv func(string) string, log hclog.Log
 	if err != nil {
 		return nil, err
 	}
-	secret, _ = bytes.CutSuffix(secret, []byte("\n"))
 	if len(secret) < sealed.KeySize {
 		return nil, fmt.Errorf("%s: the state key is %d bytes (after trimming a trailing newline); it must be at least %d: make one with `head -c 32 /dev/urandom | base64`",
 			source, len(secret), sealed.KeySize)
@@ -77,6 +61,33 @@ func stateSealer(cfg config.Stateless, getenv func(string) string, log hclog.Log
 	}
 	log.Debug("requestState is sealed with a shared key", "from", source)
 	return s, nil
+}
+
+// findSecret reads a secret from the first of: the environment variable
+// envValue (the secret itself); the file the configuration names
+// (configFile, set by configKey); the file the environment variable
+// envFile names. One trailing newline is trimmed. source says where it came from ("" when nowhere: no secret);
+// errors name it, never the secret. what names the secret ("state key").
+func findSecret(getenv func(string) string, envValue, configFile, configKey, envFile, what string) (secret []byte, source string, err error) {
+	switch {
+	case getenv(envValue) != "":
+		source = "$" + envValue
+		secret = []byte(getenv(envValue))
+	case configFile != "":
+		source = what + " file " + configFile + " (" + configKey + ")"
+		secret, err = readKeyFile(configFile, source)
+	case getenv(envFile) != "":
+		path := getenv(envFile)
+		source = what + " file " + path + " ($" + envFile + ")"
+		secret, err = readKeyFile(path, source)
+	default:
+		return nil, "", nil
+	}
+	if err != nil {
+		return nil, source, err
+	}
+	secret, _ = bytes.CutSuffix(secret, []byte("\n"))
+	return secret, source, nil
 }
 
 // readKeyFile reads the secret in the file at path (a state key, the

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bytes"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -82,30 +81,12 @@ func taskStore(r *config.Redis, replica string, getenv func(string) string, log 
 
 // redisPassword returns the password of the redis block; "" for none.
 func redisPassword(r *config.Redis, getenv func(string) string, log hclog.Logger) (string, error) {
-	var (
-		secret []byte
-		source string
-		err    error
-	)
+	secret, source, err := findSecret(getenv, envRedisPassword, r.PasswordFile, "password_file in the tasks block's redis block",
+		envRedisPasswordFile, "redis password")
 	switch {
-	case getenv(envRedisPassword) != "":
-		source = "$" + envRedisPassword
-		secret = []byte(getenv(envRedisPassword))
-	case r.PasswordFile != "":
-		source = "redis password file " + r.PasswordFile + " (password_file in the tasks block's redis block)"
-		secret, err = readKeyFile(r.PasswordFile, source)
-	case getenv(envRedisPasswordFile) != "":
-		path := getenv(envRedisPasswordFile)
-		source = "redis password file " + path + " ($" + envRedisPasswordFile + ")"
-		secret, err = readKeyFile(path, source)
-	default:
-		return "", nil
-	}
-	if err != nil {
+	case err != nil || source == "":
 		return "", err
-	}
-	secret, _ = bytes.CutSuffix(secret, []byte("\n"))
-	if len(secret) == 0 {
+	case len(secret) == 0:
 		return "", fmt.Errorf("%s is empty", source)
 	}
 	log.Debug("redis password", "from", source)

@@ -1,13 +1,13 @@
 package mcp
 
 import (
-	"context"
 	"encoding/json"
 	"strconv"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 	"github.com/plughost/plughost/host/tasks"
 )
 
@@ -96,26 +96,7 @@ func awaitTask(t *testing.T, svc *tasks.Service, id string, want tasks.Status) *
 // awaitTaskWhere waits until cond holds of the task, by its change feed.
 func awaitTaskWhere(t *testing.T, svc *tasks.Service, id, what string, cond func(*tasks.Task) bool) *tasks.Task {
 	t.Helper()
-	changed := make(chan struct{}, 1)
-	stop := svc.Watch([]string{id}, func(*tasks.Task) {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
-	defer stop()
-	timeout := time.After(10 * time.Second)
-	for {
-		task, err := svc.Get(context.Background(), id)
-		if err == nil && cond(task) {
-			return task
-		}
-		select {
-		case <-changed:
-		case <-timeout:
-			t.Fatalf("task %s: %+v, %v; want %s", id, task, err, what)
-		}
-	}
+	return mcptest.AwaitTask(t, svc, id, what, cond)
 }
 
 // TestTaskLifecycle: a call of a tool that supports tasks, from a client

@@ -1,13 +1,12 @@
 package streamable
 
 import (
-	"context"
 	"encoding/json"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 	"github.com/plughost/plughost/host/tasks"
 )
 
@@ -45,26 +44,8 @@ func TestTaskOverHTTP(t *testing.T) {
 		t.Errorf("tasks/get of an unknown task: %d %s, want 400 with -32602", status, body)
 	}
 
-	changed := make(chan struct{}, 1)
-	stop := svc.Watch([]string{id}, func(*tasks.Task) {
-		select {
-		case changed <- struct{}{}:
-		default:
-		}
-	})
-	defer stop()
 	hs.cat.ReleaseJob(0)
-	timeout := time.After(10 * time.Second)
-	for {
-		if task, err := svc.Get(context.Background(), id); err == nil && task.Status == tasks.Completed {
-			break
-		}
-		select {
-		case <-changed:
-		case <-timeout:
-			t.Fatal("the task did not complete")
-		}
-	}
+	mcptest.AwaitTask(t, svc, id, "completed", func(task *tasks.Task) bool { return task.Status == tasks.Completed })
 	if status, _, body := hs.roundtrip(statelessPost("tasks/get", id, get)); status != 200 || !strings.Contains(body, `"status":"completed"`) ||
 		!strings.Contains(body, "job done") {
 		t.Errorf("tasks/get: %d %s, want the completed task with its result", status, body)

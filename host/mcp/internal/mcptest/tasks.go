@@ -4,7 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"sync"
+	"testing"
+	"time"
 
+	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -113,4 +116,30 @@ func (c *Catalog) ReleaseJob(i int) {
 	c.jobs.mu.Lock()
 	defer c.jobs.mu.Unlock()
 	close(c.jobs.waiting[i])
+}
+
+// AwaitTask waits until cond holds of the task, re-reading it on each of
+// its changes (svc.Watch), for at most 10 s; it returns the task.
+func AwaitTask(t testing.TB, svc *tasks.Service, id, what string, cond func(*tasks.Task) bool) *tasks.Task {
+	t.Helper()
+	changed := make(chan struct{}, 1)
+	stop := svc.Watch([]string{id}, func(*tasks.Task) {
+		select {
+		case changed <- struct{}{}:
+		default:
+		}
+	})
+	defer stop()
+	timeout := time.After(10 * time.Second)
+	for {
+		task, err := svc.Get(context.Background(), id)
+		if err == nil && cond(task) {
+			return task
+		}
+		select {
+		case <-changed:
+		case <-timeout:
+			t.Fatalf("task %s: %+v, %v; want %s", id, task, err, what)
+		}
+	}
 }

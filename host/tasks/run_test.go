@@ -301,3 +301,135 @@ func TestDeadOwner(t *testing.T) {
 	})
 	wantError(t, got, -32603, "the replica a running the task stopped")
 }
+
+// An outcome the store fails to take stays pending: Close tries it again,
+// then the service's poll, until it lands, the task ends otherwise, or
+// its TTL passes; the Run keeps its slot among MaxRunning until then.
+func TestOutcomeRetried(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		ttl time.Duration
+		// then acts on the store while the outcome is pending.
+		then func(t *testing.T, store *flaky, id string)
+		// want is the task's status in the end; "" when it is gone.
+		want tasks.Status
+	}{
+		"the store is back": {
+			then: func(t *testing.T, store *flaky, id string) { store.failing.Store(false) },
+			want: tasks.Completed,
+		},
+		"a peer cancelled the task meanwhile": {
+			then: func(t *testing.T, store *flaky, id string) {
+				if _, err := store.Memory.Update(context.Background(), id, func(t *tasks.Task) error { t.Status = tasks.Cancelled; return nil }); err != nil {
+					t.Fatal(err)
+				}
+				store.failing.Store(false)
+			},
+			want: tasks.Cancelled,
+		},
+		"the store fails until the task expires": {
+			ttl:  500 * time.Millisecond,
+			then: func(*testing.T, *flaky, string) {},
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store := &flaky{Memory: tasks.NewMemory(tasks.MemoryOptions{})}
+			svc := tasks.New(tasks.Options{Store: store, MaxRunning: 1, TTL: c.ttl})
+			t.Cleanup(func() { svc.Close() })
+			ctx := context.Background()
+			task, run := create(t, svc)
+			store.failing.Store(true)
+			if err := run.Complete(ctx, json.RawMessage(`{"content":[]}`)); err == nil {
+				t.Fatal("Complete succeeded on a failing store")
+			}
+			run.Close()
+			if _, _, err := svc.Create(ctx, "echo", "echo"); !errors.Is(err, tasks.ErrTooMany) {
+				t.Fatalf("Create while the only slot's outcome is pending = %v, want ErrTooMany", err)
+			}
+			if got := mustGet(t, store, task.ID); got.Status != tasks.Working {
+				t.Fatalf("with the store failing, the task is %s, want working", got.Status)
+			}
+			c.then(t, store, task.ID)
+			eventually(t, "the slot is free again", func() bool {
+				_, run, err := svc.Create(ctx, "echo", "echo")
+				if err == nil {
+					t.Cleanup(run.Close)
+				}
+				return err == nil
+			})
+			got, err := store.Get(ctx, task.ID)
+			switch {
+			case c.want == "":
+				isNotFound(t, "Get of the expired task", err)
+			case err != nil:
+				t.Fatal(err)
+			case got.Status != c.want:
+				t.Errorf("the task is %s, want %s", got.Status, c.want)
+			}
+		})
+	}
+}
+
+// lostReply is a memory store that, while lost is set, makes its updates
+// but answers an error (the reply lost on the way back).
+type lostReply struct {
+	*tasks.Memory
+	lost atomic.Bool
+}
+
+func (l *lostReply) Update(ctx context.Context, id string, change func(*tasks.Task) error) (*tasks.Task, error) {
+	t, err := l.Memory.Update(ctx, id, change)
+	if err == nil && l.lost.Load() {
+		return nil, errors.New("redis: i/o timeout")
+	}
+	return t, err
+}
+
+// A NeedInput the store fails leaves the Run not waiting and without an
+// outcome, so the caller's Fail ends the task, whether the write was lost
+// (the task still working) or made unseen (the task input_required).
+func TestNeedInputFails(t *testing.T) {
+	t.Parallel()
+	ask := json.RawMessage(`{"k":{"method":"elicitation/create"}}`)
+	for name, c := range map[string]struct {
+		store  func() tasks.Store
+		fail   func(tasks.Store, bool)
+		before tasks.Status // the task's status after the failed NeedInput
+	}{
+		"lost": {
+			store:  func() tasks.Store { return &flaky{Memory: tasks.NewMemory(tasks.MemoryOptions{})} },
+			fail:   func(s tasks.Store, on bool) { s.(*flaky).failing.Store(on) },
+			before: tasks.Working,
+		},
+		"made unseen": {
+			store:  func() tasks.Store { return &lostReply{Memory: tasks.NewMemory(tasks.MemoryOptions{})} },
+			fail:   func(s tasks.Store, on bool) { s.(*lostReply).lost.Store(on) },
+			before: tasks.InputRequired,
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			store := c.store()
+			svc := tasks.New(tasks.Options{Store: store})
+			t.Cleanup(func() { svc.Close() })
+			ctx := context.Background()
+			task, run := create(t, svc)
+			c.fail(store, true)
+			if err := run.NeedInput(ctx, ask, "s"); err == nil {
+				t.Fatal("NeedInput succeeded on a failing store")
+			}
+			c.fail(store, false)
+			if got := mustGet(t, store, task.ID).Status; got != c.before {
+				t.Fatalf("after the failed NeedInput the task is %s, want %s", got, c.before)
+			}
+			if _, _, err := run.WaitInput(ctx); err == nil || errors.Is(err, tasks.ErrTerminal) {
+				t.Errorf("WaitInput after a failed NeedInput = %v, want an error saying no input was asked", err)
+			}
+			if err := run.Fail(ctx, -32603, "cannot ask for input"); err != nil {
+				t.Fatal(err)
+			}
+			wantError(t, mustGet(t, store, task.ID), -32603, "cannot ask for input")
+		})
+	}
+}

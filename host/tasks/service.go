@@ -79,7 +79,7 @@ type Service struct {
 	stopFeed   func()
 
 	mu     sync.Mutex
-	runs   map[string]*Run // the tasks run here, until Run.Close
+	runs   map[string]*Run // the tasks run here, until Run.Close and their outcome written
 	closed bool
 }
 
@@ -125,7 +125,7 @@ func (s *Service) Create(ctx context.Context, toolName, provider string) (*Task,
 	at := now()
 	t := &Task{ID: rand.Text(), Status: Working, Created: at, Updated: at, TTL: s.ttl, PollInterval: s.poll,
 		Owner: s.replica, Tool: toolName, Provider: provider}
-	r := &Run{s: s, id: t.ID, interval: s.poll / 2, cancelled: make(chan struct{}), wake: make(chan struct{}, 1)}
+	r := &Run{s: s, id: t.ID, expires: t.Created.Add(t.TTL), interval: s.poll / 2, cancelled: make(chan struct{}), wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	switch {
 	case s.closed:
@@ -276,7 +276,8 @@ func (s *Service) Watch(ids []string, changed func(*Task)) (stop func()) {
 }
 
 // Close fails the tasks this replica still runs ("the replica stopped"),
-// closes their Cancelled and closes the store.
+// writes the outcomes still pending (one try), closes their Cancelled and
+// closes the store.
 func (s *Service) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -294,8 +295,9 @@ func (s *Service) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	for _, r := range runs {
-		if r.claim() {
-			r.write(ctx, func(t *Task) { fail(t, codeInternal, "the replica "+s.replica+" stopped") })
+		r.claim(func(t *Task) { fail(t, codeInternal, "the replica "+s.replica+" stopped") })
+		if err := r.land(ctx); err != nil {
+			s.log.Warn("cannot write the outcome of a task as the replica stops", "task", r.id, "error", err)
 		}
 		r.stop()
 	}
@@ -317,10 +319,11 @@ func (s *Service) release(id string) {
 }
 
 // check re-reads a task on a notice: a Run whose task ended elsewhere
-// stops, one that waits for input looks again. Other tasks are ignored.
+// stops, one that waits for input looks again. Other tasks, and Runs
+// finished already, are ignored.
 func (s *Service) check(id string) {
 	r := s.run(id)
-	if r == nil {
+	if r == nil || r.isFinished() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -336,7 +339,8 @@ func (s *Service) check(id string) {
 	}
 }
 
-// pollRuns checks every task run here every safetyPoll, until Close.
+// pollRuns checks every task run here every safetyPoll, until Close, and
+// tries again to write the outcomes the store failed to take.
 func (s *Service) pollRuns() {
 	tick := time.NewTicker(safetyPoll)
 	defer tick.Stop()
@@ -347,13 +351,21 @@ func (s *Service) pollRuns() {
 		case <-tick.C:
 		}
 		s.mu.Lock()
-		ids := make([]string, 0, len(s.runs))
-		for id := range s.runs {
-			ids = append(ids, id)
+		runs := make([]*Run, 0, len(s.runs))
+		for _, r := range s.runs {
+			runs = append(runs, r)
 		}
 		s.mu.Unlock()
-		for _, id := range ids {
-			s.check(id)
+		for _, r := range runs {
+			if !r.unwritten() {
+				s.check(r.id)
+				continue
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+			if err := r.land(ctx); err != nil {
+				s.log.Debug("cannot write a task's outcome yet", "task", r.id, "error", err)
+			}
+			cancel()
 		}
 	}
 }

@@ -71,14 +71,15 @@ func (r *Run) Cancelled() <-chan struct{} { return r.cancelled }
 // Progress sets the task's statusMessage, coalesced: the store is written
 // at most every PollInterval/2, in the background, and the last message
 // lands unless the task ends first. While the task waits for input, its
-// message says so and progress is dropped.
+// message says so and progress is dropped. A message over 1 KiB is cut
+// there (at a UTF-8 boundary) and ends with "…".
 func (r *Run) Progress(message string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finished || r.waiting {
 		return
 	}
-	r.message, r.pending = message, true
+	r.message, r.pending = clip(message), true
 	if r.timer == nil {
 		r.timer = time.AfterFunc(max(0, time.Until(r.last.Add(r.interval))), r.flush)
 	}
@@ -168,7 +169,7 @@ func (r *Run) NeedInput(ctx context.Context, requests json.RawMessage, state str
 				return fmt.Errorf("input request key %q was asked before in task %s: a key names one request over a task's life", k, t.ID)
 			}
 		}
-		t.Status, t.StatusMessage, t.Updated = InputRequired, "waiting for the client's input: "+strings.Join(methods, ", "), now()
+		t.Status, t.StatusMessage, t.Updated = InputRequired, clip("waiting for the client's input: "+strings.Join(methods, ", ")), now()
 		t.InputRequests, t.Answers, t.State = object(reqs), nil, state
 		t.Asked = append(t.Asked, keys...)
 		return nil
@@ -250,8 +251,9 @@ func (r *Run) Complete(ctx context.Context, result json.RawMessage) error {
 }
 
 // Fail ends the task failed, with a JSON-RPC error of code and message;
-// the message is the statusMessage too. It errs only when the store does:
-// the outcome is then retried (see Run).
+// the message is the statusMessage too, cut to 1 KiB as Progress cuts
+// one. It errs only when the store does: the outcome is then retried (see
+// Run).
 func (r *Run) Fail(ctx context.Context, code int, message string) error {
 	return r.end(ctx, func(t *Task) { fail(t, code, message) })
 }
@@ -318,7 +320,9 @@ func (r *Run) unwritten() bool {
 // it is closed with nothing left to write. The outcome is settled when it
 // lands, when the task ended otherwise (ErrTerminal: it keeps its own), or
 // when the task is gone (ErrNotFound, or its TTL passed while the store
-// failed); any other error keeps it pending, returned.
+// failed); a store that refuses its size (ErrTooLarge: the memory store's
+// budget) gets a failure saying so instead, which drops what the task held
+// and so always fits; any other error keeps it pending, returned.
 func (r *Run) land(ctx context.Context) error {
 	r.landing.Lock()
 	defer r.landing.Unlock()
@@ -328,6 +332,11 @@ func (r *Run) land(ctx context.Context) error {
 	var err error
 	if change != nil {
 		err = r.write(ctx, change)
+		if errors.Is(err, ErrTooLarge) {
+			msg := "the task's outcome cannot be kept: " + err.Error()
+			change = func(t *Task) { fail(t, codeInternal, msg) }
+			err = r.write(ctx, change)
+		}
 	}
 	r.mu.Lock()
 	switch {
@@ -336,6 +345,8 @@ func (r *Run) land(ctx context.Context) error {
 	case !time.Now().Before(r.expires):
 		r.outcome = nil
 		r.s.log.Warn("a task's outcome was never written: the store failed until the task expired", "task", r.id, "error", err)
+	default:
+		r.outcome = change
 	}
 	free := r.closed && r.outcome == nil
 	r.mu.Unlock()

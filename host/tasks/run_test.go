@@ -433,3 +433,35 @@ func TestNeedInputFails(t *testing.T) {
 		})
 	}
 }
+
+// A status message a Run writes, of progress or of a failure, is at most
+// 1 KiB: a longer one is cut at a UTF-8 boundary and ends with "…".
+func TestMessagesClipped(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct{ message, want string }{
+		"1 KiB, kept":                {strings.Repeat("x", 1024), strings.Repeat("x", 1024)},
+		"a byte more, cut":           {strings.Repeat("x", 1025), strings.Repeat("x", 1021) + "…"},
+		"cut at a rune's start":      {"x" + strings.Repeat("€", 400), "x" + strings.Repeat("€", 340) + "…"}, // 1 + 3×340 = 1021 bytes
+		"cut back to a rune's start": {strings.Repeat("€", 400), strings.Repeat("€", 340) + "…"},             // 1021 would split the 341st
+		"short, kept verbatim":       {"3 of 10", "3 of 10"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			svc := tasks.New(tasks.Options{PollInterval: 100 * time.Millisecond})
+			t.Cleanup(func() { svc.Close() })
+			task, run := create(t, svc)
+			run.Progress(c.message)
+			eventually(t, "the progress message lands", func() bool { return get(t, svc, task.ID).StatusMessage != "" })
+			if got := get(t, svc, task.ID).StatusMessage; got != c.want {
+				t.Errorf("progress stored as %d bytes %q…, want %d bytes", len(got), got[:min(len(got), 10)], len(c.want))
+			}
+			if err := run.Fail(context.Background(), -32000, c.message); err != nil {
+				t.Fatal(err)
+			}
+			wantError(t, get(t, svc, task.ID), -32000, c.want)
+			if got := get(t, svc, task.ID).StatusMessage; got != c.want {
+				t.Errorf("failure stored as %d bytes, want %d", len(got), len(c.want))
+			}
+		})
+	}
+}

@@ -54,7 +54,8 @@ type Options struct {
 	// to Run.Close); Create answers ErrTooMany beyond it.
 	MaxRunning int
 	// MaxResultBytes bounds a result (or an input request set) kept in a
-	// task; a larger one fails the task, naming the size.
+	// task; a larger one fails the task, naming the size. It bounds the
+	// client's answers to one round too (Service.Update).
 	MaxResultBytes int
 	// Logger logs the tasks failed for a stopped replica and the store's
 	// failures nobody waits for; nil logs nothing.
@@ -177,13 +178,15 @@ func (s *Service) Get(ctx context.Context, id string) (*Task, error) {
 // InputRequests; once none is left the task is working again and its
 // owner resumes it. A task that is not input_required ignores them.
 // ErrNotFound for an unknown ID; an error when responses is not a JSON
-// object.
+// object; one wrapping ErrTooLarge, naming the size and the bound, when
+// the task's answers would pass MaxResultBytes (the task is left as it
+// was).
 func (s *Service) Update(ctx context.Context, id string, responses json.RawMessage) error {
 	got, ok := members(responses)
 	if !ok || responses == nil {
 		return errors.New("inputResponses must be a JSON object")
 	}
-	_, err := s.store.Update(ctx, id, func(t *Task) error { return answer(t, got) })
+	_, err := s.store.Update(ctx, id, func(t *Task) error { return answer(t, got, s.maxResult) })
 	if errors.Is(err, errUnchanged) || errors.Is(err, ErrTerminal) {
 		return nil
 	}
@@ -191,8 +194,9 @@ func (s *Service) Update(ctx context.Context, id string, responses json.RawMessa
 }
 
 // answer moves the responses to keys t waits for from t's InputRequests
-// to its Answers; errUnchanged when none is such.
-func answer(t *Task, responses []member) error {
+// to its Answers; errUnchanged when none is such, ErrTooLarge when the
+// answers would pass bound bytes.
+func answer(t *Task, responses []member, bound int) error {
 	if t.Status != InputRequired {
 		return errUnchanged
 	}
@@ -215,13 +219,17 @@ func answer(t *Task, responses []member) error {
 	if len(answers) == n {
 		return errUnchanged
 	}
+	merged := object(answers)
+	if len(merged) > bound {
+		return fmt.Errorf("%w: the answers of task %s would be %d bytes, over the bound of %d", ErrTooLarge, t.ID, len(merged), bound)
+	}
 	var left []member
 	for _, m := range asked {
 		if open[m.key] {
 			left = append(left, m)
 		}
 	}
-	t.Answers, t.InputRequests, t.Updated = object(answers), object(left), now()
+	t.Answers, t.InputRequests, t.Updated = merged, object(left), now()
 	if len(left) == 0 {
 		t.Status, t.StatusMessage = Working, ""
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -282,6 +283,36 @@ func TestWaitInputEnds(t *testing.T) {
 			}
 		case <-time.After(waitFor):
 			t.Fatal("WaitInput did not return when the task was cancelled")
+		}
+	})
+}
+
+// tasks/update keeps a task's answers within MaxResultBytes: responses
+// that would pass it are refused (ErrTooLarge, naming the size and the
+// bound) and change nothing.
+func TestServiceUpdateBound(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, b backend) {
+		a, bb := services(t, b, tasks.Options{MaxResultBytes: 1024})
+		ctx := context.Background()
+		task, run := create(t, a)
+		if err := run.NeedInput(ctx, json.RawMessage(`{"a":{"method":"elicitation/create"},"b":{"method":"elicitation/create"}}`), ""); err != nil {
+			t.Fatal(err)
+		}
+		answer := func(key string) json.RawMessage {
+			return json.RawMessage(`{"` + key + `":{"action":"accept","content":{"text":"` + strings.Repeat("x", 500) + `"}}}`)
+		}
+		if err := bb.Update(ctx, task.ID, answer("a")); err != nil {
+			t.Fatal(err)
+		}
+		before := get(t, bb, task.ID)
+		err := bb.Update(ctx, task.ID, answer("b"))
+		size := strconv.Itoa(2*len(answer("a")) - 1) // {"a":…,"b":…}
+		if !errors.Is(err, tasks.ErrTooLarge) || !strings.Contains(err.Error(), size+" bytes") || !strings.Contains(err.Error(), "bound of 1024") {
+			t.Errorf("Update passing the bound = %v, want ErrTooLarge naming %s bytes and the bound of 1024", err, size)
+		}
+		if diff := cmp.Diff(before, get(t, bb, task.ID)); diff != "" {
+			t.Errorf("a refused Update changed the task (-before +after):\n%s", diff)
 		}
 	})
 }

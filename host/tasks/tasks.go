@@ -51,7 +51,8 @@ type Task struct {
 	ID     string `json:"id"`
 	Status Status `json:"status"`
 	// StatusMessage says what the task is doing (the call's last progress
-	// message), what it waits for, or why it failed.
+	// message), what it waits for, or why it failed; a Run writes at most
+	// 1 KiB of it.
 	StatusMessage string    `json:"statusMessage,omitempty"`
 	Created       time.Time `json:"created"`
 	Updated       time.Time `json:"updated"`
@@ -153,10 +154,15 @@ func appendObject(b []byte, name string, v json.RawMessage) []byte {
 var (
 	// ErrNotFound: no task has that ID (never had, or it expired).
 	ErrNotFound = errors.New("task not found")
-	// ErrTooMany: this replica runs MaxRunning tasks already.
+	// ErrTooMany: this replica runs MaxRunning tasks already, or the
+	// memory store has no room for another (MemoryOptions).
 	ErrTooMany = errors.New("too many tasks running")
 	// ErrTerminal: the task is completed, failed or cancelled already.
 	ErrTerminal = errors.New("task already finished")
+	// ErrTooLarge: what a task would keep is over a bound: the client's
+	// answers over MaxResultBytes (Service.Update), or a record the
+	// memory store's byte budget has no room for. Nothing was changed.
+	ErrTooLarge = errors.New("too large")
 )
 
 // Store keeps task records where every replica can read them.

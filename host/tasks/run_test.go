@@ -11,7 +11,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/redis/go-redis/v9"
+
 	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/host/tasks/redistore"
 	"github.com/plughost/plughost/internal/redistest"
 )
 
@@ -461,6 +464,58 @@ func TestMessagesClipped(t *testing.T) {
 			wantError(t, get(t, svc, task.ID), -32000, c.want)
 			if got := get(t, svc, task.ID).StatusMessage; got != c.want {
 				t.Errorf("failure stored as %d bytes, want %d", len(got), len(c.want))
+			}
+		})
+	}
+}
+
+// Redis trouble that makes every heartbeat vanish, a restart that lost
+// them or a stall past the replica timeout, fails no live replica's task:
+// a peer asked about it all along sees it working.
+func TestRedisTroubleFailsNoTask(t *testing.T) {
+	t.Parallel()
+	const timeout = 1500 * time.Millisecond
+	for name, trouble := range map[string]func(ctx context.Context, raw *redis.Client) error{
+		"a restart that lost the heartbeats": func(ctx context.Context, raw *redis.Client) error {
+			if err := raw.Del(ctx, "plughost:replica:a", "plughost:replica:b").Err(); err != nil {
+				return err
+			}
+			for _, kind := range []string{"normal", "pubsub"} {
+				if err := raw.ClientKillByFilter(ctx, "TYPE", kind, "SKIPME", "yes").Err(); err != nil {
+					return err
+				}
+			}
+			return nil
+		},
+		"a stall past the replica timeout": func(ctx context.Context, raw *redis.Client) error {
+			return raw.Do(ctx, "DEBUG", "SLEEP", (timeout + 500*time.Millisecond).Seconds()).Err()
+		},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			srv := redistest.Start(t, "--enable-debug-command", "local")
+			raw := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket, ReadTimeout: -1})
+			t.Cleanup(func() { raw.Close() })
+			var svcs [2]*tasks.Service
+			for i, r := range []string{"a", "b"} {
+				store, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: r, ReplicaTimeout: timeout})
+				if err != nil {
+					t.Fatal(err)
+				}
+				svcs[i] = tasks.New(tasks.Options{Store: store, Replica: r})
+				t.Cleanup(func() { svcs[i].Close() })
+			}
+			task, _ := create(t, svcs[0])
+			ctx := context.Background()
+			if err := trouble(ctx, raw); err != nil {
+				t.Fatal(err)
+			}
+			// Asked as a client polls, through three times the verdict's
+			// window (ReplicaTimeout/3 from the first look).
+			for end := time.Now().Add(timeout); time.Now().Before(end); <-time.After(20 * time.Millisecond) {
+				if got := get(t, svcs[1], task.ID); got.Status != tasks.Working {
+					t.Fatalf("after %s the peer made the task %s (%s), want it working", name, got.Status, got.StatusMessage)
+				}
 			}
 		})
 	}

@@ -10,7 +10,8 @@
 // tasks/update and tasks/cancel reach the owner through the store's change
 // feed. An owner that stops without finishing its tasks is noticed through
 // its heartbeat (Store.Alive): its unfinished tasks are failed, naming the
-// replica, within the store's replica timeout.
+// replica, soon after the store's replica timeout (within a third more in
+// redistore).
 //
 // The protocol layer (host/mcp) drives a task through a Run: it creates the
 // task when a call goes on as one, reports the call's progress and its
@@ -189,8 +190,12 @@ type Store interface {
 	Watch(changed func(id string)) (stop func())
 	// Alive reports whether the replica still beats. A store shared by
 	// replicas beats for its own replica while open; one silent for the
-	// store's replica timeout is dead. A store in process serves one
-	// process: every replica that created a task in it is alive.
+	// store's replica timeout is dead. Where every beat may vanish at
+	// once (a server restarting without its data, or stalling past the
+	// timeout), one look is not enough to say so: redistore wants the
+	// beat missing on two looks ReplicaTimeout/3 apart. A store in
+	// process serves one process: every replica that created a task in
+	// it is alive.
 	Alive(ctx context.Context, replica string) (bool, error)
 	// Close stops the store's background work; peers see its replica dead
 	// at once.

@@ -33,7 +33,7 @@ func TestTaskServiceMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	task, run, err := svc.Create(context.Background(), "echo", "echo")
+	task, run, err := svc.Create(context.Background(), "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,7 +41,7 @@ func TestTaskServiceMemory(t *testing.T) {
 	if task.TTL != cfg.TTL || task.PollInterval != cfg.PollInterval {
 		t.Errorf("task TTL %v, poll interval %v; want the block's %v, %v", task.TTL, task.PollInterval, cfg.TTL, cfg.PollInterval)
 	}
-	if _, _, err := svc.Create(context.Background(), "echo", "echo"); !errors.Is(err, tasks.ErrTooMany) {
+	if _, _, err := svc.Create(context.Background(), "echo"); !errors.Is(err, tasks.ErrTooMany) {
 		t.Errorf("a second task with max_running = 1: %v, want ErrTooMany", err)
 	}
 	host, _ := os.Hostname()
@@ -113,7 +113,7 @@ func TestTaskServiceRedis(t *testing.T) {
 			owner = svc
 			continue
 		}
-		task, run, err := owner.Create(context.Background(), "echo", "echo")
+		task, run, err := owner.Create(context.Background(), "echo")
 		if err != nil {
 			t.Fatal(err)
 		}

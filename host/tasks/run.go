@@ -28,7 +28,7 @@ import (
 //
 // A call drives its Run so:
 //
-//	t, run, err := svc.Create(ctx, tool, provider)
+//	t, run, err := svc.Create(ctx, toolName)
 //	defer run.Close()
 //	… run the call, stopping it when run.Cancelled() closes …
 //	run.Progress("3 of 10 files")

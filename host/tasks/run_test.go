@@ -74,7 +74,7 @@ func TestMaxRunning(t *testing.T) {
 		a, bb := services(t, b, tasks.Options{MaxRunning: 1})
 		ctx := context.Background()
 		task, run := create(t, a)
-		if _, _, err := a.Create(ctx, "echo", "echo"); !errors.Is(err, tasks.ErrTooMany) {
+		if _, _, err := a.Create(ctx, "echo"); !errors.Is(err, tasks.ErrTooMany) {
 			t.Errorf("Create beyond MaxRunning = %v, want ErrTooMany", err)
 		}
 		create(t, bb) // the bound is each replica's
@@ -118,7 +118,7 @@ func TestServiceClose(t *testing.T) {
 		if got := get(t, bb, done.ID); got.Status != tasks.Completed {
 			t.Errorf("a completed task is %s after its service closed", got.Status)
 		}
-		if _, _, err := a.Create(ctx, "echo", "echo"); err == nil {
+		if _, _, err := a.Create(ctx, "echo"); err == nil {
 			t.Error("Create on a closed service succeeded")
 		}
 	})
@@ -347,7 +347,7 @@ func TestOutcomeRetried(t *testing.T) {
 				t.Fatal("Complete succeeded on a failing store")
 			}
 			run.Close()
-			if _, _, err := svc.Create(ctx, "echo", "echo"); !errors.Is(err, tasks.ErrTooMany) {
+			if _, _, err := svc.Create(ctx, "echo"); !errors.Is(err, tasks.ErrTooMany) {
 				t.Fatalf("Create while the only slot's outcome is pending = %v, want ErrTooMany", err)
 			}
 			if got := mustGet(t, store, task.ID); got.Status != tasks.Working {
@@ -355,7 +355,7 @@ func TestOutcomeRetried(t *testing.T) {
 			}
 			c.then(t, store, task.ID)
 			eventually(t, "the slot is free again", func() bool {
-				_, run, err := svc.Create(ctx, "echo", "echo")
+				_, run, err := svc.Create(ctx, "echo")
 				if err == nil {
 					t.Cleanup(run.Close)
 				}

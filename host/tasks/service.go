@@ -119,13 +119,13 @@ func New(opts Options) *Service {
 func (s *Service) Replica() string { return s.replica }
 
 // Create creates a task, run by this replica, for a call of the exposed
-// tool toolName served by provider, and returns it with the Run that
-// drives it. ErrTooMany when MaxRunning tasks run already. The task is
-// durable when Create returns. Its ID is 128 random bits and more.
-func (s *Service) Create(ctx context.Context, toolName, provider string) (*Task, *Run, error) {
+// tool toolName, and returns it with the Run that drives it. ErrTooMany
+// when MaxRunning tasks run already (or the store has no room). The task
+// is durable when Create returns. Its ID is 128 random bits and more.
+func (s *Service) Create(ctx context.Context, toolName string) (*Task, *Run, error) {
 	at := now()
 	t := &Task{ID: rand.Text(), Status: Working, Created: at, Updated: at, TTL: s.ttl, PollInterval: s.poll,
-		Owner: s.replica, Tool: toolName, Provider: provider}
+		Owner: s.replica, Tool: toolName}
 	r := &Run{s: s, id: t.ID, expires: t.Created.Add(t.TTL), interval: s.poll / 2, cancelled: make(chan struct{}), wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	switch {

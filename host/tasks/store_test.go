@@ -22,7 +22,7 @@ func record(id string) *tasks.Task {
 		ID: id, Status: tasks.InputRequired, StatusMessage: "waiting", Created: at, Updated: at,
 		TTL: time.Hour, PollInterval: time.Second,
 		InputRequests: json.RawMessage(`{"b":{"method":"elicitation/create"}}`), Answers: json.RawMessage(`{"a":{"action":"accept"}}`),
-		State: "state", Asked: []string{"a", "b"}, Owner: "a", Tool: "echo", Provider: "echo",
+		State: "state", Asked: []string{"a", "b"}, Owner: "a", Tool: "echo",
 	}
 }
 
@@ -330,7 +330,7 @@ func TestOutcomeOverBudget(t *testing.T) {
 	svc := tasks.New(tasks.Options{Store: tasks.NewMemory(tasks.MemoryOptions{MaxBytes: 100})})
 	defer svc.Close()
 	ctx := context.Background()
-	task, run, err := svc.Create(ctx, "echo", "echo")
+	task, run, err := svc.Create(ctx, "echo")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -83,10 +83,8 @@ type Task struct {
 	Error json.RawMessage `json:"error,omitempty"`
 	// Owner is the replica running the task.
 	Owner string `json:"owner"`
-	// Tool is the exposed name of the tool called; Provider, the provider
-	// serving it (input rounds must reach the same one).
-	Tool     string `json:"tool"`
-	Provider string `json:"provider,omitempty"`
+	// Tool is the exposed name of the tool called.
+	Tool string `json:"tool"`
 }
 
 // AppendWire appends the task as MCP shows it: the members of a Task,
@@ -103,7 +101,7 @@ type Task struct {
 // "ttlMs" and "pollIntervalMs" (whole milliseconds, the latter at least
 // 1); detailed adds "inputRequests" to an input_required task, "result"
 // to a completed one and "error" to a failed one. The record's own members
-// (answers, state, asked keys, owner, tool, provider) never show.
+// (answers, state, asked keys, owner, tool) never show.
 func (t *Task) AppendWire(b []byte, detailed bool) []byte {
 	b = append(b, `"taskId":`...)
 	b = wire.AppendString(b, t.ID)

@@ -348,7 +348,9 @@ func (s *Service) check(id string) {
 }
 
 // pollRuns checks every task run here every safetyPoll, until Close, and
-// tries again to write the outcomes the store failed to take.
+// tries again to write the outcomes the store failed to take: one after
+// the other until one fails again (the store is still down: the others
+// wait for the next round rather than for a timeout each).
 func (s *Service) pollRuns() {
 	tick := time.NewTicker(safetyPoll)
 	defer tick.Stop()
@@ -364,16 +366,19 @@ func (s *Service) pollRuns() {
 			runs = append(runs, r)
 		}
 		s.mu.Unlock()
+		landing := true
 		for _, r := range runs {
-			if !r.unwritten() {
+			switch {
+			case !r.unwritten():
 				s.check(r.id)
-				continue
+			case landing:
+				ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+				if err := r.land(ctx); err != nil && r.unwritten() {
+					s.log.Debug("cannot write a task's outcome yet", "task", r.id, "error", err)
+					landing = false
+				}
+				cancel()
 			}
-			ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-			if err := r.land(ctx); err != nil {
-				s.log.Debug("cannot write a task's outcome yet", "task", r.id, "error", err)
-			}
-			cancel()
 		}
 	}
 }

@@ -40,7 +40,7 @@ const (
 // so its predecessor's unfinished tasks fail rather than wait for it.
 func taskService(cfg config.Tasks, getenv func(string) string, log hclog.Logger) (*tasks.Service, error) {
 	replica := replicaName()
-	store, where, err := taskStore(cfg.Redis, replica, getenv, log)
+	store, where, err := taskStore(cfg, replica, getenv, log)
 	if err != nil {
 		return nil, err
 	}
@@ -62,9 +62,14 @@ func replicaName() string {
 }
 
 // taskStore opens the store of the tasks, and says where it keeps them.
-func taskStore(r *config.Redis, replica string, getenv func(string) string, log hclog.Logger) (tasks.Store, string, error) {
+// The memory store keeps at least 4×max_running tasks
+// (tasks.DefaultMaxTasks when that is more): it never refuses the tasks
+// max_running allows, and keeps room for three times as many finished
+// ones; its byte budget is tasks.DefaultMaxBytes.
+func taskStore(cfg config.Tasks, replica string, getenv func(string) string, log hclog.Logger) (tasks.Store, string, error) {
+	r := cfg.Redis
 	if r == nil {
-		return tasks.NewMemory(tasks.MemoryOptions{}), "in this process", nil
+		return tasks.NewMemory(tasks.MemoryOptions{MaxTasks: max(tasks.DefaultMaxTasks, 4*cfg.MaxRunning)}), "in this process", nil
 	}
 	password, err := redisPassword(r, getenv, log)
 	if err != nil {

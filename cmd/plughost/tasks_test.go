@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -32,7 +33,7 @@ func TestTaskServiceMemory(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	task, run, err := svc.Create(context.Background(), "echo", "echo")
+	task, run, err := svc.Create(context.Background(), "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -40,7 +41,7 @@ func TestTaskServiceMemory(t *testing.T) {
 	if task.TTL != cfg.TTL || task.PollInterval != cfg.PollInterval {
 		t.Errorf("task TTL %v, poll interval %v; want the block's %v, %v", task.TTL, task.PollInterval, cfg.TTL, cfg.PollInterval)
 	}
-	if _, _, err := svc.Create(context.Background(), "echo", "echo"); !errors.Is(err, tasks.ErrTooMany) {
+	if _, _, err := svc.Create(context.Background(), "echo"); !errors.Is(err, tasks.ErrTooMany) {
 		t.Errorf("a second task with max_running = 1: %v, want ErrTooMany", err)
 	}
 	host, _ := os.Hostname()
@@ -58,6 +59,29 @@ func TestTaskServiceMemory(t *testing.T) {
 	for _, w := range []string{"[INFO]", "in this process", svc.Replica()} {
 		if !strings.Contains(logs.String(), w) {
 			t.Errorf("log %q does not say %q", logs.String(), w)
+		}
+	}
+}
+
+// The memory store holds 4×max_running tasks when that is more than its
+// default bound: max_running never meets the store's bound first.
+func TestTaskServiceMemoryHoldsMaxRunning(t *testing.T) {
+	t.Parallel()
+	const maxRunning = 3000 // 4× is over tasks.DefaultMaxTasks
+	store, _, err := taskStore(config.Tasks{MaxRunning: maxRunning}, "r", func(string) string { return "" }, hclog.NewNullLogger())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	ctx := context.Background()
+	at := time.Now()
+	for i := range 4*maxRunning + 1 {
+		err := store.Create(ctx, &tasks.Task{ID: strconv.Itoa(i), Status: tasks.Working, Created: at, Updated: at, TTL: time.Hour, Owner: "r"})
+		switch {
+		case i < 4*maxRunning && err != nil:
+			t.Fatalf("task %d of a store for max_running = %d: %v", i+1, maxRunning, err)
+		case i == 4*maxRunning && !errors.Is(err, tasks.ErrTooMany):
+			t.Errorf("task %d, beyond 4×max_running: %v, want ErrTooMany", i+1, err)
 		}
 	}
 }
@@ -89,7 +113,7 @@ func TestTaskServiceRedis(t *testing.T) {
 			owner = svc
 			continue
 		}
-		task, run, err := owner.Create(context.Background(), "echo", "echo")
+		task, run, err := owner.Create(context.Background(), "echo")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strconv"
 	"time"
+	"unicode/utf8"
 
 	"github.com/plughost/plughost/host/mcp/wire"
 )
@@ -68,8 +69,30 @@ func end(t *Task, status Status, message string) {
 }
 
 // fail makes t failed with a JSON-RPC error, whose message is the status
-// message too.
+// message too, clipped.
 func fail(t *Task, code int, message string) {
+	message = clip(message)
 	end(t, Failed, message)
 	t.Error = errorObject(code, message)
+}
+
+// maxMessage bounds a status message a Run writes (progress, what the task
+// waits for, why it failed): the record stays small whatever a plugin
+// says, and so does each tasks/get.
+const maxMessage = 1 << 10
+
+// ellipsis ends a clipped message.
+const ellipsis = "…"
+
+// clip returns s when it fits in maxMessage bytes, else its longest
+// prefix that ends at a UTF-8 boundary and fits with ellipsis appended.
+func clip(s string) string {
+	if len(s) <= maxMessage {
+		return s
+	}
+	i := maxMessage - len(ellipsis)
+	for i > 0 && !utf8.RuneStart(s[i]) {
+		i--
+	}
+	return s[:i] + ellipsis
 }

@@ -17,9 +17,18 @@ import (
 // concurrent use; after Complete, Fail or a cancel they do nothing
 // (NeedInput and WaitInput answer an error wrapping ErrTerminal).
 //
+// An outcome the store fails to take (Redis unreachable for a moment) is
+// not lost: Complete and Fail return the store's error, and the outcome
+// stays pending. Close tries it again, then the Service every few seconds,
+// until it lands, the task ends otherwise (cancelled, failed by a peer) or
+// its TTL passes (the store has forgotten it then). Until then the Run
+// keeps its slot among MaxRunning: a pending outcome holds a result of up
+// to MaxResultBytes in memory, and MaxRunning so bounds what an outage
+// makes a replica hold.
+//
 // A call drives its Run so:
 //
-//	t, run, err := svc.Create(ctx, tool, provider)
+//	t, run, err := svc.Create(ctx, toolName)
 //	defer run.Close()
 //	… run the call, stopping it when run.Cancelled() closes …
 //	run.Progress("3 of 10 files")
@@ -29,15 +38,18 @@ import (
 type Run struct {
 	s         *Service
 	id        string
+	expires   time.Time     // the task's Created+TTL: the store forgets it then
 	interval  time.Duration // between two progress writes: PollInterval/2
 	cancelled chan struct{}
 	wake      chan struct{} // holds a token when the record changed: WaitInput looks again
 	stopOnce  sync.Once
 
 	writing sync.Mutex // one progress write at a time, so the last message lands last
+	landing sync.Mutex // one outcome write at a time
 
 	mu       sync.Mutex
-	finished bool // no more writes: the outcome is written (or being), or the task ended elsewhere
+	finished bool        // no more progress or input: an outcome is claimed, or the task ended elsewhere
+	outcome  func(*Task) // the outcome claimed and not written yet (its write under way, or failed)
 	closed   bool
 	waiting  bool // NeedInput parked the task; WaitInput has not taken the answers yet
 	asked    int  // how many keys the task asked so far (len of the record's Asked)
@@ -59,14 +71,15 @@ func (r *Run) Cancelled() <-chan struct{} { return r.cancelled }
 // Progress sets the task's statusMessage, coalesced: the store is written
 // at most every PollInterval/2, in the background, and the last message
 // lands unless the task ends first. While the task waits for input, its
-// message says so and progress is dropped.
+// message says so and progress is dropped. A message over 1 KiB is cut
+// there (at a UTF-8 boundary) and ends with "…".
 func (r *Run) Progress(message string) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finished || r.waiting {
 		return
 	}
-	r.message, r.pending = message, true
+	r.message, r.pending = clip(message), true
 	if r.timer == nil {
 		r.timer = time.AfterFunc(max(0, time.Until(r.last.Add(r.interval))), r.flush)
 	}
@@ -156,7 +169,7 @@ func (r *Run) NeedInput(ctx context.Context, requests json.RawMessage, state str
 				return fmt.Errorf("input request key %q was asked before in task %s: a key names one request over a task's life", k, t.ID)
 			}
 		}
-		t.Status, t.StatusMessage, t.Updated = InputRequired, "waiting for the client's input: "+strings.Join(methods, ", "), now()
+		t.Status, t.StatusMessage, t.Updated = InputRequired, clip("waiting for the client's input: "+strings.Join(methods, ", ")), now()
 		t.InputRequests, t.Answers, t.State = object(reqs), nil, state
 		t.Asked = append(t.Asked, keys...)
 		return nil
@@ -220,37 +233,36 @@ func (r *Run) WaitInput(ctx context.Context) (answers json.RawMessage, state str
 
 // Complete ends the task with the call's result (an MCP CallToolResult,
 // isError or not). A result over MaxResultBytes, or not a JSON object,
-// fails the task instead, saying why. It errs only when the store does.
+// fails the task instead, saying why. It errs only when the store does:
+// the outcome is then retried (see Run).
 func (r *Run) Complete(ctx context.Context, result json.RawMessage) error {
-	if !r.claim() {
-		return nil
-	}
 	if len(result) > r.s.maxResult {
 		msg := fmt.Sprintf("the result is %d bytes, over the bound of %d", len(result), r.s.maxResult)
-		return r.write(ctx, func(t *Task) { fail(t, codeInternal, msg) })
+		return r.end(ctx, func(t *Task) { fail(t, codeInternal, msg) })
 	}
 	obj, ok := wire.AppendObject(nil, result)
 	if !ok {
-		return r.write(ctx, func(t *Task) { fail(t, codeInternal, "the call's result is not a JSON object") })
+		return r.end(ctx, func(t *Task) { fail(t, codeInternal, "the call's result is not a JSON object") })
 	}
-	return r.write(ctx, func(t *Task) {
+	return r.end(ctx, func(t *Task) {
 		end(t, Completed, "")
 		t.Result = obj
 	})
 }
 
 // Fail ends the task failed, with a JSON-RPC error of code and message;
-// the message is the statusMessage too.
+// the message is the statusMessage too, cut to 1 KiB as Progress cuts
+// one. It errs only when the store does: the outcome is then retried (see
+// Run).
 func (r *Run) Fail(ctx context.Context, code int, message string) error {
-	if !r.claim() {
-		return nil
-	}
-	return r.write(ctx, func(t *Task) { fail(t, code, message) })
+	return r.end(ctx, func(t *Task) { fail(t, code, message) })
 }
 
-// Close says the call is over: the Run's slot among MaxRunning is free
-// again, and a task still not terminal is failed ("the call ended without
-// an outcome"). Call it exactly once, after the call has returned.
+// Close says the call is over: a task still without an outcome is failed
+// ("the call ended without an outcome"), and the Run's slot among
+// MaxRunning is free again once its outcome is written (at once, unless
+// the store fails it: see Run). Call it exactly once, after the call has
+// returned.
 func (r *Run) Close() {
 	r.mu.Lock()
 	closed := r.closed
@@ -259,27 +271,89 @@ func (r *Run) Close() {
 	if closed {
 		return
 	}
-	if r.claim() {
-		ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
-		if err := r.write(ctx, func(t *Task) { fail(t, codeInternal, "the call ended without an outcome") }); err != nil {
-			r.s.log.Warn("cannot fail a task whose call ended without an outcome", "task", r.id, "error", err)
-		}
-		cancel()
+	r.claim(func(t *Task) { fail(t, codeInternal, "the call ended without an outcome") })
+	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+	defer cancel()
+	if err := r.land(ctx); err != nil {
+		r.s.log.Warn("cannot write a task's outcome; trying again every few seconds", "task", r.id, "error", err)
 	}
-	r.s.release(r.id)
 }
 
-// claim marks the Run finished, reporting whether it was not: the caller
-// writes the outcome.
-func (r *Run) claim() bool {
+// end claims the Run for the outcome change makes, and writes it.
+func (r *Run) end(ctx context.Context, change func(*Task)) error {
+	if !r.claim(change) {
+		return nil
+	}
+	return r.land(ctx)
+}
+
+// claim marks the Run finished with outcome (nil when the task ended
+// elsewhere), reporting whether it was not.
+func (r *Run) claim(outcome func(*Task)) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	if r.finished {
 		return false
 	}
-	r.finished = true
+	r.finished, r.outcome = true, outcome
 	r.dropProgress()
 	return true
+}
+
+// isFinished reports whether the Run claimed an outcome, or saw its task
+// end elsewhere.
+func (r *Run) isFinished() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.finished
+}
+
+// unwritten reports whether the Run holds an outcome the store has not
+// taken yet.
+func (r *Run) unwritten() bool {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.outcome != nil
+}
+
+// land writes the pending outcome, if any, and frees the Run's slot once
+// it is closed with nothing left to write. The outcome is settled when it
+// lands, when the task ended otherwise (ErrTerminal: it keeps its own), or
+// when the task is gone (ErrNotFound, or its TTL passed while the store
+// failed); a store that refuses its size (ErrTooLarge: the memory store's
+// budget) gets a failure saying so instead, which drops what the task held
+// and so always fits; any other error keeps it pending, returned.
+func (r *Run) land(ctx context.Context) error {
+	r.landing.Lock()
+	defer r.landing.Unlock()
+	r.mu.Lock()
+	change := r.outcome
+	r.mu.Unlock()
+	var err error
+	if change != nil {
+		err = r.write(ctx, change)
+		if errors.Is(err, ErrTooLarge) {
+			msg := "the task's outcome cannot be kept: " + err.Error()
+			change = func(t *Task) { fail(t, codeInternal, msg) }
+			err = r.write(ctx, change)
+		}
+	}
+	r.mu.Lock()
+	switch {
+	case err == nil || errors.Is(err, ErrNotFound):
+		r.outcome = nil
+	case !time.Now().Before(r.expires):
+		r.outcome = nil
+		r.s.log.Warn("a task's outcome was never written: the store failed until the task expired", "task", r.id, "error", err)
+	default:
+		r.outcome = change
+	}
+	free := r.closed && r.outcome == nil
+	r.mu.Unlock()
+	if free {
+		r.s.release(r.id)
+	}
+	return err
 }
 
 // write ends the task with the outcome set by change; a task ended
@@ -295,7 +369,7 @@ func (r *Run) write(ctx context.Context, change func(*Task)) error {
 // ended notes that the task ended elsewhere: the Run stops, and unless it
 // was writing its outcome itself, the call is told to stop.
 func (r *Run) ended() {
-	if r.claim() {
+	if r.claim(nil) {
 		r.stop()
 	}
 }

@@ -54,7 +54,8 @@ type Options struct {
 	// to Run.Close); Create answers ErrTooMany beyond it.
 	MaxRunning int
 	// MaxResultBytes bounds a result (or an input request set) kept in a
-	// task; a larger one fails the task, naming the size.
+	// task; a larger one fails the task, naming the size. It bounds the
+	// client's answers to one round too (Service.Update).
 	MaxResultBytes int
 	// Logger logs the tasks failed for a stopped replica and the store's
 	// failures nobody waits for; nil logs nothing.
@@ -79,7 +80,7 @@ type Service struct {
 	stopFeed   func()
 
 	mu     sync.Mutex
-	runs   map[string]*Run // the tasks run here, until Run.Close
+	runs   map[string]*Run // the tasks run here, until Run.Close and their outcome written
 	closed bool
 }
 
@@ -118,14 +119,14 @@ func New(opts Options) *Service {
 func (s *Service) Replica() string { return s.replica }
 
 // Create creates a task, run by this replica, for a call of the exposed
-// tool toolName served by provider, and returns it with the Run that
-// drives it. ErrTooMany when MaxRunning tasks run already. The task is
-// durable when Create returns. Its ID is 128 random bits and more.
-func (s *Service) Create(ctx context.Context, toolName, provider string) (*Task, *Run, error) {
+// tool toolName, and returns it with the Run that drives it. ErrTooMany
+// when MaxRunning tasks run already (or the store has no room). The task
+// is durable when Create returns. Its ID is 128 random bits and more.
+func (s *Service) Create(ctx context.Context, toolName string) (*Task, *Run, error) {
 	at := now()
 	t := &Task{ID: rand.Text(), Status: Working, Created: at, Updated: at, TTL: s.ttl, PollInterval: s.poll,
-		Owner: s.replica, Tool: toolName, Provider: provider}
-	r := &Run{s: s, id: t.ID, interval: s.poll / 2, cancelled: make(chan struct{}), wake: make(chan struct{}, 1)}
+		Owner: s.replica, Tool: toolName}
+	r := &Run{s: s, id: t.ID, expires: t.Created.Add(t.TTL), interval: s.poll / 2, cancelled: make(chan struct{}), wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	switch {
 	case s.closed:
@@ -177,13 +178,15 @@ func (s *Service) Get(ctx context.Context, id string) (*Task, error) {
 // InputRequests; once none is left the task is working again and its
 // owner resumes it. A task that is not input_required ignores them.
 // ErrNotFound for an unknown ID; an error when responses is not a JSON
-// object.
+// object; one wrapping ErrTooLarge, naming the size and the bound, when
+// the task's answers would pass MaxResultBytes (the task is left as it
+// was).
 func (s *Service) Update(ctx context.Context, id string, responses json.RawMessage) error {
 	got, ok := members(responses)
 	if !ok || responses == nil {
 		return errors.New("inputResponses must be a JSON object")
 	}
-	_, err := s.store.Update(ctx, id, func(t *Task) error { return answer(t, got) })
+	_, err := s.store.Update(ctx, id, func(t *Task) error { return answer(t, got, s.maxResult) })
 	if errors.Is(err, errUnchanged) || errors.Is(err, ErrTerminal) {
 		return nil
 	}
@@ -191,8 +194,9 @@ func (s *Service) Update(ctx context.Context, id string, responses json.RawMessa
 }
 
 // answer moves the responses to keys t waits for from t's InputRequests
-// to its Answers; errUnchanged when none is such.
-func answer(t *Task, responses []member) error {
+// to its Answers; errUnchanged when none is such, ErrTooLarge when the
+// answers would pass bound bytes.
+func answer(t *Task, responses []member, bound int) error {
 	if t.Status != InputRequired {
 		return errUnchanged
 	}
@@ -215,13 +219,17 @@ func answer(t *Task, responses []member) error {
 	if len(answers) == n {
 		return errUnchanged
 	}
+	merged := object(answers)
+	if len(merged) > bound {
+		return fmt.Errorf("%w: the answers of task %s would be %d bytes, over the bound of %d", ErrTooLarge, t.ID, len(merged), bound)
+	}
 	var left []member
 	for _, m := range asked {
 		if open[m.key] {
 			left = append(left, m)
 		}
 	}
-	t.Answers, t.InputRequests, t.Updated = object(answers), object(left), now()
+	t.Answers, t.InputRequests, t.Updated = merged, object(left), now()
 	if len(left) == 0 {
 		t.Status, t.StatusMessage = Working, ""
 	}
@@ -276,7 +284,8 @@ func (s *Service) Watch(ids []string, changed func(*Task)) (stop func()) {
 }
 
 // Close fails the tasks this replica still runs ("the replica stopped"),
-// closes their Cancelled and closes the store.
+// writes the outcomes still pending (one try), closes their Cancelled and
+// closes the store.
 func (s *Service) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -294,8 +303,9 @@ func (s *Service) Close() error {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	for _, r := range runs {
-		if r.claim() {
-			r.write(ctx, func(t *Task) { fail(t, codeInternal, "the replica "+s.replica+" stopped") })
+		r.claim(func(t *Task) { fail(t, codeInternal, "the replica "+s.replica+" stopped") })
+		if err := r.land(ctx); err != nil {
+			s.log.Warn("cannot write the outcome of a task as the replica stops", "task", r.id, "error", err)
 		}
 		r.stop()
 	}
@@ -317,10 +327,11 @@ func (s *Service) release(id string) {
 }
 
 // check re-reads a task on a notice: a Run whose task ended elsewhere
-// stops, one that waits for input looks again. Other tasks are ignored.
+// stops, one that waits for input looks again. Other tasks, and Runs
+// finished already, are ignored.
 func (s *Service) check(id string) {
 	r := s.run(id)
-	if r == nil {
+	if r == nil || r.isFinished() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
@@ -336,7 +347,10 @@ func (s *Service) check(id string) {
 	}
 }
 
-// pollRuns checks every task run here every safetyPoll, until Close.
+// pollRuns checks every task run here every safetyPoll, until Close, and
+// tries again to write the outcomes the store failed to take: one after
+// the other until one fails again (the store is still down: the others
+// wait for the next round rather than for a timeout each).
 func (s *Service) pollRuns() {
 	tick := time.NewTicker(safetyPoll)
 	defer tick.Stop()
@@ -347,13 +361,24 @@ func (s *Service) pollRuns() {
 		case <-tick.C:
 		}
 		s.mu.Lock()
-		ids := make([]string, 0, len(s.runs))
-		for id := range s.runs {
-			ids = append(ids, id)
+		runs := make([]*Run, 0, len(s.runs))
+		for _, r := range s.runs {
+			runs = append(runs, r)
 		}
 		s.mu.Unlock()
-		for _, id := range ids {
-			s.check(id)
+		landing := true
+		for _, r := range runs {
+			switch {
+			case !r.unwritten():
+				s.check(r.id)
+			case landing:
+				ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
+				if err := r.land(ctx); err != nil && r.unwritten() {
+					s.log.Debug("cannot write a task's outcome yet", "task", r.id, "error", err)
+					landing = false
+				}
+				cancel()
+			}
 		}
 	}
 }

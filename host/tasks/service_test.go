@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -35,7 +36,7 @@ func services(t *testing.T, b backend, opts tasks.Options) (a, bb *tasks.Service
 // create creates a task on s, closing its Run when the test ends.
 func create(t *testing.T, s *tasks.Service) (*tasks.Task, *tasks.Run) {
 	t.Helper()
-	task, run, err := s.Create(context.Background(), "echo", "echo-provider")
+	task, run, err := s.Create(context.Background(), "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func TestServiceCreate(t *testing.T) {
 		a, bb := services(t, b, tasks.Options{TTL: 2 * time.Minute, PollInterval: 250 * time.Millisecond})
 		task, run := create(t, a)
 		if task.Status != tasks.Working || task.Owner != "a" || task.TTL != 2*time.Minute || task.PollInterval != 250*time.Millisecond ||
-			!task.Created.Equal(task.Updated) || task.Tool != "echo" || task.Provider != "echo-provider" || run.ID() != task.ID {
+			!task.Created.Equal(task.Updated) || task.Tool != "echo" || run.ID() != task.ID {
 			t.Errorf("created task %+v (run %s)", task, run.ID())
 		}
 		if len(task.ID) < 26 {
@@ -282,6 +283,36 @@ func TestWaitInputEnds(t *testing.T) {
 			}
 		case <-time.After(waitFor):
 			t.Fatal("WaitInput did not return when the task was cancelled")
+		}
+	})
+}
+
+// tasks/update keeps a task's answers within MaxResultBytes: responses
+// that would pass it are refused (ErrTooLarge, naming the size and the
+// bound) and change nothing.
+func TestServiceUpdateBound(t *testing.T) {
+	t.Parallel()
+	forEach(t, func(t *testing.T, b backend) {
+		a, bb := services(t, b, tasks.Options{MaxResultBytes: 1024})
+		ctx := context.Background()
+		task, run := create(t, a)
+		if err := run.NeedInput(ctx, json.RawMessage(`{"a":{"method":"elicitation/create"},"b":{"method":"elicitation/create"}}`), ""); err != nil {
+			t.Fatal(err)
+		}
+		answer := func(key string) json.RawMessage {
+			return json.RawMessage(`{"` + key + `":{"action":"accept","content":{"text":"` + strings.Repeat("x", 500) + `"}}}`)
+		}
+		if err := bb.Update(ctx, task.ID, answer("a")); err != nil {
+			t.Fatal(err)
+		}
+		before := get(t, bb, task.ID)
+		err := bb.Update(ctx, task.ID, answer("b"))
+		size := strconv.Itoa(2*len(answer("a")) - 1) // {"a":…,"b":…}
+		if !errors.Is(err, tasks.ErrTooLarge) || !strings.Contains(err.Error(), size+" bytes") || !strings.Contains(err.Error(), "bound of 1024") {
+			t.Errorf("Update passing the bound = %v, want ErrTooLarge naming %s bytes and the bound of 1024", err, size)
+		}
+		if diff := cmp.Diff(before, get(t, bb, task.ID)); diff != "" {
+			t.Errorf("a refused Update changed the task (-before +after):\n%s", diff)
 		}
 	})
 }

@@ -22,7 +22,7 @@ func record(id string) *tasks.Task {
 		ID: id, Status: tasks.InputRequired, StatusMessage: "waiting", Created: at, Updated: at,
 		TTL: time.Hour, PollInterval: time.Second,
 		InputRequests: json.RawMessage(`{"b":{"method":"elicitation/create"}}`), Answers: json.RawMessage(`{"a":{"action":"accept"}}`),
-		State: "state", Asked: []string{"a", "b"}, Owner: "a", Tool: "echo", Provider: "echo",
+		State: "state", Asked: []string{"a", "b"}, Owner: "a", Tool: "echo",
 	}
 }
 
@@ -251,4 +251,96 @@ func TestMemoryBound(t *testing.T) {
 	if err := s.Create(ctx, record("t6")); !errors.Is(err, tasks.ErrTooMany) {
 		t.Errorf("Create into a store full of running tasks = %v, want ErrTooMany", err)
 	}
+}
+
+// A memory store keeps its tasks' payloads within MaxBytes: a write over
+// it forgets the oldest finished tasks first; when that would not make
+// enough room, it forgets none, and is refused (Create: ErrTooMany,
+// Update: ErrTooLarge, naming the budget), changing nothing. Failing a
+// task always fits.
+func TestMemoryBytes(t *testing.T) {
+	t.Parallel()
+	s := tasks.NewMemory(tasks.MemoryOptions{MaxBytes: 1000})
+	ctx := context.Background()
+	at := time.Now().UTC().Truncate(time.Millisecond)
+	n := 0
+	put := func(id string, status tasks.Status, size int) error {
+		n++
+		return s.Create(ctx, &tasks.Task{ID: id, Status: status, Created: at.Add(time.Duration(n) * time.Millisecond), Updated: at,
+			TTL: time.Hour, Owner: "a", State: strings.Repeat("s", size)})
+	}
+	grow := func(id string, size int) error {
+		_, err := s.Update(ctx, id, func(t *tasks.Task) error { t.State = strings.Repeat("s", size); return nil })
+		return err
+	}
+	must := func(what string, err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatalf("%s: %v", what, err)
+		}
+	}
+	refused := func(what string, err, want error) {
+		t.Helper()
+		if !errors.Is(err, want) || !strings.Contains(err.Error(), "budget of 1000 bytes") {
+			t.Errorf("%s = %v, want %v naming the budget of 1000 bytes", what, err, want)
+		}
+	}
+	kept := func(ids ...string) {
+		t.Helper()
+		for _, id := range ids {
+			mustGet(t, s, id)
+		}
+	}
+
+	must("done1", put("done1", tasks.Completed, 300))
+	must("done2", put("done2", tasks.Completed, 300))
+	must("run1", put("run1", tasks.Working, 300))
+	must("run2, forgetting done1", put("run2", tasks.Working, 300))
+	_, err := s.Get(ctx, "done1")
+	isNotFound(t, "Get of the oldest finished task, forgotten for room", err)
+	kept("done2", "run1")
+	must("growing run1, forgetting done2", grow("run1", 600))
+	_, err = s.Get(ctx, "done2")
+	isNotFound(t, "Get of the finished task forgotten for an update", err)
+
+	// 900 bytes held by running tasks: no room for 200 more.
+	refused("growing run2 by 200 bytes", grow("run2", 500), tasks.ErrTooLarge)
+	if got := len(mustGet(t, s, "run2").State); got != 300 {
+		t.Errorf("a refused update left a state of %d bytes, want 300", got)
+	}
+	refused("Create of 200 bytes", put("run3", tasks.Working, 200), tasks.ErrTooMany)
+	_, err = s.Get(ctx, "run3")
+	isNotFound(t, "Get of a refused task", err)
+	must("done3, filling the budget", put("done3", tasks.Completed, 100))
+	refused("Create of 200 bytes, which forgetting done3 would not make room for", put("run3", tasks.Working, 200), tasks.ErrTooMany)
+	kept("done3")
+
+	_, err = s.Update(ctx, "run1", func(t *tasks.Task) error {
+		t.Status, t.State, t.Error = tasks.Failed, "", json.RawMessage(`{"code":-32603,"message":"`+strings.Repeat("x", 1000)+`"}`)
+		return nil
+	})
+	must("failing run1", err)
+	must("run3, in the room run1 left", put("run3", tasks.Working, 200))
+	kept("done3", "run1")
+}
+
+// An outcome the memory store has no room for fails the task, saying so.
+func TestOutcomeOverBudget(t *testing.T) {
+	t.Parallel()
+	svc := tasks.New(tasks.Options{Store: tasks.NewMemory(tasks.MemoryOptions{MaxBytes: 100})})
+	defer svc.Close()
+	ctx := context.Background()
+	task, run, err := svc.Create(ctx, "echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer run.Close()
+	if err := run.Complete(ctx, json.RawMessage(`{"content":[{"type":"text","text":"`+strings.Repeat("x", 200)+`"}]}`)); err != nil {
+		t.Fatal(err)
+	}
+	got, err := svc.Get(ctx, task.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantError(t, got, -32603, "outcome cannot be kept", "budget of 100 bytes")
 }

@@ -10,7 +10,8 @@
 // tasks/update and tasks/cancel reach the owner through the store's change
 // feed. An owner that stops without finishing its tasks is noticed through
 // its heartbeat (Store.Alive): its unfinished tasks are failed, naming the
-// replica, within the store's replica timeout.
+// replica, soon after the store's replica timeout (within a third more in
+// redistore).
 //
 // The protocol layer (host/mcp) drives a task through a Run: it creates the
 // task when a call goes on as one, reports the call's progress and its
@@ -51,7 +52,8 @@ type Task struct {
 	ID     string `json:"id"`
 	Status Status `json:"status"`
 	// StatusMessage says what the task is doing (the call's last progress
-	// message), what it waits for, or why it failed.
+	// message), what it waits for, or why it failed; a Run writes at most
+	// 1 KiB of it.
 	StatusMessage string    `json:"statusMessage,omitempty"`
 	Created       time.Time `json:"created"`
 	Updated       time.Time `json:"updated"`
@@ -81,10 +83,8 @@ type Task struct {
 	Error json.RawMessage `json:"error,omitempty"`
 	// Owner is the replica running the task.
 	Owner string `json:"owner"`
-	// Tool is the exposed name of the tool called; Provider, the provider
-	// serving it (input rounds must reach the same one).
-	Tool     string `json:"tool"`
-	Provider string `json:"provider,omitempty"`
+	// Tool is the exposed name of the tool called.
+	Tool string `json:"tool"`
 }
 
 // AppendWire appends the task as MCP shows it: the members of a Task,
@@ -101,7 +101,7 @@ type Task struct {
 // "ttlMs" and "pollIntervalMs" (whole milliseconds, the latter at least
 // 1); detailed adds "inputRequests" to an input_required task, "result"
 // to a completed one and "error" to a failed one. The record's own members
-// (answers, state, asked keys, owner, tool, provider) never show.
+// (answers, state, asked keys, owner, tool) never show.
 func (t *Task) AppendWire(b []byte, detailed bool) []byte {
 	b = append(b, `"taskId":`...)
 	b = wire.AppendString(b, t.ID)
@@ -153,10 +153,15 @@ func appendObject(b []byte, name string, v json.RawMessage) []byte {
 var (
 	// ErrNotFound: no task has that ID (never had, or it expired).
 	ErrNotFound = errors.New("task not found")
-	// ErrTooMany: this replica runs MaxRunning tasks already.
+	// ErrTooMany: this replica runs MaxRunning tasks already, or the
+	// memory store has no room for another (MemoryOptions).
 	ErrTooMany = errors.New("too many tasks running")
 	// ErrTerminal: the task is completed, failed or cancelled already.
 	ErrTerminal = errors.New("task already finished")
+	// ErrTooLarge: what a task would keep is over a bound: the client's
+	// answers over MaxResultBytes (Service.Update), or a record the
+	// memory store's byte budget has no room for. Nothing was changed.
+	ErrTooLarge = errors.New("too large")
 )
 
 // Store keeps task records where every replica can read them.
@@ -183,8 +188,12 @@ type Store interface {
 	Watch(changed func(id string)) (stop func())
 	// Alive reports whether the replica still beats. A store shared by
 	// replicas beats for its own replica while open; one silent for the
-	// store's replica timeout is dead. A store in process serves one
-	// process: every replica that created a task in it is alive.
+	// store's replica timeout is dead. Where every beat may vanish at
+	// once (a server restarting without its data, or stalling past the
+	// timeout), one look is not enough to say so: redistore wants the
+	// beat missing on two looks ReplicaTimeout/3 apart. A store in
+	// process serves one process: every replica that created a task in
+	// it is alive.
 	Alive(ctx context.Context, replica string) (bool, error)
 	// Close stops the store's background work; peers see its replica dead
 	// at once.

@@ -16,7 +16,7 @@ func TestAppendWire(t *testing.T) {
 	base := tasks.Task{
 		ID: "T1", Created: created, Updated: created.Add(1500 * time.Millisecond), TTL: time.Hour, PollInterval: 500 * time.Millisecond,
 		Answers: json.RawMessage(`{"old":{"action":"accept"}}`), State: "secret-state", Asked: []string{"old"},
-		Owner: "replica-a", Tool: "echo", Provider: "echo",
+		Owner: "replica-a", Tool: "echo",
 	}
 	for name, c := range map[string]struct {
 		change   func(*tasks.Task)

@@ -5,7 +5,8 @@
 // The keys, under Options.KeyPrefix ("plughost:" by default):
 //
 //	plughost:task:<id>        the task's record (JSON), expiring at its Created+TTL
-//	plughost:replica:<name>   a replica's heartbeat, expiring ReplicaTimeout after its last beat
+//	plughost:replica:<name>   a replica's heartbeat, "1", expiring ReplicaTimeout after its last
+//	                          beat; "stopped" for ReplicaTimeout once its store closed
 //	plughost:tasks            the channel announcing the ID of each task created or updated
 //
 // An update reads the record, changes it and writes it back in one
@@ -16,9 +17,21 @@
 // reconnection; a notice missed meanwhile is made up by the Service's
 // polling) and hands the IDs to its watchers.
 //
-// A store beats for its replica every ReplicaTimeout/3, and deletes its
-// heartbeat on Close, so its peers see it gone at once; a replica that
-// dies silently is seen dead ReplicaTimeout after its last beat.
+// A store beats for its replica every ReplicaTimeout/4, again at once on
+// every new connection (after the server restarted, say), and every
+// ReplicaTimeout/20 while beats fail; on Close it marks its heartbeat
+// "stopped", so its peers see it gone at once.
+//
+// A missing heartbeat is not enough to call a replica dead: a server that
+// restarts without its data, or stalls past ReplicaTimeout (every key
+// expires as it wakes), would have every replica fail every peer's tasks.
+// A store calls a replica dead when its key is missing on two looks at
+// least ReplicaTimeout/3 apart with none finding it between: its own
+// beats come every ReplicaTimeout/4, so a replica alive sets its key
+// again before the second look. A replica that dies silently is so seen
+// dead at the first look ReplicaTimeout/3 after one that found its key
+// expired: ReplicaTimeout×4/3 after its death at most, when its peers
+// are asked about its tasks all along.
 package redistore
 
 import (
@@ -45,6 +58,18 @@ const (
 
 // connectTimeout bounds New's first exchange with the server.
 const connectTimeout = 5 * time.Second
+
+// The values of a heartbeat key.
+const (
+	beating = "1"
+	stopped = "stopped"
+)
+
+// forgetMissing is how long a store looks again at a replica whose key it
+// found missing: a peer asks about a dead replica's tasks for as long as a
+// client polls them, an hour being far beyond any poll interval; a look
+// after that starts over (the verdict then takes ReplicaTimeout/3 more).
+const forgetMissing = time.Hour
 
 // maxAttempts bounds the retries of an update losing its race: each loss
 // is another writer's success, so this many in a row means a storm.
@@ -80,6 +105,14 @@ type Store struct {
 	quit    chan struct{} // closed by Close: the heartbeat and the feed stop
 	done    sync.WaitGroup
 	once    sync.Once
+
+	// reasserting guards stopping: a beat on a new connection never lands
+	// after Close marked the replica stopped.
+	reasserting sync.RWMutex
+	stopping    bool
+
+	mu      sync.Mutex
+	missing map[string]time.Time // replica → when its key was first found missing, and at every look since
 }
 
 var _ tasks.Store = (*Store)(nil)
@@ -98,10 +131,18 @@ func New(opts Options) (*Store, error) {
 	if strings.HasPrefix(opts.Address, "/") {
 		network = "unix"
 	}
-	client := redis.NewClient(&redis.Options{Network: network, Addr: opts.Address, Username: opts.Username,
-		Password: opts.Password, DB: opts.DB, DialTimeout: connectTimeout, DisableIdentity: true})
-	s := &Store{client: client, prefix: opts.KeyPrefix, channel: opts.KeyPrefix + "tasks",
-		timeout: opts.ReplicaTimeout, replica: opts.Replica, quit: make(chan struct{})}
+	s := &Store{prefix: opts.KeyPrefix, channel: opts.KeyPrefix + "tasks", timeout: opts.ReplicaTimeout,
+		replica: opts.Replica, quit: make(chan struct{}), missing: map[string]time.Time{}}
+	ro := &redis.Options{Network: network, Addr: opts.Address, Username: opts.Username, Password: opts.Password,
+		DB: opts.DB, DialTimeout: connectTimeout, DisableIdentity: true,
+		// The contexts bound every exchange: a beat on a server that
+		// stalls gives up in time to be tried again.
+		ContextTimeoutEnabled: true}
+	if s.replica != "" {
+		ro.OnConnect = s.reassert
+	}
+	client := redis.NewClient(ro)
+	s.client = client
 	ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
 	defer cancel()
 	if err := client.Ping(ctx).Err(); err != nil {
@@ -120,10 +161,9 @@ func New(opts Options) (*Store, error) {
 			client.Close()
 			return nil, fmt.Errorf("redis at %s: %w", opts.Address, err)
 		}
-		s.done.Add(1)
-		go s.heartbeat()
 	}
-	s.done.Add(1)
+	s.done.Add(2)
+	go s.heartbeat()
 	go s.feed()
 	return s, nil
 }
@@ -248,52 +288,137 @@ func (s *Store) feed() {
 	}
 }
 
-// Alive reports whether the replica's heartbeat key exists.
+// Alive reports whether the replica still beats. It is false when the
+// replica's store closed, or when its key is missing now and was missing
+// at a look ReplicaTimeout/3 ago or more, no look having found it since
+// (Alive's own, and the heartbeat's looks again at the replicas found
+// missing).
 func (s *Store) Alive(ctx context.Context, replica string) (bool, error) {
-	n, err := s.client.Exists(ctx, s.replicaKey(replica)).Result()
-	if err != nil {
+	v, err := s.client.Get(ctx, s.replicaKey(replica)).Result()
+	switch {
+	case err == nil:
+		s.found(replica)
+		return v != stopped, nil
+	case !errors.Is(err, redis.Nil):
 		return false, fmt.Errorf("redis: replica %s: %w", replica, err)
 	}
-	return n == 1, nil
+	now := time.Now()
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	first, ok := s.missing[replica]
+	if !ok {
+		s.missing[replica] = now
+		return true, nil
+	}
+	return now.Sub(first) < s.timeout/3, nil
+}
+
+// found forgets that the replica's key was missing: it is back.
+func (s *Store) found(replica string) {
+	s.mu.Lock()
+	delete(s.missing, replica)
+	s.mu.Unlock()
+}
+
+// lookAgain looks at the keys of the replicas found missing, forgetting
+// those back (and those missing for forgetMissing): a replica whose key
+// was lost and set again meanwhile is not dead at a later loss.
+func (s *Store) lookAgain(ctx context.Context) {
+	now := time.Now()
+	s.mu.Lock()
+	replicas := make([]string, 0, len(s.missing))
+	for r, first := range s.missing {
+		if now.Sub(first) > forgetMissing {
+			delete(s.missing, r)
+			continue
+		}
+		replicas = append(replicas, r)
+	}
+	s.mu.Unlock()
+	if len(replicas) == 0 {
+		return
+	}
+	exists := make([]*redis.IntCmd, len(replicas))
+	_, err := s.client.Pipelined(ctx, func(p redis.Pipeliner) error {
+		for i, r := range replicas {
+			exists[i] = p.Exists(ctx, s.replicaKey(r))
+		}
+		return nil
+	})
+	if err != nil {
+		return // no look: the next tick tries again
+	}
+	for i, r := range replicas {
+		if exists[i].Val() == 1 {
+			s.found(r)
+		}
+	}
 }
 
 // beat sets the replica's heartbeat key for another ReplicaTimeout.
 func (s *Store) beat(ctx context.Context) error {
-	if err := s.client.Set(ctx, s.replicaKey(s.replica), "1", s.timeout).Err(); err != nil {
+	if err := s.client.Set(ctx, s.replicaKey(s.replica), beating, s.timeout).Err(); err != nil {
 		return fmt.Errorf("beating for replica %s: %w", s.replica, err)
 	}
 	return nil
 }
 
-// heartbeat beats every ReplicaTimeout/3 until Close; a beat that fails is
-// tried again at the next tick (two may fail before peers see it dead).
+// reassert beats on a new connection (go-redis's OnConnect), before it
+// serves anything: after a reconnection, to a server that restarted
+// without its data say, the replica is alive again at once, not a beat
+// later. It never fails the connection: a beat that fails is the
+// heartbeat's to try again.
+func (s *Store) reassert(ctx context.Context, cn *redis.Conn) error {
+	s.reasserting.RLock()
+	defer s.reasserting.RUnlock()
+	if s.stopping {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.timeout/4)
+	defer cancel()
+	_ = cn.Set(ctx, s.replicaKey(s.replica), beating, s.timeout).Err()
+	return nil
+}
+
+// heartbeat beats every ReplicaTimeout/4 until Close, every
+// ReplicaTimeout/20 after a beat failed, and looks again at the replicas
+// found missing each time.
 func (s *Store) heartbeat() {
 	defer s.done.Done()
-	tick := time.NewTicker(s.timeout / 3)
-	defer tick.Stop()
+	every, retry := s.timeout/4, s.timeout/20
+	timer := time.NewTimer(every)
+	defer timer.Stop()
 	for {
 		select {
 		case <-s.quit:
 			return
-		case <-tick.C:
+		case <-timer.C:
 		}
-		ctx, cancel := context.WithTimeout(context.Background(), s.timeout/3)
-		_ = s.beat(ctx) // a failure shows as a dead replica, which is the truth
+		next := every
+		ctx, cancel := context.WithTimeout(context.Background(), every)
+		if s.replica != "" && s.beat(ctx) != nil {
+			next = retry
+		}
+		s.lookAgain(ctx)
 		cancel()
+		timer.Reset(next)
 	}
 }
 
-// Close stops the heartbeat and deletes its key, stops the watchers and
-// closes the connections.
+// Close stops the heartbeat and marks its key stopped, stops the watchers
+// and closes the connections.
 func (s *Store) Close() error {
 	var err error
 	s.once.Do(func() {
 		close(s.quit)
 		s.done.Wait()
+		s.reasserting.Lock()
+		s.stopping = true
+		s.reasserting.Unlock()
 		s.hub.Close()
 		if s.replica != "" {
 			ctx, cancel := context.WithTimeout(context.Background(), connectTimeout)
-			err = s.client.Del(ctx, s.replicaKey(s.replica)).Err()
+			err = s.client.Set(ctx, s.replicaKey(s.replica), stopped, s.timeout).Err()
 			cancel()
 		}
 		err = errors.Join(err, s.pubsub.Close(), s.client.Close())

@@ -25,7 +25,7 @@ const replicaTimeout = 2 * time.Second
 // through the balancer; a task cancelled through the other replica is
 // cancelled, and its call ends in the plugin of the replica running it;
 // the task of a replica killed with SIGKILL is failed, naming the replica,
-// within replica_timeout.
+// within replica_timeout and a third (two missed checks).
 func TestTasksAcrossReplicas(t *testing.T) {
 	t.Parallel()
 	rs := redistest.Start(t)
@@ -44,14 +44,22 @@ func TestTasksAcrossReplicas(t *testing.T) {
 		}
 	})
 	id := createTask(t, a.url, "build", `{}`)
+	var goKey string // as the task names the plugin's request
 	awaitStatus(t, b.url, id, "input_required", func(task map[string]json.RawMessage) {
-		if !strings.Contains(string(task["inputRequests"]), `"go":{"method":"elicitation/create"`) {
-			t.Errorf("input_required without the plugin's elicitation: %s", task["inputRequests"])
+		var reqs map[string]struct{ Method string }
+		json.Unmarshal(task["inputRequests"], &reqs)
+		for k, r := range reqs {
+			if strings.HasSuffix(k, "go") && r.Method == "elicitation/create" {
+				goKey = k
+			}
+		}
+		if len(reqs) != 1 || goKey == "" {
+			t.Fatalf("input_required without the plugin's elicitation: %s", task["inputRequests"])
 		}
 	})
 	// Answered through the balancer (either replica); finished on a,
 	// seen through b and through the balancer.
-	if res := rpc(t, lb.url, "tasks/update", id, `"taskId":"`+id+`","inputResponses":{"go":{"action":"accept"}}`); string(res["resultType"]) != `"complete"` || len(res) != 1 {
+	if res := rpc(t, lb.url, "tasks/update", id, `"taskId":"`+id+`","inputResponses":{"`+goKey+`":{"action":"accept"}}`); string(res["resultType"]) != `"complete"` || len(res) != 1 {
 		t.Fatalf("tasks/update: %v, want an empty acknowledgement", res)
 	}
 	awaitStatus(t, b.url, id, "completed", func(task map[string]json.RawMessage) {
@@ -80,8 +88,9 @@ func TestTasksAcrossReplicas(t *testing.T) {
 	<-a.exited
 	killed := time.Now()
 	awaitStatus(t, b.url, id, "failed", func(task map[string]json.RawMessage) {
-		if elapsed := time.Since(killed); elapsed > replicaTimeout+time.Second {
-			t.Errorf("the task failed %v after its replica was killed, want within replica_timeout (%v) and a poll", elapsed, replicaTimeout)
+		if bound := replicaTimeout + replicaTimeout/3 + time.Second; time.Since(killed) > bound {
+			t.Errorf("the task failed %v after its replica was killed, want within replica_timeout + replica_timeout/3 (%v) and a poll",
+				time.Since(killed), replicaTimeout+replicaTimeout/3)
 		}
 		if !strings.Contains(string(task["error"]), `"code":-32603`) || !strings.Contains(string(task["error"]), "stopped") {
 			t.Errorf("failed task's error %s, want -32603 saying its replica stopped", task["error"])

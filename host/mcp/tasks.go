@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strconv"
 	"strings"
 	"sync"
@@ -220,7 +221,7 @@ func (c *call) settle(res json.RawMessage, err error) {
 // store failing), the call goes on for the request.
 func (c *call) createTask() {
 	srv, t := c.s.srv, c.task
-	task, run, err := srv.tasks.Create(c.ctx, c.tc.Name, "")
+	task, run, err := srv.tasks.Create(c.ctx, c.tc.Name)
 	t.mu.Lock()
 	if err != nil {
 		t.state = taskNever
@@ -304,7 +305,11 @@ func (c *call) runTask(res json.RawMessage, err error) {
 		srv.log.Debug("a task's call ended", "task", run.ID(), "why", context.Cause(c.ctx))
 	case hostErr != nil:
 		srv.log.Warn("a task failed in its input rounds", "task", run.ID(), "tool", c.tc.Name, "error", hostErr)
-		_ = run.Fail(bg, wire.CodeInternalError, "the task's input round failed: "+hostErr.Error())
+		msg := hostErr.Error()
+		if errors.Is(hostErr, errTaskStore) {
+			msg = errTaskStore.Error() // the store's detail is the operator's, in the log
+		}
+		_ = run.Fail(bg, wire.CodeInternalError, "the task's input round failed: "+msg)
 	case err == nil:
 		_ = run.Complete(bg, res)
 	case missingCapability(err) != nil:
@@ -320,6 +325,10 @@ func (c *call) runTask(res json.RawMessage, err error) {
 		}
 	}
 }
+
+// errTaskStore wraps a failure of the task store (Redis unreachable, say)
+// in a task's input round.
+var errTaskStore = errors.New("the task store failed")
 
 // failedCall reports whether a call's error means it could not be carried
 // out (a task fails with it), rather than a failure of the tool itself (a
@@ -378,11 +387,11 @@ func (c *call) taskInput(err error) (*tool.Input, error) {
 	}
 	run := c.task.run
 	if err := run.NeedInput(c.ctx, append(b, '}'), ir.State); err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errTaskStore, err)
 	}
 	answers, state, err := run.WaitInput(c.ctx)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("%w: %w", errTaskStore, err)
 	}
 	// The provider's own keys again.
 	r := []byte{'{'}
@@ -494,6 +503,8 @@ func (o *taskOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 
 func (o *taskOp) answer(b []byte, c *call, _ json.RawMessage, err error) []byte {
 	switch {
+	case errors.Is(err, tasks.ErrTooLarge):
+		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error()))
 	case errors.Is(err, tasks.ErrNotFound):
 		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInvalidParams, "invalid params: no task "+strconv.Quote(o.p.id)+
 			": it never existed, or it expired"))

@@ -14,8 +14,8 @@ import (
 // of 1,330 providers.
 const copies = 19
 
-// ShortQueries are what a model sends a search tool: a few words.
-var ShortQueries = []string{"read file", "current time", "stock price history", "convert docx to pdf",
+// shortQueries are what a model sends a search tool: a few words.
+var shortQueries = []string{"read file", "current time", "stock price history", "convert docx to pdf",
 	"search papers", "weather forecast", "bar chart", "send email", "geocode address", "git diff"}
 
 // bigIndex returns an index of copies of the corpus, each server under
@@ -61,7 +61,7 @@ func BenchmarkSearch10k(b *testing.B) {
 	for _, bench := range []struct {
 		name    string
 		queries []string
-	}{{"tasks", tasks}, {"short", ShortQueries}} {
+	}{{"tasks", tasks}, {"short", shortQueries}} {
 		b.Run(bench.name, func(b *testing.B) {
 			b.ReportAllocs()
 			var took []time.Duration
@@ -72,14 +72,14 @@ func BenchmarkSearch10k(b *testing.B) {
 				took = append(took, time.Since(start))
 				i++
 			}
-			ReportPercentiles(b, took)
+			reportPercentiles(b, took)
 		})
 	}
 }
 
-// ReportPercentiles reports the median and the 99th percentile of took in
+// reportPercentiles reports the median and the 99th percentile of took in
 // microseconds.
-func ReportPercentiles(b *testing.B, took []time.Duration) {
+func reportPercentiles(b *testing.B, took []time.Duration) {
 	slices.Sort(took)
 	b.ReportMetric(float64(took[len(took)/2].Nanoseconds())/1e3, "p50-µs")
 	b.ReportMetric(float64(took[len(took)*99/100].Nanoseconds())/1e3, "p99-µs")

@@ -162,8 +162,9 @@ type Catalog struct {
 
 	snap atomic.Pointer[snapshot] // what the listings and routes read
 
-	overlaps overlaps      // template overlaps already logged
-	subs     subscriptions // resource subscriptions and update listeners
+	overlaps  overlaps      // template overlaps already logged
+	subs      subscriptions // resource subscriptions and update listeners
+	followers []*follower   // FollowTools; under mu, copied on change
 }
 
 // provider is a Set provider and what the catalog accepted of it.
@@ -388,6 +389,11 @@ func (c *Catalog) rebuild() {
 	}
 	if ch != (tool.Change{}) {
 		c.ev.changed(ch)
+	}
+	if ch.Tools {
+		for _, f := range c.followers {
+			f.notify()
+		}
 	}
 	c.overlaps.keep(&s.templates)
 	c.resync(s)

@@ -3,6 +3,7 @@ package catalog
 import (
 	"bytes"
 	"cmp"
+	"context"
 	"encoding/json"
 	"slices"
 	"sync"
@@ -32,11 +33,13 @@ type ProviderTools struct {
 // next call, so a slow fn merges changes, never delays Set or Remove,
 // and never misses a change. stop ends the following and waits for a
 // call of fn in progress, so it must not be called from fn.
+// AwaitFollowers waits until every follower has caught up.
 func (c *Catalog) FollowTools(fn func([]ProviderTools)) (stop func()) {
 	f := &follower{
 		fn:      fn,
 		changed: make(chan struct{}, 1),
 		done:    make(chan struct{}),
+		caught:  make(chan struct{}),
 		last:    map[string][]json.RawMessage{},
 	}
 	c.mu.Lock()
@@ -59,6 +62,34 @@ func (c *Catalog) FollowTools(fn func([]ProviderTools)) (stop func()) {
 	}
 }
 
+// AwaitFollowers waits until every follower (FollowTools) has handed its
+// fn what the catalog publishes now, and fn has returned; or until ctx
+// ends, whose error it then returns. The host waits for it before it
+// serves searches: the plugins found at start are then all searchable.
+func (c *Catalog) AwaitFollowers(ctx context.Context) error {
+	c.mu.Lock()
+	gen, fs := c.snap.Load().toolsGen, c.followers
+	c.mu.Unlock()
+	for _, f := range fs {
+		for {
+			f.mu.Lock()
+			followed, caught := f.followed, f.caught
+			f.mu.Unlock()
+			if followed >= gen {
+				break
+			}
+			select {
+			case <-caught:
+			case <-f.done: // stopped: nothing more to wait for
+				return nil
+			case <-ctx.Done():
+				return ctx.Err()
+			}
+		}
+	}
+	return nil
+}
+
 // follower is one FollowTools: what it last handed to fn, by provider.
 type follower struct {
 	fn      func([]ProviderTools)
@@ -66,6 +97,10 @@ type follower struct {
 	done    chan struct{} // closed by stop
 	wg      sync.WaitGroup
 	last    map[string][]json.RawMessage // owned by run
+
+	mu       sync.Mutex
+	followed uint64        // the gen of the last snapshot fn was handed (0: none)
+	caught   chan struct{} // closed, and replaced, when followed grows
 }
 
 // notify tells the follower a new snapshot is published. It never blocks:
@@ -87,9 +122,15 @@ func (f *follower) run(c *Catalog) {
 			return
 		case <-f.changed:
 		}
-		if diff := f.diff(c.snap.Load().tools.byProvider); len(diff) > 0 {
+		s := c.snap.Load()
+		if diff := f.diff(s.tools.byProvider); len(diff) > 0 {
 			f.fn(diff)
 		}
+		f.mu.Lock()
+		f.followed = s.gen
+		close(f.caught)
+		f.caught = make(chan struct{})
+		f.mu.Unlock()
 	}
 }
 

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"slices"
@@ -144,4 +145,37 @@ func TestFollowToolsIndexLatency(t *testing.T) {
 	step("tulips", func() { c.Set(big("tulips")) }, true)
 	step("orchids", func() { c.Set(big("orchids")) }, true)
 	step("removed", func() { c.Remove("big") }, false)
+}
+
+// TestAwaitFollowers: AwaitFollowers returns once every follower has been
+// handed the tools published, not before; a publication that changed no
+// tool is nothing to wait for.
+func TestAwaitFollowers(t *testing.T) {
+	f := newFixture(t, nil)
+	gate := make(chan struct{})
+	var seen []string // written by fn, read after AwaitFollowers
+	stop := f.cat.FollowTools(func(ps []ProviderTools) {
+		<-gate
+		for _, p := range ps {
+			seen = append(seen, p.Provider)
+		}
+	})
+	defer stop()
+	f.cat.Set(newProvider("a", "x"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := f.cat.AwaitFollowers(ctx); err != context.Canceled {
+		t.Fatalf("AwaitFollowers with fn held: %v, want context.Canceled", err)
+	}
+	close(gate)
+	if err := f.cat.AwaitFollowers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(seen, "a") {
+		t.Fatalf("after AwaitFollowers fn has seen %v, want a", seen)
+	}
+	f.cat.Set(newProvider("a", "x")) // the same tools: no change
+	if err := f.cat.AwaitFollowers(ctx); err != nil {
+		t.Fatalf("AwaitFollowers after a Set that changed nothing: %v", err)
+	}
 }

@@ -45,7 +45,7 @@ func (c *Catalog) FollowTools(fn func([]ProviderTools)) (stop func()) {
 	c.mu.Lock()
 	c.followers = append(c.followers[:len(c.followers):len(c.followers)], f)
 	c.mu.Unlock()
-	f.changed <- struct{}{} // the first call: every provider
+	f.notify() // the first call: every provider (a Set since may have notified already)
 	f.wg.Add(1)
 	go f.run(c)
 	return func() {

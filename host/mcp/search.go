@@ -258,9 +258,12 @@ func (sc *searchCatalog) search(raw json.RawMessage) json.RawMessage {
 // searchResult is search_tools' CallToolResult for hits.
 func searchResult(query string, hits []toolsearch.Hit) json.RawMessage {
 	var text strings.Builder
-	if len(hits) == 0 {
+	switch len(hits) {
+	case 0:
 		fmt.Fprintf(&text, "No tool matches %q. Try other words: what the tool does, or the service it works with.", query)
-	} else {
+	case 1:
+		fmt.Fprintf(&text, "1 tool matches %q. Call it by its name, or through %s; its inputSchema is in structuredContent.\n", query, CallToolName)
+	default:
 		fmt.Fprintf(&text, "%d tools match %q, best first. Call one by its name, or through %s; each one's inputSchema is in structuredContent.\n", len(hits), query, CallToolName)
 	}
 	defs := make([]json.RawMessage, len(hits))

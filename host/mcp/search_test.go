@@ -141,8 +141,8 @@ func TestSearchTools(t *testing.T) {
 			t.Errorf("search chatty: text %q, want a line naming chatty", r.text())
 		}
 		r = callOne(t, c, "search_tools", `"arguments":{"query":"echo","limit":5}`)
-		if got := r.found(); !slices.Equal(got, []string{"echo"}) {
-			t.Errorf("search echo: found %v, want echo alone (ghost is not exposed)", got)
+		if got := r.found(); !slices.Equal(got, []string{"echo"}) || !strings.HasPrefix(r.text(), `1 tool matches "echo"`) {
+			t.Errorf("search echo: found %v (%q), want echo alone (ghost is not exposed)", got, r.text())
 		}
 		r = callOne(t, c, "search_tools", `"arguments":{"query":"zebra"}`)
 		if r.IsError || len(r.found()) != 0 || !strings.Contains(r.text(), "No tool matches") {

@@ -24,6 +24,37 @@ func TestToolSearchStdio(t *testing.T) {
 	}
 	h := startTestHostWith(t, []string{"--config", config}, "echo", "clock")
 	checkSearchMode(t, h.session, "call_tool", "echo", "search_tools")
+
+	// A plugin loaded mid-session is found; unloaded, it is not.
+	copyPlugin(t, "files", h.pluginDir, "files")
+	awaitFound(t, h, "write a text file", "create_file", true)
+	if err := os.Remove(filepath.Join(h.pluginDir, "files")); err != nil {
+		t.Fatal(err)
+	}
+	awaitFound(t, h, "write a text file", "create_file", false)
+}
+
+// awaitFound searches query after each list_changed until the result
+// holds the tool name (or, when found is false, no longer holds it). The
+// index follows the catalog at each publication (catalog.FollowTools, a
+// few milliseconds for a plugin's tools); list_changed waits for the
+// catalog's burst to go quiet (50ms) first, so the search it prompts sees
+// the change.
+func awaitFound(t *testing.T, h *testHost, query, name string, found bool) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	for {
+		res := h.call("search_tools", map[string]any{"query": query})
+		if strings.Contains(text(res), "- "+name+": ") == found {
+			return
+		}
+		select {
+		case <-h.listChanged:
+		case <-ctx.Done():
+			t.Fatalf("search %q: %q; want %s found: %v (no further list_changed within 30s)", query, text(res), name, found)
+		}
+	}
 }
 
 // TestToolSearchHTTP: serve --tool-search over Streamable HTTP, no tool

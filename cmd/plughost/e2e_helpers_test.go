@@ -125,6 +125,12 @@ type testHost struct {
 // exit and checks that no plugin process outlived it.
 func startTestHost(t *testing.T, plugins ...string) *testHost {
 	t.Helper()
+	return startTestHostWith(t, nil, plugins...)
+}
+
+// startTestHostWith is startTestHost with serve's further arguments.
+func startTestHostWith(t *testing.T, args []string, plugins ...string) *testHost {
+	t.Helper()
 	h := &testHost{
 		t:           t,
 		pluginDir:   t.TempDir(),
@@ -143,7 +149,7 @@ func startTestHost(t *testing.T, plugins ...string) *testHost {
 	for _, p := range plugins {
 		copyPlugin(t, p, h.pluginDir, p)
 	}
-	h.cmd = exec.Command(bin.plughost, "serve", "--plugins", h.pluginDir, "--workspace", h.workspace, "--log-level", "debug")
+	h.cmd = exec.Command(bin.plughost, append([]string{"serve", "--plugins", h.pluginDir, "--workspace", h.workspace, "--log-level", "debug"}, args...)...)
 	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
 	h.cmd.Stderr = h.stderr
 	stdin, err := h.cmd.StdinPipe()

@@ -23,6 +23,7 @@ import (
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/host/toolsearch"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -36,6 +37,9 @@ type hostFlags struct {
 	logLevel  string
 	config    string       // --config FILE: the HCL configuration (config.go)
 	devices   *deviceFlags // serve only: the device bridge (device.go); nil elsewhere
+	// toolSearch is serve's --tool-search: tool search mode even without
+	// a search block in the configuration.
+	toolSearch bool
 	// serving is set by serve: the plugins block's start modes and the
 	// catalog cache apply. The commands that load and exit (plugins,
 	// call) start every plugin eagerly and use no cache.
@@ -68,6 +72,15 @@ type host struct {
 	// not serving); escalateAfter is its escalate_after.
 	tasks         *tasks.Service
 	escalateAfter time.Duration
+	// search is tool search mode (config's search block, or
+	// --tool-search), its index following the catalog until unfollow;
+	// nil when off.
+	search   *mcp.ToolSearch
+	unfollow func()
+	// searchReady is closed once the plugins found at start have loaded
+	// and the index holds their tools: what a client waits for in tool
+	// search mode (nil when off).
+	searchReady chan struct{}
 
 	// runEnded is closed when manager.Run has returned, with its result in
 	// runErr: while serving, that means the plugin directory could not be
@@ -79,17 +92,45 @@ type host struct {
 // mcpOptions are the options of the MCP server serve runs, over stdio or
 // HTTP.
 func (h *host) mcpOptions() *mcp.Options {
+	ready := h.manager.Ready() // no list from a catalog still loading
+	if h.searchReady != nil {
+		ready = h.searchReady // nor a search from an index still filling
+	}
 	return &mcp.Options{
 		Version: version,
 		Logger:  h.log.Named("mcp"),
-		Ready:   h.manager.Ready(), // no list from a catalog still loading
+		Ready:   ready,
 		// The stateless revision's requestState, sealed with the key
 		// replicas share; the tasks, in the store they share.
 		StateSealer:   h.sealer,
 		StateTTL:      h.stateTTL,
 		Tasks:         h.tasks,
 		EscalateAfter: h.escalateAfter,
+		ToolSearch:    h.search,
 	}
+}
+
+// followSearch puts the catalog in tool search mode as s says: an index
+// of its tools that follows it at once (catalog.FollowTools) until
+// unfollow is called.
+func followSearch(cat *catalog.Catalog, s *config.Search, log hclog.Logger) (ts *mcp.ToolSearch, unfollow func()) {
+	x := toolsearch.New()
+	unfollow = cat.FollowTools(func(ps []catalog.ProviderTools) {
+		for _, p := range ps {
+			if p.Tools == nil {
+				x.Remove(p.Provider)
+				continue
+			}
+			// The catalog checked every definition, so the index refuses
+			// none; if it did, searches would find the provider's tools
+			// as they were (calls are the catalog's, never the index's).
+			if err := x.Set(p.Provider, toolsearch.Provider{}, p.Tools); err != nil {
+				log.Error("tool search: the index refused a provider's tools; searches find the ones it had", "provider", p.Provider, "error", err)
+			}
+		}
+	})
+	log.Info("serving in tool search mode: tools/list offers search_tools, call_tool and the pinned tools", "pinned", s.Pinned)
+	return &mcp.ToolSearch{Index: x, Pinned: s.Pinned, Limit: s.Limit}, unfollow
 }
 
 // startHost resolves the directories, then starts loading plugins in the
@@ -169,6 +210,21 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
+	if search := cfg.Search; h.serving && (search != nil || h.toolSearch) {
+		if search == nil {
+			search = &config.Search{} // --tool-search: as an empty block
+		}
+		hst.search, hst.unfollow = followSearch(cat, search, log.Named("mcp"))
+		hst.searchReady = make(chan struct{})
+		go func() {
+			select {
+			case <-mgr.Ready():
+				cat.AwaitFollowers(ctx) // nil, or ctx's error when stopping: either way, done waiting
+			case <-ctx.Done():
+			}
+			close(hst.searchReady)
+		}()
+	}
 	go func() {
 		err := mgr.Run(ctx)
 		hst.runErr = err
@@ -228,6 +284,9 @@ func (h *host) stop() error {
 	}
 	h.cancel()
 	err := <-h.done
+	if h.unfollow != nil {
+		h.unfollow()
+	}
 	h.catalog.Close()
 	return err
 }

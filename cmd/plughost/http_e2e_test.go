@@ -37,6 +37,12 @@ var listenURL = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)/mcp`)
 
 func startHTTPHost(t *testing.T, plugins ...string) *httpHost {
 	t.Helper()
+	return startHTTPHostWith(t, nil, plugins...)
+}
+
+// startHTTPHostWith is startHTTPHost with serve's further arguments.
+func startHTTPHostWith(t *testing.T, args []string, plugins ...string) *httpHost {
+	t.Helper()
 	h := &httpHost{t: t, pluginDir: t.TempDir(), workspace: t.TempDir(), stderr: newLineBuffer(), wire: newWireCheck(), exited: make(chan struct{})}
 	if err := os.Chmod(h.workspace, 0o777); err != nil {
 		t.Fatal(err)
@@ -44,8 +50,8 @@ func startHTTPHost(t *testing.T, plugins ...string) *httpHost {
 	for _, p := range plugins {
 		copyPlugin(t, p, h.pluginDir, p)
 	}
-	h.cmd = exec.Command(bin.plughost, "serve", "--http", "127.0.0.1:0", "--plugins", h.pluginDir,
-		"--workspace", h.workspace, "--log-level", "debug")
+	h.cmd = exec.Command(bin.plughost, append([]string{"serve", "--http", "127.0.0.1:0", "--plugins", h.pluginDir,
+		"--workspace", h.workspace, "--log-level", "debug"}, args...)...)
 	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
 	h.cmd.Stderr = h.stderr
 	if err := h.cmd.Start(); err != nil {

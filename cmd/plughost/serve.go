@@ -22,6 +22,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	hf.register(fs)
 	hf.devices = new(deviceFlags)
 	hf.serving = true
+	fs.BoolVar(&hf.toolSearch, "tool-search", false, "tool search mode: tools/list offers search_tools, call_tool and the pinned tools instead of every tool (as a search block in --config does; see README \"Tool search\")")
 	hf.devices.register(fs)
 	var httpf httpFlags
 	httpf.register(fs)

@@ -162,8 +162,9 @@ type Catalog struct {
 
 	snap atomic.Pointer[snapshot] // what the listings and routes read
 
-	overlaps overlaps      // template overlaps already logged
-	subs     subscriptions // resource subscriptions and update listeners
+	overlaps  overlaps      // template overlaps already logged
+	subs      subscriptions // resource subscriptions and update listeners
+	followers []*follower   // FollowTools; under mu, copied on change
 }
 
 // provider is a Set provider and what the catalog accepted of it.
@@ -192,6 +193,8 @@ type offered struct {
 
 // snapshot is an immutable view of everything exposed, rebuilt on change.
 type snapshot struct {
+	gen       uint64               // counts the snapshots published: 1, 2, ...
+	toolsGen  uint64               // the gen of the latest one whose tools changed
 	providers map[string]*provider // the published providers
 	tools     toolSet
 	resources resourceSet
@@ -235,7 +238,9 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 		providers: map[string]*provider{},
 	}
 	c.subs.init(o.MaxSubscriptions)
-	c.snap.Store(build(c.providers))
+	s := build(c.providers)
+	s.gen, s.toolsGen = 1, 1
+	c.snap.Store(s)
 	return c
 }
 
@@ -377,17 +382,27 @@ func (a *accept) take(name string, err error) bool {
 func (c *Catalog) rebuild() {
 	old := c.snap.Load()
 	s := build(c.providers)
+	s.gen = old.gen + 1
 	c.logNames(KindTool, &old.tools.names, &s.tools.names)
 	c.logNames(KindPrompt, &old.prompts.names, &s.prompts.names)
 	c.logURIClashes(&old.resources, &s.resources)
-	c.snap.Store(s)
 	ch := tool.Change{
 		Tools:     !s.tools.list.same(&old.tools.list),
 		Resources: !s.resources.list.same(&old.resources.list) || !s.templates.list.same(&old.templates.list),
 		Prompts:   !s.prompts.list.same(&old.prompts.list),
 	}
+	s.toolsGen = old.toolsGen
+	if ch.Tools {
+		s.toolsGen = s.gen
+	}
+	c.snap.Store(s)
 	if ch != (tool.Change{}) {
 		c.ev.changed(ch)
+	}
+	if ch.Tools {
+		for _, f := range c.followers {
+			f.notify()
+		}
 	}
 	c.overlaps.keep(&s.templates)
 	c.resync(s)

@@ -20,6 +20,9 @@ type toolSet struct {
 	routes  map[string]*route // by exposed name
 	entries []Entry           // sorted by exposed name
 	names   names
+	// byProvider holds each provider's items of list, sorted by exposed
+	// name; a provider that exposes no tool is absent (FollowTools).
+	byProvider map[string][]json.RawMessage
 }
 
 // route is where a call to one exposed name goes.
@@ -59,10 +62,14 @@ func buildTools(providers map[string]*provider) toolSet {
 		routes:  make(map[string]*route, len(items)),
 		entries: make([]Entry, 0, len(items)),
 		names:   ns,
+
+		byProvider: map[string][]json.RawMessage{},
 	}
 	for _, it := range items {
 		n := it.n
-		s.list.add(n.Exposed, it.v.encode(n.Exposed))
+		b := it.v.encode(n.Exposed)
+		s.list.add(n.Exposed, b)
+		s.byProvider[n.Provider] = append(s.byProvider[n.Provider], b)
 		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, check: it.v.check}
 		s.entries = append(s.entries, Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
 	}

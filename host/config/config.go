@@ -1,6 +1,6 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins, stateless and tasks. The sandbox block:
+// block: sandbox, plugins, stateless, tasks and search. The sandbox block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
 //	sandbox {
@@ -100,6 +100,17 @@
 // (which wins over the file) or $PLUGHOST_REDIS_PASSWORD_FILE (when the
 // block names no file) give it too.
 //
+// The search block serves the tools in tool search mode: tools/list offers
+// the pinned tools and two of the host's, search_tools (finds tools by a
+// query in plain words) and call_tool (runs any tool by name), instead of
+// every tool. Its presence turns the mode on (plughost serve --tool-search
+// does too, as an empty block would):
+//
+//	search {
+//	  pinned = ["echo"]  # tools listed in full as well, by the names tools/list shows
+//	  limit  = 8         # tools a search returns when the query says no number; 1 to 50 (default 8)
+//	}
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to these.
 package config
@@ -133,6 +144,8 @@ type Config struct {
 	Stateless Stateless
 	// Tasks is the tasks block: how tasks are kept, and where.
 	Tasks Tasks
+	// Search is the search block: tool search mode; nil when absent.
+	Search *Search
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -224,7 +237,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -245,6 +258,9 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Stateless.decode(b.Body, filepath.Dir(filename))
 		case "tasks":
 			err = cfg.Tasks.decode(b.Body, filepath.Dir(filename))
+		case "search":
+			cfg.Search = &Search{}
+			err = cfg.Search.decode(b.Body)
 		}
 		if err != nil {
 			return nil, err

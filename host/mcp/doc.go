@@ -230,6 +230,14 @@
 // request's revision (the session's negotiated version, or 2026-07-28 for
 // a stateless request).
 //
+// # Tool search mode
+//
+// With Options.ToolSearch the server wraps its catalog (search.go):
+// tools/list offers the pinned tools and the host's search_tools and
+// call_tool, and a call of either is served by the wrapper while every
+// other call passes through; call_tool rewrites its call to the named
+// tool and hands it on, so it takes the path of any call.
+//
 // # Transports
 //
 // A [Session] holds the protocol state and handles one incoming message at

@@ -180,6 +180,10 @@ type Options struct {
 	// its request before the server makes it a task by itself; 0 means
 	// only when its provider says so (a plugin's Request.RunAsTask).
 	EscalateAfter time.Duration
+	// ToolSearch, when not nil, serves the catalog in tool search mode
+	// (search.go): tools/list offers the pinned tools and the host's
+	// search_tools and call_tool instead of every tool.
+	ToolSearch *ToolSearch
 	// OnSession, when set, is called with every session the server opens,
 	// before it serves anything. The function it returns, when not nil, is
 	// called each time a piece of the session's work has written its
@@ -221,6 +225,9 @@ type Server struct {
 func NewServer(c Catalog, opts *Options) *Server {
 	if opts == nil {
 		opts = &Options{}
+	}
+	if opts.ToolSearch != nil {
+		c = withSearch(c, opts.ToolSearch)
 	}
 	s := &Server{
 		catalog:      c,

@@ -3,6 +3,7 @@ package mcptest
 import (
 	"context"
 	"encoding/json"
+	"slices"
 	"sync"
 	"testing"
 	"time"
@@ -44,8 +45,12 @@ var taskTools = map[string]string{
 	"job_required": "required",
 }
 
-// Tool returns the definition of a task tool, or nil (mcp.ToolLookup).
+// Tool returns the definition of a listed tool (as ListTools lists it,
+// compact) or a task tool, or nil (mcp.ToolLookup).
 func (c *Catalog) Tool(name string) json.RawMessage {
+	if slices.Contains(ToolNames, name) {
+		return json.RawMessage(`{"name":"` + name + `","description":"the ` + name + ` tool","inputSchema":{"type":"object"}}`)
+	}
 	ts, ok := taskTools[name]
 	if !ok {
 		return nil

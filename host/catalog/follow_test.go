@@ -1,0 +1,181 @@
+package catalog
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/toolsearch"
+)
+
+// following returns a channel that gets each call of a FollowTools of c,
+// as provider → exposed names, and stops following at the test's end.
+func following(t *testing.T, c *Catalog) <-chan map[string][]string {
+	t.Helper()
+	calls := make(chan map[string][]string, 10)
+	stop := c.FollowTools(func(ps []ProviderTools) {
+		m := map[string][]string{}
+		for _, p := range ps {
+			m[p.Provider] = []string{}
+			for _, raw := range p.Tools {
+				m[p.Provider] = append(m[p.Provider], nameOf(t, raw))
+			}
+		}
+		calls <- m
+	})
+	t.Cleanup(stop)
+	return calls
+}
+
+func TestFollowTools(t *testing.T) {
+	f := newFixture(t, nil)
+	f.cat.Set(newProvider("a", "x", "y"))
+	calls := following(t, f.cat)
+	check := func(what string, want map[string][]string) {
+		t.Helper()
+		if got := await(t, calls, what); !equalNames(got, want) {
+			t.Fatalf("%s: got %v, want %v", what, got, want)
+		}
+	}
+	check("the first call", map[string][]string{"a": {"x", "y"}})
+
+	// b's x clashes with a's: a's exposed names change too.
+	f.cat.Set(newProvider("b", "x"))
+	check("b's arrival", map[string][]string{"a": {"a__x", "y"}, "b": {"b__x"}})
+
+	// Republishing a unchanged calls no one; c's arrival is all the
+	// next call holds.
+	f.cat.Set(newProvider("a", "x", "y"))
+	f.cat.Set(newProvider("c", "z"))
+	check("c's arrival", map[string][]string{"c": {"z"}})
+
+	f.cat.Remove("b")
+	check("b's removal", map[string][]string{"a": {"x", "y"}, "b": {}})
+
+	// A provider left with no tool is gone to a follower.
+	f.cat.Set(newProvider("c"))
+	check("c's last tool gone", map[string][]string{"c": {}})
+}
+
+func equalNames(a, b map[string][]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if w, ok := b[k]; !ok || !slices.Equal(v, w) {
+			return false
+		}
+	}
+	return true
+}
+
+// TestFollowToolsStop: after stop returns, fn is not called again.
+func TestFollowToolsStop(t *testing.T) {
+	f := newFixture(t, nil)
+	called := make(chan struct{}, 10)
+	stop := f.cat.FollowTools(func([]ProviderTools) { called <- struct{}{} })
+	f.cat.Set(newProvider("a", "x"))
+	await(t, called, "a call")
+	stop()
+	stop() // idempotent
+	for len(called) > 0 {
+		<-called // the first call and a's may have come as two
+	}
+	f.cat.Set(newProvider("b", "x"))
+	f.cat.Remove("a")
+	if n := len(f.cat.followers); n != 0 {
+		t.Fatalf("%d followers left after stop", n)
+	}
+	if len(called) != 0 {
+		t.Fatal("fn called after stop")
+	}
+}
+
+// TestFollowToolsIndexLatency measures how soon a search index that
+// follows the catalog sees a provider of 1,000 tools loaded, changed and
+// removed: the issue's bound is 100ms from publication.
+func TestFollowToolsIndexLatency(t *testing.T) {
+	c := New(&Options{Logger: testLogger(&logBuffer{})})
+	defer c.Close()
+	x := toolsearch.New()
+	landed := make(chan struct{}, 10)
+	stop := c.FollowTools(func(ps []ProviderTools) {
+		for _, p := range ps {
+			if p.Tools == nil {
+				x.Remove(p.Provider)
+			} else if err := x.Set(p.Provider, toolsearch.Provider{}, p.Tools); err != nil {
+				t.Errorf("index %s: %v", p.Provider, err)
+			}
+		}
+		landed <- struct{}{}
+	})
+	defer stop() // an empty catalog: no first call
+
+	big := func(word string) *fakeProvider {
+		p := &fakeProvider{name: "big"}
+		for i := range 1000 {
+			name := fmt.Sprintf("tool_%04d", i)
+			p.tools = append(p.tools, tool.Def{Name: name, JSON: json.RawMessage(fmt.Sprintf(
+				`{"name":%q,"description":"Looks up the %s number %d of a ledger","inputSchema":{"type":"object","properties":{"account":{"type":"string","description":"the account to read"}}}}`,
+				name, word, i))})
+		}
+		return p
+	}
+	step := func(what string, change func(), found bool) {
+		t.Helper()
+		start := time.Now()
+		change()
+		published := time.Since(start)
+		await(t, landed, what)
+		lag := time.Since(start) - published
+		hits := x.Search(what, 1)
+		if (len(hits) > 0) != found || found && !strings.Contains(string(hits[0].Def), what) {
+			t.Fatalf("%s: hits %v", what, hits)
+		}
+		t.Logf("%s: published in %v, searchable %v later", what, published.Round(time.Millisecond), lag.Round(time.Millisecond))
+		if lag > 100*time.Millisecond && !raceEnabled {
+			t.Errorf("%s: the index followed %v after publication, over 100ms", what, lag)
+		}
+	}
+	step("tulips", func() { c.Set(big("tulips")) }, true)
+	step("orchids", func() { c.Set(big("orchids")) }, true)
+	step("removed", func() { c.Remove("big") }, false)
+}
+
+// TestAwaitFollowers: AwaitFollowers returns once every follower has been
+// handed the tools published, not before; a publication that changed no
+// tool is nothing to wait for.
+func TestAwaitFollowers(t *testing.T) {
+	f := newFixture(t, nil)
+	gate := make(chan struct{})
+	var seen []string // written by fn, read after AwaitFollowers
+	stop := f.cat.FollowTools(func(ps []ProviderTools) {
+		<-gate
+		for _, p := range ps {
+			seen = append(seen, p.Provider)
+		}
+	})
+	defer stop()
+	f.cat.Set(newProvider("a", "x"))
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := f.cat.AwaitFollowers(ctx); err != context.Canceled {
+		t.Fatalf("AwaitFollowers with fn held: %v, want context.Canceled", err)
+	}
+	close(gate)
+	if err := f.cat.AwaitFollowers(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(seen, "a") {
+		t.Fatalf("after AwaitFollowers fn has seen %v, want a", seen)
+	}
+	f.cat.Set(newProvider("a", "x")) // the same tools: no change
+	if err := f.cat.AwaitFollowers(ctx); err != nil {
+		t.Fatalf("AwaitFollowers after a Set that changed nothing: %v", err)
+	}
+}

@@ -221,16 +221,18 @@ func (l *life) publish(in *instance, clearErr bool) {
 	l.s.settleChanges()
 }
 
-// adopt makes in the running instance, shows what it offers (force: it
-// replaces a running process, see show), lets requests through the gate
-// to it, and logs msg.
+// adopt makes in the running instance, lets requests through the gate to
+// it, shows what it offers (force: it replaces a running process, see
+// show), and logs msg. The gate comes first: a call made as soon as the
+// publication is seen (a client told list_changed) reaches this process,
+// not the one it replaces.
 func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 	s := l.s
 	l.cur = in
 	l.idleWait = 0
 	s.running(in, clearErr)
-	l.show(in.desc, in.lists, force)
 	s.g.set(in)
+	l.show(in.desc, in.lists, force)
 	s.log.Info(msg, append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
 }
 

@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"maps"
 	"slices"
 
 	"github.com/hashicorp/hcl/v2"
@@ -31,27 +30,16 @@ var searchSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "pinn
 
 // decode reads the search block.
 func (s *Search) decode(body hcl.Body) error {
-	content, diags := body.Content(&searchSchema)
-	if diags.HasErrors() {
-		return diags
-	}
-	for _, name := range slices.Sorted(maps.Keys(content.Attributes)) {
-		a := content.Attributes[name]
-		v, err := value(a)
-		if err != nil {
-			return err
-		}
+	_, err := attributes(body, &searchSchema, func(name string, a *hcl.Attribute, v cty.Value) (err error) {
 		switch name {
 		case "limit":
 			s.Limit, err = wholeIn(a, v, 1, maxSearchLimit)
 		case "pinned":
 			s.Pinned, err = pinnedNames(a, v)
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
+	return err
 }
 
 // pinnedNames reads pinned: a list of distinct exposed tool names.

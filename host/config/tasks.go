@@ -85,16 +85,7 @@ var redisSchema = hcl.BodySchema{
 // decode reads the tasks block; dir is the configuration file's
 // directory, against which a relative password_file is resolved.
 func (tk *Tasks) decode(body hcl.Body, dir string) error {
-	content, diags := body.Content(&tasksSchema)
-	if diags.HasErrors() {
-		return diags
-	}
-	for _, name := range slices.Sorted(maps.Keys(content.Attributes)) {
-		a := content.Attributes[name]
-		v, err := value(a)
-		if err != nil {
-			return err
-		}
+	content, err := attributes(body, &tasksSchema, func(name string, a *hcl.Attribute, v cty.Value) (err error) {
 		switch name {
 		case "ttl":
 			tk.TTL, err = durationIn(a, v, minTaskTTL, maxTaskTTL, "1m to 168h (7 days)")
@@ -115,9 +106,10 @@ func (tk *Tasks) decode(body hcl.Body, dir string) error {
 			tk.EscalateAfter, err = durationIn(a, v, 0, maxEscalateAfter, `0s (only when the plugin says so) to 1h`)
 			tk.EscalateOff = err == nil && tk.EscalateAfter == 0
 		}
-		if err != nil {
-			return err
-		}
+		return err
+	})
+	if err != nil {
+		return err
 	}
 	for _, b := range content.Blocks {
 		if tk.Redis != nil {
@@ -132,16 +124,7 @@ func (tk *Tasks) decode(body hcl.Body, dir string) error {
 }
 
 func (r *Redis) decode(body hcl.Body, dir string) error {
-	content, diags := body.Content(&redisSchema)
-	if diags.HasErrors() {
-		return diags
-	}
-	for _, name := range slices.Sorted(maps.Keys(content.Attributes)) {
-		a := content.Attributes[name]
-		v, err := value(a)
-		if err != nil {
-			return err
-		}
+	_, err := attributes(body, &redisSchema, func(name string, a *hcl.Attribute, v cty.Value) (err error) {
 		bad := func(want string) error { return diag(a.Expr.Range(), "Invalid "+name, name+" must be "+want) }
 		str := ""
 		if v.Type() == cty.String {
@@ -176,11 +159,30 @@ func (r *Redis) decode(body hcl.Body, dir string) error {
 		case "replica_timeout":
 			r.ReplicaTimeout, err = durationIn(a, v, minReplicaTimeout, maxReplicaTimeout, "1s to 1m")
 		}
+		return err
+	})
+	return err
+}
+
+// attributes decodes body by schema and hands each attribute, with its
+// value (which must be set), to set, in name order (so that the first
+// error is always the same); it returns the content, for the blocks.
+func attributes(body hcl.Body, schema *hcl.BodySchema, set func(name string, a *hcl.Attribute, v cty.Value) error) (*hcl.BodyContent, error) {
+	content, diags := body.Content(schema)
+	if diags.HasErrors() {
+		return nil, diags
+	}
+	for _, name := range slices.Sorted(maps.Keys(content.Attributes)) {
+		a := content.Attributes[name]
+		v, err := value(a)
 		if err != nil {
-			return err
+			return nil, err
+		}
+		if err := set(name, a, v); err != nil {
+			return nil, err
 		}
 	}
-	return nil
+	return content, nil
 }
 
 // value evaluates a's expression, which must be set.

@@ -179,20 +179,18 @@ func (t *callTask) claim(c *call, res json.RawMessage, err error) bool {
 		t.mu.Unlock()
 		t.stop()
 		return false
-	case taskCreating:
-		t.mu.Unlock()
-		go func() {
-			<-t.ready
-			if t.state == taskRunning { // decided before ready closed
-				c.runTask(res, err)
-				return
-			}
-			c.settle(res, err)
-		}()
-		return true
 	}
 	t.mu.Unlock()
-	go c.runTask(res, err)
+	// Creating or running: once the request is answered with the task (or
+	// the task could not be made), on a goroutine of its own.
+	go func() {
+		<-t.ready
+		if t.state == taskRunning { // decided before ready closed
+			c.runTask(res, err)
+			return
+		}
+		c.settle(res, err)
+	}()
 	return true
 }
 
@@ -285,7 +283,6 @@ func (c *call) createTask() {
 // rounds as its provider asks for; it runs on a goroutine of its own, once
 // the request has been answered with the task.
 func (c *call) runTask(res json.RawMessage, err error) {
-	<-c.task.ready
 	srv, run := c.s.srv, c.task.run
 	defer run.Close()
 	defer c.cancel()

@@ -112,10 +112,11 @@ type call struct {
 	// early is the last progress of a call that may become a task, reported
 	// before it is one (the client asked for no notifications): the task
 	// starts with it as its status message.
-	early   string
-	token   []byte  // the progressToken; nil when none was given
-	last    float64 // the last progress sent
-	sentAny bool    // whether any progress was sent
+	early    tool.Progress
+	hasEarly bool
+	token    []byte  // the progressToken; nil when none was given
+	last     float64 // the last progress sent
+	sentAny  bool    // whether any progress was sent
 }
 
 // callParams are the params of tools/call, aliasing the message.
@@ -508,7 +509,7 @@ func (c *call) progress(p tool.Progress) {
 		return
 	}
 	if c.token == nil { // a call that takes progress only in case it becomes a task (startTaskable)
-		c.early = progressMessage(p)
+		c.early, c.hasEarly = p, true // formatted only if it does
 		return
 	}
 	if c.finished || (c.sentAny && p.Progress <= c.last) {

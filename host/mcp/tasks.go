@@ -242,8 +242,8 @@ func (c *call) createTask() {
 	srv.log.Debug("a call goes on as a task", "tool", c.tc.Name, "task", task.ID)
 	c.mu.Lock()
 	c.taskRun = run
-	if c.early != "" { // the status it reported while the task was being made
-		run.Progress(c.early)
+	if c.hasEarly { // the status it reported while the task was being made
+		run.Progress(progressMessage(c.early))
 	}
 	c.mu.Unlock()
 

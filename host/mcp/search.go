@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/toolsearch"
 )
@@ -205,7 +206,7 @@ func unwrapCall(call *tool.Call) (*tool.Call, json.RawMessage) {
 	if err := json.Unmarshal(orEmpty(call.Arguments), &args); err != nil || args.Name == nil {
 		return nil, tool.ErrorResult(CallToolName + `: invalid arguments: "name" is required and must be a string, "arguments" an object`)
 	}
-	if a := strings.TrimSpace(string(args.Arguments)); a != "" && a != "null" && a[0] != '{' {
+	if a := args.Arguments; len(a) > 0 && string(a) != "null" && !wire.IsObject(a) {
 		return nil, tool.ErrorResult(CallToolName + `: invalid arguments: "arguments" must be an object`)
 	}
 	fwd := *call

@@ -270,11 +270,8 @@ func searchResult(query string, hits []toolsearch.Hit) json.RawMessage {
 	defs := make([]json.RawMessage, len(hits))
 	for i, h := range hits {
 		defs[i] = h.Def
-		var d struct {
-			Description string `json:"description"`
-		}
-		_ = json.Unmarshal(h.Def, &d) // the catalog checked it; a description that is no string is none
-		desc, _, _ := strings.Cut(strings.TrimSpace(d.Description), "\n")
+		d, _ := wire.Unquote(wire.Member(h.Def, "description")) // the catalog checked the definition; a description that is no string is none
+		desc, _, _ := strings.Cut(strings.TrimSpace(d), "\n")
 		fmt.Fprintf(&text, "\n- %s: %s", h.Name, desc)
 	}
 	type content struct {

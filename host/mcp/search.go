@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/toolsearch"
 )
@@ -205,7 +206,7 @@ func unwrapCall(call *tool.Call) (*tool.Call, json.RawMessage) {
 	if err := json.Unmarshal(orEmpty(call.Arguments), &args); err != nil || args.Name == nil {
 		return nil, tool.ErrorResult(CallToolName + `: invalid arguments: "name" is required and must be a string, "arguments" an object`)
 	}
-	if a := strings.TrimSpace(string(args.Arguments)); a != "" && a != "null" && a[0] != '{' {
+	if a := args.Arguments; len(a) > 0 && string(a) != "null" && !wire.IsObject(a) {
 		return nil, tool.ErrorResult(CallToolName + `: invalid arguments: "arguments" must be an object`)
 	}
 	fwd := *call
@@ -269,11 +270,8 @@ func searchResult(query string, hits []toolsearch.Hit) json.RawMessage {
 	defs := make([]json.RawMessage, len(hits))
 	for i, h := range hits {
 		defs[i] = h.Def
-		var d struct {
-			Description string `json:"description"`
-		}
-		_ = json.Unmarshal(h.Def, &d) // the catalog checked it; a description that is no string is none
-		desc, _, _ := strings.Cut(strings.TrimSpace(d.Description), "\n")
+		d, _ := wire.Unquote(wire.Member(h.Def, "description")) // the catalog checked the definition; a description that is no string is none
+		desc, _, _ := strings.Cut(strings.TrimSpace(d), "\n")
 		fmt.Fprintf(&text, "\n- %s: %s", h.Name, desc)
 	}
 	type content struct {

@@ -70,6 +70,10 @@ type completeParams struct {
 
 // complete answers a completion request. Its error is a gRPC status.
 func (p *Plugin) complete(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
+	if px := p.getProxy(); px != nil {
+		res, err := px.Complete(ctx, raw)
+		return res, proxyStatus(err)
+	}
 	var params completeParams
 	if err := json.Unmarshal(raw, &params); err != nil || !isObject(raw) {
 		return nil, status.Errorf(codes.InvalidArgument, "the params are not a CompleteRequest's: %.80s", raw)

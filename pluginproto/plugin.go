@@ -33,6 +33,7 @@ type Plugin struct {
 	subs      map[string]uint64 // URIs the host subscribed to → the number of their last update (0: none)
 	updates   uint64            // updates of subscribed resources so far
 	sent      uint64            // the last update a watch sent
+	proxy     Proxy             // serves every request when set (SetProxy)
 }
 
 // kind is one of the lists a plugin reports changes of.
@@ -193,6 +194,9 @@ func (p *Plugin) Offers() Offers {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	o := p.offers
+	if p.proxy != nil {
+		return o // what SetProxy declared
+	}
 	if len(p.resources.order) > 0 || len(p.templates.order) > 0 {
 		// The SDK serves subscriptions to every resource: one whose
 		// contents never change is simply never reported.
@@ -301,7 +305,11 @@ func (c *callbacks) detach() error {
 func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wantProgress bool, e emitter, inv invocation) (json.RawMessage, error) {
 	p.mu.RLock()
 	ent, ok := p.tools.get(name)
+	px := p.proxy
 	p.mu.RUnlock()
+	if px != nil {
+		return p.proxyCall(ctx, px, name, args, wantProgress, e, inv)
+	}
 	if !ok {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}

@@ -169,6 +169,10 @@ func (p *Plugin) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMes
 // getPrompt renders the named prompt. Its error is an *InputRequiredError
 // or a gRPC status.
 func (p *Plugin) getPrompt(ctx context.Context, name string, rawArgs json.RawMessage, inv invocation) (json.RawMessage, error) {
+	if px := p.getProxy(); px != nil {
+		res, err := px.GetPrompt(ctx, name, rawArgs, inv.caps, inv.input)
+		return res, proxyStatus(err)
+	}
 	p.mu.RLock()
 	e, ok := p.prompts.get(name)
 	p.mu.RUnlock()

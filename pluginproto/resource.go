@@ -307,6 +307,10 @@ func (p *Plugin) findResource(uri string) (h ResourceHandler, vars map[string]st
 // read reads the resource at uri. Its error is an *InputRequiredError or a
 // gRPC status.
 func (p *Plugin) read(ctx context.Context, uri string, inv invocation) (json.RawMessage, error) {
+	if px := p.getProxy(); px != nil {
+		res, err := px.ReadResource(ctx, uri, inv.caps, inv.input)
+		return res, proxyStatus(err)
+	}
 	h, vars, mimeType, ok := p.findResource(uri)
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "no resource %q", uri)

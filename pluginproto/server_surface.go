@@ -82,8 +82,11 @@ func (s *server) Complete(ctx context.Context, req *pb.CompleteRequest) (*pb.Com
 // SubscribeResource records the host's subscription to a resource the
 // plugin has (listed, or matching a template), so that ResourceUpdated
 // reports it; or ends one.
-func (s *server) SubscribeResource(_ context.Context, req *pb.SubscribeResourceRequest) (*pb.SubscribeResourceResponse, error) {
+func (s *server) SubscribeResource(ctx context.Context, req *pb.SubscribeResourceRequest) (*pb.SubscribeResourceResponse, error) {
 	uri := req.GetUri()
+	if px := s.p.getProxy(); px != nil {
+		return &pb.SubscribeResourceResponse{}, s.p.proxySubscribe(ctx, px, uri, !req.GetUnsubscribe())
+	}
 	if req.GetUnsubscribe() {
 		s.p.mu.Lock()
 		delete(s.p.subs, uri)

@@ -1,0 +1,248 @@
+// Package declared reads the declaration of an MCP server that plughost
+// serves as a plugin although it is not one: a stdio program (any MCP
+// server written with any SDK, in any language) or a remote Streamable HTTP
+// endpoint.
+//
+// A declaration is a small JSON file in the plugin directory, named
+// NAME.mcp.json (NAME becomes the provider's name, as a plugin's file name
+// does). Its shape is one entry of the "mcpServers" map that Claude
+// Desktop, Cursor and VS Code use, so a server's README snippet can be
+// pasted as it is:
+//
+//	{"command": "node", "args": ["/opt/mcp/server.js"], "env": {"LEVEL": "info"}}
+//	{"url": "https://mcp.example.com/mcp", "bearer_token_file": "/run/secrets/example"}
+//
+// What the server may touch is not declared here but in the configuration
+// file's sandbox block for NAME, as for any plugin: a declaration dropped
+// into the directory cannot grant itself anything.
+package declared
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"os"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/agext/levenshtein"
+)
+
+// Suffix ends the file name of every declaration in the plugin directory.
+const Suffix = ".mcp.json"
+
+// MaxSize is the largest declaration file read.
+const MaxSize = 64 << 10
+
+// The transports of a declared server (Server.Type).
+const (
+	TypeStdio = "stdio" // a program the host starts, speaking MCP on stdin/stdout
+	TypeHTTP  = "http"  // a remote Streamable HTTP endpoint
+	TypeSSE   = "sse"   // a remote endpoint of the HTTP+SSE transport of MCP 2024-11-05
+)
+
+// Server is one declared MCP server.
+type Server struct {
+	// Type is TypeStdio, TypeHTTP or TypeSSE; Parse derives it when
+	// absent (a command is stdio, a url is http).
+	Type string `json:"type,omitempty"`
+
+	// Command is the program of a stdio server: an absolute path, or a
+	// name looked up in the sandbox's PATH (/usr/local/bin:/usr/bin:/bin)
+	// or in Env's PATH when it sets one.
+	Command string `json:"command,omitempty"`
+	// Args are its arguments.
+	Args []string `json:"args,omitempty"`
+	// Env adds to the environment the sandbox gives it (HOME is its data
+	// directory, TMPDIR its tmp directory, PATH the sandbox's).
+	Env map[string]string `json:"env,omitempty"`
+	// Cwd is its working directory; empty means its data directory.
+	Cwd string `json:"cwd,omitempty"`
+
+	// URL is the endpoint of a remote server.
+	URL string `json:"url,omitempty"`
+	// Headers are sent with every request to it.
+	Headers map[string]string `json:"headers,omitempty"`
+	// BearerTokenFile names a file holding the token sent as
+	// "Authorization: Bearer …" (trailing white space removed), read by
+	// the host when it starts the server.
+	BearerTokenFile string `json:"bearer_token_file,omitempty"`
+	// BearerTokenEnv names a variable of the host's environment holding
+	// that token instead.
+	BearerTokenEnv string `json:"bearer_token_env,omitempty"`
+}
+
+// fields are the members a declaration may have, for the "did you mean"
+// of an unknown one.
+var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "bearer_token_file", "bearer_token_env"}
+
+// Load reads and parses the declaration at path.
+func Load(path string) (*Server, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b := make([]byte, MaxSize+1)
+	n, err := readFull(f, b)
+	if err != nil {
+		return nil, err
+	}
+	if n > MaxSize {
+		return nil, fmt.Errorf("%s: over %d bytes: not a declaration", path, MaxSize)
+	}
+	s, err := Parse(b[:n])
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return s, nil
+}
+
+func readFull(f *os.File, b []byte) (int, error) {
+	n := 0
+	for n < len(b) {
+		m, err := f.Read(b[n:])
+		n += m
+		if err != nil {
+			if n > 0 || m == 0 {
+				return n, nil // io.EOF, or an error after data: what was read is judged
+			}
+			return n, err
+		}
+	}
+	return n, nil
+}
+
+// Parse parses and checks a declaration. Unknown members are refused,
+// with the member meant when it is a near miss.
+func Parse(b []byte) (*Server, error) {
+	var raw map[string]json.RawMessage
+	if err := json.Unmarshal(b, &raw); err != nil {
+		return nil, fmt.Errorf("not a JSON object: %w", err)
+	}
+	for k := range raw {
+		if !slices.Contains(fields, k) {
+			return nil, fmt.Errorf("unknown member %q%s (a declaration has: %s)", k, didYouMean(k), strings.Join(fields, ", "))
+		}
+	}
+	dec := json.NewDecoder(bytes.NewReader(b))
+	dec.DisallowUnknownFields()
+	var s Server
+	if err := dec.Decode(&s); err != nil {
+		return nil, err
+	}
+	return &s, s.check()
+}
+
+// check fills Type and reports the first mistake.
+func (s *Server) check() error {
+	remote := s.URL != "" || len(s.Headers) > 0 || s.BearerTokenFile != "" || s.BearerTokenEnv != ""
+	local := s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != ""
+	switch {
+	case s.Type == "" && s.Command != "":
+		s.Type = TypeStdio
+	case s.Type == "" && s.URL != "":
+		s.Type = TypeHTTP
+	case s.Type == "streamable-http" || s.Type == "streamableHttp":
+		s.Type = TypeHTTP
+	}
+	switch s.Type {
+	case TypeStdio:
+		if s.Command == "" {
+			return errors.New(`a stdio server needs "command"`)
+		}
+		if remote {
+			return errors.New(`a stdio server has no "url", "headers" or bearer token: those are a remote server's`)
+		}
+		for k := range s.Env {
+			if k == "" || strings.ContainsAny(k, "=\x00") {
+				return fmt.Errorf("env: %q is not a variable name", k)
+			}
+		}
+		if s.Cwd != "" && !strings.HasPrefix(s.Cwd, "/") {
+			return fmt.Errorf("cwd: %q is not an absolute path", s.Cwd)
+		}
+	case TypeHTTP, TypeSSE:
+		if local {
+			return errors.New(`a remote server has no "command", "args", "env" or "cwd": those are a stdio server's`)
+		}
+		u, err := url.Parse(s.URL)
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return fmt.Errorf("url: %q is not an http:// or https:// URL", s.URL)
+		}
+		if s.BearerTokenFile != "" && s.BearerTokenEnv != "" {
+			return errors.New("bearer_token_file and bearer_token_env: give one")
+		}
+		for k := range s.Headers {
+			if strings.EqualFold(k, "Authorization") && (s.BearerTokenFile != "" || s.BearerTokenEnv != "") {
+				return errors.New(`headers: "Authorization" and a bearer token: give one`)
+			}
+		}
+	case "":
+		return errors.New(`neither "command" (a stdio server) nor "url" (a remote one)`)
+	default:
+		return fmt.Errorf("type: unknown transport %q (want %q, %q or %q)", s.Type, TypeStdio, TypeHTTP, TypeSSE)
+	}
+	return nil
+}
+
+// Remote reports whether s is a remote server.
+func (s *Server) Remote() bool { return s.Type == TypeHTTP || s.Type == TypeSSE }
+
+// Token returns the bearer token of a remote server, read from its file or
+// from getenv; "" when it declares none.
+func (s *Server) Token(getenv func(string) string) (string, error) {
+	switch {
+	case s.BearerTokenFile != "":
+		b, err := os.ReadFile(s.BearerTokenFile)
+		if err != nil {
+			return "", fmt.Errorf("bearer_token_file: %w", err)
+		}
+		t := strings.TrimSpace(string(b))
+		if t == "" {
+			return "", fmt.Errorf("bearer_token_file: %s is empty", s.BearerTokenFile)
+		}
+		return t, nil
+	case s.BearerTokenEnv != "":
+		t := getenv(s.BearerTokenEnv)
+		if t == "" {
+			return "", fmt.Errorf("bearer_token_env: $%s is empty or unset", s.BearerTokenEnv)
+		}
+		return t, nil
+	}
+	return "", nil
+}
+
+// EnvList returns Env as NAME=value entries, sorted.
+func (s *Server) EnvList() []string {
+	out := make([]string, 0, len(s.Env))
+	for k, v := range s.Env {
+		out = append(out, k+"="+v)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Name returns the provider name part of a declaration's file name
+// (everything before Suffix), and whether base is a declaration's.
+func Name(base string) (string, bool) {
+	name, ok := strings.CutSuffix(base, Suffix)
+	return name, ok && name != ""
+}
+
+// didYouMean suggests the field nearest to k (by edit distance, at most 2).
+func didYouMean(k string) string {
+	best, dist := "", 3
+	for _, f := range fields {
+		if d := levenshtein.Distance(strings.ToLower(k), f, nil); d < dist {
+			best, dist = f, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}

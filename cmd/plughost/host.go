@@ -186,7 +186,13 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	}
 
 	env := []string{"PLUGHOST_WORKSPACE=" + workspace}
+	wrapper, err := wrapperArgs()
+	if err != nil {
+		closeTasks()
+		return nil, err
+	}
 	mopts := &manager.Options{
+		Wrapper:     wrapper,
 		Dir:         pluginDir,
 		Logger:      log.Named("plugins"),
 		HostVersion: version,

@@ -77,6 +77,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = callTool(rest, stdout, stderr)
 	case "sandbox":
 		err = sandboxCommand(rest, stdout, stderr)
+	case wrappedCommand: // hidden: run by the host for a declared server
+		err = serveWrapped(rest, stderr)
 	default:
 		fmt.Fprintf(stderr, "plughost: unknown command %q (run plughost --help)\n", cmd)
 		return 2

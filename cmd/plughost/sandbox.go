@@ -39,7 +39,11 @@ func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manage
 	return func(name string, cmd *exec.Cmd) (*manager.Launch, error) {
 		path := cmd.Path // the plugin file, before the sandbox wraps it
 		pol := cfg.Sandbox.PolicyFor(name)
-		if name == filesPlugin {
+		if isWrapped(cmd) {
+			if err := wrappedLaunch(cmd, pol, os.Getenv); err != nil {
+				return nil, fmt.Errorf("declared server %s: %w", name, err)
+			}
+		} else if name == filesPlugin {
 			pol.AllowWrite = append(pol.AllowWrite, workspace)
 			pol.Env = append(pol.Env, "PLUGHOST_WORKSPACE")
 		}
@@ -60,8 +64,13 @@ func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manage
 				}
 				return layers, nil
 			},
-			Exited:      l.Exited,
-			Diagnose:    func() string { return scriptHint(name, path) },
+			Exited: l.Exited,
+			Diagnose: func() string {
+				if isWrapped(cmd) {
+					return ""
+				}
+				return scriptHint(name, path)
+			},
 			CallTimeout: pol.CallTimeout(),
 		}, nil
 	}, nil

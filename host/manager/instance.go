@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -18,6 +19,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -134,16 +136,26 @@ func (in *instance) runnerFunc(_ hclog.Logger, cmd *exec.Cmd, tmpDir string) (ru
 		return nil, errors.New("plugin start cancelled")
 	}
 	in.runner = &procRunner{
-		name:   in.name,
-		path:   in.path,
-		env:    in.opts.Env,
-		launch: in.opts.Launcher,
-		cmd:    cmd,
-		log:    in.log,
-		out:    in.out,
-		done:   make(chan struct{}),
+		name:    in.name,
+		path:    in.path,
+		wrapper: in.wrapper(),
+		env:     in.opts.Env,
+		launch:  in.opts.Launcher,
+		cmd:     cmd,
+		log:     in.log,
+		out:     in.out,
+		done:    make(chan struct{}),
 	}
 	return in.runner, nil
+}
+
+// wrapper is the command serving the plugin when it is a declared server,
+// else nil.
+func (in *instance) wrapper() []string {
+	if _, ok := declared.Name(filepath.Base(in.path)); ok {
+		return in.opts.Wrapper
+	}
+	return nil
 }
 
 // abort kills the process being started, or stops it from starting.

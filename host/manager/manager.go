@@ -79,6 +79,13 @@ type Options struct {
 	// prepared command as is. See Launcher.
 	Launcher Launcher
 
+	// Wrapper is the command that serves a declared MCP server as a
+	// plugin (plughost's own hidden command): a file NAME.mcp.json in Dir
+	// (package declared) is started as Wrapper followed by the
+	// declaration's path, and is otherwise a plugin like any other. Nil
+	// leaves declarations unloaded (logged at debug level).
+	Wrapper []string
+
 	// CacheDir is the catalog cache: one file per plugin holding what it
 	// offered when it last ran, so that the next start publishes it before
 	// the plugin runs. Created if missing. Empty: no cache.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -62,13 +63,16 @@ type Launch struct {
 // its stdout and stderr is gone; this one gives it /dev/null, kills its
 // process group, and reaps it as soon as the plugin's main process exits.
 type procRunner struct {
-	name   string // provider name
-	path   string
-	env    []string
-	launch Launcher
-	cmd    *exec.Cmd // go-plugin's template: carries the handshake environment
-	log    hclog.Logger
-	out    *pluginOutput // logs the plugin's stdout and stderr
+	name string // provider name
+	path string
+	// wrapper, when set, is the command serving the declared server at
+	// path (Options.Wrapper).
+	wrapper []string
+	env     []string
+	launch  Launcher
+	cmd     *exec.Cmd // go-plugin's template: carries the handshake environment
+	log     hclog.Logger
+	out     *pluginOutput // logs the plugin's stdout and stderr
 
 	// The read ends of the plugin's stdout and stderr, read by the
 	// copiers (pluginOutput.copyStdout, copyStderr), which close
@@ -124,6 +128,10 @@ func (r *procRunner) Start(_ context.Context) error {
 	cmd := r.cmd
 	cmd.Path = r.path
 	cmd.Args = []string{r.path}
+	if len(r.wrapper) > 0 { // a declared server: the wrapper serves it
+		cmd.Path = r.wrapper[0]
+		cmd.Args = append(slices.Clone(r.wrapper), r.path)
+	}
 	cmd.Env = append(cmd.Env, r.env...)
 	cmd.Stdin = nil // /dev/null: the host's stdin is the MCP client's JSON-RPC
 	cmd.Stdout = outW

@@ -15,6 +15,7 @@ import (
 
 	"github.com/fsnotify/fsnotify"
 
+	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/naming"
 )
 
@@ -59,11 +60,30 @@ func (m *Manager) inspect(base string) (f file, why string, ok bool) {
 		return file{}, "directory", false
 	case !fi.Mode().IsRegular():
 		return file{}, "not a regular file (" + fi.Mode().Type().String() + ")", false
+	}
+	if _, ok := declared.Name(base); ok {
+		if len(m.opts.Wrapper) == 0 {
+			return file{}, "a declared server, and this host serves none", false
+		}
+		name, renamed := providerName(base)
+		return file{name: name, path: path, renamed: renamed}, "", true
+	}
+	switch {
 	case fi.Mode().Perm()&0o111 == 0:
 		return file{}, "not executable (mode " + fi.Mode().Perm().String() + ")", false
 	}
-	name, renamed := naming.ForFile(base)
+	name, renamed := providerName(base)
 	return file{name: name, path: path, renamed: renamed}, "", true
+}
+
+// providerName is the provider name of the plugin file base: a plugin's
+// (naming.ForFile), or a declaration's, the name before its suffix
+// (everything.mcp.json → everything).
+func providerName(base string) (name, renamed string) {
+	if n, ok := declared.Name(base); ok {
+		return naming.ForFile(n + ".mcp")
+	}
+	return naming.ForFile(base)
 }
 
 // incomplete reports why an executable looks unfinished: an ELF file whose
@@ -222,7 +242,7 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		return
 	}
 	f, why, ok := m.inspect(base)
-	name, _ := naming.ForFile(base)
+	name, _ := providerName(base)
 	path := filepath.Join(m.opts.Dir, base)
 	if ok {
 		if why := incomplete(path); why != "" {

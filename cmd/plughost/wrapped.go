@@ -1,0 +1,135 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/wrapped"
+	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/sandbox"
+)
+
+// wrappedCommand is the hidden command the manager runs for a declared
+// MCP server (NAME.mcp.json in the plugin directory): plughost itself, as
+// a plugin, in the plugin's sandbox, serving the server through the
+// contract (package wrapped). Its last argument is the declaration's path.
+const wrappedCommand = "__wrapped"
+
+// The variables through which the launcher hands the wrapper its
+// declaration, resolved (the command's absolute path), and a remote
+// server's bearer token: the wrapper removes both from its environment
+// before the server starts.
+const (
+	envServer      = "PLUGHOST_SERVER"
+	envServerToken = "PLUGHOST_SERVER_TOKEN"
+)
+
+// wrapperArgs is the manager's Options.Wrapper: this very binary.
+func wrapperArgs() ([]string, error) {
+	self, err := os.Executable()
+	if err != nil {
+		return nil, fmt.Errorf("cannot serve declared servers: %w", err)
+	}
+	return []string{self, wrappedCommand}, nil
+}
+
+// serveWrapped runs the wrapper: it connects to the declared server and
+// serves it as a plugin until the host stops it, or exits 1 when the server
+// goes away (the host then restarts it, as it would a crashed plugin).
+func serveWrapped(args []string, stderr io.Writer) error {
+	logger := hclog.New(&hclog.LoggerOptions{Name: "wrapped", Level: hclog.Debug, Output: stderr, JSONFormat: true})
+	var s *declared.Server
+	var err error
+	if raw := os.Getenv(envServer); raw != "" {
+		s, err = declared.Parse([]byte(raw))
+	} else if len(args) == 1 {
+		s, err = declared.Load(args[0])
+	} else {
+		return fmt.Errorf("usage: plughost %s DECLARATION (run by the host for NAME%s files)", wrappedCommand, declared.Suffix)
+	}
+	if err != nil {
+		return err
+	}
+	token := os.Getenv(envServerToken)
+	if token == "" && s.Remote() {
+		if token, err = s.Token(os.Getenv); err != nil {
+			return err
+		}
+	}
+	os.Unsetenv(envServer)
+	os.Unsetenv(envServerToken)
+	p, gone, err := wrapped.Start(context.Background(), &wrapped.Options{Server: s, Token: token, Name: "plughost", Version: version, Logger: logger})
+	if err != nil {
+		return err
+	}
+	go func() {
+		err := <-gone
+		logger.Error("the wrapped server is gone; exiting so that the host restarts it", "error", err)
+		os.Exit(1)
+	}()
+	pluginproto.Serve(p)
+	return nil
+}
+
+// wrappedLaunch prepares the launch of a declared server: cmd is the
+// wrapper's command as the manager prepared it, pol the plugin's policy.
+// It resolves the declaration (the command's absolute path in the
+// sandbox's PATH), hands it and a remote server's token to the wrapper in
+// its environment, and adds to pol what the server needs to run: for a
+// stdio server, the program and its runtime (sandbox.ServerGrants); for a
+// remote one, the network, unless the plugin's policy says otherwise.
+func wrappedLaunch(cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string) error {
+	s, err := declared.Load(cmd.Args[len(cmd.Args)-1])
+	if err != nil {
+		return err
+	}
+	if s.Remote() {
+		token, err := s.Token(getenv)
+		if err != nil {
+			return err
+		}
+		if token != "" {
+			cmd.Env = append(cmd.Env, envServerToken+"="+token)
+			pol.Env = append(pol.Env, envServerToken)
+		}
+		if pol.Net == "" {
+			pol.Net = sandbox.NetAll
+		}
+		// Name resolution and TLS roots.
+		pol.AllowRead = append(pol.AllowRead, "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates")
+	} else {
+		searchPATH := sandbox.PluginPATH
+		if p, ok := s.Env["PATH"]; ok {
+			searchPATH = p
+		}
+		if s.Command, err = sandbox.LookCommand(s.Command, searchPATH); err != nil {
+			return err
+		}
+		grants, err := sandbox.ServerGrants(pol.Runtime, s.Command, s.Args)
+		if err != nil {
+			return err
+		}
+		pol.AllowRead = append(pol.AllowRead, grants...)
+		pol.Runtime = "" // applied to the server above, not to the wrapper
+	}
+	raw, err := json.Marshal(s)
+	if err != nil {
+		return err
+	}
+	cmd.Env = append(cmd.Env, envServer+"="+string(raw))
+	pol.Env = append(pol.Env, envServer)
+	return nil
+}
+
+// isWrapped reports whether cmd, as the manager prepared it, starts the
+// wrapper of a declared server.
+func isWrapped(cmd *exec.Cmd) bool {
+	return len(cmd.Args) == 3 && cmd.Args[1] == wrappedCommand
+}

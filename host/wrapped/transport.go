@@ -1,0 +1,78 @@
+package wrapped
+
+import (
+	"net/http"
+	"os"
+	"os/exec"
+	"strings"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plughost/plughost/host/declared"
+)
+
+// transport returns the go-sdk transport that reaches the declared server:
+// a child process for a stdio server, HTTP for a remote one. token is the
+// remote server's bearer token ("" for none).
+func transport(s *declared.Server, token string) mcp.Transport {
+	switch s.Type {
+	case declared.TypeHTTP:
+		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, token)}
+	case declared.TypeSSE:
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, token)}
+	}
+	cmd := exec.Command(s.Command, s.Args...)
+	cmd.Env = childEnv(os.Environ(), s.Env)
+	cmd.Dir = s.Cwd
+	if cmd.Dir == "" {
+		cmd.Dir = os.Getenv("HOME") // in the sandbox: the plugin's data directory
+	}
+	cmd.Stderr = os.Stderr // the host logs it under the plugin's name
+	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+}
+
+// childEnv is the environment of a stdio server: the plugin process's own
+// (in the sandbox: the scrubbed one, HOME, TMPDIR and PATH), without what
+// is meant for the plugin alone (go-plugin's handshake, plughost's
+// variables), plus the declaration's env, which wins.
+func childEnv(env []string, add map[string]string) []string {
+	out := make([]string, 0, len(env)+len(add))
+	for _, kv := range env {
+		name, _, _ := strings.Cut(kv, "=")
+		if _, over := add[name]; over || strings.HasPrefix(name, "PLUGIN_") || strings.HasPrefix(name, "PLUGHOST_") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	for k, v := range add {
+		out = append(out, k+"="+v)
+	}
+	return out
+}
+
+// httpClient sends the declaration's headers, and the bearer token, with
+// every request.
+func httpClient(s *declared.Server, token string) *http.Client {
+	h := make(http.Header)
+	for k, v := range s.Headers {
+		h.Set(k, v)
+	}
+	if token != "" {
+		h.Set("Authorization", "Bearer "+token)
+	}
+	return &http.Client{Transport: headerTransport{h, http.DefaultTransport}}
+}
+
+type headerTransport struct {
+	header http.Header
+	next   http.RoundTripper
+}
+
+func (t headerTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	for k, v := range t.header {
+		r.Header[k] = v
+	}
+	return t.next.RoundTrip(r)
+}

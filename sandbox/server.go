@@ -1,0 +1,135 @@
+package sandbox
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// ServerGrants returns what a declared MCP server (a stdio program the
+// host wraps as a plugin) needs to read, beyond the default policy, to run
+// as command with args: the program, the file behind it when it is a
+// link, the directories of its RUNPATH, and a "#!" script's interpreter;
+// and the runtime's grants, with the interpreter being the program itself
+// (node /srv/server.js) or a script's "#!" interpreter, and "the plugin
+// file" being the script (the program, or the first argument naming an
+// existing file). For node, a script inside a node_modules tree also gets
+// that whole tree, where its dependencies are. r is inferred from the
+// interpreter's name when empty (node, python). command must be absolute.
+//
+// It grants nothing of the operator's: a directory the server is to serve
+// (server-filesystem's arguments, say) is the operator's to grant.
+func ServerGrants(r Runtime, command string, args []string) ([]string, error) {
+	if !filepath.IsAbs(command) {
+		return nil, fmt.Errorf("command %q is not an absolute path", command)
+	}
+	real, err := filepath.EvalSymlinks(command)
+	if err != nil {
+		return nil, fmt.Errorf("command %s: %w", command, err)
+	}
+	grants := []string{command, real}
+	grants = append(grants, runpath(real)...)
+	interp, script := real, ""
+	if sh, shArgs, ok := Shebang(real); ok { // npx, or the server itself as a script
+		script = real
+		interp = sh
+		grants = append(grants, sh)
+		if filepath.Base(sh) == "env" {
+			if prog := envProgram(shArgs); prog != "" {
+				if !filepath.IsAbs(prog) {
+					prog = inPATH(prog, PluginPATH)
+				}
+				if prog != "" {
+					interp = prog
+					grants = append(grants, prog)
+				}
+			}
+		}
+	}
+	if r == "" {
+		r = runtimeOf(filepath.Base(interp))
+	}
+	if r == "" {
+		return grants, nil
+	}
+	if err := r.check(); err != nil {
+		return nil, err
+	}
+	if script == "" {
+		for _, a := range args {
+			if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() && filepath.IsAbs(a) {
+				script = a
+				break
+			}
+		}
+	}
+	interpReal := interp
+	if rp, err := filepath.EvalSymlinks(interp); err == nil {
+		interpReal = rp
+	}
+	grants = append(grants, interp, interpReal)
+	grants = append(grants, runpath(interpReal)...)
+	if script != "" {
+		scriptReal := script
+		if rp, err := filepath.EvalSymlinks(script); err == nil {
+			scriptReal = rp
+		}
+		dir := filepath.Dir(scriptReal)
+		grants = append(grants, dir)
+		if r == RuntimeNode {
+			grants = append(grants, filepath.Join(dir, "node_modules"))
+			if tree := nodeModulesTree(scriptReal); tree != "" {
+				grants = append(grants, tree)
+			}
+		}
+	}
+	switch r {
+	case RuntimeNode:
+		grants = append(grants, "/etc/ssl/openssl.cnf")
+	case RuntimePython:
+		grants = append(grants, pythonPaths(interp, interpReal)...)
+	}
+	return grants, nil
+}
+
+// runtimeOf is the runtime whose interpreter is named base, or "".
+func runtimeOf(base string) Runtime {
+	for _, r := range Runtimes {
+		if runtimeSpecs[r].names.MatchString(base) {
+			return r
+		}
+	}
+	return ""
+}
+
+// nodeModulesTree returns the outermost node_modules directory that path
+// lies in ("" for none): where node finds the dependencies of a package
+// installed there.
+func nodeModulesTree(path string) string {
+	const nm = string(filepath.Separator) + "node_modules" + string(filepath.Separator)
+	i := strings.Index(path, nm)
+	if i < 0 {
+		return ""
+	}
+	return path[:i+len(nm)-1]
+}
+
+// LookCommand resolves a declared server's command: an absolute path as
+// it is, a name in searchPATH (the sandbox's PluginPATH unless the
+// declaration sets its own PATH).
+func LookCommand(command, searchPATH string) (string, error) {
+	if filepath.IsAbs(command) {
+		if !isExecutable(command) {
+			return "", fmt.Errorf("command %s is not an executable file", command)
+		}
+		return command, nil
+	}
+	if strings.ContainsRune(command, filepath.Separator) {
+		return "", fmt.Errorf("command %q: give an absolute path, or a name found in PATH (%s)", command, searchPATH)
+	}
+	if found := inPATH(command, searchPATH); found != "" {
+		return found, nil
+	}
+	return "", fmt.Errorf("command %q is not in the sandbox's PATH (%s): give its absolute path", command, searchPATH)
+}

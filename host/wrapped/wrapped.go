@@ -251,7 +251,7 @@ func (b *bridge) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 		default:
 			return next(ctx, method, req)
 		}
-		params, err := json.Marshal(req.GetParams())
+		params, err := requestParams(method, req)
 		if err != nil {
 			return nil, err
 		}
@@ -264,6 +264,27 @@ func (b *bridge) intercept(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return res, nil
 	}
+}
+
+// requestParams is the JSON of a question's params. The go-sdk client
+// decodes them into its own types; encoded again, an elicitation without a
+// mode (form, before 2025-11-25) gets an empty one, which is dropped.
+func requestParams(method string, req mcp.Request) (json.RawMessage, error) {
+	params, err := json.Marshal(req.GetParams())
+	if err != nil || string(params) == "null" {
+		return nil, err // roots/list has none
+	}
+	if method != "elicitation/create" {
+		return params, nil
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(params, &m); err != nil {
+		return nil, err
+	}
+	if string(m["mode"]) == `""` {
+		delete(m, "mode")
+	}
+	return json.Marshal(m)
 }
 
 // run starts (first round) or resumes (a retry) an exchange and awaits it.

@@ -3,6 +3,7 @@
 //	plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
 //	plughost plugins [--plugins DIR] [--json]            load each plugin, print its tools and failures, exit
 //	plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM
+//	plughost import [--plugins DIR] [--dry-run] FILE     declare a desktop host's MCP servers
 //	plughost version
 //
 // This package is wiring only: the host lives in host/, the plugin contract in
@@ -32,6 +33,11 @@ Usage:
   plughost plugins [--plugins DIR] [--json]            load each plugin, print its sandbox, tools and what failed
                                                        or was refused, exit (status 1 if anything did)
   plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result
+  plughost import [--plugins DIR] [--config-out FILE] [--force] [--dry-run] FILE
+                                                       write a NAME.mcp.json declaration for each MCP server of a
+                                                       Claude Desktop, Cursor or VS Code configuration, print what
+                                                       was not carried over and the sandbox grants to decide
+                                                       (status 1 if anything was not carried over fully)
   plughost sandbox probe                               print what this machine's sandbox supports
   plughost version                                     print the version
 
@@ -75,6 +81,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = listPlugins(rest, stdout, stderr)
 	case "call":
 		err = callTool(rest, stdout, stderr)
+	case "import":
+		err = importServers(rest, stdout, stderr)
 	case "sandbox":
 		err = sandboxCommand(rest, stdout, stderr)
 	case wrappedCommand: // hidden: run by the host for a declared server

@@ -1,0 +1,233 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"maps"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"sort"
+	"strings"
+
+	"github.com/plughost/plughost/host/declared"
+)
+
+// This file turns one server entry of a desktop host's configuration into a
+// declaration (declared.Server), the notes that say what could not be
+// carried over, and the sandbox grants to suggest. What a desktop host
+// resolves when it starts a server (VS Code's ${input:…} prompts, ${env:…}
+// and ${workspaceFolder}) plughost cannot: an env value or header holding
+// one is dropped from the declaration (a literal "${input:token}" would be
+// sent as the token), and an argument holding one is kept for the operator
+// to edit, since dropping it would shift the others.
+
+// The kinds of note, in the order they are printed. Only notCarried makes
+// the command's exit status 1: the others are carried over, with advice.
+const (
+	notCarried = "not carried"
+	warnSecret = "secret"
+	decideNote = "decide"
+	infoNote   = "note"
+)
+
+// note is one line of the report on a server.
+type note struct {
+	kind, text string
+}
+
+// grants are the sandbox settings suggested for one server.
+type grants struct {
+	runtime   string   // "node", "python" or ""
+	netWhy    string   // why allow_net = "all" is suggested; "" for none
+	read      []string // paths its arguments name: commented out, for the operator to decide
+	env       []string // host variables passed through as they were (${env:X} as X)
+	envDecide []string // env entries dropped: "NAME: why", commented out
+	remote    bool     // a remote server: nothing to grant
+	container bool     // a container engine: nothing the sandbox can grant
+}
+
+// entry is a server as the desktop hosts write it: the union of Claude
+// Desktop's, Cursor's and VS Code's members.
+type entry struct {
+	Type      string            `json:"type"`
+	Command   string            `json:"command"`
+	Args      []string          `json:"args"`
+	Env       map[string]string `json:"env"`
+	EnvFile   string            `json:"envFile"`
+	Cwd       string            `json:"cwd"`
+	URL       string            `json:"url"`
+	ServerURL string            `json:"serverUrl"` // Windsurf's name for url
+	Headers   map[string]string `json:"headers"`
+}
+
+// entryMembers are the members convert understands; others are reported
+// as not carried.
+var entryMembers = []string{"type", "command", "args", "env", "envFile", "cwd", "url", "serverUrl", "headers"}
+
+// input is one of VS Code's "inputs": a value VS Code prompts for.
+type input struct {
+	ID          string `json:"id"`
+	Description string `json:"description"`
+	Password    bool   `json:"password"`
+}
+
+// variable matches a desktop host's ${…} variable.
+var variable = regexp.MustCompile(`\$\{[^}]*\}`)
+
+// secretName matches names of env variables and headers that usually hold
+// a secret.
+var secretName = regexp.MustCompile(`(?i)(token|key|secret|passw|credential|auth|cookie|private|session|(^|_)pat$)`)
+
+// converter converts the servers of one file; inputs are its VS Code inputs.
+type converter struct {
+	inputs map[string]input
+	stat   func(string) (isDir bool, ok bool) // os.Stat, replaceable in tests
+	head   func(string) string                // the first line of a file, for its #!
+}
+
+// convert returns the declaration of the server called name (a provider
+// name) whose entry is raw, what the report says about it and the grants
+// to suggest; an error when it cannot be declared at all.
+func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server, []note, grants, error) {
+	var members map[string]json.RawMessage
+	if err := json.Unmarshal(raw, &members); err != nil {
+		return nil, nil, grants{}, fmt.Errorf("not a JSON object")
+	}
+	var e entry
+	if err := json.Unmarshal(raw, &e); err != nil {
+		return nil, nil, grants{}, fmt.Errorf("cannot read it: %v", err)
+	}
+	var notes []note
+	add := func(kind, format string, args ...any) {
+		notes = append(notes, note{kind, fmt.Sprintf(format, args...)})
+	}
+	for _, k := range slices.Sorted(maps.Keys(members)) {
+		if !slices.Contains(entryMembers, k) {
+			add(notCarried, "%q: %s (plughost has no such setting)", k, members[k])
+		}
+	}
+	if e.URL == "" {
+		e.URL = e.ServerURL
+	}
+	s := &declared.Server{Command: e.Command, Args: e.Args, URL: e.URL}
+	var g grants
+	switch e.Type {
+	case "", "stdio", "local":
+	case "http", "streamable-http", "streamableHttp":
+	case "sse":
+		s.Type = declared.TypeSSE
+	default:
+		return nil, nil, g, fmt.Errorf("type %q: unknown transport (want stdio, http or sse)", e.Type)
+	}
+	if e.URL != "" {
+		if v := variable.FindString(e.URL); v != "" {
+			return nil, nil, g, fmt.Errorf("url %q: %s cannot be resolved here", e.URL, c.describe(v))
+		}
+		g.remote = true
+		c.headers(s, e.Headers, add)
+		return s, notes, g, nil
+	}
+	if e.Command == "" {
+		return nil, nil, g, fmt.Errorf(`neither "command" nor "url"`)
+	}
+	if v := variable.FindString(e.Command); v != "" {
+		add(notCarried, "command %q: %s cannot be resolved here; edit %s%s", e.Command, c.describe(v), name, declared.Suffix)
+	}
+	for i, a := range e.Args {
+		if v := variable.FindString(a); v != "" {
+			add(notCarried, "args[%d] %q: %s cannot be resolved here; edit %s%s", i, a, c.describe(v), name, declared.Suffix)
+		}
+	}
+	switch {
+	case e.Cwd == "":
+	case variable.MatchString(e.Cwd) || !filepath.IsAbs(e.Cwd):
+		add(notCarried, "cwd %q: not an absolute path here; the server starts in its data directory", e.Cwd)
+	default:
+		s.Cwd = e.Cwd
+	}
+	if e.EnvFile != "" {
+		add(notCarried, "envFile %q: its variables are not read; put the ones the server needs in the declaration's env or in plughost's environment (and the sandbox's env list)", e.EnvFile)
+	}
+	c.env(s, e.Env, &g, add)
+	c.command(name, s, &g, add)
+	sort.SliceStable(notes, func(i, j int) bool { return noteRank(notes[i].kind) < noteRank(notes[j].kind) })
+	return s, notes, g, nil
+}
+
+// env carries the literal env values into s and turns the others into
+// pass-through grants.
+func (c *converter) env(s *declared.Server, env map[string]string, g *grants, add func(string, string, ...any)) {
+	for _, k := range slices.Sorted(maps.Keys(env)) {
+		v := env[k]
+		vars := variable.FindAllString(v, -1)
+		switch {
+		case len(vars) == 0:
+			if s.Env == nil {
+				s.Env = map[string]string{}
+			}
+			s.Env[k] = v
+			if v != "" && secretName.MatchString(k) {
+				add(warnSecret, "env %s holds a secret, now in the declaration (written mode 0600); or set %s in plughost's environment and pass it through with the sandbox's env = [%q]", k, k, k)
+			}
+		case v == "${env:"+k+"}":
+			g.env = append(g.env, k)
+			add(infoNote, "env %s = %s: passed through from plughost's own environment (the snippet's env lists it); set %s there", k, v, k)
+		default:
+			g.envDecide = append(g.envDecide, fmt.Sprintf("%s: was %s", k, v))
+			add(notCarried, "env %s = %q: %s cannot be resolved here; set %s in plughost's environment and pass it through (commented out in the snippet), or write the value into the declaration's env yourself", k, v, c.describe(vars[0]), k)
+		}
+	}
+}
+
+// headers carries a remote server's headers into s. "Authorization: Bearer
+// ${env:X}" becomes bearer_token_env X; a literal bearer token stays a
+// header, with the advice to move it to a file.
+func (c *converter) headers(s *declared.Server, h map[string]string, add func(string, string, ...any)) {
+	for _, k := range slices.Sorted(maps.Keys(h)) {
+		v := h[k]
+		token, bearer := strings.CutPrefix(v, "Bearer ")
+		vars := variable.FindAllString(v, -1)
+		switch {
+		case bearer && strings.EqualFold(k, "Authorization") && len(vars) == 1 && token == vars[0] && strings.HasPrefix(token, "${env:"):
+			s.BearerTokenEnv = strings.TrimSuffix(strings.TrimPrefix(token, "${env:"), "}")
+			add(infoNote, "headers %s = %q: carried as bearer_token_env %q (plughost reads it from its own environment)", k, v, s.BearerTokenEnv)
+		case len(vars) > 0:
+			add(notCarried, "headers %s = %q: %s cannot be resolved here; for a bearer token declare bearer_token_file (a file only plughost reads) or bearer_token_env", k, v, c.describe(vars[0]))
+		default:
+			if s.Headers == nil {
+				s.Headers = map[string]string{}
+			}
+			s.Headers[k] = v
+			if bearer && strings.EqualFold(k, "Authorization") {
+				add(warnSecret, "headers %s holds a literal bearer token, now in the declaration (written mode 0600); better put it in a file only plughost reads and declare \"bearer_token_file\" instead of the header", k)
+			} else if secretName.MatchString(k) {
+				add(warnSecret, "headers %s holds a secret, now in the declaration (written mode 0600)", k)
+			}
+		}
+	}
+}
+
+// describe says what a ${…} variable is.
+func (c *converter) describe(v string) string {
+	inner := strings.TrimSuffix(strings.TrimPrefix(v, "${"), "}")
+	switch {
+	case strings.HasPrefix(inner, "input:"):
+		in, ok := c.inputs[strings.TrimPrefix(inner, "input:")]
+		what := "a value VS Code prompts for"
+		if ok && in.Password {
+			what = "a secret VS Code prompts for"
+		}
+		if ok && in.Description != "" {
+			what += fmt.Sprintf(" (%q)", in.Description)
+		}
+		return v + ", " + what + ","
+	case strings.HasPrefix(inner, "env:"):
+		return v + ", the desktop host's environment,"
+	}
+	return v + ", the desktop host's variable,"
+}
+
+func noteRank(kind string) int {
+	return slices.Index([]string{notCarried, warnSecret, decideNote, infoNote}, kind)
+}

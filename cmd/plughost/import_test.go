@@ -1,0 +1,344 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/google/go-cmp/cmp"
+
+	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/sandbox"
+)
+
+// runImport runs `plughost import args...` in-process and returns its exit
+// status, stdout and stderr.
+func runImport(t *testing.T, args ...string) (int, string, string) {
+	t.Helper()
+	var stdout, stderr strings.Builder
+	code := run(append([]string{"import"}, args...), strings.NewReader(""), &stdout, &stderr)
+	return code, stdout.String(), stderr.String()
+}
+
+// writeSample writes a desktop host's file into a new temporary directory
+// and returns its path and a new, empty plugin directory.
+func writeSample(t *testing.T, name, content string) (file, dir string) {
+	t.Helper()
+	file = filepath.Join(t.TempDir(), name)
+	if err := os.WriteFile(file, []byte(content), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return file, t.TempDir()
+}
+
+// loadDecl reads back a declaration written, checking its mode.
+func loadDecl(t *testing.T, dir, name string) *declared.Server {
+	t.Helper()
+	path := filepath.Join(dir, name+declared.Suffix)
+	st, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st.Mode().Perm() != 0o600 {
+		t.Errorf("%s: mode %v, want 0600", path, st.Mode().Perm())
+	}
+	s, err := declared.Load(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return s
+}
+
+// snippetOf returns the sandbox block printed at the end of stdout, parsed.
+func snippetOf(t *testing.T, stdout string) (string, *config.Config) {
+	t.Helper()
+	i := strings.Index(stdout, "# Sandbox grants suggested")
+	if i < 0 {
+		t.Fatalf("no sandbox block in:\n%s", stdout)
+	}
+	return stdout[i:], parseSnippet(t, stdout[i:])
+}
+
+func parseSnippet(t *testing.T, snippet string) *config.Config {
+	t.Helper()
+	cfg, err := config.Parse([]byte(snippet), "snippet.hcl")
+	if err != nil {
+		t.Fatalf("the sandbox block does not parse: %v\n%s", err, snippet)
+	}
+	return cfg
+}
+
+func mustContain(t *testing.T, what, text string, wants ...string) {
+	t.Helper()
+	for _, w := range wants {
+		if !strings.Contains(text, w) {
+			t.Errorf("%s lacks %q:\n%s", what, w, text)
+		}
+	}
+}
+
+// Claude Desktop's three reference servers through npx: written as given,
+// each with the advice to install the package once, the filesystem
+// server's directory listed for the operator to grant, and status 0 since
+// everything was carried over. A second run refuses to overwrite without
+// --force.
+func TestImportClaudeDesktop(t *testing.T) {
+	t.Parallel()
+	docs := t.TempDir()
+	file, dir := writeSample(t, "claude_desktop_config.json", fmt.Sprintf(`{
+  "globalShortcut": "Ctrl+Space",
+  "mcpServers": {
+    "everything": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-everything"]},
+    "filesystem": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", %q, "/no/such/dir"]},
+    "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": "/data/memory.json"}}
+  }
+}`, docs))
+	code, stdout, stderr := runImport(t, "--plugins", dir, file)
+	if code != 0 {
+		t.Fatalf("exit status %d, want 0; stderr: %s\n%s", code, stderr, stdout)
+	}
+	want := map[string]*declared.Server{
+		"everything": {Type: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-everything"}},
+		"filesystem": {Type: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-filesystem", docs, "/no/such/dir"}},
+		"memory": {Type: "stdio", Command: "npx", Args: []string{"-y", "@modelcontextprotocol/server-memory"},
+			Env: map[string]string{"MEMORY_FILE_PATH": "/data/memory.json"}},
+	}
+	for name, w := range want {
+		if diff := cmp.Diff(w, loadDecl(t, dir, name)); diff != "" {
+			t.Errorf("%s.mcp.json (-want +got):\n%s", name, diff)
+		}
+	}
+	mustContain(t, "stdout", stdout,
+		`"mcpServers" (Claude Desktop or Cursor), 3 servers`,
+		"everything: wrote "+filepath.Join(dir, "everything.mcp.json"),
+		"npx downloads @modelcontextprotocol/server-memory at every start: that needs the network",
+		"npm install --prefix /opt/mcp/filesystem @modelcontextprotocol/server-filesystem",
+		"/opt/mcp/filesystem/node_modules/@modelcontextprotocol/server-filesystem/",
+		"decide: it names paths on this machine that it will need granted",
+		docs+" (directory)")
+	if strings.Contains(stdout, "/no/such/dir (") {
+		t.Errorf("a path that does not exist is listed:\n%s", stdout)
+	}
+	snippet, cfg := snippetOf(t, stdout)
+	for _, name := range []string{"everything", "filesystem", "memory"} {
+		p, ok := cfg.Sandbox.Plugins[name]
+		if !ok || p.Runtime != sandbox.RuntimeNode || p.Net != sandbox.NetAll {
+			t.Errorf("plugin %q: runtime %q, allow_net %q, want node and all (block present: %v)", name, p.Runtime, p.Net, ok)
+		}
+	}
+	if p := cfg.Sandbox.Plugins["filesystem"]; len(p.AllowRead) != 0 {
+		t.Errorf("filesystem: allow_read %v granted; the operator decides (commented out)", p.AllowRead)
+	}
+	// Uncommented, the decision parses and grants the directory.
+	cfg = parseSnippet(t, strings.Replace(snippet, "# allow_read", "allow_read", 1))
+	if p := cfg.Sandbox.Plugins["filesystem"]; !slices.Contains(p.AllowRead, docs) {
+		t.Errorf("filesystem uncommented: allow_read %v, want %s in it", p.AllowRead, docs)
+	}
+
+	// Again: the files exist, and are kept without --force.
+	path := filepath.Join(dir, "memory.mcp.json")
+	if err := os.WriteFile(path, []byte(`{"command": "/bin/mine"}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	code, stdout, stderr = runImport(t, "--plugins", dir, file)
+	if code != 1 {
+		t.Errorf("second run: exit status %d, want 1", code)
+	}
+	mustContain(t, "stdout", stdout, "memory: SKIPPED: "+path+" exists (--force overwrites it)")
+	mustContain(t, "stderr", stderr, "3 skipped")
+	if s := loadDecl(t, dir, "memory"); s.Command != "/bin/mine" {
+		t.Errorf("memory.mcp.json overwritten without --force: %+v", s)
+	}
+	code, stdout, _ = runImport(t, "--force", "--plugins", dir, file)
+	if code != 0 {
+		t.Errorf("--force: exit status %d, want 0:\n%s", code, stdout)
+	}
+	if s := loadDecl(t, dir, "memory"); s.Command != "npx" {
+		t.Errorf("memory.mcp.json not overwritten with --force: %+v", s)
+	}
+	if tmp, _ := filepath.Glob(filepath.Join(dir, ".plughost-import-*")); len(tmp) > 0 {
+		t.Errorf("temporary files left: %v", tmp)
+	}
+}
+
+// Cursor's file: a remote server keeps its headers, a literal bearer token
+// and a secret-looking env value are carried with a warning (status 0), a
+// script whose #! names node gets the node runtime, a docker server is
+// written but reported as not runnable (status 1), and a name with a dot
+// is renamed.
+func TestImportCursor(t *testing.T) {
+	t.Parallel()
+	script := filepath.Join(t.TempDir(), "server")
+	if err := os.WriteFile(script, []byte("#!/usr/bin/env node\nconsole.log(1)\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	file, dir := writeSample(t, "mcp.json", fmt.Sprintf(`{"mcpServers": {
+  "linear.app": {"url": "https://mcp.linear.app/mcp", "headers": {"Authorization": "Bearer lin_api_123", "X-Team": "core"}},
+  "weather": {"type": "stdio", "command": %q, "env": {"WEATHER_API_KEY": "abc123", "UNITS": "metric"}}
+}}`, script))
+	code, stdout, stderr := runImport(t, "--plugins", dir, file)
+	if code != 0 {
+		t.Fatalf("exit status %d, want 0; stderr: %s\n%s", code, stderr, stdout)
+	}
+	if diff := cmp.Diff(&declared.Server{Type: "http", URL: "https://mcp.linear.app/mcp",
+		Headers: map[string]string{"Authorization": "Bearer lin_api_123", "X-Team": "core"}}, loadDecl(t, dir, "linear_app")); diff != "" {
+		t.Errorf("linear_app.mcp.json (-want +got):\n%s", diff)
+	}
+	if s := loadDecl(t, dir, "weather"); s.Env["WEATHER_API_KEY"] != "abc123" || s.Command != script {
+		t.Errorf("weather.mcp.json: %+v", s)
+	}
+	mustContain(t, "stdout", stdout,
+		`renamed: provider name "linear_app"`,
+		"secret: headers Authorization holds a literal bearer token",
+		`declare "bearer_token_file" instead`,
+		"secret: env WEATHER_API_KEY holds a secret, now in the declaration (written mode 0600)")
+	if strings.Contains(stdout, "env UNITS") {
+		t.Errorf("UNITS reported as a secret:\n%s", stdout)
+	}
+	snippet, cfg := snippetOf(t, stdout)
+	mustContain(t, "snippet", snippet, `# plugin "linear_app": a remote server`)
+	if _, ok := cfg.Sandbox.Plugins["linear_app"]; ok {
+		t.Errorf("a remote server has a plugin block:\n%s", snippet)
+	}
+	if p := cfg.Sandbox.Plugins["weather"]; p.Runtime != sandbox.RuntimeNode || p.Net == sandbox.NetAll {
+		t.Errorf("weather: runtime %q, allow_net %q; want node, no network", p.Runtime, p.Net)
+	}
+
+	file, dir = writeSample(t, "mcp.json", `{"mcpServers": {"github": {"command": "docker",
+  "args": ["run", "-i", "--rm", "ghcr.io/github/github-mcp-server"]}}}`)
+	code, stdout, stderr = runImport(t, "--plugins", dir, file)
+	if code != 1 {
+		t.Errorf("docker: exit status %d, want 1", code)
+	}
+	loadDecl(t, dir, "github")
+	mustContain(t, "stdout", stdout, "not carried: docker runs the server in a container: that needs the container daemon's socket",
+		"cannot run in plughost's sandbox as it is")
+	mustContain(t, "stderr", stderr, "1 server not carried over fully")
+	snippetOf(t, stdout)
+}
+
+const vscodeSample = `{
+  // Asked for when a server starts.
+  "inputs": [
+    {"type": "promptString", "id": "perplexity-key", "description": "Perplexity API Key", "password": true},
+  ],
+  "servers": {
+    /* A python server through uvx. */
+    "perplexity": {
+      "type": "stdio",
+      "command": "uvx",
+      "args": ["--from", "mcp-server-perplexity==1.0", "mcp-server-perplexity"],
+      "env": {"PERPLEXITY_API_KEY": "${input:perplexity-key}", "LANG": "${env:LANG}", "LEVEL": "info"},
+      "envFile": "${workspaceFolder}/.env",
+    },
+    "legacy": {"type": "sse", "url": "https://mcp.example.com/sse", "headers": {"Authorization": "Bearer ${env:EXAMPLE_TOKEN}"}},
+    "local": {"command": "node", "args": ["${workspaceFolder}/server.js"]},
+  },
+}`
+
+// VS Code's mcp.json, with comments and trailing commas: inputs and
+// variables are not resolved (each said, with its field), Authorization
+// "Bearer ${env:X}" becomes bearer_token_env, ${env:NAME} for NAME is
+// passed through, an sse server stays one; status 1.
+func TestImportVSCode(t *testing.T) {
+	t.Parallel()
+	file, dir := writeSample(t, "mcp.json", vscodeSample)
+	out := filepath.Join(t.TempDir(), "import.hcl")
+	code, stdout, stderr := runImport(t, "--plugins", dir, "--config-out", out, file)
+	if code != 1 {
+		t.Errorf("exit status %d, want 1; stderr: %s", code, stderr)
+	}
+	mustContain(t, "stderr", stderr, "2 servers not carried over fully")
+	want := map[string]*declared.Server{
+		"perplexity": {Type: "stdio", Command: "uvx", Args: []string{"--from", "mcp-server-perplexity==1.0", "mcp-server-perplexity"},
+			Env: map[string]string{"LEVEL": "info"}},
+		"legacy": {Type: "sse", URL: "https://mcp.example.com/sse", BearerTokenEnv: "EXAMPLE_TOKEN"},
+		"local":  {Type: "stdio", Command: "node", Args: []string{"${workspaceFolder}/server.js"}},
+	}
+	for name, w := range want {
+		if diff := cmp.Diff(w, loadDecl(t, dir, name)); diff != "" {
+			t.Errorf("%s.mcp.json (-want +got):\n%s", name, diff)
+		}
+	}
+	mustContain(t, "stdout", stdout,
+		`"servers" (VS Code's mcp.json), 3 servers`,
+		`not carried: env PERPLEXITY_API_KEY = "${input:perplexity-key}": ${input:perplexity-key}, a secret VS Code prompts for ("Perplexity API Key")`,
+		"set PERPLEXITY_API_KEY in plughost's environment",
+		`not carried: envFile "${workspaceFolder}/.env": its variables are not read`,
+		`not carried: args[0] "${workspaceFolder}/server.js": ${workspaceFolder}`,
+		`carried as bearer_token_env "EXAMPLE_TOKEN"`,
+		"uvx downloads mcp-server-perplexity==1.0 at every start",
+		"wrote the sandbox block to "+out)
+	snippet, err := os.ReadFile(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := parseSnippet(t, string(snippet))
+	p := cfg.Sandbox.Plugins["perplexity"]
+	if p.Runtime != sandbox.RuntimePython || p.Net != sandbox.NetAll || !slices.Equal(p.Env, []string{"LANG"}) {
+		t.Errorf("perplexity: runtime %q, allow_net %q, env %v; want python, all, [LANG]", p.Runtime, p.Net, p.Env)
+	}
+	mustContain(t, "snippet", string(snippet), `# decide: add "PERPLEXITY_API_KEY" to env`)
+
+	// VS Code's settings.json holds the same under "mcp".
+	file, dir = writeSample(t, "settings.json", `{"editor.fontSize": 14, "mcp": {"servers": {
+  "legacy": {"type": "sse", "url": "https://mcp.example.com/sse"}, // no token
+}}}`)
+	if code, stdout, _ := runImport(t, "--plugins", dir, file); code != 0 || !strings.Contains(stdout, `(VS Code's settings.json), 1 server`) {
+		t.Errorf("settings.json: exit status %d, want 0:\n%s", code, stdout)
+	}
+	if s := loadDecl(t, dir, "legacy"); s.Type != declared.TypeSSE {
+		t.Errorf("legacy: type %q, want sse", s.Type)
+	}
+}
+
+// --dry-run writes nothing, neither declarations nor the --config-out file,
+// and prints the declarations it would write.
+func TestImportDryRun(t *testing.T) {
+	t.Parallel()
+	file, dir := writeSample(t, "mcp.json", vscodeSample)
+	out := filepath.Join(t.TempDir(), "import.hcl")
+	code, stdout, _ := runImport(t, "--dry-run", "--plugins", dir, "--config-out", out, file)
+	if code != 1 {
+		t.Errorf("exit status %d, want 1 (variables are not carried)", code)
+	}
+	if entries, _ := os.ReadDir(dir); len(entries) > 0 {
+		t.Errorf("--dry-run wrote into the plugin directory: %v", entries)
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Errorf("--dry-run wrote %s", out)
+	}
+	mustContain(t, "stdout", stdout, "legacy: would write "+filepath.Join(dir, "legacy.mcp.json"),
+		`"bearer_token_env": "EXAMPLE_TOKEN"`, "would write the sandbox block to "+out)
+	snippetOf(t, stdout)
+}
+
+// Usage mistakes are status 2; a file that is no desktop host's, or names
+// that collide once made provider names, status 1.
+func TestImportMistakes(t *testing.T) {
+	t.Parallel()
+	for _, args := range [][]string{{}, {"--bogus", "x.json"}, {"a.json", "b.json"}} {
+		if code, _, stderr := runImport(t, args...); code != 2 || !strings.Contains(stderr, "plughost import:") {
+			t.Errorf("import %q: exit status %d, want 2; stderr: %s", args, code, stderr)
+		}
+	}
+	file, dir := writeSample(t, "other.json", `{"name": "not an MCP configuration"}`)
+	if code, _, stderr := runImport(t, "--plugins", dir, file); code != 1 || !strings.Contains(stderr, `no "mcpServers", "servers"`) {
+		t.Errorf("other.json: exit status %d, want 1; stderr: %s", code, stderr)
+	}
+	file, dir = writeSample(t, "mcp.json", `{"mcpServers": {"a.b": {"command": "/bin/a"}, "a_b": {"command": "/bin/b"},
+  "bad": {"command": "x", "url": "https://x"}, "badurl": {"url": "https://${input:host}/mcp"}}}`)
+	code, stdout, _ := runImport(t, "--plugins", dir, file)
+	if code != 1 {
+		t.Errorf("exit status %d, want 1", code)
+	}
+	mustContain(t, "stdout", stdout, `a_b: SKIPPED: its provider name "a_b" is "a.b"'s already`,
+		"bad: SKIPPED: the declaration would not parse", `badurl: SKIPPED: url "https://${input:host}/mcp"`)
+	if s := loadDecl(t, dir, "a_b"); s.Command != "/bin/a" {
+		t.Errorf("a_b.mcp.json: %+v, want a.b's", s)
+	}
+}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -251,4 +252,179 @@ func TestWrappedEverythingServer(t *testing.T) {
 			t.Errorf("no resources/updated for %s", uri)
 		}
 	})
+}
+
+// server-filesystem granted one directory (A) and told of another (B)
+// that the sandbox does not grant: B is visible (it lies outside the
+// directories the sandbox hides), so the server counts it among its own
+// allowed directories, and every way of reaching into it — its absolute
+// path, a ".." path from A, a symbolic link made inside A — passes the
+// server's own check and is refused by the sandbox (Landlock: EACCES).
+func TestWrappedFilesystemServerIsConfined(t *testing.T) {
+	t.Parallel()
+	script, node := referenceServer(t, "server-filesystem")
+	granted := t.TempDir()
+	if err := os.Chmod(granted, 0o777); err != nil { // as root, the server runs as uid 65534
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(granted, "hello.txt"), []byte("hello from A"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Not under /tmp, /home, /var, ... (which the sandbox hides): under the
+	// package's directory, readable by anyone but not granted.
+	other, err := os.MkdirTemp(".", "wrapped-fs-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(other) })
+	other, _ = filepath.Abs(other)
+	if err := os.Chmod(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(other, "secret.txt")
+	if err := os.WriteFile(secret, []byte("not for the server"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(granted, "link.txt")); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	declare(t, dir, "fs", map[string]any{"command": node, "args": []string{script, granted, other}})
+	config := filepath.Join(t.TempDir(), "plughost.hcl")
+	if err := os.WriteFile(config, []byte(`sandbox {
+  plugin "fs" {
+    allow_write = ["`+granted+`"]
+  }
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := serveWrappedStdio(t, dir, config)
+	c.awaitTool(t, "read_text_file")
+
+	if got := c.call(t, "read_text_file", map[string]any{"path": filepath.Join(granted, "hello.txt")}); got != "hello from A" {
+		t.Errorf("read in the granted directory = %q", got)
+	}
+	c.call(t, "write_file", map[string]any{"path": filepath.Join(granted, "new.txt"), "content": "written by the server"})
+	if b, err := os.ReadFile(filepath.Join(granted, "new.txt")); err != nil || string(b) != "written by the server" {
+		t.Errorf("write in the granted directory: %q, %v", b, err)
+	}
+	if got := c.call(t, "list_allowed_directories", nil); !strings.Contains(got, other) {
+		t.Fatalf("the server does not count %s among its directories, so it would refuse it itself: %s", other, got)
+	}
+	rel, err := filepath.Rel(granted, secret)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, path := range []string{secret, filepath.Join(granted, rel), filepath.Join(granted, "link.txt")} {
+		res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": path}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := text(res)
+		switch {
+		case !res.IsError:
+			t.Errorf("read %s: %q: the sandbox let it through", path, got)
+		case strings.Contains(got, "outside allowed directories"):
+			t.Errorf("read %s: the server's own check refused it (%s): this test must reach the sandbox", path, got)
+		case !strings.Contains(got, "EACCES"):
+			t.Errorf("read %s: %s; want the sandbox's EACCES", path, got)
+		}
+	}
+	// Outside both: refused (by the server first).
+	res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": "/etc/hostname"}})
+	if err != nil || !res.IsError {
+		t.Errorf("read /etc/hostname: %v, %s: want refused", err, text(res))
+	}
+}
+
+// server-memory keeps its knowledge graph in the plugin's data directory
+// (${HOME}): it survives a restart of the host.
+func TestWrappedMemoryServerPersists(t *testing.T) {
+	t.Parallel()
+	script, node := referenceServer(t, "server-memory")
+	dir, state := t.TempDir(), t.TempDir()
+	declare(t, dir, "memory", map[string]any{"command": node, "args": []string{script},
+		"env": map[string]string{"MEMORY_FILE_PATH": "${HOME}/memory.jsonl"}})
+	run := func(do func(c *wrappedClient)) {
+		c, client := newWrappedClient()
+		cmd := exec.Command(bin.plughost, "serve", "--plugins", dir)
+		cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+state)
+		c.stderr = newLineBuffer()
+		cmd.Stderr = c.stderr
+		cs, err := client.Connect(t.Context(), &mcp.CommandTransport{Command: cmd}, sessionEra)
+		if err != nil {
+			t.Fatalf("connect: %v\nstderr:\n%s", err, c.stderr)
+		}
+		c.cs = cs
+		defer func() {
+			if t.Failed() {
+				t.Logf("plughost stderr:\n%s", c.stderr)
+			}
+		}()
+		c.awaitTool(t, "create_entities")
+		do(c)
+		if err := cs.Close(); err != nil {
+			t.Logf("close: %v", err)
+		}
+	}
+	run(func(c *wrappedClient) {
+		c.call(t, "create_entities", map[string]any{"entities": []map[string]any{
+			{"name": "Ada", "entityType": "person", "observations": []string{"wrote the first program"}}}})
+	})
+	if _, err := os.Stat(filepath.Join(state, "plughost", "plugins", "memory", "data", "memory.jsonl")); err != nil {
+		t.Errorf("the graph is not in the plugin's data directory: %v", err)
+	}
+	run(func(c *wrappedClient) {
+		if got := c.call(t, "read_graph", nil); !strings.Contains(got, "wrote the first program") {
+			t.Errorf("after a restart, read_graph = %s", got)
+		}
+	})
+}
+
+// A remote server: plughost (B, over stdio) in front of another plughost
+// (A, over Streamable HTTP, with a bearer token B reads from a file). A
+// plugin of A asks the client twice (elicitation, then sampling): the
+// questions travel A → B's wrapper → B → the client, and the answers back.
+func TestWrappedRemoteServer(t *testing.T) {
+	t.Parallel()
+	pluginsA := t.TempDir()
+	copyPlugin(t, "askplugin", pluginsA, "askplugin")
+	copyPlugin(t, "echo", pluginsA, "echo")
+	a := exec.Command(bin.plughost, "serve", "--http", "127.0.0.1:0", "--plugins", pluginsA)
+	a.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "PLUGHOST_TOKEN=s3cret-token")
+	stderrA := newLineBuffer()
+	a.Stderr = stderrA
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.Process.Signal(syscall.SIGTERM)
+		a.Wait()
+		if t.Failed() {
+			t.Logf("A's stderr:\n%s", stderrA)
+		}
+	})
+	stderrA.await(t, "serving MCP over Streamable HTTP")
+	m := listenURL.FindStringSubmatch(stderrA.String())
+	if m == nil {
+		t.Fatalf("no URL in A's log:\n%s", stderrA)
+	}
+	tokenFile := filepath.Join(t.TempDir(), "token")
+	if err := os.WriteFile(tokenFile, []byte("s3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	declare(t, dir, "remote", map[string]any{"url": m[1] + "/mcp", "bearer_token_file": tokenFile})
+	c := serveWrappedStdio(t, dir, "")
+	c.awaitTool(t, "twice")
+	if got := c.call(t, "echo", map[string]any{"text": "through two hosts"}); !strings.Contains(got, "through two hosts") {
+		t.Errorf("echo = %q", got)
+	}
+	if got := c.call(t, "twice", nil); got != "accept, then sampled: the user said accept" {
+		t.Errorf("twice = %q", got)
+	}
+	if got := c.call(t, "roots", nil); got != "file:///home/ada/project" {
+		t.Errorf("roots = %q", got)
+	}
 }

@@ -54,7 +54,10 @@ type Server struct {
 	// name looked up in the sandbox's PATH (/usr/local/bin:/usr/bin:/bin)
 	// or in Env's PATH when it sets one.
 	Command string `json:"command,omitempty"`
-	// Args are its arguments.
+	// Args are its arguments. In Args, Env's values and Cwd, ${HOME}
+	// stands for the server's private data directory (kept across
+	// restarts) and ${TMPDIR} for its tmp directory; nothing else is
+	// expanded.
 	Args []string `json:"args,omitempty"`
 	// Env adds to the environment the sandbox gives it (HOME is its data
 	// directory, TMPDIR its tmp directory, PATH the sandbox's).
@@ -162,7 +165,7 @@ func (s *Server) check() error {
 				return fmt.Errorf("env: %q is not a variable name", k)
 			}
 		}
-		if s.Cwd != "" && !strings.HasPrefix(s.Cwd, "/") {
+		if s.Cwd != "" && !strings.HasPrefix(s.Cwd, "/") && !strings.HasPrefix(s.Cwd, "${HOME}") && !strings.HasPrefix(s.Cwd, "${TMPDIR}") {
 			return fmt.Errorf("cwd: %q is not an absolute path", s.Cwd)
 		}
 	case TypeHTTP, TypeSSE:

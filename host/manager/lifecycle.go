@@ -160,6 +160,14 @@ func (l *life) loading() stage {
 	switch {
 	case l.ctx.Err() != nil:
 		return stageStopping
+	case err != nil && s.remote():
+		// A remote server that cannot be reached now may be later: it is
+		// retried as a crashed plugin is restarted.
+		l.launchFailed(err)
+		s.log.Error("remote server unreachable; retrying", "error", err)
+		l.unpublish("is unreachable: " + err.Error())
+		l.settled()
+		return l.died(err)
 	case err != nil:
 		l.launchFailed(err)
 		s.log.Error("plugin failed to load; it will be retried when its file changes", "error", err)
@@ -356,7 +364,7 @@ func (l *life) died(err error) stage {
 	}
 	l.deaths = append(recent, now)
 
-	if len(l.deaths) >= o.CrashLimit {
+	if len(l.deaths) >= o.CrashLimit && !s.remote() { // a remote server is retried for as long as it is declared
 		why := fmt.Sprintf("crashed %d times within %v; parked until the file changes", len(l.deaths), o.CrashWindow)
 		l.unpublish("is parked: " + why)
 		s.update(func(st *PluginStatus) { st.State = StateParked; st.setError(err, "; "+why) })

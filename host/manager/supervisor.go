@@ -4,12 +4,15 @@ import (
 	"context"
 	"errors"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/declared"
 )
 
 // supervisor owns one plugin file: it loads it, publishes it, restarts it
@@ -197,4 +200,14 @@ func (s *supervisor) unchanged() bool {
 	defer s.mu.Unlock()
 	return err == nil && s.loaded != nil && os.SameFile(fi, s.loaded) &&
 		fi.Size() == s.loaded.Size() && fi.ModTime().Equal(s.loaded.ModTime()) && fi.Mode() == s.loaded.Mode()
+}
+
+// remote reports whether the plugin is a declared remote MCP server (its
+// declaration read afresh: it may have changed).
+func (s *supervisor) remote() bool {
+	if _, ok := declared.Name(filepath.Base(s.path)); !ok || len(s.m.opts.Wrapper) == 0 {
+		return false
+	}
+	d, err := declared.Load(s.path)
+	return err == nil && d.Remote()
 }

@@ -22,14 +22,31 @@ func transport(s *declared.Server, token string) mcp.Transport {
 	case declared.TypeSSE:
 		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, token)}
 	}
-	cmd := exec.Command(s.Command, s.Args...)
-	cmd.Env = childEnv(os.Environ(), s.Env)
-	cmd.Dir = s.Cwd
+	x := expander()
+	args := make([]string, len(s.Args))
+	for i, a := range s.Args {
+		args[i] = x.Replace(a)
+	}
+	env := make(map[string]string, len(s.Env))
+	for k, v := range s.Env {
+		env[k] = x.Replace(v)
+	}
+	cmd := exec.Command(s.Command, args...)
+	cmd.Env = childEnv(os.Environ(), env)
+	cmd.Dir = x.Replace(s.Cwd)
 	if cmd.Dir == "" {
 		cmd.Dir = os.Getenv("HOME") // in the sandbox: the plugin's data directory
 	}
 	cmd.Stderr = os.Stderr // the host logs it under the plugin's name
 	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+}
+
+// expander replaces ${HOME} and ${TMPDIR} in a declaration's args, env
+// values and cwd by the plugin's own: in the sandbox, its private data
+// directory (kept across restarts) and tmp directory. Nothing else is
+// expanded: a declaration means what it says.
+func expander() *strings.Replacer {
+	return strings.NewReplacer("${HOME}", os.Getenv("HOME"), "${TMPDIR}", os.Getenv("TMPDIR"))
 }
 
 // childEnv is the environment of a stdio server: the plugin process's own

@@ -49,16 +49,22 @@ func (c *converter) command(name string, s *declared.Server, g *grants, add func
 			declare = fmt.Sprintf(`"command": "/opt/mcp/%s/bin/%s" (the script it installs), runtime = "python"`, name, stripVersion(pkg))
 		}
 		add(infoNote, "%s downloads %s at every start: that needs the network (the sandbox has none by default: the snippet grants "+
-			`allow_net = "all"`+") and a writable %s cache; better, install it once:\n    %s\n  and declare %s, with allow_read = [\"/opt/mcp/%s\"] and no network",
-			tool, pkg, cache, install, declare, name)
+			`allow_net = "all"`+") and a writable %s cache; better, install it once:\n    %s\n  and declare %s, with no network (plughost grants the program and its package itself)",
+			tool, pkg, cache, install, declare)
 	}
 	var paths []string
+	program := g.runtime != "" // the first file argument of an interpreter is its script, which plughost grants itself
 	for _, a := range append(slices.Clone(s.Args), s.Cwd) {
-		for _, p := range []string{a, a[strings.IndexByte(a, '=')+1:]} { // --root=/srv/data too
+		for _, p := range slices.Compact([]string{a, a[strings.IndexByte(a, '=')+1:]}) { // --root=/srv/data too
 			if !filepath.IsAbs(p) || slices.Contains(g.read, p) {
 				continue
 			}
 			if isDir, ok := c.stat(p); ok {
+				if program && !isDir {
+					program = false
+					add(infoNote, "%s is the program %s runs: plughost grants it (and its package's node_modules tree) itself", p, base)
+					continue
+				}
 				g.read = append(g.read, p)
 				kind := "file"
 				if isDir {

@@ -135,8 +135,8 @@ func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server,
 		add(notCarried, "command %q: %s cannot be resolved here; edit %s%s", e.Command, c.describe(v), name, declared.Suffix)
 	}
 	for i, a := range e.Args {
-		if v := variable.FindString(a); v != "" {
-			add(notCarried, "args[%d] %q: %s cannot be resolved here; edit %s%s", i, a, c.describe(v), name, declared.Suffix)
+		if v := slices.DeleteFunc(variable.FindAllString(a, -1), ownVariable); len(v) > 0 {
+			add(notCarried, "args[%d] %q: %s cannot be resolved here; edit %s%s", i, a, c.describe(v[0]), name, declared.Suffix)
 		}
 	}
 	switch {
@@ -160,9 +160,12 @@ func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server,
 func (c *converter) env(s *declared.Server, env map[string]string, g *grants, add func(string, string, ...any)) {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v := env[k]
-		vars := variable.FindAllString(v, -1)
+		vars := slices.DeleteFunc(variable.FindAllString(v, -1), ownVariable)
 		switch {
 		case len(vars) == 0:
+			if strings.Contains(v, "${") {
+				add(infoNote, "env %s = %q: in plughost, ${HOME} is the server's private data directory (kept across restarts) and ${TMPDIR} its tmp directory", k, v)
+			}
 			if s.Env == nil {
 				s.Env = map[string]string{}
 			}
@@ -207,6 +210,10 @@ func (c *converter) headers(s *declared.Server, h map[string]string, add func(st
 		}
 	}
 }
+
+// ownVariable reports whether v is one plughost itself expands in a
+// declaration (${HOME}, ${TMPDIR}: the server's data and tmp directories).
+func ownVariable(v string) bool { return v == "${HOME}" || v == "${TMPDIR}" }
 
 // describe says what a ${…} variable is.
 func (c *converter) describe(v string) string {

@@ -481,3 +481,35 @@ func TestImportedServersLoad(t *testing.T) {
 		}
 	}
 }
+
+// A wrapped server over MCP 2026-07-28 (no session, HTTP): the server's
+// questions reach the client as InputRequiredResults, and the retries
+// carry the answers back to the same held request; the list follows a
+// declaration dropped into the watched directory.
+func TestWrappedServerStateless(t *testing.T) {
+	t.Parallel()
+	script, node := referenceServer(t, "server-everything")
+	h := startHTTPHost(t)
+	c, client := newWrappedClient()
+	c.stderr = h.stderr
+	cs, err := client.Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: h.base + "/mcp", HTTPClient: h.httpClient(nil)}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v", err)
+	}
+	t.Cleanup(func() { cs.Close() })
+	if v := cs.InitializeResult().ProtocolVersion; v != "2026-07-28" {
+		t.Fatalf("negotiated %q, want 2026-07-28", v)
+	}
+	c.cs = cs
+	declare(t, h.pluginDir, "everything", map[string]any{"command": node, "args": []string{script, "stdio"}})
+	c.awaitTool(t, "trigger-elicitation-request")
+	if got := c.call(t, "get-sum", map[string]any{"a": 40, "b": 2}); !strings.Contains(got, "42") {
+		t.Errorf("get-sum = %q", got)
+	}
+	if got := c.call(t, "trigger-elicitation-request", nil); !strings.Contains(got, "Ada Lovelace") {
+		t.Errorf("elicitation: %s", got)
+	}
+	if got := c.call(t, "trigger-sampling-request", map[string]any{"prompt": "stateless"}); !strings.Contains(got, "sampled: ") {
+		t.Errorf("sampling: %s", got)
+	}
+}

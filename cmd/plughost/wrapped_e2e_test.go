@@ -428,6 +428,28 @@ func TestWrappedRemoteServer(t *testing.T) {
 	if got := c.call(t, "roots", nil); got != "file:///home/ada/project" {
 		t.Errorf("roots = %q", got)
 	}
+
+	// Progress comes back through both hosts; the client's cancellation
+	// reaches the plugin on A.
+	ctx, cancel := context.WithCancel(t.Context())
+	defer cancel()
+	params := &mcp.CallToolParams{Name: "sleep", Arguments: map[string]any{"ms": 60000}}
+	params.SetProgressToken("sleep-1")
+	done := make(chan error, 1)
+	go func() {
+		_, err := c.cs.CallTool(ctx, params)
+		done <- err
+	}()
+	select {
+	case <-c.progress:
+	case <-time.After(20 * time.Second):
+		t.Fatal("no progress of the sleep reached the client")
+	}
+	cancel()
+	if err := <-done; err == nil {
+		t.Error("the cancelled call returned a result")
+	}
+	stderrA.await(t, "sleep cancelled")
 }
 
 // `plughost import` of a Claude Desktop file holding the three reference

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -58,6 +59,7 @@ type wrappedClient struct {
 	progress chan *mcp.ProgressNotificationParams
 	logs     chan *mcp.LoggingMessageParams
 	updated  chan string
+	changed  chan struct{} // tools list_changed
 	stderr   *lineBuffer
 }
 
@@ -66,6 +68,7 @@ func newWrappedClient() (*wrappedClient, *mcp.Client) {
 		progress: make(chan *mcp.ProgressNotificationParams, 100),
 		logs:     make(chan *mcp.LoggingMessageParams, 100),
 		updated:  make(chan string, 100),
+		changed:  make(chan struct{}, 1),
 	}
 	client := mcp.NewClient(&mcp.Implementation{Name: "plughost-e2e", Version: "1"}, &mcp.ClientOptions{
 		CreateMessageHandler: func(_ context.Context, r *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
@@ -83,6 +86,12 @@ func newWrappedClient() (*wrappedClient, *mcp.Client) {
 		ProgressNotificationHandler: func(_ context.Context, r *mcp.ProgressNotificationClientRequest) { c.progress <- r.Params },
 		LoggingMessageHandler:       func(_ context.Context, r *mcp.LoggingMessageRequest) { c.logs <- r.Params },
 		ResourceUpdatedHandler:      func(_ context.Context, r *mcp.ResourceUpdatedNotificationRequest) { c.updated <- r.Params.URI },
+		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {
+			select {
+			case c.changed <- struct{}{}:
+			default: // one pending is enough: the list is read again
+			}
+		},
 	})
 	client.AddRoots(&mcp.Root{URI: "file:///home/ada/project", Name: "project"})
 	return c, client
@@ -120,11 +129,12 @@ func serveWrappedStdio(t *testing.T, dir, config string) *wrappedClient {
 	return c
 }
 
-// awaitTool waits until the tool list holds name.
+// awaitTool waits until the tool list holds name, listing again after
+// each list_changed (a 2026-07-28 client, which hears none, polls).
 func (c *wrappedClient) awaitTool(t *testing.T, name string) {
 	t.Helper()
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
+	deadline := time.After(30 * time.Second)
+	for {
 		for tool, err := range c.cs.Tools(t.Context(), nil) {
 			if err != nil {
 				t.Fatalf("tools/list: %v", err)
@@ -133,9 +143,17 @@ func (c *wrappedClient) awaitTool(t *testing.T, name string) {
 				return
 			}
 		}
-		c.stderr.await(t, "plugin loaded") // the host logs each load; list again after one
+		poll := time.After(100 * time.Millisecond)
+		if c.cs.InitializeResult().ProtocolVersion != "2026-07-28" {
+			poll = nil
+		}
+		select {
+		case <-c.changed:
+		case <-poll:
+		case <-deadline:
+			t.Fatalf("tool %s never listed", name)
+		}
 	}
-	t.Fatalf("tool %s never listed", name)
 }
 
 func (c *wrappedClient) call(t *testing.T, name string, args map[string]any) string {
@@ -533,5 +551,37 @@ func TestWrappedServerStateless(t *testing.T) {
 	}
 	if got := c.call(t, "trigger-sampling-request", map[string]any{"prompt": "stateless"}); !strings.Contains(got, "sampled: ") {
 		t.Errorf("sampling: %s", got)
+	}
+}
+
+// A remote server that is down when plughost starts is reported and
+// retried, like a crashed plugin, and served once it is up.
+func TestWrappedRemoteServerDownThenUp(t *testing.T) {
+	t.Parallel()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := l.Addr().String()
+	l.Close() // nothing listens there until A starts
+	dir := t.TempDir()
+	declare(t, dir, "remote", map[string]any{"url": "http://" + addr + "/mcp"})
+	c := serveWrappedStdio(t, dir, "")
+	c.stderr.await(t, "remote server unreachable; retrying")
+
+	pluginsA := t.TempDir()
+	copyPlugin(t, "echo", pluginsA, "echo")
+	a := exec.Command(bin.plughost, "serve", "--http", addr, "--plugins", pluginsA)
+	a.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.Process.Signal(syscall.SIGTERM)
+		a.Wait()
+	})
+	c.awaitTool(t, "echo")
+	if got := c.call(t, "echo", map[string]any{"text": "up now"}); got != "up now" {
+		t.Errorf("echo = %q", got)
 	}
 }

@@ -464,10 +464,17 @@ type echoCall struct {
 }
 
 func newEchoCall(tool string, textLen int) echoCall {
+	return newEchoCallOf(tool, "text", "", textLen)
+}
+
+// newEchoCallOf is newEchoCall for an echo tool whose string argument is
+// named arg and whose answer puts prefix before the text (server-everything's
+// echo: arg "message", prefix "Echo: ").
+func newEchoCallOf(tool, arg, prefix string, textLen int) echoCall {
 	text := strings.Repeat("x", textLen)
 	return echoCall{
-		params: []byte(`{"name":"` + tool + `","arguments":{"text":"` + text + `"}}`),
-		want:   []byte(`"text":"` + text + `"`),
+		params: []byte(`{"name":"` + tool + `","arguments":{"` + arg + `":"` + text + `"}}`),
+		want:   []byte(`"text":"` + prefix + text + `"`),
 	}
 }
 

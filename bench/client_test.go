@@ -120,3 +120,22 @@ func TestQuantile(t *testing.T) {
 		t.Errorf("quantiles 0, .5, 1 = %v; want [1 3 5]", got)
 	}
 }
+
+// The echo call of a server whose tool takes "message" and answers
+// "Echo: …" (server-everything, the wrapped section).
+func TestEchoCallOf(t *testing.T) {
+	t.Parallel()
+	e := serverSpec{EchoArg: "message", EchoPrefix: "Echo: "}.echoCall(3)
+	if want := `{"name":"echo","arguments":{"message":"xxx"}}`; string(e.params) != want {
+		t.Errorf("params = %s, want %s", e.params, want)
+	}
+	if err := e.check([]byte(`{"result":{"content":[{"type":"text","text":"Echo: xxx"}]},"jsonrpc":"2.0","id":3}`)); err != nil {
+		t.Error(err)
+	}
+	if err := e.check([]byte(`{"result":{"content":[{"type":"text","text":"xxx"}]},"jsonrpc":"2.0","id":3}`)); err == nil {
+		t.Error("an answer without the prefix passed")
+	}
+	if d := (serverSpec{}).echoCall(2); string(d.params) != `{"name":"echo","arguments":{"text":"xx"}}` || string(d.want) != `"text":"xx"` {
+		t.Errorf("default echo call = %s, %s", d.params, d.want)
+	}
+}

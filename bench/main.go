@@ -7,7 +7,7 @@
 //
 // or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
 //
-//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc]
+//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped]
 //
 // The servers: plughost serving the bundled echo plugin; and, serving the
 // same echo tool in-process, a go-sdk server (raw-schema tool), an mcp-go
@@ -53,6 +53,8 @@ type config struct {
 	rateLimit  bool     // this plughost has --rate-limit (lifted for the load)
 	work       string   // scratch directory
 	echoDir    string   // a plugin directory holding only echo
+	node       string   // Node 22 (the wrapped section), symlinks resolved
+	everything string   // server-everything's dist/index.js (the wrapped section)
 
 	textLen  int
 	inFlight int
@@ -72,7 +74,9 @@ func main() {
 	flag.StringVar(&cfg.pluginsDir, "plugins", "bin/plugins", "the directory of the bundled plugins (echo is used)")
 	flag.StringVar(&cfg.binDir, "bin", "bin/bench", "the directory of the benchmark's binaries (peer-*, tenplugin, grpcfloor)")
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "where the JSON figures are written")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc (default all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc, wrapped (default all)")
+	flag.StringVar(&cfg.node, "node", "conformance/node_modules/.bin/node", "the node binary of the wrapped section (Node 22, from npm ci in conformance/)")
+	flag.StringVar(&cfg.everything, "everything", "conformance/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "server-everything's entry point, for the wrapped section")
 	flag.StringVar(&noSandbox, "nosandbox-args", "", "extra `ARGS` for plughost serve that turn the sandbox off, for the no-sandbox rows (default: a --config file with sandbox { disabled = true } when plughost has a sandbox)")
 	flag.Parse()
 	if err := run(&cfg, only, noSandbox); err != nil {
@@ -94,7 +98,7 @@ func run(cfg *config, only, noSandbox string) error {
 	} else {
 		cfg.seqCalls, cfg.warmup, cfg.duration, cfg.coldRuns, cfg.scale, cfg.listRuns = 5000, 500, 5*time.Second, 20, []int{1, 10, 100}, 100
 	}
-	for _, p := range []*string{&cfg.plughostBn, &cfg.pluginsDir, &cfg.binDir, &cfg.outDir} {
+	for _, p := range []*string{&cfg.plughostBn, &cfg.pluginsDir, &cfg.binDir, &cfg.outDir, &cfg.node, &cfg.everything} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return err
@@ -207,6 +211,27 @@ func run(cfg *config, only, noSandbox string) error {
 			return fmt.Errorf("on demand, %d plugins: %w", n, err)
 		}
 		rep.OnDemand = append(rep.OnDemand, f)
+	}
+	if section("wrapped") {
+		// The declaration needs the real node binary: the sandbox grants
+		// what the command resolves to.
+		node, err := filepath.EvalSymlinks(cfg.node)
+		if err == nil {
+			cfg.node = node
+			_, err = os.Stat(cfg.everything)
+		}
+		switch {
+		case err == nil:
+			w, err := benchWrapped(ctx, cfg)
+			if err != nil {
+				return fmt.Errorf("wrapped: %w", err)
+			}
+			rep.Wrapped = w
+		case cfg.only != nil:
+			return fmt.Errorf("wrapped: %w (run npm ci in conformance/, or pass -node and -everything)", err)
+		default:
+			fmt.Fprintf(os.Stderr, "bench: wrapped section skipped: %v (run npm ci in conformance/)\n", err)
+		}
 	}
 	rep.Machine.LoadAfter = loadAvg()
 	rep.Seconds = time.Since(t0).Seconds()

@@ -22,6 +22,7 @@ type report struct {
 	Cold     []coldFigures     `json:"cold_start"`
 	Scale    []scaleFigures    `json:"scale"`
 	OnDemand []onDemandFigures `json:"on_demand"`
+	Wrapped  []wrappedFigures  `json:"wrapped"`
 	Targets  []target          `json:"targets"`
 }
 
@@ -234,6 +235,24 @@ func printReport(w io.Writer, r *report) {
 			fmt.Fprintf(tw, "%d\t%.0f\t%.0f\t%.0f\t%.1f\t%d\t%.1f\t%.1f\t\n", f.Plugins, f.ColdReadyMS, f.WarmReadyMS, f.LazyReadyMS, f.LazyIdleMiB, f.FirstCalls, f.FirstCallP50ms, f.FirstCallMaxMS)
 		}
 		tw.Flush()
+		fmt.Fprintln(w)
+	}
+	if len(r.Wrapped) > 0 {
+		fmt.Fprintln(tw, "wrapped: server-everything echo, stdio\tsandbox\tcold start median ms\tmin ms\tmax ms\tp50 µs\tp99 µs\tcalls/s\tCPU µs/call\thost CPU µs/call\tpeak RSS MiB\thost peak MiB\tprocs\t")
+		for _, f := range r.Wrapped {
+			fmt.Fprintf(tw, "%s\t%v\t%.1f\t%.1f\t%.1f\t%.1f\t%.1f\t%.0f\t%.1f\t%.1f\t%.1f\t%.1f\t%d\t\n", f.Server, f.Sandbox, f.ColdP50ms, f.ColdMinMS, f.ColdMaxMS,
+				f.P50us, f.P99us, f.CallsPerS, f.CPUus, f.HostCPUus, f.PeakMiB, f.HostPeakMiB, f.Processes)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
+		for _, f := range r.Wrapped {
+			if f.VsDirect == nil {
+				continue
+			}
+			v := f.VsDirect
+			fmt.Fprintf(w, "wrapped %-16s ÷ %s:  cold start %.2f×  p50 %.2f×  p99 %.2f×  calls/s %.2f×  CPU/call %.2f×  peak RSS %.2f×\n",
+				f.Server, directName, v.ColdStart, v.P50, v.P99, v.CallsPerS, v.CPU, v.PeakRSS)
+		}
 		fmt.Fprintln(w)
 	}
 	if len(r.Targets) > 0 {

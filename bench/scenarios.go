@@ -70,7 +70,7 @@ func benchCalls(ctx context.Context, cfg *config, sp serverSpec, tr transport) (
 	if _, err := waitForTools(ctx, s.conn, 30*time.Second, hasTool("echo")); err != nil {
 		return f, fmt.Errorf("%w (stderr: %s)", err, s.stderrTail())
 	}
-	echo := newEchoCall("echo", cfg.textLen)
+	echo := sp.echoCall(cfg.textLen)
 	one := func() error {
 		resp, err := s.conn.call(ctx, "tools/call", echo.params)
 		if err != nil {

@@ -27,6 +27,18 @@ type serverSpec struct {
 	// XDG_CACHE_HOME in it gets an empty catalog cache of its own, so that
 	// no run starts from what an earlier one left.
 	Env []string
+	// EchoArg names the echo tool's string argument ("text" when empty);
+	// EchoPrefix is what the server's answer puts before the text.
+	EchoArg, EchoPrefix string
+}
+
+// echoCall is the load's call of sp's echo tool with textLen bytes of text.
+func (sp serverSpec) echoCall(textLen int) echoCall {
+	arg := sp.EchoArg
+	if arg == "" {
+		arg = "text"
+	}
+	return newEchoCallOf("echo", arg, sp.EchoPrefix, textLen)
 }
 
 // transport is how the load client reaches a server.

@@ -72,6 +72,7 @@ bench-bin: build
 bench: bench-bin conformance/node_modules
 	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask' -benchmem ./host/mcp/streamable
+	$(GO) test -run '^$$' -bench 'BridgeCall|GoSDKClientCall' -benchmem ./host/wrapped
 ## bench-quick: the same, shorter (under a minute once built)
 bench-quick: bench-bin conformance/node_modules
 	$(BIN)/bench/bench -quick -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)

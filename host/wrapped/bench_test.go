@@ -1,0 +1,68 @@
+package wrapped
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/pluginproto"
+)
+
+// Where a wrapped call's cost goes, in one process (make bench runs these):
+// the go-sdk client alone against server-everything on Node 22, and the
+// same through the bridge (Proxy, exchange) without gRPC. The two are
+// about equal: the bridge adds little to the client, whose JSON decoding
+// allocates about 130 KB per call (see the README's "Existing MCP servers
+// as plugins"); bench/ compares the whole path with the server run directly.
+
+// referenceServer is server-everything's entry point and the pinned node.
+func referenceServer(b *testing.B) (node, script string) {
+	node, err := filepath.EvalSymlinks("../../conformance/node_modules/.bin/node")
+	if err == nil {
+		node, err = filepath.Abs(node)
+	}
+	if err != nil {
+		b.Fatalf("%v (npm ci in conformance/ installs Node 22 and the reference servers)", err)
+	}
+	script, _ = filepath.Abs("../../conformance/node_modules/@modelcontextprotocol/server-everything/dist/index.js")
+	return node, script
+}
+
+func BenchmarkBridgeCall(b *testing.B) {
+	node, script := referenceServer(b)
+	p, _, err := Start(b.Context(), &Options{Server: &declared.Server{Type: declared.TypeStdio, Command: node, Args: []string{script, "stdio"}}, Logger: hclog.NewNullLogger()})
+	if err != nil {
+		b.Fatal(err)
+	}
+	args := json.RawMessage(`{"message":"hello"}`)
+	// The server asks for roots once it is initialized: a question the
+	// first call may be handed (see exchange.go); answered with none.
+	noRoots := func(string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"roots":[]}`), nil }
+	for b.Loop() {
+		if _, err := p.CallTool(context.Background(), &pluginproto.CallRequest{Tool: "echo", Arguments: args, AnswerInput: noRoots}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkGoSDKClientCall(b *testing.B) {
+	node, script := referenceServer(b)
+	c := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+	cs, err := c.Connect(b.Context(), &mcp.CommandTransport{Command: exec.Command(node, script, "stdio")}, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer cs.Close()
+	args := json.RawMessage(`{"message":"hello"}`)
+	for b.Loop() {
+		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -423,7 +423,13 @@ func TestProxySubscribe(t *testing.T) {
 		t.Errorf("SubscribeResource with a failing proxy = %v, want its error", err)
 	}
 	fp.mu.Lock()
-	if diff := cmp.Diff([]string{"+file:///r", "-file:///r", "+file:///gone"}, fp.subs); diff != "" {
+	fp.subscribe = fmt.Errorf("%w: file:///unknown", ErrUnknownResource)
+	fp.mu.Unlock()
+	if err := c.SubscribeResource(ctx, "file:///unknown", true); !errors.Is(err, ErrUnknownResource) || !strings.Contains(err.Error(), "file:///unknown") {
+		t.Errorf("SubscribeResource of an unknown resource = %v, want ErrUnknownResource naming it", err)
+	}
+	fp.mu.Lock()
+	if diff := cmp.Diff([]string{"+file:///r", "-file:///r", "+file:///gone", "+file:///unknown"}, fp.subs); diff != "" {
 		t.Errorf("subscriptions (-want +got):\n%s", diff)
 	}
 	fp.mu.Unlock()

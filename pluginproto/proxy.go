@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 )
 
 // A Proxy serves the contract on behalf of another MCP server: an adapter
@@ -40,6 +37,7 @@ type Proxy interface {
 	Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
 	// SubscribeResource starts (subscribe) or ends the server's reports of
 	// changes to uri; they reach the host through Plugin.ResourceUpdated.
+	// An unknown uri is an error wrapping ErrUnknownResource.
 	SubscribeResource(ctx context.Context, uri string, subscribe bool) error
 }
 
@@ -182,7 +180,7 @@ func proxyStatus(err error) error {
 
 func (p *Plugin) proxySubscribe(ctx context.Context, px Proxy, uri string, subscribe bool) error {
 	if err := px.SubscribeResource(ctx, uri, subscribe); err != nil {
-		return status.Error(codes.Unknown, err.Error())
+		return handlerStatus(err) // an unknown resource as such, as ReadResource's
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()

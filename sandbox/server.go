@@ -21,6 +21,12 @@ import (
 // It grants nothing of the operator's: a directory the server is to serve
 // (server-filesystem's arguments, say) is the operator's to grant.
 func ServerGrants(r Runtime, command string, args []string) ([]string, error) {
+	return serverGrants(r, command, args, PluginPATH)
+}
+
+// serverGrants is ServerGrants with the PATH in which a "#!/usr/bin/env
+// prog" line's prog is looked up.
+func serverGrants(r Runtime, command string, args []string, searchPATH string) ([]string, error) {
 	if !filepath.IsAbs(command) {
 		return nil, fmt.Errorf("command %q is not an absolute path", command)
 	}
@@ -38,7 +44,7 @@ func ServerGrants(r Runtime, command string, args []string) ([]string, error) {
 		if filepath.Base(sh) == "env" {
 			if prog := envProgram(shArgs); prog != "" {
 				if !filepath.IsAbs(prog) {
-					prog = inPATH(prog, PluginPATH)
+					prog = inPATH(prog, searchPATH)
 				}
 				if prog != "" {
 					interp = prog

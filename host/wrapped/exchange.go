@@ -40,12 +40,14 @@ import (
 const (
 	// maxExchanges bounds the requests in flight and held at once.
 	maxExchanges = 1024
-	// parkTimeout is how long a held request waits for the host's retry
-	// (the host's own bound on an input round is 10 minutes).
-	parkTimeout = 10 * time.Minute
 	// maxAsksPerRound is the contract's bound on one round's requests.
 	maxAsksPerRound = 16
 )
+
+// parkTimeout is how long a held request waits for the host's retry: 10
+// minutes, the host's own bound on an input round. A variable for tests
+// only.
+var parkTimeout = 10 * time.Minute
 
 // errNotHeld answers a retry whose exchange this process does not hold.
 var errNotHeld = errors.New("the request that asked the client is not held by this process (it ended, waited over 10 minutes for the answers, or was served by another replica or an earlier run of the server); make the request again")

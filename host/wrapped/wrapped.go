@@ -360,10 +360,16 @@ func (b *bridge) Complete(ctx context.Context, raw json.RawMessage) (json.RawMes
 
 // SubscribeResource implements pluginproto.Proxy.
 func (b *bridge) SubscribeResource(ctx context.Context, uri string, subscribe bool) error {
+	var err error
 	if subscribe {
-		return b.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		err = b.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+	} else {
+		err = b.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
 	}
-	return b.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+	if err != nil {
+		return serverError(err)
+	}
+	return nil
 }
 
 // codeResourceNotFound is MCP's error code for an unknown resource.

@@ -165,7 +165,7 @@ func (s *Server) check() error {
 				return fmt.Errorf("env: %q is not a variable name", k)
 			}
 		}
-		if s.Cwd != "" && !strings.HasPrefix(s.Cwd, "/") && !strings.HasPrefix(s.Cwd, "${HOME}") && !strings.HasPrefix(s.Cwd, "${TMPDIR}") {
+		if s.Cwd != "" && !strings.HasPrefix(s.Cwd, "/") && !ownDir(s.Cwd) {
 			return fmt.Errorf("cwd: %q is not an absolute path", s.Cwd)
 		}
 	case TypeHTTP, TypeSSE:
@@ -190,6 +190,17 @@ func (s *Server) check() error {
 		return fmt.Errorf("type: unknown transport %q (want %q, %q or %q)", s.Type, TypeStdio, TypeHTTP, TypeSSE)
 	}
 	return nil
+}
+
+// ownDir reports whether path starts with the server's own directory,
+// ${HOME} or ${TMPDIR}, as a whole path element.
+func ownDir(path string) bool {
+	for _, v := range []string{"${HOME}", "${TMPDIR}"} {
+		if rest, ok := strings.CutPrefix(path, v); ok && (rest == "" || rest[0] == '/') {
+			return true
+		}
+	}
+	return false
 }
 
 // Remote reports whether s is a remote server.

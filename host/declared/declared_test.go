@@ -72,6 +72,7 @@ func TestParseRefuses(t *testing.T) {
 		{"env name with =", `{"command":"srv","env":{"A=B":"c"}}`, []string{`env: "A=B" is not a variable name`}},
 		{"empty env name", `{"command":"srv","env":{"":"c"}}`, []string{`env: "" is not a variable name`}},
 		{"relative cwd", `{"command":"srv","cwd":"data"}`, []string{`cwd: "data" is not an absolute path`}},
+		{"cwd glued to a variable", `{"command":"srv","cwd":"${HOME}data"}`, []string{`cwd: "${HOME}data" is not an absolute path`}},
 		{"unknown type", `{"type":"websocket","url":"wss://h"}`, []string{`type: unknown transport "websocket"`}},
 		{"neither", `{}`, []string{`neither "command"`, `nor "url"`}},
 		{"array", `["srv"]`, []string{"not a JSON object"}},

@@ -27,12 +27,18 @@
 // # Which files are plugins
 //
 // Every regular file (or symlink to one) in Dir with an execute bit set is a
-// plugin. Dotfiles, directories, files without an execute bit (logged at
+// plugin. So is a declaration NAME.mcp.json of an existing MCP server
+// (package declared), whatever its mode, when Options.Wrapper is set: it
+// is started as Wrapper followed by the declaration's path, and is
+// otherwise supervised, cached and published as any plugin is, except that
+// a remote server (a declared url) that fails to load is retried as a
+// crashed plugin is restarted, and is never parked. Dotfiles, directories, files without an execute bit (logged at
 // debug level) and editor leftovers (names ending in "~", ".swp", ".swx",
 // ".tmp", ".bak", emacs "#name#", vim's "4913") are ignored.
 //
 // A plugin's provider name is its file name with its last extension removed
-// (echo.exe → echo, my.tool.sh → my.tool → my_tool) and every byte outside
+// (echo.exe → echo, my.tool.sh → my.tool → my_tool; a declaration's, its
+// name without ".mcp.json") and every byte outside
 // [a-zA-Z0-9_-] replaced by "_"; a name longer than 32 characters is
 // shortened with a stable hash, and one starting with "device-" (the device
 // bridge's prefix) gets "plugin-" in front. Package naming holds these

@@ -446,6 +446,10 @@ func TestWrappedRemoteServer(t *testing.T) {
 	if got := c.call(t, "roots", nil); got != "file:///home/ada/project" {
 		t.Errorf("roots = %q", got)
 	}
+	// A plugin dropped into A's directory: A's list_changed reaches B's
+	// wrapper, which lists again, and B tells its client.
+	copyPlugin(t, "clock", pluginsA, "clock")
+	c.awaitTool(t, "get_current_time")
 
 	// Progress comes back through both hosts; the client's cancellation
 	// reaches the plugin on A.

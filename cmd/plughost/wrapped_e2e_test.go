@@ -274,30 +274,29 @@ func TestWrappedEverythingServer(t *testing.T) {
 }
 
 // server-filesystem granted one directory (A) and told of another (B)
-// that the sandbox does not grant: B is visible (it lies outside the
-// directories the sandbox hides), so the server counts it among its own
-// allowed directories, and every way of reaching into it — its absolute
-// path, a ".." path from A, a symbolic link made inside A — passes the
-// server's own check and is refused by the sandbox (Landlock: EACCES).
+// that the sandbox does not grant. B is made visible in the sandbox (a
+// subdirectory of it is granted, so B exists there, empty but for it), so
+// the server counts it among its own allowed directories. Every way of
+// reaching a file in B — its absolute path, a ".." path from A, a symbolic
+// link made inside A — is one the server's own checks let through: the
+// same server with the sandbox disabled reads the file each way. In the
+// sandbox each fails, and not for being outside the server's directories.
 func TestWrappedFilesystemServerIsConfined(t *testing.T) {
 	t.Parallel()
 	script, node := referenceServer(t, "server-filesystem")
-	granted := t.TempDir()
+	granted, other := t.TempDir(), t.TempDir()
+	for _, d := range []string{granted, filepath.Join(other, "sub")} {
+		if err := os.MkdirAll(d, 0o777); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := os.Chmod(granted, 0o777); err != nil { // as root, the server runs as uid 65534
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(granted, "hello.txt"), []byte("hello from A"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	// Not under /tmp, /home, /var, ... (which the sandbox hides): under the
-	// package's directory, readable by anyone but not granted.
-	other, err := os.MkdirTemp(".", "wrapped-fs-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(other) })
-	other, _ = filepath.Abs(other)
 	if err := os.Chmod(other, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(granted, "hello.txt"), []byte("hello from A"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	secret := filepath.Join(other, "secret.txt")
@@ -307,54 +306,67 @@ func TestWrappedFilesystemServerIsConfined(t *testing.T) {
 	if err := os.Symlink(secret, filepath.Join(granted, "link.txt")); err != nil {
 		t.Fatal(err)
 	}
-	dir := t.TempDir()
-	declare(t, dir, "fs", map[string]any{"command": node, "args": []string{script, granted, other}})
-	config := filepath.Join(t.TempDir(), "plughost.hcl")
-	if err := os.WriteFile(config, []byte(`sandbox {
-  plugin "fs" {
-    allow_write = ["`+granted+`"]
-  }
-}
-`), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	c := serveWrappedStdio(t, dir, config)
-	c.awaitTool(t, "read_text_file")
-
-	if got := c.call(t, "read_text_file", map[string]any{"path": filepath.Join(granted, "hello.txt")}); got != "hello from A" {
-		t.Errorf("read in the granted directory = %q", got)
-	}
-	c.call(t, "write_file", map[string]any{"path": filepath.Join(granted, "new.txt"), "content": "written by the server"})
-	if b, err := os.ReadFile(filepath.Join(granted, "new.txt")); err != nil || string(b) != "written by the server" {
-		t.Errorf("write in the granted directory: %q, %v", b, err)
-	}
-	if got := c.call(t, "list_allowed_directories", nil); !strings.Contains(got, other) {
-		t.Fatalf("the server does not count %s among its directories, so it would refuse it itself: %s", other, got)
-	}
 	rel, err := filepath.Rel(granted, secret)
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, path := range []string{secret, filepath.Join(granted, rel), filepath.Join(granted, "link.txt")} {
-		res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": path}})
-		if err != nil {
+	ways := []string{secret, filepath.Join(granted, rel), filepath.Join(granted, "link.txt")}
+	serve := func(t *testing.T, extra string) *wrappedClient {
+		dir := t.TempDir()
+		declare(t, dir, "fs", map[string]any{"command": node, "args": []string{script, granted, other}})
+		config := filepath.Join(t.TempDir(), "plughost.hcl")
+		if err := os.WriteFile(config, []byte(`sandbox {
+  plugin "fs" {
+    allow_write = ["`+granted+`"]
+    allow_read  = ["`+filepath.Join(other, "sub")+`"]
+    `+extra+`
+  }
+}
+`), 0o644); err != nil {
 			t.Fatal(err)
 		}
-		got := text(res)
-		switch {
-		case !res.IsError:
-			t.Errorf("read %s: %q: the sandbox let it through", path, got)
-		case strings.Contains(got, "outside allowed directories"):
-			t.Errorf("read %s: the server's own check refused it (%s): this test must reach the sandbox", path, got)
-		case !strings.Contains(got, "EACCES"):
-			t.Errorf("read %s: %s; want the sandbox's EACCES", path, got)
+		c := serveWrappedStdio(t, dir, config)
+		c.awaitTool(t, "read_text_file")
+		if got := c.call(t, "list_allowed_directories", nil); !strings.Contains(got, other) {
+			t.Fatalf("the server does not count %s among its directories, so it would refuse it itself: %s", other, got)
 		}
+		return c
 	}
-	// Outside both: refused (by the server first).
-	res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": "/etc/hostname"}})
-	if err != nil || !res.IsError {
-		t.Errorf("read /etc/hostname: %v, %s: want refused", err, text(res))
-	}
+	t.Run("without the sandbox, the server's checks let each way through", func(t *testing.T) {
+		c := serve(t, "disabled = true")
+		for _, path := range ways {
+			if got := c.call(t, "read_text_file", map[string]any{"path": path}); got != "not for the server" {
+				t.Errorf("read %s = %q", path, got)
+			}
+		}
+	})
+	t.Run("in the sandbox", func(t *testing.T) {
+		c := serve(t, "")
+		if got := c.call(t, "read_text_file", map[string]any{"path": filepath.Join(granted, "hello.txt")}); got != "hello from A" {
+			t.Errorf("read in the granted directory = %q", got)
+		}
+		c.call(t, "write_file", map[string]any{"path": filepath.Join(granted, "new.txt"), "content": "written by the server"})
+		if b, err := os.ReadFile(filepath.Join(granted, "new.txt")); err != nil || string(b) != "written by the server" {
+			t.Errorf("write in the granted directory: %q, %v", b, err)
+		}
+		for _, path := range ways {
+			res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": path}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			switch got := text(res); {
+			case !res.IsError:
+				t.Errorf("read %s: %q: the sandbox let it through", path, got)
+			case strings.Contains(got, "outside allowed directories"):
+				t.Errorf("read %s: the server's own check refused it (%s): this test must reach the sandbox", path, got)
+			}
+		}
+		// Outside both: refused (by the server first).
+		res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_text_file", Arguments: map[string]any{"path": "/etc/hostname"}})
+		if err != nil || !res.IsError {
+			t.Errorf("read /etc/hostname: %v, %s: want refused", err, text(res))
+		}
+	})
 }
 
 // server-memory keeps its knowledge graph in the plugin's data directory
@@ -401,6 +413,29 @@ func TestWrappedMemoryServerPersists(t *testing.T) {
 	})
 }
 
+// startRemote starts plughost serving plugins over Streamable HTTP at addr
+// (its token: token, or none on loopback), the remote server of the tests
+// below, and returns its stderr once it serves.
+func startRemote(t *testing.T, addr, token, plugins string) *lineBuffer {
+	t.Helper()
+	a := exec.Command(bin.plughost, "serve", "--http", addr, "--plugins", plugins)
+	a.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "PLUGHOST_TOKEN="+token)
+	stderr := newLineBuffer()
+	a.Stderr = stderr
+	if err := a.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		a.Process.Signal(syscall.SIGTERM)
+		a.Wait()
+		if t.Failed() {
+			t.Logf("the remote plughost's stderr:\n%s", stderr)
+		}
+	})
+	stderr.await(t, "serving MCP over Streamable HTTP")
+	return stderr
+}
+
 // A remote server: plughost (B, over stdio) in front of another plughost
 // (A, over Streamable HTTP, with a bearer token B reads from a file). A
 // plugin of A asks the client twice (elicitation, then sampling): the
@@ -410,21 +445,7 @@ func TestWrappedRemoteServer(t *testing.T) {
 	pluginsA := t.TempDir()
 	copyPlugin(t, "askplugin", pluginsA, "askplugin")
 	copyPlugin(t, "echo", pluginsA, "echo")
-	a := exec.Command(bin.plughost, "serve", "--http", "127.0.0.1:0", "--plugins", pluginsA)
-	a.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "PLUGHOST_TOKEN=s3cret-token")
-	stderrA := newLineBuffer()
-	a.Stderr = stderrA
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		a.Process.Signal(syscall.SIGTERM)
-		a.Wait()
-		if t.Failed() {
-			t.Logf("A's stderr:\n%s", stderrA)
-		}
-	})
-	stderrA.await(t, "serving MCP over Streamable HTTP")
+	stderrA := startRemote(t, "127.0.0.1:0", "s3cret-token", pluginsA)
 	m := listenURL.FindStringSubmatch(stderrA.String())
 	if m == nil {
 		t.Fatalf("no URL in A's log:\n%s", stderrA)
@@ -575,15 +596,7 @@ func TestWrappedRemoteServerDownThenUp(t *testing.T) {
 
 	pluginsA := t.TempDir()
 	copyPlugin(t, "echo", pluginsA, "echo")
-	a := exec.Command(bin.plughost, "serve", "--http", addr, "--plugins", pluginsA)
-	a.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
-	if err := a.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		a.Process.Signal(syscall.SIGTERM)
-		a.Wait()
-	})
+	startRemote(t, addr, "", pluginsA)
 	c.awaitTool(t, "echo")
 	if got := c.call(t, "echo", map[string]any{"text": "up now"}); got != "up now" {
 		t.Errorf("echo = %q", got)

@@ -117,6 +117,8 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 	if err := pol.Check(); err != nil {
 		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
 	}
+	pol, grants := pol.granted(plugin)
+	cmd.Env = append(cmd.Env, GrantsEnv+"="+grants)
 	if pol.Disabled {
 		l.log.Warn("SANDBOX DISABLED by policy: the plugin runs with the host's rights", "plugin", plugin)
 		return &Launch{Cmd: cmd, Started: func(int) (*Report, error) { return &Report{}, nil }, Exited: func() string { return "" }}, nil

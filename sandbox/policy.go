@@ -105,6 +105,12 @@ type Policy struct {
 	// CPU caps its CPU time as a number of cores (1.5 = one and a half
 	// cores) through the cpu cgroup. 0 means no cap.
 	CPU float64
+	// Dirs are directories granted under a name the plugin asks for (a
+	// "notes" directory): each is readable, and writable with Write, as
+	// AllowRead or AllowWrite would make it, and the plugin finds its path
+	// by name in $PLUGHOST_GRANTS ([GrantsEnv]), so the operator's
+	// configuration, not the plugin, decides which directory it is.
+	Dirs []Dir
 	// Env names host environment variables passed through to the plugin;
 	// every other variable of the host is scrubbed.
 	Env []string
@@ -174,6 +180,18 @@ func (p *Policy) Check() error {
 		return fmt.Errorf("cpu: negative (%v)", p.CPU)
 	case p.Timeout < 0:
 		return fmt.Errorf("timeout: negative (%v)", p.Timeout)
+	}
+	seen := map[string]bool{}
+	for _, d := range p.Dirs {
+		switch {
+		case !validDirName(d.Name):
+			return fmt.Errorf("dir %q: a name is 1 to 64 of [a-zA-Z0-9_-]", d.Name)
+		case seen[d.Name]:
+			return fmt.Errorf("dir %q: granted twice", d.Name)
+		case !filepath.IsAbs(d.Path):
+			return fmt.Errorf("dir %q: path %q is not an absolute path", d.Name, d.Path)
+		}
+		seen[d.Name] = true
 	}
 	for _, name := range p.Env {
 		if name == "" || slices.ContainsFunc([]rune(name), func(r rune) bool { return r == '=' || r == 0 }) {
@@ -259,5 +277,6 @@ func (p *Policy) Clone() *Policy {
 	c.AllowWrite = slices.Clone(p.AllowWrite)
 	c.NetAllow = slices.Clone(p.NetAllow)
 	c.Env = slices.Clone(p.Env)
+	c.Dirs = slices.Clone(p.Dirs)
 	return &c
 }

@@ -185,7 +185,6 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 
-	env := []string{"PLUGHOST_WORKSPACE=" + workspace}
 	wrapper, err := wrapperArgs()
 	if err != nil {
 		closeTasks()
@@ -196,7 +195,6 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		Dir:         pluginDir,
 		Logger:      log.Named("plugins"),
 		HostVersion: version,
-		Env:         env,
 		Launcher:    launcher,
 	}
 	if h.serving {

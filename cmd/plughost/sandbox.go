@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/go-hclog"
@@ -17,9 +18,23 @@ import (
 	"github.com/plughost/plughost/sandbox"
 )
 
-// filesPlugin is the bundled plugin whose workspace (--workspace) is granted
-// through allow_write, with PLUGHOST_WORKSPACE passed to it.
+// filesPlugin is the bundled plugin that --workspace is for: unless its
+// policy grants a directory named "workspace" itself, --workspace is
+// granted to it under that name, writable.
 const filesPlugin = "files"
+
+// workspaceDir is the name under which the files plugin asks for its
+// workspace.
+const workspaceDir = "workspace"
+
+// grantWorkspace adds --workspace to the policy of the files plugin, as a
+// dir "workspace" block would, unless the block grants one already.
+func grantWorkspace(pol *sandbox.Policy, name, workspace string) {
+	if name != filesPlugin || slices.ContainsFunc(pol.Dirs, func(d sandbox.Dir) bool { return d.Name == workspaceDir }) {
+		return
+	}
+	pol.Dirs = append(pol.Dirs, sandbox.Dir{Name: workspaceDir, Path: workspace, Write: true})
+}
 
 // newLauncher returns the manager's Launcher: every plugin starts in the
 // sandbox under its policy from the config file.
@@ -43,9 +58,8 @@ func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manage
 			if err := wrappedLaunch(cmd, pol, os.Getenv); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}
-		} else if name == filesPlugin {
-			pol.AllowWrite = append(pol.AllowWrite, workspace)
-			pol.Env = append(pol.Env, "PLUGHOST_WORKSPACE")
+		} else {
+			grantWorkspace(pol, name, workspace)
 		}
 		l, err := sb.Wrap(name, pol, cmd)
 		if err != nil {

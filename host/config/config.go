@@ -15,8 +15,11 @@
 //	  env         = ["LANG"]           # host environment variables passed through
 //	  timeout     = "30s"              # per tool call (default 5m)
 //
-//	  plugin "files" {
-//	    allow_write = ["/srv/plughost/workspace"]
+//	  plugin "notes" {
+//	    dir "notes" {                  # a directory the plugin asks for by name
+//	      path  = "/srv/notes"         # the operator decides which
+//	      write = true                 # default false: read-only
+//	    }
 //	  }
 //	  plugin "fetch" {
 //	    allow_net = ["api.example.com:443"]
@@ -26,8 +29,9 @@
 //	  }
 //	}
 //
-// runtime is set in a plugin block only (sandbox.Runtime says what each
-// preset grants). A plugin block overrides the default's settings for the plugin of that
+// runtime and dir are set in a plugin block only (sandbox.Runtime says what
+// each preset grants; the plugin finds a dir's path under its name in
+// $PLUGHOST_GRANTS, sandbox.GrantsEnv). A plugin block overrides the default's settings for the plugin of that
 // provider name (as `plughost plugins` shows it), or of that file name when
 // the file name is long and the provider name derived from it (see
 // naming.ForLabel); its allow_read, allow_write and env lists add to the
@@ -280,6 +284,39 @@ var policySchema = hcl.BodySchema{
 // which names one plugin's interpreter.
 var pluginPolicySchema = hcl.BodySchema{
 	Attributes: append(slices.Clone(policySchema.Attributes), hcl.AttributeSchema{Name: "runtime"}),
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "dir", LabelNames: []string{"name"}}},
+}
+
+// dirSchema is a dir block's: the directory granted under the block's
+// name, and whether the plugin may write in it.
+var dirSchema = hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "path", Required: true}, {Name: "write"}},
+}
+
+// decodeDir reads a plugin block's dir block.
+func decodeDir(b *hcl.Block) (sandbox.Dir, error) {
+	d := sandbox.Dir{Name: b.Labels[0]}
+	content, diags := b.Body.Content(&dirSchema)
+	if diags.HasErrors() {
+		return d, diags
+	}
+	for name, a := range content.Attributes {
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			return d, diags
+		}
+		switch {
+		case name == "path" && v.Type() == cty.String && v.IsKnown() && !v.IsNull():
+			d.Path = v.AsString()
+		case name == "write" && v.Type() == cty.Bool && v.IsKnown() && !v.IsNull():
+			d.Write = v.True()
+		case name == "path":
+			return d, diag(a.Expr.Range(), "Invalid path", "path must be a string: the directory's absolute path")
+		default:
+			return d, diag(a.Expr.Range(), "Invalid write", "write must be true or false")
+		}
+	}
+	return d, nil
 }
 
 func (s *Sandbox) decode(body hcl.Body) error {
@@ -307,6 +344,16 @@ func (s *Sandbox) decode(body hcl.Body) error {
 		p := *s.Default.Clone()
 		if err := decodePolicy(&p, pc.Attributes, true); err != nil {
 			return err
+		}
+		for _, db := range pc.Blocks {
+			d, err := decodeDir(db)
+			if err != nil {
+				return err
+			}
+			p.Dirs = append(p.Dirs, d)
+		}
+		if err := p.Check(); err != nil {
+			return diag(b.DefRange, "Invalid plugin block", fmt.Sprintf("plugin %q: %v", name, err))
 		}
 		s.Plugins[name] = p
 	}

@@ -2,6 +2,7 @@ package config
 
 import (
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -213,5 +214,61 @@ stateless {
 				t.Errorf("stateless block (-want +got):\n%s", diff)
 			}
 		})
+	}
+}
+
+func TestParseNamedDirectories(t *testing.T) {
+	cfg, err := Parse([]byte(`sandbox {
+  plugin "notes" {
+    dir "notes" {
+      path  = "/srv/notes"
+      write = true
+    }
+    dir "ref" { path = "/usr/share/doc" }
+  }
+}
+`), "plughost.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []sandbox.Dir{{Name: "notes", Path: "/srv/notes", Write: true}, {Name: "ref", Path: "/usr/share/doc"}}
+	if got := cfg.Sandbox.PolicyFor("notes").Dirs; !slices.Equal(got, want) {
+		t.Errorf("dirs = %+v, want %+v", got, want)
+	}
+	if got := cfg.Sandbox.PolicyFor("other").Dirs; len(got) != 0 {
+		t.Errorf("another plugin's dirs = %+v, want none", got)
+	}
+	for _, c := range []struct{ src, want string }{
+		{`sandbox {
+  dir "x" { path = "/a" }
+}`, `"dir" belongs in a plugin block inside sandbox { }`},
+		{`sandbox {
+  plugin "p" {
+    dir "x" { write = true }
+  }
+}`, `"path" is required`},
+		{`sandbox {
+  plugin "p" {
+    dir "x" { path = "rel" }
+  }
+}`, `plugin "p": dir "x": path "rel" is not an absolute path`},
+		{`sandbox {
+  plugin "p" {
+    dir "x" {
+      path  = "/a"
+      write = "yes"
+    }
+  }
+}`, "write must be true or false"},
+		{`sandbox {
+  plugin "p" {
+    dir "x" { path = "/a" }
+    dir "x" { path = "/b" }
+  }
+}`, `dir "x": granted twice`},
+	} {
+		if _, err := Parse([]byte(c.src), "plughost.hcl"); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s\n: %v, want %q", c.src, err, c.want)
+		}
 	}
 }

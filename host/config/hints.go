@@ -16,6 +16,7 @@ var homes = map[string]string{
 	"pids": "sandbox { } or a plugin block inside it", "files": "sandbox { } or a plugin block inside it",
 	"cpu": "sandbox { } or a plugin block inside it", "env": "sandbox { } or a plugin block inside it",
 	"timeout": "sandbox { } or a plugin block inside it", "runtime": "a plugin block inside sandbox { }",
+	"dir": "a plugin block inside sandbox { }", "path": "a dir block inside a plugin block of sandbox { }", "write": "a dir block inside a plugin block of sandbox { }",
 	"start": "plugins { } or a plugin block inside it", "idle_timeout": "plugins { } or a plugin block inside it",
 	"cache":          "plugins { }",
 	"state_key_file": "stateless { }", "state_ttl": "stateless { }",

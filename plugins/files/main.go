@@ -1,8 +1,9 @@
 // Command files is a bundled plughost plugin with one tool, create_file,
 // which writes a file inside a workspace directory and nowhere else, and
 // the workspace's files as resources, kept up to date as files come, go
-// and change. The host names the workspace in the environment variable
-// PLUGHOST_WORKSPACE (its --workspace flag). See README.md.
+// and change. The workspace is the writable directory the host grants it
+// under the name "workspace" (plughost serve --workspace DIR, or a
+// dir "workspace" block in its sandbox policy). See README.md.
 package main
 
 import (
@@ -21,12 +22,16 @@ import (
 // version is set at build time (-X main.version=...).
 var version = "dev"
 
-// workspaceEnv names the directory create_file writes into.
-const workspaceEnv = "PLUGHOST_WORKSPACE"
+// workspaceDir is the name of the granted directory create_file writes
+// into.
+const workspaceDir = "workspace"
 
 func main() {
-	workspace := os.Getenv(workspaceEnv)
+	workspace, err := pluginproto.Granted().WritableDir(workspaceDir)
 	p, c := newPlugin(workspace)
+	if err != nil {
+		c.none = err.Error()
+	}
 	if workspace != "" {
 		c.files = serveFiles(p, workspace)
 	}
@@ -34,8 +39,8 @@ func main() {
 }
 
 // newPlugin returns the files plugin writing into workspace ("" when the
-// host set none: every call then fails, naming PLUGHOST_WORKSPACE), and its
-// tool's creator, whose files (nil: none) learn of each file it writes.
+// host granted none: every call then fails, saying why), and its tool's
+// creator, whose files (nil: none) learn of each file it writes.
 func newPlugin(workspace string) (*pluginproto.Plugin, *creator) {
 	p := pluginproto.New("files", version)
 	c := &creator{workspace: workspace}
@@ -58,6 +63,7 @@ func newPlugin(workspace string) (*pluginproto.Plugin, *creator) {
 
 type creator struct {
 	workspace string
+	none      string // why there is no workspace, when there is none
 	files     *workspaceFiles
 }
 
@@ -80,11 +86,15 @@ func (c *creator) createFile(_ context.Context, req *pluginproto.Request) (*plug
 		return pluginproto.ErrorResult("refusing to write %q: %v", name, err), nil
 	}
 	if c.workspace == "" {
-		return pluginproto.ErrorResult("no workspace: %s is not set (start plughost with --workspace DIR)", workspaceEnv), nil
+		why := c.none
+		if why == "" {
+			why = "the host granted none (start plughost with --workspace DIR)"
+		}
+		return pluginproto.ErrorResult("no workspace: %s", why), nil
 	}
 	root, err := os.OpenRoot(c.workspace)
 	if err != nil {
-		return pluginproto.ErrorResult("the workspace %s (%s) cannot be opened: %v", c.workspace, workspaceEnv, err), nil
+		return pluginproto.ErrorResult("the workspace %s cannot be opened: %v", c.workspace, err), nil
 	}
 	defer root.Close()
 

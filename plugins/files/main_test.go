@@ -96,8 +96,8 @@ func TestCreateFileRefuses(t *testing.T) {
 		"missing filename":      {filename: nil, want: `missing required argument "filename"`},
 		"missing content":       {filename: "x.txt", noContent: true, want: `missing required argument "content"`},
 		"filename not a string": {filename: 7, want: `invalid arguments for tool "create_file"`},
-		"workspace unset":       {filename: "x.txt", workspace: "unset", want: "no workspace: PLUGHOST_WORKSPACE is not set"},
-		"workspace missing":     {filename: "x.txt", workspace: "missing", want: "(PLUGHOST_WORKSPACE) cannot be opened"},
+		"workspace unset":       {filename: "x.txt", workspace: "unset", want: "no workspace: the host granted none (start plughost with --workspace DIR)"},
+		"workspace missing":     {filename: "x.txt", workspace: "missing", want: "cannot be opened"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

@@ -12,6 +12,7 @@ package main
 
 import (
 	"context"
+	"encoding/json"
 	"flag"
 	"fmt"
 	"net"
@@ -26,6 +27,7 @@ import (
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/streamable"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 func main() {
@@ -35,7 +37,7 @@ func main() {
 	}
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
 	dir := fs.String("plugins", "", "plugin directory")
-	workspace := fs.String("workspace", "", "PLUGHOST_WORKSPACE for the plugins")
+	workspace := fs.String("workspace", "", "the directory granted to the plugins as \"workspace\" (as plughost grants --workspace to the files plugin)")
 	level := fs.String("log-level", "warn", "log level")
 	addr := fs.String("http", "", "serve Streamable HTTP at ADDR until SIGTERM instead of stdio")
 	rate := fs.Float64("rate-limit", 100, "requests per second one HTTP session may send (negative: no limit)")
@@ -44,6 +46,13 @@ func main() {
 		fmt.Fprintln(os.Stderr, "profhost:", err)
 		os.Exit(1)
 	}
+}
+
+// workspaceGrant is $PLUGHOST_GRANTS naming workspace as the writable
+// directory "workspace" (no sandbox here: the grant is only told).
+func workspaceGrant(workspace string) string {
+	b, _ := json.Marshal(pluginproto.Grants{AllowNet: "none", Dirs: map[string]pluginproto.GrantedDir{"workspace": {Path: workspace, Write: true}}})
+	return string(b)
 }
 
 func run(dir, workspace, level, addr string, rate float64) error {
@@ -65,7 +74,7 @@ func run(dir, workspace, level, addr string, rate float64) error {
 		Dir:       dir,
 		Logger:    log.Named("plugins"),
 		Publisher: cat,
-		Env:       []string{"PLUGHOST_WORKSPACE=" + workspace},
+		Env:       []string{pluginproto.GrantsEnv + "=" + workspaceGrant(workspace)},
 	})
 	if err != nil {
 		return err

@@ -11,13 +11,18 @@
 //     confirm (the task's input), and returns "built after <answer>";
 //   - forever: goes on as a task and works until cancelled, then writes
 //     "forever: cancelled <id>" to stderr (the host logs it).
+//   - read_note: reads the file named by its argument "file" in the
+//     directory the operator granted it under the name "notes" (a plugin
+//     asking for a directory it does not choose).
 package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/plughost/plughost/pluginproto"
@@ -25,6 +30,23 @@ import (
 
 func main() {
 	p := pluginproto.New("askplugin", "1")
+	p.AddTool(pluginproto.Tool{Name: "read_note", Description: "Reads a file of the notes directory.",
+		InputSchema: json.RawMessage(`{"type":"object","properties":{"file":{"type":"string"}},"required":["file"]}`)},
+		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			var args struct{ File string }
+			if err := req.Bind(&args); err != nil {
+				return nil, err
+			}
+			notes, err := pluginproto.Granted().Dir("notes")
+			if err != nil {
+				return nil, err
+			}
+			b, err := os.ReadFile(filepath.Join(notes, filepath.Clean("/"+args.File)))
+			if err != nil {
+				return nil, err
+			}
+			return pluginproto.TextResult(string(b)), nil
+		})
 	p.AddTool(pluginproto.Tool{Name: "roots", Description: "Lists the client's roots."},
 		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
 			roots, err := req.Roots(ctx)

@@ -13,11 +13,15 @@
 // (exchange.go).
 //
 // Why the go-sdk client and not one of our own: it is the official SDK,
-// kept up with the specification, already used by plughost's tests, and
-// its cost is not what a wrapped server's call costs (a round trip through
-// a second process, often Node). The wrapped connection is pinned to MCP
-// 2025-11-25, the revision every server speaks today, whose server→client
-// requests arrive as requests the go-sdk client hands us.
+// kept up with the specification, and covers stdio, Streamable HTTP, the
+// old SSE transport, keep-alive and pagination. Measured (bench_test.go):
+// it costs about 0.5 ms and 130 KB of garbage per call against a Node
+// server that answers a raw client in about 0.1 ms; the bridge adds
+// nothing measurable to it. For a model's tool calls that is noise; a
+// stdio client of our own is the step to take if a wrapped server ever
+// needs it. The wrapped connection is pinned to MCP 2025-11-25, the
+// revision every server speaks today, whose server→client requests arrive
+// as requests the go-sdk client hands us.
 package wrapped
 
 import (

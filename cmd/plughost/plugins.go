@@ -6,9 +6,12 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"net/url"
+	"path/filepath"
 	"strings"
 
 	"github.com/plughost/plughost/host/catalog"
+	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/manager"
 )
 
@@ -88,7 +91,11 @@ type pluginReport struct {
 	Version string   `json:"version,omitempty"`
 	Renamed string   `json:"renamed,omitempty"`
 	Sandbox []string `json:"sandbox,omitempty"`
-	Error   string   `json:"error,omitempty"`
+	// Declared says what a declared MCP server (File is its NAME.mcp.json)
+	// runs or reaches: its command and arguments, or its URL. Its env
+	// values and headers are not shown: they may hold secrets.
+	Declared string `json:"declared,omitempty"`
+	Error    string `json:"error,omitempty"`
 	// Stderr is the excerpt of the plugin's stderr that Error ends with.
 	Stderr    string           `json:"stderr,omitempty"`
 	Tools     []offerReport    `json:"tools"`
@@ -139,7 +146,7 @@ func newReport(h *host) *report {
 		p := pluginReport{Name: st.Name, File: st.Path, State: string(st.State), Failed: failedPlugin(st), Version: st.Version,
 			Renamed: st.Renamed, Sandbox: st.Sandbox, Error: st.LastError, Stderr: st.LastStderr,
 			Tools: []offerReport{}, Prompts: []offerReport{}, Resources: []resourceReport{}, Templates: []templateReport{},
-			Refused: []refusalReport{}}
+			Refused: []refusalReport{}, Declared: declaredSummary(st.Path)}
 		if p.Failed {
 			r.Failed++
 		}
@@ -187,6 +194,29 @@ func newReport(h *host) *report {
 	return r
 }
 
+// declaredSummary says what the declared server at path runs or reaches
+// ("" when path is not a declaration, or does not parse: its load error
+// says why). Env values, headers and a URL's query stay out: they may hold
+// secrets.
+func declaredSummary(path string) string {
+	if _, ok := declared.Name(filepath.Base(path)); !ok {
+		return ""
+	}
+	s, err := declared.Load(path)
+	switch {
+	case err != nil:
+		return ""
+	case s.Remote():
+		u, err := url.Parse(s.URL)
+		if err != nil {
+			return s.Type
+		}
+		u.User, u.RawQuery, u.Fragment = nil, "", "" // an API key may ride in them
+		return s.Type + " " + u.String()
+	}
+	return strings.Join(append([]string{s.Command}, s.Args...), " ")
+}
+
 // print writes the report for a person: a table of the plugins, each with
 // what it offers, then what was refused and why, and a failed plugin's
 // error and stderr.
@@ -220,6 +250,9 @@ func (r *report) print(w io.Writer) error {
 		}
 		if p.Renamed != "" {
 			t.text("  (%s)", p.Renamed)
+		}
+		if p.Declared != "" {
+			t.text("  (declared server: %s)", p.Declared)
 		}
 		for _, e := range p.Tools {
 			t.row("  "+e.ExposedName, firstLine(e.Description))

@@ -545,6 +545,13 @@ func TestImportedServersLoad(t *testing.T) {
 			t.Errorf("%s is not running:\n%s", name, listing)
 		}
 	}
+	// What each runs is shown; its env values (which may be secrets) are not.
+	if want := "(declared server: " + node + " " + everything + " stdio)"; !strings.Contains(string(listing), want) {
+		t.Errorf("the listing lacks %q:\n%s", want, listing)
+	}
+	if strings.Contains(string(listing), "memory.jsonl") {
+		t.Errorf("the listing shows a declaration's env:\n%s", listing)
+	}
 }
 
 // A wrapped server over MCP 2026-07-28 (no session, HTTP): the server's

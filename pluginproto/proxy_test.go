@@ -444,8 +444,11 @@ func TestProxyPanicIsAnError(t *testing.T) {
 	t.Parallel()
 	boom := func() { panic("proxy bug") }
 	fp := &fakeProxy{
-		read:     func(string, json.RawMessage, *Input) (json.RawMessage, error) { boom(); return nil, nil },
-		prompt:   func(string, json.RawMessage, json.RawMessage, *Input) (json.RawMessage, error) { boom(); return nil, nil },
+		read: func(string, json.RawMessage, *Input) (json.RawMessage, error) { boom(); return nil, nil },
+		prompt: func(string, json.RawMessage, json.RawMessage, *Input) (json.RawMessage, error) {
+			boom()
+			return nil, nil
+		},
 		complete: func(json.RawMessage) (json.RawMessage, error) { boom(); return nil, nil },
 		call:     func(context.Context, *ProxyCall) (json.RawMessage, error) { boom(); return nil, nil },
 	}

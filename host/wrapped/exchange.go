@@ -101,6 +101,23 @@ type answer struct {
 type exchanges struct {
 	mu   sync.Mutex
 	byID map[string]*exchange
+	// others counts the requests to the server outside exchanges
+	// (completions, subscriptions, the wrapper's own lists): while there
+	// are any, a question of the server cannot be attributed either.
+	others int
+}
+
+// outside runs f, a request to the server that is no exchange.
+func (xs *exchanges) outside(f func()) {
+	xs.mu.Lock()
+	xs.others++
+	xs.mu.Unlock()
+	defer func() {
+		xs.mu.Lock()
+		xs.others--
+		xs.mu.Unlock()
+	}()
+	f()
 }
 
 // start begins a request to the server, run by do with a context that
@@ -247,12 +264,14 @@ func (xs *exchanges) end(x *exchange) {
 	x.pending = nil
 }
 
-// only returns the one exchange in flight, or nil and how many there are.
+// only returns the one exchange in flight, or nil and how many requests
+// to the server there are (with any outside exchanges, none is the only
+// one).
 func (xs *exchanges) only() (*exchange, int) {
 	xs.mu.Lock()
 	defer xs.mu.Unlock()
-	if len(xs.byID) != 1 {
-		return nil, len(xs.byID)
+	if len(xs.byID) != 1 || xs.others > 0 {
+		return nil, len(xs.byID) + xs.others
 	}
 	for _, x := range xs.byID {
 		return x, 1

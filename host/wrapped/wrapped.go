@@ -72,6 +72,11 @@ type bridge struct {
 // failed): the plugin process should then exit, so that the host restarts
 // it as it would a crashed plugin.
 func Start(ctx context.Context, o *Options) (*pluginproto.Plugin, <-chan error, error) {
+	return start(ctx, o, transport(o.Server, o.Token))
+}
+
+// start is Start over the transport t.
+func start(ctx context.Context, o *Options, t mcp.Transport) (*pluginproto.Plugin, <-chan error, error) {
 	timeout := o.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -97,7 +102,7 @@ func Start(ctx context.Context, o *Options) (*pluginproto.Plugin, <-chan error, 
 	client.AddReceivingMiddleware(b.intercept)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cs, err := client.Connect(cctx, transport(o.Server, o.Token), &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to the server: %w", err)
 	}
@@ -146,7 +151,12 @@ func offers(c *mcp.ServerCapabilities) pluginproto.Offers {
 }
 
 // list lists everything the server offers and hands it to the plugin.
-func (b *bridge) list(ctx context.Context) error {
+func (b *bridge) list(ctx context.Context) (err error) {
+	b.xs.outside(func() { err = b.lists(ctx) })
+	return err
+}
+
+func (b *bridge) lists(ctx context.Context) error {
 	var l pluginproto.ProxyLists
 	var err error
 	caps := b.cs.InitializeResult().Capabilities
@@ -355,7 +365,9 @@ func (b *bridge) Complete(ctx context.Context, raw json.RawMessage) (json.RawMes
 	if err := json.Unmarshal(raw, &params); err != nil {
 		return nil, fmt.Errorf("%w: not a CompleteRequest's params: %v", pluginproto.ErrInvalidArguments, err)
 	}
-	res, err := b.cs.Complete(ctx, &params)
+	var res *mcp.CompleteResult
+	var err error
+	b.xs.outside(func() { res, err = b.cs.Complete(ctx, &params) })
 	if err != nil {
 		return nil, serverError(err)
 	}
@@ -365,11 +377,13 @@ func (b *bridge) Complete(ctx context.Context, raw json.RawMessage) (json.RawMes
 // SubscribeResource implements pluginproto.Proxy.
 func (b *bridge) SubscribeResource(ctx context.Context, uri string, subscribe bool) error {
 	var err error
-	if subscribe {
-		err = b.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-	} else {
-		err = b.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-	}
+	b.xs.outside(func() {
+		if subscribe {
+			err = b.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		} else {
+			err = b.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		}
+	})
 	if err != nil {
 		return serverError(err)
 	}

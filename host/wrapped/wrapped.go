@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -61,6 +62,9 @@ type Options struct {
 type bridge struct {
 	log    hclog.Logger
 	plugin *pluginproto.Plugin
+	// made is plugin, once made: the server's notifications may come
+	// while the wrapper connects, before it is.
+	made   atomic.Pointer[pluginproto.Plugin]
 	cs     *mcp.ClientSession
 	xs     exchanges
 	relist chan struct{} // a list_changed came: list again
@@ -115,6 +119,7 @@ func start(ctx context.Context, o *Options, t mcp.Transport) (*pluginproto.Plugi
 	}
 	b.plugin = pluginproto.New(name, version)
 	b.plugin.SetProxy(b, offers(caps))
+	b.made.Store(b.plugin)
 	if err := b.list(cctx); err != nil {
 		_ = cs.Close()
 		return nil, nil, err
@@ -219,8 +224,12 @@ func (b *bridge) relistLoop() {
 	}
 }
 
+// updated passes a resources/updated on. Before the plugin is made, the
+// host cannot have subscribed to anything: it is dropped.
 func (b *bridge) updated(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-	b.plugin.ResourceUpdated(req.Params.URI)
+	if p := b.made.Load(); p != nil && req.Params != nil {
+		p.ResourceUpdated(req.Params.URI)
+	}
 }
 
 // logMessage passes the server's log message to the client of the one

@@ -163,6 +163,9 @@ func (xs *exchanges) resume(in *pluginproto.Input) (*exchange, error) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.ctx.Err() != nil {
+		return nil, errNotHeld // ended meanwhile (end cancels before it takes x.mu)
+	}
 	if x.pending == nil || round != strconv.Itoa(x.round) {
 		return nil, errAnswered
 	}

@@ -71,7 +71,11 @@ type completeParams struct {
 // complete answers a completion request. Its error is a gRPC status.
 func (p *Plugin) complete(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 	if px := p.getProxy(); px != nil {
-		res, err := px.Complete(ctx, raw)
+		var res json.RawMessage
+		err := p.guard("completion", func() (err error) {
+			res, err = px.Complete(ctx, raw)
+			return err
+		})
 		return res, proxyStatus(err)
 	}
 	var params completeParams

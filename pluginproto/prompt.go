@@ -170,7 +170,11 @@ func (p *Plugin) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMes
 // or a gRPC status.
 func (p *Plugin) getPrompt(ctx context.Context, name string, rawArgs json.RawMessage, inv invocation) (json.RawMessage, error) {
 	if px := p.getProxy(); px != nil {
-		res, err := px.GetPrompt(ctx, name, rawArgs, inv.caps, inv.input)
+		var res json.RawMessage
+		err := p.guard(fmt.Sprintf("prompt %q", name), func() (err error) {
+			res, err = px.GetPrompt(ctx, name, rawArgs, inv.caps, inv.input)
+			return err
+		})
 		return res, proxyStatus(err)
 	}
 	p.mu.RLock()

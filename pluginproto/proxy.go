@@ -179,7 +179,8 @@ func proxyStatus(err error) error {
 }
 
 func (p *Plugin) proxySubscribe(ctx context.Context, px Proxy, uri string, subscribe bool) error {
-	if err := px.SubscribeResource(ctx, uri, subscribe); err != nil {
+	err := p.guard("subscription to "+uri, func() error { return px.SubscribeResource(ctx, uri, subscribe) })
+	if err != nil {
 		return handlerStatus(err) // an unknown resource as such, as ReadResource's
 	}
 	p.mu.Lock()

@@ -436,3 +436,48 @@ func TestProxySubscribe(t *testing.T) {
 	cancel()
 	<-watchDone
 }
+
+// A proxy that panics answers the request with an error naming the panic,
+// as a handler does: a read, prompt, completion or subscription must not
+// take the plugin process down (a tool call already did not).
+func TestProxyPanicIsAnError(t *testing.T) {
+	t.Parallel()
+	boom := func() { panic("proxy bug") }
+	fp := &fakeProxy{
+		read: func(string, json.RawMessage, *Input) (json.RawMessage, error) { boom(); return nil, nil },
+		prompt: func(string, json.RawMessage, json.RawMessage, *Input) (json.RawMessage, error) {
+			boom()
+			return nil, nil
+		},
+		complete: func(json.RawMessage) (json.RawMessage, error) { boom(); return nil, nil },
+		call:     func(context.Context, *ProxyCall) (json.RawMessage, error) { boom(); return nil, nil },
+	}
+	p := New("proxy", "0")
+	p.SetProxy(panickingSubscribe{fp}, Offers{Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true})
+	ctx := t.Context()
+	for name, f := range map[string]func() error{
+		"ReadResource": func() error { _, err := p.ReadResource(ctx, &ReadRequest{URI: "file:///r"}); return err },
+		"GetPrompt":    func() error { _, err := p.GetPrompt(ctx, &PromptRequest{Name: "p"}); return err },
+		"Complete": func() error {
+			_, err := p.Complete(ctx, json.RawMessage(`{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"q","value":"v"}}`))
+			return err
+		},
+		"SubscribeResource": func() error { return p.proxySubscribe(ctx, p.getProxy(), "file:///r", true) },
+	} {
+		err := func() (err error) {
+			defer func() {
+				if v := recover(); v != nil {
+					err = fmt.Errorf("PANICKED: %v", v)
+				}
+			}()
+			return f()
+		}()
+		if err == nil || strings.HasPrefix(err.Error(), "PANICKED") || !strings.Contains(err.Error(), "proxy bug") {
+			t.Errorf("%s with a panicking proxy = %v; want an error naming the panic", name, err)
+		}
+	}
+}
+
+type panickingSubscribe struct{ *fakeProxy }
+
+func (panickingSubscribe) SubscribeResource(context.Context, string, bool) error { panic("proxy bug") }

@@ -308,7 +308,11 @@ func (p *Plugin) findResource(uri string) (h ResourceHandler, vars map[string]st
 // gRPC status.
 func (p *Plugin) read(ctx context.Context, uri string, inv invocation) (json.RawMessage, error) {
 	if px := p.getProxy(); px != nil {
-		res, err := px.ReadResource(ctx, uri, inv.caps, inv.input)
+		var res json.RawMessage
+		err := p.guard("resource "+uri, func() (err error) {
+			res, err = px.ReadResource(ctx, uri, inv.caps, inv.input)
+			return err
+		})
 		return res, proxyStatus(err)
 	}
 	h, vars, mimeType, ok := p.findResource(uri)

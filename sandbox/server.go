@@ -13,9 +13,11 @@ import (
 // link, the directories of its RUNPATH, and a "#!" script's interpreter;
 // and the runtime's grants, with the interpreter being the program itself
 // (node /srv/server.js) or a script's "#!" interpreter, and "the plugin
-// file" being the script (the program, or the first argument naming an
-// existing file). For node, a script inside a node_modules tree also gets
-// that whole tree, where its dependencies are. r is inferred from the
+// file" being the script (the program, or the interpreter's script
+// argument: its first argument that is no option, when that is an
+// existing file; none after node -e/-p or python -c/-m). For node, a
+// script inside a node_modules tree also gets that whole tree, where its
+// dependencies are. r is inferred from the
 // interpreter's name when empty (node, python). command must be absolute.
 //
 // It grants nothing of the operator's: a directory the server is to serve
@@ -63,12 +65,7 @@ func serverGrants(r Runtime, command string, args []string, searchPATH string) (
 		return nil, err
 	}
 	if script == "" {
-		for _, a := range args {
-			if fi, err := os.Stat(a); err == nil && fi.Mode().IsRegular() && filepath.IsAbs(a) {
-				script = a
-				break
-			}
-		}
+		script = scriptArg(r, args)
 	}
 	interpReal := interp
 	if rp, err := filepath.EvalSymlinks(interp); err == nil {
@@ -97,6 +94,57 @@ func serverGrants(r Runtime, command string, args []string, searchPATH string) (
 		grants = append(grants, pythonPaths(interp, interpReal)...)
 	}
 	return grants, nil
+}
+
+// scriptArg returns the script the interpreter of runtime r runs with
+// args: its first argument that is no option, when that is an absolute
+// path of a regular file; "" when there is none, or when the options say
+// the program is inline code or a module (node -e/-p, python -c/-m) or
+// stdin ("-"), whatever files follow (they are the program's arguments,
+// the operator's to grant). Options taking their value as the next
+// argument (node -r, python -W, ...) skip it.
+func scriptArg(r Runtime, args []string) string {
+	inline, withValue := "ep", map[string]bool{"-r": true, "--require": true, "--import": true, "--loader": true, "--experimental-loader": true, "-C": true, "--conditions": true, "--env-file": true}
+	if r == RuntimePython {
+		inline, withValue = "cm", map[string]bool{"-W": true, "-X": true}
+	}
+	for i := 0; i < len(args); i++ {
+		a := args[i]
+		switch {
+		case a == "--":
+			if i+1 < len(args) {
+				return regularAbs(args[i+1])
+			}
+			return ""
+		case a == "-":
+			return ""
+		case r == RuntimeNode && (a == "--eval" || a == "--print" || strings.HasPrefix(a, "--eval=") || strings.HasPrefix(a, "--print=")):
+			return ""
+		case strings.HasPrefix(a, "--"):
+			if withValue[a] {
+				i++
+			}
+		case strings.HasPrefix(a, "-"):
+			if strings.ContainsAny(a[1:], inline) {
+				return ""
+			}
+			if withValue[a] {
+				i++
+			}
+		default:
+			return regularAbs(a)
+		}
+	}
+	return ""
+}
+
+// regularAbs returns path when it is absolute and names a regular file
+// (following links), else "".
+func regularAbs(path string) string {
+	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() && filepath.IsAbs(path) {
+		return path
+	}
+	return ""
 }
 
 // runtimeOf is the runtime whose interpreter is named base, or "".

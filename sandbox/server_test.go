@@ -212,3 +212,45 @@ func TestLookCommand(t *testing.T) {
 		}
 	}
 }
+
+// The script whose directory is granted is the interpreter's script
+// argument, not any file the declaration names: "node -e CODE FILE" (or
+// "python3 -c CODE FILE") runs CODE, and must not be granted FILE's
+// directory (a declaration would grant itself ~/.ssh by naming
+// ~/.ssh/known_hosts after its code).
+func TestServerGrantsNoScriptOfInlineCode(t *testing.T) {
+	t.Parallel()
+	root := tempRoot(t)
+	node, _ := fakeNode(t, root)
+	python := writeFile(t, filepath.Join(root, "bin", "python3"), "not really python\n", 0o755)
+	secret := writeFile(t, filepath.Join(root, "home", ".ssh", "known_hosts"), "x\n", 0o600)
+	script := writeFile(t, filepath.Join(root, "srv", "server.js"), "console.log(1)\n", 0o644)
+	for _, c := range []struct {
+		cmd  string
+		args []string
+	}{
+		{node, []string{"-e", "require('fs').readFileSync(process.argv[1])", secret}},
+		{node, []string{"--eval=x", secret}},
+		{node, []string{"-pe", "x", secret}},
+		{node, []string{"-", secret}},
+		{node, []string{"relative.js", secret}},
+		{python, []string{"-c", "print(open(__import__('sys').argv[1]).read())", secret}},
+		{python, []string{"-Bc", "x", secret}},
+		{python, []string{"-m", "http.server", secret}},
+	} {
+		grants, err := ServerGrants("", c.cmd, c.args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasNone(t, grants, []string{filepath.Dir(secret), secret})
+	}
+	// The script itself still is found after options, and "--".
+	for _, args := range [][]string{{"--no-warnings", script, secret}, {"-r", filepath.Join(root, "preload.js"), script}, {"--", script}} {
+		grants, err := ServerGrants("", node, args)
+		if err != nil {
+			t.Fatal(err)
+		}
+		hasAll(t, grants, []string{filepath.Dir(script)})
+		hasNone(t, grants, []string{filepath.Dir(secret)})
+	}
+}

@@ -209,11 +209,7 @@ func (s *Sandbox) PolicyFor(name string) *sandbox.Policy {
 	if !ok {
 		p = s.Default
 	}
-	p.AllowRead = slices.Clone(p.AllowRead)
-	p.AllowWrite = slices.Clone(p.AllowWrite)
-	p.NetAllow = slices.Clone(p.NetAllow)
-	p.Env = slices.Clone(p.Env)
-	return &p
+	return p.Clone() // every slice, Dirs included
 }
 
 // Load reads and parses the file at path.

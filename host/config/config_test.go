@@ -272,3 +272,24 @@ func TestParseNamedDirectories(t *testing.T) {
 		}
 	}
 }
+
+// PolicyFor returns a copy: a launch that edits its policy's named
+// directories (the launcher adds the files plugin's workspace; a launch
+// could adjust one) leaves the configuration, and the next launch's
+// policy, as the file says.
+func TestPolicyForCopiesDirs(t *testing.T) {
+	cfg, err := Parse([]byte(`sandbox {
+  plugin "notes" {
+    dir "notes" { path = "/srv/notes" }
+  }
+}
+`), "plughost.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	first := cfg.Sandbox.PolicyFor("notes")
+	first.Dirs[0].Path, first.Dirs[0].Write = "/", true
+	if got := cfg.Sandbox.PolicyFor("notes").Dirs; len(got) != 1 || got[0].Path != "/srv/notes" || got[0].Write {
+		t.Errorf("after a launch edited its copy, the policy's dirs = %+v, want notes at /srv/notes read-only", got)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -22,7 +24,9 @@ import (
 // is run again with the client's answers. An exchange bridges the two: the
 // request to the server is started once and held here, in memory, between
 // the host's rounds; the requests the server makes meanwhile become a
-// round's InputRequired, whose state names the exchange, and the retry's
+// round's InputRequired, whose state names the exchange and the round
+// (a retry of an earlier round is refused, never taken for the next
+// round's answers), and the retry's
 // answers are handed back to the server, which goes on.
 //
 // Which request a server's question belongs to: MCP's stdio transport does
@@ -50,6 +54,11 @@ const (
 var parkTimeout = 10 * time.Minute
 
 // errNotHeld answers a retry whose exchange this process does not hold.
+// errAnswered answers a retry of a round that is not the one the
+// exchange waits on: answered already (a duplicated or stale retry), whose
+// answers must not be taken for the next round's.
+var errAnswered = errors.New("these answers are to a round of the request that was answered already: retry with the state of the last round's input required")
+
 var errNotHeld = errors.New("the request that asked the client is not held by this process (it ended, waited over 10 minutes for the answers, or was served by another replica or an earlier run of the server); make the request again")
 
 type exchange struct {
@@ -61,6 +70,7 @@ type exchange struct {
 
 	mu      sync.Mutex
 	pending map[string]*ask // asked in the last round, by key; nil when running
+	round   int             // the rounds held so far; the state names the last
 	park    *time.Timer     // while parked: abandons the exchange
 	emit    emitters        // the current round's
 }
@@ -91,6 +101,23 @@ type answer struct {
 type exchanges struct {
 	mu   sync.Mutex
 	byID map[string]*exchange
+	// others counts the requests to the server outside exchanges
+	// (completions, subscriptions, the wrapper's own lists): while there
+	// are any, a question of the server cannot be attributed either.
+	others int
+}
+
+// outside runs f, a request to the server that is no exchange.
+func (xs *exchanges) outside(f func()) {
+	xs.mu.Lock()
+	xs.others++
+	xs.mu.Unlock()
+	defer func() {
+		xs.mu.Lock()
+		xs.others--
+		xs.mu.Unlock()
+	}()
+	f()
 }
 
 // start begins a request to the server, run by do with a context that
@@ -121,8 +148,9 @@ func (xs *exchanges) start(do func(ctx context.Context, x *exchange) (json.RawMe
 // resume finds the exchange a retry names and hands it the client's
 // answers.
 func (xs *exchanges) resume(in *pluginproto.Input) (*exchange, error) {
+	id, round, _ := strings.Cut(in.State, ".")
 	xs.mu.Lock()
-	x := xs.byID[in.State]
+	x := xs.byID[id]
 	xs.mu.Unlock()
 	if x == nil {
 		return nil, errNotHeld
@@ -135,6 +163,12 @@ func (xs *exchanges) resume(in *pluginproto.Input) (*exchange, error) {
 	}
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.ctx.Err() != nil {
+		return nil, errNotHeld // ended meanwhile (end cancels before it takes x.mu)
+	}
+	if x.pending == nil || round != strconv.Itoa(x.round) {
+		return nil, errAnswered
+	}
 	if x.park != nil {
 		x.park.Stop()
 		x.park = nil
@@ -195,6 +229,7 @@ func (xs *exchanges) hold(x *exchange, asks []*ask) error {
 	x.mu.Lock()
 	defer x.mu.Unlock()
 	x.pending = make(map[string]*ask, len(asks))
+	x.round++
 	for i, a := range asks {
 		key := fmt.Sprint(i + 1)
 		x.pending[key] = a
@@ -210,7 +245,7 @@ func (xs *exchanges) hold(x *exchange, asks []*ask) error {
 	}
 	buf.WriteByte('}')
 	x.park = time.AfterFunc(parkTimeout, func() { xs.end(x) })
-	return &pluginproto.InputRequiredError{Requests: buf.Bytes(), State: x.id}
+	return &pluginproto.InputRequiredError{Requests: buf.Bytes(), State: x.id + "." + strconv.Itoa(x.round)}
 }
 
 // end forgets x and cancels its request to the server, if still running;
@@ -232,12 +267,14 @@ func (xs *exchanges) end(x *exchange) {
 	x.pending = nil
 }
 
-// only returns the one exchange in flight, or nil and how many there are.
+// only returns the one exchange in flight, or nil and how many requests
+// to the server there are (with any outside exchanges, none is the only
+// one).
 func (xs *exchanges) only() (*exchange, int) {
 	xs.mu.Lock()
 	defer xs.mu.Unlock()
-	if len(xs.byID) != 1 {
-		return nil, len(xs.byID)
+	if len(xs.byID) != 1 || xs.others > 0 {
+		return nil, len(xs.byID) + xs.others
 	}
 	for _, x := range xs.byID {
 		return x, 1

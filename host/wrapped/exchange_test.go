@@ -106,8 +106,8 @@ func TestExchangeQuestionAnswered(t *testing.T) {
 	if want := `{"1":{"method":"sampling/createMessage","params":{"messages":[]}}}`; string(ir.Requests) != want {
 		t.Errorf("Requests = %s, want %s", ir.Requests, want)
 	}
-	if ir.State != x.id || x.id == "" {
-		t.Errorf("State = %q, want the exchange's id %q", ir.State, x.id)
+	if ir.State != x.id+".1" || x.id == "" {
+		t.Errorf("State = %q, want the exchange's id %q and its round, 1", ir.State, x.id)
 	}
 	if xs.get(x.id) != x {
 		t.Fatal("the exchange is not held between the rounds")
@@ -447,5 +447,63 @@ func TestExchangeBound(t *testing.T) {
 	}
 	if _, err := xs.start(func(context.Context, *exchange) (json.RawMessage, error) { return nil, nil }); err != nil {
 		t.Errorf("after the others ended: %v", err)
+	}
+}
+
+// A retry answers the round it was asked: a stale or duplicated retry
+// (the first round's answers, sent again once the server asked its next
+// question) must not answer the next round's question, which the client
+// never saw; nor may two retries of one round both resume the request.
+func TestExchangeStaleRetry(t *testing.T) {
+	var xs exchanges
+	got := make(chan string, 2)
+	x, err := xs.start(func(context.Context, *exchange) (json.RawMessage, error) {
+		for _, q := range []string{`{"message":"read the file?"}`, `{"message":"delete everything?"}`} {
+			res, err := xs.ask(context.Background(), "elicitation/create", json.RawMessage(q))
+			if err != nil {
+				got <- "error: " + err.Error()
+				return nil, err
+			}
+			got <- string(res)
+		}
+		return json.RawMessage(`{}`), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ir1 := inputRequired(t, &xs, x)
+	accept := &pluginproto.Input{State: ir1.State, Responses: json.RawMessage(`{"1":{"action":"accept"}}`)}
+	if _, err := xs.resume(accept); err != nil {
+		t.Fatal(err)
+	}
+	if a := recv(t, got, "first answer"); a != `{"action":"accept"}` {
+		t.Fatalf("first answer = %s", a)
+	}
+	ir2 := inputRequired(t, &xs, x)
+	if !strings.Contains(string(ir2.Requests), "delete everything?") {
+		t.Fatalf("second round = %s", ir2.Requests)
+	}
+	// The first round's retry, again.
+	if y, err := xs.resume(accept); err == nil {
+		t.Errorf("a stale retry resumed the exchange (%v)", y)
+	}
+	select {
+	case a := <-got:
+		t.Fatalf("the second question got the stale retry's answer %s", a)
+	default:
+	}
+	decline := &pluginproto.Input{State: ir2.State, Responses: json.RawMessage(`{"1":{"action":"decline"}}`)}
+	if _, err := xs.resume(decline); err != nil {
+		t.Fatal(err)
+	}
+	if a := recv(t, got, "second answer"); a != `{"action":"decline"}` {
+		t.Errorf("second answer = %s, want the second round's", a)
+	}
+	// The same round's retry twice: the second finds nothing to resume.
+	if _, err := xs.resume(decline); err == nil {
+		t.Error("a round was resumed twice")
+	}
+	if res, err := xs.await(t.Context(), x, emitters{}); err != nil || string(res) != `{}` {
+		t.Errorf("await = %s, %v", res, err)
 	}
 }

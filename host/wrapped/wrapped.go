@@ -29,6 +29,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -61,6 +62,9 @@ type Options struct {
 type bridge struct {
 	log    hclog.Logger
 	plugin *pluginproto.Plugin
+	// made is plugin, once made: the server's notifications may come
+	// while the wrapper connects, before it is.
+	made   atomic.Pointer[pluginproto.Plugin]
 	cs     *mcp.ClientSession
 	xs     exchanges
 	relist chan struct{} // a list_changed came: list again
@@ -72,6 +76,11 @@ type bridge struct {
 // failed): the plugin process should then exit, so that the host restarts
 // it as it would a crashed plugin.
 func Start(ctx context.Context, o *Options) (*pluginproto.Plugin, <-chan error, error) {
+	return start(ctx, o, transport(o.Server, o.Token))
+}
+
+// start is Start over the transport t.
+func start(ctx context.Context, o *Options, t mcp.Transport) (*pluginproto.Plugin, <-chan error, error) {
 	timeout := o.ConnectTimeout
 	if timeout <= 0 {
 		timeout = 30 * time.Second
@@ -97,7 +106,7 @@ func Start(ctx context.Context, o *Options) (*pluginproto.Plugin, <-chan error, 
 	client.AddReceivingMiddleware(b.intercept)
 	cctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
-	cs, err := client.Connect(cctx, transport(o.Server, o.Token), &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
+	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
 		return nil, nil, fmt.Errorf("connect to the server: %w", err)
 	}
@@ -110,6 +119,7 @@ func Start(ctx context.Context, o *Options) (*pluginproto.Plugin, <-chan error, 
 	}
 	b.plugin = pluginproto.New(name, version)
 	b.plugin.SetProxy(b, offers(caps))
+	b.made.Store(b.plugin)
 	if err := b.list(cctx); err != nil {
 		_ = cs.Close()
 		return nil, nil, err
@@ -146,7 +156,12 @@ func offers(c *mcp.ServerCapabilities) pluginproto.Offers {
 }
 
 // list lists everything the server offers and hands it to the plugin.
-func (b *bridge) list(ctx context.Context) error {
+func (b *bridge) list(ctx context.Context) (err error) {
+	b.xs.outside(func() { err = b.lists(ctx) })
+	return err
+}
+
+func (b *bridge) lists(ctx context.Context) error {
 	var l pluginproto.ProxyLists
 	var err error
 	caps := b.cs.InitializeResult().Capabilities
@@ -209,8 +224,12 @@ func (b *bridge) relistLoop() {
 	}
 }
 
+// updated passes a resources/updated on. Before the plugin is made, the
+// host cannot have subscribed to anything: it is dropped.
 func (b *bridge) updated(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
-	b.plugin.ResourceUpdated(req.Params.URI)
+	if p := b.made.Load(); p != nil && req.Params != nil {
+		p.ResourceUpdated(req.Params.URI)
+	}
 }
 
 // logMessage passes the server's log message to the client of the one
@@ -355,7 +374,9 @@ func (b *bridge) Complete(ctx context.Context, raw json.RawMessage) (json.RawMes
 	if err := json.Unmarshal(raw, &params); err != nil {
 		return nil, fmt.Errorf("%w: not a CompleteRequest's params: %v", pluginproto.ErrInvalidArguments, err)
 	}
-	res, err := b.cs.Complete(ctx, &params)
+	var res *mcp.CompleteResult
+	var err error
+	b.xs.outside(func() { res, err = b.cs.Complete(ctx, &params) })
 	if err != nil {
 		return nil, serverError(err)
 	}
@@ -365,11 +386,13 @@ func (b *bridge) Complete(ctx context.Context, raw json.RawMessage) (json.RawMes
 // SubscribeResource implements pluginproto.Proxy.
 func (b *bridge) SubscribeResource(ctx context.Context, uri string, subscribe bool) error {
 	var err error
-	if subscribe {
-		err = b.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
-	} else {
-		err = b.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
-	}
+	b.xs.outside(func() {
+		if subscribe {
+			err = b.cs.Subscribe(ctx, &mcp.SubscribeParams{URI: uri})
+		} else {
+			err = b.cs.Unsubscribe(ctx, &mcp.UnsubscribeParams{URI: uri})
+		}
+	})
 	if err != nil {
 		return serverError(err)
 	}

@@ -9,19 +9,27 @@ import (
 
 // ServerGrants returns what a declared MCP server (a stdio program the
 // host wraps as a plugin) needs to read, beyond the default policy, to run
-// as command with args: the program, the file behind it when it is a
-// link, the directories of its RUNPATH, and a "#!" script's interpreter;
-// and the runtime's grants, with the interpreter being the program itself
-// (node /srv/server.js) or a script's "#!" interpreter, and "the plugin
-// file" being the script (the program, or the interpreter's script
-// argument: its first argument that is no option, when that is an
-// existing file; none after node -e/-p or python -c/-m). For node, a
-// script inside a node_modules tree also gets that whole tree, where its
-// dependencies are. r is inferred from the
-// interpreter's name when empty (node, python). command must be absolute.
+// as command with args. A declaration is a file anyone who can write the
+// plugin directory may drop, so what it gets on its own is only what
+// cannot serve to read the operator's files:
 //
-// It grants nothing of the operator's: a directory the server is to serve
-// (server-filesystem's arguments, say) is the operator's to grant.
+//   - the program, the file behind it when it is a link, and a "#!"
+//     script's interpreter;
+//   - when the interpreter is node or python (by its name): the
+//     interpreter, what it needs to start (node: /etc/ssl/openssl.cnf;
+//     python: its standard library, site-packages and virtual
+//     environment), and, for a node script inside a node_modules tree
+//     (a package installed with npm), that whole tree.
+//
+// With a runtime r the operator chose (runtime = "node" in the plugin's
+// block), it also gets what a plugin script of that runtime gets: the
+// script's own directory (the script being the program, or the
+// interpreter's script argument: its first argument that is no option;
+// none after node -e/-p or python -c/-m), its node_modules, and the
+// RUNPATH directories of the program and the interpreter. The script and
+// anything else a declaration names (server-filesystem's directories, a
+// user's own server.js) are otherwise the operator's to grant, as for any
+// plugin. command must be absolute.
 func ServerGrants(r Runtime, command string, args []string) ([]string, error) {
 	return serverGrants(r, command, args, PluginPATH)
 }
@@ -36,8 +44,11 @@ func serverGrants(r Runtime, command string, args []string, searchPATH string) (
 	if err != nil {
 		return nil, fmt.Errorf("command %s: %w", command, err)
 	}
+	decided := r != "" // the operator chose a runtime: the script's directory and RUNPATHs too
 	grants := []string{command, real}
-	grants = append(grants, runpath(real)...)
+	if decided {
+		grants = append(grants, runpath(real)...)
+	}
 	interp, script := real, ""
 	if sh, shArgs, ok := Shebang(real); ok { // npx, or the server itself as a script
 		script = real
@@ -72,16 +83,22 @@ func serverGrants(r Runtime, command string, args []string, searchPATH string) (
 		interpReal = rp
 	}
 	grants = append(grants, interp, interpReal)
-	grants = append(grants, runpath(interpReal)...)
+	if decided {
+		grants = append(grants, runpath(interpReal)...)
+	}
 	if script != "" {
 		scriptReal := script
 		if rp, err := filepath.EvalSymlinks(script); err == nil {
 			scriptReal = rp
 		}
 		dir := filepath.Dir(scriptReal)
-		grants = append(grants, dir)
+		if decided {
+			grants = append(grants, dir)
+			if r == RuntimeNode {
+				grants = append(grants, filepath.Join(dir, "node_modules"))
+			}
+		}
 		if r == RuntimeNode {
-			grants = append(grants, filepath.Join(dir, "node_modules"))
 			if tree := nodeModulesTree(scriptReal); tree != "" {
 				grants = append(grants, tree)
 			}

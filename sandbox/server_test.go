@@ -49,9 +49,10 @@ func hasNone(t *testing.T, grants, unwanted []string) {
 }
 
 // "node /…/node_modules/pkg/dist/index.js": the interpreter (as named and
-// its real path), the script's directory and the whole node_modules tree
-// it lies in (where its dependencies are), node's openssl.cnf; the
-// script reached through a link (npm's .bin) is granted where it really is.
+// its real path), the whole node_modules tree the script lies in (where
+// its dependencies are), node's openssl.cnf; the script reached through a
+// link (npm's .bin) is granted where it really is. Nothing above the tree:
+// the declaration chose the script, not the operator.
 func TestServerGrantsNodeScript(t *testing.T) {
 	t.Parallel()
 	root := tempRoot(t)
@@ -67,8 +68,7 @@ func TestServerGrantsNodeScript(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			dir := filepath.Dir(script)
-			hasAll(t, grants, []string{node, nodeReal, dir, filepath.Join(dir, "node_modules"), tree, "/etc/ssl/openssl.cnf"})
+			hasAll(t, grants, []string{node, nodeReal, tree, "/etc/ssl/openssl.cnf"})
 			hasNone(t, grants, []string{other, filepath.Join(root, "proj")})
 		})
 	}
@@ -83,7 +83,9 @@ func TestServerGrantsNodeScript(t *testing.T) {
 }
 
 // A script that is the command itself: its "#!" interpreter, named
-// absolutely or run through env (then found in the sandbox's PATH).
+// absolutely or run through env (then found in the sandbox's PATH). The
+// script's directory only with a runtime the operator chose: a
+// declaration's own choice of script gets no directory read.
 func TestServerGrantsScriptCommand(t *testing.T) {
 	t.Parallel()
 	root := tempRoot(t)
@@ -97,6 +99,12 @@ func TestServerGrantsScriptCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Dir(script)
+		hasAll(t, grants, []string{script, node, nodeReal, "/etc/ssl/openssl.cnf"})
+		hasNone(t, grants, []string{dir, filepath.Join(dir, "node_modules")})
+		grants, err = ServerGrants(RuntimeNode, script, nil) // the operator's runtime
+		if err != nil {
+			t.Fatal(err)
+		}
 		hasAll(t, grants, []string{script, node, nodeReal, dir, filepath.Join(dir, "node_modules"), "/etc/ssl/openssl.cnf"})
 	})
 
@@ -107,7 +115,8 @@ func TestServerGrantsScriptCommand(t *testing.T) {
 			t.Fatal(err)
 		}
 		dir := filepath.Dir(script)
-		hasAll(t, grants, []string{script, "/usr/bin/env", node, nodeReal, dir, "/etc/ssl/openssl.cnf"})
+		hasAll(t, grants, []string{script, "/usr/bin/env", node, nodeReal, "/etc/ssl/openssl.cnf"})
+		hasNone(t, grants, []string{dir})
 	})
 
 	t.Run("env without node in PATH", func(t *testing.T) {
@@ -244,9 +253,10 @@ func TestServerGrantsNoScriptOfInlineCode(t *testing.T) {
 		}
 		hasNone(t, grants, []string{filepath.Dir(secret), secret})
 	}
-	// The script itself still is found after options, and "--".
+	// The script itself still is found after options, and "--" (its
+	// directory granted under the operator's runtime).
 	for _, args := range [][]string{{"--no-warnings", script, secret}, {"-r", filepath.Join(root, "preload.js"), script}, {"--", script}} {
-		grants, err := ServerGrants("", node, args)
+		grants, err := ServerGrants(RuntimeNode, node, args)
 		if err != nil {
 			t.Fatal(err)
 		}

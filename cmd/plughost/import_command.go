@@ -62,7 +62,7 @@ func (c *converter) command(name string, s *declared.Server, g *grants, add func
 			if isDir, ok := c.stat(p); ok {
 				if program && !isDir {
 					program = false
-					add(infoNote, "%s is the program %s runs: plughost grants it (and its package's node_modules tree) itself", p, base)
+					add(infoNote, "%s is the program %s runs: the snippet's runtime line grants it (plughost grants a node_modules tree it lies in by itself)", p, base)
 					continue
 				}
 				g.read = append(g.read, p)

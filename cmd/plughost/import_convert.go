@@ -125,7 +125,7 @@ func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server,
 			return nil, nil, g, fmt.Errorf("url %q: %s cannot be resolved here", e.URL, c.describe(v))
 		}
 		g.remote = true
-		c.headers(s, e.Headers, add)
+		c.headers(s, e.Headers, &g, add)
 		return s, notes, g, nil
 	}
 	if e.Command == "" {
@@ -186,7 +186,7 @@ func (c *converter) env(s *declared.Server, env map[string]string, g *grants, ad
 // headers carries a remote server's headers into s. "Authorization: Bearer
 // ${env:X}" becomes bearer_token_env X; a literal bearer token stays a
 // header, with the advice to move it to a file.
-func (c *converter) headers(s *declared.Server, h map[string]string, add func(string, string, ...any)) {
+func (c *converter) headers(s *declared.Server, h map[string]string, g *grants, add func(string, string, ...any)) {
 	for _, k := range slices.Sorted(maps.Keys(h)) {
 		v := h[k]
 		token, bearer := strings.CutPrefix(v, "Bearer ")
@@ -194,7 +194,8 @@ func (c *converter) headers(s *declared.Server, h map[string]string, add func(st
 		switch {
 		case bearer && strings.EqualFold(k, "Authorization") && len(vars) == 1 && token == vars[0] && strings.HasPrefix(token, "${env:"):
 			s.BearerTokenEnv = strings.TrimSuffix(strings.TrimPrefix(token, "${env:"), "}")
-			add(infoNote, "headers %s = %q: carried as bearer_token_env %q (plughost reads it from its own environment)", k, v, s.BearerTokenEnv)
+			g.env = append(g.env, s.BearerTokenEnv) // the operator's grant of the token's source: the snippet's env
+			add(infoNote, "headers %s = %q: carried as bearer_token_env %q (plughost reads it from its own environment; the snippet's env grants it)", k, v, s.BearerTokenEnv)
 		case len(vars) > 0:
 			add(notCarried, "headers %s = %q: %s cannot be resolved here; for a bearer token declare bearer_token_file (a file only plughost reads) or bearer_token_env", k, v, c.describe(vars[0]))
 		default:
@@ -203,7 +204,7 @@ func (c *converter) headers(s *declared.Server, h map[string]string, add func(st
 			}
 			s.Headers[k] = v
 			if bearer && strings.EqualFold(k, "Authorization") {
-				add(warnSecret, "headers %s holds a literal bearer token, now in the declaration (written mode 0600); better put it in a file only plughost reads and declare \"bearer_token_file\" instead of the header", k)
+				add(warnSecret, "headers %s holds a literal bearer token, now in the declaration (written mode 0600); better put it in a file only plughost reads, declare \"bearer_token_file\" instead of the header, and grant that file with allow_read in the server's sandbox block", k)
 			} else if secretName.MatchString(k) {
 				add(warnSecret, "headers %s holds a secret, now in the declaration (written mode 0600)", k)
 			}

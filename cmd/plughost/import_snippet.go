@@ -21,8 +21,12 @@ func sandboxSnippet(servers []imported) string {
 	b.WriteString("sandbox {\n")
 	for _, im := range servers {
 		g := im.grants
+		if g.remote && len(g.env) == 0 {
+			fmt.Fprintf(&b, "  # plugin %q: a remote server: it gets the network; nothing else to grant\n", im.name)
+			continue
+		}
 		if g.remote {
-			fmt.Fprintf(&b, "  # plugin %q: a remote server: the host connects to it, nothing to grant\n", im.name)
+			fmt.Fprintf(&b, "  plugin %q {\n    env = %s # the source of its bearer token, granted\n  }\n", im.name, hclList(g.env))
 			continue
 		}
 		if g.container {

@@ -55,7 +55,7 @@ func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manage
 		path := cmd.Path // the plugin file, before the sandbox wraps it
 		pol := cfg.Sandbox.PolicyFor(name)
 		if isWrapped(cmd) {
-			if err := wrappedLaunch(cmd, pol, os.Getenv); err != nil {
+			if err := wrappedLaunch(name, cmd, pol, os.Getenv); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}
 		} else {

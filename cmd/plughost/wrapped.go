@@ -7,6 +7,9 @@ import (
 	"io"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -85,12 +88,15 @@ func serveWrapped(args []string, stderr io.Writer) error {
 // its environment, and adds to pol what the server needs to run: for a
 // stdio server, the program and its runtime (sandbox.ServerGrants); for a
 // remote one, the network, unless the plugin's policy says otherwise.
-func wrappedLaunch(cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string) error {
+func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string) error {
 	s, err := declared.Load(cmd.Args[len(cmd.Args)-1])
 	if err != nil {
 		return err
 	}
 	if s.Remote() {
+		if err := tokenGranted(s, pol, name); err != nil {
+			return err
+		}
 		token, err := s.Token(getenv)
 		if err != nil {
 			return err
@@ -126,6 +132,35 @@ func wrappedLaunch(cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) strin
 	cmd.Env = append(cmd.Env, envServer+"="+string(raw))
 	pol.Env = append(pol.Env, envServer)
 	return nil
+}
+
+// tokenGranted checks that the operator granted the declared server the
+// source of its bearer token: the variable passed to it (env in its
+// sandbox block), the file readable by it (allow_read, or a dir block). A
+// declaration is a file dropped into the directory: on its own it may not
+// have plughost read one of its variables or files and send it away.
+func tokenGranted(s *declared.Server, pol *sandbox.Policy, name string) error {
+	switch {
+	case s.BearerTokenEnv != "" && !slices.Contains(pol.Env, s.BearerTokenEnv):
+		return fmt.Errorf("bearer_token_env %s: the operator passes it to this server with env = [%q] in sandbox { plugin %q { ... } }", s.BearerTokenEnv, s.BearerTokenEnv, name)
+	case s.BearerTokenFile != "":
+		file := filepath.Clean(s.BearerTokenFile)
+		if real, err := filepath.EvalSymlinks(file); err == nil {
+			file = real // where a link leads is what would be read
+		}
+		granted := slices.ContainsFunc(pol.AllowRead, func(p string) bool { return within(file, p) }) ||
+			slices.ContainsFunc(pol.Dirs, func(d sandbox.Dir) bool { return within(file, d.Path) })
+		if !granted {
+			return fmt.Errorf("bearer_token_file %s: the operator grants it to this server with allow_read = [%q] in sandbox { plugin %q { ... } }", file, file, name)
+		}
+	}
+	return nil
+}
+
+// within reports whether path is dir or lies under it.
+func within(path, dir string) bool {
+	dir = filepath.Clean(dir)
+	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
 // isWrapped reports whether cmd, as the manager prepared it, starts the

@@ -456,7 +456,23 @@ func TestWrappedRemoteServer(t *testing.T) {
 	}
 	dir := t.TempDir()
 	declare(t, dir, "remote", map[string]any{"url": m[1] + "/mcp", "bearer_token_file": tokenFile})
-	c := serveWrappedStdio(t, dir, "")
+
+	// The declaration alone may not have plughost read a file and send it
+	// away: the operator grants the token's file.
+	refused := serveWrappedStdio(t, dir, "")
+	refused.stderr.await(t, "bearer_token_file "+tokenFile+": the operator grants it to this server with allow_read")
+	refused.cs.Close() // ends that host before the next serves the same directory
+
+	config := filepath.Join(t.TempDir(), "plughost.hcl")
+	if err := os.WriteFile(config, []byte(`sandbox {
+  plugin "remote" {
+    allow_read = ["`+tokenFile+`"]
+  }
+}
+`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := serveWrappedStdio(t, dir, config)
 	c.awaitTool(t, "twice")
 	if got := c.call(t, "echo", map[string]any{"text": "through two hosts"}); !strings.Contains(got, "through two hosts") {
 		t.Errorf("echo = %q", got)

@@ -189,12 +189,20 @@ func (b *bridge) lists(ctx context.Context) error {
 	return nil
 }
 
-// all collects a paginated list as JSON objects.
+// maxListed bounds each list a wrapped server may give (tools, resources,
+// templates, prompts): a server that pages forever fails its listing
+// instead of growing the wrapper without end.
+const maxListed = 10000
+
+// all collects a paginated list as JSON objects, at most maxListed.
 func all[T any](seq func(func(T, error) bool)) ([][]byte, error) {
 	var out [][]byte
 	for item, err := range seq {
 		if err != nil {
 			return nil, err
+		}
+		if len(out) == maxListed {
+			return nil, fmt.Errorf("the server lists over %d items", maxListed)
 		}
 		b, err := json.Marshal(item)
 		if err != nil {

@@ -2,6 +2,7 @@ package wrapped
 
 import (
 	"errors"
+	"strings"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -30,5 +31,30 @@ func TestServerError(t *testing.T) {
 		if c.is == nil && (errors.Is(err, pluginproto.ErrUnknownResource) || errors.Is(err, pluginproto.ErrInvalidArguments)) {
 			t.Errorf("serverError(%v) = %v: typed", c.in, err)
 		}
+	}
+}
+
+// A list that never ends (a server paging forever) fails at maxListed
+// instead of growing without end.
+func TestAllIsBounded(t *testing.T) {
+	endless := func(yield func(int, error) bool) {
+		for i := 0; ; i++ {
+			if !yield(i, nil) {
+				return
+			}
+		}
+	}
+	if _, err := all(endless); err == nil || !strings.Contains(err.Error(), "over 10000 items") {
+		t.Errorf("all(endless) = %v, want the bound", err)
+	}
+	few := func(yield func(int, error) bool) {
+		for i := range 3 {
+			if !yield(i, nil) {
+				return
+			}
+		}
+	}
+	if got, err := all(few); err != nil || len(got) != 3 || string(got[2]) != "2" {
+		t.Errorf("all(few) = %q, %v", got, err)
 	}
 }

@@ -13,6 +13,9 @@ import (
 const GrantsEnv = "PLUGHOST_GRANTS"
 
 // Grants is what the host granted the plugin beyond the default policy.
+// The host writes it from sandbox.Grants, the same JSON; the SDK keeps its
+// own copy of the shape so that a plugin does not link the sandbox (the
+// tests of both packages pin the JSON).
 // A plugin asks for a directory by a name of its own choosing ("notes"),
 // and the operator's configuration decides which directory that is:
 //

@@ -63,3 +63,15 @@ func TestCheckNamedDirectories(t *testing.T) {
 		t.Errorf("a valid dir: %v", err)
 	}
 }
+
+func TestPolicyReadable(t *testing.T) {
+	pol := &Policy{AllowRead: []string{"/run/secrets/"}, AllowWrite: []string{"/srv/out"}, Dirs: []Dir{{Name: "n", Path: "/srv/notes"}}}
+	for path, want := range map[string]bool{
+		"/run/secrets/token": true, "/run/secrets": true, "/srv/out/x": true, "/srv/notes/a/b": true,
+		"/run/secretsX/token": false, "/srv": false, "/etc/shadow": false,
+	} {
+		if got := pol.Readable(path); got != want {
+			t.Errorf("Readable(%s) = %v, want %v", path, got, want)
+		}
+	}
+}

@@ -341,14 +341,6 @@ func canonical(paths []string) []string {
 	return out
 }
 
-// within reports whether path is dir or beneath it.
-func within(path, dir string) bool {
-	if dir == "/" {
-		return true
-	}
-	return path == dir || strings.HasPrefix(path, dir+"/")
-}
-
 // PluginOwner returns the uid and gid sandboxed plugins run as on the host:
 // 65534 when the host runs as root, the host's own ids otherwise. A
 // directory granted through allow_write must be writable by them.

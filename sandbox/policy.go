@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"strings"
 	"time"
 )
 
@@ -279,4 +280,23 @@ func (p *Policy) Clone() *Policy {
 	c.Env = slices.Clone(p.Env)
 	c.Dirs = slices.Clone(p.Dirs)
 	return &c
+}
+
+// Readable reports whether the policy lets the plugin read path (a clean
+// absolute path) beyond the default policy: it lies in an allow_read or
+// allow_write path or a named directory.
+func (p *Policy) Readable(path string) bool {
+	granted := slices.Concat(p.AllowRead, p.AllowWrite)
+	for _, d := range p.Dirs {
+		granted = append(granted, d.Path)
+	}
+	return slices.ContainsFunc(granted, func(g string) bool { return within(path, filepath.Clean(g)) })
+}
+
+// within reports whether path is dir or beneath it.
+func within(path, dir string) bool {
+	if dir == "/" {
+		return true
+	}
+	return path == dir || strings.HasPrefix(path, dir+"/")
 }

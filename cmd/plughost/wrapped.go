@@ -9,7 +9,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
-	"strings"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -148,19 +147,11 @@ func tokenGranted(s *declared.Server, pol *sandbox.Policy, name string) error {
 		if real, err := filepath.EvalSymlinks(file); err == nil {
 			file = real // where a link leads is what would be read
 		}
-		granted := slices.ContainsFunc(pol.AllowRead, func(p string) bool { return within(file, p) }) ||
-			slices.ContainsFunc(pol.Dirs, func(d sandbox.Dir) bool { return within(file, d.Path) })
-		if !granted {
+		if !pol.Readable(file) {
 			return fmt.Errorf("bearer_token_file %s: the operator grants it to this server with allow_read = [%q] in sandbox { plugin %q { ... } }", file, file, name)
 		}
 	}
 	return nil
-}
-
-// within reports whether path is dir or lies under it.
-func within(path, dir string) bool {
-	dir = filepath.Clean(dir)
-	return path == dir || strings.HasPrefix(path, dir+string(filepath.Separator))
 }
 
 // isWrapped reports whether cmd, as the manager prepared it, starts the

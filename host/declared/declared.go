@@ -22,6 +22,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/url"
 	"os"
 	"slices"
@@ -89,34 +90,18 @@ func Load(path string) (*Server, error) {
 		return nil, err
 	}
 	defer f.Close()
-	b := make([]byte, MaxSize+1)
-	n, err := readFull(f, b)
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
 	if err != nil {
 		return nil, err
 	}
-	if n > MaxSize {
+	if len(b) > MaxSize {
 		return nil, fmt.Errorf("%s: over %d bytes: not a declaration", path, MaxSize)
 	}
-	s, err := Parse(b[:n])
+	s, err := Parse(b)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return s, nil
-}
-
-func readFull(f *os.File, b []byte) (int, error) {
-	n := 0
-	for n < len(b) {
-		m, err := f.Read(b[n:])
-		n += m
-		if err != nil {
-			if n > 0 || m == 0 {
-				return n, nil // io.EOF, or an error after data: what was read is judged
-			}
-			return n, err
-		}
-	}
-	return n, nil
 }
 
 // Parse parses and checks a declaration. Unknown members are refused,

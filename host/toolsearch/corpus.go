@@ -32,6 +32,7 @@ type doc struct {
 	def      json.RawMessage
 	len      [nFields]int32
 	terms    []string // distinct terms, to find the postings on removal
+	key      textKey  // its embedded text (semantic ranking only)
 }
 
 // posting is one document holding a term: its slot and the term's

@@ -43,14 +43,16 @@ type Index struct {
 	tools     corpus                   // one document per tool
 	provs     corpus                   // one document per provider
 	providers map[string]*providerDocs // by provider name
+	sem       *semantic                // nil: lexical ranking only (New)
 
 	scratch sync.Pool // *scratch, a search's working memory
 }
 
 // providerDocs are one provider's documents.
 type providerDocs struct {
-	slot  int32   // in Index.provs
-	tools []int32 // in Index.tools
+	slot  int32     // in Index.provs
+	tools []int32   // in Index.tools
+	keys  []textKey // the tools' embedded texts (semantic ranking only)
 }
 
 // New returns an empty index.
@@ -87,12 +89,21 @@ func (x *Index) Set(provider string, info Provider, tools []json.RawMessage) err
 	a := x.rank.analyzer
 	a.stems = make(map[string]string)
 	docs := make([]analyzed, len(tools))
+	var texts []string
+	var keys []textKey
+	if x.sem != nil {
+		texts, keys = make([]string, len(tools)), make([]textKey, len(tools))
+	}
 	for i, def := range tools {
 		tt, err := readTool(def)
 		if err != nil {
 			return fmt.Errorf("provider %q, tool %d: %w", provider, i, err)
 		}
 		docs[i] = analyze(a, tt.name, def, &tt.fields)
+		if x.sem != nil {
+			texts[i] = embedText(provider, info, &tt)
+			keys[i] = keyOf(texts[i])
+		}
 	}
 	var pf [nFields][]string
 	pf[fName] = []string{provider}
@@ -102,11 +113,22 @@ func (x *Index) Set(provider string, info Provider, tools []json.RawMessage) err
 
 	x.mu.Lock()
 	defer x.mu.Unlock()
+	if x.sem != nil {
+		// Before the old tools are released, so that a text they share
+		// with the new ones keeps its vector.
+		x.sem.retain(keys, texts)
+	}
 	x.remove(provider)
 	pd := &providerDocs{slot: x.provs.add(pdoc, provider, -1)}
 	pd.tools = make([]int32, len(docs))
 	for i := range docs {
 		pd.tools[i] = x.tools.add(docs[i], provider, pd.slot)
+	}
+	if x.sem != nil {
+		pd.keys = keys
+		for i, slot := range pd.tools {
+			x.tools.docs[slot].key = keys[i]
+		}
 	}
 	x.providers[provider] = pd
 	x.tools.renorm()
@@ -133,6 +155,9 @@ func (x *Index) remove(provider string) bool {
 	}
 	x.tools.remove(pd.tools)
 	x.provs.remove([]int32{pd.slot})
+	if x.sem != nil {
+		x.sem.release(pd.keys)
+	}
 	delete(x.providers, provider)
 	return true
 }

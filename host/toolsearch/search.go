@@ -66,12 +66,16 @@ func (x *Index) SearchVisible(query string, limit int, visible func(provider, na
 	if len(terms) == 0 {
 		return nil
 	}
-
 	x.mu.RLock()
 	defer x.mu.RUnlock()
 	s := x.getScratch()
 	defer x.putScratch(s)
+	return x.hits(x.lexical(s, terms, limit, visible))
+}
 
+// lexical returns the limit visible tools that best match terms, best
+// first; x.mu is held.
+func (x *Index) lexical(s *scratch, terms []string, limit int, visible func(provider, name string) bool) []candidate {
 	s.toolHit = x.tools.score(terms, x.rank.k1, s.tool, s.toolHit[:0])
 	s.provHit = x.provs.score(terms, x.rank.k1, s.prov, s.provHit[:0])
 	alpha := x.rank.provider
@@ -83,13 +87,7 @@ func (x *Index) SearchVisible(query string, limit int, visible func(provider, na
 		if visible != nil && !visible(d.provider, d.name) {
 			return
 		}
-		c := candidate{slot: slot, score: score, provider: d.provider, name: d.name}
-		if len(*top) < limit {
-			heap.Push(top, c)
-		} else if c.better((*top)[0]) {
-			(*top)[0] = c
-			heap.Fix(top, 0)
-		}
+		top.offer(candidate{slot: slot, score: score, provider: d.provider, name: d.name}, limit)
 	}
 	for _, slot := range s.toolHit {
 		offer(slot, s.tool[slot]+alpha*s.prov[x.tools.docs[slot].provSlot])
@@ -105,15 +103,13 @@ func (x *Index) SearchVisible(query string, limit int, visible func(provider, na
 			}
 		}
 	}
+	return top.sorted()
+}
 
-	slices.SortFunc(*top, func(a, b candidate) int {
-		if a.better(b) {
-			return -1
-		}
-		return 1
-	})
-	hits := make([]Hit, len(*top))
-	for i, c := range *top {
+// hits turns candidates into Hits; x.mu is held.
+func (x *Index) hits(cs []candidate) []Hit {
+	hits := make([]Hit, len(cs))
+	for i, c := range cs {
 		d := &x.tools.docs[c.slot]
 		hits[i] = Hit{Name: d.name, Provider: d.provider, Score: c.score, Def: d.def}
 	}
@@ -192,6 +188,27 @@ func (h *topK) Pop() any {
 	c := old[len(old)-1]
 	*h = old[:len(old)-1]
 	return c
+}
+
+// offer keeps c if it is among the limit best so far.
+func (h *topK) offer(c candidate, limit int) {
+	if len(*h) < limit {
+		heap.Push(h, c)
+	} else if c.better((*h)[0]) {
+		(*h)[0] = c
+		heap.Fix(h, 0)
+	}
+}
+
+// sorted sorts the kept candidates best first and returns them.
+func (h *topK) sorted() []candidate {
+	slices.SortFunc(*h, func(a, b candidate) int {
+		if a.better(b) {
+			return -1
+		}
+		return 1
+	})
+	return *h
 }
 
 // scratch is one search's working memory, reused through Index.scratch.

@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"time"
 
@@ -19,6 +20,7 @@ import (
 
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/embeddings"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/sealed"
@@ -110,12 +112,20 @@ func (h *host) mcpOptions() *mcp.Options {
 	}
 }
 
-// followSearch puts the catalog in tool search mode as s says: an index
-// of its tools that follows it at once (catalog.FollowTools) until
-// unfollow is called.
-func followSearch(cat *catalog.Catalog, s *config.Search, log hclog.Logger) (ts *mcp.ToolSearch, unfollow func()) {
-	x := toolsearch.New()
-	unfollow = cat.FollowTools(func(ps []catalog.ProviderTools) {
+// searchIndex returns the index of tool search mode as s says: by words,
+// or with an embeddings block, by meaning as well.
+func searchIndex(s *config.Search, log hclog.Logger) (*toolsearch.Index, error) {
+	if s.Embeddings == nil {
+		return toolsearch.New(), nil
+	}
+	return semanticIndex(s.Embeddings, log)
+}
+
+// followSearch puts the catalog in tool search mode as s says: x follows
+// its tools at once (catalog.FollowTools) until unfollow is called, which
+// closes x.
+func followSearch(cat *catalog.Catalog, x *toolsearch.Index, s *config.Search, log hclog.Logger) (ts *mcp.ToolSearch, unfollow func()) {
+	stop := cat.FollowTools(func(ps []catalog.ProviderTools) {
 		for _, p := range ps {
 			if p.Tools == nil {
 				x.Remove(p.Provider)
@@ -130,7 +140,39 @@ func followSearch(cat *catalog.Catalog, s *config.Search, log hclog.Logger) (ts 
 		}
 	})
 	log.Info("serving in tool search mode: tools/list offers search_tools, call_tool and the pinned tools", "pinned", s.Pinned)
+	unfollow = func() {
+		stop()
+		x.Close()
+	}
 	return &mcp.ToolSearch{Index: x, Pinned: s.Pinned, Limit: s.Limit}, unfollow
+}
+
+// semanticIndex returns an index that ranks by meaning as well, through
+// the endpoint e names, its key read from e's file or variable.
+func semanticIndex(e *config.Embeddings, log hclog.Logger) (*toolsearch.Index, error) {
+	var key string
+	switch {
+	case e.APIKeyFile != "":
+		b, err := os.ReadFile(e.APIKeyFile)
+		if err != nil {
+			return nil, fmt.Errorf("search: the embeddings key: %w", err)
+		}
+		if key = strings.TrimSpace(string(b)); key == "" {
+			return nil, fmt.Errorf("search: the embeddings key file %s is empty", e.APIKeyFile)
+		}
+	case e.APIKeyEnv != "":
+		if key = strings.TrimSpace(os.Getenv(e.APIKeyEnv)); key == "" {
+			return nil, fmt.Errorf("search: the embeddings key: $%s is not set", e.APIKeyEnv)
+		}
+	}
+	c, err := embeddings.New(embeddings.Options{URL: e.URL, Model: e.Model, Key: key, Dimensions: e.Dimensions, Timeout: e.Timeout})
+	if err != nil {
+		return nil, fmt.Errorf("search: %w", err)
+	}
+	log.Info("tool search ranks by meaning as well", "embeddings", c.Endpoint(), "model", e.Model)
+	return toolsearch.NewSemantic(toolsearch.Semantic{Embedder: c, OnError: func(err error, n int) {
+		log.Warn("tool search: the embeddings endpoint failed; searches rank by words meanwhile", "error", err, "failures", n)
+	}}), nil
 }
 
 // startHost resolves the directories, then starts loading plugins in the
@@ -203,22 +245,33 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 			return nil, err
 		}
 	}
+	var index *toolsearch.Index // tool search mode's, when on
+	search := cfg.Search
+	if h.serving && (search != nil || h.toolSearch) {
+		if search == nil {
+			search = &config.Search{} // --tool-search: as an empty block
+		}
+		if index, err = searchIndex(search, log.Named("mcp")); err != nil {
+			closeTasks()
+			return nil, err
+		}
+	}
 	cat := catalog.New(&catalog.Options{Logger: log.Named("catalog")})
 	mopts.Publisher = cat
 	mgr, err := manager.New(mopts)
 	if err != nil {
 		cat.Close()
 		closeTasks()
+		if index != nil {
+			index.Close()
+		}
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
-	if search := cfg.Search; h.serving && (search != nil || h.toolSearch) {
-		if search == nil {
-			search = &config.Search{} // --tool-search: as an empty block
-		}
-		hst.search, hst.unfollow = followSearch(cat, search, log.Named("mcp"))
+	if index != nil {
+		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
 		hst.searchReady = make(chan struct{})
 		go func() {
 			select {

@@ -113,6 +113,7 @@
 //	search {
 //	  pinned = ["echo"]  # tools listed in full as well, by the names tools/list shows
 //	  limit  = 8         # tools a search returns when the query says no number; 1 to 50 (default 8)
+//	  embeddings { … }   # optional: rank by meaning as well (see Embeddings)
 //	}
 //
 // Later areas (the HTTP listener, its token and allowed origins, the device
@@ -260,7 +261,7 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Tasks.decode(b.Body, filepath.Dir(filename))
 		case "search":
 			cfg.Search = &Search{}
-			err = cfg.Search.decode(b.Body)
+			err = cfg.Search.decode(b.Body, filepath.Dir(filename))
 		}
 		if err != nil {
 			return nil, err

@@ -20,17 +20,23 @@ type Search struct {
 	// Limit is limit: how many tools a search returns when the query
 	// says no number; 0 when not set, for the server's default (8).
 	Limit int
+	// Embeddings is the embeddings block: rank by meaning as well; nil
+	// when absent (by words only).
+	Embeddings *Embeddings
 }
 
 // maxSearchLimit is host/mcp's MaxSearchLimit: a search returns at most
 // that many full definitions.
 const maxSearchLimit = 50
 
-var searchSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "pinned"}, {Name: "limit"}}}
+var searchSchema = hcl.BodySchema{
+	Attributes: []hcl.AttributeSchema{{Name: "pinned"}, {Name: "limit"}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "embeddings"}},
+}
 
-// decode reads the search block.
-func (s *Search) decode(body hcl.Body) error {
-	_, err := attributes(body, &searchSchema, func(name string, a *hcl.Attribute, v cty.Value) (err error) {
+// decode reads the search block; dir is the configuration file's.
+func (s *Search) decode(body hcl.Body, dir string) error {
+	content, err := attributes(body, &searchSchema, func(name string, a *hcl.Attribute, v cty.Value) (err error) {
 		switch name {
 		case "limit":
 			s.Limit, err = wholeIn(a, v, 1, maxSearchLimit)
@@ -39,7 +45,19 @@ func (s *Search) decode(body hcl.Body) error {
 		}
 		return err
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	for _, b := range content.Blocks {
+		if s.Embeddings != nil {
+			return diag(b.DefRange, "Duplicate embeddings block", "the search block may have one embeddings block")
+		}
+		s.Embeddings = &Embeddings{}
+		if err := s.Embeddings.decode(b.Body, dir); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // pinnedNames reads pinned: a list of distinct exposed tool names.

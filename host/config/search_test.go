@@ -3,6 +3,7 @@ package config
 import (
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -47,6 +48,68 @@ func TestParseSearchErrors(t *testing.T) {
 		"two blocks":      {"search {}\nsearch {}\n", `plughost.hcl:2,1-7: Duplicate search block`},
 		"typo":            {"search {\n  pined = []\n}\n", `Did you mean "pinned"?`},
 		"pinned in tasks": {"tasks {\n  pinned = []\n}\n", `"pinned" belongs in search { }.`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			_, err := Parse([]byte(c.src), "plughost.hcl")
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Errorf("Parse error = %v, want it to contain %q", err, c.want)
+			}
+		})
+	}
+}
+
+func TestParseEmbeddings(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		src  string
+		want *Embeddings
+	}{
+		"full": {`search {
+  embeddings {
+    url          = "https://api.openai.com/v1"
+    model        = "text-embedding-3-small"
+    api_key_file = "secrets/openai"
+    dimensions   = 256
+    timeout      = "30s"
+  }
+}
+`, &Embeddings{URL: "https://api.openai.com/v1", Model: "text-embedding-3-small", APIKeyFile: "/etc/plughost/secrets/openai", Dimensions: 256, Timeout: 30 * time.Second}},
+		"env key": {"search {\n  embeddings {\n    url = \"http://127.0.0.1:11434/v1\"\n    model = \"nomic-embed-text\"\n    api_key_env = \"OPENAI_API_KEY\"\n  }\n}\n",
+			&Embeddings{URL: "http://127.0.0.1:11434/v1", Model: "nomic-embed-text", APIKeyEnv: "OPENAI_API_KEY"}},
+		"no key": {"search {\n  embeddings {\n    url = \"http://127.0.0.1:11434/v1\"\n    model = \"m\"\n  }\n}\n",
+			&Embeddings{URL: "http://127.0.0.1:11434/v1", Model: "m"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cfg, err := Parse([]byte(c.src), "/etc/plughost/plughost.hcl")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(c.want, cfg.Search.Embeddings); diff != "" {
+				t.Errorf("embeddings block (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestParseEmbeddingsErrors(t *testing.T) {
+	t.Parallel()
+	block := func(body string) string { return "search {\n  embeddings {\n" + body + "  }\n}\n" }
+	const ok = "    url = \"http://127.0.0.1:11434/v1\"\n    model = \"m\"\n"
+	for name, c := range map[string]struct{ src, want string }{
+		"no url":      {block("    model = \"m\"\n"), `Missing required argument; The argument "url" is required`},
+		"no model":    {block("    url = \"http://127.0.0.1:11434/v1\"\n"), `The argument "model" is required`},
+		"not http":    {block("    url = \"127.0.0.1:11434\"\n    model = \"m\"\n"), `plughost.hcl:3,11-28: Invalid url; url must be an http:// or https:// URL`},
+		"key in url":  {block("    url = \"https://me:sk@api.example/v1\"\n    model = \"m\"\n"), `the key goes in api_key_file or api_key_env`},
+		"empty model": {block("    url = \"http://h/v1\"\n    model = \" \"\n"), `Invalid model`},
+		"two keys":    {block(ok + "    api_key_file = \"k\"\n    api_key_env = \"K\"\n"), `plughost.hcl:2,14-14: Two keys; the embeddings block may name api_key_file or api_key_env, not both`},
+		"bad env":     {block(ok + "    api_key_env = \"A=B\"\n"), `Invalid api_key_env`},
+		"dimensions":  {block(ok + "    dimensions = 0\n"), `dimensions must be a whole number from 1 to 16384`},
+		"timeout":     {block(ok + "    timeout = \"5m\"\n"), `timeout must be from 1s to 2m, not 5m0s`},
+		"key inline":  {block(ok + "    api_key = \"sk-123\"\n"), `Unsupported argument; An argument named "api_key" is not expected here`},
+		"two blocks":  {"search {\n  embeddings {\n" + ok + "  }\n  embeddings {\n" + ok + "  }\n}\n", `Duplicate embeddings block`},
+		"outside":     {"embeddings {\n" + ok + "}\n", `Unsupported block type`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

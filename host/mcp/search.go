@@ -166,7 +166,7 @@ func (sc *searchCatalog) Tool(name string) json.RawMessage {
 func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 	switch call.Name {
 	case SearchToolName:
-		return sc.search(call.Arguments), nil
+		return sc.search(ctx, call.Arguments), nil
 	case CallToolName:
 		fwd, failed := unwrapCall(call)
 		if failed != nil {
@@ -182,7 +182,9 @@ func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.Ra
 func (ss *searchStarter) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	switch call.Name {
 	case SearchToolName:
-		done(ss.search(call.Arguments), nil)
+		// In a goroutine: a search that ranks by meaning as well waits
+		// for the embeddings endpoint to embed the query.
+		go func() { done(ss.search(ctx, call.Arguments), nil) }()
 	case CallToolName:
 		fwd, failed := unwrapCall(call)
 		if failed != nil {
@@ -234,7 +236,7 @@ func orEmpty(args json.RawMessage) json.RawMessage {
 
 // search answers search_tools: the best matches of the query, or an
 // isError result naming what is wrong with the arguments.
-func (sc *searchCatalog) search(raw json.RawMessage) json.RawMessage {
+func (sc *searchCatalog) search(ctx context.Context, raw json.RawMessage) json.RawMessage {
 	var args struct {
 		Query *string         `json:"query"`
 		Limit json.RawMessage `json:"limit"`
@@ -250,7 +252,7 @@ func (sc *searchCatalog) search(raw json.RawMessage) json.RawMessage {
 		}
 		limit = n
 	}
-	hits := sc.index.SearchVisible(*args.Query, limit, func(_, name string) bool {
+	hits := sc.index.SearchContext(ctx, *args.Query, limit, func(_, name string) bool {
 		return sc.lookup == nil || sc.lookup.Tool(name) != nil
 	})
 	return searchResult(*args.Query, hits)

@@ -16,6 +16,14 @@
 // replaces one provider's tools and Remove drops them, and the next search
 // sees the change. SearchVisible searches only the tools a caller may see.
 //
+// An index made by NewSemantic ranks by meaning as well, through an
+// Embedder (host/embeddings: any OpenAI-compatible embeddings endpoint):
+//
+//	x := toolsearch.NewSemantic(toolsearch.Semantic{Embedder: client})
+//	defer x.Close()
+//	hits := x.SearchContext(ctx, "homestays in Paris", 5, nil) // finds airbnb_search
+
+//
 // # What the search tool returns, and why
 //
 // The host's search tool answers with each hit's full definition (Hit.Def:
@@ -80,10 +88,37 @@
 // need tools their text never names (a task that says "save it to
 // /root/x.md" needs write_file; "homestays" needs airbnb_search; some
 // tools are described only in Chinese): no lexical ranking finds those,
-// and none of the principled variants tried beat 0.41 of recall@5 (per
+// and none of the principled variants tried beat 0.42 of recall@5 (per
 // field weights from 1 to 3, a provider share from 0.25 to 2, word pairs,
-// pseudo-relevance feedback, a cap of tools per provider). Embeddings
-// would: that is the next step, not more lexical tuning on 49 tasks.
+// pseudo-relevance feedback, a cap of tools per provider; splitting a task
+// into its clauses and fusing their searches, 0.395 to 0.420; expanding
+// each query word by its nearest GloVe word vectors found in the tools'
+// texts, 0.383 to 0.403). Word vectors averaged over a text rank far
+// worse than words (0.08): a sentence model is what moves these tasks.
+//
+// # Ranking by meaning
+//
+// With an Embedder (NewSemantic), each tool's text (its provider's title
+// and the start of its description, its name split into words, its title
+// and description, at most 1000 bytes) is embedded in the background, in
+// batches, once per distinct text (a reload that changes nothing embeds
+// nothing), and the query at search time. The 100 visible tools nearest
+// the query by cosine and the 100 best lexical matches are fused by
+// reciprocal rank, Σ w/(10 + rank), the words at weight 1 and the
+// meaning at 0.5. Measured with a real model that runs here, Google's
+// Universal Sentence Encoder lite (512 dimensions, served by
+// conformance/embeddings.mjs; BenchmarkSemanticRanking):
+//
+//	by words (New)                0.185 0.393 0.442 | 0.388 0.633 0.673
+//	by meaning alone (cosine)     0.111 0.304 0.386 | 0.204 0.510 0.633
+//	fused (NewSemantic)           0.201 0.437 0.464 | 0.429 0.673 0.694
+//
+// The fusion's two numbers were chosen on these 49 tasks among k 5, 10,
+// 30, 60 and weights 0.5, 1, 1.5 (k 10 and 30 at weight 0.5 tie at 0.437
+// of recall@5; 60, the usual value, gives 0.418); a stronger model (the
+// operator's choice) should gain more than this small one. A tool is
+// found by its words as soon as it is Set and by its meaning once its
+// vector arrives; when the endpoint fails, searches rank by words.
 //
 // Speed (BenchmarkSearch10k, BenchmarkSet1000; 10,013 tools of 1,330
 // providers, 2 shared cores; medians of runs from 125 to 185 µs): a

@@ -23,7 +23,6 @@
 //	defer x.Close()
 //	hits := x.SearchContext(ctx, "homestays in Paris", 5, nil) // finds airbnb_search
 
-//
 // # What the search tool returns, and why
 //
 // The host's search tool answers with each hit's full definition (Hit.Def:

@@ -44,6 +44,9 @@ type hostFlags struct {
 	// catalog cache apply. The commands that load and exit (plugins,
 	// call) start every plugin eagerly and use no cache.
 	serving bool
+	// http is set by serve --http: a search block's path applies (over
+	// stdio it names nothing, and every tool is served).
+	http bool
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
@@ -77,6 +80,10 @@ type host struct {
 	// nil when off.
 	search   *mcp.ToolSearch
 	unfollow func()
+	// searchPath is the search block's path under serve --http: tool
+	// search mode is served there, and the server at /mcp serves every
+	// tool; "" when the mode is the whole server's (or off).
+	searchPath string
 	// searchReady is closed once the plugins found at start have loaded
 	// and the index holds their tools: what a client waits for in tool
 	// search mode (nil when off).
@@ -90,11 +97,22 @@ type host struct {
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
-// HTTP.
-func (h *host) mcpOptions() *mcp.Options {
+// at /mcp: in tool search mode when it is on, unless the search block
+// gives it a path of its own (searchOptions).
+func (h *host) mcpOptions() *mcp.Options { return h.options(h.searchPath == "") }
+
+// searchOptions are the options of the MCP server serve --http runs at the
+// search block's path: tool search mode.
+func (h *host) searchOptions() *mcp.Options { return h.options(true) }
+
+// options are the MCP server's options, in tool search mode (when it is
+// on) if search.
+func (h *host) options(search bool) *mcp.Options {
 	ready := h.manager.Ready() // no list from a catalog still loading
-	if h.searchReady != nil {
+	var ts *mcp.ToolSearch
+	if search && h.search != nil {
 		ready = h.searchReady // nor a search from an index still filling
+		ts = h.search
 	}
 	return &mcp.Options{
 		Version: version,
@@ -106,7 +124,7 @@ func (h *host) mcpOptions() *mcp.Options {
 		StateTTL:      h.stateTTL,
 		Tasks:         h.tasks,
 		EscalateAfter: h.escalateAfter,
-		ToolSearch:    h.search,
+		ToolSearch:    ts,
 	}
 }
 
@@ -129,8 +147,13 @@ func followSearch(cat *catalog.Catalog, s *config.Search, log hclog.Logger) (ts 
 			}
 		}
 	})
-	log.Info("serving in tool search mode: tools/list offers search_tools, call_tool and the pinned tools", "pinned", s.Pinned)
-	return &mcp.ToolSearch{Index: x, Pinned: s.Pinned, Limit: s.Limit}, unfollow
+	where := "every endpoint"
+	if s.Path != "" {
+		where = s.Path + " (/mcp serves every tool)"
+	}
+	log.Info("serving in tool search mode: tools/list offers search_tools, call_tool and the pinned tools",
+		"at", where, "pinned", s.Pinned, "add_found", s.AddFound)
+	return &mcp.ToolSearch{Index: x, Pinned: s.Pinned, Limit: s.Limit, AddFound: s.AddFound}, unfollow
 }
 
 // startHost resolves the directories, then starts loading plugins in the
@@ -214,11 +237,17 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
-	if search := cfg.Search; h.serving && (search != nil || h.toolSearch) {
-		if search == nil {
-			search = &config.Search{} // --tool-search: as an empty block
-		}
+	search := cfg.Search
+	if search == nil && h.toolSearch {
+		search = &config.Search{} // --tool-search: as an empty block
+	}
+	if h.serving && search != nil && search.Path != "" && !h.http {
+		log.Info("the search block's path names a path of serve --http: over stdio every tool is served", "path", search.Path)
+		search = nil
+	}
+	if h.serving && search != nil {
 		hst.search, hst.unfollow = followSearch(cat, search, log.Named("mcp"))
+		hst.searchPath = search.Path
 		hst.searchReady = make(chan struct{})
 		go func() {
 			select {

@@ -2,12 +2,15 @@ package main
 
 import (
 	"bytes"
+	"net"
 	"strings"
 	"testing"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/mcp/streamable"
 )
 
 // TestWarnUnknownPlugins: a plugin block naming no plugin of the directory
@@ -29,5 +32,25 @@ func TestWarnUnknownPlugins(t *testing.T) {
 	}
 	if strings.Contains(got, `plugin \"notes\"`) {
 		t.Errorf("log %q warns about a block whose plugin is there", got)
+	}
+}
+
+// TestSearchPathReserved: the search block refuses every path the HTTP
+// listener serves by itself (config keeps its own list of them), and the
+// listener takes any path the block accepts.
+func TestSearchPathReserved(t *testing.T) {
+	t.Parallel()
+	for _, p := range []string{streamable.PathMCP, streamable.PathSSE, streamable.PathMessage, streamable.PathHealthz, streamable.PathReadyz} {
+		if _, err := config.Parse([]byte("search {\n  path = \""+p+"\"\n}\n"), "c.hcl"); err == nil || !strings.Contains(err.Error(), "is served already") {
+			t.Errorf("search { path = %q }: %v, want it refused as served already", p, err)
+		}
+	}
+	cfg, err := config.Parse([]byte("search {\n  path = \"/mcp/search\"\n}\n"), "c.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	loopback := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
+	if err := (&streamable.Options{Endpoints: map[string]*mcp.Server{cfg.Search.Path: nil}}).Check(loopback); err != nil {
+		t.Errorf("an endpoint at %s: %v", cfg.Search.Path, err)
 	}
 }

@@ -46,6 +46,9 @@ type hostFlags struct {
 	// catalog cache apply. The commands that load and exit (plugins,
 	// call) start every plugin eagerly and use no cache.
 	serving bool
+	// http is set by serve --http: a search block's path applies (over
+	// stdio it names nothing, and every tool is served).
+	http bool
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
@@ -79,6 +82,10 @@ type host struct {
 	// nil when off.
 	search   *mcp.ToolSearch
 	unfollow func()
+	// searchPath is the search block's path under serve --http: tool
+	// search mode is served there, and the server at /mcp serves every
+	// tool; "" when the mode is the whole server's (or off).
+	searchPath string
 	// searchReady is closed once the plugins found at start have loaded
 	// and the index holds their tools: what a client waits for in tool
 	// search mode (nil when off).
@@ -92,11 +99,22 @@ type host struct {
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
-// HTTP.
-func (h *host) mcpOptions() *mcp.Options {
+// at /mcp: in tool search mode when it is on, unless the search block
+// gives it a path of its own (searchOptions).
+func (h *host) mcpOptions() *mcp.Options { return h.options(h.searchPath == "") }
+
+// searchOptions are the options of the MCP server serve --http runs at the
+// search block's path: tool search mode.
+func (h *host) searchOptions() *mcp.Options { return h.options(true) }
+
+// options are the MCP server's options, in tool search mode (when it is
+// on) if search.
+func (h *host) options(search bool) *mcp.Options {
 	ready := h.manager.Ready() // no list from a catalog still loading
-	if h.searchReady != nil {
+	var ts *mcp.ToolSearch
+	if search && h.search != nil {
 		ready = h.searchReady // nor a search from an index still filling
+		ts = h.search
 	}
 	return &mcp.Options{
 		Version: version,
@@ -108,7 +126,7 @@ func (h *host) mcpOptions() *mcp.Options {
 		StateTTL:      h.stateTTL,
 		Tasks:         h.tasks,
 		EscalateAfter: h.escalateAfter,
-		ToolSearch:    h.search,
+		ToolSearch:    ts,
 	}
 }
 
@@ -139,12 +157,17 @@ func followSearch(cat *catalog.Catalog, x *toolsearch.Index, s *config.Search, l
 			}
 		}
 	})
-	log.Info("serving in tool search mode: tools/list offers search_tools, call_tool and the pinned tools", "pinned", s.Pinned)
+	where := "every endpoint"
+	if s.Path != "" {
+		where = s.Path + " (/mcp serves every tool)"
+	}
+	log.Info("serving in tool search mode: tools/list offers search_tools, call_tool and the pinned tools",
+		"at", where, "pinned", s.Pinned, "add_found", s.AddFound)
 	unfollow = func() {
 		stop()
 		x.Close()
 	}
-	return &mcp.ToolSearch{Index: x, Pinned: s.Pinned, Limit: s.Limit}, unfollow
+	return &mcp.ToolSearch{Index: x, Pinned: s.Pinned, Limit: s.Limit, AddFound: s.AddFound}, unfollow
 }
 
 // semanticIndex returns an index that ranks by meaning as well, through
@@ -247,10 +270,14 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	}
 	var index *toolsearch.Index // tool search mode's, when on
 	search := cfg.Search
-	if h.serving && (search != nil || h.toolSearch) {
-		if search == nil {
-			search = &config.Search{} // --tool-search: as an empty block
-		}
+	if search == nil && h.toolSearch {
+		search = &config.Search{} // --tool-search: as an empty block
+	}
+	if h.serving && search != nil && search.Path != "" && !h.http {
+		log.Info("the search block's path names a path of serve --http: over stdio every tool is served", "path", search.Path)
+		search = nil
+	}
+	if h.serving && search != nil {
 		if index, err = searchIndex(search, log.Named("mcp")); err != nil {
 			closeTasks()
 			return nil, err
@@ -272,6 +299,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
+		hst.searchPath = search.Path
 		hst.searchReady = make(chan struct{})
 		go func() {
 			select {

@@ -80,6 +80,7 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
+	hf.http = true
 	h, err := startHost(hf, stderr)
 	if err != nil {
 		ln.Close()
@@ -88,7 +89,7 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	srv := mcp.NewServer(h.catalog, h.mcpOptions())
-	h.sampler.use(srv) // devices' text tasks ask an HTTP client's model
+	h.sampler.use(srv) // devices' text tasks ask a model of a client at /mcp
 	// GET /readyz: 503 until the plugins found at start have loaded.
 	opts.Ready = h.ready
 	url := "http://" + ln.Addr().String() + streamable.PathMCP
@@ -97,6 +98,12 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 		auth = "Authorization: Bearer <token>"
 	}
 	h.log.Info("serving MCP over Streamable HTTP", "url", url, "legacy_sse", "http://"+ln.Addr().String()+streamable.PathSSE, "auth", auth)
+	if h.searchPath != "" {
+		// The search block's path: one more server over the same catalog
+		// (and plugins), in tool search mode, with sessions of its own.
+		opts.Endpoints = map[string]*mcp.Server{h.searchPath: mcp.NewServer(h.catalog, h.searchOptions())}
+		h.log.Info("serving MCP in tool search mode over Streamable HTTP", "url", "http://"+ln.Addr().String()+h.searchPath, "auth", auth)
+	}
 	h.log.Info("connect an MCP client to " + url + `; the MCP Inspector: run "npx @modelcontextprotocol/inspector", choose Transport Type "Streamable HTTP" and URL ` + url)
 	serveErr := streamable.Serve(ctx, srv, ln, opts)
 	stopErr := h.stop()

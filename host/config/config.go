@@ -111,9 +111,11 @@
 // does too, as an empty block would):
 //
 //	search {
-//	  pinned = ["echo"]  # tools listed in full as well, by the names tools/list shows
-//	  limit  = 8         # tools a search returns when the query says no number; 1 to 50 (default 8)
-//	  embeddings { … }   # optional: rank by meaning as well (see Embeddings)
+//	  pinned    = ["echo"]       # tools listed in full as well, by the names tools/list shows
+//	  limit     = 8              # tools a search returns when the query says no number; 1 to 50 (default 8)
+//	  add_found = 16             # a session lists up to that many of the tools its searches found; 0 to 64 (default 0: none)
+//	  path      = "/mcp/search"  # serve --http: only this path is in tool search mode, /mcp and stdio serve every tool
+//	  embeddings { … }           # optional: rank by meaning as well (see Embeddings)
 //	}
 //
 // Later areas (the HTTP listener, its token and allowed origins, the device

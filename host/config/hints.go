@@ -16,7 +16,7 @@ var homes = map[string]string{
 	"pids": "sandbox { } or a plugin block inside it", "files": "sandbox { } or a plugin block inside it",
 	"cpu": "sandbox { } or a plugin block inside it", "env": "sandbox { } or a plugin block inside it",
 	"timeout": "sandbox { } or a plugin block inside it", "runtime": "a plugin block inside sandbox { }",
-	"dir": "a plugin block inside sandbox { }", "path": "a dir block inside a plugin block of sandbox { }", "write": "a dir block inside a plugin block of sandbox { }",
+	"dir": "a plugin block inside sandbox { }", "path": "search { } or a dir block inside a plugin block of sandbox { }", "write": "a dir block inside a plugin block of sandbox { }",
 	"start": "plugins { } or a plugin block inside it", "idle_timeout": "plugins { } or a plugin block inside it",
 	"cache":          "plugins { }",
 	"state_key_file": "stateless { }", "state_ttl": "stateless { }",
@@ -25,7 +25,7 @@ var homes = map[string]string{
 	"address": "redis { } inside tasks { }", "username": "redis { } inside tasks { }",
 	"password_file": "redis { } inside tasks { }", "db": "redis { } inside tasks { }",
 	"key_prefix": "redis { } inside tasks { }", "replica_timeout": "redis { } inside tasks { }",
-	"pinned": "search { }", "limit": "search { }",
+	"pinned": "search { }", "limit": "search { }", "add_found": "search { }",
 	"password": "a file named by password_file, or $PLUGHOST_REDIS_PASSWORD: never in this file",
 	"plugin":   "sandbox { } (its policy) or plugins { } (when it runs)",
 }

@@ -2,7 +2,9 @@ package config
 
 import (
 	"fmt"
+	"path"
 	"slices"
+	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
@@ -20,17 +22,34 @@ type Search struct {
 	// Limit is limit: how many tools a search returns when the query
 	// says no number; 0 when not set, for the server's default (8).
 	Limit int
+	// AddFound is add_found: how many of the tools a session's searches
+	// found join its own tools/list (the least recently found leave
+	// first); 0 when not set: none.
+	AddFound int
+	// Path is path: the path of serve --http's listener that serves tool
+	// search mode, besides /mcp serving every tool (and stdio, every
+	// tool); "" when not set: the mode applies to the whole server.
+	Path string
 	// Embeddings is the embeddings block: rank by meaning as well; nil
 	// when absent (by words only).
 	Embeddings *Embeddings
 }
 
-// maxSearchLimit is host/mcp's MaxSearchLimit: a search returns at most
-// that many full definitions.
-const maxSearchLimit = 50
+// Bounds of the search block's numbers: host/mcp's MaxSearchLimit (a
+// search returns at most that many full definitions) and MaxAddFound (a
+// session lists at most that many found tools).
+const (
+	maxSearchLimit = 50
+	maxAddFound    = 64
+)
+
+// reservedPaths are the paths host/mcp/streamable serves by itself: the
+// Streamable HTTP endpoint, the legacy HTTP+SSE pair and the health
+// endpoints. A search block's path must be another.
+var reservedPaths = []string{"/mcp", "/sse", "/message", "/healthz", "/readyz"}
 
 var searchSchema = hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "pinned"}, {Name: "limit"}},
+	Attributes: []hcl.AttributeSchema{{Name: "pinned"}, {Name: "limit"}, {Name: "add_found"}, {Name: "path"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "embeddings"}},
 }
 
@@ -42,6 +61,10 @@ func (s *Search) decode(body hcl.Body, dir string) error {
 			s.Limit, err = wholeIn(a, v, 1, maxSearchLimit)
 		case "pinned":
 			s.Pinned, err = pinnedNames(a, v)
+		case "add_found":
+			s.AddFound, err = wholeIn(a, v, 0, maxAddFound)
+		case "path":
+			s.Path, err = searchPath(a, v)
 		}
 		return err
 	})
@@ -82,3 +105,28 @@ func pinnedNames(a *hcl.Attribute, v cty.Value) ([]string, error) {
 	}
 	return names, nil
 }
+
+// searchPath reads path: an absolute, clean URL path of letters, digits
+// and -._~/ that host/mcp/streamable does not serve already.
+func searchPath(a *hcl.Attribute, v cty.Value) (string, error) {
+	bad := func(why string) error { return diag(a.Expr.Range(), "Invalid path", why) }
+	if v.Type() != cty.String {
+		return "", bad(`path must be a string such as "/mcp/search"`)
+	}
+	p := v.AsString()
+	switch {
+	case !strings.HasPrefix(p, "/") || path.Clean(p) != p:
+		return "", bad(fmt.Sprintf(`%q is no clean absolute path: write it as "/mcp/search" is written (a leading /, no trailing /, no . or .. parts)`, p))
+	case len(p) > 256 || strings.IndexFunc(p, func(r rune) bool { return !strings.ContainsRune(pathChars, r) }) >= 0:
+		return "", bad(fmt.Sprintf("%q: a path is at most 256 of a-z, A-Z, 0-9 and -._~/", p))
+	case p == "/":
+		return "", bad(`"/" names no endpoint: choose a path of its own, such as "/mcp/search"`)
+	case slices.Contains(reservedPaths, p):
+		return "", bad(fmt.Sprintf(`%q is served already (the HTTP listener serves %s); choose another, such as "/mcp/search"`, p, strings.Join(reservedPaths, ", ")))
+	}
+	return p, nil
+}
+
+// pathChars are the characters a search path may hold: URL path
+// characters that need no escaping.
+const pathChars = "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~/"

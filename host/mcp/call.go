@@ -176,10 +176,14 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 
 	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token, st: in.st}
 	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.capsOf(in.st).raw}
+	ctx := in.ctx
+	if s.found != nil && in.st == nil && p.name == SearchToolName {
+		ctx = withFound(ctx, s.found) // its hits join the session's list
+	}
 	if s.srv.mayBecomeTask(in.st) {
-		c.startTaskable(in.ctx)
+		c.startTaskable(ctx)
 	} else {
-		c.ctx, c.cancel = context.WithCancel(in.ctx)
+		c.ctx, c.cancel = context.WithCancel(ctx)
 	}
 	if in.st != nil {
 		input, round, werr := s.retryInput(in, "tools/call", p.name)

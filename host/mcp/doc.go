@@ -236,7 +236,10 @@
 // tools/list offers the pinned tools and the host's search_tools and
 // call_tool, and a call of either is served by the wrapper while every
 // other call passes through; call_tool rewrites its call to the named
-// tool and hands it on, so it takes the path of any call.
+// tool and hands it on, so it takes the path of any call. With AddFound
+// each session keeps the tools its searches found (found.go, bounded,
+// least recently found out first), lists them after the pins and says
+// list_changed when they change; stateless requests add nothing.
 //
 // # Transports
 //
@@ -248,7 +251,7 @@
 // to the session-wide Sink of its [SessionConn]. Its state is split by
 // concern: lifecycle (state, negotiated version, client capabilities),
 // logging level, calls in flight, requests pending at the client, the
-// notifier, resource subscriptions. A transport meets it only through
+// notifier, resource subscriptions, found tools (tool search mode). A transport meets it only through
 // Handle, [Session.Close], [Session.Drain], [Session.Initialized] and
 // [Session.Version]. [Server.Serve] runs a session over any [Transport]
 // (Read plus a Sink): ServeStdio is Serve over [stdio], where a line longer

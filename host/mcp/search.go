@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -59,6 +60,11 @@ type ToolSearch struct {
 	// Limit is how many tools a search returns when the query gives no
 	// limit; 0 means DefaultSearchLimit. It is capped at MaxSearchLimit.
 	Limit int
+	// AddFound, when positive, adds the tools a session's searches find
+	// to that session's tools/list, at most AddFound of them (the least
+	// recently found leave first), and tells the client with
+	// list_changed (found.go). 0 means off; it is capped at MaxAddFound.
+	AddFound int
 }
 
 // Limits of search_tools.
@@ -101,6 +107,9 @@ type searchCatalog struct {
 	index  *toolsearch.Index
 	pinned []string
 	limit  int
+	// addFound is ToolSearch.AddFound, capped: the bound of each
+	// session's found tools; 0 when off.
+	addFound int
 }
 
 // searchStarter is a searchCatalog whose catalog is a CallStarter.
@@ -109,8 +118,9 @@ type searchStarter struct {
 	starter CallStarter
 }
 
-// withSearch returns c in search mode as ts says.
-func withSearch(c Catalog, ts *ToolSearch) Catalog {
+// withSearch returns c in search mode as ts says, and its searchCatalog
+// (the sessions list their found tools with it).
+func withSearch(c Catalog, ts *ToolSearch) (Catalog, *searchCatalog) {
 	if ts.Index == nil {
 		panic("mcp: ToolSearch.Index is nil")
 	}
@@ -119,16 +129,24 @@ func withSearch(c Catalog, ts *ToolSearch) Catalog {
 		sc.limit = DefaultSearchLimit
 	}
 	sc.limit = min(sc.limit, MaxSearchLimit)
+	sc.addFound = min(max(ts.AddFound, 0), MaxAddFound)
 	sc.lookup, _ = c.(ToolLookup)
 	if st, ok := c.(CallStarter); ok {
-		return &searchStarter{searchCatalog: sc, starter: st}
+		return &searchStarter{searchCatalog: sc, starter: st}, sc
 	}
-	return sc
+	return sc, sc
 }
 
 // ListTools lists the host's tools and the pinned tools exposed now, on
 // one page.
 func (sc *searchCatalog) ListTools(cursor string) ([]json.RawMessage, string, error) {
+	return sc.listWith(cursor, nil)
+}
+
+// listWith is ListTools, with the tools of found (a session's found
+// tools, least recently found first) that the catalog exposes now after
+// the pins.
+func (sc *searchCatalog) listWith(cursor string, found []string) ([]json.RawMessage, string, error) {
 	if cursor != "" {
 		return nil, "", fmt.Errorf("%w: tools/list cursor %q was not issued by this server (tool search mode lists one page)", tool.ErrInvalidCursor, cursor)
 	}
@@ -136,14 +154,18 @@ func (sc *searchCatalog) ListTools(cursor string) ([]json.RawMessage, string, er
 	if sc.lookup == nil {
 		return tools, "", nil
 	}
-	for _, name := range sc.pinned {
-		if name == SearchToolName || name == CallToolName {
-			continue // shadowed
-		}
-		if def := sc.lookup.Tool(name); def != nil {
-			tools = append(tools, def)
+	add := func(names []string) {
+		for _, name := range names {
+			if name == SearchToolName || name == CallToolName {
+				continue // a pin shadowed (found never holds one)
+			}
+			if def := sc.lookup.Tool(name); def != nil {
+				tools = append(tools, def)
+			}
 		}
 	}
+	add(sc.pinned)
+	add(found) // never a pin either (searchCatalog.search)
 	return tools, "", nil
 }
 
@@ -235,7 +257,8 @@ func orEmpty(args json.RawMessage) json.RawMessage {
 }
 
 // search answers search_tools: the best matches of the query, or an
-// isError result naming what is wrong with the arguments.
+// isError result naming what is wrong with the arguments. The hits join
+// the found tools ctx carries, if any (a session's, with AddFound).
 func (sc *searchCatalog) search(ctx context.Context, raw json.RawMessage) json.RawMessage {
 	var args struct {
 		Query *string         `json:"query"`
@@ -255,7 +278,22 @@ func (sc *searchCatalog) search(ctx context.Context, raw json.RawMessage) json.R
 	hits := sc.index.SearchContext(ctx, *args.Query, limit, func(_, name string) bool {
 		return sc.lookup == nil || sc.lookup.Tool(name) != nil
 	})
+	if f := foundIn(ctx); f != nil {
+		f.add(sc.unlisted(hits))
+	}
 	return searchResult(*args.Query, hits)
+}
+
+// unlisted returns the names of the hits that tools/list does not hold
+// anyway: neither a pin nor a plugin tool the host's tools shadow.
+func (sc *searchCatalog) unlisted(hits []toolsearch.Hit) []string {
+	names := make([]string, 0, len(hits))
+	for _, h := range hits {
+		if h.Name != SearchToolName && h.Name != CallToolName && !slices.Contains(sc.pinned, h.Name) {
+			names = append(names, h.Name)
+		}
+	}
+	return names
 }
 
 // searchResult is search_tools' CallToolResult for hits.

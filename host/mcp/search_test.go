@@ -15,6 +15,12 @@ import (
 // catalog does not expose (ghost: never found).
 func searchClient(t *testing.T, stdio bool) *client {
 	t.Helper()
+	return searchClientWith(t, stdio, 0)
+}
+
+// searchClientWith is searchClient with ToolSearch.AddFound addFound.
+func searchClientWith(t *testing.T, stdio bool, addFound int) *client {
+	t.Helper()
 	x := toolsearch.New()
 	var defs []json.RawMessage
 	for _, name := range mcptest.ToolNames {
@@ -24,7 +30,7 @@ func searchClient(t *testing.T, stdio bool) *client {
 	if err := x.Set("test", toolsearch.Provider{}, defs); err != nil {
 		t.Fatal(err)
 	}
-	c := newClient(t, clientOptions{stdio: stdio, server: Options{ToolSearch: &ToolSearch{Index: x, Pinned: []string{"echo", "absent"}, Limit: 2}}})
+	c := newClient(t, clientOptions{stdio: stdio, server: Options{ToolSearch: &ToolSearch{Index: x, Pinned: []string{"echo", "absent"}, Limit: 2, AddFound: addFound}}})
 	c.initialize("2025-11-25")
 	return c
 }

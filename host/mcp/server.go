@@ -216,6 +216,9 @@ type Server struct {
 	onSession      func(*Session) func()
 	tasks          *tasks.Service // Options.Tasks
 	escalateAfter  time.Duration
+	// search is the catalog in tool search mode (catalog wraps it); nil
+	// when off.
+	search *searchCatalog
 
 	clientsMu sync.Mutex
 	samplers  []*Session // initialized sessions whose client can sample, oldest first
@@ -226,11 +229,13 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if opts == nil {
 		opts = &Options{}
 	}
+	var search *searchCatalog
 	if opts.ToolSearch != nil {
-		c = withSearch(c, opts.ToolSearch)
+		c, search = withSearch(c, opts.ToolSearch)
 	}
 	s := &Server{
 		catalog:      c,
+		search:       search,
 		log:          opts.Logger,
 		maxMsg:       opts.MaxMessageSize,
 		maxInFlight:  opts.MaxInFlight,

@@ -20,7 +20,8 @@ import (
 // Its state is split by concern, one field each: the lifecycle (state,
 // negotiated version, client capabilities), the logging level, the calls
 // in flight, the requests pending at the client, the notifier (list_changed,
-// resources/updated) and the resource subscriptions.
+// resources/updated), the resource subscriptions and, in tool search mode
+// with AddFound, the tools its searches found.
 type Session struct {
 	srv  *Server
 	conn SessionConn
@@ -31,6 +32,7 @@ type Session struct {
 	client clientRequests
 	notes  notices
 	subs   subscriptions
+	found  *foundTools // nil unless ToolSearch.AddFound (and never stateless)
 
 	// inline lets long calls start on the read loop, when the catalog is a
 	// CallStarter (set before the first message; stdio only).
@@ -94,6 +96,9 @@ func (srv *Server) NewSession(notify Sink) *Session {
 // OpenSession starts a session on conn. Close it when the client is gone.
 func (srv *Server) OpenSession(conn SessionConn) *Session {
 	s := srv.newSession(conn)
+	if sc := srv.search; sc != nil && sc.addFound > 0 {
+		s.found = newFoundTools(s, sc.addFound)
+	}
 	s.work.Add(1)
 	go s.notifier()
 	s.notes.unsubscribe = srv.catalog.Subscribe(s.listsChanged)

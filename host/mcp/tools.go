@@ -28,9 +28,17 @@ func decodeCursor(params []byte) (cursor string, err *wire.Error) {
 	return c, nil
 }
 
-// listTools answers one page of the catalog's tools.
+// listTools answers one page of the catalog's tools; in tool search mode
+// with AddFound, the session's found tools join the list (found.go),
+// except for a stateless request's.
 func (s *Session) listTools(in incoming, cursor string) func() {
-	return s.list(in, &listOp{method: "tools/list", member: "tools", cursor: cursor, page: s.srv.catalog.ListTools})
+	page := s.srv.catalog.ListTools
+	if s.found != nil && in.st == nil {
+		page = func(cursor string) ([]json.RawMessage, string, error) {
+			return s.srv.search.listWith(cursor, s.found.list())
+		}
+	}
+	return s.list(in, &listOp{method: "tools/list", member: "tools", cursor: cursor, page: page})
 }
 
 func (s *Session) listResources(in incoming, cursor string) func() {

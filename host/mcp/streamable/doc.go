@@ -29,6 +29,11 @@
 // older clients get none, since some fail on empty data. A lost connection
 // never cancels a call.
 //
+// Options.Endpoints serves more servers over the same listener, each
+// at a path of its own (say, plughost's tool search mode at /mcp/search
+// beside every tool at /mcp): the Streamable HTTP transport alone, with
+// the sessions of each endpoint its own.
+//
 // Every request passes the guards first: on a loopback listener a Host
 // that is not a loopback name gets 403 (DNS rebinding); an Origin that is
 // neither the server's own nor in [Options.AllowedOrigins] gets 403; with

@@ -79,6 +79,15 @@ type Options struct {
 	// stop sending it requests before it stops accepting them; the
 	// graceful shutdown (ShutdownTimeout) follows. 0 means none.
 	DrainDelay time.Duration
+	// Endpoints serves more MCP servers over the same listener, each at
+	// its path (say, a server in tool search mode at "/mcp/search",
+	// beside the one [Serve] is given at [PathMCP]): the Streamable HTTP
+	// transport alone, behind the same guards (Host, Origin, Token) and
+	// limits. A session belongs to the endpoint that opened it; its id is
+	// unknown (404) at another. MaxSessions and MaxStatelessRequests
+	// bound all the endpoints together. A path must be absolute, clean
+	// and none that Serve serves by itself (see Check).
+	Endpoints map[string]*mcp.Server
 }
 
 // ErrTokenRequired is returned (wrapped) by [Options.Check] and
@@ -90,6 +99,13 @@ var ErrTokenRequired = errors.New("a token is required")
 // reachable from other machines needs a Token, since whoever reaches it can
 // run every tool. o may be nil.
 func (o *Options) Check(addr net.Addr) error {
+	if o != nil {
+		for p := range o.Endpoints {
+			if err := checkEndpoint(p); err != nil {
+				return err
+			}
+		}
+	}
 	if (o != nil && o.Token != "") || isLoopbackAddr(addr) {
 		return nil
 	}
@@ -122,9 +138,10 @@ const (
 // Serve serves srv's MCP sessions over HTTP on ln until ctx ends: the
 // Streamable HTTP transport at [PathMCP], and for 2024-11-05 clients the
 // deprecated HTTP+SSE transport at [PathSSE] and [PathMessage]; and the
-// health endpoints [PathHealthz] and [PathReadyz]. It refuses
-// to start (see [Options.Check]) on a listener reachable beyond
-// loopback without a token.
+// health endpoints [PathHealthz] and [PathReadyz]; and the servers of
+// [Options.Endpoints] at their paths. It refuses to start (see
+// [Options.Check]) on a listener reachable beyond loopback without a
+// token, or with an endpoint at a path it cannot serve.
 //
 // When ctx ends, /readyz answers 503 and, after DrainDelay, it shuts down
 // gracefully: it stops accepting connections
@@ -196,6 +213,13 @@ type httpHandler struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	legacy   map[string]*legacySession
+
+	// extra are the handlers of Options.Endpoints, by path: each serves
+	// its server's sessions, reached through this handler's ServeHTTP
+	// (its guards) and shut down with it. root is the handler that
+	// routes to it (nil for that one): the limits are the root's.
+	extra map[string]*httpHandler
+	root  *httpHandler
 }
 
 func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler {
@@ -250,6 +274,7 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 	if o.Token != "" {
 		h.token = []byte("Bearer " + o.Token)
 	}
+	h.addEndpoints(loopback)
 	return h
 }
 
@@ -262,11 +287,16 @@ var (
 )
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	var mcpAt *httpHandler // the Streamable HTTP endpoint the request is for, if any
 	switch r.URL.Path {
-	case PathMCP, PathSSE, PathMessage, PathHealthz, PathReadyz:
+	case PathMCP:
+		mcpAt = h
+	case PathSSE, PathMessage, PathHealthz, PathReadyz:
 	default:
-		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
-		return
+		if mcpAt = h.extra[r.URL.Path]; mcpAt == nil {
+			httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
+			return
+		}
 	}
 	if h.loopback && !loopbackHost(r.Host) {
 		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest,
@@ -315,27 +345,17 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, "service unavailable: the server is shutting down")
 		return
 	}
-	switch r.URL.Path {
-	case PathMCP:
-		switch r.Method {
-		case http.MethodPost:
-			h.post(w, r)
-		case http.MethodGet:
-			h.get(w, r)
-		case http.MethodDelete:
-			h.delete(w, r)
-		default:
-			w.Header().Set("Allow", "GET, POST, DELETE")
-			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: use POST, GET or DELETE")
-		}
-	case PathSSE:
+	switch {
+	case mcpAt != nil:
+		mcpAt.serveMCP(w, r)
+	case r.URL.Path == PathSSE:
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", "GET")
 			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: GET "+PathSSE+" opens an HTTP+SSE session")
 			return
 		}
 		h.legacyOpen(w, r)
-	case PathMessage:
+	case r.URL.Path == PathMessage:
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
 			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: POST messages to "+PathMessage)
@@ -480,15 +500,14 @@ func newSessionID() string {
 	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
-// openSessions counts the sessions of both transports.
-func (h *httpHandler) openSessions() int {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	return len(h.sessions) + len(h.legacy)
-}
-
-// shutdown drains and closes every session (see ServeStreamableHTTP).
+// shutdown drains and closes every session (see Serve), the extra
+// endpoints' too.
 func (h *httpHandler) shutdown(ctx context.Context) {
+	var extra sync.WaitGroup
+	for _, e := range h.extra {
+		extra.Go(func() { e.shutdown(ctx) })
+	}
+	defer extra.Wait()
 	h.mu.Lock() // the stateless requests count themselves under it
 	h.draining.Store(true)
 	h.mu.Unlock()

@@ -65,7 +65,8 @@ examples/node-plugin/node_modules: examples/node-plugin/package-lock.json
 ## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets
 ## (bench/ is its own module, so the peers never enter the product; not run by CI). BENCH_FLAGS adds flags
 ## (bin/bench/bench -h), e.g. BENCH_FLAGS='-only calls,grpc'. The wrapped section runs server-everything on the
-## Node 22 of conformance/node_modules, directly and through plughost.
+## Node 22 of conformance/node_modules, directly and through plughost. Tool search: the index's speed over 10,013
+## tools, and its ranking by words and by meaning (a real model, conformance/embeddings.mjs) on ../shared/toolsearch.
 .PHONY: bench bench-quick bench-bin
 bench-bin: build
 	cd bench && $(GO) build -o ../$(BIN)/bench/ ./...
@@ -73,6 +74,8 @@ bench: bench-bin conformance/node_modules
 	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask' -benchmem ./host/mcp/streamable
 	$(GO) test -run '^$$' -bench 'BridgeCall|GoSDKClientCall' -benchmem ./host/wrapped
+	$(GO) test -run '^$$' -bench 'Search10k|Set1000' -benchmem ./host/toolsearch
+	$(GO) test -run 'TestRanking' -v -bench 'SemanticRanking' -benchtime 1x ./host/toolsearch
 ## bench-quick: the same, shorter (under a minute once built)
 bench-quick: bench-bin conformance/node_modules
 	$(BIN)/bench/bench -quick -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)

@@ -17,7 +17,7 @@ type About struct {
 
 // The host keeps at most MaxTitle bytes of a plugin's title and
 // MaxDescription of its description; longer ones are cut at a UTF-8
-// boundary (Client.Describe).
+// boundary (Client.Describe, About.Bounded).
 const (
 	MaxTitle       = 256
 	MaxDescription = 4096
@@ -38,22 +38,20 @@ func (p *Plugin) About() About {
 	return p.about
 }
 
-// bounded returns a cut to MaxTitle and MaxDescription, and whether
-// anything was cut.
-func (a About) bounded() (About, bool) {
-	t, cutT := truncate(a.Title, MaxTitle)
-	d, cutD := truncate(a.Description, MaxDescription)
-	return About{Title: t, Description: d}, cutT || cutD
+// Bounded returns a cut to MaxTitle and MaxDescription bytes, each before
+// the first rune that does not fit whole.
+func (a About) Bounded() About {
+	return About{Title: truncate(a.Title, MaxTitle), Description: truncate(a.Description, MaxDescription)}
 }
 
 // truncate returns at most n bytes of s, cut before the first rune that
-// does not fit whole, and whether it cut anything.
-func truncate(s string, n int) (string, bool) {
+// does not fit whole.
+func truncate(s string, n int) string {
 	if len(s) <= n {
-		return s, false
+		return s
 	}
 	for n > 0 && !utf8.RuneStart(s[n]) {
 		n--
 	}
-	return s[:n], true
+	return s[:n]
 }

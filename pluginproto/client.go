@@ -93,7 +93,9 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 		return Description{}, rpcError(ctx, c.exited, "describe", err)
 	}
 	d := Description{Name: resp.GetName(), Version: resp.GetVersion(), ContractVersion: resp.GetContractVersion()}
-	d.About, d.Cut = About{Title: resp.GetTitle(), Description: resp.GetDescription()}.bounded()
+	sent := About{Title: resp.GetTitle(), Description: resp.GetDescription()}
+	d.About = sent.Bounded()
+	d.Cut = d.About != sent
 	if d.ContractVersion != c.contract {
 		return d, fmt.Errorf("%w: plugin %q speaks contract version %d, but its handshake named %d", ErrContractVersion, d.Name, d.ContractVersion, c.contract)
 	}

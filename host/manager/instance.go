@@ -198,6 +198,7 @@ func (in *instance) connect(ctx context.Context) error {
 	}
 	if desc.Cut {
 		in.log.Warn("the plugin's title or description is too long: the host keeps what fits", "max_title_bytes", pluginproto.MaxTitle, "max_description_bytes", pluginproto.MaxDescription)
+		desc.Cut = false // logged; the rest compares descriptions by what they hold (a cached one's included)
 	}
 	in.pp, in.desc = pp, desc
 	in.lists, err = in.list(ctx, lists{}, everything)

@@ -141,8 +141,9 @@ func startTestHostWith(t *testing.T, args []string, plugins ...string) *testHost
 }
 
 // startTestHostIn is startTestHostWith serving the plugins already in
-// pluginDir.
-func startTestHostIn(t *testing.T, pluginDir string, args []string) *testHost {
+// pluginDir; env is added to the host's environment (an XDG_CACHE_HOME in
+// it replaces the empty catalog cache each host gets).
+func startTestHostIn(t *testing.T, pluginDir string, args []string, env ...string) *testHost {
 	t.Helper()
 	h := &testHost{
 		t:           t,
@@ -161,6 +162,7 @@ func startTestHostIn(t *testing.T, pluginDir string, args []string) *testHost {
 	}
 	h.cmd = exec.Command(bin.plughost, append([]string{"serve", "--plugins", h.pluginDir, "--workspace", h.workspace, "--log-level", "debug"}, args...)...)
 	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+	h.cmd.Env = append(h.cmd.Env, env...) // the last of a name wins
 	h.cmd.Stderr = h.stderr
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {

@@ -50,12 +50,23 @@ func TestToolSearchCorpus(t *testing.T) {
 	}
 	config := corpusConfig(t, filepath.Join(dir, "tools.jsonl"))
 
+	// Loading 70 sandboxed plugins may take longer than a client's first
+	// list waits for (10 s) on a busy machine: the test waits for the
+	// full host to say each loaded (after it publishes the plugin and
+	// writes its catalog cache entry), then lists. The search host serves
+	// from that cache at once (its plugins lazy: none starts), so its
+	// index is complete from its first search. The cache is valid for one
+	// launch configuration: the hosts share the workspace too.
+	cache, workspace := t.TempDir(), t.TempDir()
+	full := startTestHostIn(t, plugins, []string{"--config", config, "--workspace", workspace}, "XDG_CACHE_HOME="+cache)
+	for _, s := range data.Servers {
+		full.stderr.await(t, "plugin loaded: plugin="+toolsearcheval.PluginName(s.Name)+" ")
+	}
+	fullBytes, served := listBytes(t, full.session)
+	full.close()
 	// The catalog refuses a tool whose inputSchema does not compile (one
 	// of the corpus's, pdf-reader-mcp's read_pdf, uses draft-04's boolean
 	// exclusiveMinimum): the index holds what the catalog serves.
-	full := startTestHostIn(t, plugins, []string{"--config", config})
-	fullBytes, served := listBytes(t, full.session)
-	full.close()
 	if len(served) < data.Tools()-1 {
 		t.Fatalf("full mode lists %d tools, want the corpus's %d but read_pdf\nstderr:\n%s", len(served), data.Tools(), full.stderr)
 	}
@@ -65,7 +76,7 @@ func TestToolSearchCorpus(t *testing.T) {
 		}
 	}
 
-	h := startTestHostIn(t, plugins, []string{"--config", config, "--tool-search"})
+	h := startTestHostIn(t, plugins, []string{"--config", config, "--workspace", workspace, "--tool-search"}, "XDG_CACHE_HOME="+cache)
 	searchBytes, _ := listBytes(t, h.session)
 	ratio := float64(searchBytes) / float64(fullBytes)
 	t.Logf("tools/list: %d bytes in search mode, %d in full mode (%.2f%%)", searchBytes, fullBytes, 100*ratio)

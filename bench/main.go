@@ -244,7 +244,7 @@ func run(cfg *config, only, noSandbox string) error {
 			rounds = 5
 		}
 		fmt.Fprintln(os.Stderr, "bench: tool search: the corpus as plugins, full and search mode")
-		f, err := benchToolSearch(ctx, cfg, cfg.variants[0], cfg.toolSearch, rounds)
+		f, err := benchToolSearch(ctx, cfg, cfg.toolSearch, rounds)
 		if err != nil {
 			return fmt.Errorf("tool search: %w", err)
 		}

@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/plughost/plughost/host/toolsearch"
@@ -19,7 +21,8 @@ import (
 // of corpusplugin per server, named after it, serving its tools as the
 // server listed them and its title and description (Describe).
 type toolSearchFigures struct {
-	Plugins int `json:"plugins"`
+	Sandbox bool `json:"sandbox"`
+	Plugins int  `json:"plugins"`
 	// Tools is how many the full tools/list holds (the catalog refuses a
 	// tool whose inputSchema does not compile).
 	Tools   int `json:"tools"`
@@ -45,9 +48,11 @@ type toolSearchFigures struct {
 }
 
 // benchToolSearch runs the tool search section: plughost in full mode,
-// then in search mode, over the corpus in corpusDir as plugins.
-func benchToolSearch(ctx context.Context, cfg *config, v variant, corpusDir string, rounds int) (toolSearchFigures, error) {
-	var f toolSearchFigures
+// then in search mode, over the corpus in corpusDir as plugins, sandboxed
+// when the sandbox is present (the plugins read the corpus through the
+// sandbox's allow_read).
+func benchToolSearch(ctx context.Context, cfg *config, corpusDir string, rounds int) (toolSearchFigures, error) {
+	f := toolSearchFigures{Sandbox: cfg.sandbox}
 	data, err := toolsearcheval.LoadDir(corpusDir)
 	if err != nil {
 		return f, fmt.Errorf("the corpus (-toolsearch): %w", err)
@@ -79,8 +84,20 @@ func benchToolSearch(ctx context.Context, cfg *config, v variant, corpusDir stri
 	}
 	ctx, cancel := context.WithTimeout(ctx, 5*time.Minute)
 	defer cancel()
+	// `plughost plugins` loads every plugin, however long that takes, and
+	// says which tools the catalog serves; the full host is then listed
+	// until it lists them all (a client's first list waits at most 10 s
+	// for the plugins to load, too short for 70 on a busy machine). It
+	// leaves its catalog cache to the search host, which serves from it
+	// at once (its plugins lazy: none starts).
+	cache := filepath.Join(dir, "cache")
+	served, err := servedTools(ctx, cfg, plugins, config)
+	if err != nil {
+		return f, err
+	}
 	start := func(extra ...string) (*server, error) {
-		spec := cfg.plughost(v.name, append([]string{"--config", config}, extra...), plugins)
+		spec := cfg.plughost(cfg.variants[0].name, append([]string{"--config", config}, extra...), plugins)
+		spec.Env = []string{"XDG_CACHE_HOME=" + cache}
 		s, err := startServer(ctx, spec, stdio, cfg.work)
 		if err != nil {
 			return nil, err
@@ -96,13 +113,13 @@ func benchToolSearch(ctx context.Context, cfg *config, v variant, corpusDir stri
 	if err != nil {
 		return f, err
 	}
-	served, err := listTools(ctx, full.conn) // the first list waits for every plugin
+	_, err = waitForTools(ctx, full.conn, 2*time.Minute, func(names []string) bool { return len(names) == len(served) })
 	if err == nil {
 		f.FullListBytes, err = listBytes(ctx, full.conn)
 	}
 	full.stop()
 	if err != nil {
-		return f, fmt.Errorf("full mode: %w", err)
+		return f, fmt.Errorf("full mode (`plughost plugins` says %d tools are served): %w", len(served), err)
 	}
 	f.Tools = len(served)
 
@@ -153,6 +170,37 @@ func benchToolSearch(ctx context.Context, cfg *config, v variant, corpusDir stri
 	f.SearchResultKB = float64(resultBytes) / float64(len(lat)) / 1000
 	f.InProcess = inProcess(data, layout, served).String()
 	return f, nil
+}
+
+// servedTools runs `plughost plugins --json` on the plugin directory, and
+// returns the exposed names of the tools it says are served (the catalog
+// refuses a tool whose inputSchema does not compile).
+func servedTools(ctx context.Context, cfg *config, plugins, config string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, cfg.plughostBn, "plugins", "--json", "--plugins", plugins, "--workspace", cfg.work, "--config", config)
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.Output() // status 1 when a definition was refused
+	var r struct {
+		Plugins []struct {
+			Name   string
+			Failed bool
+			Error  string
+			Tools  []struct{ ExposedName string }
+		}
+	}
+	if jerr := json.Unmarshal(out, &r); jerr != nil {
+		return nil, fmt.Errorf("plughost plugins --json: %v (%v; stderr: %.600s)", jerr, err, stderr.String())
+	}
+	var served []string
+	for _, p := range r.Plugins {
+		if p.Failed {
+			return nil, fmt.Errorf("plughost plugins: %s failed: %s", p.Name, p.Error)
+		}
+		for _, t := range p.Tools {
+			served = append(served, t.ExposedName)
+		}
+	}
+	return served, nil
 }
 
 // foundIDs reads the corpus IDs of the tools a search_tools response
@@ -239,7 +287,7 @@ func listBytes(ctx context.Context, c conn) (int, error) {
 
 // printToolSearch writes the section's lines.
 func printToolSearch(w io.Writer, f *toolSearchFigures) {
-	fmt.Fprintf(w, "tool search (issue 19): %d plugins, %d tools, %d tasks of ../shared/toolsearch, search_tools limit 10 through MCP (stdio)\n", f.Plugins, f.Tools, f.Queries)
+	fmt.Fprintf(w, "tool search (issue 19): %d plugins (sandbox %v), %d tools, %d tasks of ../shared/toolsearch, search_tools limit 10 through MCP (stdio)\n", f.Plugins, f.Sandbox, f.Tools, f.Queries)
 	fmt.Fprintf(w, "  tools/list bytes: search mode %d, full mode %d: %.2f%%\n", f.SearchListBytes, f.FullListBytes, 100*f.ListRatio)
 	fmt.Fprintf(w, "                      %s\n", toolsearcheval.Header)
 	fmt.Fprintf(w, "  through MCP         %v\n", toolsearcheval.Metrics{Recall: f.RecallAt, Hit: f.HitAt})

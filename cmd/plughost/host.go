@@ -129,8 +129,9 @@ func (h *host) options(search bool) *mcp.Options {
 }
 
 // followSearch puts the catalog in tool search mode as s says: an index
-// of its tools that follows it at once (catalog.FollowTools) until
-// unfollow is called.
+// of its tools, and of each plugin's title and description (its provider
+// stage), that follows it at once (catalog.FollowTools) until unfollow is
+// called.
 func followSearch(cat *catalog.Catalog, s *config.Search, log hclog.Logger) (ts *mcp.ToolSearch, unfollow func()) {
 	x := toolsearch.New()
 	unfollow = cat.FollowTools(func(ps []catalog.ProviderTools) {
@@ -142,7 +143,7 @@ func followSearch(cat *catalog.Catalog, s *config.Search, log hclog.Logger) (ts 
 			// The catalog checked every definition, so the index refuses
 			// none; if it did, searches would find the provider's tools
 			// as they were (calls are the catalog's, never the index's).
-			if err := x.Set(p.Provider, toolsearch.Provider{}, p.Tools); err != nil {
+			if err := x.Set(p.Provider, toolsearch.Provider{Title: p.About.Title, Description: p.About.Description}, p.Tools); err != nil {
 				log.Error("tool search: the index refused a provider's tools; searches find the ones it had", "provider", p.Provider, "error", err)
 			}
 		}

@@ -7,7 +7,7 @@
 //
 // or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
 //
-//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped]
+//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,toolsearch]
 //
 // The servers: plughost serving the bundled echo plugin; and, serving the
 // same echo tool in-process, a go-sdk server (raw-schema tool), an mcp-go
@@ -16,6 +16,9 @@
 // over its stdin/stdout, or over Streamable HTTP with keep-alive once
 // `plughost serve --http` exists. Server CPU and peak RSS come from /proc
 // (proc.go) and cover the host and its plugin processes together.
+//
+// The toolsearch section measures tool search mode (issue 19) on
+// ../shared/toolsearch through MCP (toolsearch.go).
 //
 // The figures go to stdout as a table and to bench/out/<timestamp>.json.
 package main
@@ -55,6 +58,7 @@ type config struct {
 	echoDir    string   // a plugin directory holding only echo
 	node       string   // Node 22 (the wrapped section), symlinks resolved
 	everything string   // server-everything's dist/index.js (the wrapped section)
+	toolSearch string   // ../shared/toolsearch (the toolsearch section)
 
 	textLen  int
 	inFlight int
@@ -74,7 +78,8 @@ func main() {
 	flag.StringVar(&cfg.pluginsDir, "plugins", "bin/plugins", "the directory of the bundled plugins (echo is used)")
 	flag.StringVar(&cfg.binDir, "bin", "bin/bench", "the directory of the benchmark's binaries (peer-*, tenplugin, grpcfloor)")
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "where the JSON figures are written")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc, wrapped (default all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc, wrapped, toolsearch (default all)")
+	flag.StringVar(&cfg.toolSearch, "toolsearch", "../shared/toolsearch", "the tool-search corpus (tools.jsonl, queries-dev.jsonl), for the toolsearch section")
 	flag.StringVar(&cfg.node, "node", "conformance/node_modules/.bin/node", "the node binary of the wrapped section (Node 22, from npm ci in conformance/)")
 	flag.StringVar(&cfg.everything, "everything", "conformance/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "server-everything's entry point, for the wrapped section")
 	flag.StringVar(&noSandbox, "nosandbox-args", "", "extra `ARGS` for plughost serve that turn the sandbox off, for the no-sandbox rows (default: a --config file with sandbox { disabled = true } when plughost has a sandbox)")
@@ -98,7 +103,7 @@ func run(cfg *config, only, noSandbox string) error {
 	} else {
 		cfg.seqCalls, cfg.warmup, cfg.duration, cfg.coldRuns, cfg.scale, cfg.listRuns = 5000, 500, 5*time.Second, 20, []int{1, 10, 100}, 100
 	}
-	for _, p := range []*string{&cfg.plughostBn, &cfg.pluginsDir, &cfg.binDir, &cfg.outDir, &cfg.node, &cfg.everything} {
+	for _, p := range []*string{&cfg.plughostBn, &cfg.pluginsDir, &cfg.binDir, &cfg.outDir, &cfg.node, &cfg.everything, &cfg.toolSearch} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return err
@@ -232,6 +237,18 @@ func run(cfg *config, only, noSandbox string) error {
 		default:
 			fmt.Fprintf(os.Stderr, "bench: wrapped section skipped: %v (run npm ci in conformance/)\n", err)
 		}
+	}
+	if section("toolsearch") {
+		rounds := 20
+		if cfg.quick {
+			rounds = 5
+		}
+		fmt.Fprintln(os.Stderr, "bench: tool search: the corpus as plugins, full and search mode")
+		f, err := benchToolSearch(ctx, cfg, cfg.toolSearch, rounds)
+		if err != nil {
+			return fmt.Errorf("tool search: %w", err)
+		}
+		rep.ToolSearch = &f
 	}
 	rep.Machine.LoadAfter = loadAvg()
 	rep.Seconds = time.Since(t0).Seconds()

@@ -23,7 +23,9 @@ type report struct {
 	Scale    []scaleFigures    `json:"scale"`
 	OnDemand []onDemandFigures `json:"on_demand"`
 	Wrapped  []wrappedFigures  `json:"wrapped"`
-	Targets  []target          `json:"targets"`
+	// ToolSearch is nil when the section did not run.
+	ToolSearch *toolSearchFigures `json:"tool_search,omitempty"`
+	Targets    []target           `json:"targets"`
 }
 
 type machine struct {
@@ -155,6 +157,10 @@ func targets(r *report) []target {
 		}
 		add("first call to a stopped sandboxed plugin, median ms (issue 11)", f.FirstCallP50ms, "≤ 60", f.FirstCallP50ms <= 60, r.Sandbox, note)
 	}
+	if f := r.ToolSearch; f != nil {
+		v := 100 * f.ListRatio
+		add("tool search, 70 plugins: tools/list bytes in search mode, % of full mode (issue 19)", v, "≤ 5", v <= 5, true, "")
+	}
 	return out
 }
 
@@ -254,6 +260,9 @@ func printReport(w io.Writer, r *report) {
 				f.Server, directName, v.ColdStart, v.P50, v.P99, v.CallsPerS, v.CPU, v.PeakRSS)
 		}
 		fmt.Fprintln(w)
+	}
+	if r.ToolSearch != nil {
+		printToolSearch(w, r.ToolSearch)
 	}
 	if len(r.Targets) > 0 {
 		fmt.Fprintln(w, "targets:")

@@ -57,6 +57,12 @@ type Description struct {
 	// Offers is what the plugin offers besides tools: zero for a plugin of
 	// contract 1, or one that offers only tools.
 	Offers Offers
+	// About is the plugin's title and description (Plugin.SetAbout),
+	// within MaxTitle and MaxDescription.
+	About About
+	// Cut says that the plugin sent a longer title or description than
+	// the bounds, and About holds what fit.
+	Cut bool
 }
 
 // Offers says what a plugin offers besides tools. A host learns it from
@@ -75,8 +81,8 @@ type Offers struct {
 	Completions bool
 }
 
-// Describe asks the plugin for its name, version, contract version and
-// offers, and tells it the host's version. The Client remembers the
+// Describe asks the plugin for its name, version, contract version,
+// offers, title and description, and tells it the host's version. The Client remembers the
 // offers: its methods for resources, prompts and completions work only
 // after Describe, for what was offered. When the plugin names another
 // contract version than its handshake did, it returns the description and
@@ -87,6 +93,9 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 		return Description{}, rpcError(ctx, c.exited, "describe", err)
 	}
 	d := Description{Name: resp.GetName(), Version: resp.GetVersion(), ContractVersion: resp.GetContractVersion()}
+	sent := About{Title: resp.GetTitle(), Description: resp.GetDescription()}
+	d.About = sent.Bounded()
+	d.Cut = d.About != sent
 	if d.ContractVersion != c.contract {
 		return d, fmt.Errorf("%w: plugin %q speaks contract version %d, but its handshake named %d", ErrContractVersion, d.Name, d.ContractVersion, c.contract)
 	}

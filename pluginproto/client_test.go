@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
@@ -568,5 +569,43 @@ func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 	<-watchDone
 	if len(changes) != 0 {
 		t.Errorf("%d extra change notifications", len(changes))
+	}
+}
+
+// TestClientDescribeAbout checks that a plugin's title and description
+// reach the host, within MaxTitle and MaxDescription bytes, cut before a
+// rune that does not fit whole.
+func TestClientDescribeAbout(t *testing.T) {
+	t.Parallel()
+	long := strings.Repeat("é", MaxDescription) // 2 bytes each: the bound falls after a whole rune
+	odd := "x" + strings.Repeat("é", MaxTitle)  // the bound falls inside a rune
+	tests := map[string]struct {
+		title, description string
+		want               About
+		cut                bool
+	}{
+		"none":      {want: About{}},
+		"within":    {title: "Clock", description: "The time now.", want: About{Title: "Clock", Description: "The time now."}},
+		"too long":  {title: odd, description: long, want: About{Title: odd[:MaxTitle-1], Description: long[:MaxDescription]}, cut: true},
+		"at bounds": {title: strings.Repeat("t", MaxTitle), want: About{Title: strings.Repeat("t", MaxTitle)}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, _ := serve(t, 2, &fake{describe: &pb.DescribeResponse{Name: "p", ContractVersion: 2, Title: tc.title, Description: tc.description}})
+			d, err := c.Describe(t.Context(), "host-1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := cmp.Diff(tc.want, d.About); diff != "" {
+				t.Errorf("About (-want +got):\n%s", diff)
+			}
+			if d.Cut != tc.cut {
+				t.Errorf("Cut = %v, want %v", d.Cut, tc.cut)
+			}
+			if !utf8.ValidString(d.About.Title) || !utf8.ValidString(d.About.Description) {
+				t.Errorf("About is not valid UTF-8: %q", d.About.Title)
+			}
+		})
 	}
 }

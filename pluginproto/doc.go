@@ -44,6 +44,19 @@
 // result naming the violations, and the host logs it at WARN; results with
 // IsError set are exempt).
 //
+// A plugin may say what it is as a whole, as an MCP server's serverInfo
+// does: a title and a description (Plugin.SetAbout). The host's tool
+// search scores them with all the plugin's tools, so a query about what
+// the plugin is for finds its tools even when no tool repeats its words:
+//
+//	p.SetAbout(pluginproto.About{
+//		Title:       "Greeter",
+//		Description: "Greets people by name, politely, in several languages.",
+//	})
+//
+// The host keeps at most MaxTitle bytes of the title and MaxDescription of
+// the description.
+//
 // Nothing may be printed to stdout before Serve: stdout carries the
 // go-plugin handshake. Operator logs go to stderr through Plugin.Logger.
 //

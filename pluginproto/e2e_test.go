@@ -41,6 +41,7 @@ func TestMain(m *testing.M) {
 // helperPlugin is the plugin the end-to-end tests talk to.
 func helperPlugin() *pluginproto.Plugin {
 	p := pluginproto.New("helper", "0.1.0")
+	p.SetAbout(pluginproto.About{Title: "Helper", Description: "Tools the end-to-end tests drive: echo, report, block, …"})
 	echo := func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
 		var args struct{ Text string }
 		if err := r.Bind(&args); err != nil {
@@ -264,7 +265,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		want := pluginproto.Description{Name: "helper", Version: "0.1.0", ContractVersion: pluginproto.ContractVersion, Offers: pluginproto.Offers{
 			Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true,
-		}}
+		}, About: pluginproto.About{Title: "Helper", Description: "Tools the end-to-end tests drive: echo, report, block, …"}}
 		if diff := cmp.Diff(want, d); diff != "" {
 			t.Errorf("Describe (-want +got):\n%s", diff)
 		}

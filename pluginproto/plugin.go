@@ -27,6 +27,7 @@ type Plugin struct {
 	templates registry[*templateEntry]
 	prompts   registry[*promptEntry]
 	offers    Offers            // declared with Offer
+	about     About             // set with SetAbout
 	gen       [numKinds]uint64  // bumped on every change of a list
 	listed    [numKinds]uint64  // gen when the host last listed it
 	changed   chan struct{}     // closed and replaced on every change and update

@@ -38,10 +38,10 @@ func (s *server) Describe(_ context.Context, req *pb.DescribeRequest) (*pb.Descr
 		s.p.logger.Warn("host speaks another contract version", "host_contract_version", req.GetHostContractVersion(), "plugin_contract_version", ContractVersion)
 	}
 	s.p.logger.Debug("described to host", "host_version", req.GetHostVersion())
-	o := s.p.Offers()
+	o, a := s.p.Offers(), s.p.About()
 	return &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pb.Offers{
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
-	}}, nil
+	}, Title: a.Title, Description: a.Description}, nil
 }
 
 func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {

@@ -57,9 +57,11 @@ func buildAndRun(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "building plughost:", err)
 		return 1
 	}
-	// The conformance suite's fixture plugin lives beside the suite.
+	// The conformance suite's fixture plugin lives beside the suite; the
+	// tool-search corpus's (a server of ../shared/toolsearch by its file
+	// name) beside the corpus's loader.
 	pkgs := map[string]string{"echo": "../../plugins/echo", "clock": "../../plugins/clock", "files": "../../plugins/files",
-		"conformance": "../../conformance/plugin"}
+		"conformance": "../../conformance/plugin", "corpus": "../../internal/toolsearcheval/corpusplugin"}
 	for name, pkg := range pkgs {
 		path := filepath.Join(dir, "plugins", name)
 		if err := build(path, pkg, false); err != nil {
@@ -131,9 +133,21 @@ func startTestHost(t *testing.T, plugins ...string) *testHost {
 // startTestHostWith is startTestHost with serve's further arguments.
 func startTestHostWith(t *testing.T, args []string, plugins ...string) *testHost {
 	t.Helper()
+	dir := t.TempDir()
+	for _, p := range plugins {
+		copyPlugin(t, p, dir, p)
+	}
+	return startTestHostIn(t, dir, args)
+}
+
+// startTestHostIn is startTestHostWith serving the plugins already in
+// pluginDir; env is added to the host's environment (an XDG_CACHE_HOME in
+// it replaces the empty catalog cache each host gets).
+func startTestHostIn(t *testing.T, pluginDir string, args []string, env ...string) *testHost {
+	t.Helper()
 	h := &testHost{
 		t:           t,
-		pluginDir:   t.TempDir(),
+		pluginDir:   pluginDir,
 		workspace:   t.TempDir(),
 		stderr:      newLineBuffer(),
 		listChanged: make(chan struct{}, 100),
@@ -146,11 +160,9 @@ func startTestHostWith(t *testing.T, args []string, plugins ...string) *testHost
 	if err := os.Chmod(h.workspace, 0o777); err != nil {
 		t.Fatal(err)
 	}
-	for _, p := range plugins {
-		copyPlugin(t, p, h.pluginDir, p)
-	}
 	h.cmd = exec.Command(bin.plughost, append([]string{"serve", "--plugins", h.pluginDir, "--workspace", h.workspace, "--log-level", "debug"}, args...)...)
 	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+	h.cmd.Env = append(h.cmd.Env, env...) // the last of a name wins
 	h.cmd.Stderr = h.stderr
 	stdin, err := h.cmd.StdinPipe()
 	if err != nil {

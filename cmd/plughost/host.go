@@ -140,7 +140,8 @@ func searchIndex(s *config.Search, log hclog.Logger) (*toolsearch.Index, error) 
 }
 
 // followSearch puts the catalog in tool search mode as s says: x follows
-// its tools at once (catalog.FollowTools) until unfollow is called, which
+// its tools, and each plugin's title and description (its provider
+// stage), at once (catalog.FollowTools) until unfollow is called, which
 // closes x.
 func followSearch(cat *catalog.Catalog, x *toolsearch.Index, s *config.Search, log hclog.Logger) (ts *mcp.ToolSearch, unfollow func()) {
 	stop := cat.FollowTools(func(ps []catalog.ProviderTools) {
@@ -152,7 +153,7 @@ func followSearch(cat *catalog.Catalog, x *toolsearch.Index, s *config.Search, l
 			// The catalog checked every definition, so the index refuses
 			// none; if it did, searches would find the provider's tools
 			// as they were (calls are the catalog's, never the index's).
-			if err := x.Set(p.Provider, toolsearch.Provider{}, p.Tools); err != nil {
+			if err := x.Set(p.Provider, toolsearch.Provider{Title: p.About.Title, Description: p.About.Description}, p.Tools); err != nil {
 				log.Error("tool search: the index refused a provider's tools; searches find the ones it had", "provider", p.Provider, "error", err)
 			}
 		}

@@ -124,7 +124,13 @@ const watchers = new Set();
 
 const server = new grpc.Server();
 server.addService(plughost.plugin.v1.Plugin.service, {
-  Describe: (call, cb) => cb(null, { name: 'node-greeter', version: '1.0.0', contractVersion: CONTRACT }),
+  Describe: (call, cb) => cb(null, {
+    name: 'node-greeter',
+    version: '1.0.0',
+    contractVersion: CONTRACT,
+    title: 'Node greeter',
+    description: 'Greets people by name: an example plugin written in JavaScript.',
+  }),
   ListTools: (call, cb) => cb(null, { tools: [...tools.values()].map((t) => json(t.def)) }),
   WatchTools: (call) => {
     watchers.add(call);

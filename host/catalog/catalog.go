@@ -172,6 +172,7 @@ type provider struct {
 	name      string
 	p         tool.Provider
 	instance  any         // p.Instance() when p is a tool.Instance, else nil
+	about     tool.About  // p.About() when p is a tool.Describer
 	srv       tool.Server // p, when it is a tool.Server
 	offers    tool.Offers // srv.Offers(); zero when srv is nil
 	defs      []*def      // in the provider's order, as the rest
@@ -194,7 +195,7 @@ type offered struct {
 // snapshot is an immutable view of everything exposed, rebuilt on change.
 type snapshot struct {
 	gen       uint64               // counts the snapshots published: 1, 2, ...
-	toolsGen  uint64               // the gen of the latest one whose tools changed
+	toolsGen  uint64               // the gen of the latest one whose tools, or their providers' About, changed
 	providers map[string]*provider // the published providers
 	tools     toolSet
 	resources resourceSet
@@ -296,6 +297,9 @@ func (c *Catalog) read(p tool.Provider) *provider {
 	if in, ok := p.(tool.Instance); ok {
 		st.instance = in.Instance()
 	}
+	if d, ok := p.(tool.Describer); ok {
+		st.about = d.About()
+	}
 	st.read.defs = p.Tools()
 	if srv, ok := p.(tool.Server); ok {
 		st.srv = srv
@@ -391,15 +395,16 @@ func (c *Catalog) rebuild() {
 		Resources: !s.resources.list.same(&old.resources.list) || !s.templates.list.same(&old.templates.list),
 		Prompts:   !s.prompts.list.same(&old.prompts.list),
 	}
+	followed := ch.Tools || aboutChanged(old, s)
 	s.toolsGen = old.toolsGen
-	if ch.Tools {
+	if followed {
 		s.toolsGen = s.gen
 	}
 	c.snap.Store(s)
 	if ch != (tool.Change{}) {
 		c.ev.changed(ch)
 	}
-	if ch.Tools {
+	if followed {
 		for _, f := range c.followers {
 			f.notify()
 		}

@@ -7,12 +7,17 @@ import (
 	"encoding/json"
 	"slices"
 	"sync"
+
+	"github.com/plughost/plughost/host/tool"
 )
 
 // ProviderTools is what one provider exposes of its tools.
 type ProviderTools struct {
 	// Provider is the provider's name.
 	Provider string
+	// About is the provider's title and description (tool.Describer);
+	// zero when it has none, or Tools is nil.
+	About tool.About
 	// Tools are its exposed tools as ListTools serves them (the MCP Tool
 	// objects, compact, "name" the exposed name), sorted by exposed name;
 	// nil when the provider is gone or exposes no tool. The slice and its
@@ -21,10 +26,10 @@ type ProviderTools struct {
 }
 
 // FollowTools calls fn with the exposed tools of every provider whose
-// exposed tools changed: first with every provider, then after each Set
-// or Remove that changed what some provider exposes, including a provider
-// whose tools another one's arrival renamed (a name clash). It is what a
-// search index of the tools follows (host/toolsearch).
+// exposed tools or About changed: first with every provider, then after
+// each Set or Remove that changed what some provider exposes, including a
+// provider whose tools another one's arrival renamed (a name clash). It
+// is what a search index of the tools follows (host/toolsearch).
 //
 // Unlike Subscribe, fn does not wait for a burst of changes to go quiet:
 // a follower keeps up at once (a Set of 1,000 tools reaches fn as soon as
@@ -40,7 +45,7 @@ func (c *Catalog) FollowTools(fn func([]ProviderTools)) (stop func()) {
 		changed: make(chan struct{}, 1),
 		done:    make(chan struct{}),
 		caught:  make(chan struct{}),
-		last:    map[string][]json.RawMessage{},
+		last:    map[string]followed{},
 	}
 	c.mu.Lock()
 	c.followers = append(c.followers[:len(c.followers):len(c.followers)], f)
@@ -96,7 +101,7 @@ type follower struct {
 	changed chan struct{} // capacity 1: a snapshot not yet followed
 	done    chan struct{} // closed by stop
 	wg      sync.WaitGroup
-	last    map[string][]json.RawMessage // owned by run
+	last    map[string]followed // owned by run
 
 	mu       sync.Mutex
 	followed uint64        // the gen of the last snapshot fn was handed (0: none)
@@ -123,7 +128,7 @@ func (f *follower) run(c *Catalog) {
 		case <-f.changed:
 		}
 		s := c.snap.Load()
-		if diff := f.diff(s.tools.byProvider); len(diff) > 0 {
+		if diff := f.diff(s); len(diff) > 0 {
 			f.fn(diff)
 		}
 		f.mu.Lock()
@@ -134,13 +139,23 @@ func (f *follower) run(c *Catalog) {
 	}
 }
 
-// diff returns the providers whose tools in now differ from those last
-// followed, by name, and records now as followed.
-func (f *follower) diff(now map[string][]json.RawMessage) []ProviderTools {
+// followed is what a follower was last handed of one provider.
+type followed struct {
+	tools []json.RawMessage
+	about tool.About
+}
+
+// diff returns the providers whose tools or About in s differ from those
+// last followed, by name, and records s as followed.
+func (f *follower) diff(s *snapshot) []ProviderTools {
+	now := make(map[string]followed, len(s.tools.byProvider))
+	for name, tools := range s.tools.byProvider {
+		now[name] = followed{tools, s.providers[name].about}
+	}
 	var out []ProviderTools
-	for name, tools := range now {
-		if !sameItems(f.last[name], tools) {
-			out = append(out, ProviderTools{Provider: name, Tools: tools})
+	for name, n := range now {
+		if l, ok := f.last[name]; !ok || l.about != n.about || !sameItems(l.tools, n.tools) {
+			out = append(out, ProviderTools{Provider: name, About: n.about, Tools: n.tools})
 		}
 	}
 	for name := range f.last {
@@ -151,6 +166,18 @@ func (f *follower) diff(now map[string][]json.RawMessage) []ProviderTools {
 	f.last = now
 	slices.SortFunc(out, func(a, b ProviderTools) int { return cmp.Compare(a.Provider, b.Provider) })
 	return out
+}
+
+// aboutChanged reports whether a provider exposing tools in s has another
+// About than it had in old: a follower must hear of it, though no list
+// changed.
+func aboutChanged(old, s *snapshot) bool {
+	for name := range s.tools.byProvider {
+		if o := old.providers[name]; o != nil && o.about != s.providers[name].about {
+			return true
+		}
+	}
+	return false
 }
 
 // sameItems reports whether a and b hold the same JSON, item by item.

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/toolsearch"
 )
@@ -60,6 +62,51 @@ func TestFollowTools(t *testing.T) {
 	// A provider left with no tool is gone to a follower.
 	f.cat.Set(newProvider("c"))
 	check("c's last tool gone", map[string][]string{"c": {}})
+}
+
+// describedProvider is a provider with an About (tool.Describer).
+type describedProvider struct {
+	*fakeProvider
+	about tool.About
+}
+
+func (p describedProvider) About() tool.About { return p.about }
+
+// TestFollowToolsAbout: a follower gets each provider's About with its
+// tools, and hears of a change of About alone (a plugin reloaded with a
+// new description and the same tools).
+func TestFollowToolsAbout(t *testing.T) {
+	f := newFixture(t, nil)
+	clock := tool.About{Title: "Clock", Description: "The time now, in any time zone."}
+	f.cat.Set(describedProvider{newProvider("clock", "now"), clock})
+	f.cat.Set(newProvider("plain", "x"))
+	calls := make(chan []ProviderTools, 10)
+	t.Cleanup(f.cat.FollowTools(func(ps []ProviderTools) { calls <- ps }))
+	abouts := func(ps []ProviderTools) map[string]tool.About {
+		m := map[string]tool.About{}
+		for _, p := range ps {
+			m[p.Provider] = p.About
+		}
+		return m
+	}
+
+	got := abouts(await(t, calls, "the first call"))
+	if diff := cmp.Diff(map[string]tool.About{"clock": clock, "plain": {}}, got); diff != "" {
+		t.Errorf("the first call's About (-want +got):\n%s", diff)
+	}
+
+	clock.Description = "What time it is, anywhere."
+	f.cat.Set(describedProvider{newProvider("clock", "now"), clock})
+	ps := await(t, calls, "the new About")
+	if diff := cmp.Diff(map[string]tool.About{"clock": clock}, abouts(ps)); diff != "" {
+		t.Errorf("after the new About (-want +got):\n%s", diff)
+	}
+	if len(ps) == 1 && len(ps[0].Tools) != 1 {
+		t.Errorf("the new About came with %d tools, want the provider's 1", len(ps[0].Tools))
+	}
+	if err := f.cat.AwaitFollowers(t.Context()); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func equalNames(a, b map[string][]string) bool {

@@ -24,8 +24,9 @@ import (
 // plugin process runs. See the package documentation.
 
 // cacheFormat is the version of the cache entry's format. An entry of any
-// other format is ignored (with a warning) and rewritten.
-const cacheFormat = 1
+// other format is ignored (with a warning) and rewritten. Format 2 added
+// the plugin's title and description.
+const cacheFormat = 2
 
 // cacheEntry is one plugin's file in the cache directory, <name>.json.
 type cacheEntry struct {
@@ -36,14 +37,18 @@ type cacheEntry struct {
 	// Binary identifies the executable the entry was made from.
 	Binary binaryID `json:"binary"`
 
-	Plugin    string             `json:"plugin"`  // Describe's name
-	Version   string             `json:"version"` // Describe's version
-	Contract  uint32             `json:"contract"`
-	Offers    pluginproto.Offers `json:"offers"`
-	Tools     []json.RawMessage  `json:"tools"`
-	Resources []json.RawMessage  `json:"resources"`
-	Templates []json.RawMessage  `json:"templates"`
-	Prompts   []json.RawMessage  `json:"prompts"`
+	Plugin   string             `json:"plugin"`  // Describe's name
+	Version  string             `json:"version"` // Describe's version
+	Contract uint32             `json:"contract"`
+	Offers   pluginproto.Offers `json:"offers"`
+	// Title and Description are Describe's, within pluginproto.MaxTitle
+	// and MaxDescription (an entry read back is bounded again).
+	Title       string            `json:"title,omitempty"`
+	Description string            `json:"description,omitempty"`
+	Tools       []json.RawMessage `json:"tools"`
+	Resources   []json.RawMessage `json:"resources"`
+	Templates   []json.RawMessage `json:"templates"`
+	Prompts     []json.RawMessage `json:"prompts"`
 }
 
 // binaryID is a plugin executable's SHA-256 and the stat fingerprint it
@@ -202,7 +207,8 @@ func (e *cacheEntry) lists() lists {
 
 // description returns the entry's Describe answer.
 func (e *cacheEntry) description() pluginproto.Description {
-	return pluginproto.Description{Name: e.Plugin, Version: e.Version, ContractVersion: e.Contract, Offers: e.Offers}
+	return pluginproto.Description{Name: e.Plugin, Version: e.Version, ContractVersion: e.Contract, Offers: e.Offers,
+		About: pluginproto.About{Title: e.Title, Description: e.Description}.Bounded()}
 }
 
 // newEntry is the entry of what a running plugin offers.
@@ -210,6 +216,7 @@ func newEntry(name string, id binaryID, fingerprint string, d pluginproto.Descri
 	e := &cacheEntry{
 		Format: cacheFormat, Name: name, Key: cacheKey(id.SHA256, fingerprint), Binary: id,
 		Plugin: d.Name, Version: d.Version, Contract: d.ContractVersion, Offers: d.Offers,
+		Title: d.About.Title, Description: d.About.Description,
 		Tools: []json.RawMessage{}, Resources: []json.RawMessage{}, Templates: []json.RawMessage{}, Prompts: []json.RawMessage{},
 	}
 	for _, t := range l.tools {

@@ -88,9 +88,10 @@
 // # The catalog cache
 //
 // With Options.CacheDir set, what each plugin offers (its tools, resources,
-// templates and prompts, and Describe's name, version, contract version and
-// offers) is kept in <CacheDir>/<name>.json, written atomically (a
-// temporary file renamed over it) in a versioned format ({"format":1,...})
+// templates and prompts, and Describe's name, version, contract version,
+// offers, title and description) is kept in <CacheDir>/<name>.json, written
+// atomically (a temporary file renamed over it) in a versioned format
+// ({"format":2,...})
 // whenever a running plugin lists something other than the entry holds.
 // An entry is valid for one key: the SHA-256 of the binary, the contract
 // version the host speaks and Options.Fingerprint(name) (the host's digest

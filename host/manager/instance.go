@@ -196,6 +196,10 @@ func (in *instance) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("describe: %w", err)
 	}
+	if desc.Cut {
+		in.log.Warn("the plugin's title or description is too long: the host keeps what fits", "max_title_bytes", pluginproto.MaxTitle, "max_description_bytes", pluginproto.MaxDescription)
+		desc.Cut = false // logged; the rest compares descriptions by what they hold (a cached one's included)
+	}
 	in.pp, in.desc = pp, desc
 	in.lists, err = in.list(ctx, lists{}, everything)
 	return err
@@ -383,8 +387,9 @@ type provider struct {
 }
 
 var (
-	_ tool.Provider = (*provider)(nil)
-	_ tool.Instance = (*provider)(nil)
+	_ tool.Provider  = (*provider)(nil)
+	_ tool.Instance  = (*provider)(nil)
+	_ tool.Describer = (*provider)(nil)
 )
 
 // instanceID is what Instance returns: comparable, equal for the
@@ -406,6 +411,12 @@ func (p *provider) Name() string { return p.name }
 func (p *provider) Instance() any { return instanceID{p.g, p.epoch} }
 
 func (p *provider) Tools() []tool.Def { return slices.Clone(p.tools) }
+
+// About is the plugin's title and description, from Describe
+// (tool.Describer).
+func (p *provider) About() tool.About {
+	return tool.About{Title: p.desc.About.Title, Description: p.desc.About.Description}
+}
 
 // CallTool runs the call on the plugin under its time limit (the sandbox
 // policy's timeout, Launch.CallTimeout). call.Arguments is the catalog's:

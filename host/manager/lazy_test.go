@@ -162,6 +162,10 @@ func TestWarmCachePublishesBeforeAnyProcessStarts(t *testing.T) {
 		if st := h.status(name); st.State != StateIdle || st.PID != 0 || st.Version != "testplugin v1" || st.Tools != len(v1Tools) || st.Resources != 1 {
 			t.Errorf("status of %s = %+v, want idle, no pid, from the cache", name, st)
 		}
+		want := tool.About{Title: "Test plugin v1", Description: "What the manager's tests start."}
+		if got := sets[name].p.(tool.Describer).About(); got != want {
+			t.Errorf("About of %s from the cache = %+v, want %+v", name, got, want)
+		}
 	}
 	if n := ls.total(); n != 0 {
 		t.Fatalf("%d plugin processes started, want none", n)

@@ -128,6 +128,23 @@ type Instance interface {
 	Instance() any
 }
 
+// A Describer is a Provider that says what it is as a whole, as an MCP
+// server's serverInfo does with its title and description: the host's
+// tool search scores it with all the provider's tools, so a query about
+// what the provider is for finds them even when no tool repeats its
+// words. A provider is published again when its About changes.
+type Describer interface {
+	About() About
+}
+
+// About is a provider's title and description.
+type About struct {
+	// Title is a short display name ("Yahoo Finance").
+	Title string
+	// Description says what the provider's tools are for.
+	Description string
+}
+
 func (e *InputRequired) Error() string {
 	return fmt.Sprintf("the provider needs the client's input first (%d bytes of requests)", len(e.Requests))
 }

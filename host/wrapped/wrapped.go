@@ -6,7 +6,8 @@
 // server inherits the sandbox, or reaching a remote one over HTTP — and
 // serves it through the contract with a pluginproto.Proxy: the server's
 // tools, resources, templates, prompts and completions pass as the server
-// wrote them; calls, reads, gets, completions, subscriptions, progress,
+// wrote them, and its title and description become the plugin's
+// (about.go); calls, reads, gets, completions, subscriptions, progress,
 // logs and cancellation pass through; the server's list_changed and
 // resources/updated notifications reach the host; its questions to the
 // client (sampling, elicitation, roots) become the contract's input rounds
@@ -119,6 +120,7 @@ func start(ctx context.Context, o *Options, t mcp.Transport) (*pluginproto.Plugi
 	}
 	b.plugin = pluginproto.New(name, version)
 	b.plugin.SetProxy(b, offers(caps))
+	b.plugin.SetAbout(about(cs.InitializeResult()))
 	b.made.Store(b.plugin)
 	if err := b.list(cctx); err != nil {
 		_ = cs.Close()

@@ -21,6 +21,8 @@ import (
 	"path/filepath"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/plughost/plughost/host/naming"
 )
 
 // Module is the module whose root holds the repository; the shared
@@ -94,9 +96,40 @@ func Load() (*Data, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := new(Data)
+	return LoadDir(dir)
+}
+
+// LoadDir reads tools.jsonl and queries-dev.jsonl from dir.
+func LoadDir(dir string) (*Data, error) {
+	servers, err := ReadServers(filepath.Join(dir, "tools.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	d := &Data{Servers: servers}
+	err = eachLine(filepath.Join(dir, "queries-dev.jsonl"), func(line []byte) error {
+		var q Query
+		if err := json.Unmarshal(line, &q); err != nil {
+			return err
+		}
+		if len(q.Groups) == 0 {
+			return fmt.Errorf("query %s has no gold groups", q.ID)
+		}
+		d.Queries = append(d.Queries, q)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// ReadServers reads a file shaped as tools.jsonl: the servers in the order
+// of their first tool, each tool's Def its name, description and
+// inputSchema.
+func ReadServers(path string) ([]Server, error) {
+	var servers []Server
 	byName := make(map[string]int)
-	err = eachLine(filepath.Join(dir, "tools.jsonl"), func(line []byte) error {
+	err := eachLine(path, func(line []byte) error {
 		var t struct {
 			ID          string          `json:"id"`
 			Server      string          `json:"server"`
@@ -115,31 +148,25 @@ func Load() (*Data, error) {
 		}
 		i, ok := byName[t.Server]
 		if !ok {
-			i = len(d.Servers)
+			i = len(servers)
 			byName[t.Server] = i
-			d.Servers = append(d.Servers, Server{Name: t.Server, Title: t.Title, Description: t.ServerDesc})
+			servers = append(servers, Server{Name: t.Server, Title: t.Title, Description: t.ServerDesc})
 		}
-		d.Servers[i].Tools = append(d.Servers[i].Tools, Tool{ID: t.ID, Def: def})
+		servers[i].Tools = append(servers[i].Tools, Tool{ID: t.ID, Def: def})
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	err = eachLine(filepath.Join(dir, "queries-dev.jsonl"), func(line []byte) error {
-		var q Query
-		if err := json.Unmarshal(line, &q); err != nil {
-			return err
-		}
-		if len(q.Groups) == 0 {
-			return fmt.Errorf("query %s has no gold groups", q.ID)
-		}
-		d.Queries = append(d.Queries, q)
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	return d, nil
+	return servers, err
+}
+
+// PluginName is the file name, and so the provider name, of the plugin
+// that serves server in a plugin directory (corpusplugin): the server key
+// with every character outside [a-zA-Z0-9_-] replaced by "_"
+// ("Ant Design Components": Ant_Design_Components), as plughost derives
+// provider names from file names (naming.ForFile). None of the corpus's
+// keys clash so, nor is longer than a provider name may be.
+func PluginName(server string) string {
+	name, _ := naming.ForFile(server)
+	return name
 }
 
 func eachLine(path string, f func([]byte) error) error {

@@ -35,6 +35,7 @@ const outputSchema = `{"type":"object","properties":{` +
 // newPlugin returns the clock plugin, reading the time from now.
 func newPlugin(now func() time.Time) *pluginproto.Plugin {
 	p := pluginproto.New("clock", version)
+	p.SetAbout(pluginproto.About{Title: "Clock", Description: "The current date, time, weekday and time zone of the machine plughost runs on."})
 	p.AddTool(pluginproto.Tool{
 		Name:         "get_current_time",
 		Title:        "Current time",

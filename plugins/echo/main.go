@@ -27,6 +27,7 @@ func main() {
 
 func newPlugin() *pluginproto.Plugin {
 	p := pluginproto.New("echo", version)
+	p.SetAbout(pluginproto.About{Title: "Echo", Description: "Returns text unchanged and waits on request: tools to try a client and the host with."})
 	p.AddTool(pluginproto.Tool{
 		Name:        "echo",
 		Title:       "Echo",

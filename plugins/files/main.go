@@ -43,6 +43,7 @@ func main() {
 // creator, whose files (nil: none) learn of each file it writes.
 func newPlugin(workspace string) (*pluginproto.Plugin, *creator) {
 	p := pluginproto.New("files", version)
+	p.SetAbout(pluginproto.About{Title: "Workspace files", Description: "Writes files into the workspace directory and serves its files as resources."})
 	c := &creator{workspace: workspace}
 	p.AddTool(pluginproto.Tool{
 		Name:  "create_file",

@@ -162,7 +162,15 @@ type DescribeResponse struct {
 	ContractVersion uint32 `protobuf:"varint,3,opt,name=contract_version,json=contractVersion,proto3" json:"contract_version,omitempty"`
 	// Contract 2: what the plugin offers besides tools. Unset means tools
 	// only.
-	Offers        *Offers `protobuf:"bytes,4,opt,name=offers,proto3" json:"offers,omitempty"`
+	Offers *Offers `protobuf:"bytes,4,opt,name=offers,proto3" json:"offers,omitempty"`
+	// What the plugin is, for people and for the host's tool
+	// search, which scores it with all the plugin's tools (an MCP server's
+	// serverInfo title and description): a short display name ("Yahoo
+	// Finance") and a sentence or a paragraph of what its tools are for.
+	// Empty means none. The host keeps at most 256 bytes of the title and
+	// 4096 of the description, cut at a UTF-8 boundary.
+	Title         string `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"`
+	Description   string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -223,6 +231,20 @@ func (x *DescribeResponse) GetOffers() *Offers {
 		return x.Offers
 	}
 	return nil
+}
+
+func (x *DescribeResponse) GetTitle() string {
+	if x != nil {
+		return x.Title
+	}
+	return ""
+}
+
+func (x *DescribeResponse) GetDescription() string {
+	if x != nil {
+		return x.Description
+	}
+	return ""
 }
 
 // What a plugin offers besides tools.
@@ -2141,12 +2163,14 @@ const file_plugin_proto_rawDesc = "" +
 	"\fplugin.proto\x12\x12plughost.plugin.v1\"h\n" +
 	"\x0fDescribeRequest\x122\n" +
 	"\x15host_contract_version\x18\x01 \x01(\rR\x13hostContractVersion\x12!\n" +
-	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\"\x9f\x01\n" +
+	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\"\xd7\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
 	"\x10contract_version\x18\x03 \x01(\rR\x0fcontractVersion\x122\n" +
-	"\x06offers\x18\x04 \x01(\v2\x1a.plughost.plugin.v1.OffersR\x06offers\"\x99\x01\n" +
+	"\x06offers\x18\x04 \x01(\v2\x1a.plughost.plugin.v1.OffersR\x06offers\x12\x14\n" +
+	"\x05title\x18\x05 \x01(\tR\x05title\x12 \n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\"\x99\x01\n" +
 	"\x06Offers\x12\x1c\n" +
 	"\tresources\x18\x01 \x01(\bR\tresources\x125\n" +
 	"\x16resource_subscriptions\x18\x02 \x01(\bR\x15resourceSubscriptions\x12\x18\n" +

@@ -80,6 +80,7 @@ func main() {
 	}
 
 	p := pluginproto.New("testplugin", variant)
+	p.SetAbout(pluginproto.About{Title: "Test plugin " + variant, Description: "What the manager's tests start."})
 	p.AddTool(pluginproto.Tool{Name: "pid"}, text(strconv.Itoa(os.Getpid())))
 	p.AddTool(pluginproto.Tool{Name: "stdin"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
 		in, err := os.Stdin.Stat()

@@ -196,6 +196,8 @@ func semanticIndex(e *config.Embeddings, log hclog.Logger) (*toolsearch.Index, e
 	log.Info("tool search ranks by meaning as well", "embeddings", c.Endpoint(), "model", e.Model)
 	return toolsearch.NewSemantic(toolsearch.Semantic{Embedder: c, OnError: func(err error, n int) {
 		log.Warn("tool search: the embeddings endpoint failed; searches rank by words meanwhile", "error", err, "failures", n)
+	}, OnEmbedded: func(n int) {
+		log.Debug("tool search: every tool embedded", "texts", n)
 	}}), nil
 }
 

@@ -29,6 +29,10 @@ type Semantic struct {
 	// tried again later. It is called at most once a minute, with how
 	// many failures it stands for.
 	OnError func(err error, failures int)
+	// OnEmbedded is told, when the background embedding has caught up
+	// (every tool has its vector), how many distinct texts the index
+	// holds vectors for (nil: not told).
+	OnEmbedded func(texts int)
 }
 
 // Limits of the semantic ranking.
@@ -262,8 +266,12 @@ func (s *semantic) run(x *Index) {
 			}
 		}
 		s.attempted()
+		caught, held := len(s.pending) == 0, len(s.vectors)
 		s.mu.Unlock()
 		x.mu.Unlock()
+		if caught && s.OnEmbedded != nil {
+			s.OnEmbedded(held)
+		}
 	}
 }
 

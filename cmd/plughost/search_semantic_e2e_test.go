@@ -45,7 +45,7 @@ func TestToolSearchByMeaning(t *testing.T) {
 		copyPlugin(t, "corpus", plugins, s)
 	}
 	config := filepath.Join(t.TempDir(), "plughost.hcl")
-	if err := os.WriteFile(config, fmt.Appendf(nil, "sandbox {\n  allow_read = [%q]\n}\nsearch {\n  embeddings {\n    url = %q\n    model = %q\n  }\n}\n",
+	if err := os.WriteFile(config, fmt.Appendf(nil, "sandbox {\n  allow_read = [%q]\n}\nsearch {\n  embeddings {\n    url = %q\n    model = %q\n    timeout = \"2m\"\n  }\n}\n",
 		tools, embedtest.Start(t), embedtest.Model), 0o600); err != nil {
 		t.Fatal(err)
 	}

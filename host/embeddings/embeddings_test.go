@@ -104,7 +104,9 @@ func TestEmbedIsBounded(t *testing.T) {
 				}
 			}
 		})
-		_, err := client(t, Options{URL: url, Model: "m"}).Embed(context.Background(), []string{"a"})
+		// A minute: writing 32 MiB on a busy machine may take longer than
+		// the default timeout, which would hide the size check.
+		_, err := client(t, Options{URL: url, Model: "m", Timeout: time.Minute}).Embed(context.Background(), []string{"a"})
 		if err == nil || !strings.Contains(err.Error(), "over 33554432 bytes") {
 			t.Errorf("error %v; want the answer's size refused", err)
 		}

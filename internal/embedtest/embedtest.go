@@ -14,6 +14,7 @@ package embedtest
 import (
 	"bufio"
 	"fmt"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,10 +75,27 @@ func Start(t testing.TB) string {
 		if !ok {
 			t.Fatal("the embeddings endpoint exited before listening (its errors are above)")
 		}
-		return "http://127.0.0.1:" + p + "/v1"
+		url := "http://127.0.0.1:" + p + "/v1"
+		warmUp(t, url)
+		return url
 	case <-time.After(startTimeout):
 		t.Fatalf("the embeddings endpoint did not listen within %v", startTimeout)
 		return ""
+	}
+}
+
+// warmUp embeds one text, so that the model's first answer (its
+// compilation, several seconds on a busy machine) is not a test's.
+func warmUp(t testing.TB, url string) {
+	t.Helper()
+	client := http.Client{Timeout: startTimeout}
+	resp, err := client.Post(url+"/embeddings", "application/json", strings.NewReader(`{"input":["warm up"]}`))
+	if err != nil {
+		t.Fatalf("the embeddings endpoint's first answer: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the embeddings endpoint's first answer: %s", resp.Status)
 	}
 }
 

@@ -80,6 +80,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 		HandshakeConfig:  pluginproto.Handshake,
 		VersionedPlugins: pluginproto.ClientPluginSets(),
 		RunnerFunc:       in.runnerFunc,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: opts.SocketDir},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     opts.StartTimeout,
 		Logger:           pluginLogger{opts.Logger},

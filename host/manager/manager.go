@@ -327,6 +327,7 @@ func New(opts *Options) (*Manager, error) {
 			return nil, fmt.Errorf("manager: cache directory: %w", err)
 		}
 		cache = &catalogCache{dir: o.CacheDir, log: o.Logger.Named("cache")}
+		cache.sweep(time.Now())
 	}
 	pub := o.Publisher
 	if pub == nil {

@@ -3,7 +3,10 @@ package manager
 import (
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -159,5 +162,37 @@ func TestDied(t *testing.T) {
 	}
 	if got := s.snapshot().LastError; !strings.Contains(got, "exit status 3; crashed 5 times within 1m0s; parked until the file changes") {
 		t.Errorf("LastError = %q", got)
+	}
+}
+
+// The cache's sweep removes the temporary file of a write a dead host
+// interrupted, and keeps a write in progress and the entries.
+func TestCacheSweepRemovesOnlyStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	files := map[string]time.Duration{ // name: age
+		".echo.123.tmp":  2 * staleTemp, // interrupted
+		".clock.456.tmp": time.Second,   // in progress
+		"echo.json":      2 * staleTemp, // an entry
+	}
+	for name, age := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	(&catalogCache{dir: dir, log: hclog.NewNullLogger()}).sweep(now)
+	var left []string
+	for name := range files {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			left = append(left, name)
+		}
+	}
+	slices.Sort(left)
+	if want := []string{".clock.456.tmp", "echo.json"}; !slices.Equal(left, want) {
+		t.Errorf("after the sweep: %q, want %q", left, want)
 	}
 }

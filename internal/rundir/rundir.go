@@ -7,7 +7,7 @@
 // and the next host to start removes it.
 //
 // The directory is <base>/plughost-<pid>-<random>, where base is
-// $XDG_RUNTIME_DIR when set, else the system tmp. Its owner holds an
+// $XDG_RUNTIME_DIR when set, else the system tmp (see Base). Its owner holds an
 // exclusive flock(2) on the directory itself for the process's life; the
 // kernel releases it when the process dies, however it dies. Sweep removes
 // the sibling directories whose lock it can take, and so never a live
@@ -38,13 +38,23 @@ import (
 // prefix starts every run directory's name.
 const prefix = "plughost-"
 
+// maxBase is the longest base whose unix sockets' paths fit in a
+// sockaddr_un (103 bytes and a NUL on macOS, 107 on Linux): under it go
+// "/plughost-<pid>-<random>/" (at most 29 bytes) and go-plugin's
+// "plugin-dir<random>/plugin<random>" (at most 37).
+const maxBase = 103 - 29 - 37
+
 // Base is where run directories are made: $XDG_RUNTIME_DIR (a per-user
-// tmpfs emptied at logout) when set, else the system tmp.
+// tmpfs emptied at logout) when set, else the system tmp ($TMPDIR), else
+// /tmp, the first whose path is short enough for the sockets in it (a
+// macOS $TMPDIR is not).
 func Base() string {
-	if d := os.Getenv("XDG_RUNTIME_DIR"); d != "" {
-		return d
+	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), os.TempDir()} {
+		if d != "" && len(d) <= maxBase {
+			return d
+		}
 	}
-	return os.TempDir()
+	return "/tmp"
 }
 
 // Dir is a run directory, locked by this process until Remove.
@@ -73,9 +83,11 @@ func Create(base string) (*Dir, error) {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 		f, err := lockDir(path)
-		if err != nil {
-			// A sweeper holds it, or removed it already: take another name.
-			continue
+		if errors.Is(err, errTaken) {
+			continue // a sweeper holds it, or removed it already: take another name
+		} else if err != nil {
+			os.Remove(path)
+			return nil, fmt.Errorf("run directory: %w", err)
 		}
 		if err := os.Chmod(path, 0o711); err != nil {
 			f.Close()
@@ -86,16 +98,25 @@ func Create(base string) (*Dir, error) {
 	return nil, fmt.Errorf("run directory: no free name under %s after 10 tries", base)
 }
 
+// errTaken says that another process holds a run directory's lock, or
+// removed the directory.
+var errTaken = errors.New("locked or removed by another process")
+
 // lockDir opens the directory at path and takes its lock without
-// waiting; it fails when another process holds it, or when path is no
-// longer the directory opened (a sweeper removed it in between).
+// waiting; it fails with errTaken when another process holds it, or when
+// path is no longer the directory opened (a sweeper removed it in between).
 func lockDir(path string) (*os.File, error) {
 	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if err != nil {
+	if errors.Is(err, unix.ENOENT) {
+		return nil, &os.PathError{Op: "open", Path: path, Err: errTaken}
+	} else if err != nil {
 		return nil, &os.PathError{Op: "open", Path: path, Err: err}
 	}
 	f := os.NewFile(uintptr(fd), path)
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); err != nil {
+	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
+		f.Close()
+		return nil, &os.PathError{Op: "flock", Path: path, Err: errTaken}
+	} else if err != nil {
 		f.Close()
 		return nil, &os.PathError{Op: "flock", Path: path, Err: err}
 	}
@@ -106,7 +127,7 @@ func lockDir(path string) (*os.File, error) {
 	}
 	if err := unix.Lstat(path, &named); err != nil || named.Ino != opened.Ino || named.Dev != opened.Dev {
 		f.Close()
-		return nil, &os.PathError{Op: "lock", Path: path, Err: errors.New("removed while being locked")}
+		return nil, &os.PathError{Op: "lock", Path: path, Err: errTaken}
 	}
 	return f, nil
 }
@@ -141,8 +162,11 @@ func Sweep(base string) ([]string, error) {
 			continue
 		}
 		f, err := lockDir(path)
-		if err != nil {
+		if errors.Is(err, errTaken) {
 			continue // a live host's, or gone already
+		} else if err != nil {
+			errs = append(errs, err)
+			continue
 		}
 		err = os.RemoveAll(path)
 		f.Close()

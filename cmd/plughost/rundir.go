@@ -1,6 +1,9 @@
 package main
 
 import (
+	"fmt"
+	"os"
+
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/internal/rundir"
@@ -12,6 +15,9 @@ import (
 // stops (see package rundir).
 func openRunDir(log hclog.Logger) (*rundir.Dir, error) {
 	base := rundir.Base()
+	if err := os.MkdirAll(base, 0o700); err != nil { // $XDG_RUNTIME_DIR may name one not made yet
+		return nil, fmt.Errorf("run directory: %w", err)
+	}
 	swept, err := rundir.Sweep(base)
 	for _, dir := range swept {
 		log.Info("removed the run directory of a plughost that died", "dir", dir)

@@ -90,6 +90,7 @@ func Create(base string) (*Dir, error) {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 		if err := os.Chmod(path, 0o711); err != nil {
+			os.Remove(path)
 			f.Close()
 			return nil, fmt.Errorf("run directory: %w", err)
 		}

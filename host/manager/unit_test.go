@@ -1,6 +1,7 @@
 package manager
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -8,6 +9,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -110,13 +112,49 @@ func TestNewFillsDefaults(t *testing.T) {
 func TestPluginLoggerRenamesAtKeys(t *testing.T) {
 	t.Parallel()
 	var buf strings.Builder
-	l := pluginLogger{hclog.New(&hclog.LoggerOptions{Name: "host", Output: &buf, JSONFormat: true})}
+	l := pluginLogger{Logger: hclog.New(&hclog.LoggerOptions{Name: "host", Output: &buf, JSONFormat: true})}
 	l.Named("echo").Info("hi", "@module", "echo-plugin", "n", 1)
 	got := buf.String()
 	for _, want := range []string{`"@module":"host.echo"`, `"plugin_module":"echo-plugin"`, `"n":1`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log line %s lacks %s", got, want)
 		}
+	}
+}
+
+// go-plugin's "failed to exit gracefully" is a warning when a plugin that
+// completed its handshake was asked to exit and did not, and DEBUG when it
+// never completed it (nothing could be asked); other warnings stay.
+func TestPluginLoggerQuietKill(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		quiet bool
+		msg   string
+		level string
+	}{
+		"asked, did not exit":  {false, notGraceful, "warn"},
+		"never handshaken":     {true, notGraceful, "debug"},
+		"another warning":      {true, "error closing client during Kill", "warn"},
+		"another, not quieted": {false, "error closing client during Kill", "warn"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var buf strings.Builder
+			quiet := new(atomic.Bool)
+			quiet.Store(tc.quiet)
+			l := pluginLogger{hclog.New(&hclog.LoggerOptions{Name: "host", Output: &buf, JSONFormat: true, Level: hclog.Debug}), quiet}
+			l.Warn(tc.msg)
+			var line struct {
+				Level   string `json:"@level"`
+				Message string `json:"@message"`
+			}
+			if err := json.Unmarshal([]byte(buf.String()), &line); err != nil {
+				t.Fatalf("%v: %q", err, buf.String())
+			}
+			if line.Level != tc.level || !strings.HasPrefix(line.Message, tc.msg) {
+				t.Errorf("logged %s %q, want %s %q", line.Level, line.Message, tc.level, tc.msg)
+			}
+		})
 	}
 }
 

@@ -82,9 +82,9 @@ bench: bench-bin conformance/node_modules
 bench-quick: bench-bin conformance/node_modules
 	$(BIN)/bench/bench -quick -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 
-## proto: regenerate pluginproto/internal/pb with the generators pinned in go.mod
+## proto: regenerate pluginproto/internal/pb from pluginproto/proto with the generators pinned in go.mod
+## (pluginproto/internal/protogen compiles the .proto in Go: no system protoc)
 proto:
-	$(GO) build -o $(BIN)/tools/ google.golang.org/protobuf/cmd/protoc-gen-go google.golang.org/grpc/cmd/protoc-gen-go-grpc
 	cd pluginproto && $(GO) generate .
 
 clean:

@@ -25,9 +25,13 @@ type Options struct {
 	// os.Executable().
 	Self string
 	// StateDir is the host's state directory; plugin <name> gets
-	// <StateDir>/<name>/data (kept across restarts) and <StateDir>/<name>/tmp
-	// (emptied at every start). Required.
+	// <StateDir>/<name>/data, kept across restarts. Required.
 	StateDir string
+	// TmpDir is where each plugin process gets a tmp directory of its own
+	// (its TMPDIR), <TmpDir>/<name>-<random>, removed when the process
+	// exits; a host's run directory, so that a host that dies leaves them
+	// where the next one sweeps them. "" means <StateDir>/<name>/tmp-<random>.
+	TmpDir string
 	// PassEnv names host environment variables passed to every plugin, such
 	// as the go-plugin handshake cookie. Variables starting with PLUGIN_
 	// (go-plugin's protocol) are always passed.

@@ -139,7 +139,11 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	}
 	// Each process gets its own tmp, removed when it exits: during a reload
 	// the old process still serves calls with its own.
-	tmp, err := os.MkdirTemp(dir, "tmp-")
+	tmpParent, tmpPattern := dir, "tmp-"
+	if l.opts.TmpDir != "" {
+		tmpParent, tmpPattern = l.opts.TmpDir, plugin+"-"
+	}
+	tmp, err := os.MkdirTemp(tmpParent, tmpPattern)
 	if err != nil {
 		return nil, fmt.Errorf("sandbox: tmp directory: %w", err)
 	}

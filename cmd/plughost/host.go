@@ -26,6 +26,7 @@ import (
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/toolsearch"
+	"github.com/plughost/plughost/internal/rundir"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -63,6 +64,7 @@ func (h *hostFlags) register(fs *flag.FlagSet) {
 type host struct {
 	log       hclog.Logger
 	pluginDir string
+	run       *rundir.Dir // the plugins' sockets and tmp directories; removed by stop
 	catalog   *catalog.Catalog
 	manager   *manager.Manager
 	done      chan error // receives manager.Run's result
@@ -247,15 +249,24 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	for _, name := range []string{envStateKey, envStateKeyFile, envRedisPassword, envRedisPasswordFile, "PLUGHOST_TOKEN"} {
 		os.Unsetenv(name)
 	}
-	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))
+	run, err := openRunDir(log)
 	if err != nil {
 		closeTasks()
+		return nil, err
+	}
+	cleanup := func() {
+		closeTasks()
+		_ = run.Remove()
+	}
+	launcher, err := newLauncher(cfg, workspace, run.Path(), log.Named("sandbox"))
+	if err != nil {
+		cleanup()
 		return nil, err
 	}
 
 	wrapper, err := wrapperArgs()
 	if err != nil {
-		closeTasks()
+		cleanup()
 		return nil, err
 	}
 	mopts := &manager.Options{
@@ -264,10 +275,11 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		Logger:      log.Named("plugins"),
 		HostVersion: version,
 		Launcher:    launcher,
+		SocketDir:   run.Path(),
 	}
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {
-			closeTasks()
+			cleanup()
 			return nil, err
 		}
 	}
@@ -282,7 +294,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	}
 	if h.serving && search != nil {
 		if index, err = searchIndex(search, log.Named("mcp")); err != nil {
-			closeTasks()
+			cleanup()
 			return nil, err
 		}
 	}
@@ -291,14 +303,14 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	mgr, err := manager.New(mopts)
 	if err != nil {
 		cat.Close()
-		closeTasks()
+		cleanup()
 		if index != nil {
 			index.Close()
 		}
 		return nil, err
 	}
 	ctx, cancel := context.WithCancel(context.Background())
-	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
+	hst := &host{log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
@@ -376,6 +388,9 @@ func (h *host) stop() error {
 		h.unfollow()
 	}
 	h.catalog.Close()
+	if rerr := h.run.Remove(); rerr != nil { // every plugin is reaped: nothing runs in it
+		h.log.Warn("could not remove the run directory", "dir", h.run.Path(), "error", rerr)
+	}
 	return err
 }
 

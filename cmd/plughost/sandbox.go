@@ -37,14 +37,16 @@ func grantWorkspace(pol *sandbox.Policy, name, workspace string) {
 }
 
 // newLauncher returns the manager's Launcher: every plugin starts in the
-// sandbox under its policy from the config file.
-func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manager.Launcher, error) {
+// sandbox under its policy from the config file, with its tmp directory in
+// tmpDir (the host's run directory).
+func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger) (manager.Launcher, error) {
 	stateDir, err := stateDir()
 	if err != nil {
 		return nil, err
 	}
 	sb, err := sandbox.New(&sandbox.Options{
 		StateDir: filepath.Join(stateDir, "plugins"),
+		TmpDir:   tmpDir,
 		PassEnv:  []string{pluginproto.Handshake.MagicCookieKey},
 		Logger:   log,
 	})
@@ -122,12 +124,12 @@ func sandboxCommand(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintln(stderr, "usage: plughost sandbox probe   (print what this machine's sandbox supports)")
 		return errUsage
 	}
-	tmp, err := os.MkdirTemp("", "plughost-probe-")
+	run, err := openRunDir(hclog.New(&hclog.LoggerOptions{Name: "plughost", Output: stderr}))
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	s, err := sandbox.Probe(&sandbox.Options{StateDir: tmp})
+	defer run.Remove()
+	s, err := sandbox.Probe(&sandbox.Options{StateDir: run.Path()})
 	if err != nil {
 		return err
 	}

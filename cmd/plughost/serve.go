@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"os"
@@ -49,6 +50,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 			"try", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"terminal","version":"0"}}}`)
 	}
 	serveErr := srv.ServeStdio(ctx, stdin, stdout)
+	if ctx.Err() != nil && errors.Is(serveErr, context.Cause(ctx)) {
+		// SIGINT or SIGTERM: an ordinary stop, as stdin's end is.
+		h.log.Info("stopping", "reason", serveErr)
+		serveErr = nil
+	}
 	stopErr := h.stop()
 	if serveErr != nil {
 		return serveErr

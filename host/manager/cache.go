@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strconv"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 
@@ -78,6 +79,25 @@ type catalogCache struct {
 }
 
 func (c *catalogCache) path(name string) string { return filepath.Join(c.dir, name+".json") }
+
+// staleTemp is the age past which a temporary file of store (.<name>.*.tmp)
+// is an interrupted write, not one in progress: a write takes milliseconds.
+const staleTemp = time.Hour
+
+// sweep removes the temporary files of writes interrupted by a host's
+// death (SIGKILL between create and rename); a live host's writes in
+// progress are younger than staleTemp and stay. A missing directory is
+// not an error: nothing has been written yet.
+func (c *catalogCache) sweep(now time.Time) {
+	temps, _ := filepath.Glob(filepath.Join(c.dir, ".*.tmp")) // only ErrBadPattern, and the pattern is fixed
+	for _, path := range temps {
+		if fi, err := os.Lstat(path); err == nil && fi.Mode().IsRegular() && now.Sub(fi.ModTime()) > staleTemp {
+			if err := os.Remove(path); err == nil {
+				c.log.Debug("removed an interrupted catalog cache write", "file", path)
+			}
+		}
+	}
+}
 
 // identify returns the binary's identity, reusing known's digest when the
 // file's stat still matches it. ok is false when the file cannot be read,

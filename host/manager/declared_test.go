@@ -106,6 +106,14 @@ func TestDeclaredServerFailingToLoad(t *testing.T) {
 		if n := h.logs.count("test", "plugin failed to load"); n != 0 {
 			t.Errorf("failed %d times", n)
 		}
+		h.logs.mu.Lock()
+		for _, e := range h.logs.entries { // the wrapper never shook hands: nothing to shut down gracefully
+			if e["@level"] == "warn" && e["@message"] == notGraceful {
+				t.Errorf("a start that failed before the handshake warned %q", notGraceful)
+				break
+			}
+		}
+		h.logs.mu.Unlock()
 		s := h.status("far")
 		if s.State == StateParked || s.State == StateFailed || s.State == StateRunning {
 			t.Errorf("status = %+v, want it retrying", s)

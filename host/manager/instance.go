@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -39,6 +40,11 @@ type instance struct {
 	runner  *procRunner // set by runnerFunc
 	tmpDir  string      // go-plugin's socket directory
 	aborted bool        // abort came before the runner existed
+
+	// noHandshake is set by stop when the process never completed its
+	// handshake: go-plugin's warning that it did not exit gracefully is
+	// then no news (see pluginLogger).
+	noHandshake atomic.Bool
 
 	// Set by connect; read-only afterwards.
 	pp    *pluginproto.Client
@@ -80,9 +86,10 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 		HandshakeConfig:  pluginproto.Handshake,
 		VersionedPlugins: pluginproto.ClientPluginSets(),
 		RunnerFunc:       in.runnerFunc,
+		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: opts.SocketDir},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		StartTimeout:     opts.StartTimeout,
-		Logger:           pluginLogger{opts.Logger},
+		Logger:           pluginLogger{opts.Logger, &in.noHandshake},
 		// A Go plugin's os.Stdout and os.Stderr once it serves.
 		SyncStdout: in.out.syncStdout,
 		SyncStderr: in.out.syncStderr,
@@ -300,7 +307,8 @@ func (in *instance) stop(timeout time.Duration, deliberate bool) {
 		}
 		if r != nil {
 			kill := time.AfterFunc(time.Until(deadline), func() { _ = r.Kill(context.Background()) })
-			in.client.Kill() // graceful shutdown; returns once the process is reaped
+			in.noHandshake.Store(in.client.ReattachConfig() == nil) // no address: go-plugin kills at once
+			in.client.Kill()                                        // graceful shutdown; returns once the process is reaped
 			kill.Stop()
 			_ = r.Kill(context.Background()) // no-op once reaped
 		}

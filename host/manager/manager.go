@@ -86,6 +86,12 @@ type Options struct {
 	// leaves declarations unloaded (logged at debug level).
 	Wrapper []string
 
+	// SocketDir is where go-plugin makes each plugin process's unix socket
+	// directory (plugin-dir<random>), removed when the process stops: a
+	// host's run directory, so that a host that dies leaves them where the
+	// next one sweeps them. Empty: the system tmp.
+	SocketDir string
+
 	// CacheDir is the catalog cache: one file per plugin holding what it
 	// offered when it last ran, so that the next start publishes it before
 	// the plugin runs. Created if missing. Empty: no cache.
@@ -321,6 +327,7 @@ func New(opts *Options) (*Manager, error) {
 			return nil, fmt.Errorf("manager: cache directory: %w", err)
 		}
 		cache = &catalogCache{dir: o.CacheDir, log: o.Logger.Named("cache")}
+		cache.sweep(time.Now())
 	}
 	pub := o.Publisher
 	if pub == nil {

@@ -65,7 +65,7 @@ type pluginOutput struct {
 // log.Named(name).
 func newPluginOutput(log hclog.Logger, name string) *pluginOutput {
 	o := &pluginOutput{
-		log:     pluginLogger{log}.Named(name),
+		log:     pluginLogger{Logger: log}.Named(name),
 		excerpt: &excerpt{},
 		limit:   rate.NewLimiter(outputRate, outputBurst),
 	}

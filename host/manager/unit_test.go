@@ -1,10 +1,15 @@
 package manager
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -107,13 +112,49 @@ func TestNewFillsDefaults(t *testing.T) {
 func TestPluginLoggerRenamesAtKeys(t *testing.T) {
 	t.Parallel()
 	var buf strings.Builder
-	l := pluginLogger{hclog.New(&hclog.LoggerOptions{Name: "host", Output: &buf, JSONFormat: true})}
+	l := pluginLogger{Logger: hclog.New(&hclog.LoggerOptions{Name: "host", Output: &buf, JSONFormat: true})}
 	l.Named("echo").Info("hi", "@module", "echo-plugin", "n", 1)
 	got := buf.String()
 	for _, want := range []string{`"@module":"host.echo"`, `"plugin_module":"echo-plugin"`, `"n":1`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log line %s lacks %s", got, want)
 		}
+	}
+}
+
+// go-plugin's "failed to exit gracefully" is a warning when a plugin that
+// completed its handshake was asked to exit and did not, and DEBUG when it
+// never completed it (nothing could be asked); other warnings stay.
+func TestPluginLoggerQuietKill(t *testing.T) {
+	t.Parallel()
+	for name, tc := range map[string]struct {
+		quiet bool
+		msg   string
+		level string
+	}{
+		"asked, did not exit":  {false, notGraceful, "warn"},
+		"never handshaken":     {true, notGraceful, "debug"},
+		"another warning":      {true, "error closing client during Kill", "warn"},
+		"another, not quieted": {false, "error closing client during Kill", "warn"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var buf strings.Builder
+			quiet := new(atomic.Bool)
+			quiet.Store(tc.quiet)
+			l := pluginLogger{hclog.New(&hclog.LoggerOptions{Name: "host", Output: &buf, JSONFormat: true, Level: hclog.Debug}), quiet}
+			l.Warn(tc.msg)
+			var line struct {
+				Level   string `json:"@level"`
+				Message string `json:"@message"`
+			}
+			if err := json.Unmarshal([]byte(buf.String()), &line); err != nil {
+				t.Fatalf("%v: %q", err, buf.String())
+			}
+			if line.Level != tc.level || !strings.HasPrefix(line.Message, tc.msg) {
+				t.Errorf("logged %s %q, want %s %q", line.Level, line.Message, tc.level, tc.msg)
+			}
+		})
 	}
 }
 
@@ -159,5 +200,37 @@ func TestDied(t *testing.T) {
 	}
 	if got := s.snapshot().LastError; !strings.Contains(got, "exit status 3; crashed 5 times within 1m0s; parked until the file changes") {
 		t.Errorf("LastError = %q", got)
+	}
+}
+
+// The cache's sweep removes the temporary file of a write a dead host
+// interrupted, and keeps a write in progress and the entries.
+func TestCacheSweepRemovesOnlyStaleTemps(t *testing.T) {
+	dir := t.TempDir()
+	now := time.Now()
+	files := map[string]time.Duration{ // name: age
+		".echo.123.tmp":  2 * staleTemp, // interrupted
+		".clock.456.tmp": time.Second,   // in progress
+		"echo.json":      2 * staleTemp, // an entry
+	}
+	for name, age := range files {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, []byte("{}"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Chtimes(path, now.Add(-age), now.Add(-age)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	(&catalogCache{dir: dir, log: hclog.NewNullLogger()}).sweep(now)
+	var left []string
+	for name := range files {
+		if _, err := os.Stat(filepath.Join(dir, name)); err == nil {
+			left = append(left, name)
+		}
+	}
+	slices.Sort(left)
+	if want := []string{".clock.456.tmp", "echo.json"}; !slices.Equal(left, want) {
+		t.Errorf("after the sweep: %q, want %q", left, want)
 	}
 }

@@ -66,6 +66,16 @@ type Call struct {
 	ClientCapabilities json.RawMessage
 	// Input is set on the retry of a call that answered InputRequired.
 	Input *Input
+	// TraceParent and TraceState are the call's W3C trace context, from
+	// the _meta of the client's request, checked by the protocol layer
+	// (package trace); "" when none. A provider hands them on (a plugin in
+	// its CallStart, a wrapped server in its request's _meta) and names
+	// the trace id in its logs about the call.
+	TraceParent, TraceState string
+	// Provider is set by the catalog once it has routed the call: the name
+	// of the provider that serves it, for the caller's metrics and audit
+	// log; "" when the call was refused before (an unknown tool).
+	Provider string
 	// Tasks is set when the client accepts a task for this call (MCP
 	// 2026-07-28's tasks extension): the provider may go on with the call
 	// as a task, and says so through Detach. The catalog clears it for a

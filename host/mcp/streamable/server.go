@@ -79,6 +79,15 @@ type Options struct {
 	// stop sending it requests before it stops accepting them; the
 	// graceful shutdown (ShutdownTimeout) follows. 0 means none.
 	DrainDelay time.Duration
+	// Meter, when not nil, learns of sessions, streams and limits hit,
+	// for metrics.
+	Meter Meter
+	// Metrics, when not nil, is served at [PathMetrics] (GET), behind the
+	// same Host, Origin and token checks as [PathMCP]: a Prometheus
+	// scraper sends the token (authorization.credentials_file). A scraper
+	// that cannot is given a listener of its own (plughost serve
+	// --metrics-listen).
+	Metrics http.Handler
 }
 
 // ErrTokenRequired is returned (wrapped) by [Options.Check] and
@@ -117,6 +126,8 @@ const (
 	PathSSE = "/sse"
 	// PathMessage takes the POSTs of HTTP+SSE sessions (?sessionId=ID).
 	PathMessage = "/message"
+	// PathMetrics serves Options.Metrics, when set.
+	PathMetrics = "/metrics"
 )
 
 // Serve serves srv's MCP sessions over HTTP on ln until ctx ends: the
@@ -239,6 +250,9 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 	if o.MaxStatelessRequests <= 0 {
 		o.MaxStatelessRequests = 4096
 	}
+	if o.Meter == nil {
+		o.Meter = noMeter{}
+	}
 	h.statelessSlots = make(chan struct{}, o.MaxStatelessRequests)
 	h.stop, h.stopNow = context.WithCancel(context.Background())
 	for _, a := range o.AllowedOrigins {
@@ -264,6 +278,11 @@ var (
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch r.URL.Path {
 	case PathMCP, PathSSE, PathMessage, PathHealthz, PathReadyz:
+	case PathMetrics:
+		if h.opts.Metrics != nil {
+			break
+		}
+		fallthrough
 	default:
 		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
 		return
@@ -316,6 +335,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	switch r.URL.Path {
+	case PathMetrics:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: use GET")
+			return
+		}
+		h.opts.Metrics.ServeHTTP(w, r)
 	case PathMCP:
 		switch r.Method {
 		case http.MethodPost:
@@ -450,6 +476,7 @@ const bodyReadTimeout = 30 * time.Second
 const jsonWriteTimeout = 10 * time.Second
 
 func (h *httpHandler) tooLarge(w http.ResponseWriter) {
+	h.opts.Meter.LimitHit(LimitBodySize)
 	w.Header().Set("Connection", "close")
 	httpError(w, http.StatusRequestEntityTooLarge, nil, wire.CodeInvalidRequest,
 		"request too large: the body exceeds the limit of "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")

@@ -44,6 +44,11 @@ type hostFlags struct {
 	// catalog cache apply. The commands that load and exit (plugins,
 	// call) start every plugin eagerly and use no cache.
 	serving bool
+	// observe are serve's metrics and audit flags (observe.go); nil
+	// elsewhere. http is set by serve --http, whose listener serves
+	// /metrics.
+	observe *observeFlags
+	http    bool
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
@@ -87,6 +92,9 @@ type host struct {
 	// read or watched (see ready).
 	runEnded chan struct{}
 	runErr   error
+
+	// obs are the metrics and the audit log (observe.go).
+	obs *observer
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
@@ -107,6 +115,7 @@ func (h *host) mcpOptions() *mcp.Options {
 		Tasks:         h.tasks,
 		EscalateAfter: h.escalateAfter,
 		ToolSearch:    h.search,
+		OnCallEnd:     h.obs.onCallEnd(),
 	}
 }
 
@@ -155,6 +164,16 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
+	obs, err := newObserver(h.observe, h.http, log)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			obs.close()
+		}
+	}()
 	var sealer *sealed.Sealer
 	var taskSvc *tasks.Service
 	if h.serving { // before any plugin runs: a bad key or an unreachable redis stops the start
@@ -179,7 +198,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	for _, name := range []string{envStateKey, envStateKeyFile, envRedisPassword, envRedisPasswordFile, "PLUGHOST_TOKEN"} {
 		os.Unsetenv(name)
 	}
-	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"))
+	launcher, err := newLauncher(cfg, workspace, log.Named("sandbox"), obs.sandboxMissing())
 	if err != nil {
 		closeTasks()
 		return nil, err
@@ -196,6 +215,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		Logger:      log.Named("plugins"),
 		HostVersion: version,
 		Launcher:    launcher,
+		OnEvent:     obs.managerEvent(),
 	}
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {
@@ -211,8 +231,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		closeTasks()
 		return nil, err
 	}
+	obs.plugins = mgr.Status
 	ctx, cancel := context.WithCancel(context.Background())
-	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
+	hst := &host{obs: obs, log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
 	if search := cfg.Search; h.serving && (search != nil || h.toolSearch) {
 		if search == nil {
@@ -251,13 +272,15 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 	log.Debug("loading plugins", "dir", pluginDir, "workspace", workspace)
+	started = true
 	return hst, nil
 }
 
 // ready says whether the host is ready to serve calls (serve --http's
 // GET /readyz): nil once every plugin found at start has loaded or failed
 // (a plugin that failed is the operator's to see in the log and in
-// `plughost plugins`; the others serve), else why not, in one line.
+// `plughost plugins`; the others serve) and, in tool search mode, the
+// index holds their tools; else why not, in one line.
 func (h *host) ready() error {
 	select {
 	case <-h.runEnded: // manager.Ready is closed too, but nothing is served
@@ -269,10 +292,17 @@ func (h *host) ready() error {
 	}
 	select {
 	case <-h.manager.Ready():
-		return nil
 	default:
 		return errors.New("the plugins found at start are still loading")
 	}
+	if h.searchReady != nil {
+		select {
+		case <-h.searchReady:
+		default: // requests would wait for it (mcpOptions): so do probes
+			return errors.New("the tool search index is still being filled")
+		}
+	}
+	return nil
 }
 
 // stop fails the tasks still running here (their calls end), unloads every
@@ -292,6 +322,7 @@ func (h *host) stop() error {
 		h.unfollow()
 	}
 	h.catalog.Close()
+	h.obs.close()
 	return err
 }
 

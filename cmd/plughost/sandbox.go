@@ -37,8 +37,9 @@ func grantWorkspace(pol *sandbox.Policy, name, workspace string) {
 }
 
 // newLauncher returns the manager's Launcher: every plugin starts in the
-// sandbox under its policy from the config file.
-func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manager.Launcher, error) {
+// sandbox under its policy from the config file. missing, when not nil,
+// learns of the layers a plugin started without (for the metrics).
+func newLauncher(cfg *config.Config, workspace string, log hclog.Logger, missing func(layers []string)) (manager.Launcher, error) {
 	stateDir, err := stateDir()
 	if err != nil {
 		return nil, err
@@ -75,6 +76,13 @@ func newLauncher(cfg *config.Config, workspace string, log hclog.Logger) (manage
 				layers := make([]string, 0, len(rep.Active))
 				for _, a := range rep.Active {
 					layers = append(layers, string(a))
+				}
+				if missing != nil && len(rep.Missing) > 0 {
+					names := make([]string, 0, len(rep.Missing))
+					for l := range rep.Missing {
+						names = append(names, string(l))
+					}
+					missing(names)
 				}
 				return layers, nil
 			},

@@ -62,8 +62,11 @@ var Outcomes = []Outcome{OutcomeOK, OutcomeToolError, OutcomeInvalidArguments, O
 
 // CallEnd describes a tools/call that has ended, for [Options.OnCallEnd].
 type CallEnd struct {
-	// Tool is the name the client called; Provider the provider that
-	// served it ("" when none did: an unknown tool).
+	// Tool is the exposed name of the tool that ran: the name the client
+	// called, but for tool search's call_tool the tool it named. Provider
+	// is the provider that served it (HostProvider for search_tools). When
+	// no provider did (an unknown tool), Provider is "" and Tool the name
+	// the client called.
 	Tool, Provider string
 	// Outcome is how it ended.
 	Outcome Outcome
@@ -139,6 +142,9 @@ func (c *call) ended(res json.RawMessage, err error, cancelled, task bool) {
 		e.ResultSize = len(res)
 	} else if !cancelled {
 		e.ResultSize = len(err.Error()) // the isError text (or the -32602 message)
+	}
+	if c.tc.Routed != "" {
+		e.Tool = c.tc.Routed
 	}
 	if c.st != nil {
 		e.Client = c.st.client

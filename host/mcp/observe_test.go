@@ -139,3 +139,20 @@ func TestClientName(t *testing.T) {
 		t.Errorf("a 500-byte name became %d bytes, want %d", len(got), maxClientName+len("…"))
 	}
 }
+
+// In tool search mode, search_tools is the host's own and call_tool is
+// reported as the tool it ran, served by that tool's provider.
+func TestOnCallEndSearchMode(t *testing.T) {
+	t.Parallel()
+	forBothTransports(t, func(t *testing.T, c *client) {
+		ends := make(chan CallEnd, 4)
+		c.srv.onCallEnd = func(e *CallEnd) { ends <- *e }
+		callOne(t, c, "search_tools", `"arguments":{"query":"echo"}`)
+		callOne(t, c, "call_tool", `"arguments":{"name":"echo","arguments":{"text":"hi"}}`)
+		for _, want := range [][2]string{{SearchToolName, HostProvider}, {"echo", "test"}} {
+			if e := <-ends; e.Tool != want[0] || e.Provider != want[1] || e.Outcome != OutcomeOK {
+				t.Errorf("call ended as %s of %q (%s), want %s of %q (ok)", e.Tool, e.Provider, e.Outcome, want[0], want[1])
+			}
+		}
+	})
+}

@@ -71,6 +71,9 @@ const (
 const (
 	SearchToolName = "search_tools"
 	CallToolName   = "call_tool"
+	// HostProvider is the provider search_tools is counted under in
+	// metrics and the audit log (CallEnd.Provider): the host itself.
+	HostProvider = "plughost"
 )
 
 // The host tools' definitions.
@@ -166,6 +169,7 @@ func (sc *searchCatalog) Tool(name string) json.RawMessage {
 func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 	switch call.Name {
 	case SearchToolName:
+		call.Provider, call.Routed = HostProvider, SearchToolName
 		return sc.search(call.Arguments), nil
 	case CallToolName:
 		fwd, failed := unwrapCall(call)
@@ -173,6 +177,7 @@ func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.Ra
 			return failed, nil
 		}
 		res, err := sc.Catalog.CallTool(ctx, fwd)
+		call.Provider, call.Routed = fwd.Provider, fwd.Routed
 		return unknownAsResult(fwd.Name, res, err)
 	}
 	return sc.Catalog.CallTool(ctx, call)
@@ -182,6 +187,7 @@ func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.Ra
 func (ss *searchStarter) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	switch call.Name {
 	case SearchToolName:
+		call.Provider, call.Routed = HostProvider, SearchToolName
 		done(ss.search(call.Arguments), nil)
 	case CallToolName:
 		fwd, failed := unwrapCall(call)
@@ -189,7 +195,10 @@ func (ss *searchStarter) StartCall(ctx context.Context, call *tool.Call, done fu
 			done(failed, nil)
 			return
 		}
-		ss.starter.StartCall(ctx, fwd, func(res json.RawMessage, err error) { done(unknownAsResult(fwd.Name, res, err)) })
+		ss.starter.StartCall(ctx, fwd, func(res json.RawMessage, err error) {
+			call.Provider, call.Routed = fwd.Provider, fwd.Routed
+			done(unknownAsResult(fwd.Name, res, err))
+		})
 	default:
 		ss.starter.StartCall(ctx, call, done)
 	}

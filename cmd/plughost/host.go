@@ -164,7 +164,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
-	obs, err := newObserver(h.observe, h.http, log)
+	obs, err := newObserver(h.observe, cfg.Audit, h.http, log)
 	if err != nil {
 		return nil, err
 	}

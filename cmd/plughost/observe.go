@@ -12,6 +12,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/audit"
+	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/metrics"
@@ -31,8 +32,9 @@ func (f *observeFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics, without a token "+
 		"(e.g. 127.0.0.1:9464; beyond loopback only with --metrics-public); with --http they are also at /metrics behind --token")
 	fs.BoolVar(&f.metricsPublic, "metrics-public", false, "let --metrics-listen listen beyond loopback (metrics name tools, plugins and figures; no secrets)")
-	fs.StringVar(&f.auditLog, "audit-log", "", "append one JSON line per tool call to FILE (created 0600; - for stderr); see README \"Operating plughost\"")
-	fs.BoolVar(&f.auditArgs, "audit-arguments", false, "with --audit-log, include each call's arguments (cut beyond 4 KiB)")
+	fs.StringVar(&f.auditLog, "audit-log", "", "append one JSON line per tool call to FILE (created 0600; - for stderr; "+
+		"wins over an audit block in --config); see README \"Operating plughost\"")
+	fs.BoolVar(&f.auditArgs, "audit-arguments", false, "include each call's arguments in the audit log (cut beyond 4 KiB)")
 }
 
 // observer is what serve wires for operators: the metrics (nil when off:
@@ -45,9 +47,10 @@ type observer struct {
 	plugins func() []manager.PluginStatus
 }
 
-// newObserver opens what f asks for; withHTTP: serve --http, whose
-// listener serves /metrics.
-func newObserver(f *observeFlags, withHTTP bool, log hclog.Logger) (*observer, error) {
+// newObserver opens what f and the configuration's audit block (nil:
+// none) ask for; the flags win over the block. withHTTP: serve --http,
+// whose listener serves /metrics.
+func newObserver(f *observeFlags, block *config.Audit, withHTTP bool, log hclog.Logger) (*observer, error) {
 	o := &observer{}
 	if f == nil {
 		return o, nil
@@ -56,14 +59,18 @@ func newObserver(f *observeFlags, withHTTP bool, log hclog.Logger) (*observer, e
 		return nil, fmt.Errorf("--metrics-listen %s is reachable from other machines: listen on loopback (127.0.0.1:PORT), "+
 			"or add --metrics-public to serve metrics there without a token", f.metricsListen)
 	}
-	if f.auditArgs && f.auditLog == "" {
-		return nil, errors.New("--audit-arguments needs --audit-log FILE")
+	file, args := f.auditLog, f.auditArgs
+	if block != nil && file == "" {
+		file, args = block.File, args || block.Arguments
+	}
+	if args && file == "" {
+		return nil, errors.New("--audit-arguments needs --audit-log FILE (or an audit block in --config)")
 	}
 	if withHTTP || f.metricsListen != "" {
 		o.metrics = metrics.New(o.states)
 	}
-	if f.auditLog != "" {
-		a, err := audit.Open(f.auditLog, &audit.Options{Arguments: f.auditArgs, Logger: log.Named("audit")})
+	if file != "" {
+		a, err := audit.Open(file, &audit.Options{Arguments: args, Logger: log.Named("audit")})
 		if err != nil {
 			return nil, err
 		}

@@ -233,3 +233,34 @@ func auditLines(t *testing.T, path string) []map[string]any {
 	}
 	return out
 }
+
+// In stdio mode, --metrics-listen serves the metrics: the stdio session
+// and its calls are there.
+func TestServeStdioMetrics(t *testing.T) {
+	t.Parallel()
+	h := startTestHostWith(t, []string{"--metrics-listen", "127.0.0.1:0"}, "echo")
+	h.awaitTools("echo", "sleep")
+	if got := text(h.call("echo", map[string]any{"text": "hi"})); got != "hi" {
+		t.Fatalf("echo: %q", got)
+	}
+	h.stderr.await(t, "serving Prometheus metrics")
+	m := metricsURL.FindStringSubmatch(h.stderr.String())
+	if m == nil {
+		t.Fatalf("no metrics URL in the log")
+	}
+	fams := scrape(t, http.DefaultClient, m[1])
+	var sessions, calls float64
+	for _, mt := range fams["plughost_sessions"].GetMetric() {
+		if hasLabels(mt, map[string]string{"transport": "stdio"}) {
+			sessions = mt.GetGauge().GetValue()
+		}
+	}
+	for _, mt := range fams["plughost_tool_calls_total"].GetMetric() {
+		if hasLabels(mt, map[string]string{"tool": "echo", "provider": "echo", "outcome": "ok"}) {
+			calls = mt.GetCounter().GetValue()
+		}
+	}
+	if sessions != 1 || calls != 1 {
+		t.Errorf("plughost_sessions{stdio} = %v, plughost_tool_calls_total{echo,ok} = %v; want 1 and 1", sessions, calls)
+	}
+}

@@ -183,10 +183,7 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 
 	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token, st: in.st}
 	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.capsOf(in.st).raw}
-	c.setTrace(p.traceParent, p.traceState)
-	if s.srv.onCallEnd != nil {
-		c.start = time.Now()
-	}
+	c.observe(p)
 	if s.srv.mayBecomeTask(in.st) {
 		c.startTaskable(in.ctx)
 	} else {

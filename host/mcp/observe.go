@@ -107,6 +107,15 @@ type Peer struct {
 	Remote string
 }
 
+// observe prepares what the call's end reports (ended): its start, when
+// Options.OnCallEnd wants it, and its trace context.
+func (c *call) observe(p callParams) {
+	if c.s.srv.onCallEnd != nil {
+		c.start = time.Now()
+	}
+	c.setTrace(p.traceParent, p.traceState)
+}
+
 // setTrace checks the traceparent and tracestate of the request's _meta
 // and carries them in the call: an invalid traceparent is dropped with its
 // tracestate, an invalid tracestate alone (logged at DEBUG).

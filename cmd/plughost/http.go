@@ -95,12 +95,12 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	if m := h.obs.metrics; m != nil { // GET /metrics, behind the token
 		opts.Meter, opts.Metrics = m, m.Handler()
 	}
-	waitMetrics, err := h.obs.serveMetrics(ctx, hf.observe, h.log)
+	stopMetrics, err := h.obs.serveMetrics(hf.observe, h.log)
 	if err != nil {
 		ln.Close()
 		return errors.Join(err, h.stop())
 	}
-	defer waitMetrics()
+	defer stopMetrics()
 	url := "http://" + ln.Addr().String() + streamable.PathMCP
 	auth := "none (loopback only)"
 	if opts.Token != "" {

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"flag"
 	"fmt"
@@ -131,10 +130,10 @@ func (o *observer) onCallEnd() func(*mcp.CallEnd) {
 	return nil
 }
 
-// serveMetrics serves the metrics on --metrics-listen until ctx ends;
-// the returned func waits for it to have stopped. It does nothing without
-// the flag.
-func (o *observer) serveMetrics(ctx context.Context, f *observeFlags, log hclog.Logger) (wait func(), err error) {
+// serveMetrics serves the metrics on --metrics-listen until the returned
+// func is called, once serve has stopped everything else (so that a scrape
+// sees the shutdown through); it does nothing without the flag.
+func (o *observer) serveMetrics(f *observeFlags, log hclog.Logger) (stop func(), err error) {
 	if f == nil || f.metricsListen == "" {
 		return func() {}, nil
 	}
@@ -152,9 +151,8 @@ func (o *observer) serveMetrics(ctx context.Context, f *observeFlags, log hclog.
 			log.Error("metrics listener failed", "error", err)
 		}
 	}()
-	stop := context.AfterFunc(ctx, func() { hs.Close() })
 	log.Info("serving Prometheus metrics", "url", "http://"+ln.Addr().String()+"/metrics")
-	return func() { stop(); hs.Close(); <-done }, nil
+	return func() { hs.Close(); <-done }, nil
 }
 
 // close closes the audit log.

@@ -46,11 +46,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 
-	waitMetrics, err := h.obs.serveMetrics(ctx, hf.observe, h.log)
+	stopMetrics, err := h.obs.serveMetrics(hf.observe, h.log)
 	if err != nil {
 		return errors.Join(err, h.stop())
 	}
-	defer waitMetrics()
+	defer stopMetrics()
 	if m := h.obs.metrics; m != nil {
 		m.Sessions("stdio", +1)
 		defer m.Sessions("stdio", -1)

@@ -57,14 +57,14 @@ type Options struct {
 
 // Log is an audit log. Its methods are safe for concurrent use.
 type Log struct {
-	opts  Options
-	log   hclog.Logger
-	mu    sync.Mutex
-	w     io.Writer
-	c     io.Closer // nil when w is not ours to close
-	lost  int       // lines not written since the last that was
-	buf   []byte
-	close sync.Once
+	opts Options
+	log  hclog.Logger
+	mu   sync.Mutex
+	w    io.Writer
+	c    io.Closer // nil when w is not ours to close
+	lost int       // lines not written since the last that was
+	buf  []byte
+	once sync.Once // Close's
 }
 
 // Open opens the audit log at path, creating it (mode 0600) or appending
@@ -101,7 +101,7 @@ func New(w io.Writer, opts *Options) *Log {
 // Close closes the file Open opened.
 func (l *Log) Close() error {
 	var err error
-	l.close.Do(func() {
+	l.once.Do(func() {
 		if l.c != nil {
 			l.mu.Lock()
 			err = l.c.Close()

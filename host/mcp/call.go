@@ -78,7 +78,7 @@ type call struct {
 	rp     reply  // where the response goes
 	op     callOp // nil for a tools/call, whose request is tc
 	tc     tool.Call
-	start  time.Time // when the tools/call came, if Options.OnCallEnd wants it
+	start  time.Time // when the tools/call came, if anyone wants it (observe)
 	// st is set for a request of the stateless revision (its _meta's
 	// capabilities and log level); nil for a request of the session.
 	st *stateless

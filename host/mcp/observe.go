@@ -108,9 +108,9 @@ type Peer struct {
 }
 
 // observe prepares what the call's end reports (ended): its start, when
-// Options.OnCallEnd wants it, and its trace context.
+// Options.OnCallEnd or the DEBUG log wants it, and its trace context.
 func (c *call) observe(p callParams) {
-	if c.s.srv.onCallEnd != nil {
+	if srv := c.s.srv; srv.onCallEnd != nil || srv.log.IsDebug() {
 		c.start = time.Now()
 	}
 	c.setTrace(p.traceParent, p.traceState)
@@ -141,7 +141,7 @@ func (c *call) traceID() string { return trace.Context{Parent: c.tc.TraceParent}
 // cancelled; or its task ended) to Options.OnCallEnd, and logs it at DEBUG with its trace id.
 func (c *call) ended(res json.RawMessage, err error, cancelled, task bool) {
 	srv := c.s.srv
-	if srv.onCallEnd == nil && !srv.log.IsDebug() {
+	if c.start.IsZero() { // neither OnCallEnd nor the DEBUG log wants it (observe)
 		return
 	}
 	e := CallEnd{Tool: c.tc.Name, Provider: c.tc.Provider, Outcome: outcome(res, err, cancelled, c.own),

@@ -10,6 +10,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/testutil"
 
 	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/mcp/streamable"
 )
 
 // Calls are counted by tool, provider and outcome, and timed; a call no
@@ -93,3 +94,6 @@ func BenchmarkCallEnd(b *testing.B) {
 		m.CallEnd(e)
 	}
 }
+
+// Metrics is the HTTP transport's Meter.
+var _ streamable.Meter = (*Metrics)(nil)

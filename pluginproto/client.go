@@ -160,6 +160,11 @@ type CallRequest struct {
 	// (Request.RunAsTask), and says so through Detach. Ignored by plugins
 	// of contract 1, which never go on as tasks.
 	Tasks bool
+	// TraceParent and TraceState are the call's W3C trace context (see
+	// Request.TraceParent), passed to the plugin's handler as they are;
+	// "" for none. The caller checks them (the host drops an invalid
+	// traceparent). Ignored by plugins of contract 1.
+	TraceParent, TraceState string
 	// Detach, with Tasks, is called when the plugin says the call goes on
 	// as a task: at most once per call, before its answer, in order with
 	// Progress and Log and on the goroutine that runs them. The host then

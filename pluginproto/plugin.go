@@ -243,7 +243,8 @@ func (p *Plugin) Logger() hclog.Logger { return p.logger }
 func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
 	cb := &callbacks{req: req}
 	return rounds(fmt.Sprintf("call %q", req.Tool), req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
-		res, err := p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, cb, invocation{caps: req.ClientCapabilities, input: in, tasks: req.Tasks})
+		res, err := p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, cb, invocation{caps: req.ClientCapabilities, input: in, tasks: req.Tasks,
+			traceParent: req.TraceParent, traceState: req.TraceState})
 		if pe, ok := err.(*panicError); ok {
 			return nil, pluginFailed(req.Tool, pe.msg)
 		}
@@ -257,6 +258,8 @@ type invocation struct {
 	caps  json.RawMessage
 	input *Input
 	tasks bool
+	// traceParent and traceState are the call's trace context (Request's).
+	traceParent, traceState string
 }
 
 // asker returns the handler's asker; nil (a client that declared nothing)
@@ -315,7 +318,8 @@ func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wa
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	s := &sink{progress: wantProgress, emit: e}
-	req := &Request{Tool: name, Arguments: args, sink: s, ask: inv.asker(), tasks: inv.tasks && ent.tasks}
+	req := &Request{Tool: name, Arguments: args, TraceParent: inv.traceParent, TraceState: inv.traceState,
+		sink: s, ask: inv.asker(), tasks: inv.tasks && ent.tasks}
 	res, failed := p.invoke(ctx, ent.handler, req)
 	s.close()
 	if err := req.ask.finish(); err != nil {

@@ -50,6 +50,10 @@ type ProxyCall struct {
 	// Input is set on the retry of a call that answered an
 	// *InputRequiredError.
 	Input *Input
+	// TraceParent and TraceState are the call's W3C trace context (see
+	// Request.TraceParent); "" for none. A proxy hands them on to the
+	// server it proxies (in the _meta of its request).
+	TraceParent, TraceState string
 	// Progress reports progress to the client; nil when the client did not
 	// ask for progress. Log sends a log message (an MCP level and any JSON
 	// value) to the client. Both do nothing once CallTool has returned.
@@ -145,6 +149,7 @@ func (p *Plugin) proxyCall(ctx context.Context, px Proxy, name string, args json
 	defer s.close()
 	req := &Request{Tool: name, sink: s}
 	call := &ProxyCall{Tool: name, Arguments: args, ClientCapabilities: inv.caps, Input: inv.input,
+		TraceParent: inv.traceParent, TraceState: inv.traceState,
 		Log: func(level string, data json.RawMessage) {
 			s.mu.Lock()
 			defer s.mu.Unlock()

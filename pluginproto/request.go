@@ -29,6 +29,16 @@ type Request struct {
 	// Arguments is the JSON object of arguments, as the client sent it.
 	// The host has checked it against the tool's InputSchema.
 	Arguments json.RawMessage
+	// TraceParent is the call's W3C trace context
+	// (https://www.w3.org/TR/trace-context/), as the client sent it in its
+	// request's _meta and the host checked it: "00-<trace id>-<parent
+	// id>-<flags>". A handler that traces (with OpenTelemetry, say) makes
+	// its spans children of it, so that a collector stitches the client's
+	// call, the host and the plugin together. "" when the client sent none.
+	TraceParent string
+	// TraceState is the W3C tracestate that goes with TraceParent (vendors'
+	// key=value list); "" when none.
+	TraceState string
 
 	sink  *sink  // nil for a hand-built Request
 	ask   *asker // nil for a hand-built Request, or a client that declared nothing

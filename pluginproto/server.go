@@ -161,7 +161,8 @@ func (c *serverCalls) run(id uint64, call *serverCall, args []byte) {
 	call.cancel = cancel
 	c.mu.Unlock()
 	st := call.start
-	inv := invocation{caps: st.GetClientCapabilities(), input: inputOf(st.GetInput()), tasks: st.GetTasks()}
+	inv := invocation{caps: st.GetClientCapabilities(), input: inputOf(st.GetInput()), tasks: st.GetTasks(),
+		traceParent: st.GetTraceparent(), traceState: st.GetTracestate()}
 	c.running.Go(func() {
 		defer cancel()
 		res, err := c.p.call(ctx, st.GetTool(), args, st.GetProgress(), frameEmitter{c, id}, inv)

@@ -40,7 +40,7 @@ func TestWarnUnknownPlugins(t *testing.T) {
 // listener takes any path the block accepts.
 func TestSearchPathReserved(t *testing.T) {
 	t.Parallel()
-	for _, p := range []string{streamable.PathMCP, streamable.PathSSE, streamable.PathMessage, streamable.PathHealthz, streamable.PathReadyz} {
+	for _, p := range []string{streamable.PathMCP, streamable.PathSSE, streamable.PathMessage, streamable.PathMetrics, streamable.PathHealthz, streamable.PathReadyz} {
 		if _, err := config.Parse([]byte("search {\n  path = \""+p+"\"\n}\n"), "c.hcl"); err == nil || !strings.Contains(err.Error(), "is served already") {
 			t.Errorf("search { path = %q }: %v, want it refused as served already", p, err)
 		}

@@ -47,9 +47,11 @@ type hostFlags struct {
 	// catalog cache apply. The commands that load and exit (plugins,
 	// call) start every plugin eagerly and use no cache.
 	serving bool
-	// http is set by serve --http: a search block's path applies (over
-	// stdio it names nothing, and every tool is served).
-	http bool
+	// observe are serve's metrics and audit flags (observe.go); nil
+	// elsewhere. http is set by serve --http, whose listener serves
+	// /metrics.
+	observe *observeFlags
+	http    bool
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
@@ -98,6 +100,9 @@ type host struct {
 	// read or watched (see ready).
 	runEnded chan struct{}
 	runErr   error
+
+	// obs are the metrics and the audit log (observe.go).
+	obs *observer
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
@@ -129,6 +134,7 @@ func (h *host) options(search bool) *mcp.Options {
 		Tasks:         h.tasks,
 		EscalateAfter: h.escalateAfter,
 		ToolSearch:    ts,
+		OnCallEnd:     h.obs.onCallEnd(),
 	}
 }
 
@@ -225,6 +231,16 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
+	obs, err := newObserver(h.observe, cfg.Audit, h.http, log)
+	if err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			obs.close()
+		}
+	}()
 	var sealer *sealed.Sealer
 	var taskSvc *tasks.Service
 	if h.serving { // before any plugin runs: a bad key or an unreachable redis stops the start
@@ -258,7 +274,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		closeTasks()
 		_ = run.Remove()
 	}
-	launcher, err := newLauncher(cfg, workspace, run.Path(), log.Named("sandbox"))
+	launcher, err := newLauncher(cfg, workspace, run.Path(), log.Named("sandbox"), obs.sandboxMissing())
 	if err != nil {
 		cleanup()
 		return nil, err
@@ -276,6 +292,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		HostVersion: version,
 		Launcher:    launcher,
 		SocketDir:   run.Path(),
+		OnEvent:     obs.managerEvent(),
 	}
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {
@@ -309,8 +326,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		}
 		return nil, err
 	}
+	obs.plugins = mgr.Status
 	ctx, cancel := context.WithCancel(context.Background())
-	hst := &host{log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
+	hst := &host{obs: obs, log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
@@ -347,13 +365,15 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 	log.Debug("loading plugins", "dir", pluginDir, "workspace", workspace)
+	started = true
 	return hst, nil
 }
 
 // ready says whether the host is ready to serve calls (serve --http's
 // GET /readyz): nil once every plugin found at start has loaded or failed
 // (a plugin that failed is the operator's to see in the log and in
-// `plughost plugins`; the others serve), else why not, in one line.
+// `plughost plugins`; the others serve) and, in tool search mode, the
+// index holds their tools; else why not, in one line.
 func (h *host) ready() error {
 	select {
 	case <-h.runEnded: // manager.Ready is closed too, but nothing is served
@@ -365,10 +385,17 @@ func (h *host) ready() error {
 	}
 	select {
 	case <-h.manager.Ready():
-		return nil
 	default:
 		return errors.New("the plugins found at start are still loading")
 	}
+	if h.searchReady != nil {
+		select {
+		case <-h.searchReady:
+		default: // requests would wait for it (mcpOptions): so do probes
+			return errors.New("the tool search index is still being filled")
+		}
+	}
+	return nil
 }
 
 // stop fails the tasks still running here (their calls end), unloads every
@@ -388,6 +415,7 @@ func (h *host) stop() error {
 		h.unfollow()
 	}
 	h.catalog.Close()
+	h.obs.close()
 	if rerr := h.run.Remove(); rerr != nil { // every plugin is reaped: nothing runs in it
 		h.log.Warn("could not remove the run directory", "dir", h.run.Path(), "error", rerr)
 	}

@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"io"
 	"net"
@@ -92,6 +93,15 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	h.sampler.use(srv) // devices' text tasks ask a model of a client at /mcp
 	// GET /readyz: 503 until the plugins found at start have loaded.
 	opts.Ready = h.ready
+	if m := h.obs.metrics; m != nil { // GET /metrics, behind the token
+		opts.Meter, opts.Metrics = m, m.Handler()
+	}
+	stopMetrics, err := h.obs.serveMetrics(hf.observe, h.log)
+	if err != nil {
+		ln.Close()
+		return errors.Join(err, h.stop())
+	}
+	defer stopMetrics()
 	url := "http://" + ln.Addr().String() + streamable.PathMCP
 	auth := "none (loopback only)"
 	if opts.Token != "" {

@@ -38,8 +38,9 @@ func grantWorkspace(pol *sandbox.Policy, name, workspace string) {
 
 // newLauncher returns the manager's Launcher: every plugin starts in the
 // sandbox under its policy from the config file, with its tmp directory in
-// tmpDir (the host's run directory).
-func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger) (manager.Launcher, error) {
+// tmpDir (the host's run directory). missing, when not nil, learns of the
+// layers a plugin started without (for the metrics).
+func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger, missing func(layers []string)) (manager.Launcher, error) {
 	stateDir, err := stateDir()
 	if err != nil {
 		return nil, err
@@ -77,6 +78,13 @@ func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger)
 				layers := make([]string, 0, len(rep.Active))
 				for _, a := range rep.Active {
 					layers = append(layers, string(a))
+				}
+				if missing != nil && len(rep.Missing) > 0 {
+					names := make([]string, 0, len(rep.Missing))
+					for l := range rep.Missing {
+						names = append(names, string(l))
+					}
+					missing(names)
 				}
 				return layers, nil
 			},

@@ -27,6 +27,8 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	hf.devices.register(fs)
 	var httpf httpFlags
 	httpf.register(fs)
+	hf.observe = new(observeFlags)
+	hf.observe.register(fs)
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -34,6 +36,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 		return usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
 	}
 	if httpf.addr != "" {
+		hf.http = true
 		return serveHTTP(&hf, &httpf, stderr)
 	}
 	h, err := startHost(&hf, stderr)
@@ -43,6 +46,15 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 
+	stopMetrics, err := h.obs.serveMetrics(hf.observe, h.log)
+	if err != nil {
+		return errors.Join(err, h.stop())
+	}
+	defer stopMetrics()
+	if m := h.obs.metrics; m != nil {
+		m.Sessions("stdio", +1)
+		defer m.Sessions("stdio", -1)
+	}
 	srv := mcp.NewServer(h.catalog, h.mcpOptions())
 	h.sampler.use(srv) // devices' text tasks ask the stdio client's model
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {

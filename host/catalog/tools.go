@@ -288,6 +288,7 @@ func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 	if msg != "" {
 		return nil, tool.Call{}, &tool.CapabilityRequired{Capabilities: json.RawMessage(argcheck.TasksCapability), Message: msg}
 	}
+	call.Provider, call.Routed = r.provider, call.Name
 	fwd := *call
 	fwd.Name = r.tool
 	fwd.Tasks = tasks

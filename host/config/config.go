@@ -1,6 +1,7 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins, stateless, tasks and search. The sandbox block:
+// block: sandbox, plugins, stateless, tasks, search and audit. The sandbox
+// block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
 //	sandbox {
@@ -118,6 +119,13 @@
 //	  embeddings { … }           # optional: rank by meaning as well (see Embeddings)
 //	}
 //
+// The audit block turns on the audit log (see Audit):
+//
+//	audit {
+//	  file      = "/var/log/plughost/audit.jsonl"
+//	  arguments = false
+//	}
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to these.
 package config
@@ -153,6 +161,8 @@ type Config struct {
 	Tasks Tasks
 	// Search is the search block: tool search mode; nil when absent.
 	Search *Search
+	// Audit is the audit block: the audit log; nil when absent.
+	Audit *Audit
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -240,7 +250,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -264,6 +274,9 @@ func parse(src []byte, filename string) (*Config, error) {
 		case "search":
 			cfg.Search = &Search{}
 			err = cfg.Search.decode(b.Body, filepath.Dir(filename))
+		case "audit":
+			cfg.Audit = &Audit{}
+			err = cfg.Audit.decode(b.Body, filepath.Dir(filename))
 		}
 		if err != nil {
 			return nil, err

@@ -25,7 +25,7 @@ var homes = map[string]string{
 	"address": "redis { } inside tasks { }", "username": "redis { } inside tasks { }",
 	"password_file": "redis { } inside tasks { }", "db": "redis { } inside tasks { }",
 	"key_prefix": "redis { } inside tasks { }", "replica_timeout": "redis { } inside tasks { }",
-	"pinned": "search { }", "limit": "search { }", "add_found": "search { }",
+	"pinned": "search { }", "limit": "search { }", "add_found": "search { }", "arguments": "audit { }",
 	"password": "a file named by password_file, or $PLUGHOST_REDIS_PASSWORD: never in this file",
 	"plugin":   "sandbox { } (its policy) or plugins { } (when it runs)",
 }

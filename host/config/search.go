@@ -44,9 +44,9 @@ const (
 )
 
 // reservedPaths are the paths host/mcp/streamable serves by itself: the
-// Streamable HTTP endpoint, the legacy HTTP+SSE pair and the health
-// endpoints. A search block's path must be another.
-var reservedPaths = []string{"/mcp", "/sse", "/message", "/healthz", "/readyz"}
+// Streamable HTTP endpoint, the legacy HTTP+SSE pair, the metrics and
+// the health endpoints. A search block's path must be another.
+var reservedPaths = []string{"/mcp", "/sse", "/message", "/metrics", "/healthz", "/readyz"}
 
 var searchSchema = hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "pinned"}, {Name: "limit"}, {Name: "add_found"}, {Name: "path"}},

@@ -153,6 +153,9 @@ func (in *instance) runnerFunc(_ hclog.Logger, cmd *exec.Cmd, tmpDir string) (ru
 		out:     in.out,
 		done:    make(chan struct{}),
 	}
+	if f := in.opts.OnEvent; f != nil {
+		in.runner.onStart = func() { f(in.name, EventStarted) }
+	}
 	return in.runner, nil
 }
 
@@ -505,6 +508,7 @@ func request(call *tool.Call) *pluginproto.CallRequest {
 		Tool: call.Name, Arguments: call.Arguments,
 		ClientCapabilities: call.ClientCapabilities, Input: input(call.Input),
 		Tasks: call.Tasks, Detach: call.Detach,
+		TraceParent: call.TraceParent, TraceState: call.TraceState,
 	}
 	if call.Progress != nil {
 		req.Progress = func(progress, total float64, message string) {

@@ -363,11 +363,13 @@ func (l *life) died(err error) stage {
 		}
 	}
 	l.deaths = append(recent, now)
+	s.event(EventCrashed)
 
 	if len(l.deaths) >= o.CrashLimit && !s.remote() { // a remote server is retried for as long as it is declared
 		why := fmt.Sprintf("crashed %d times within %v; parked until the file changes", len(l.deaths), o.CrashWindow)
 		l.unpublish("is parked: " + why)
 		s.update(func(st *PluginStatus) { st.State = StateParked; st.setError(err, "; "+why) })
+		s.event(EventParked) // before the log line, which tests await
 		s.log.Error("plugin parked", "reason", why, "last_error", err)
 		return stageParked
 	}

@@ -118,7 +118,27 @@ type Options struct {
 	// changed. Default: 4 per CPU, at least 16 (a start waits on its
 	// handshake more than it computes).
 	LoadConcurrency int
+	// OnEvent, when set, learns of each plugin's life events, for
+	// metrics: a process started, a death, parking (see Event). It is
+	// called on the manager's goroutines and must be quick.
+	OnEvent func(plugin string, e Event)
 }
+
+// Event is a plugin's life event, for Options.OnEvent.
+type Event string
+
+// The events of a plugin's life.
+const (
+	// EventStarted: a plugin process started (a first start, a restart, a
+	// reload, a lazy plugin woken), before its handshake.
+	EventStarted Event = "started"
+	// EventCrashed: a running plugin died, or a restart failed: a death
+	// that counts towards CrashLimit.
+	EventCrashed Event = "crashed"
+	// EventParked: the plugin died CrashLimit times within CrashWindow and
+	// stays down until its file changes.
+	EventParked Event = "parked"
+)
 
 // State is where a plugin is in its life.
 type State string

@@ -194,11 +194,20 @@ func TestCrashLoopParksUntilTheFileChanges(t *testing.T) {
 	marker := filepath.Join(t.TempDir(), "die")
 	path := filepath.Join(dir, "tp")
 	copyFile(t, pluginV1, path, 0o755)
+	var mu sync.Mutex
+	events := map[Event]int{}
 	h := start(t, dir, Options{
 		Env:            []string{"TESTPLUGIN_DIE_IF=" + marker},
 		BackoffInitial: 5 * time.Millisecond,
 		BackoffMax:     20 * time.Millisecond,
 		CrashLimit:     3,
+		OnEvent: func(name string, e Event) {
+			mu.Lock()
+			defer mu.Unlock()
+			if name == "tp" {
+				events[e]++
+			}
+		},
 	})
 	e := h.expect("set", "tp")
 
@@ -219,6 +228,11 @@ func TestCrashLoopParksUntilTheFileChanges(t *testing.T) {
 		!strings.Contains(s.LastError, "crashed 3 times within 1m0s; parked until the file changes") {
 		t.Errorf("status = %+v, want parked after 3 deaths", s)
 	}
+	mu.Lock()
+	if diff := cmp.Diff(map[Event]int{EventStarted: 3, EventCrashed: 3, EventParked: 1}, events); diff != "" {
+		t.Errorf("OnEvent (-want +got):\n%s", diff)
+	}
+	mu.Unlock()
 	h.noEvent()
 
 	// A change of the file unparks it.

@@ -72,6 +72,7 @@ type procRunner struct {
 	launch  Launcher
 	cmd     *exec.Cmd // go-plugin's template: carries the handshake environment
 	log     hclog.Logger
+	onStart func()        // Options.OnEvent's EventStarted; nil for none
 	out     *pluginOutput // logs the plugin's stdout and stderr
 
 	// The read ends of the plugin's stdout and stderr, read by the
@@ -177,6 +178,9 @@ func (r *procRunner) Start(_ context.Context) error {
 		r.out.copyStderr(errR)
 	}()
 	r.pid = cmd.Process.Pid
+	if r.onStart != nil {
+		r.onStart()
+	}
 	pgid, err := syscall.Getpgid(r.pid)
 	r.group = err == nil && pgid == r.pid
 	if !r.group {

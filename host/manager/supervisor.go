@@ -211,3 +211,10 @@ func (s *supervisor) remote() bool {
 	d, err := declared.Load(s.path)
 	return err == nil && d.Remote()
 }
+
+// event tells Options.OnEvent of e, when it is set.
+func (s *supervisor) event(e Event) {
+	if f := s.m.opts.OnEvent; f != nil {
+		f(s.name, e)
+	}
+}

@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tasks"
@@ -77,6 +78,7 @@ type call struct {
 	rp     reply  // where the response goes
 	op     callOp // nil for a tools/call, whose request is tc
 	tc     tool.Call
+	start  time.Time // when the tools/call came, if anyone wants it (observe)
 	// st is set for a request of the stateless revision (its _meta's
 	// capabilities and log level); nil for a request of the session.
 	st *stateless
@@ -124,6 +126,9 @@ type callParams struct {
 	name  string
 	args  []byte // nil when absent; JSON null stands for absent too
 	token []byte // _meta.progressToken; nil when absent
+	// traceParent and traceState are _meta's W3C trace context, unchecked
+	// (setTrace checks them); "" when absent.
+	traceParent, traceState string
 }
 
 func decodeCallTool(params []byte) (callParams, *wire.Error) {
@@ -140,6 +145,8 @@ func decodeCallTool(params []byte) (callParams, *wire.Error) {
 				return p, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta must be an object")
 			}
 			p.token = wire.Member(v, "progressToken")
+			p.traceParent, _ = wire.Unquote(wire.Member(v, "traceparent"))
+			p.traceState, _ = wire.Unquote(wire.Member(v, "tracestate"))
 		}
 	}
 	var ok bool
@@ -180,6 +187,7 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 	if s.found != nil && in.st == nil && p.name == SearchToolName {
 		ctx = withFound(ctx, s.found) // its hits join the session's list
 	}
+	c.observe(p)
 	if s.srv.mayBecomeTask(in.st) {
 		c.startTaskable(ctx)
 	} else {
@@ -450,6 +458,9 @@ func (c *call) finish(res json.RawMessage, err error) {
 	s := c.s
 	cancelled, done := c.leave()
 	defer done()
+	if c.op == nil {
+		defer c.ended(res, err, cancelled, false)
+	}
 	c.cancel()
 	if e, ok := c.op.(opEnder); ok {
 		e.end(c, err)

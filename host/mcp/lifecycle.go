@@ -11,6 +11,7 @@ type initParams struct {
 	version string     // protocolVersion as requested
 	caps    clientCaps // what capabilities declared
 	client  []any      // clientInfo's name and version, for the log
+	info    string     // clientInfo as "name/version", for Options.OnCallEnd
 }
 
 func decodeInitialize(params []byte) (initParams, *wire.Error) {
@@ -37,6 +38,7 @@ func decodeInitialize(params []byte) (initParams, *wire.Error) {
 	}
 	if p.ClientInfo != nil {
 		ip.client = []any{"client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version}
+		ip.info = clientName(p.ClientInfo.Name, p.ClientInfo.Version)
 	}
 	return ip, nil
 }
@@ -56,6 +58,7 @@ func (s *Session) initialize(in incoming, p initParams) func() {
 	}
 	s.life.version.Store(int32(v))
 	s.life.caps = p.caps
+	s.life.client = p.info
 	log := append([]any{"requested", p.version, "negotiated", versions[v]}, p.client...)
 	if p.caps.sampling {
 		log = append(log, "sampling", true, "sampling_tools", p.caps.samplingTools)

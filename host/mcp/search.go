@@ -77,6 +77,9 @@ const (
 const (
 	SearchToolName = "search_tools"
 	CallToolName   = "call_tool"
+	// HostProvider is the provider search_tools is counted under in
+	// metrics and the audit log (CallEnd.Provider): the host itself.
+	HostProvider = "plughost"
 )
 
 // The host tools' definitions.
@@ -188,6 +191,7 @@ func (sc *searchCatalog) Tool(name string) json.RawMessage {
 func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 	switch call.Name {
 	case SearchToolName:
+		call.Provider, call.Routed = HostProvider, SearchToolName
 		return sc.search(ctx, call.Arguments), nil
 	case CallToolName:
 		fwd, failed := unwrapCall(call)
@@ -195,6 +199,7 @@ func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.Ra
 			return failed, nil
 		}
 		res, err := sc.Catalog.CallTool(ctx, fwd)
+		call.Provider, call.Routed = fwd.Provider, fwd.Routed
 		return unknownAsResult(fwd.Name, res, err)
 	}
 	return sc.Catalog.CallTool(ctx, call)
@@ -204,6 +209,7 @@ func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.Ra
 func (ss *searchStarter) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	switch call.Name {
 	case SearchToolName:
+		call.Provider, call.Routed = HostProvider, SearchToolName
 		// In a goroutine: a search that ranks by meaning as well waits
 		// for the embeddings endpoint to embed the query.
 		go func() { done(ss.search(ctx, call.Arguments), nil) }()
@@ -213,7 +219,10 @@ func (ss *searchStarter) StartCall(ctx context.Context, call *tool.Call, done fu
 			done(failed, nil)
 			return
 		}
-		ss.starter.StartCall(ctx, fwd, func(res json.RawMessage, err error) { done(unknownAsResult(fwd.Name, res, err)) })
+		ss.starter.StartCall(ctx, fwd, func(res json.RawMessage, err error) {
+			call.Provider, call.Routed = fwd.Provider, fwd.Routed
+			done(unknownAsResult(fwd.Name, res, err))
+		})
 	default:
 		ss.starter.StartCall(ctx, call, done)
 	}

@@ -191,6 +191,11 @@ type Options struct {
 	// the client written), when [Session.Pending] may have dropped. Tests
 	// await a settled session with it; it must not block.
 	OnSession func(*Session) (onIdle func())
+	// OnCallEnd, when set, is called once for every tools/call that ends
+	// (answered, refused, cancelled, or its task ended), after its response
+	// is written, on the goroutine that wrote it: metrics and the audit log
+	// learn of calls through it. It must be quick and not keep e.
+	OnCallEnd func(e *CallEnd)
 }
 
 // Server serves a [Catalog] over MCP. One Server can serve many sessions at
@@ -214,6 +219,7 @@ type Server struct {
 	listTTL        []byte // ttlMs's value, in decimal
 	listeners      listeners
 	onSession      func(*Session) func()
+	onCallEnd      func(*CallEnd)
 	tasks          *tasks.Service // Options.Tasks
 	escalateAfter  time.Duration
 	// search is the catalog in tool search mode (catalog wraps it); nil
@@ -244,6 +250,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 		ready:        opts.Ready,
 		readyWait:    opts.ReadyWait,
 		onSession:    opts.OnSession,
+		onCallEnd:    opts.OnCallEnd,
 		sealer:       opts.StateSealer,
 		stateTTL:     opts.StateTTL,
 		tasks:        opts.Tasks,

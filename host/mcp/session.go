@@ -69,6 +69,9 @@ type SessionConn struct {
 	Reachable func() bool
 	// OnWriteError, when set, learns of the first failed write.
 	OnWriteError func(error)
+	// Peer names the client on its transport (its session id, its
+	// address), for [Options.OnCallEnd].
+	Peer Peer
 }
 
 // lifecycle is where a session stands: its state, the negotiated version
@@ -77,6 +80,7 @@ type lifecycle struct {
 	state   atomic.Int32
 	version atomic.Int32 // index into versions, valid from stateInitializing
 	caps    clientCaps   // written once, before stateInitialized
+	client  string       // clientInfo, "name/version" (clientName); written with caps
 }
 
 // Session states.
@@ -108,11 +112,12 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 
 // OpenStateless returns a session for one exchange of stateless requests
 // (a Streamable HTTP POST without a session): it keeps no state between
-// requests and sends no notification unrelated to a request. It is meant
+// requests and sends no notification unrelated to a request; peer names
+// the client (its address: a stateless request has no session). It is meant
 // for stateless requests; any other is answered as a session that was
 // never initialized answers it. Close it once Handle has returned.
-func (srv *Server) OpenStateless() *Session {
-	s := srv.newSession(SessionConn{Notify: discard{}})
+func (srv *Server) OpenStateless(peer Peer) *Session {
+	s := srv.newSession(SessionConn{Notify: discard{}, Peer: peer})
 	s.notes.unsubscribe, s.notes.unwatch = func() {}, func() {}
 	return s
 }
@@ -160,6 +165,11 @@ func (s *Session) Close() {
 // revision -32601, for a transport that serves only sessions (HTTP+SSE).
 // Call it before the first message.
 func (s *Session) RefuseStateless() { s.sessionOnly = true }
+
+// SetPeer names the session's client on its transport, as
+// [SessionConn.Peer] does, for a session that [Server.ServeSession]
+// opened. Call it before the first message.
+func (s *Session) SetPeer(p Peer) { s.conn.Peer = p }
 
 // Initialized reports whether the session has answered initialize.
 func (s *Session) Initialized() bool { return s.life.state.Load() >= stateInitialized }

@@ -55,6 +55,9 @@ type stateless struct {
 	// request (an index into levels), or -1: no log notifications at all
 	// (the revision's default when _meta has no logLevel).
 	level int
+	// client is _meta's clientInfo, "name/version" (clientName); "" when
+	// absent.
+	client string
 }
 
 // IsStateless reports whether m, a decoded JSON-RPC message, is a request
@@ -115,8 +118,13 @@ func decodeStateless(params []byte) (*stateless, *wire.Error) {
 		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta needs "+metaClientCapabilities+", an object (empty when the client supports no optional capability)")
 	}
 	st.caps = parseClientCaps(caps)
-	if info := wire.Member(meta, metaClientInfo); info != nil && !wire.IsObject(info) {
-		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta's "+metaClientInfo+" must be an object with name and version")
+	if info := wire.Member(meta, metaClientInfo); info != nil {
+		if !wire.IsObject(info) {
+			return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta's "+metaClientInfo+" must be an object with name and version")
+		}
+		name, _ := wire.Unquote(wire.Member(info, "name"))
+		version, _ := wire.Unquote(wire.Member(info, "version"))
+		st.client = clientName(name, version)
 	}
 	if lvRaw := wire.Member(meta, metaLogLevel); lvRaw != nil {
 		name, ok := wire.Unquote(lvRaw)

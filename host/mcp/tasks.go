@@ -286,6 +286,7 @@ func (c *call) runTask(res json.RawMessage, err error) {
 	srv, run := c.s.srv, c.task.run
 	defer run.Close()
 	defer c.cancel()
+	defer func() { c.ended(res, err, c.ctx.Err() != nil, true) }()
 	bg := context.WithoutCancel(c.ctx)
 	var hostErr error // the host's failure to carry the input rounds
 	for err != nil && needsInput(err) && c.ctx.Err() == nil {

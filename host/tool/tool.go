@@ -66,6 +66,20 @@ type Call struct {
 	ClientCapabilities json.RawMessage
 	// Input is set on the retry of a call that answered InputRequired.
 	Input *Input
+	// TraceParent and TraceState are the call's W3C trace context, from
+	// the _meta of the client's request, checked by the protocol layer
+	// (package trace); "" when none. A provider hands them on (a plugin in
+	// its CallStart, a wrapped server in its request's _meta) and names
+	// the trace id in its logs about the call.
+	TraceParent, TraceState string
+	// Provider and Routed are set by the catalog once it has routed the
+	// call: the name of the provider that serves it and the exposed name
+	// of the tool it runs, for the caller's metrics and audit log. Routed
+	// is Name, but for a call the host forwards under another name (tool
+	// search's call_tool, which names the host itself as Provider for its
+	// own search_tools). Both "" when the call was refused before (an
+	// unknown tool).
+	Provider, Routed string
 	// Tasks is set when the client accepts a task for this call (MCP
 	// 2026-07-28's tasks extension): the provider may go on with the call
 	// as a task, and says so through Detach. The catalog clears it for a

@@ -338,7 +338,7 @@ func (b *bridge) run(ctx context.Context, in *pluginproto.Input, emit emitters, 
 // CallTool implements pluginproto.Proxy.
 func (b *bridge) CallTool(ctx context.Context, call *pluginproto.ProxyCall) (json.RawMessage, error) {
 	return b.run(ctx, call.Input, emitters{progress: call.Progress, log: call.Log}, func(ctx context.Context, x *exchange) (json.RawMessage, error) {
-		params := &mcp.CallToolParams{Name: call.Tool, Arguments: call.Arguments}
+		params := &mcp.CallToolParams{Name: call.Tool, Arguments: call.Arguments, Meta: traceMeta(call)}
 		if call.Progress != nil {
 			params.SetProgressToken(x.id)
 		}
@@ -348,6 +348,21 @@ func (b *bridge) CallTool(ctx context.Context, call *pluginproto.ProxyCall) (jso
 		}
 		return json.Marshal(res)
 	})
+}
+
+// traceMeta is the _meta that carries call's W3C trace context on to the
+// wrapped server (traceparent and tracestate, the keys MCP clients put
+// them under), so that the server's spans join the client's trace; nil
+// when the call has none.
+func traceMeta(call *pluginproto.ProxyCall) mcp.Meta {
+	if call.TraceParent == "" {
+		return nil
+	}
+	m := mcp.Meta{"traceparent": call.TraceParent}
+	if call.TraceState != "" {
+		m["tracestate"] = call.TraceState
+	}
+	return m
 }
 
 // ReadResource implements pluginproto.Proxy.

@@ -40,6 +40,8 @@ func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) {
 	if c.open() != nil {
 		return
 	}
+	h.opts.Meter.Streams(+1)
+	defer h.opts.Meter.Streams(-1)
 	if !hs.attach(streamID, after, resume, c) {
 		return
 	}

@@ -68,6 +68,7 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if h.openSessions() >= h.opts.MaxSessions {
+		h.opts.Meter.LimitHit(LimitSessions)
 		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
 			"service unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
 		return
@@ -84,10 +85,14 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	h.mu.Lock()
 	h.legacy[ls.id] = ls
 	h.mu.Unlock()
+	h.opts.Meter.Sessions(TransportSSE, +1)
+	h.opts.Meter.Streams(+1)
 	defer func() {
 		h.mu.Lock()
 		delete(h.legacy, ls.id)
 		h.mu.Unlock()
+		h.opts.Meter.Sessions(TransportSSE, -1)
+		h.opts.Meter.Streams(-1)
 	}()
 	if ls.conn.open() != nil {
 		return
@@ -101,6 +106,7 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	err := h.srv.ServeSession(context.Background(), ls, func(s *mcp.Session) {
 		s.RefuseStateless() // HTTP+SSE is the transport of 2024-11-05 sessions
+		s.SetPeer(mcp.Peer{SessionID: ls.id, Remote: r.RemoteAddr})
 		ls.mu.Lock()
 		ls.sess = s
 		ls.mu.Unlock()

@@ -44,7 +44,7 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if sid == "" && derr == nil && m.Kind == wire.Request && string(m.Method) == "initialize" {
-		h.initialize(w, body)
+		h.initialize(w, r, body)
 		return
 	}
 	hs := h.lookup(w, r)
@@ -59,6 +59,7 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	if n := int32(requests); n > 0 {
 		if hs.pending.Add(n) > int32(4*h.maxInFlight) {
 			hs.pending.Add(-n)
+			h.opts.Meter.LimitHit(LimitPending)
 			w.Header().Set("Retry-After", "1")
 			httpError(w, http.StatusTooManyRequests, firstID, codeRateLimited,
 				"too many requests in flight in this session: wait for some to finish, then retry")
@@ -84,6 +85,7 @@ func (h *httpHandler) allow(w http.ResponseWriter, lim *rate.Limiter, n int, id 
 		return true
 	}
 	res.CancelAt(now)
+	h.opts.Meter.LimitHit(LimitRate)
 	o := &h.opts
 	msg := "rate limit exceeded: this session may send " + strconv.FormatFloat(o.RateLimit, 'g', -1, 64) +
 		" requests per second (bursts of " + strconv.Itoa(o.RateBurst) + ")"
@@ -133,13 +135,14 @@ func countRequests(body []byte) (n int, id []byte) {
 // initialize starts a session with a POSTed initialize request. The
 // session exists only if initialize succeeds; its id goes in the
 // Mcp-Session-Id response header.
-func (h *httpHandler) initialize(w http.ResponseWriter, body []byte) {
+func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request, body []byte) {
 	if h.openSessions() >= h.opts.MaxSessions {
+		h.opts.Meter.LimitHit(LimitSessions)
 		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
 			"service unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
 		return
 	}
-	hs := h.newHTTPSession()
+	hs := h.newHTTPSession(r.RemoteAddr)
 	var resp bufSink
 	hs.sess.Handle(context.Background(), body, &resp)
 	if !hs.sess.Initialized() {
@@ -158,11 +161,13 @@ func (h *httpHandler) initialize(w http.ResponseWriter, body []byte) {
 		msg := "service unavailable: the server is shutting down"
 		if full {
 			msg = "service unavailable: " + strconv.Itoa(h.opts.MaxSessions) + " sessions are open, the most this server allows"
+			h.opts.Meter.LimitHit(LimitSessions)
 		}
 		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, msg)
 		return
 	}
 	h.sessions[hs.id] = hs
+	h.opts.Meter.Sessions(TransportStreamable, +1)
 	hs.timer = time.AfterFunc(h.opts.IdleTimeout, hs.checkIdle)
 	h.mu.Unlock()
 	w.Header().Set("Mcp-Session-Id", hs.id)

@@ -88,6 +88,15 @@ type Options struct {
 	// bound all the endpoints together. A path must be absolute, clean
 	// and none that Serve serves by itself (see Check).
 	Endpoints map[string]*mcp.Server
+	// Meter, when not nil, learns of sessions, streams and limits hit,
+	// for metrics.
+	Meter Meter
+	// Metrics, when not nil, is served at [PathMetrics] (GET), behind the
+	// same Host, Origin and token checks as [PathMCP]: a Prometheus
+	// scraper sends the token (authorization.credentials_file). A scraper
+	// that cannot is given a listener of its own (plughost serve
+	// --metrics-listen).
+	Metrics http.Handler
 }
 
 // ErrTokenRequired is returned (wrapped) by [Options.Check] and
@@ -133,6 +142,8 @@ const (
 	PathSSE = "/sse"
 	// PathMessage takes the POSTs of HTTP+SSE sessions (?sessionId=ID).
 	PathMessage = "/message"
+	// PathMetrics serves Options.Metrics, when set.
+	PathMetrics = "/metrics"
 )
 
 // Serve serves srv's MCP sessions over HTTP on ln until ctx ends: the
@@ -263,6 +274,9 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 	if o.MaxStatelessRequests <= 0 {
 		o.MaxStatelessRequests = 4096
 	}
+	if o.Meter == nil {
+		o.Meter = noMeter{}
+	}
 	h.statelessSlots = make(chan struct{}, o.MaxStatelessRequests)
 	h.stop, h.stopNow = context.WithCancel(context.Background())
 	for _, a := range o.AllowedOrigins {
@@ -292,6 +306,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case PathMCP:
 		mcpAt = h
 	case PathSSE, PathMessage, PathHealthz, PathReadyz:
+	case PathMetrics:
+		if h.opts.Metrics != nil {
+			break
+		}
+		fallthrough
 	default:
 		if mcpAt = h.extra[r.URL.Path]; mcpAt == nil {
 			httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
@@ -348,6 +367,13 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	switch {
 	case mcpAt != nil:
 		mcpAt.serveMCP(w, r)
+	case r.URL.Path == PathMetrics:
+		if r.Method != http.MethodGet && r.Method != http.MethodHead {
+			w.Header().Set("Allow", "GET, HEAD")
+			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: use GET")
+			return
+		}
+		h.opts.Metrics.ServeHTTP(w, r)
 	case r.URL.Path == PathSSE:
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", "GET")
@@ -470,6 +496,7 @@ const bodyReadTimeout = 30 * time.Second
 const jsonWriteTimeout = 10 * time.Second
 
 func (h *httpHandler) tooLarge(w http.ResponseWriter) {
+	h.opts.Meter.LimitHit(LimitBodySize)
 	w.Header().Set("Connection", "close")
 	httpError(w, http.StatusRequestEntityTooLarge, nil, wire.CodeInvalidRequest,
 		"request too large: the body exceeds the limit of "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")

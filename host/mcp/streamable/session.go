@@ -55,8 +55,9 @@ type stream struct {
 	sent uint64   // seq of the last event written to a connection
 }
 
-// newHTTPSession makes a session, not yet registered.
-func (h *httpHandler) newHTTPSession() *httpSession {
+// newHTTPSession makes a session, not yet registered, for the client at
+// remote.
+func (h *httpHandler) newHTTPSession(remote string) *httpSession {
 	hs := &httpSession{
 		h:          h,
 		id:         newSessionID(),
@@ -68,7 +69,8 @@ func (h *httpHandler) newHTTPSession() *httpSession {
 	}
 	hs.own = &stream{id: 0}
 	hs.streams[0] = hs.own
-	hs.sess = h.srv.OpenSession(mcp.SessionConn{Notify: streamSink{hs, hs.own}, Reachable: hs.listening})
+	hs.sess = h.srv.OpenSession(mcp.SessionConn{Notify: streamSink{hs, hs.own}, Reachable: hs.listening,
+		Peer: mcp.Peer{SessionID: hs.id, Remote: remote}})
 	return hs
 }
 
@@ -193,6 +195,7 @@ func (h *httpHandler) closeSession(hs *httpSession, why string) {
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)
+		h.opts.Meter.Sessions(TransportStreamable, -1)
 	}
 	h.mu.Unlock()
 	hs.mu.Lock()

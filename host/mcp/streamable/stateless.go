@@ -94,12 +94,13 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 	case h.statelessSlots <- struct{}{}:
 		defer func() { <-h.statelessSlots }()
 	default:
+		h.opts.Meter.LimitHit(LimitStateless)
 		w.Header().Set("Retry-After", "1")
 		httpError(w, http.StatusServiceUnavailable, m.ID, wire.CodeInvalidRequest, "service unavailable: "+
 			strconv.Itoa(cap(h.statelessSlots))+" stateless requests are being served, the most this server allows; retry shortly")
 		return
 	}
-	sess := h.srv.OpenStateless()
+	sess := h.srv.OpenStateless(mcp.Peer{Remote: r.RemoteAddr})
 	defer sess.Close()
 	out := &statelessSink{w: w, keepAlive: h.opts.KeepAlive}
 	// Shutdown cancels what its grace period did not see finish.

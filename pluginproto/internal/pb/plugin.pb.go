@@ -493,7 +493,16 @@ type CallStart struct {
 	// declares execution.taskSupport "optional" or "required". The plugin
 	// may then send Detach. Unset, the plugin must not: the call is
 	// answered synchronously, whatever the plugin does.
-	Tasks         bool `protobuf:"varint,7,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	Tasks bool `protobuf:"varint,7,opt,name=tasks,proto3" json:"tasks,omitempty"`
+	// Contract 2: the call's W3C trace context (https://www.w3.org/TR/trace-context/),
+	// from the _meta of the client's request: traceparent ("00-<32 hex trace
+	// id>-<16 hex parent id>-<2 hex flags>"), checked by the host, and
+	// tracestate (the vendors' list, at most 512 bytes), passed only with a
+	// traceparent. Empty when the request carried none (or an invalid one).
+	// A plugin that traces makes its spans children of traceparent, so that
+	// a collector stitches the call together.
+	Traceparent   string `protobuf:"bytes,8,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate    string `protobuf:"bytes,9,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -575,6 +584,20 @@ func (x *CallStart) GetTasks() bool {
 		return x.Tasks
 	}
 	return false
+}
+
+func (x *CallStart) GetTraceparent() string {
+	if x != nil {
+		return x.Traceparent
+	}
+	return ""
+}
+
+func (x *CallStart) GetTracestate() string {
+	if x != nil {
+		return x.Tracestate
+	}
+	return ""
 }
 
 // The client's answers to a plugin's InputRequired, on the retried call.
@@ -2181,7 +2204,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05tools\x18\x01 \x03(\fR\x05tools\"S\n" +
 	"\x13CallToolHostMessage\x125\n" +
 	"\x05start\x18\x01 \x01(\v2\x1d.plughost.plugin.v1.CallStartH\x00R\x05startB\x05\n" +
-	"\x03msg\"\xf8\x01\n" +
+	"\x03msg\"\xba\x02\n" +
 	"\tCallStart\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12\x1a\n" +
@@ -2189,7 +2212,11 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0emore_arguments\x18\x04 \x01(\bR\rmoreArguments\x12/\n" +
 	"\x13client_capabilities\x18\x05 \x01(\fR\x12clientCapabilities\x12/\n" +
 	"\x05input\x18\x06 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\x12\x14\n" +
-	"\x05tasks\x18\a \x01(\bR\x05tasks\"\xe4\x01\n" +
+	"\x05tasks\x18\a \x01(\bR\x05tasks\x12 \n" +
+	"\vtraceparent\x18\b \x01(\tR\vtraceparent\x12\x1e\n" +
+	"\n" +
+	"tracestate\x18\t \x01(\tR\n" +
+	"tracestate\"\xe4\x01\n" +
 	"\x05Input\x12\x1c\n" +
 	"\tresponses\x18\x01 \x01(\fR\tresponses\x12=\n" +
 	"\x06errors\x18\x02 \x03(\v2%.plughost.plugin.v1.Input.ErrorsEntryR\x06errors\x12#\n" +

@@ -11,6 +11,8 @@
 //     confirm (the task's input), and returns "built after <answer>";
 //   - forever: goes on as a task and works until cancelled, then writes
 //     "forever: cancelled <id>" to stderr (the host logs it).
+//   - trace: returns the W3C trace context the call carried, as
+//     "traceparent=<…> tracestate=<…>" (empty values when none);
 //   - read_note: reads the file named by its argument "file" in the
 //     directory the operator granted it under the name "notes" (a plugin
 //     asking for a directory it does not choose).
@@ -46,6 +48,10 @@ func main() {
 				return nil, err
 			}
 			return pluginproto.TextResult(string(b)), nil
+		})
+	p.AddTool(pluginproto.Tool{Name: "trace", Description: "Returns the call's trace context."},
+		func(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			return pluginproto.TextResult("traceparent=" + req.TraceParent + " tracestate=" + req.TraceState), nil
 		})
 	p.AddTool(pluginproto.Tool{Name: "roots", Description: "Lists the client's roots."},
 		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {

@@ -120,6 +120,7 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 	defer c.running.Add(-1)
 	for p := c.peak.Load(); n > p && !c.peak.CompareAndSwap(p, n); p = c.peak.Load() {
 	}
+	call.Provider, call.Routed = "test", call.Name // as the catalog names who serves it
 	switch call.Name {
 	case "echo":
 		var args struct {

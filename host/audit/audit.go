@@ -1,0 +1,172 @@
+// Package audit writes plughost's audit log: one JSON object per line for
+// every tools/call that ended, saying who called what and how it went. It
+// is opt-in (the operator names a file), and it leaves the call's
+// arguments out unless the operator asks for them, since they may carry
+// what a user typed.
+//
+// A line, wrapped here:
+//
+//	{"time":"2026-07-28T10:00:00.123456Z","client":"claude-ai/0.1","session":"Yh3…","remote":"127.0.0.1:50712",
+//	 "tool":"echo","provider":"echo","outcome":"ok","duration_ms":1.52,"arguments_bytes":17,"result_bytes":52,
+//	 "trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}
+//
+// time is when the call arrived (UTC); client the clientInfo
+// "name/version" the client sent; session the transport's session id,
+// absent on stdio; a request of the stateless revision (2026-07-28) has
+// none and says "stateless":true instead; remote the client's address on
+// HTTP. tool and provider are as in the metrics (the provider is absent
+// when none served the call), outcome one of host/mcp's Outcome values;
+// trace_id is there when the request carried a W3C traceparent, task when
+// the call went on as a task. With Options.Arguments, "arguments" holds
+// the arguments as the client sent them, or, beyond MaxArguments bytes,
+// their beginning as a string and "arguments_truncated":true.
+//
+// Lines are written whole, one write each, under a lock, on the goroutine
+// that answered the call: a slow disk slows calls, a full one loses lines
+// (the first failure is logged, and the count of lost lines with each
+// later success).
+package audit
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/mcp"
+)
+
+// DefaultMaxArguments is Options.MaxArguments's default: 4 KiB.
+const DefaultMaxArguments = 4 << 10
+
+// Options configure a Log. The zero value logs no arguments.
+type Options struct {
+	// Arguments includes each call's arguments in its line.
+	Arguments bool
+	// MaxArguments bounds the arguments written, in bytes; longer ones
+	// are cut (see the package doc). 0 means DefaultMaxArguments.
+	MaxArguments int
+	// Logger learns of failed writes. Nil discards.
+	Logger hclog.Logger
+}
+
+// Log is an audit log. Its methods are safe for concurrent use.
+type Log struct {
+	opts Options
+	log  hclog.Logger
+	mu   sync.Mutex
+	w    io.Writer
+	c    io.Closer // nil when w is not ours to close
+	lost int       // lines not written since the last that was
+	buf  []byte
+	once sync.Once // Close's
+}
+
+// Open opens the audit log at path, creating it (mode 0600) or appending
+// to it; "-" writes to stderr. opts may be nil.
+func Open(path string, opts *Options) (*Log, error) {
+	if path == "-" {
+		return New(os.Stderr, opts), nil
+	}
+	f, err := os.OpenFile(path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("audit log: %w", err)
+	}
+	l := New(f, opts)
+	l.c = f
+	return l, nil
+}
+
+// New returns an audit log writing to w. opts may be nil.
+func New(w io.Writer, opts *Options) *Log {
+	l := &Log{w: w}
+	if opts != nil {
+		l.opts = *opts
+	}
+	if l.opts.MaxArguments <= 0 {
+		l.opts.MaxArguments = DefaultMaxArguments
+	}
+	l.log = l.opts.Logger
+	if l.log == nil {
+		l.log = hclog.NewNullLogger()
+	}
+	return l
+}
+
+// Close closes the file Open opened.
+func (l *Log) Close() error {
+	var err error
+	l.once.Do(func() {
+		if l.c != nil {
+			l.mu.Lock()
+			err = l.c.Close()
+			l.mu.Unlock()
+		}
+	})
+	return err
+}
+
+// line is one audit line; its field order is the line's.
+type line struct {
+	Time           string          `json:"time"`
+	Client         string          `json:"client,omitempty"`
+	Session        string          `json:"session,omitempty"`
+	Stateless      bool            `json:"stateless,omitempty"`
+	Remote         string          `json:"remote,omitempty"`
+	Tool           string          `json:"tool"`
+	Provider       string          `json:"provider,omitempty"`
+	Outcome        mcp.Outcome     `json:"outcome"`
+	DurationMS     float64         `json:"duration_ms"`
+	ArgumentsBytes int             `json:"arguments_bytes"`
+	ResultBytes    int             `json:"result_bytes"`
+	TraceID        string          `json:"trace_id,omitempty"`
+	Task           bool            `json:"task,omitempty"`
+	Arguments      json.RawMessage `json:"arguments,omitempty"`
+	Truncated      bool            `json:"arguments_truncated,omitempty"`
+}
+
+// CallEnd writes e's line: it is host/mcp's Options.OnCallEnd.
+func (l *Log) CallEnd(e *mcp.CallEnd) {
+	ln := line{Time: e.Start.UTC().Format(time.RFC3339Nano), Client: e.Client, Session: e.Peer.SessionID,
+		Stateless: e.Stateless, Remote: e.Peer.Remote, Tool: e.Tool, Provider: e.Provider, Outcome: e.Outcome,
+		DurationMS: float64(e.Duration.Microseconds()) / 1000, ArgumentsBytes: len(e.Arguments), ResultBytes: e.ResultSize,
+		TraceID: e.TraceID, Task: e.Task}
+	if l.opts.Arguments && len(e.Arguments) > 0 {
+		ln.Arguments, ln.Truncated = l.arguments(e.Arguments)
+	}
+	b, err := json.Marshal(&ln)
+	if err != nil { // cannot happen: arguments are checked JSON, the rest strings and numbers
+		l.log.Error("audit line not written", "tool", e.Tool, "error", err)
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.buf = append(append(l.buf[:0], b...), '\n')
+	if _, err := l.w.Write(l.buf); err != nil {
+		if l.lost == 0 {
+			l.log.Error("audit log write failed: lines are being lost", "error", err)
+		}
+		l.lost++
+		return
+	}
+	if l.lost > 0 {
+		l.log.Warn("audit log written again", "lines_lost", l.lost)
+		l.lost = 0
+	}
+}
+
+// arguments is what a line carries of args: them as they are, or their
+// first MaxArguments bytes as a JSON string, and whether it was cut.
+func (l *Log) arguments(args json.RawMessage) (json.RawMessage, bool) {
+	if len(args) <= l.opts.MaxArguments && json.Valid(args) {
+		return args, false
+	}
+	cut := strings.ToValidUTF8(string(args[:min(len(args), l.opts.MaxArguments)]), "")
+	b, _ := json.Marshal(cut)
+	return b, true
+}

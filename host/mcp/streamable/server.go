@@ -57,7 +57,10 @@ type Options struct {
 	ReplayEvents int
 	ReplayBytes  int
 	// MaxSessions limits the sessions open at once (both transports); 0
-	// means 1000. initialize beyond it gets 503.
+	// means 1000. When they are open, a new session evicts the least
+	// recently used idle one, whose next request gets 404 saying so;
+	// when all are busy (a request in flight, a stream open), initialize
+	// gets 503. See admit.go.
 	MaxSessions int
 	// KeepAlive is the interval of SSE comments on an otherwise quiet
 	// stream, so proxies keep it open; 0 means 25 seconds, negative none.
@@ -213,6 +216,13 @@ type httpHandler struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	legacy   map[string]*legacySession
+	// evicted remembers the ids of the latest sessions evicted to admit
+	// new ones, oldest first in evictedOrder (admit.go).
+	evicted      map[string]bool
+	evictedOrder []string
+
+	// admitMu serializes admissions (admit.go); the root's is used.
+	admitMu sync.Mutex
 
 	// extra are the handlers of Options.Endpoints, by path: each serves
 	// its server's sessions, reached through this handler's ServeHTTP
@@ -224,7 +234,7 @@ type httpHandler struct {
 
 func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler {
 	h := &httpHandler{srv: srv, log: srv.Logger(), maxInFlight: srv.MaxInFlight(), loopback: loopback, origins: map[string]bool{},
-		sessions: map[string]*httpSession{}, legacy: map[string]*legacySession{}}
+		sessions: map[string]*httpSession{}, legacy: map[string]*legacySession{}, evicted: map[string]bool{}}
 	if opts != nil {
 		h.opts = *opts
 	}

@@ -181,8 +181,11 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 	hs := h.sessions[id]
 	h.mu.Unlock()
 	if hs == nil || !hs.enter() {
-		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest,
-			"session not found: it is unknown, ended or expired; start a new one with initialize")
+		msg := "session not found: it is unknown, ended or expired; start a new one with initialize"
+		if h.wasEvicted(id) {
+			msg = h.evictedMessage()
+		}
+		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, msg)
 		return nil
 	}
 	return hs
@@ -190,22 +193,43 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 
 // closeSession ends a session: unregistered, calls cancelled, streams ended.
 func (h *httpHandler) closeSession(hs *httpSession, why string) {
+	if streams, ok := hs.markClosed(false); ok {
+		h.endSession(hs, streams, why)
+	} else {
+		h.unregister(hs)
+	}
+}
+
+// markClosed marks hs closed, so that no request enters it any more, and
+// returns its streams; ok is false when it was closed already, or (with
+// onlyIdle) when it is busy.
+func (hs *httpSession) markClosed(onlyIdle bool) (streams []*stream, ok bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed || onlyIdle && hs.busy > 0 {
+		return nil, false
+	}
+	hs.closed = true
+	streams = make([]*stream, 0, len(hs.streams))
+	for _, st := range hs.streams {
+		streams = append(streams, st)
+	}
+	return streams, true
+}
+
+// unregister removes hs from the sessions ids find.
+func (h *httpHandler) unregister(hs *httpSession) {
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)
 	}
 	h.mu.Unlock()
-	hs.mu.Lock()
-	if hs.closed {
-		hs.mu.Unlock()
-		return
-	}
-	hs.closed = true
-	streams := make([]*stream, 0, len(hs.streams))
-	for _, st := range hs.streams {
-		streams = append(streams, st)
-	}
-	hs.mu.Unlock()
+}
+
+// endSession ends hs, marked closed: unregistered, its calls cancelled,
+// its streams ended.
+func (h *httpHandler) endSession(hs *httpSession, streams []*stream, why string) {
+	h.unregister(hs)
 	if hs.timer != nil {
 		hs.timer.Stop()
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // Publisher receives the providers of running plugins. *catalog.Catalog
@@ -112,6 +113,12 @@ type Options struct {
 	// changed. Default: 4 per CPU, at least 16 (a start waits on its
 	// handshake more than it computes).
 	LoadConcurrency int
+	// Limits bound what the host takes from each plugin: a call's result,
+	// and its lists of tools, resources, templates and prompts (see
+	// pluginproto.Limits; zero fields mean its defaults). A plugin whose
+	// list is over a limit fails to load, its status naming the limit; a
+	// call whose result is over MaxResultSize fails with tool.ErrTooLarge.
+	Limits pluginproto.Limits
 }
 
 // State is where a plugin is in its life.

@@ -1,6 +1,6 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins, stateless, tasks and search. The sandbox block:
+// block: sandbox, plugins, stateless, tasks, search and limits. The sandbox block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
 //	sandbox {
@@ -118,6 +118,9 @@
 //	  embeddings { … }           # optional: rank by meaning as well (see Embeddings)
 //	}
 //
+// The limits block bounds what a client, device or plugin may make the
+// host hold (see Limits for its settings and defaults).
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to these.
 package config
@@ -153,6 +156,9 @@ type Config struct {
 	Tasks Tasks
 	// Search is the search block: tool search mode; nil when absent.
 	Search *Search
+	// Limits is the limits block: what a client or plugin may make the
+	// host hold.
+	Limits Limits
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -240,7 +246,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "limits"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -264,6 +270,8 @@ func parse(src []byte, filename string) (*Config, error) {
 		case "search":
 			cfg.Search = &Search{}
 			err = cfg.Search.decode(b.Body, filepath.Dir(filename))
+		case "limits":
+			err = cfg.Limits.decode(b.Body)
 		}
 		if err != nil {
 			return nil, err

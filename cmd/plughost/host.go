@@ -96,6 +96,10 @@ type host struct {
 	// read or watched (see ready).
 	runEnded chan struct{}
 	runErr   error
+
+	// limits is the config's limits block: the MCP server's and the HTTP
+	// transport's (the manager got its own at start).
+	limits config.Limits
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
@@ -127,6 +131,7 @@ func (h *host) options(search bool) *mcp.Options {
 		Tasks:         h.tasks,
 		EscalateAfter: h.escalateAfter,
 		ToolSearch:    ts,
+		MaxInFlight:   h.limits.InFlight,
 	}
 }
 
@@ -264,6 +269,8 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		Logger:      log.Named("plugins"),
 		HostVersion: version,
 		Launcher:    launcher,
+		Limits: pluginproto.Limits{MaxResultSize: int(cfg.Limits.ResultSize), MaxItems: cfg.Limits.Items,
+			MaxDefinitionSize: int(cfg.Limits.DefinitionSize), MaxListSize: int(cfg.Limits.ListSize)},
 	}
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {
@@ -299,7 +306,8 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{log: log, pluginDir: pluginDir, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
-		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
+		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks),
+		limits: cfg.Limits}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
 		hst.searchPath = search.Path

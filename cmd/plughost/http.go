@@ -92,7 +92,7 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	h.sampler.use(srv) // devices' text tasks ask a model of a client at /mcp
 	// GET /readyz: 503 until the plugins found at start have loaded.
 	opts.Ready = h.ready
-	opts.MaxSessions, opts.ReplayBytes = h.limits.Sessions, int(h.limits.ReplayBytes)
+	opts.MaxSessions, opts.ReplayBytes, opts.ReplayBudget = h.limits.Sessions, int(h.limits.ReplayBytes), h.limits.ReplayBudget
 	url := "http://" + ln.Addr().String() + streamable.PathMCP
 	auth := "none (loopback only)"
 	if opts.Token != "" {

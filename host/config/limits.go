@@ -19,6 +19,8 @@ import (
 //	                             # or the server stops reading (stdio); 1 to 100000
 //	  replay_bytes    = "4MiB"   # events one HTTP session keeps for a client resuming a stream;
 //	                             # 1KiB to 1GiB
+//	  replay_budget   = "256MiB" # events every HTTP session keeps, together; over it a session
+//	                             # drops its own oldest first; 1MiB to 64GiB
 //	  result_size     = "16MiB"  # the largest message of a plugin's call (its result); over it the
 //	                             # call is an isError result naming both sizes; 1KiB to 1GiB
 //	  items           = 10000    # a plugin's tools (and resources, templates, prompts), each list;
@@ -35,6 +37,8 @@ type Limits struct {
 	InFlight int
 	// ReplayBytes is replay_bytes: streamable.Options.ReplayBytes.
 	ReplayBytes int64
+	// ReplayBudget is replay_budget: streamable.Options.ReplayBudget.
+	ReplayBudget int64
 	// ResultSize is result_size: pluginproto.Limits.MaxResultSize.
 	ResultSize int64
 	// Items is items: pluginproto.Limits.MaxItems.
@@ -47,7 +51,7 @@ type Limits struct {
 }
 
 var limitsSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sessions"}, {Name: "in_flight"},
-	{Name: "replay_bytes"}, {Name: "result_size"}, {Name: "items"}, {Name: "definition_size"}, {Name: "list_size"}}}
+	{Name: "replay_bytes"}, {Name: "replay_budget"}, {Name: "result_size"}, {Name: "items"}, {Name: "definition_size"}, {Name: "list_size"}}}
 
 // decode reads the limits block.
 func (l *Limits) decode(body hcl.Body) error {
@@ -61,6 +65,8 @@ func (l *Limits) decode(body hcl.Body) error {
 			l.Items, err = wholeIn(a, v, 1, 1_000_000)
 		case "replay_bytes":
 			l.ReplayBytes, err = bytesIn(a, v, 1<<10, 1<<30, "1KiB to 1GiB")
+		case "replay_budget":
+			l.ReplayBudget, err = bytesIn(a, v, 1<<20, 64<<30, "1MiB to 64GiB")
 		case "result_size":
 			l.ResultSize, err = bytesIn(a, v, 1<<10, 1<<30, "1KiB to 1GiB")
 		case "definition_size":

@@ -121,12 +121,12 @@ func (h *httpHandler) wasEvicted(id string) bool {
 // evictedMessage is the 404 of a request to an evicted session.
 func (h *httpHandler) evictedMessage() string {
 	return "session not found: the server had " + strconv.Itoa(h.opts.MaxSessions) +
-		" sessions open (its max_sessions limit) and ended this one, idle and the least recently used, to admit a new client; start a new one with initialize"
+		" sessions open (its limit, limits { sessions }) and ended this one, idle and the least recently used, to admit a new client; start a new one with initialize"
 }
 
 // fullMessage is the 503 of a session refused because every open session
 // is busy.
 func (h *httpHandler) fullMessage() string {
 	return "service unavailable: " + strconv.Itoa(h.opts.MaxSessions) +
-		" sessions are open (the max_sessions limit) and all are busy (a request in flight or a stream open); retry when one ends"
+		" sessions are open (the limit, limits { sessions }) and all are busy (a request in flight or a stream open); retry when one ends"
 }

@@ -2,6 +2,7 @@ package streamable
 
 import (
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -49,8 +50,8 @@ func TestHTTPSessionFlood(t *testing.T) {
 		t.Errorf("ping of the session opened past the flood: %d %s", status, body)
 	}
 	status, _, body := hs.roundtrip(req{"POST", "/mcp", postHeaders(ids[0]), pingMsg})
-	if status != 404 || !strings.Contains(body, "max_sessions") || !strings.Contains(body, "initialize") {
-		t.Errorf("ping of the flood's first (evicted) session: %d %s, want 404 naming max_sessions and initialize", status, body)
+	if status != 404 || !strings.Contains(body, "limits { sessions }") || !strings.Contains(body, "initialize") {
+		t.Errorf("ping of the flood's first (evicted) session: %d %s, want 404 naming limits { sessions } and initialize", status, body)
 	}
 	if status, _, body := hs.roundtrip(req{"POST", "/mcp", postHeaders(ids[999]), pingMsg}); status != 200 {
 		t.Errorf("ping of the flood's newest session: %d %s", status, body)
@@ -72,8 +73,8 @@ func TestHTTPSessionsAllBusy(t *testing.T) {
 	}
 	newSSEReader(t, legacy).nextWithin(t, 10*time.Second) // the endpoint event: registered
 	status, _, body := hs.roundtrip(req{"POST", "/mcp", postHeaders(""), mcptest.InitMsg("2025-11-25")})
-	if status != 503 || !strings.Contains(body, "max_sessions") || !strings.Contains(body, "busy") {
-		t.Errorf("initialize with 2 busy sessions and MaxSessions 2: %d %s, want 503 naming max_sessions", status, body)
+	if status != 503 || !strings.Contains(body, "limits { sessions }") || !strings.Contains(body, "busy") {
+		t.Errorf("initialize with 2 busy sessions and MaxSessions 2: %d %s, want 503 naming limits { sessions }", status, body)
 	}
 	if status, _, body := hs.roundtrip(req{"POST", "/mcp", postHeaders(a), pingMsg}); status != 200 {
 		t.Errorf("ping of the busy session: %d %s", status, body)
@@ -95,7 +96,42 @@ func TestHTTPEndpointsShareLimits(t *testing.T) {
 	hs2 := startHTTP(t, &Options{MaxSessions: 1, Endpoints: map[string]*mcp.Server{"/search": searchServer(t)}})
 	idle := hs2.openSession("/mcp")
 	hs2.openSession("/search")
-	if status, _, body := hs2.roundtrip(req{"POST", "/mcp", postHeaders(idle), pingMsg}); status != 404 || !strings.Contains(body, "max_sessions") {
+	if status, _, body := hs2.roundtrip(req{"POST", "/mcp", postHeaders(idle), pingMsg}); status != 404 || !strings.Contains(body, "limits { sessions }") {
 		t.Errorf("ping of the idle /mcp session after a session opened at /search: %d %s, want 404 (evicted)", status, body)
+	}
+}
+
+// TestReplayBudget: the sessions' replay rings together stay within
+// ReplayBudget (plus one event per session); each session keeps its
+// newest event; an ended session gives its bytes back.
+func TestReplayBudget(t *testing.T) {
+	t.Parallel()
+	var total atomic.Int64
+	frame := make([]byte, 100)
+	rings := make([]*ring, 4)
+	for i := range rings {
+		rings[i] = &ring{ev: make([]event, 256), maxBytes: 1 << 20, total: &total, budget: 1000}
+	}
+	for seq := range uint64(50) {
+		for _, r := range rings {
+			r.push(event{0, seq + 1, frame})
+		}
+	}
+	if got := total.Load(); got > 1000+4*100 {
+		t.Errorf("4 rings of 50 events of 100 bytes under a budget of 1000: %d bytes kept, want at most 1400", got)
+	}
+	for i, r := range rings {
+		if r.n == 0 || r.lastSeq() != 50 {
+			t.Errorf("ring %d keeps %d events, the newest %d; want the newest, 50", i, r.n, r.lastSeq())
+		}
+		if _, lost := r.since(0, 0); !lost {
+			t.Errorf("ring %d: a client resuming from the start is not told events were lost", i)
+		}
+	}
+	for _, r := range rings {
+		r.release()
+	}
+	if got := total.Load(); got != 0 {
+		t.Errorf("every ring released: %d bytes counted, want 0", got)
 	}
 }

@@ -56,6 +56,11 @@ type Options struct {
 	// 4 MiB. The newest event is always kept.
 	ReplayEvents int
 	ReplayBytes  int
+	// ReplayBudget bounds the events kept by every session together, in
+	// bytes; 0 means 256 MiB. Over it, a session recording an event drops
+	// its own oldest first; a client resuming after a dropped event gets
+	// what is left, and the loss is logged.
+	ReplayBudget int64
 	// MaxSessions limits the sessions open at once (both transports); 0
 	// means 1000. When they are open, a new session evicts the least
 	// recently used idle one, whose next request gets 404 saying so;
@@ -223,6 +228,9 @@ type httpHandler struct {
 
 	// admitMu serializes admissions (admit.go); the root's is used.
 	admitMu sync.Mutex
+	// replayBytes counts the bytes of every session's replay ring, the
+	// root's for every endpoint (Options.ReplayBudget).
+	replayBytes atomic.Int64
 
 	// extra are the handlers of Options.Endpoints, by path: each serves
 	// its server's sessions, reached through this handler's ServeHTTP
@@ -260,6 +268,9 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 	}
 	if o.ReplayBytes <= 0 {
 		o.ReplayBytes = 4 << 20
+	}
+	if o.ReplayBudget <= 0 {
+		o.ReplayBudget = 256 << 20
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 1000

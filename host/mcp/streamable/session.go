@@ -63,8 +63,9 @@ func (h *httpHandler) newHTTPSession() *httpSession {
 		limiter:    rate.NewLimiter(h.limit, h.opts.RateBurst),
 		streams:    map[uint64]*stream{},
 		nextStream: 1,
-		ring:       ring{ev: make([]event, h.opts.ReplayEvents), maxBytes: h.opts.ReplayBytes},
-		lastUsed:   time.Now(),
+		ring: ring{ev: make([]event, h.opts.ReplayEvents), maxBytes: h.opts.ReplayBytes,
+			total: &h.rootHandler().replayBytes, budget: h.opts.ReplayBudget},
+		lastUsed: time.Now(),
 	}
 	hs.own = &stream{id: 0}
 	hs.streams[0] = hs.own
@@ -92,10 +93,16 @@ func (s streamSink) Write(msg []byte) error {
 }
 
 // emit records msg as the next event of st and writes it if st is attached.
+// Once the session has ended it drops msg: no client can receive it, and
+// its ring has given its bytes back (endSession).
 func (hs *httpSession) emit(st *stream, msg []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
+		return
+	}
 	seq := hs.ring.lastSeq() + 1
 	frame := appendEvent(make([]byte, 0, len(msg)+48), "message", eventID(st.id, seq), msg)
 	hs.ring.push(event{st.id, seq, frame})
@@ -234,6 +241,9 @@ func (h *httpHandler) endSession(hs *httpSession, streams []*stream, why string)
 		hs.timer.Stop()
 	}
 	hs.sess.Close()
+	hs.mu.Lock()
+	hs.ring.release() // a resuming client gets 404 now: nothing left to replay
+	hs.mu.Unlock()
 	for _, st := range streams {
 		st.mu.Lock()
 		c := st.conn

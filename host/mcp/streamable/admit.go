@@ -58,14 +58,14 @@ func (h *httpHandler) rootHandler() *httpHandler {
 	return h
 }
 
-// leastRecentlyIdle finds, among the Streamable HTTP sessions of root's
+// leastRecentlyIdle finds, among the Streamable HTTP sessions of the root h's
 // endpoints, the idle one that was used longest ago; nil when none is
 // idle. It scans every session: admission under a full table is rare, and
 // a scan of MaxSessions entries costs microseconds.
-func (root *httpHandler) leastRecentlyIdle() *httpSession {
+func (h *httpHandler) leastRecentlyIdle() *httpSession {
 	var best *httpSession
 	var bestUsed time.Time
-	for _, e := range append([]*httpHandler{root}, root.extraHandlers()...) {
+	for _, e := range append([]*httpHandler{h}, h.extraHandlers()...) {
 		e.mu.Lock()
 		sessions := make([]*httpSession, 0, len(e.sessions))
 		for _, s := range e.sessions {

@@ -8,6 +8,7 @@ import (
 	"io"
 	"sync/atomic"
 
+	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
@@ -23,6 +24,7 @@ type Client struct {
 	contract uint32                 // the negotiated contract version
 	calls    callPath               // how calls reach the plugin, chosen by contract
 	offers   atomic.Pointer[Offers] // what Describe said; nil before
+	limits   Limits                 // defaults filled in
 }
 
 // callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
@@ -37,13 +39,15 @@ var (
 	_ callPath = contract1{}
 )
 
-// newClient returns the Client of a plugin whose handshake named contract.
-func newClient(exited context.Context, rpc pb.PluginClient, contract uint32) *Client {
-	c := &Client{rpc: rpc, exited: exited, contract: contract}
+// newClient returns the Client of a plugin whose handshake named contract,
+// bounded by limits (defaults filled in).
+func newClient(exited context.Context, rpc pb.PluginClient, contract uint32, limits Limits) *Client {
+	c := &Client{rpc: rpc, exited: exited, contract: contract, limits: limits}
+	recv := grpc.MaxCallRecvMsgSize(limits.MaxResultSize)
 	if contract == 1 {
-		c.calls = contract1{rpc: rpc, exited: exited}
+		c.calls = contract1{rpc: rpc, exited: exited, recv: recv}
 	} else {
-		c.calls = &mux{rpc: rpc, exited: exited}
+		c.calls = &mux{rpc: rpc, exited: exited, recv: recv}
 	}
 	return c
 }
@@ -112,11 +116,19 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 }
 
 // ListTools returns the plugin's tools, each an MCP Tool object as JSON.
-// An entry that is not a JSON object is an error naming it.
+// An entry that is not a JSON object is an error naming it; a list over
+// the client's Limits (items, bytes per definition, bytes in all) is an
+// error wrapping ErrTooLarge naming the limit.
 func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
-	resp, err := c.rpc.ListTools(ctx, &pb.ListToolsRequest{})
+	resp, err := c.rpc.ListTools(ctx, &pb.ListToolsRequest{}, grpc.MaxCallRecvMsgSize(c.limits.MaxListSize))
 	if err != nil {
+		if e := tooLarge("list tools", "MaxListSize", err); e != nil {
+			return nil, e
+		}
 		return nil, rpcError(ctx, c.exited, "list tools", err)
+	}
+	if err := c.limits.checkList("list tools", resp.GetTools()); err != nil {
+		return nil, err
 	}
 	tools := make([]json.RawMessage, len(resp.GetTools()))
 	for i, t := range resp.GetTools() {
@@ -264,6 +276,9 @@ func callError(ctx, exited context.Context, tool string, err error) error {
 		return fmt.Errorf("call %q: %w", tool, ErrNoResult)
 	case status.Code(err) == codes.NotFound:
 		return fmt.Errorf("call %q: %w: %s", tool, ErrUnknownTool, status.Convert(err).Message())
+	}
+	if e := tooLarge(fmt.Sprintf("call %q", tool), "MaxResultSize", err); e != nil {
+		return e
 	}
 	return rpcError(ctx, exited, fmt.Sprintf("call %q", tool), err)
 }

@@ -17,19 +17,14 @@ import (
 // only for what the plugin offered in Describe; otherwise it returns an
 // error wrapping ErrNotOffered, without an rpc.
 
-const (
-	// maxListItems is the most items the host takes from one list of a
-	// plugin (resources, templates or prompts), over all pages.
-	maxListItems = 10000
-	// maxListPages is the most pages the host asks for one list.
-	maxListPages = 1000
-)
+// maxListPages is the most pages the host asks for one list.
+const maxListPages = 1000
 
 // ListResources returns the plugin's resources, each an MCP Resource object
 // as JSON, fetching every page. It is an error, wrapping ErrInvalidResult
 // and naming the problem, when an item is not a JSON object, the plugin
-// lists more than 10000 items or 1000 pages, or a page repeats an earlier
-// cursor.
+// lists more than 1000 pages, or a page repeats an earlier cursor; one
+// wrapping ErrTooLarge when the list is over the client's Limits.
 func (c *Client) ListResources(ctx context.Context) ([]json.RawMessage, error) {
 	return c.list(ctx, "list resources", c.offered().Resources, "resources", c.rpc.ListResources)
 }
@@ -56,13 +51,24 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 	var items []json.RawMessage
 	cursor := ""
 	seen := make(map[string]bool)
+	size := 0 // bytes of the items so far
 	for page := 1; ; page++ {
-		resp, err := rpc(ctx, &pb.ListRequest{Cursor: cursor})
+		resp, err := rpc(ctx, &pb.ListRequest{Cursor: cursor}, grpc.MaxCallRecvMsgSize(c.limits.MaxListSize))
 		if err != nil {
+			if e := tooLarge(what, "MaxListSize", err); e != nil {
+				return nil, e
+			}
 			return nil, rpcError(ctx, c.exited, what, err)
 		}
-		if len(items)+len(resp.GetItems()) > maxListItems {
-			return nil, fmt.Errorf("%s: %w: more than %d items", what, ErrInvalidResult, maxListItems)
+		if err := c.limits.checkList(what, resp.GetItems()); err != nil {
+			return nil, err
+		}
+		for _, it := range resp.GetItems() {
+			size += len(it)
+		}
+		if n := len(items) + len(resp.GetItems()); n > c.limits.MaxItems || size > c.limits.MaxListSize {
+			return nil, fmt.Errorf("%s: %w: %d items, %d bytes by page %d, over MaxItems (%d) or MaxListSize (%d bytes)",
+				what, ErrTooLarge, n, size, page, c.limits.MaxItems, c.limits.MaxListSize)
 		}
 		for i, item := range resp.GetItems() {
 			if !isObject(item) {

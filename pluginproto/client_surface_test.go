@@ -166,7 +166,7 @@ func TestClientListsFetchEveryPageWithinBounds(t *testing.T) {
 			err:  `plugin sent an invalid result: page 3 repeats the cursor "c1" of an earlier page`,
 		},
 		"too many pages": {list: endless, err: "plugin sent an invalid result: more than 1000 pages"},
-		"too many items": {list: pages{"": {many(6000), "c1"}, "c1": {many(4001), ""}}.list, err: "plugin sent an invalid result: more than 10000 items"},
+		"too many items": {list: pages{"": {many(6000), "c1"}, "c1": {many(4001), ""}}.list, err: "over the host's limit: 10001 items, 97790 bytes by page 2, over MaxItems (10000) or MaxListSize (16777216 bytes)"},
 		"an item not an object": {
 			list: pages{"": {[]string{`{}`}, "c1"}, "c1": {[]string{`{}`, `[1]`}, ""}}.list,
 			err:  `plugin sent an invalid result: item 1 of page 2 is not a JSON object: "[1]"`,

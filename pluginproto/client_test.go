@@ -45,7 +45,7 @@ func serve(t testing.TB, contract uint32, srv pb.PluginServer) (*Client, *grpc.S
 		s.Stop()
 		<-served
 	})
-	return newClient(context.Background(), pb.NewPluginClient(cc), contract), s
+	return newClient(context.Background(), pb.NewPluginClient(cc), contract, (*Limits)(nil).withDefaults()), s
 }
 
 // fake is a plugin server that misbehaves as each test asks.

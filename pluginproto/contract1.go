@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 
+	"google.golang.org/grpc"
+
 	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
@@ -19,6 +21,7 @@ import (
 type contract1 struct {
 	rpc    pb.PluginClient
 	exited context.Context // the plugin process's lifetime; nil in some tests
+	recv   grpc.CallOption // bounds each message the plugin sends (Limits.MaxResultSize)
 }
 
 // start runs call on a goroutine of its own: a contract-1 stream is the
@@ -33,7 +36,7 @@ func (v contract1) start(ctx context.Context, req *CallRequest, args json.RawMes
 func (v contract1) call(ctx context.Context, req *CallRequest, args json.RawMessage, _ *pb.Input) (json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream
-	stream, err := v.rpc.CallTool(ctx)
+	stream, err := v.rpc.CallTool(ctx, v.recv)
 	if err != nil {
 		return nil, callError(ctx, v.exited, req.Tool, err)
 	}

@@ -409,7 +409,7 @@ func TestEndToEndMisbehavingPlugin(t *testing.T) {
 	_, err = c.ListResourceTemplates(ctx)
 	check("ListResourceTemplates", err, pluginproto.ErrInvalidResult, `list resource templates: plugin sent an invalid result: page 2 repeats the cursor "again"`)
 	_, err = c.ListPrompts(ctx)
-	check("ListPrompts", err, pluginproto.ErrInvalidResult, `list prompts: plugin sent an invalid result: more than 10000 items`)
+	check("ListPrompts", err, pluginproto.ErrTooLarge, `list prompts: over the host's limit: 12000 items`)
 	for uri, want := range map[string]string{
 		"bad://array":     `read resource "bad://array": plugin sent an invalid result: not a JSON object: "[]"`,
 		"bad://truncated": `read resource "bad://truncated": plugin sent an invalid result: not a JSON object: "{\"contents\":"`,

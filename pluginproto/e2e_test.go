@@ -158,6 +158,14 @@ func helperPlugin() *pluginproto.Plugin {
 			return nil, ctx.Err()
 		}
 	})
+	// big returns a text of Size bytes.
+	p.AddTool(pluginproto.Tool{Name: "big"}, func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
+		var args struct{ Size int }
+		if err := r.Bind(&args); err != nil {
+			return nil, err
+		}
+		return pluginproto.TextResult(strings.Repeat("x", args.Size)), nil
+	})
 	addSurface(p)
 	p.Logger().SetLevel(hclog.Off) // the panic test would print a stack
 	return p
@@ -167,9 +175,15 @@ func helperPlugin() *pluginproto.Plugin {
 // Client and the contract version its handshake named.
 func startPlugin(t testing.TB, cmd *exec.Cmd) (*pluginproto.Client, int) {
 	t.Helper()
+	return startPluginLimited(t, cmd, nil)
+}
+
+// startPluginLimited is startPlugin with the host's limits.
+func startPluginLimited(t testing.TB, cmd *exec.Cmd, limits *pluginproto.Limits) (*pluginproto.Client, int) {
+	t.Helper()
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginproto.Handshake,
-		VersionedPlugins: pluginproto.ClientPluginSets(),
+		VersionedPlugins: pluginproto.ClientPluginSets(limits),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Error, Output: os.Stderr}),
@@ -273,7 +287,7 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want2 := []string{"echo", "report", "block", "panic", "job", "add_tool", "exit", "late", "release", "rendezvous", "survey", "touch", "add_resource", "add_prompt"}
+		want2 := []string{"echo", "report", "block", "panic", "job", "add_tool", "exit", "late", "release", "rendezvous", "big", "survey", "touch", "add_resource", "add_prompt"}
 		if diff := cmp.Diff(want2, names(t, tools)); diff != "" {
 			t.Errorf("ListTools (-want +got):\n%s", diff)
 		}

@@ -42,6 +42,7 @@ import (
 type mux struct {
 	rpc    pb.PluginClient
 	exited context.Context // the plugin process's lifetime; nil in some tests
+	recv   grpc.CallOption // bounds each message the plugin sends (Limits.MaxResultSize)
 
 	mu     sync.Mutex
 	cur    *muxStream // the open stream; nil before the first call and after a break
@@ -273,7 +274,7 @@ func (m *mux) register(async *asyncCall) (*muxStream, uint64, *muxCall, error) {
 		// The stream lives as long as the plugin: it ends when the
 		// process exits, when the connection closes, or when it breaks.
 		ctx, cancel := context.WithCancel(parent)
-		stream, err := m.rpc.CallsV2(ctx)
+		stream, err := m.rpc.CallsV2(ctx, m.recv)
 		if err != nil {
 			cancel()
 			return nil, 0, nil, err
@@ -393,14 +394,20 @@ func (m *mux) broke(s *muxStream, err error) {
 // errStreamEnded is a CallsV2 stream the plugin ended with calls in flight.
 var errStreamEnded = errors.New("the plugin ended its calls stream")
 
-// brokenError is the error of a call whose stream broke: ErrPluginClosed,
+// brokenError is the error of a call whose stream broke: ErrTooLarge when
+// the host refused a message over Limits.MaxResultSize (which breaks the
+// stream, and so every call in flight on it), else ErrPluginClosed,
 // whatever the stream's status said, since the plugin dropped the call.
 func (m *mux) brokenError(ctx context.Context, tool string, err error) error {
+	what := fmt.Sprintf("call %q", tool)
 	switch {
 	case ctx.Err() != nil:
-		return fmt.Errorf("call %q: %w", tool, ctx.Err())
+		return fmt.Errorf("%s: %w", what, ctx.Err())
 	case m.exited != nil && m.exited.Err() != nil:
-		return fmt.Errorf("call %q: %w: the plugin process has exited", tool, ErrPluginClosed)
+		return fmt.Errorf("%s: %w: the plugin process has exited", what, ErrPluginClosed)
+	}
+	if e := tooLarge(what, "MaxResultSize", err); e != nil {
+		return e
 	}
 	return fmt.Errorf("call %q: %w: %v", tool, ErrPluginClosed, err)
 }

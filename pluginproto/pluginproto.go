@@ -76,10 +76,14 @@ var (
 // plugin.ClientConfig.VersionedPlugins: one per contract version it speaks.
 // Dispensing PluginName from the resulting client returns a *Client speaking
 // the version the plugin chose (go-plugin's NegotiatedVersion).
-func ClientPluginSets() map[int]plugin.PluginSet {
+//
+// limits bound what the host takes from the plugin; nil means the
+// defaults (see Limits).
+func ClientPluginSets(limits *Limits) map[int]plugin.PluginSet {
+	l := limits.withDefaults()
 	sets := make(map[int]plugin.PluginSet, ContractVersion)
 	for v := 1; v <= ContractVersion; v++ {
-		sets[v] = plugin.PluginSet{PluginName: &grpcPlugin{contract: uint32(v)}}
+		sets[v] = plugin.PluginSet{PluginName: &grpcPlugin{contract: uint32(v), limits: l}}
 	}
 	return sets
 }
@@ -91,6 +95,7 @@ type grpcPlugin struct {
 	plugin.NetRPCUnsupportedPlugin
 	p        *Plugin // nil on the host side
 	contract uint32  // on the host side
+	limits   Limits  // on the host side, defaults filled in
 }
 
 var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
@@ -104,5 +109,5 @@ func (g *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 }
 
 func (g *grpcPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return newClient(ctx, pb.NewPluginClient(cc), g.contract), nil
+	return newClient(ctx, pb.NewPluginClient(cc), g.contract, g.limits), nil
 }

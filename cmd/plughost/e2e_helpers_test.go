@@ -84,6 +84,13 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	bin.plugins["badplugin"] = path
+	// A plugin that asks for more than the host's limits allow.
+	path = filepath.Join(dir, "plugins", "bigplugin")
+	if err := build(path, "./internal/bigplugin", false); err != nil {
+		fmt.Fprintln(os.Stderr, "building the bigplugin test plugin:", err)
+		return 1
+	}
+	bin.plugins["bigplugin"] = path
 	return m.Run()
 }
 

@@ -103,6 +103,9 @@ type host struct {
 
 	// obs are the metrics and the audit log (observe.go).
 	obs *observer
+	// limits is the config's limits block: the MCP server's and the HTTP
+	// transport's (the manager got its own at start).
+	limits config.Limits
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
@@ -135,6 +138,7 @@ func (h *host) options(search bool) *mcp.Options {
 		EscalateAfter: h.escalateAfter,
 		ToolSearch:    ts,
 		OnCallEnd:     h.obs.onCallEnd(),
+		MaxInFlight:   h.limits.InFlight,
 	}
 }
 
@@ -293,6 +297,8 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		Launcher:    launcher,
 		SocketDir:   run.Path(),
 		OnEvent:     obs.managerEvent(),
+		Limits: pluginproto.Limits{MaxResultSize: int(cfg.Limits.ResultSize), MaxItems: cfg.Limits.Items,
+			MaxDefinitionSize: int(cfg.Limits.DefinitionSize), MaxListSize: int(cfg.Limits.ListSize)},
 	}
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {
@@ -329,7 +335,8 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	obs.plugins = mgr.Status
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{obs: obs, log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
-		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks)}
+		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks),
+		limits: cfg.Limits}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
 		hst.searchPath = search.Path

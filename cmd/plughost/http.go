@@ -93,6 +93,7 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	h.sampler.use(srv) // devices' text tasks ask a model of a client at /mcp
 	// GET /readyz: 503 until the plugins found at start have loaded.
 	opts.Ready = h.ready
+	opts.MaxSessions, opts.ReplayBytes, opts.ReplayBudget = h.limits.Sessions, int(h.limits.ReplayBytes), h.limits.ReplayBudget
 	if m := h.obs.metrics; m != nil { // GET /metrics, behind the token
 		opts.Meter, opts.Metrics = m, m.Handler()
 	}

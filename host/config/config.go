@@ -1,7 +1,7 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins, stateless, tasks, search and audit. The sandbox
-// block:
+// block: sandbox, plugins, stateless, tasks, search, audit and limits. The
+// sandbox block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
 //	sandbox {
@@ -126,6 +126,9 @@
 //	  arguments = false
 //	}
 //
+// The limits block bounds what a client, device or plugin may make the
+// host hold (see Limits for its settings and defaults).
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to these.
 package config
@@ -163,6 +166,9 @@ type Config struct {
 	Search *Search
 	// Audit is the audit block: the audit log; nil when absent.
 	Audit *Audit
+	// Limits is the limits block: what a client or plugin may make the
+	// host hold.
+	Limits Limits
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -250,7 +256,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -277,6 +283,8 @@ func parse(src []byte, filename string) (*Config, error) {
 		case "audit":
 			cfg.Audit = &Audit{}
 			err = cfg.Audit.decode(b.Body, filepath.Dir(filename))
+		case "limits":
+			err = cfg.Limits.decode(b.Body)
 		}
 		if err != nil {
 			return nil, err

@@ -84,7 +84,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 	}
 	in.client = plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginproto.Handshake,
-		VersionedPlugins: pluginproto.ClientPluginSets(),
+		VersionedPlugins: pluginproto.ClientPluginSets(&opts.Limits),
 		RunnerFunc:       in.runnerFunc,
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: opts.SocketDir},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -355,10 +355,15 @@ const exitWait = time.Second
 
 // callError explains why a call failed (subject names what was called:
 // `tool "x"`), for the catalog and tool.Outcome: the plugin was unloaded
-// or exited (tool.ErrGone, naming the exit status), or the message was
-// over gRPC's size limit (tool.ErrTooLarge). Other errors are returned
-// wrapped with the plugin's name; the catalog adds the tool's.
+// or exited (tool.ErrGone, naming the exit status), or a message was over
+// a size limit, the host's (Options.Limits: pluginproto.ErrTooLarge) or
+// the plugin's own gRPC limit (tool.ErrTooLarge). Other errors are
+// returned wrapped with the plugin's name; the catalog adds the tool's.
 func (in *instance) callError(subject string, err error) error {
+	if errors.Is(err, pluginproto.ErrTooLarge) {
+		return tool.Errorf(tool.ErrTooLarge, "%s of provider %q: plugin %s: %w (the operator sets the limit with limits { result_size }; "+
+			"calls of the plugin in flight with it fail too)", subject, in.name, in.name, err)
+	}
 	if status.Code(err) == codes.ResourceExhausted {
 		return tool.Errorf(tool.ErrTooLarge, "%s of provider %q: plugin %s: %w", subject, in.name, in.name, err)
 	}

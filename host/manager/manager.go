@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // Publisher receives the providers of running plugins. *catalog.Catalog
@@ -122,6 +123,12 @@ type Options struct {
 	// metrics: a process started, a death, parking (see Event). It is
 	// called on the manager's goroutines and must be quick.
 	OnEvent func(plugin string, e Event)
+	// Limits bound what the host takes from each plugin: a call's result,
+	// and its lists of tools, resources, templates and prompts (see
+	// pluginproto.Limits; zero fields mean its defaults). A plugin whose
+	// list is over a limit fails to load, its status naming the limit; a
+	// call whose result is over MaxResultSize fails with tool.ErrTooLarge.
+	Limits pluginproto.Limits
 }
 
 // Event is a plugin's life event, for Options.OnEvent.

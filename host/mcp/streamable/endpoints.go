@@ -63,9 +63,7 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 }
 
 // openSessions counts the sessions of both transports, at every endpoint.
-// (initialize checks the count again under its own endpoint's lock only:
-// concurrent initializes at several endpoints may overshoot MaxSessions
-// by one each.)
+// (Sessions are admitted under the root's admitMu: see admit.go.)
 func (h *httpHandler) openSessions() int {
 	root := h
 	if h.root != nil {

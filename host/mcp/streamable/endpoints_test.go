@@ -109,17 +109,6 @@ func TestHTTPEndpoints(t *testing.T) {
 	}
 }
 
-// TestHTTPEndpointsShareLimits: MaxSessions bounds the endpoints' sessions
-// together.
-func TestHTTPEndpointsShareLimits(t *testing.T) {
-	t.Parallel()
-	hs := startHTTP(t, &Options{MaxSessions: 1, Endpoints: map[string]*mcp.Server{"/search": searchServer(t)}})
-	hs.initialize("2025-11-25")
-	if status, _, body := hs.roundtrip(req{"POST", "/search", postHeaders(""), mcptest.InitMsg("2025-11-25")}); status != 503 {
-		t.Errorf("initialize at /search with a session open at /mcp and MaxSessions 1: %d %s, want 503", status, body)
-	}
-}
-
 // TestEndpointPaths: Check refuses an endpoint at a path Serve serves
 // itself or one that is not clean and absolute.
 func TestEndpointPaths(t *testing.T) {

@@ -5,7 +5,6 @@ import (
 	"context"
 	"io"
 	"net/http"
-	"strconv"
 	"sync"
 
 	"golang.org/x/time/rate"
@@ -67,12 +66,6 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 		httpError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
 		return
 	}
-	if h.openSessions() >= h.opts.MaxSessions {
-		h.opts.Meter.LimitHit(LimitSessions)
-		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
-			"service unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
-		return
-	}
 	ls := &legacySession{
 		h:       h,
 		id:      newSessionID(),
@@ -81,12 +74,21 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 		in:      make(chan []byte),
 		gone:    make(chan struct{}),
 	}
-	defer ls.conn.close()
-	h.mu.Lock()
-	h.legacy[ls.id] = ls
-	h.mu.Unlock()
+	// Counted once registered, under the admission lock (admit.go), so
+	// that concurrent opens cannot overshoot MaxSessions.
+	if !h.admit(func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		h.legacy[ls.id] = ls
+		return true
+	}) {
+		h.opts.Meter.LimitHit(LimitSessions)
+		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, h.fullMessage())
+		return
+	}
 	h.opts.Meter.Sessions(TransportSSE, +1)
 	h.opts.Meter.Streams(+1)
+	defer ls.conn.close()
 	defer func() {
 		h.mu.Lock()
 		delete(h.legacy, ls.id)

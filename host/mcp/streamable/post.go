@@ -136,12 +136,6 @@ func countRequests(body []byte) (n int, id []byte) {
 // session exists only if initialize succeeds; its id goes in the
 // Mcp-Session-Id response header.
 func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request, body []byte) {
-	if h.openSessions() >= h.opts.MaxSessions {
-		h.opts.Meter.LimitHit(LimitSessions)
-		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
-			"service unavailable: "+strconv.Itoa(h.opts.MaxSessions)+" sessions are open, the most this server allows")
-		return
-	}
 	hs := h.newHTTPSession(r.RemoteAddr)
 	var resp bufSink
 	hs.sess.Handle(context.Background(), body, &resp)
@@ -150,26 +144,32 @@ func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 		writeJSON(w, resp.msg)
 		return
 	}
-	// Register it only if the server still takes sessions: the count and
-	// shutdown are checked again under the lock that shutdown snapshots by,
-	// so concurrent initializes cannot overshoot and none outlives shutdown.
-	h.mu.Lock()
-	full := len(h.sessions)+len(h.legacy) >= h.opts.MaxSessions
-	if h.draining.Load() || full {
-		h.mu.Unlock()
+	// Register it only if the server still takes sessions: shutdown is
+	// checked under the lock that shutdown snapshots by, so none outlives
+	// it; admit makes room (admit.go) or refuses.
+	draining := false
+	admitted := h.admit(func() bool {
+		h.mu.Lock()
+		defer h.mu.Unlock()
+		if draining = h.draining.Load(); draining {
+			return false
+		}
+		h.sessions[hs.id] = hs
+		h.opts.Meter.Sessions(TransportStreamable, +1)
+		hs.timer = time.AfterFunc(h.opts.IdleTimeout, hs.checkIdle)
+		return true
+	})
+	if !admitted {
 		hs.sess.Close()
-		msg := "service unavailable: the server is shutting down"
-		if full {
-			msg = "service unavailable: " + strconv.Itoa(h.opts.MaxSessions) + " sessions are open, the most this server allows"
+		msg := h.fullMessage()
+		if draining {
+			msg = "service unavailable: the server is shutting down"
+		} else {
 			h.opts.Meter.LimitHit(LimitSessions)
 		}
 		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, msg)
 		return
 	}
-	h.sessions[hs.id] = hs
-	h.opts.Meter.Sessions(TransportStreamable, +1)
-	hs.timer = time.AfterFunc(h.opts.IdleTimeout, hs.checkIdle)
-	h.mu.Unlock()
 	w.Header().Set("Mcp-Session-Id", hs.id)
 	writeJSON(w, resp.msg)
 	h.log.Debug("session started", "session", hs.id[:8])

@@ -56,8 +56,16 @@ type Options struct {
 	// 4 MiB. The newest event is always kept.
 	ReplayEvents int
 	ReplayBytes  int
+	// ReplayBudget bounds the events kept by every session together, in
+	// bytes; 0 means 256 MiB. Over it, a session recording an event drops
+	// its own oldest first; a client resuming after a dropped event gets
+	// what is left, and the loss is logged.
+	ReplayBudget int64
 	// MaxSessions limits the sessions open at once (both transports); 0
-	// means 1000. initialize beyond it gets 503.
+	// means 1000. When they are open, a new session evicts the least
+	// recently used idle one, whose next request gets 404 saying so;
+	// when all are busy (a request in flight, a stream open), initialize
+	// gets 503. See admit.go.
 	MaxSessions int
 	// KeepAlive is the interval of SSE comments on an otherwise quiet
 	// stream, so proxies keep it open; 0 means 25 seconds, negative none.
@@ -224,6 +232,16 @@ type httpHandler struct {
 	mu       sync.Mutex
 	sessions map[string]*httpSession
 	legacy   map[string]*legacySession
+	// evicted remembers the ids of the latest sessions evicted to admit
+	// new ones, oldest first in evictedOrder (admit.go).
+	evicted      map[string]bool
+	evictedOrder []string
+
+	// admitMu serializes admissions (admit.go); the root's is used.
+	admitMu sync.Mutex
+	// replayBytes counts the bytes of every session's replay ring, the
+	// root's for every endpoint (Options.ReplayBudget).
+	replayBytes atomic.Int64
 
 	// extra are the handlers of Options.Endpoints, by path: each serves
 	// its server's sessions, reached through this handler's ServeHTTP
@@ -235,7 +253,7 @@ type httpHandler struct {
 
 func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler {
 	h := &httpHandler{srv: srv, log: srv.Logger(), maxInFlight: srv.MaxInFlight(), loopback: loopback, origins: map[string]bool{},
-		sessions: map[string]*httpSession{}, legacy: map[string]*legacySession{}}
+		sessions: map[string]*httpSession{}, legacy: map[string]*legacySession{}, evicted: map[string]bool{}}
 	if opts != nil {
 		h.opts = *opts
 	}
@@ -261,6 +279,9 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 	}
 	if o.ReplayBytes <= 0 {
 		o.ReplayBytes = 4 << 20
+	}
+	if o.ReplayBudget <= 0 {
+		o.ReplayBudget = 256 << 20
 	}
 	if o.MaxSessions <= 0 {
 		o.MaxSessions = 1000

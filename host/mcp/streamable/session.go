@@ -64,8 +64,9 @@ func (h *httpHandler) newHTTPSession(remote string) *httpSession {
 		limiter:    rate.NewLimiter(h.limit, h.opts.RateBurst),
 		streams:    map[uint64]*stream{},
 		nextStream: 1,
-		ring:       ring{ev: make([]event, h.opts.ReplayEvents), maxBytes: h.opts.ReplayBytes},
-		lastUsed:   time.Now(),
+		ring: ring{ev: make([]event, h.opts.ReplayEvents), maxBytes: h.opts.ReplayBytes,
+			total: &h.rootHandler().replayBytes, budget: h.opts.ReplayBudget},
+		lastUsed: time.Now(),
 	}
 	hs.own = &stream{id: 0}
 	hs.streams[0] = hs.own
@@ -94,10 +95,16 @@ func (s streamSink) Write(msg []byte) error {
 }
 
 // emit records msg as the next event of st and writes it if st is attached.
+// Once the session has ended it drops msg: no client can receive it, and
+// its ring has given its bytes back (endSession).
 func (hs *httpSession) emit(st *stream, msg []byte) {
 	st.mu.Lock()
 	defer st.mu.Unlock()
 	hs.mu.Lock()
+	if hs.closed {
+		hs.mu.Unlock()
+		return
+	}
 	seq := hs.ring.lastSeq() + 1
 	frame := appendEvent(make([]byte, 0, len(msg)+48), "message", eventID(st.id, seq), msg)
 	hs.ring.push(event{st.id, seq, frame})
@@ -183,8 +190,11 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 	hs := h.sessions[id]
 	h.mu.Unlock()
 	if hs == nil || !hs.enter() {
-		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest,
-			"session not found: it is unknown, ended or expired; start a new one with initialize")
+		msg := "session not found: it is unknown, ended or expired; start a new one with initialize"
+		if h.wasEvicted(id) {
+			msg = h.evictedMessage()
+		}
+		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, msg)
 		return nil
 	}
 	return hs
@@ -192,27 +202,51 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 
 // closeSession ends a session: unregistered, calls cancelled, streams ended.
 func (h *httpHandler) closeSession(hs *httpSession, why string) {
+	if streams, ok := hs.markClosed(false); ok {
+		h.endSession(hs, streams, why)
+	} else {
+		h.unregister(hs)
+	}
+}
+
+// markClosed marks hs closed, so that no request enters it any more, and
+// returns its streams; ok is false when it was closed already, or (with
+// onlyIdle) when it is busy.
+func (hs *httpSession) markClosed(onlyIdle bool) (streams []*stream, ok bool) {
+	hs.mu.Lock()
+	defer hs.mu.Unlock()
+	if hs.closed || onlyIdle && hs.busy > 0 {
+		return nil, false
+	}
+	hs.closed = true
+	streams = make([]*stream, 0, len(hs.streams))
+	for _, st := range hs.streams {
+		streams = append(streams, st)
+	}
+	return streams, true
+}
+
+// unregister removes hs from the sessions ids find.
+func (h *httpHandler) unregister(hs *httpSession) {
 	h.mu.Lock()
 	if h.sessions[hs.id] == hs {
 		delete(h.sessions, hs.id)
 		h.opts.Meter.Sessions(TransportStreamable, -1)
 	}
 	h.mu.Unlock()
-	hs.mu.Lock()
-	if hs.closed {
-		hs.mu.Unlock()
-		return
-	}
-	hs.closed = true
-	streams := make([]*stream, 0, len(hs.streams))
-	for _, st := range hs.streams {
-		streams = append(streams, st)
-	}
-	hs.mu.Unlock()
+}
+
+// endSession ends hs, marked closed: unregistered, its calls cancelled,
+// its streams ended.
+func (h *httpHandler) endSession(hs *httpSession, streams []*stream, why string) {
+	h.unregister(hs)
 	if hs.timer != nil {
 		hs.timer.Stop()
 	}
 	hs.sess.Close()
+	hs.mu.Lock()
+	hs.ring.release() // a resuming client gets 404 now: nothing left to replay
+	hs.mu.Unlock()
 	for _, st := range streams {
 		st.mu.Lock()
 		c := st.conn

@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 )
 
@@ -122,13 +123,22 @@ func parseEventID(s string) (streamID, seq uint64, ok bool) {
 	return streamID, seq, err1 == nil && err2 == nil
 }
 
-// ring keeps the newest events within a count and a byte budget.
+// ring keeps the newest events within a count and a byte budget of its
+// own, and within the server-wide budget of every session's rings
+// together (Options.ReplayBudget): total counts their bytes. When an event
+// would take total past budget, the ring receiving it drops its own oldest
+// events first. The session writing is the one growing, and dropping its
+// events costs no lock but its own; a session whose ring is empty still
+// keeps its newest event, so total may pass budget by one event per
+// session. Sessions are bounded (MaxSessions), so total is too.
 type ring struct {
 	ev          []event
 	start, n    int
 	bytes       int
 	maxBytes    int
-	evictedUpTo uint64 // the highest seq evicted
+	total       *atomic.Int64 // every ring's bytes; the handler's
+	budget      int64         // the most total should hold
+	evictedUpTo uint64        // the highest seq evicted
 }
 
 type event struct {
@@ -137,17 +147,27 @@ type event struct {
 }
 
 func (r *ring) push(e event) {
-	for r.n > 0 && (r.n == len(r.ev) || r.bytes+len(e.frame) > r.maxBytes) {
+	size := len(e.frame)
+	for r.n > 0 && (r.n == len(r.ev) || r.bytes+size > r.maxBytes || r.total.Load()+int64(size) > r.budget) {
 		old := &r.ev[r.start]
 		r.evictedUpTo = old.seq
 		r.bytes -= len(old.frame)
+		r.total.Add(-int64(len(old.frame)))
 		*old = event{}
 		r.start = (r.start + 1) % len(r.ev)
 		r.n--
 	}
 	r.ev[(r.start+r.n)%len(r.ev)] = e
 	r.n++
-	r.bytes += len(e.frame)
+	r.bytes += size
+	r.total.Add(int64(size))
+}
+
+// release gives the ring's bytes back to the server-wide budget, when its
+// session ends.
+func (r *ring) release() {
+	r.total.Add(-int64(r.bytes))
+	r.bytes = 0
 }
 
 // since returns the frames of stream after seq, and whether some may be

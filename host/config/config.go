@@ -429,10 +429,7 @@ func (st *Stateless) decode(body hcl.Body, dir string) error {
 		if v.IsNull() || !v.IsKnown() || v.Type() != cty.String || strings.TrimSpace(v.AsString()) == "" {
 			return diag(a.Expr.Range(), "Invalid state_key_file", "state_key_file must be the path of a file holding the secret (not the secret itself)")
 		}
-		st.KeyFile = v.AsString()
-		if !filepath.IsAbs(st.KeyFile) {
-			st.KeyFile = filepath.Join(dir, st.KeyFile)
-		}
+		st.KeyFile = inDir(dir, v.AsString())
 	}
 	if a, ok := content.Attributes["state_ttl"]; ok {
 		v, diags := a.Expr.Value(nil)
@@ -452,4 +449,13 @@ func (st *Stateless) decode(body hcl.Body, dir string) error {
 		st.StateTTL = d
 	}
 	return nil
+}
+
+// inDir resolves a path of the configuration file: a relative one is
+// relative to the file's directory, dir.
+func inDir(dir, path string) string {
+	if filepath.IsAbs(path) {
+		return path
+	}
+	return filepath.Join(dir, path)
 }

@@ -2,7 +2,6 @@ package config
 
 import (
 	"net/url"
-	"path/filepath"
 	"strings"
 	"time"
 
@@ -74,10 +73,7 @@ func (e *Embeddings) decode(body hcl.Body, dir string) error {
 			if strings.TrimSpace(str) == "" {
 				return bad("the path of a file holding the key (not the key itself)")
 			}
-			e.APIKeyFile = str
-			if !filepath.IsAbs(str) {
-				e.APIKeyFile = filepath.Join(dir, str)
-			}
+			e.APIKeyFile = inDir(dir, str)
 		case "api_key_env":
 			if str == "" || strings.ContainsAny(str, "= \t\r\n") {
 				return bad(`the name of an environment variable, such as "OPENAI_API_KEY"`)

@@ -62,7 +62,7 @@ func TestParseSearchErrors(t *testing.T) {
 		"path space":         {"search {\n  path = \"/tool search\"\n}\n", `a path is at most 256 of a-z`},
 		"path long":          {"search {\n  path = \"/" + strings.Repeat("a", 256) + "\"\n}\n", `a path is at most 256`},
 		"path root":          {"search {\n  path = \"/\"\n}\n", `Invalid path; "/" names no endpoint`},
-		"path /mcp":          {"search {\n  path = \"/mcp\"\n}\n", `Invalid path; "/mcp" is served already (the HTTP listener serves /mcp, /sse, /message, /healthz, /readyz)`},
+		"path /mcp":          {"search {\n  path = \"/mcp\"\n}\n", `Invalid path; "/mcp" is served already (the HTTP listener serves /mcp, /sse, /message, /metrics, /healthz, /readyz)`},
 		"path /readyz":       {"search {\n  path = \"/readyz\"\n}\n", `"/readyz" is served already`},
 		"add_found in tasks": {"tasks {\n  add_found = 1\n}\n", `"add_found" belongs in search { }.`},
 	} {

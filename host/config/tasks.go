@@ -5,7 +5,6 @@ import (
 	"maps"
 	"math/big"
 	"net"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -145,10 +144,7 @@ func (r *Redis) decode(body hcl.Body, dir string) error {
 			if strings.TrimSpace(str) == "" {
 				return bad("the path of a file holding the password (not the password itself)")
 			}
-			r.PasswordFile = str
-			if !filepath.IsAbs(str) {
-				r.PasswordFile = filepath.Join(dir, str)
-			}
+			r.PasswordFile = inDir(dir, str)
 		case "db":
 			r.DB, err = wholeIn(a, v, 0, 1<<20)
 		case "key_prefix":

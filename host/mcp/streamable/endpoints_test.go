@@ -115,7 +115,7 @@ func TestEndpointPaths(t *testing.T) {
 	t.Parallel()
 	srv := mcp.NewServer(mcptest.NewCatalog(), nil)
 	loopback := &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)}
-	for _, p := range []string{PathMCP, PathSSE, PathMessage, PathHealthz, PathReadyz, "/", "", "mcp/search", "/mcp/search/", "/a/../b", "/a?b", "/a%2Fb"} {
+	for _, p := range []string{PathMCP, PathSSE, PathMessage, PathMetrics, PathHealthz, PathReadyz, "/", "", "mcp/search", "/mcp/search/", "/a/../b", "/a?b", "/a%2Fb"} {
 		if err := (&Options{Endpoints: map[string]*mcp.Server{p: srv}}).Check(loopback); !errors.Is(err, ErrEndpointPath) || !strings.Contains(err.Error(), `"`+p+`"`) {
 			t.Errorf("Check with an endpoint at %q = %v, want ErrEndpointPath naming it", p, err)
 		}

@@ -108,6 +108,7 @@ func (h *httpHandler) evict(hs *httpSession) bool {
 	h.evictedOrder = append(h.evictedOrder, hs.id)
 	h.mu.Unlock()
 	h.endSession(hs, streams, "evicted: the least recently used idle session, to admit a new one")
+	h.opts.Meter.LimitHit(LimitSessions)
 	return true
 }
 

@@ -96,7 +96,7 @@ fuzz:
 		$(GO) test -timeout 0 -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -parallel 1 ./$$pkg || exit 1; done
 
 ## chaos: two real hosts (stdio and Streamable HTTP) under 16 calls in flight each while plugins are SIGKILLed
-## CHAOS_KILLS times (default 1000) and their binaries replaced CHAOS_REPLACES times (default 100); prints the
+## CHAOS_KILLS times (default 1000) and their binaries replaced CHAOS_REPLACES times (default 50); prints the
 ## answers, the leaks and the resident memory (about 5 minutes; not run by CI: cmd/plughost/chaos_test.go)
 .PHONY: chaos
 chaos:

@@ -86,8 +86,8 @@ func (b *lockedBuffer) String() string {
 // script, one JSON-RPC message per line (malformed lines, batches, calls,
 // cancellations, anything). Whatever the client and the plugin send, the
 // session ends cleanly at end of input, writes only complete single-line
-// JSON messages, and answers the plugin's call exactly once. The corpus the fuzzer kept
-// (testdata/fuzz/FuzzSession) replays in every `go test`.
+// JSON messages, and answers the plugin's call exactly once. The corpus
+// the fuzzer kept (testdata/fuzz/FuzzSession) replays in every `go test`.
 func FuzzSession(f *testing.F) {
 	scripts := []string{
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}` + "\n" +

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"io"
 	"strings"
 	"sync"
@@ -16,8 +17,10 @@ import (
 
 // pluginReply is what a plugin sends back for one call, as FuzzSession
 // makes it up: one progress report, one log message and a result, each
-// passed through by pluginproto's Client as the plugin framed it (a
-// result is checked only to be framed as an object; log data not at all).
+// passed on as pluginproto's Client passes them: log data unchecked, a
+// result only when it is valid JSON (the Client refuses anything but a
+// JSON object, FuzzPluginFrame checks that; Catalog.CallTool's contract
+// is valid JSON, and the server turns a non-object into an isError).
 type pluginReply struct {
 	level, message  string
 	data, result    []byte
@@ -40,6 +43,9 @@ func (c *replyCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawM
 	}
 	if call.Log != nil {
 		call.Log(tool.Log{Level: c.reply.level, Logger: c.reply.message, Data: c.reply.data})
+	}
+	if !json.Valid(c.reply.result) {
+		return nil, errors.New("the plugin's result is not valid JSON")
 	}
 	return c.reply.result, nil
 }

@@ -325,16 +325,16 @@ func chaosKill(t *testing.T, hosts []*chaosHost, n int) int {
 }
 
 // replace puts a fresh copy of the echo binary in place of plugin i, and
-// waits for the host to run it. A plugin still down 15 seconds after its
+// waits for the host to run it. A plugin still down 10 seconds after its
 // binary was replaced is a failure of the host (reported, not fatal: the
-// run goes on for its figures), and gets its binary replaced again.
+// run goes on for its figures), and gets its binary replaced once more.
 func (h *chaosHost) replace(t *testing.T, i int) {
 	name := "echo" + strconv.Itoa(i)
 	path := filepath.Join(h.dir, name)
-	for try := 1; try <= 3; try++ {
+	for try := 1; try <= 2; try++ {
 		old := processesOf(path)
 		copyPlugin(t, "echo", h.dir, name)
-		deadline := time.Now().Add(15 * time.Second)
+		deadline := time.Now().Add(10 * time.Second)
 		for time.Now().Before(deadline) {
 			for _, pid := range processesOf(path) {
 				if pid > 0 && !slices.Contains(old, pid) {
@@ -343,9 +343,8 @@ func (h *chaosHost) replace(t *testing.T, i int) {
 			}
 			time.Sleep(5 * time.Millisecond) // polling /proc: no event announces a start
 		}
-		t.Errorf("%s: plugin %s not running 15s after its binary was replaced (try %d)", h.name, name, try)
+		t.Errorf("%s: plugin %s not running 10s after its binary was replaced (try %d)", h.name, name, try)
 	}
-	t.Fatalf("%s: plugin %s stays down", h.name, name)
 }
 
 // awaitAllRunning makes sure each plugin runs: one the host parked, or

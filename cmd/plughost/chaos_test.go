@@ -27,7 +27,8 @@ import (
 //  1. CHAOS_KILLS times (default 1000), a random live plugin process of
 //     either host is SIGKILLed; a plugin killed a fourth time has its
 //     binary replaced through the directory (as a deploy would), which
-//     is also what frees a plugin the host parked after too many crashes;
+//     is also what frees a plugin the host parked after too many crashes
+//     (and when no plugin runs at all, one is replaced so);
 //  2. CHAOS_REPLACES times (default 50), a random plugin's binary is
 //     replaced with a fresh copy, and the host restarts it.
 //
@@ -120,7 +121,7 @@ func startChaosStdio(t *testing.T) *chaosHost {
 	for i := 1; i <= chaosPlugins; i++ {
 		copyPlugin(t, "echo", dir, "echo"+strconv.Itoa(i))
 	}
-	h := startTestHostIn(t, dir, nil, "TMPDIR="+tmp)
+	h := startTestHostIn(t, dir, []string{"--config", chaosConfig(t)}, "TMPDIR="+tmp)
 	drain(t, h.logs)
 	drain(t, h.progress)
 	ch := newChaosHost("stdio", h.cmd.Process.Pid, dir, tmp, h.wire, h.close)
@@ -133,7 +134,7 @@ func startChaosStdio(t *testing.T) *chaosHost {
 func startChaosHTTP(t *testing.T) *chaosHost {
 	tmp := chaosTmp(t)
 	t.Setenv("TMPDIR", tmp) // the host inherits it
-	h := startHTTPHostWith(t, []string{"--rate-limit", "-1"})
+	h := startHTTPHostWith(t, []string{"--rate-limit", "-1", "--config", chaosConfig(t)})
 	for i := 1; i <= chaosPlugins; i++ {
 		copyPlugin(t, "echo", h.pluginDir, "echo"+strconv.Itoa(i))
 	}
@@ -184,6 +185,16 @@ func drain[T any](t *testing.T, c <-chan T) {
 			}
 		}
 	}()
+}
+
+// chaosConfig writes a configuration that starts every plugin at once
+// (the default starts them on demand): the chaos kills running processes.
+func chaosConfig(t *testing.T) string {
+	path := filepath.Join(t.TempDir(), "plughost.hcl")
+	if err := os.WriteFile(path, []byte("plugins {\n  start = \"eager\"\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // chaosTmp returns a temporary directory for a host (world-writable, as
@@ -309,7 +320,9 @@ func chaosKill(t *testing.T, hosts []*chaosHost, n int) int {
 			}
 		}
 		if len(live) == 0 {
-			time.Sleep(5 * time.Millisecond) // polling /proc: no event announces a restart
+			// Every plugin is down: backing off, or parked after its
+			// crash limit. A new binary restarts one at once.
+			hosts[rand.IntN(len(hosts))].replace(t, rand.IntN(chaosPlugins)+1)
 			continue
 		}
 		j := rand.IntN(len(live))

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"google.golang.org/protobuf/proto"
 
@@ -42,6 +43,7 @@ func FuzzPluginFrame(f *testing.F) {
 		}
 		f.Add(b)
 	}
+	f.Add([]byte("\"\x0e{\"\":[{\"\x94\":\"\"}]}")) // a result with invalid UTF-8 in a string
 	f.Fuzz(func(t *testing.T, b []byte) {
 		var fr pb.PluginFrame
 		if proto.Unmarshal(b, &fr) != nil {
@@ -59,8 +61,8 @@ func FuzzPluginFrame(f *testing.F) {
 		case !final && (fr.GetProgress() != nil || fr.GetLog() != nil) && notified != 1:
 			t.Fatalf("frame %v: %d callbacks, want 1", &fr, notified)
 		case !final:
-		case err == nil && !isObject(res):
-			t.Fatalf("frame %v: the result %q is not a JSON object", &fr, res)
+		case err == nil && (!isObject(res) || !utf8.Valid(res)):
+			t.Fatalf("frame %v: the result %q is not a JSON object in UTF-8", &fr, res)
 		case err != nil:
 			checkFrameError(t, &fr, err, `call "fuzzed"`)
 		}
@@ -95,5 +97,16 @@ func checkFrameError(t *testing.T, fr *pb.PluginFrame, err error, what string) {
 		}
 	case !strings.HasPrefix(err.Error(), what+": "):
 		t.Fatalf("frame %v: the error %q does not name %s", fr, err, what)
+	}
+}
+
+// A result whose strings hold bytes that are not UTF-8 is valid JSON to
+// json.Valid, but not JSON text: the Client refuses it (FuzzSession found
+// the host passing one on to a client).
+func TestResultNotUTF8(t *testing.T) {
+	fr := &pb.PluginFrame{Msg: &pb.PluginFrame_Result{Result: []byte("{\"content\":[{\"type\":\"text\",\"text\":\"\x94\"}]}")}}
+	_, final, err := (&mux{}).frame(t.Context(), &CallRequest{Tool: "t"}, fr)
+	if !final || !errors.Is(err, ErrInvalidResult) {
+		t.Fatalf("final %v, err %v; want ErrInvalidResult", final, err)
 	}
 }

@@ -10,6 +10,7 @@ import (
 	"sync"
 	"testing"
 	"time"
+	"unicode/utf8"
 
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 	"github.com/plughost/plughost/host/tool"
@@ -18,8 +19,8 @@ import (
 // pluginReply is what a plugin sends back for one call, as FuzzSession
 // makes it up: one progress report, one log message and a result, each
 // passed on as pluginproto's Client passes them: log data unchecked, a
-// result only when it is valid JSON (the Client refuses anything but a
-// JSON object, FuzzPluginFrame checks that; Catalog.CallTool's contract
+// result only when it is valid JSON text, UTF-8 included (the Client
+// refuses anything but a JSON object, FuzzPluginFrame checks that; Catalog.CallTool's contract
 // is valid JSON, and the server turns a non-object into an isError).
 type pluginReply struct {
 	level, message  string
@@ -44,8 +45,8 @@ func (c *replyCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawM
 	if call.Log != nil {
 		call.Log(tool.Log{Level: c.reply.level, Logger: c.reply.message, Data: c.reply.data})
 	}
-	if !json.Valid(c.reply.result) {
-		return nil, errors.New("the plugin's result is not valid JSON")
+	if !json.Valid(c.reply.result) || !utf8.Valid(c.reply.result) {
+		return nil, errors.New("the plugin's result is not valid JSON text")
 	}
 	return c.reply.result, nil
 }

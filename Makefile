@@ -82,6 +82,26 @@ bench: bench-bin conformance/node_modules
 bench-quick: bench-bin conformance/node_modules
 	$(BIN)/bench/bench -quick -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 
+## fuzz: every fuzz target in turn, FUZZTIME each (default 10m, so about 1.5 hours), one worker (-parallel 1);
+## what a target finds new lands in $(go env GOCACHE)/fuzz, a crash in the package's testdata/fuzz (commit it with
+## its fix). `go test` (CI) replays the committed corpora, testdata/fuzz/<target>, as ordinary tests.
+FUZZTIME ?= 10m
+FUZZ_TARGETS := host/mcp:FuzzDispatch host/mcp:FuzzSession host/mcp/wire:FuzzDecode host/mcp/wire:FuzzAppendString \
+	host/mcp/streamable:FuzzHTTPHandler host/device:FuzzDecoder host/config:FuzzParse host/catalog:FuzzToolDefinition \
+	pluginproto:FuzzPluginFrame
+.PHONY: fuzz
+fuzz:
+	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
+		echo "$(GO) test -run '^$$' -fuzz '^$$fn$$' -fuzztime $(FUZZTIME) -parallel 1 ./$$pkg"; \
+		$(GO) test -timeout 0 -run '^$$' -fuzz "^$$fn\$$" -fuzztime $(FUZZTIME) -parallel 1 ./$$pkg || exit 1; done
+
+## chaos: two real hosts (stdio and Streamable HTTP) under 16 calls in flight each while plugins are SIGKILLed
+## CHAOS_KILLS times (default 1000) and their binaries replaced CHAOS_REPLACES times (default 50); prints the
+## answers, the leaks and the resident memory (about 5 minutes; not run by CI: cmd/plughost/chaos_test.go)
+.PHONY: chaos
+chaos:
+	$(GO) test -tags chaos -run '^TestChaos$$' -v -count=1 -timeout 15m ./cmd/plughost
+
 ## proto: regenerate pluginproto/internal/pb from pluginproto/proto with the generators pinned in go.mod
 ## (pluginproto/internal/protogen compiles the .proto in Go: no system protoc)
 proto:

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"unicode/utf8"
 )
 
 // Tool describes one tool the way MCP clients see it in tools/list.
@@ -176,10 +177,11 @@ func objectSchema(schema any) (json.RawMessage, error) {
 }
 
 // isObject reports whether b, after leading white space, starts a JSON object
-// and is valid JSON.
+// and is valid JSON text: valid UTF-8 too, which json.Valid does not check
+// (a plugin's invalid bytes in a string would otherwise reach clients).
 func isObject(b []byte) bool {
 	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{' && json.Valid(b)
+	return len(b) > 0 && b[0] == '{' && json.Valid(b) && utf8.Valid(b)
 }
 
 func jsonString(v any) string {

@@ -419,6 +419,7 @@ type wireCheck struct {
 	schema26  *mcpschema.Validator // 2026-07-28's, for the stateless requests
 	errs      []error
 	notified  map[string]int // notifications plughost sent, by method
+	answered  map[string]int // responses plughost sent, by request id (raw JSON)
 	done      chan struct{}  // closed once plughost's stdout is at EOF
 }
 
@@ -427,7 +428,7 @@ func newWireCheck() *wireCheck {
 	if err != nil {
 		panic(err)
 	}
-	return &wireCheck{methods: map[string]string{}, stateless: map[string]bool{}, schema26: v, notified: map[string]int{}, done: make(chan struct{})}
+	return &wireCheck{methods: map[string]string{}, stateless: map[string]bool{}, schema26: v, notified: map[string]int{}, answered: map[string]int{}, done: make(chan struct{})}
 }
 
 // notifications returns how many notifications of method plughost sent; call
@@ -436,6 +437,20 @@ func (w *wireCheck) notifications(method string) int {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.notified[method]
+}
+
+// answers returns, for every request of method the client sent, how many
+// responses plughost sent to it (by request id).
+func (w *wireCheck) answers(method string) map[string]int {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	n := map[string]int{}
+	for id, m := range w.methods {
+		if m == method {
+			n[id] = w.answered[id]
+		}
+	}
+	return n
 }
 
 func (w *wireCheck) errors() []error {
@@ -526,6 +541,9 @@ func (w *wireCheck) check(line []byte) {
 	}
 	if msg.ID == nil && msg.Method != "" {
 		w.notified[msg.Method]++
+	}
+	if msg.ID != nil && msg.Method == "" {
+		w.answered[string(msg.ID)]++
 	}
 	method := w.methods[string(msg.ID)]
 	// A stateless request's answer, and what a subscriptions/listen stream

@@ -67,7 +67,8 @@ func (d *Data) Tools() int {
 }
 
 // Dir finds ../shared/toolsearch beside the root of Module, walking up
-// from the working directory (a test's is its package's directory).
+// from the working directory (a test's is its package's directory), and
+// returns its real path.
 func Dir() (string, error) {
 	dir, err := os.Getwd()
 	if err != nil {
@@ -75,7 +76,10 @@ func Dir() (string, error) {
 	}
 	for {
 		if isRoot(dir) {
-			return filepath.Join(dir, "..", "shared", "toolsearch"), nil
+			// Symbolic links resolved: a sandboxed plugin granted this
+			// path sees only the granted target, not a link to it (the
+			// shared directory may be a link beside the checkout).
+			return filepath.EvalSymlinks(filepath.Join(dir, "..", "shared", "toolsearch"))
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {

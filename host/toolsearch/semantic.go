@@ -1,6 +1,7 @@
 package toolsearch
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"hash/fnv"
@@ -138,7 +139,7 @@ func (x *Index) Close() {
 // into words, its title and its description, in at most embedTextBytes.
 func embedText(provider string, info Provider, tt *toolText) string {
 	var b strings.Builder
-	b.WriteString(cmpOr(info.Title, provider))
+	b.WriteString(cmp.Or(info.Title, provider))
 	if d := truncate(info.Description, providerTextBytes); d != "" {
 		b.WriteString(" (" + d + ")")
 	}
@@ -159,13 +160,6 @@ func embedText(provider string, info Provider, tt *toolText) string {
 
 // splitAnalyzer splits a tool's name into the words a model reads.
 var splitAnalyzer = analyzer{split: true}
-
-func cmpOr(a, b string) string {
-	if a != "" {
-		return a
-	}
-	return b
-}
 
 // truncate cuts s to at most n bytes at a rune boundary.
 func truncate(s string, n int) string {

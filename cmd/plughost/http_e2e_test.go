@@ -134,6 +134,14 @@ type checkingTransport struct {
 	w    *wireCheck
 }
 
+// CloseIdleConnections closes the base transport's idle connections
+// (http.Client.CloseIdleConnections looks for it).
+func (c *checkingTransport) CloseIdleConnections() {
+	if b, ok := c.base.(interface{ CloseIdleConnections() }); ok {
+		b.CloseIdleConnections()
+	}
+}
+
 func (c *checkingTransport) RoundTrip(r *http.Request) (*http.Response, error) {
 	if r.Body != nil {
 		body, err := io.ReadAll(r.Body)

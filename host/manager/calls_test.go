@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -35,8 +36,15 @@ func TestCrashDuringCallRestartsThePlugin(t *testing.T) {
 	if !errors.Is(err, tool.ErrGone) || !strings.Contains(err.Error(), `tool "crash" of provider "tp": plugin tp exited: exit status 3`) {
 		t.Fatalf("call crash: error %v, want tool.ErrGone naming the exit", err)
 	}
-	h.expect("remove", "tp")
-	e = h.expect("set", "tp")
+	// A call made once the death is seen, through the provider published
+	// before it, waits for the restart (10ms away) and reaches the new
+	// process.
+	eventually(t, "the death to be seen", func() bool { return h.status("tp").PID != pid1 })
+	if pid := mustPID(t, e.p); pid == pid1 {
+		t.Errorf("a call during the restart reached pid %d, the dead process", pid)
+	}
+	e = h.expect("set", "tp") // the new process behind it: no remove between
+	h.noEvent()
 	if diff := cmp.Diff(v1Tools, e.tools); diff != "" {
 		t.Errorf("tools after restart (-want +got):\n%s", diff)
 	}
@@ -49,6 +57,30 @@ func TestCrashDuringCallRestartsThePlugin(t *testing.T) {
 	if s.State != StateRunning || s.Restarts != 1 || !strings.Contains(s.LastError, "exited: exit status 3") {
 		t.Errorf("status after restart = %+v", s)
 	}
+}
+
+// A plugin that died stays published while it waits to restart: with a
+// long delay, calls meanwhile are refused at once naming the exit, and its
+// tools stay listed.
+func TestCallsWhileRestartingNameTheCause(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{BackoffInitial: time.Hour, BackoffMax: time.Hour})
+	e := h.expect("set", "tp")
+	if _, err := call(t, e.p, "crash", ""); !errors.Is(err, tool.ErrGone) {
+		t.Fatalf("call crash: error %v, want tool.ErrGone", err)
+	}
+	eventually(t, "the plugin to wait for its restart", func() bool { return h.status("tp").State == StateRestarting })
+	_, err := call(t, e.p, "pid", "")
+	const want = `tool "pid" of provider "tp": plugin tp exited (exit status 3) and restarts in 1h0m0s`
+	if !errors.Is(err, tool.ErrRefused) || err.Error() != want {
+		t.Errorf("call while restarting: %v, want tool.ErrRefused: %s", err, want)
+	}
+	if s := h.status("tp"); s.Tools != len(v1Tools) {
+		t.Errorf("tools counted while restarting = %d, want %d", s.Tools, len(v1Tools))
+	}
+	h.noEvent() // not removed
 }
 
 func TestCallsAfterUnloadFail(t *testing.T) {
@@ -179,7 +211,6 @@ func TestStartCall(t *testing.T) {
 	if !errors.Is(err, tool.ErrGone) || !strings.Contains(err.Error(), `plugin tp exited: exit status 3`) {
 		t.Errorf("crash: %v, want tool.ErrGone naming the exit", err)
 	}
-	h.expect("remove", "tp")
 	e = h.expect("set", "tp")
 	if err := os.Remove(path); err != nil {
 		t.Fatal(err)
@@ -259,5 +290,39 @@ func TestCallGoesOnAsATask(t *testing.T) {
 				t.Errorf("StartCall %v, Tasks %v (-want +got):\n%s", async, tasks, diff)
 			}
 		}
+	}
+}
+
+// A plugin killed by a signal the host did not send while it starts (an
+// operator's kill, the OOM killer) has died, as a running plugin can: it
+// is restarted after its backoff, not left failed until its file changes.
+func TestKilledWhileStartingIsRestarted(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	marker := filepath.Join(t.TempDir(), "hang")
+	if err := os.WriteFile(marker, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	pids := make(chan int, 4)
+	h := start(t, dir, Options{
+		BackoffInitial: 10 * time.Millisecond,
+		StartTimeout:   waitLong,
+		Env:            []string{"TESTPLUGIN_HANG_IF=" + marker},
+		Launcher: func(_ string, cmd *exec.Cmd) (*Launch, error) {
+			return &Launch{Cmd: cmd, Started: func(pid int) ([]string, error) { pids <- pid; return nil, nil }}, nil
+		},
+	})
+	pid := <-pids // hangs before its handshake
+	if err := os.Remove(marker); err != nil {
+		t.Fatal(err)
+	}
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	h.expect("set", "tp") // restarted, without its file changing
+	s := h.status("tp")
+	if s.State != StateRunning || s.Restarts != 1 || !strings.Contains(s.LastError, "killed while starting: signal: killed") {
+		t.Errorf("status after the restart = %+v, want running, 1 restart, the kill as last error", s)
 	}
 }

@@ -60,7 +60,9 @@
 // plugin that fails any step is logged with the reason (and the head and
 // the tail of its stderr: PluginStatus.LastStderr), is reported as
 // [StateFailed], and is retried only when its file changes; the other
-// plugins are unaffected. A definition the manager cannot publish (one
+// plugins are unaffected. A process killed by a signal the host did not
+// send while it starts (an operator's kill, the OOM killer) is not a broken
+// plugin: that counts as a death, restarted as below. A definition the manager cannot publish (one
 // without its name or URI, or listed twice) is logged and reported in
 // PluginStatus.Refused.
 //
@@ -78,12 +80,17 @@
 //   - if Dir itself is removed, the manager logs it and keeps serving what is
 //     loaded.
 //
-// A plugin whose process dies is removed from the publisher at once; calls in
-// flight fail with an error naming the exit ("plugin echo exited: exit
-// status 3"). It is restarted after an exponential backoff (BackoffInitial,
-// doubling per crash within CrashWindow, at most BackoffMax) and published
-// again. A plugin that dies CrashLimit times within CrashWindow is parked
-// ([StateParked]) until its file changes.
+// A plugin whose process dies stays published while it restarts, so that
+// its tools do not leave every client's list and come back a moment later;
+// calls in flight fail with an error naming the exit ("plugin echo exited:
+// exit status 3"). Calls made before it runs again wait for the new
+// process when it restarts within 2 s, and are otherwise refused at once
+// naming the cause ("plugin echo exited (signal: killed) and restarts in
+// 4s"). It is restarted after an exponential backoff (BackoffInitial, doubling per
+// crash within CrashWindow, at most BackoffMax) and published again (to
+// the same effect when it offers the same). A plugin that dies CrashLimit
+// times within CrashWindow is parked ([StateParked]) and unpublished until
+// its file changes.
 //
 // # The catalog cache
 //

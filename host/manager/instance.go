@@ -97,8 +97,15 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 	err := in.connect(ctx)
 	stopAbort()
 	if err != nil {
+		if errors.Is(err, pluginproto.ErrPluginClosed) {
+			// The plugin dropped the connection: it is most likely dying.
+			// Its exit, once seen, is its own, not the kill of stop.
+			in.awaitExit(exitWait)
+		}
 		in.stop(0, false)
-		if d := in.selfExit(); d != "" {
+		if d := in.selfExit(); strings.HasPrefix(d, "signal: ") {
+			err = &killedStarting{fmt.Errorf("%w (the plugin was killed while starting: %s)", err, d)}
+		} else if d != "" {
 			err = fmt.Errorf("%w (the plugin exited by itself: %s)", err, d)
 		}
 		return nil, withStderr(err, in.out.excerpt.String())
@@ -109,6 +116,28 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 	go in.watch(wctx)
 	return in, nil
 }
+
+// awaitExit waits at most d for the plugin's process to exit.
+func (in *instance) awaitExit(d time.Duration) {
+	r := in.getRunner()
+	if r == nil || r.PID() == 0 {
+		return
+	}
+	timer := time.NewTimer(d)
+	defer timer.Stop()
+	select {
+	case <-r.exited():
+	case <-timer.C:
+	}
+}
+
+// killedStarting is the error of a start that failed because a signal
+// the host did not send ended the process (an operator's or the OOM
+// killer's SIGKILL): a death to restart after, not a broken plugin to
+// leave until its file changes, as an exit with a status is.
+type killedStarting struct{ error }
+
+func (e *killedStarting) Unwrap() error { return e.error }
 
 // selfExit describes the exit of a stopped instance's process when it was
 // not our kill ("exit status 4"); "" if it never started or was killed.

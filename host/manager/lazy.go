@@ -110,7 +110,7 @@ func (g *gate) acquire(ctx context.Context, subject string) (*instance, error) {
 		case down != "":
 			return nil, tool.Errorf(tool.ErrRefused, "%s of provider %q: plugin %s %s", subject, g.name, g.name, down)
 		case waited && in == nil && failed != nil:
-			return nil, fmt.Errorf("%s of provider %q: plugin %s could not be started: %w", subject, g.name, g.name, failed)
+			return nil, tool.Errorf(tool.ErrGone, "%s of provider %q: plugin %s could not be started: %w", subject, g.name, g.name, failed)
 		case in == nil:
 			select {
 			case g.wake <- struct{}{}:

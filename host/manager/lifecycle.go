@@ -2,6 +2,7 @@ package manager
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -13,6 +14,7 @@ import (
 //
 //	loading        → running (launched and published) | failed (launch failed)
 //	               | idle (lazy, published from its cache entry)
+//	               | backoff or parked (killed by a signal while starting)
 //	running        → running (new tool list published) | reloading (file changed)
 //	               | backoff or parked (the plugin died: see died)
 //	               | idle (lazy, nothing to do for its idle timeout: stopped)
@@ -81,6 +83,10 @@ type life struct {
 	deaths   []time.Time // within CrashWindow
 	// delay is the backoff before the coming restart, set by died.
 	delay time.Duration
+	// orphaned: the process behind the published provider died; the next
+	// process adopted is published afresh (the catalog tells it of the
+	// resource subscriptions), whatever it offers.
+	orphaned bool
 }
 
 // run is the plugin's life: it goes from stage to stage until ctx ends.
@@ -160,6 +166,11 @@ func (l *life) loading() stage {
 	switch {
 	case l.ctx.Err() != nil:
 		return stageStopping
+	case err != nil && errors.As(err, new(*killedStarting)):
+		l.launchFailed(err)
+		s.log.Error("plugin was killed while loading; restarting it", "error", err)
+		l.settled()
+		return l.holdRequests(l.died(err), "was killed while loading")
 	case err != nil && s.remote():
 		// A remote server that cannot be reached now may be later: it is
 		// retried as a crashed plugin is restarted.
@@ -189,6 +200,7 @@ func (l *life) unpublish(why string) {
 		l.last = nil
 		l.epoch++ // the next publication is of another process
 	}
+	l.orphaned = false
 }
 
 func (l *life) restarting() stage {
@@ -198,8 +210,9 @@ func (l *life) restarting() stage {
 		return stageStopping
 	case err != nil:
 		l.launchFailed(err)
+		l.s.g.fail(err) // the requests waiting for this start
 		l.s.log.Error("plugin failed to restart", "error", err)
-		return l.died(err)
+		return l.holdRequests(l.died(err), "could not be restarted ("+err.Error()+")")
 	}
 	l.publish(in, false)
 	return stageRunning
@@ -238,6 +251,8 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 	s := l.s
 	l.cur = in
 	l.idleWait = 0
+	force = force || l.orphaned
+	l.orphaned = false
 	s.running(in, clearErr)
 	s.g.set(in)
 	l.show(in.desc, in.lists, force)
@@ -251,7 +266,7 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 func (l *life) show(d pluginproto.Description, ls lists, force bool) {
 	s := l.s
 	if force || l.last == nil || l.last.desc != d || !sameLists(l.last.lists, ls) {
-		if l.last != nil {
+		if l.last != nil && !force {
 			s.log.Debug("plugin offers other definitions than were published; publishing them")
 		}
 		if force {
@@ -304,10 +319,12 @@ func (l *life) running() stage {
 		cur.stop(0, false)
 		err := withStderr(fmt.Errorf("exited: %s", desc), cur.out.excerpt.String())
 		l.cur = nil
-		l.unpublish("exited and is not running")
+		// It stays published while it restarts (its tools do not leave and
+		// come back in every client's list); parking unpublishes it (died).
+		l.orphaned = l.last != nil
 		s.log.Error("plugin exited", "error", err)
-		s.update(func(st *PluginStatus) { st.setError(err, ""); st.PID = 0; st.count(lists{}); st.Sandbox = nil })
-		return l.died(err)
+		s.update(func(st *PluginStatus) { st.setError(err, ""); st.PID = 0; st.Sandbox = nil })
+		return l.holdRequests(l.died(err), "exited ("+desc+")")
 
 	case <-cur.changed:
 		ls, err := cur.list(l.ctx, l.last.lists, cur.takeKinds())
@@ -385,6 +402,27 @@ func (l *life) died(err error) stage {
 	s.update(func(st *PluginStatus) { st.State = StateRestarting })
 	s.log.Warn("restarting plugin", "in", l.delay, "recent_deaths", len(l.deaths))
 	return stageBackoff
+}
+
+// restartWait is the longest restart delay that requests to a plugin
+// waiting to restart wait through (bounded by the gate's own wait); with a
+// longer one they are refused at once.
+const restartWait = 2 * time.Second
+
+// holdRequests decides, when next is stageBackoff, what requests to the
+// plugin meet until it restarts: they wait for the new process when it
+// comes within restartWait, else they are refused at once with "plugin
+// <name> <why> and restarts in <delay>".
+func (l *life) holdRequests(next stage, why string) stage {
+	if next != stageBackoff {
+		return next
+	}
+	if l.delay <= restartWait {
+		l.s.g.clear()
+	} else {
+		l.s.g.close(fmt.Sprintf("%s and restarts in %v", why, l.delay))
+	}
+	return next
 }
 
 // backoff waits for the restart delay; a file change meanwhile loads the

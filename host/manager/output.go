@@ -296,6 +296,17 @@ func (h *handshakeReader) finish(line []byte) {
 	})
 }
 
+// endedEmpty reports whether the plugin's stdout ended before it wrote a
+// line: the process closed it, or died, before its handshake.
+func (h *handshakeReader) endedEmpty() bool {
+	select {
+	case <-h.ready:
+		return h.r.Size() == 0
+	default:
+		return false
+	}
+}
+
 func (h *handshakeReader) Read(p []byte) (int, error) {
 	<-h.ready
 	return h.r.Read(p)

@@ -27,3 +27,11 @@ func waitExited(pid int) bool {
 		}
 	}
 }
+
+// hasExited reports whether the process pid has exited (it is a zombie
+// not yet reaped), without waiting and without reaping it.
+func hasExited(pid int) bool {
+	var info unix.Siginfo
+	err := unix.Waitid(unix.P_PID, pid, &info, unix.WEXITED|unix.WNOHANG|unix.WNOWAIT, nil)
+	return err == nil && info.Signo != 0 // WNOHANG with nothing to report leaves it zero
+}

@@ -93,7 +93,7 @@ type procRunner struct {
 	pid     int      // 0 until started
 	group   bool     // the process leads its own process group
 	reaped  bool     // after this, pid may name another process: never signal it
-	killed  bool     // Kill was called: the exit is deliberate
+	killed  bool     // Kill was called before the process exited: the exit is deliberate
 	aborted bool     // Kill came before Start: do not start
 	layers  []string // sandbox layers reported by Launch.Started
 	// callTimeout bounds each call (Launch.CallTimeout); set before the
@@ -285,7 +285,12 @@ func (r *procRunner) Wait(ctx context.Context) error {
 func (r *procRunner) Kill(context.Context) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	r.killed = true
+	// A process that had exited already, or had closed its stdout before
+	// its handshake (go-plugin kills it on reading that EOF, a moment
+	// before the kernel shows a dying process as exited), was not killed
+	// by us: its exit stays its own (selfExit).
+	early := r.pid != 0 && (hasExited(r.pid) || r.handshake != nil && r.handshake.endedEmpty())
+	r.killed = r.killed || !r.reaped && !early
 	r.aborted = true
 	r.killGroupLocked()
 	return nil

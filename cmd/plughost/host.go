@@ -130,13 +130,14 @@ func (h *host) options(search bool) *mcp.Options {
 		Ready:   ready,
 		// The stateless revision's requestState, sealed with the key
 		// replicas share; the tasks, in the store they share.
-		StateSealer:   h.sealer,
-		StateTTL:      h.stateTTL,
-		Tasks:         h.tasks,
-		EscalateAfter: h.escalateAfter,
-		ToolSearch:    ts,
-		OnCallEnd:     h.obs.onCallEnd(),
-		MaxInFlight:   h.limits.InFlight,
+		StateSealer:      h.sealer,
+		StateTTL:         h.stateTTL,
+		Tasks:            h.tasks,
+		EscalateAfter:    h.escalateAfter,
+		ToolSearch:       ts,
+		OnCallEnd:        h.obs.onCallEnd(),
+		MaxInFlight:      h.limits.InFlight,
+		NotificationRate: h.limits.NotificationRate,
 	}
 }
 

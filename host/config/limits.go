@@ -29,6 +29,9 @@ import (
 //	                             # 1KiB to 16MiB
 //	  list_size       = "16MiB"  # one list's definitions in all; over it the plugin fails to load;
 //	                             # 1KiB to 1GiB
+//	  notification_rate = 100    # progress and log notifications one call sends its client per
+//	                             # second (bursts as many); past it they are dropped and counted
+//	                             # (a WARN line per call, plughost_limit_hits_total); 1 to 100000
 //	}
 type Limits struct {
 	// Sessions is sessions: streamable.Options.MaxSessions.
@@ -48,10 +51,13 @@ type Limits struct {
 	DefinitionSize int64
 	// ListSize is list_size: pluginproto.Limits.MaxListSize.
 	ListSize int64
+	// NotificationRate is notification_rate: mcp.Options.NotificationRate.
+	NotificationRate int
 }
 
 var limitsSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sessions"}, {Name: "in_flight"},
-	{Name: "replay_bytes"}, {Name: "replay_budget"}, {Name: "result_size"}, {Name: "items"}, {Name: "definition_size"}, {Name: "list_size"}}}
+	{Name: "replay_bytes"}, {Name: "replay_budget"}, {Name: "result_size"}, {Name: "items"}, {Name: "definition_size"}, {Name: "list_size"},
+	{Name: "notification_rate"}}}
 
 // decode reads the limits block.
 func (l *Limits) decode(body hcl.Body) error {
@@ -61,6 +67,8 @@ func (l *Limits) decode(body hcl.Body) error {
 			l.Sessions, err = wholeIn(a, v, 1, 1_000_000)
 		case "in_flight":
 			l.InFlight, err = wholeIn(a, v, 1, 100_000)
+		case "notification_rate":
+			l.NotificationRate, err = wholeIn(a, v, 1, 100_000)
 		case "items":
 			l.Items, err = wholeIn(a, v, 1, 1_000_000)
 		case "replay_bytes":

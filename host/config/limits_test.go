@@ -23,8 +23,10 @@ limits {
   items           = 500
   definition_size = "32KiB"
   list_size       = "4MiB"
+  notification_rate = 20
 }
-`, Limits{Sessions: 200, InFlight: 16, ReplayBytes: 1 << 20, ReplayBudget: 1 << 30, ResultSize: 8 << 20, Items: 500, DefinitionSize: 32 << 10, ListSize: 4 << 20}},
+`, Limits{Sessions: 200, InFlight: 16, ReplayBytes: 1 << 20, ReplayBudget: 1 << 30, ResultSize: 8 << 20, Items: 500, DefinitionSize: 32 << 10, ListSize: 4 << 20,
+			NotificationRate: 20}},
 		"lower bounds": {"limits {\n  sessions = 1\n  in_flight = 1\n  items = 1\n  result_size = 1024\n  definition_size = \"1KiB\"\n}\n",
 			Limits{Sessions: 1, InFlight: 1, Items: 1, ResultSize: 1 << 10, DefinitionSize: 1 << 10}},
 		"empty block": {"limits {}\n", Limits{}},
@@ -53,6 +55,7 @@ func TestParseLimitsErrors(t *testing.T) {
 		"limits {\n  result_size = \"2GiB\"\n}\n":     `plughost.hcl:2,17-23: Invalid result_size; result_size must be from 1KiB to 1GiB, not 2147483648 bytes`,
 		"limits {\n  definition_size = \"lots\"\n}\n": `plughost.hcl:2,21-27: Invalid definition_size; definition_size must be a size such as "512MiB"`,
 		"limits {\n  max_sessions = 10\n}\n":          `plughost.hcl:2,3-15: Unsupported argument`,
+		"limits {\n  notification_rate = 0\n}\n":      `plughost.hcl:2,23-24: Invalid notification_rate; notification_rate must be a whole number from 1 to 100000`,
 		"limits {}\nlimits {}\n":                      `plughost.hcl:2,1-7: Duplicate limits block`,
 		"tasks {\n  result_size = \"1MiB\"\n}\n":      `"result_size" belongs in limits { }`,
 	} {

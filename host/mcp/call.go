@@ -12,6 +12,7 @@ import (
 	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
+	"golang.org/x/time/rate"
 )
 
 // call is a long call in flight. For a tools/call one allocation holds its
@@ -67,6 +68,10 @@ type call struct {
 	token    []byte  // the progressToken; nil when none was given
 	last     float64 // the last progress sent
 	sentAny  bool    // whether any progress was sent
+	// flood paces the call's notifications (Options.NotificationRate),
+	// made at the first; dropped counts those it refused.
+	flood   *rate.Limiter
+	dropped int
 }
 
 // callParams are the params of tools/call, aliasing the message.
@@ -478,6 +483,9 @@ func (c *call) progress(p tool.Progress) {
 	if c.finished || (c.sentAny && p.Progress <= c.last) {
 		return
 	}
+	if !c.paced() {
+		return
+	}
 	c.last, c.sentAny = p.Progress, true
 	bp := wire.GetBuf()
 	b := wire.AppendNotificationHead(*bp, "notifications/progress")
@@ -497,6 +505,21 @@ func (c *call) progress(p tool.Progress) {
 	*bp = b
 	c.s.write(c.rp.out, b)
 	wire.PutBuf(bp)
+}
+
+// paced reports whether the call may send one more notification now
+// (Options.NotificationRate), counting it dropped if not. c.mu must be
+// held.
+func (c *call) paced() bool {
+	if c.flood == nil {
+		r := c.s.srv.notifyRate
+		c.flood = rate.NewLimiter(r, int(r))
+	}
+	if c.flood.Allow() {
+		return true
+	}
+	c.dropped++
+	return false
 }
 
 // log is the call's tool.Call.Log: it sends notifications/message when the
@@ -519,7 +542,7 @@ func (c *call) log(l tool.Log) {
 		c.taskRun.Progress(logMessage(lv, l))
 		return
 	}
-	if c.finished {
+	if c.finished || !c.paced() {
 		return
 	}
 	bp := wire.GetBuf()

@@ -95,6 +95,9 @@ type CallEnd struct {
 	TraceID string
 	// Task is set when the call went on as a task.
 	Task bool
+	// DroppedNotifications counts the progress and log notifications the
+	// call's provider sent beyond Options.NotificationRate, dropped.
+	DroppedNotifications int
 }
 
 // Peer names a session's client, for the audit log: what the transport
@@ -141,12 +144,19 @@ func (c *call) traceID() string { return trace.Context{Parent: c.tc.TraceParent}
 // cancelled; or its task ended) to Options.OnCallEnd, and logs it at DEBUG with its trace id.
 func (c *call) ended(res json.RawMessage, err error, cancelled, task bool) {
 	srv := c.s.srv
+	c.mu.Lock()
+	dropped := c.dropped
+	c.mu.Unlock()
+	if dropped > 0 {
+		srv.log.Warn("dropped notifications of a tool call beyond the rate limit", "tool", c.tc.Name, "provider", c.tc.Provider,
+			"dropped", dropped, "limit_per_second", int(srv.notifyRate))
+	}
 	if c.start.IsZero() { // neither OnCallEnd nor the DEBUG log wants it (observe)
 		return
 	}
 	e := CallEnd{Tool: c.tc.Name, Provider: c.tc.Provider, Outcome: outcome(res, err, cancelled, c.own),
 		Start: c.start, Duration: time.Since(c.start), Arguments: c.tc.Arguments, Peer: c.s.conn.Peer,
-		Client: c.s.life.client, Stateless: c.st != nil, TraceID: c.traceID(), Task: task}
+		Client: c.s.life.client, Stateless: c.st != nil, TraceID: c.traceID(), Task: task, DroppedNotifications: dropped}
 	if err == nil {
 		e.ResultSize = len(res)
 	} else if !cancelled {

@@ -7,11 +7,13 @@ import (
 	"fmt"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
+	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -155,4 +157,63 @@ func TestOnCallEndSearchMode(t *testing.T) {
 			}
 		}
 	})
+}
+
+// flooding is a catalog whose every call sends n progress notifications
+// and n logs as fast as it can.
+type flooding struct {
+	mcptest.Echo
+	n int
+}
+
+func (c flooding) CallTool(_ context.Context, call *tool.Call) (json.RawMessage, error) {
+	call.Provider = "flood-provider"
+	for i := range c.n {
+		call.Progress(tool.Progress{Progress: float64(i + 1)})
+		call.Log(tool.Log{Level: "info", Data: json.RawMessage(`"line"`)})
+	}
+	return tool.TextResult("flooded"), nil
+}
+
+// countingSink counts the notifications written to it, by method.
+type countingSink struct {
+	mu sync.Mutex
+	n  map[string]int
+}
+
+func (s *countingSink) Write(b []byte) error {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if m := wire.Member(b, "method"); m != nil {
+		s.n[string(m)]++
+	}
+	return nil
+}
+
+// A call's notifications past Options.NotificationRate are dropped, and
+// counted in CallEnd; the response is not.
+func TestNotificationFloodIsPaced(t *testing.T) {
+	t.Parallel()
+	const sent, rate = 5000, 10
+	var end CallEnd
+	srv := NewServer(flooding{n: sent}, &Options{NotificationRate: rate, OnCallEnd: func(e *CallEnd) { end = *e }})
+	out := &countingSink{n: map[string]int{}}
+	s := srv.OpenSession(SessionConn{Notify: out})
+	defer s.Close()
+	ctx := context.Background()
+	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), out)
+	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), out)
+	start := time.Now()
+	s.Handle(ctx, []byte(`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"flood","_meta":{"progressToken":"p"}}}`), out)
+	elapsed := time.Since(start)
+
+	got := out.n[`"notifications/progress"`] + out.n[`"notifications/message"`]
+	// The burst, and what the rate refilled while the call ran.
+	allowed := rate + int(elapsed.Seconds()*rate) + 1
+	if got == 0 || got > allowed {
+		t.Errorf("the client got %d notifications in %v, want 1 to %d", got, elapsed, allowed)
+	}
+	if end.DroppedNotifications != 2*sent-got || end.Outcome != OutcomeOK {
+		t.Errorf("CallEnd: dropped %d, outcome %s; want %d dropped, ok", end.DroppedNotifications, end.Outcome, 2*sent-got)
+	}
 }

@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"golang.org/x/time/rate"
 
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/mcp/wire"
@@ -130,6 +132,13 @@ type Options struct {
 	// to at once (resources/subscribe); 0 means 1000. One more is refused
 	// with -32602 naming the limit.
 	MaxSubscriptions int
+	// NotificationRate limits the notifications one call sends its client
+	// (the tool's progress and logs, after the level filter), per second,
+	// with bursts of as many; 0 means DefaultNotificationRate (100). Past
+	// it they are dropped, counted in CallEnd.DroppedNotifications, and
+	// logged at WARN once per call: a plugin that floods cannot fill a
+	// client's stream or a session's replay buffer with them.
+	NotificationRate int
 	// InputTimeout is how long the server waits for the client to answer
 	// one request made for a provider that needs the client's input
 	// (sampling, elicitation, roots); 0 means DefaultInputTimeout (10
@@ -206,6 +215,7 @@ type Server struct {
 	maxMsg      int
 	maxInFlight int
 	maxSubs     int
+	notifyRate  rate.Limit // per call, per second; the burst is as many
 	// inputTimeout bounds each request to the client made for a provider.
 	inputTimeout time.Duration
 	ready        <-chan struct{} // Options.Ready
@@ -229,6 +239,9 @@ type Server struct {
 	clientsMu sync.Mutex
 	samplers  []*Session // initialized sessions whose client can sample, oldest first
 }
+
+// DefaultNotificationRate is Options.NotificationRate's default.
+const DefaultNotificationRate = 100
 
 // NewServer returns a server for c. opts may be nil.
 func NewServer(c Catalog, opts *Options) *Server {
@@ -295,6 +308,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if s.maxInFlight <= 0 {
 		s.maxInFlight = 64
 	}
+	s.notifyRate = rate.Limit(cmp.Or(opts.NotificationRate, DefaultNotificationRate))
 	version := opts.Version
 	if version == "" {
 		version = "devel"

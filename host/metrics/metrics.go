@@ -113,7 +113,7 @@ func New(states func() map[string]int) *Metrics {
 	m.streams = prometheus.NewGauge(prometheus.GaugeOpts{Name: "plughost_http_streams",
 		Help: "Server-sent event streams open on HTTP (sessions' GET streams and HTTP+SSE sessions' streams)."})
 	m.limitHits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plughost_limit_hits_total",
-		Help: "Requests refused at a limit, by limit."}, []string{"limit"})
+		Help: "Requests refused (and notifications dropped) at a limit, by limit."}, []string{"limit"})
 	m.reg.MustRegister(m.calls, m.duration, m.results, m.starts, m.crashes, m.parked, m.missing, m.sessions, m.streams,
 		m.limitHits, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if states != nil {
@@ -147,7 +147,14 @@ func (m *Metrics) CallEnd(e *mcp.CallEnd) {
 	if e.ResultSize > 0 {
 		s.results.Observe(float64(e.ResultSize))
 	}
+	if e.DroppedNotifications > 0 {
+		m.limitHits.WithLabelValues(LimitNotifications).Add(float64(e.DroppedNotifications))
+	}
 }
+
+// LimitNotifications is the limit label of the notifications dropped past
+// limits { notification_rate } (counted per notification).
+const LimitNotifications = "notifications"
 
 // seriesOf returns (and makes, the first time) the collectors of a
 // (tool, provider) pair.

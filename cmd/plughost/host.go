@@ -227,6 +227,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		OnEvent:     obs.managerEvent(),
 		Limits: pluginproto.Limits{MaxResultSize: int(cfg.Limits.ResultSize), MaxItems: cfg.Limits.Items,
 			MaxDefinitionSize: int(cfg.Limits.DefinitionSize), MaxListSize: int(cfg.Limits.ListSize)},
+		MaxInFlight: cfg.Limits.PluginInFlight,
 	}
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {

@@ -29,6 +29,8 @@ import (
 //	                             # 1KiB to 16MiB
 //	  list_size       = "16MiB"  # one list's definitions in all; over it the plugin fails to load;
 //	                             # 1KiB to 1GiB
+//	  plugin_in_flight = 256     # requests one plugin runs at once, from every session; one more
+//	                             # is an isError result naming the limit; 1 to 100000
 //	  notification_rate = 100    # progress and log notifications one call sends its client per
 //	                             # second (bursts as many); past it they are dropped and counted
 //	                             # (a WARN line per call, plughost_limit_hits_total); 1 to 100000
@@ -53,11 +55,13 @@ type Limits struct {
 	ListSize int64
 	// NotificationRate is notification_rate: mcp.Options.NotificationRate.
 	NotificationRate int
+	// PluginInFlight is plugin_in_flight: manager.Options.MaxInFlight.
+	PluginInFlight int
 }
 
 var limitsSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sessions"}, {Name: "in_flight"},
 	{Name: "replay_bytes"}, {Name: "replay_budget"}, {Name: "result_size"}, {Name: "items"}, {Name: "definition_size"}, {Name: "list_size"},
-	{Name: "notification_rate"}}}
+	{Name: "notification_rate"}, {Name: "plugin_in_flight"}}}
 
 // decode reads the limits block.
 func (l *Limits) decode(body hcl.Body) error {
@@ -67,6 +71,8 @@ func (l *Limits) decode(body hcl.Body) error {
 			l.Sessions, err = wholeIn(a, v, 1, 1_000_000)
 		case "in_flight":
 			l.InFlight, err = wholeIn(a, v, 1, 100_000)
+		case "plugin_in_flight":
+			l.PluginInFlight, err = wholeIn(a, v, 1, 100_000)
 		case "notification_rate":
 			l.NotificationRate, err = wholeIn(a, v, 1, 100_000)
 		case "items":

@@ -326,3 +326,36 @@ func TestKilledWhileStartingIsRestarted(t *testing.T) {
 		t.Errorf("status after the restart = %+v, want running, 1 restart, the kill as last error", s)
 	}
 }
+
+// A plugin running Options.MaxInFlight requests refuses one more at once,
+// naming the limit; once one ends, the next is served.
+func TestPluginInFlightLimit(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{MaxInFlight: 1})
+	e := h.expect("set", "tp")
+	ctx, cancel := context.WithCancel(t.Context())
+	hung := make(chan error, 1)
+	go func() {
+		_, err := e.p.CallTool(ctx, &tool.Call{Name: "hang", Arguments: json.RawMessage(`{}`)})
+		hung <- err
+	}()
+	eventually(t, "the hanging call to run", func() bool {
+		g := e.p.(*provider).g
+		g.mu.Lock()
+		in := g.live
+		g.mu.Unlock()
+		in.callsMu.Lock()
+		defer in.callsMu.Unlock()
+		return in.inFlight == 1
+	})
+	_, err := call(t, e.p, "pid", "")
+	const want = `tool "pid" of provider "tp": plugin tp is running 1 requests, its limit (limits { plugin_in_flight }); retry when one ends`
+	if !errors.Is(err, tool.ErrRefused) || err.Error() != want {
+		t.Errorf("a request beyond the limit: %v, want tool.ErrRefused: %s", err, want)
+	}
+	cancel()
+	<-hung
+	mustPID(t, e.p)
+}

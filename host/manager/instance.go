@@ -355,16 +355,28 @@ func (in *instance) stop(timeout time.Duration, deliberate bool) {
 	})
 }
 
-// enter registers a call; it fails once the instance is stopping.
-func (in *instance) enter() bool {
+// entry is what enter did.
+type entry int
+
+const (
+	entryOK       entry = iota // the request is registered: call leave
+	entryStopping              // the instance is stopping: another comes
+	entryFull                  // Options.MaxInFlight requests are running
+)
+
+// enter registers a request, unless the instance is stopping or full.
+func (in *instance) enter() entry {
 	in.callsMu.Lock()
 	defer in.callsMu.Unlock()
-	if in.stopping {
-		return false
+	switch {
+	case in.stopping:
+		return entryStopping
+	case in.inFlight >= in.opts.MaxInFlight:
+		return entryFull
 	}
 	in.inFlight++
 	in.lastUsed = time.Now()
-	return true
+	return entryOK
 }
 
 func (in *instance) leave() {

@@ -104,9 +104,16 @@ func (g *gate) acquire(ctx context.Context, subject string) (*instance, error) {
 		g.mu.Lock()
 		in, down, failed, gen := g.live, g.down, g.failed, g.gen
 		g.mu.Unlock()
+		e := entryStopping
+		if in != nil {
+			e = in.enter()
+		}
 		switch {
-		case in != nil && in.enter():
+		case e == entryOK:
 			return in, nil
+		case e == entryFull:
+			return nil, tool.Errorf(tool.ErrRefused, "%s of provider %q: plugin %s is running %d requests, its limit "+
+				"(limits { plugin_in_flight }); retry when one ends", subject, g.name, g.name, in.opts.MaxInFlight)
 		case down != "":
 			return nil, tool.Errorf(tool.ErrRefused, "%s of provider %q: plugin %s %s", subject, g.name, g.name, down)
 		case waited && in == nil && failed != nil:
@@ -200,10 +207,10 @@ func (g *gate) ready() *instance {
 	g.mu.Lock()
 	in := g.live
 	g.mu.Unlock()
-	if in != nil && in.enter() {
+	if in != nil && in.enter() == entryOK {
 		return in
 	}
-	return nil
+	return nil // acquire waits for one, or says why not
 }
 
 // The stages of a lazy plugin's life (lifecycle.go).

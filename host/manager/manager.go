@@ -129,6 +129,12 @@ type Options struct {
 	// list is over a limit fails to load, its status naming the limit; a
 	// call whose result is over MaxResultSize fails with tool.ErrTooLarge.
 	Limits pluginproto.Limits
+	// MaxInFlight bounds the requests (calls, reads, prompts, completions)
+	// one plugin process runs at once, from every session together; 0
+	// means 256. One more is refused at once with tool.ErrRefused naming
+	// the limit, so that one slow plugin cannot make the host hold an
+	// unbounded number of requests for it.
+	MaxInFlight int
 }
 
 // Event is a plugin's life event, for Options.OnEvent.
@@ -271,6 +277,7 @@ const (
 	defaultCrashWindow    = time.Minute
 	defaultStopTimeout    = 2 * time.Second
 	defaultIdleTimeout    = 10 * time.Minute
+	defaultMaxInFlight    = 256
 )
 
 // New checks opts and returns a Manager for opts.Dir, which must be an
@@ -331,6 +338,12 @@ func New(opts *Options) (*Manager, error) {
 		return nil, fmt.Errorf("manager: Options.CrashLimit is negative (%d)", o.CrashLimit)
 	case o.CrashLimit == 0:
 		o.CrashLimit = defaultCrashLimit
+	}
+	switch {
+	case o.MaxInFlight < 0:
+		return nil, fmt.Errorf("manager: Options.MaxInFlight is negative (%d)", o.MaxInFlight)
+	case o.MaxInFlight == 0:
+		o.MaxInFlight = defaultMaxInFlight
 	}
 	switch o.Start {
 	case "":

@@ -239,6 +239,7 @@ func runAttacks(t *testing.T, uid int) {
 		{"create an executable memfd (MFD_EXEC)", "memfd_mfd_exec", "", memfdExec},
 		{"map memory writable and executable", "wx_mmap", "", "denied EPERM"},
 		{"mprotect memory writable and executable", "wx_mprotect", "", "denied EPERM"},
+		{"patch its own code through /proc/self/mem", "proc_self_mem", "", "denied EACCES"},
 		{"read /etc/shadow", "read_file", "/etc/shadow", "denied EACCES"},
 		{"read a 0644 file in the operator's home", "read_file", homeFile.Name(), "denied ENOENT"},
 		{"read another plugin's data directory", "read_file", filepath.Join(h.state, "plughost", "plugins", "control", "data", "secret"), "denied ENOENT"},

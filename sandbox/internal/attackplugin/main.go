@@ -195,6 +195,16 @@ var attacks = map[string]func(target string) string{
 		defer unix.Munmap(b)
 		return outcome(unix.Mprotect(b, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC), "made memory writable and executable")
 	},
+	// proc_self_mem opens its own memory for writing, through which a
+	// process may patch its read-only, executable code (the kernel writes
+	// past page protections there): write xor execute without mprotect.
+	"proc_self_mem": func(string) string {
+		f, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
+		if f != nil {
+			f.Close()
+		}
+		return outcome(err, "opened /proc/self/mem for writing")
+	},
 	// allowed does only what the default policy allows: it writes and reads
 	// back a file in its data directory ($HOME) and its tmp, and reads its
 	// own binary.

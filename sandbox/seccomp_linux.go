@@ -35,11 +35,12 @@ import (
 // nor is mapping PROT_EXEC a file the plugin wrote (a file in its tmp
 // directory, a sealed memfd): the loader maps libraries that way. What the
 // rule refuses is memory that is writable and executable at the same
-// moment, which JIT compilers use and shellcode needs. (Writing to its own
-// code through /proc/self/mem, which ignores page protections, is
-// Landlock's to refuse: /proc is not among a plugin's paths.) glibc asks for it
+// moment, which JIT compilers use and shellcode needs. glibc asks for it
 // only to give a library that demands an executable stack one (dlopen then
-// fails); Go, python and ordinary C programs never do.
+// fails); Go, python and ordinary C programs never do. Writing to its own
+// code through /proc/self/mem, which ignores page protections, is
+// Landlock's to refuse: /proc is not among a plugin's paths.
+
 const (
 	seccompData = 0 // offsets in struct seccomp_data
 	offArch     = 4

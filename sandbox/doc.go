@@ -21,21 +21,24 @@
 //
 // # Layers, in order
 //
-//  1. Namespaces: user (only when the host is not root: its uid 0 maps to the
-//     host user), pid (the plugin is PID 1 of its own), net (with no
+//  1. Namespaces: user (only when the host is not root: the host user keeps
+//     its uid and gid there, the stage gets the capabilities it needs as
+//     ambient ones), pid (the plugin is PID 1 of its own), net (with no
 //     interface up, when the policy allows no network), ipc, uts, mount.
 //  2. cgroups, set by the host before the stage goes on (a sync pipe):
 //     memory and pids (and cpu when the policy caps it), in cgroup v1 and v2
 //     wherever the hierarchy is writable.
-//  3. An unprivileged uid: the host's user through the user namespace, or,
-//     when the host is root, uid/gid 65534 (dropped after the mounts and
-//     Landlock, which need root).
+//  3. A non-zero uid, on the host and inside the user namespace: the host's
+//     user, or, when the host is root, uid/gid 65534 (dropped after the
+//     mounts and Landlock, which need root).
 //  4. Private mounts: /tmp, /var, /run, /home, /root, /mnt, /media, /srv and
 //     /dev are covered by empty read-only tmpfs; the allowed paths beneath
 //     them (the binary, the data and tmp directories, go-plugin's socket
 //     directory, allow_read and allow_write, /dev/null and friends) are put
 //     back; /proc is mounted afresh. Hiding matters for unix sockets: before
 //     Landlock ABI 9, Landlock cannot stop connect() to a pathname socket.
+//     As root, vm.memfd_noexec is set to 2 in the plugin's pid namespace:
+//     every memfd is sealed against execution.
 //  5. rlimits: RLIMIT_DATA (not RLIMIT_AS, which breaks the Go runtime),
 //     RLIMIT_NOFILE, RLIMIT_CORE=0, and RLIMIT_NPROC (which counts per uid:
 //     as root, where every plugin is uid 65534, the pids cgroup bounds each
@@ -50,8 +53,16 @@
 //  9. seccomp: a classic BPF filter assembled in pure Go with
 //     golang.org/x/net/bpf: foreign architectures and x32 are killed; ptrace,
 //     mount, bpf, io_uring, new namespaces, TIOCSTI, MPTCP (which bypasses
-//     Landlock), and sockets other than unix ones (no network) fail with EPERM.
-//  10. execve of the plugin, from the same locked OS thread.
+//     Landlock), and sockets other than unix ones (no network) fail with
+//     EPERM. So does executing from memory (layer memfd-noexec): execveat
+//     of a descriptor (AT_EMPTY_PATH), and, where vm.memfd_noexec could
+//     not be set, memfd_create without MFD_NOEXEC_SEAL; Landlock's execute
+//     right does not cover such anonymous files. And so, unless the policy
+//     allows a JIT ([Policy.AllowJIT]; node needs it), does mapping memory
+//     writable and executable at once (layer write-xor-exec): a filter
+//     sees single calls, so RW then RX transitions pass.
+//  10. execve of the plugin through /proc/self/fd (its file was opened
+//     while the stage could still reach it), from the same locked OS thread.
 //
 // The stage reports which layers are active on a pipe that closes when the
 // exec succeeds; [Launch.Started] returns that [Report]. Missing layers are

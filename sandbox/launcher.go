@@ -112,8 +112,10 @@ func (l *Launcher) platform() *platform {
 // Under a strict policy Wrap, or later Started, fails wrapping
 // [ErrUnavailable] when a needed layer is missing: every layer except the
 // cgroups (which RLIMIT_DATA and RLIMIT_NPROC back up), the network
-// namespace when the policy allows network, and the user namespace when the
-// host runs as root (the stage then drops to uid 65534 itself).
+// namespace when the policy allows network, the user namespace when the
+// host runs as root (the stage then drops to uid 65534 itself), and
+// write-xor-exec when the policy allows a JIT ([Policy.JIT]: the report
+// then lists it as missing, with the reason).
 func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, error) {
 	if pol == nil {
 		pol = &Policy{}

@@ -51,8 +51,21 @@ func probePlatform(o *Options) platform {
 	return p
 }
 
-// nsAttr is the SysProcAttr that starts the stage in new namespaces (a user
-// namespace mapping its uid 0 to the host user, unless the host is root).
+// nsAttr is the SysProcAttr that starts the stage in new namespaces: unless
+// the host is root, a user namespace too, in which the host user keeps its
+// own uid and gid (1000 outside is 1000 inside), so that the plugin is not
+// uid 0 even there.
+//
+// The stage needs capabilities in that namespace for its mounts and to
+// drop the bounding set: a process that creates a user namespace has them
+// all, but loses them at execve unless it is uid 0 there. Go raises them as
+// ambient capabilities in the child before it execs the stage
+// (SysProcAttr.AmbientCaps; measured: the stage then mounts as uid 1000),
+// and the stage clears them with the rest before it execs the plugin. An
+// ordinary user may write only one line to uid_map, mapping its own uid,
+// so the other way, a stage at uid 0 entering a nested user namespace
+// that maps a non-zero uid onto it, costs a second namespace and a second
+// exec for the same result.
 func nsAttr(root, netns bool) *syscall.SysProcAttr {
 	a := &syscall.SysProcAttr{
 		Setsid:     true,
@@ -64,9 +77,10 @@ func nsAttr(root, netns bool) *syscall.SysProcAttr {
 	}
 	if !root {
 		a.Cloneflags |= unix.CLONE_NEWUSER
-		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getuid(), Size: 1}}
-		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: 0, HostID: os.Getgid(), Size: 1}}
+		a.UidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getuid(), HostID: os.Getuid(), Size: 1}}
+		a.GidMappings = []syscall.SysProcIDMap{{ContainerID: os.Getgid(), HostID: os.Getgid(), Size: 1}}
 		a.GidMappingsEnableSetgroups = false
+		a.AmbientCaps = []uintptr{unix.CAP_SYS_ADMIN, unix.CAP_SETPCAP}
 	}
 	return a
 }
@@ -92,6 +106,7 @@ type stageSpec struct {
 	Data       uint64   `json:"rlimit_data"`
 	Nproc      uint64   `json:"rlimit_nproc"` // 0: not set
 	Nofile     uint64   `json:"rlimit_nofile"`
+	JIT        bool     `json:"jit,omitempty"` // writable and executable mappings allowed
 }
 
 // stageReport is the stage's answer on the report pipe: one line with the
@@ -125,6 +140,11 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		if pol.Strict {
 			return nil, fmt.Errorf("strict policy: no namespaces for %s (%s): %w", plugin, p.nsErr, ErrUnavailable)
 		}
+	}
+
+	jit, why := pol.JIT(cmd.Path)
+	if jit {
+		hostMissing[LayerWriteXorExec] = "writable and executable memory allowed for a JIT compiler: " + why
 	}
 
 	grants, err := RuntimeGrants(pol.Runtime, cmd.Path)
@@ -201,7 +221,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		Namespaces: p.namespaces, PidNS: p.namespaces,
 		DropUID: dropUID, Hide: hide, Read: read, Write: write, Devices: devices,
 		Net: pol.net(), Ports: ports,
-		Data: uint64(pol.memory()), Nofile: uint64(pol.files()),
+		Data: uint64(pol.memory()), Nofile: uint64(pol.files()), JIT: jit,
 	}
 	if p.root || p.namespaces {
 		// RLIMIT_NPROC counts every process of the uid: in a user namespace
@@ -210,7 +230,10 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		spec.Nproc = uint64(pol.pids())
 	}
 	if pol.Strict {
-		spec.Need = []Layer{LayerUID, LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp}
+		spec.Need = []Layer{LayerUID, LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp, LayerMemfdNoExec}
+		if !jit {
+			spec.Need = append(spec.Need, LayerWriteXorExec)
+		}
 		if p.namespaces {
 			spec.Need = append(spec.Need, LayerMounts)
 		}
@@ -346,8 +369,9 @@ func canonical(paths []string) []string {
 }
 
 // PluginOwner returns the uid and gid sandboxed plugins run as on the host:
-// 65534 when the host runs as root, the host's own ids otherwise. A
-// directory granted through allow_write must be writable by them.
+// 65534 when the host runs as root, the host's own ids otherwise (in their
+// user namespace too: never uid 0 there). A directory granted through
+// allow_write must be writable by them.
 func PluginOwner() (uid, gid int) {
 	if os.Geteuid() == 0 {
 		return sandboxUID, sandboxUID

@@ -17,23 +17,25 @@ type Layer string
 
 // The layers, in the order the stage applies them.
 const (
-	LayerUserNS       Layer = "userns"        // a user namespace (only when the host is not root)
-	LayerPidNS        Layer = "pidns"         // its own pid namespace: the plugin is PID 1 and sees no host process
-	LayerNetNS        Layer = "netns"         // its own network namespace, with no interface up (allow_net = none)
-	LayerIPCNS        Layer = "ipcns"         // its own System V IPC and POSIX message queues
-	LayerUTSNS        Layer = "utsns"         // its own host name
-	LayerMountNS      Layer = "mountns"       // its own mount table
-	LayerCgroupMemory Layer = "cgroup-memory" // the memory cgroup (v1 and/or v2) caps its memory
-	LayerCgroupPids   Layer = "cgroup-pids"   // the pids cgroup caps its processes and threads
-	LayerCgroupCPU    Layer = "cgroup-cpu"    // the cpu cgroup caps its CPU share (only when cpu is set)
-	LayerUID          Layer = "uid"           // it runs as an unprivileged uid, never the host's uid 0
-	LayerMounts       Layer = "mounts"        // /tmp, /run, /home, /root, /var, /dev … hidden, allowed paths put back, fresh /proc
-	LayerRlimits      Layer = "rlimits"       // RLIMIT_DATA, NPROC, NOFILE, CORE=0
-	LayerNoNewPrivs   Layer = "no_new_privs"  // no setuid or file-capability gains through execve
-	LayerLandlock     Layer = "landlock"      // Landlock filesystem rules (and signal/abstract-socket scoping where the ABI has it)
-	LayerLandlockNet  Layer = "landlock-net"  // Landlock TCP bind/connect rules (ABI 4 and later)
-	LayerCaps         Layer = "capabilities"  // every capability dropped, the bounding set emptied
-	LayerSeccomp      Layer = "seccomp"       // the syscall filter
+	LayerUserNS       Layer = "userns"         // a user namespace (only when the host is not root)
+	LayerPidNS        Layer = "pidns"          // its own pid namespace: the plugin is PID 1 and sees no host process
+	LayerNetNS        Layer = "netns"          // its own network namespace, with no interface up (allow_net = none)
+	LayerIPCNS        Layer = "ipcns"          // its own System V IPC and POSIX message queues
+	LayerUTSNS        Layer = "utsns"          // its own host name
+	LayerMountNS      Layer = "mountns"        // its own mount table
+	LayerCgroupMemory Layer = "cgroup-memory"  // the memory cgroup (v1 and/or v2) caps its memory
+	LayerCgroupPids   Layer = "cgroup-pids"    // the pids cgroup caps its processes and threads
+	LayerCgroupCPU    Layer = "cgroup-cpu"     // the cpu cgroup caps its CPU share (only when cpu is set)
+	LayerUID          Layer = "uid"            // it runs as a non-zero uid, on the host and inside its user namespace
+	LayerMounts       Layer = "mounts"         // /tmp, /run, /home, /root, /var, /dev … hidden, allowed paths put back, fresh /proc
+	LayerRlimits      Layer = "rlimits"        // RLIMIT_DATA, NPROC, NOFILE, CORE=0
+	LayerNoNewPrivs   Layer = "no_new_privs"   // no setuid or file-capability gains through execve
+	LayerLandlock     Layer = "landlock"       // Landlock filesystem rules (and signal/abstract-socket scoping where the ABI has it)
+	LayerLandlockNet  Layer = "landlock-net"   // Landlock TCP bind/connect rules (ABI 4 and later)
+	LayerCaps         Layer = "capabilities"   // every capability dropped, the bounding set emptied
+	LayerSeccomp      Layer = "seccomp"        // the syscall filter
+	LayerMemfdNoExec  Layer = "memfd-noexec"   // nothing executed from memory: no executable memfd, no execveat(AT_EMPTY_PATH)
+	LayerWriteXorExec Layer = "write-xor-exec" // no memory mapped writable and executable at once (absent under allow_jit)
 )
 
 // NetMode says how much network a plugin gets.
@@ -119,6 +121,16 @@ type Policy struct {
 	// still running after it and answers with an isError result. 0 means
 	// DefaultTimeout. The sandbox only carries it; the host applies it.
 	Timeout time.Duration
+	// AllowJIT lets the plugin map memory writable and executable at once,
+	// which a JIT compiler does: node's V8 aborts at its first compiled
+	// function without it (and node --jitless has no WebAssembly, which
+	// node's fetch needs). nil means: allowed when the plugin's interpreter
+	// is a JIT runtime ([JITRuntime]: a "#!" line, or Runtime, naming node,
+	// deno or bun), refused otherwise; false refuses it even then. Executing
+	// from memory stays refused either way (layer memfd-noexec): a JIT
+	// writes code into its own memory, it does not exec it. When allowed,
+	// the report lists write-xor-exec as missing, saying why.
+	AllowJIT *bool `json:",omitempty"`
 	// Strict refuses to start the plugin when a layer it needs is missing
 	// (see [Launcher.Wrap]); otherwise the plugin starts with whatever
 	// layers this machine supports and the missing ones are logged.
@@ -279,6 +291,10 @@ func (p *Policy) Clone() *Policy {
 	c.NetAllow = slices.Clone(p.NetAllow)
 	c.Env = slices.Clone(p.Env)
 	c.Dirs = slices.Clone(p.Dirs)
+	if p.AllowJIT != nil {
+		jit := *p.AllowJIT
+		c.AllowJIT = &jit
+	}
 	return &c
 }
 

@@ -24,7 +24,19 @@ func TestMain(m *testing.M) {
 		if serr == nil {
 			unix.Close(fd)
 		}
-		os.Stdout.WriteString("plugin ran; shadow: " + errName(err) + "; inet socket: " + errName(serr) + "\n")
+		mem, merr := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if merr == nil {
+			unix.Munmap(mem)
+		}
+		mfd, mferr := unix.MemfdCreate("plain", 0)
+		if mferr == nil {
+			unix.Close(mfd)
+		}
+		uid := "0"
+		if os.Getuid() != 0 {
+			uid = "not 0"
+		}
+		os.Stdout.WriteString("plugin ran; shadow: " + errName(err) + "; inet socket: " + errName(serr) + "; wx mapping: " + errName(merr) + "; plain memfd: " + errName(mferr) + "; uid " + uid + "\n")
 		os.Exit(0)
 	}
 	os.Exit(m.Run())
@@ -73,18 +85,87 @@ func run(t *testing.T, opts Options, pol *Policy) (string, *Report, error) {
 	return out.String(), rep, err
 }
 
+// The default policy: every layer. A plain memfd is sealed against
+// execution as root (vm.memfd_noexec = 2 in the plugin's pid namespace,
+// the host's value untouched) and refused by seccomp otherwise.
 func TestDefaultPolicyAllLayers(t *testing.T) {
+	hostNoExec, _ := os.ReadFile("/proc/sys/vm/memfd_noexec")
 	out, rep, err := run(t, Options{}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if want := "plugin ran; shadow: EACCES; inet socket: EPERM\n"; out != want {
+	memfd := "EPERM"
+	if os.Geteuid() == 0 {
+		memfd = "ok"
+	}
+	if want := "plugin ran; shadow: EACCES; inet socket: EPERM; wx mapping: EPERM; plain memfd: " + memfd + "; uid not 0\n"; out != want {
 		t.Errorf("plugin output = %q, want %q", out, want)
 	}
-	for _, l := range []Layer{LayerPidNS, LayerNetNS, LayerMountNS, LayerUID, LayerMounts, LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp} {
+	if after, _ := os.ReadFile("/proc/sys/vm/memfd_noexec"); string(after) != string(hostNoExec) {
+		t.Errorf("the host's vm.memfd_noexec changed from %q to %q", hostNoExec, after)
+	}
+	for _, l := range []Layer{LayerPidNS, LayerNetNS, LayerMountNS, LayerUID, LayerMounts, LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp, LayerMemfdNoExec, LayerWriteXorExec} {
 		if !slices.Contains(rep.Active, l) {
 			t.Errorf("layer %s not active: %v (missing %v)", l, rep.Active, rep.Missing)
 		}
+	}
+}
+
+// allow_jit lets a plugin map writable and executable memory; the report
+// says so, as a missing layer with the reason. Refusing it for a JIT
+// runtime takes allow_jit = false.
+func TestAllowJIT(t *testing.T) {
+	yes := true
+	out, rep, err := run(t, Options{}, &Policy{AllowJIT: &yes})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out, "; wx mapping: ok;") {
+		t.Errorf("plugin output = %q, want the writable and executable mapping to work", out)
+	}
+	if why := rep.Missing[LayerWriteXorExec]; !strings.Contains(why, "allow_jit") || slices.Contains(rep.Active, LayerWriteXorExec) {
+		t.Errorf("report: active %v, missing %v; want write-xor-exec missing, naming allow_jit", rep.Active, rep.Missing)
+	}
+	if !slices.Contains(rep.Active, LayerMemfdNoExec) {
+		t.Errorf("layer %s not active under allow_jit: %v", LayerMemfdNoExec, rep.Active)
+	}
+}
+
+func TestPolicyJIT(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	script := func(name, line string) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(line+"\nconsole.log(1)\n"), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	node := script("server.js", "#!/usr/bin/env node")
+	deno := script("deno-server", "#!/usr/local/bin/deno run")
+	shell := script("plugin.sh", "#!/bin/sh")
+	yes, no := true, false
+	for name, c := range map[string]struct {
+		pol     Policy
+		program string
+		want    bool
+	}{
+		"a binary":               {Policy{}, "/usr/bin/true", false},
+		"a shell script":         {Policy{}, shell, false},
+		"node itself":            {Policy{}, "/usr/bin/node", true},
+		"env node script":        {Policy{}, node, true},
+		"deno script":            {Policy{}, deno, true},
+		"runtime node":           {Policy{Runtime: RuntimeNode}, shell, true},
+		"node, allow_jit false":  {Policy{AllowJIT: &no}, node, false},
+		"binary, allow_jit true": {Policy{AllowJIT: &yes}, "/usr/bin/true", true},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, why := c.pol.JIT(c.program)
+			if got != c.want || (got && why == "") {
+				t.Errorf("JIT(%s) = %v, %q; want %v with a reason", c.program, got, why, c.want)
+			}
+		})
 	}
 }
 
@@ -96,10 +177,12 @@ func TestNoNamespaces(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if !strings.HasPrefix(out, "plugin ran; shadow: EACCES; inet socket: EPERM") {
-			t.Errorf("plugin output = %q", out)
+		// No pid namespace of its own, so no vm.memfd_noexec: seccomp
+		// refuses the plain memfd.
+		if want := "plugin ran; shadow: EACCES; inet socket: EPERM; wx mapping: EPERM; plain memfd: EPERM; uid not 0\n"; out != want {
+			t.Errorf("plugin output = %q, want %q", out, want)
 		}
-		for _, l := range []Layer{LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp, LayerUID} {
+		for _, l := range []Layer{LayerRlimits, LayerNoNewPrivs, LayerLandlock, LayerCaps, LayerSeccomp, LayerUID, LayerMemfdNoExec, LayerWriteXorExec} {
 			if !slices.Contains(rep.Active, l) {
 				t.Errorf("layer %s not active: %v", l, rep.Active)
 			}
@@ -165,32 +248,52 @@ func TestSeccompFilter(t *testing.T) {
 		}
 		return b
 	}
+	none, list, all := filterOpts{net: NetNone, memfd: true}, filterOpts{net: NetList, memfd: true}, filterOpts{net: NetAll, memfd: true}
+	jit, sealed := filterOpts{net: NetNone, memfd: true, jit: true}, filterOpts{net: NetNone}
+	const rw, rwx = unix.PROT_READ | unix.PROT_WRITE, unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
 	for name, c := range map[string]struct {
-		net  NetMode
+		opts filterOpts
 		in   []byte
 		want uint32
 	}{
-		"read allowed":        {NetNone, data(unix.SYS_READ), retAllow},
-		"ptrace denied":       {NetNone, data(unix.SYS_PTRACE), retEPERM},
-		"unix socket":         {NetNone, data(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},
-		"inet socket none":    {NetNone, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM), retEPERM},
-		"tcp socket list":     {NetList, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC), retAllow},
-		"udp socket list":     {NetList, data(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_DGRAM), retEPERM},
-		"mptcp list":          {NetList, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
-		"sctp list":           {NetList, data(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_SCTP), retEPERM},
-		"tcp list by number":  {NetList, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP), retAllow},
-		"mptcp all":           {NetAll, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
-		"udp all":             {NetAll, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM), retAllow},
-		"thread clone":        {NetNone, data(unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_THREAD), retAllow},
-		"clone new userns":    {NetNone, data(unix.SYS_CLONE, unix.CLONE_NEWUSER), retEPERM},
-		"clone3":              {NetNone, data(unix.SYS_CLONE3), retNOSYS},
-		"TIOCSTI":             {NetNone, data(unix.SYS_IOCTL, 0, unix.TIOCSTI), retEPERM},
-		"TCGETS":              {NetNone, data(unix.SYS_IOCTL, 0, unix.TCGETS), retAllow},
-		"foreign arch killed": {NetNone, func() []byte { b := data(unix.SYS_READ); b[7] = 0; return b }(), retKill},
+		"read allowed":           {none, data(unix.SYS_READ), retAllow},
+		"ptrace denied":          {none, data(unix.SYS_PTRACE), retEPERM},
+		"unix socket":            {none, data(unix.SYS_SOCKET, unix.AF_UNIX, unix.SOCK_STREAM), retAllow},
+		"inet socket none":       {none, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM), retEPERM},
+		"tcp socket list":        {list, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM|unix.SOCK_CLOEXEC), retAllow},
+		"udp socket list":        {list, data(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_DGRAM), retEPERM},
+		"mptcp list":             {list, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
+		"sctp list":              {list, data(unix.SYS_SOCKET, unix.AF_INET6, unix.SOCK_STREAM, unix.IPPROTO_SCTP), retEPERM},
+		"tcp list by number":     {list, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_TCP), retAllow},
+		"mptcp all":              {all, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_STREAM, unix.IPPROTO_MPTCP), retEPERM},
+		"udp all":                {all, data(unix.SYS_SOCKET, unix.AF_INET, unix.SOCK_DGRAM), retAllow},
+		"thread clone":           {none, data(unix.SYS_CLONE, unix.CLONE_VM|unix.CLONE_THREAD), retAllow},
+		"clone new userns":       {none, data(unix.SYS_CLONE, unix.CLONE_NEWUSER), retEPERM},
+		"clone3":                 {none, data(unix.SYS_CLONE3), retNOSYS},
+		"TIOCSTI":                {none, data(unix.SYS_IOCTL, 0, unix.TIOCSTI), retEPERM},
+		"TCGETS":                 {none, data(unix.SYS_IOCTL, 0, unix.TCGETS), retAllow},
+		"foreign arch killed":    {none, func() []byte { b := data(unix.SYS_READ); b[7] = 0; return b }(), retKill},
+		"execveat a path":        {none, data(unix.SYS_EXECVEAT, 3, 0, 0, 0, 0), retAllow},
+		"execveat AT_EMPTY_PATH": {none, data(unix.SYS_EXECVEAT, 3, 0, 0, 0, unix.AT_EMPTY_PATH), retEPERM},
+		"memfd plain":            {none, data(unix.SYS_MEMFD_CREATE, 0, unix.MFD_CLOEXEC), retEPERM},
+		"memfd MFD_EXEC":         {none, data(unix.SYS_MEMFD_CREATE, 0, unix.MFD_EXEC), retEPERM},
+		"memfd sealed":           {none, data(unix.SYS_MEMFD_CREATE, 0, unix.MFD_CLOEXEC|unix.MFD_NOEXEC_SEAL), retAllow},
+		"memfd, sysctl sealed":   {sealed, data(unix.SYS_MEMFD_CREATE, 0, unix.MFD_CLOEXEC), retAllow},
+		"mmap rw":                {none, data(unix.SYS_MMAP, 0, 4096, rw), retAllow},
+		"mmap rx":                {none, data(unix.SYS_MMAP, 0, 4096, unix.PROT_READ|unix.PROT_EXEC), retAllow},
+		"mmap rwx":               {none, data(unix.SYS_MMAP, 0, 4096, rwx), retEPERM},
+		"mprotect wx":            {none, data(unix.SYS_MPROTECT, 0, 4096, unix.PROT_WRITE|unix.PROT_EXEC), retEPERM},
+		"pkey_mprotect rwx":      {none, data(unix.SYS_PKEY_MPROTECT, 0, 4096, rwx, 1), retEPERM},
+		"shmat SHM_EXEC":         {none, data(unix.SYS_SHMAT, 0, 0, shmExec), retEPERM},
+		"shmat":                  {none, data(unix.SYS_SHMAT, 0, 0, 0), retAllow},
+		"mmap rwx, jit":          {jit, data(unix.SYS_MMAP, 0, 4096, rwx), retAllow},
+		"mprotect rwx, jit":      {jit, data(unix.SYS_MPROTECT, 0, 4096, rwx), retAllow},
+		"execveat fd, jit":       {jit, data(unix.SYS_EXECVEAT, 3, 0, 0, 0, unix.AT_EMPTY_PATH), retEPERM},
+		"memfd plain, jit":       {jit, data(unix.SYS_MEMFD_CREATE, 0, 0), retEPERM},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			raw, err := seccompFilter(c.net)
+			raw, err := seccompFilter(c.opts)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -17,6 +17,29 @@ import (
 // TIOCLINUX ioctls, MPTCP sockets, and with Net none every socket that is not
 // a unix socket (with Net list: UDP and raw ones). clone3 fails with ENOSYS so
 // that libc and Go fall back to clone, whose flags the filter can read.
+//
+// Nothing executed from memory (layer memfd-noexec): execveat with
+// AT_EMPTY_PATH (executing an open file descriptor, which may be a memfd:
+// glibc's fexecve) fails with EPERM, and so, unless vm.memfd_noexec is 2 in
+// the plugin's pid namespace (see setMemfdNoExec), does memfd_create
+// without MFD_NOEXEC_SEAL: a sealed memfd can never be made executable, so
+// neither execveat nor execve("/proc/self/fd/N") runs it. Landlock's
+// execute right does not cover such anonymous files; this rule does.
+//
+// Write xor execute (layer write-xor-exec, unless the policy allows a JIT):
+// mmap, mprotect and pkey_mprotect asking for PROT_WRITE and PROT_EXEC
+// together, and shmat with SHM_EXEC, fail with EPERM. A filter sees one
+// call's arguments, never the history of a mapping: mapping memory
+// writable, filling it, then mprotect-ing it to read and execute (RW then
+// RX) cannot be told from what the dynamic loader does, and is not refused;
+// nor is mapping PROT_EXEC a file the plugin wrote (a file in its tmp
+// directory, a sealed memfd): the loader maps libraries that way. What the
+// rule refuses is memory that is writable and executable at the same
+// moment, which JIT compilers use and shellcode needs. glibc asks for it
+// only to give a library that demands an executable stack one (dlopen then
+// fails); Go, python and ordinary C programs never do. Writing to its own
+// code through /proc/self/mem, which ignores page protections, is
+// Landlock's to refuse: /proc is not among a plugin's paths.
 
 const (
 	seccompData = 0 // offsets in struct seccomp_data
@@ -27,6 +50,9 @@ const (
 	retKill  = unix.SECCOMP_RET_KILL_PROCESS
 	retEPERM = unix.SECCOMP_RET_ERRNO | uint32(unix.EPERM)
 	retNOSYS = unix.SECCOMP_RET_ERRNO | uint32(unix.ENOSYS)
+
+	shmExec = 0o100000 // SHM_EXEC, which x/sys/unix does not define
+	wx      = unix.PROT_WRITE | unix.PROT_EXEC
 
 	nsFlags = unix.CLONE_NEWUSER | unix.CLONE_NEWNS | unix.CLONE_NEWPID | unix.CLONE_NEWNET |
 		unix.CLONE_NEWIPC | unix.CLONE_NEWUTS | unix.CLONE_NEWCGROUP | unix.CLONE_NEWTIME
@@ -57,8 +83,19 @@ func auditArch() (uint32, bool) {
 	return 0, false
 }
 
-// seccompFilter assembles the filter for a network mode.
-func seccompFilter(net NetMode) ([]bpf.RawInstruction, error) {
+// filterOpts choose the rules of a plugin's filter that depend on its
+// policy and on what the stage could do without the filter.
+type filterOpts struct {
+	net NetMode
+	// memfd refuses memfd_create without MFD_NOEXEC_SEAL: vm.memfd_noexec
+	// could not be set to 2 in the plugin's pid namespace.
+	memfd bool
+	// jit allows writable and executable mappings (Policy.AllowJIT).
+	jit bool
+}
+
+// seccompFilter assembles the filter.
+func seccompFilter(o filterOpts) ([]bpf.RawInstruction, error) {
 	arch, ok := auditArch()
 	if !ok {
 		return nil, fmt.Errorf("no seccomp filter for %s", runtime.GOARCH)
@@ -98,8 +135,40 @@ func seccompFilter(net NetMode) ([]bpf.RawInstruction, error) {
 		bpf.RetConstant{Val: retEPERM},
 		loadNR,
 	)
+	when(unix.SYS_EXECVEAT,
+		arg(4),
+		bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.AT_EMPTY_PATH, SkipFalse: 1},
+		bpf.RetConstant{Val: retEPERM},
+		loadNR,
+	)
+	if o.memfd {
+		when(unix.SYS_MEMFD_CREATE,
+			arg(1),
+			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: unix.MFD_NOEXEC_SEAL, SkipTrue: 1},
+			bpf.RetConstant{Val: retEPERM},
+			loadNR,
+		)
+	}
+	if !o.jit {
+		wxBody := []bpf.Instruction{
+			arg(2), // prot
+			bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: wx},
+			bpf.JumpIf{Cond: bpf.JumpEqual, Val: wx, SkipFalse: 1},
+			bpf.RetConstant{Val: retEPERM},
+			loadNR,
+		}
+		for _, nr := range []uintptr{unix.SYS_MMAP, unix.SYS_MPROTECT, unix.SYS_PKEY_MPROTECT} {
+			when(nr, wxBody...)
+		}
+		when(unix.SYS_SHMAT,
+			arg(2), // shmflg
+			bpf.JumpIf{Cond: bpf.JumpBitsSet, Val: shmExec, SkipFalse: 1},
+			bpf.RetConstant{Val: retEPERM},
+			loadNR,
+		)
+	}
 	var sock []bpf.Instruction
-	switch net {
+	switch o.net {
 	case NetNone: // unix sockets only
 		sock = []bpf.Instruction{
 			arg(0),
@@ -139,8 +208,8 @@ func seccompFilter(net NetMode) ([]bpf.RawInstruction, error) {
 }
 
 // installSeccomp loads the filter into this thread (NO_NEW_PRIVS is set).
-func installSeccomp(net NetMode) error {
-	raw, err := seccompFilter(net)
+func installSeccomp(o filterOpts) error {
+	raw, err := seccompFilter(o)
 	if err != nil {
 		return err
 	}

@@ -9,7 +9,6 @@ import (
 	"runtime"
 	"slices"
 	"syscall"
-	"unsafe"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
 	"golang.org/x/sys/unix"
@@ -78,14 +77,22 @@ func runStage() int {
 	if script {
 		err = syscall.Exec(spec.Path, spec.Args, spec.Env)
 	} else {
-		err = execveat(binFD, spec.Args, spec.Env)
+		// Through the descriptor's /proc link, not execveat(AT_EMPTY_PATH),
+		// which the seccomp filter now refuses; /proc/self/fd needs no
+		// search permission on the binary's directory. Without /proc, the
+		// path.
+		err = syscall.Exec(fmt.Sprintf("/proc/self/fd/%d", binFD), spec.Args, spec.Env)
+		if errors.Is(err, syscall.ENOENT) {
+			err = syscall.Exec(spec.Path, spec.Args, spec.Env)
+		}
 	}
 	_ = json.NewEncoder(repF).Encode(&stageReport{Err: fmt.Sprintf("exec %s: %v", spec.Path, err)})
 	return 3
 }
 
 // confine applies the layers after the namespaces: unprivileged uid,
-// private mounts, rlimits, NO_NEW_PRIVS, Landlock, capabilities, seccomp.
+// private mounts, sealed memfds (as root), rlimits, NO_NEW_PRIVS, Landlock,
+// capabilities, seccomp.
 // An error means the plugin must not run (a step that must not fail failed,
 // or a strict policy misses a layer).
 func confine(spec *stageSpec) (*Report, error) {
@@ -93,14 +100,15 @@ func confine(spec *stageSpec) (*Report, error) {
 	ok := func(l Layer) { rep.Active = append(rep.Active, l) }
 	miss := func(l Layer, err error) { rep.Missing[l] = err.Error() }
 
-	// The uid: in a user namespace the stage is uid 0 there and the host's
-	// unprivileged user outside. As root it drops to 65534 below, after
-	// the steps that need root.
+	// The uid: in a user namespace the stage has the host user's uid there
+	// too (nsAttr), and the capabilities it needs for what follows as
+	// ambient ones; without namespaces it is that user already. As root it
+	// drops to 65534 below, after the steps that need root.
 	if spec.DropUID < 0 {
-		if os.Getuid() == 0 && spec.Namespaces {
+		if os.Getuid() != 0 {
 			ok(LayerUID)
-		} else if os.Geteuid() != 0 {
-			ok(LayerUID) // no namespaces: already an ordinary user
+		} else {
+			miss(LayerUID, errors.New("uid 0 in the plugin's user namespace"))
 		}
 	}
 
@@ -111,6 +119,7 @@ func confine(spec *stageSpec) (*Report, error) {
 			ok(LayerMounts)
 		}
 	}
+	sealed := spec.PidNS && setMemfdNoExec()
 
 	if err := setRlimits(spec); err != nil {
 		miss(LayerRlimits, err)
@@ -150,10 +159,18 @@ func confine(spec *stageSpec) (*Report, error) {
 		ok(LayerCaps)
 	}
 
-	if err := installSeccomp(spec.Net); err != nil {
+	if err := installSeccomp(filterOpts{net: spec.Net, memfd: !sealed, jit: spec.JIT}); err != nil {
 		miss(LayerSeccomp, err)
+		miss(LayerMemfdNoExec, err)
+		if !spec.JIT {
+			miss(LayerWriteXorExec, err)
+		}
 	} else {
 		ok(LayerSeccomp)
+		ok(LayerMemfdNoExec)
+		if !spec.JIT {
+			ok(LayerWriteXorExec)
+		}
 	}
 
 	for _, need := range spec.Need {
@@ -169,6 +186,23 @@ func confine(spec *stageSpec) (*Report, error) {
 		return rep, fmt.Errorf("cannot drop root to uid %d: %s", spec.DropUID, rep.Missing[LayerCaps])
 	}
 	return rep, nil
+}
+
+// setMemfdNoExec sets vm.memfd_noexec to 2 in this process's pid
+// namespace, which must be a new one (the value is per pid namespace, and
+// inherited by those created inside it): memfd_create then seals every
+// memfd against execution (MFD_NOEXEC_SEAL) and refuses MFD_EXEC with
+// EACCES. Measured on Linux 6.18: the host's value is untouched. Only root
+// may write it (an ordinary user's namespace may not), so elsewhere the
+// seccomp filter refuses memfd_create without MFD_NOEXEC_SEAL instead,
+// which is stricter: a program asking for a plain memfd gets EPERM rather
+// than a sealed one. Kernels before 6.3 have neither the value nor the
+// flag, and so no memfd for plugins at all.
+func setMemfdNoExec() bool {
+	if os.Geteuid() != 0 {
+		return false
+	}
+	return os.WriteFile("/proc/sys/vm/memfd_noexec", []byte("2"), 0) == nil
 }
 
 // privateMounts hides hiddenDirs under empty read-only tmpfs, puts the
@@ -368,20 +402,4 @@ func dropCaps(dropUID int) error {
 		return fmt.Errorf("capset: %w", err)
 	}
 	return nil
-}
-
-// execveat executes the file open at fd (O_PATH), as execve would its path.
-func execveat(fd int, args, env []string) error {
-	argv, err := syscall.SlicePtrFromStrings(args)
-	if err != nil {
-		return err
-	}
-	envv, err := syscall.SlicePtrFromStrings(env)
-	if err != nil {
-		return err
-	}
-	empty := []byte{0}
-	_, _, errno := syscall.RawSyscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])),
-		uintptr(unsafe.Pointer(&argv[0])), uintptr(unsafe.Pointer(&envv[0])), unix.AT_EMPTY_PATH, 0)
-	return errno
 }

@@ -96,10 +96,11 @@ func nodeProject(t *testing.T, base string) (plugins, proj string) {
 
 // TestNodeExamplePlugin serves the Node.js example through the sandbox with
 // the real plughost: with runtime = "node" in its plugin block it starts
-// (every layer the machine has), serves greet to an MCP client, and exits
-// when asked (GRPCController.Shutdown: no "failed to exit gracefully");
-// without it, node cannot start, and the error names the interpreter and
-// the runtime to set.
+// (every layer the machine has but write-xor-exec: V8 needs writable and
+// executable memory), serves greet to an MCP client, and exits when asked
+// (GRPCController.Shutdown: no "failed to exit gracefully"); with
+// allow_jit = false V8 aborts; without the runtime, node cannot start, and
+// the error names the interpreter and the runtime to set.
 func TestNodeExamplePlugin(t *testing.T) {
 	t.Parallel()
 	base, err := os.MkdirTemp("", "plughost-node-")
@@ -174,6 +175,11 @@ func TestNodeExamplePlugin(t *testing.T) {
 		if log := stderr.String(); !strings.Contains(log, "landlock") || !strings.Contains(log, "seccomp") {
 			t.Errorf("the node plugin was not started in the sandbox:\n%s", log)
 		}
+		// allow_jit is unset: runtime "node" may map writable and
+		// executable memory, and the host says so.
+		if log := stderr.String(); !strings.Contains(log, `allowed for a JIT compiler: runtime \"node\"`) {
+			t.Errorf("the report does not say that the node plugin may map writable and executable memory:\n%s", log)
+		}
 		session.Close() // stdin closes: plughost stops the plugin and exits
 		select {
 		case <-exited:
@@ -202,6 +208,26 @@ func TestNodeExamplePlugin(t *testing.T) {
 		}
 		if strings.Contains(stderr.String(), "failed to exit gracefully") {
 			t.Errorf("the node plugin did not exit on Shutdown:\n%s", &stderr)
+		}
+	})
+
+	// Measured: node's V8 aborts without writable and executable memory,
+	// even for its first function.
+	t.Run("allow_jit = false", func(t *testing.T) {
+		noJIT := filepath.Join(base, "nojit.hcl")
+		if err := os.WriteFile(noJIT, []byte("sandbox {\n  plugin \"hello\" {\n    runtime   = \"node\"\n    allow_jit = false\n  }\n}\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		var stderr bytes.Buffer
+		cmd := exec.CommandContext(ctx, bin.plughost, "call", "greet", "--args", `{"name":"Ada"}`, "--plugins", plugins, "--config", noJIT)
+		cmd.Env, cmd.Stderr = env, &stderr
+		if err := cmd.Run(); err == nil {
+			t.Fatalf("node ran with allow_jit = false\nstderr:\n%s", &stderr)
+		}
+		if !strings.Contains(stderr.String(), "SetPermissions") {
+			t.Errorf("stderr lacks V8's failure to map executable memory (v8::base::OS::SetPermissions):\n%s", &stderr)
 		}
 	})
 

@@ -58,7 +58,7 @@ func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger,
 		path := cmd.Path // the plugin file, before the sandbox wraps it
 		pol := cfg.Sandbox.PolicyFor(name)
 		if isWrapped(cmd) {
-			if err := wrappedLaunch(name, cmd, pol, os.Getenv); err != nil {
+			if err := wrappedLaunch(name, cmd, pol, os.Getenv, log); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}
 		} else {

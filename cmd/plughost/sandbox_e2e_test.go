@@ -19,7 +19,9 @@ import (
 // plugin (sandbox/internal/attackplugin) twice, as "attack" and "control",
 // next to the bundled files plugin; every escape attempt must fail with the
 // specific failure asserted, and the allowed work must succeed. When the
-// tests run as root, the same runs again with plughost as uid 1000.
+// tests run as root, the same runs again with plughost as uid 1000. The
+// control plugin's policy has allow_jit = true: it may map writable and
+// executable memory, and still not execute anything from memory.
 
 var buildAttack = sync.OnceValues(func() (string, error) {
 	out := filepath.Join(bin.dir, "attackplugin")
@@ -89,7 +91,11 @@ func startSandboxHost(t *testing.T, uid int, env ...string) *sandboxHost {
 	if err := os.WriteFile(filepath.Join(secretDir, "secret"), []byte("control's secret"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	args := []string{bin.plughost, "serve", "--plugins", h.plugins, "--workspace", h.workspace, "--log-level", "debug"}
+	config := filepath.Join(base, "plughost.hcl")
+	if err := os.WriteFile(config, []byte("sandbox {\n  plugin \"control\" {\n    allow_jit = true\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	args := []string{bin.plughost, "serve", "--plugins", h.plugins, "--workspace", h.workspace, "--config", config, "--log-level", "debug"}
 	if uid >= 0 {
 		for _, d := range []string{base, h.plugins, h.workspace, h.state, filepath.Join(base, "data")} {
 			filepath.Walk(d, func(p string, _ os.FileInfo, _ error) error { return os.Lchown(p, uid, uid) })
@@ -209,10 +215,31 @@ func runAttacks(t *testing.T, uid int) {
 	os.Chmod(homeFile.Name(), 0o644)
 	t.Cleanup(func() { os.Remove(homeFile.Name()) })
 
+	// Inside its namespaces a plugin is uid 65534 when plughost runs as
+	// root, and keeps plughost's own uid (never 0) when it does not. A
+	// memfd is sealed against execution as root (vm.memfd_noexec = 2 in
+	// the plugin's pid namespace: execve fails with EACCES, MFD_EXEC too);
+	// as an ordinary user seccomp refuses a memfd that is not sealed.
+	pluginUID, memfdPath, memfdExec := 65534, "denied EACCES: execve /proc/self/fd/", "denied EACCES: memfd_create"
+	if uid >= 0 || os.Geteuid() != 0 {
+		pluginUID = max(uid, os.Geteuid())
+		memfdPath, memfdExec = "denied EPERM: memfd_create", "denied EPERM: memfd_create"
+	}
+	memfdAt := "denied EPERM: execveat AT_EMPTY_PATH"
+	if pluginUID != 65534 {
+		memfdAt = "denied EPERM: memfd_create"
+	}
 	for _, a := range []struct {
 		name, tool, target string
 		want               string // prefix of the outcome
 	}{
+		{"run as uid 0 inside its namespace", "uid", "", fmt.Sprintf("uid %d gid %d", pluginUID, pluginUID)},
+		{"execveat a memfd holding an ELF (AT_EMPTY_PATH)", "memfd_execveat", "", memfdAt},
+		{"execve a memfd holding an ELF through /proc/self/fd", "memfd_proc_path", "", memfdPath},
+		{"create an executable memfd (MFD_EXEC)", "memfd_mfd_exec", "", memfdExec},
+		{"map memory writable and executable", "wx_mmap", "", "denied EPERM"},
+		{"mprotect memory writable and executable", "wx_mprotect", "", "denied EPERM"},
+		{"patch its own code through /proc/self/mem", "proc_self_mem", "", "denied EACCES"},
 		{"read /etc/shadow", "read_file", "/etc/shadow", "denied EACCES"},
 		{"read a 0644 file in the operator's home", "read_file", homeFile.Name(), "denied ENOENT"},
 		{"read another plugin's data directory", "read_file", filepath.Join(h.state, "plughost", "plugins", "control", "data", "secret"), "denied ENOENT"},
@@ -247,6 +274,19 @@ func runAttacks(t *testing.T, uid int) {
 		if got, isErr := h.call(t, "control__allowed", nil); isErr || got != "ok" {
 			t.Errorf("allowed = %q (isError %v), want ok", got, isErr)
 		}
+	})
+	t.Run("allow_jit maps writable and executable memory, and no more", func(t *testing.T) {
+		for tool, want := range map[string]string{
+			"control__wx_mmap":        "ESCAPED: mapped memory writable and executable", // what allow_jit allows
+			"control__wx_mprotect":    "ESCAPED: made memory writable and executable",
+			"control__memfd_execveat": memfdAt,
+			"control__memfd_mfd_exec": memfdExec,
+		} {
+			if got, isErr := h.call(t, tool, nil); isErr || !strings.HasPrefix(got, want) {
+				t.Errorf("%s = %q (isError %v), want %q…", tool, got, isErr, want)
+			}
+		}
+		h.stderr.await(t, "allowed for a JIT compiler: allow_jit")
 	})
 	t.Run("files writes inside its workspace", func(t *testing.T) {
 		got, isErr := h.call(t, "create_file", map[string]any{"filename": "notes/today.txt", "content": "hi"})

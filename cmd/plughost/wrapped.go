@@ -87,7 +87,14 @@ func serveWrapped(args []string, stderr io.Writer) error {
 // its environment, and adds to pol what the server needs to run: for a
 // stdio server, the program and its runtime (sandbox.ServerGrants); for a
 // remote one, the network, unless the plugin's policy says otherwise.
-func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string) error {
+//
+// A stdio server whose program runs on a JIT runtime (node, npx, deno,
+// bun: sandbox.JITRuntime) gets allow_jit when its block leaves it unset:
+// the sandbox sees only the wrapper, this Go binary, which needs no JIT,
+// but the server runs in the same box. That widening is logged (and the
+// plugin's report lists write-xor-exec as missing); allow_jit = false in
+// the block refuses it.
+func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string, log hclog.Logger) error {
 	s, err := declared.Load(cmd.Args[len(cmd.Args)-1])
 	if err != nil {
 		return err
@@ -122,6 +129,10 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 			return err
 		}
 		pol.AllowRead = append(pol.AllowRead, grants...)
+		if jit, why := pol.JIT(s.Command); jit && pol.AllowJIT == nil {
+			pol.AllowJIT = &jit
+			log.Info("declared server runs a JIT runtime: it may map memory writable and executable", "plugin", name, "command", s.Command, "why", why)
+		}
 		pol.Runtime = "" // applied to the server above, not to the wrapper
 	}
 	raw, err := json.Marshal(s)

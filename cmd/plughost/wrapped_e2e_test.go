@@ -177,6 +177,10 @@ func TestWrappedEverythingServer(t *testing.T) {
 	c := serveWrappedStdio(t, dir, "")
 	c.awaitTool(t, "get-sum")
 	ctx := t.Context()
+	// node's V8 cannot start without writable and executable memory: a
+	// declared server run by node gets it, and the host says so.
+	c.stderr.await(t, "declared server runs a JIT runtime")
+	c.stderr.await(t, "allowed for a JIT compiler: allow_jit")
 
 	t.Run("tools", func(t *testing.T) {
 		if got := c.call(t, "get-sum", map[string]any{"a": 2, "b": 3}); !strings.Contains(got, "5") {

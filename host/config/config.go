@@ -15,6 +15,8 @@
 //	  cpu         = 1.5                # cores (0: no cap)
 //	  env         = ["LANG"]           # host environment variables passed through
 //	  timeout     = "30s"              # per tool call (default 5m)
+//	  allow_jit   = false              # true: may map memory writable and executable (a JIT);
+//	                                   # unset: only node, deno and bun (sandbox.Policy.AllowJIT)
 //
 //	  plugin "notes" {
 //	    dir "notes" {                  # a directory the plugin asks for by name

@@ -38,6 +38,12 @@ sandbox {
     runtime    = "python"
     allow_read = ["/srv/notes"]
   }
+  plugin "lua" {
+    allow_jit = true
+  }
+  plugin "deno" {
+    allow_jit = false
+  }
 }
 `
 	cfg, err := Parse([]byte(src), "plughost.hcl")
@@ -45,12 +51,15 @@ sandbox {
 		t.Fatal(err)
 	}
 	def := sandbox.Policy{AllowRead: []string{"/usr/share/dict"}, Memory: 256 << 20, Timeout: 30 * time.Second, Env: []string{"LANG"}}
+	yes, no := true, false
 	want := map[string]*sandbox.Policy{
 		"echo":  &def,
 		"files": {AllowRead: def.AllowRead, AllowWrite: []string{"/srv/ws"}, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env, Strict: true},
 		"fetch": {AllowRead: def.AllowRead, Net: sandbox.NetList, NetAllow: []string{"api.example.com:443"}, CPU: 0.5, Pids: 16, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
 		"hello": {AllowRead: def.AllowRead, Runtime: sandbox.RuntimeNode, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
 		"notes": {AllowRead: []string{"/usr/share/dict", "/srv/notes"}, Runtime: sandbox.RuntimePython, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
+		"lua":   {AllowRead: def.AllowRead, AllowJIT: &yes, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
+		"deno":  {AllowRead: def.AllowRead, AllowJIT: &no, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
 	}
 	for name, w := range want {
 		if diff := cmp.Diff(w, cfg.Sandbox.PolicyFor(name)); diff != "" {
@@ -77,6 +86,7 @@ func TestParseErrors(t *testing.T) {
 		"bad port":         {"sandbox {\n  allow_net = [\"a:b\"]\n}\n", `plughost.hcl:2,15-22: Invalid allow_net; allow_net: "a:b": port must be 1-65535`},
 		"relative path":    {"sandbox {\n  allow_write = [\"ws\"]\n}\n", `plughost.hcl:2,17-23: Invalid allow_write; allow_write: "ws" is not an absolute path`},
 		"bad timeout":      {"sandbox {\n  timeout = 30\n}\n", `plughost.hcl:2,13-15: Invalid timeout`},
+		"bad allow_jit":    {"sandbox {\n  plugin \"x\" {\n    allow_jit = \"yes\"\n  }\n}\n", `plughost.hcl:3,17-22: Invalid allow_jit; allow_jit must be true or false`},
 		"duplicate plugin": {"sandbox {\n  plugin \"a\" {}\n  plugin \"a\" {}\n}\n", `plughost.hcl:3,3-13: Duplicate plugin block`},
 		"bad plugin name":  {"sandbox {\n  plugin \"a.b\" {}\n}\n", `plughost.hcl:2,10-15: Invalid plugin name; "a.b" is not a plugin name`},
 		"same plugin twice": {"sandbox {\n  plugin \"" + long37 + "\" {}\n  plugin \"" + naming.Shorten(long37) + "\" {}\n}\n",

@@ -22,7 +22,7 @@ import (
 var policySchema = hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "strict"}, {Name: "disabled"}, {Name: "allow_read"}, {Name: "allow_write"}, {Name: "allow_net"},
-		{Name: "memory"}, {Name: "pids"}, {Name: "files"}, {Name: "cpu"}, {Name: "env"}, {Name: "timeout"},
+		{Name: "memory"}, {Name: "pids"}, {Name: "files"}, {Name: "cpu"}, {Name: "env"}, {Name: "timeout"}, {Name: "allow_jit"},
 	},
 }
 
@@ -130,6 +130,12 @@ func decodePolicy(p *sandbox.Policy, attrs hcl.Attributes, add bool) error {
 			} else {
 				p.Disabled = v.True()
 			}
+		case "allow_jit":
+			if v.Type() != cty.Bool {
+				return bad("true or false")
+			}
+			jit := v.True()
+			p.AllowJIT = &jit
 		case "allow_read", "allow_write", "env":
 			list, ok := stringList(v)
 			if !ok {

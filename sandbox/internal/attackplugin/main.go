@@ -15,6 +15,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"syscall"
 	"time"
@@ -28,6 +29,14 @@ import (
 func main() {
 	if len(os.Args) > 1 && os.Args[1] == "sleep" { // a fork-bomb child
 		time.Sleep(time.Minute)
+		return
+	}
+	if len(os.Args) > 1 && os.Args[1] == "escaped" { // the payload, run from memory
+		fmt.Println("ESCAPED: ran a copy of itself from memory")
+		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "memfd" { // the memfd attacks' child
+		fmt.Print(memfdExec(os.Args[2]))
 		return
 	}
 	p := pluginproto.New("attack", "1")
@@ -161,6 +170,41 @@ var attacks = map[string]func(target string) string{
 		}
 		return outcome(err, "")
 	},
+	"uid": func(string) string {
+		return fmt.Sprintf("uid %d gid %d", os.Getuid(), os.Getgid())
+	},
+	// The memfd attacks copy the plugin's own binary into a memfd and run
+	// it, in a child process so that the plugin survives a success: by
+	// execveat(AT_EMPTY_PATH), by execve of /proc/self/fd/N, and by
+	// execve of a memfd asking for MFD_EXEC.
+	"memfd_execveat":  memfdAttack("execveat"),
+	"memfd_proc_path": memfdAttack("proc"),
+	"memfd_mfd_exec":  memfdAttack("mfd_exec"),
+	"wx_mmap": func(string) string {
+		b, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err == nil {
+			unix.Munmap(b)
+		}
+		return outcome(err, "mapped memory writable and executable")
+	},
+	"wx_mprotect": func(string) string {
+		b, err := unix.Mmap(-1, 0, 4096, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS)
+		if err != nil {
+			return "FAILED: " + err.Error()
+		}
+		defer unix.Munmap(b)
+		return outcome(unix.Mprotect(b, unix.PROT_READ|unix.PROT_WRITE|unix.PROT_EXEC), "made memory writable and executable")
+	},
+	// proc_self_mem opens its own memory for writing, through which a
+	// process may patch its read-only, executable code (the kernel writes
+	// past page protections there): write xor execute without mprotect.
+	"proc_self_mem": func(string) string {
+		f, err := os.OpenFile("/proc/self/mem", os.O_RDWR, 0)
+		if f != nil {
+			f.Close()
+		}
+		return outcome(err, "opened /proc/self/mem for writing")
+	},
 	// allowed does only what the default policy allows: it writes and reads
 	// back a file in its data directory ($HOME) and its tmp, and reads its
 	// own binary.
@@ -183,4 +227,58 @@ var attacks = map[string]func(target string) string{
 		}
 		return "ok"
 	},
+}
+
+// memfdAttack runs the plugin again as a child that attempts variant (see
+// memfdExec) and returns what the child printed.
+func memfdAttack(variant string) func(string) string {
+	return func(string) string {
+		self, err := os.Executable()
+		if err != nil {
+			return "FAILED: " + err.Error()
+		}
+		out, err := exec.Command(self, "memfd", variant).Output()
+		if err != nil && len(out) == 0 {
+			return "FAILED: the child: " + err.Error()
+		}
+		return string(out)
+	}
+}
+
+// memfdExec copies this binary into a memfd and executes it with the
+// argument "escaped", which prints an ESCAPED line: through
+// execveat(fd, "", AT_EMPTY_PATH) ("execveat"), execve("/proc/self/fd/N")
+// ("proc"), or the latter for a memfd created with MFD_EXEC ("mfd_exec").
+// It returns only when that failed, saying which step did.
+func memfdExec(variant string) string {
+	self, err := os.Executable()
+	if err != nil {
+		return "FAILED: " + err.Error()
+	}
+	payload, err := os.ReadFile(self)
+	if err != nil {
+		return "FAILED: " + err.Error()
+	}
+	flags := 0
+	if variant == "mfd_exec" {
+		flags = unix.MFD_EXEC
+	}
+	fd, err := unix.MemfdCreate("payload", flags)
+	if err != nil {
+		return outcome(fmt.Errorf("memfd_create: %w", err), "")
+	}
+	if _, err := unix.Write(fd, payload); err != nil {
+		return "FAILED: writing the memfd: " + err.Error()
+	}
+	argv := []string{self, "escaped"}
+	if variant != "execveat" {
+		path := fmt.Sprintf("/proc/self/fd/%d", fd)
+		return outcome(fmt.Errorf("execve %s: %w", path, syscall.Exec(path, argv, os.Environ())), "")
+	}
+	argvp, _ := syscall.SlicePtrFromStrings(argv)
+	envp, _ := syscall.SlicePtrFromStrings(os.Environ())
+	empty := []byte{0}
+	_, _, errno := syscall.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])),
+		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])), unix.AT_EMPTY_PATH, 0)
+	return outcome(fmt.Errorf("execveat AT_EMPTY_PATH: %w", errno), "")
 }

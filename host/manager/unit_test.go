@@ -97,6 +97,7 @@ func TestNewFillsDefaults(t *testing.T) {
 		Start:           StartEager,
 		IdleTimeout:     10 * time.Minute,
 		LoadConcurrency: max(16, 4*runtime.NumCPU()),
+		MaxInFlight:     256,
 	}
 	if diff := cmp.Diff(want, m.opts, cmpopts.IgnoreFields(Options{}, "Logger", "Launcher")); diff != "" {
 		t.Errorf("resolved options (-want +got):\n%s", diff)

@@ -19,6 +19,7 @@ import (
 
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/sealed"
@@ -228,6 +229,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		Limits: pluginproto.Limits{MaxResultSize: int(cfg.Limits.ResultSize), MaxItems: cfg.Limits.Items,
 			MaxDefinitionSize: int(cfg.Limits.DefinitionSize), MaxListSize: int(cfg.Limits.ListSize)},
 		MaxInFlight: cfg.Limits.PluginInFlight,
+		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },
 	}
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {

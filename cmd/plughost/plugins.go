@@ -103,6 +103,10 @@ type pluginReport struct {
 	Resources []resourceReport `json:"resources"`
 	Templates []templateReport `json:"resourceTemplates"`
 	Refused   []refusalReport  `json:"refused"`
+	// Hidden names what the plugin offers that the configuration's
+	// plugins { plugin "NAME" { tools/prompts/resources } } lists hide
+	// ("tool get_secret").
+	Hidden []string `json:"hidden,omitempty"`
 }
 
 // offerReport is a tool or a prompt.
@@ -146,7 +150,7 @@ func newReport(h *host) *report {
 		p := pluginReport{Name: st.Name, File: st.Path, State: string(st.State), Failed: failedPlugin(st), Version: st.Version,
 			Renamed: st.Renamed, Sandbox: st.Sandbox, Error: st.LastError, Stderr: st.LastStderr,
 			Tools: []offerReport{}, Prompts: []offerReport{}, Resources: []resourceReport{}, Templates: []templateReport{},
-			Refused: []refusalReport{}, Declared: declaredSummary(st.Path)}
+			Refused: []refusalReport{}, Declared: declaredSummary(st.Path), Hidden: st.Hidden}
 		if p.Failed {
 			r.Failed++
 		}
@@ -265,6 +269,9 @@ func (r *report) print(w io.Writer) error {
 		}
 		for _, e := range p.Templates {
 			t.row("  resource template "+e.URITemplate, firstLine(e.Description))
+		}
+		for _, h := range p.Hidden {
+			t.text("  hidden by the configuration: %s", h)
 		}
 		for _, rf := range p.Refused {
 			what := fmt.Sprintf("%s %q", rf.Kind, rf.Name)

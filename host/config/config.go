@@ -150,6 +150,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -207,6 +208,9 @@ type Plugins struct {
 	// Plugin holds, by provider name, the plugin blocks' start and
 	// idle_timeout (zero when not set: the block's default applies).
 	Plugin map[string]PluginStart
+	// Expose holds, by provider name, the plugin blocks' tools, prompts
+	// and resources lists (expose.go); absent for a plugin without any.
+	Expose map[string]*expose.Rules
 }
 
 // PluginStart is one plugin's start mode and idle timeout.
@@ -371,7 +375,7 @@ func (p *Plugins) decode(body hcl.Body) error {
 		if _, dup := p.Plugin[name]; dup {
 			return diag(b.DefRange, "Duplicate plugin block", fmt.Sprintf("plugin %q already has a block", name))
 		}
-		pc, diags := b.Body.Content(&startSchema)
+		pc, diags := b.Body.Content(&pluginSchema)
 		if diags.HasErrors() {
 			return diags
 		}
@@ -380,6 +384,16 @@ func (p *Plugins) decode(body hcl.Body) error {
 			return err
 		}
 		p.Plugin[name] = ps
+		rules, err := decodeExpose(pc.Blocks)
+		if err != nil {
+			return err
+		}
+		if !rules.Empty() {
+			if p.Expose == nil {
+				p.Expose = map[string]*expose.Rules{}
+			}
+			p.Expose[name] = rules
+		}
 	}
 	return nil
 }

@@ -265,14 +265,15 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 // catalog then tells the new process of the resource subscriptions.
 func (l *life) show(d pluginproto.Description, ls lists, force bool) {
 	s := l.s
-	if force || l.last == nil || l.last.desc != d || !sameLists(l.last.lists, ls) {
+	shown := s.screen(ls)
+	if force || l.last == nil || l.last.desc != d || !sameLists(l.last.lists, shown) {
 		if l.last != nil && !force {
 			s.log.Debug("plugin offers other definitions than were published; publishing them")
 		}
 		if force {
 			l.epoch++ // a new process: the catalog tells it again
 		}
-		l.last = &provider{name: s.name, g: s.g, desc: d, lists: ls, epoch: l.epoch}
+		l.last = &provider{name: s.name, g: s.g, desc: d, lists: shown, epoch: l.epoch}
 		s.m.pub.Set(l.last)
 	}
 	if s.m.cache == nil {

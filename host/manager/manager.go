@@ -15,6 +15,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -129,6 +130,11 @@ type Options struct {
 	// list is over a limit fails to load, its status naming the limit; a
 	// call whose result is over MaxResultSize fails with tool.ErrTooLarge.
 	Limits pluginproto.Limits
+	// ExposeFor, when not nil, returns the operator's allow and deny lists
+	// of the named plugin (nil: everything is exposed). What they hide is
+	// never published, so it is neither listed nor callable;
+	// PluginStatus.Hidden names it.
+	ExposeFor func(plugin string) *expose.Rules
 	// MaxInFlight bounds the requests (calls, reads, prompts, completions)
 	// one plugin process runs at once, from every session together; 0
 	// means 256. One more is refused at once with tool.ErrRefused naming
@@ -216,6 +222,10 @@ type PluginStatus struct {
 	// (catalog.Catalog.Skipped). Known only once the plugin has run: a
 	// plugin published from the catalog cache reports none.
 	Refused []Refusal
+	// Hidden names what the plugin offers that Options.ExposeFor hides
+	// from clients ("tool get_secret", "prompt review"); the counts above
+	// include it.
+	Hidden []string
 	// Sandbox lists the sandbox layers confining the running process, as
 	// reported by Options.Launcher; nil when none runs or no Launcher
 	// reports any.

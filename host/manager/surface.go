@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -262,4 +263,51 @@ func counts(l lists) []any {
 		}
 	}
 	return kv
+}
+
+// screen returns what of ls Options.ExposeFor lets clients see, and
+// records what it hides in the status.
+func (s *supervisor) screen(ls lists) lists {
+	var r *expose.Rules
+	if f := s.m.opts.ExposeFor; f != nil {
+		r = f(s.name)
+	}
+	if r.Empty() {
+		s.update(func(st *PluginStatus) { st.Hidden = nil })
+		return ls
+	}
+	var hidden []string
+	keep := func(l *expose.List, kind, name string) bool {
+		if l.Allows(name) {
+			return true
+		}
+		hidden = append(hidden, kind+" "+name)
+		return false
+	}
+	out := lists{refused: ls.refused}
+	for _, t := range ls.tools {
+		if keep(&r.Tools, "tool", t.Name) {
+			out.tools = append(out.tools, t)
+		}
+	}
+	for _, x := range ls.resources {
+		if keep(&r.Resources, "resource", x.URI) {
+			out.resources = append(out.resources, x)
+		}
+	}
+	for _, x := range ls.templates {
+		if keep(&r.Resources, "resource template", x.URITemplate) {
+			out.templates = append(out.templates, x)
+		}
+	}
+	for _, x := range ls.prompts {
+		if keep(&r.Prompts, "prompt", x.Name) {
+			out.prompts = append(out.prompts, x)
+		}
+	}
+	s.update(func(st *PluginStatus) { st.Hidden = hidden })
+	if len(hidden) > 0 {
+		s.log.Debug("the configuration hides some of what the plugin offers", "hidden", hidden)
+	}
+	return out
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -137,5 +138,46 @@ func TestPluginInputRounds(t *testing.T) {
 		if res, rpcErr := tool.Outcome(err); rpcErr != nil || string(res) != string(tool.ErrorResult(want)) {
 			t.Errorf("%s: tool.Outcome = %s, %v; want an isError result carrying the message", how, res, rpcErr)
 		}
+	}
+}
+
+// What Options.ExposeFor hides is never published: not the tools, the
+// resources, the templates or the prompts it names; the status names it.
+func TestExposeForHidesWhatItNames(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	tools, err := expose.Compile([]string{"pid", "crash", "variant_*"}, []string{"variant_v2"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	resources, _ := expose.Compile(nil, []string{"test://item/*"})
+	prompts, _ := expose.Compile(nil, []string{"*"})
+	rules := &expose.Rules{Tools: tools, Resources: resources, Prompts: prompts}
+	h := start(t, dir, Options{ExposeFor: func(name string) *expose.Rules {
+		if name == "tp" {
+			return rules
+		}
+		return nil
+	}})
+	e := h.expect("set", "tp")
+	if diff := cmp.Diff([]string{"crash", "pid", "variant_v1"}, e.tools); diff != "" {
+		t.Errorf("tools published (-want +got):\n%s", diff)
+	}
+	srv := e.p.(tool.Server)
+	var uris []string
+	for _, r := range srv.Resources() {
+		uris = append(uris, r.URI)
+	}
+	if diff := cmp.Diff([]string{"test://doc"}, uris); diff != "" {
+		t.Errorf("resources published (-want +got):\n%s", diff)
+	}
+	if n, m := len(srv.Templates()), len(srv.Prompts()); n != 0 || m != 0 {
+		t.Errorf("%d templates and %d prompts published, want none", n, m)
+	}
+	st := h.status("tp")
+	if !slices.Contains(st.Hidden, "tool spawn") || !slices.Contains(st.Hidden, "resource template test://item/{id}") ||
+		!slices.Contains(st.Hidden, "prompt greet") || slices.Contains(st.Hidden, "tool pid") {
+		t.Errorf("status Hidden = %q", st.Hidden)
 	}
 }

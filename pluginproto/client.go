@@ -92,7 +92,8 @@ type Offers struct {
 // contract version than its handshake did, it returns the description and
 // an error wrapping ErrContractVersion.
 func (c *Client) Describe(ctx context.Context, hostVersion string) (Description, error) {
-	resp, err := c.rpc.Describe(ctx, &pb.DescribeRequest{HostContractVersion: c.contract, HostVersion: hostVersion})
+	resp, err := c.rpc.Describe(ctx, &pb.DescribeRequest{HostContractVersion: c.contract, HostVersion: hostVersion,
+		MaxMessageSize: uint32(c.limits.MaxResultSize)})
 	if err != nil {
 		return Description{}, rpcError(ctx, c.exited, "describe", err)
 	}

@@ -26,6 +26,12 @@ import (
 // server, which the test may stop to play a dying plugin.
 func serve(t testing.TB, contract uint32, srv pb.PluginServer) (*Client, *grpc.Server) {
 	t.Helper()
+	return serveLimited(t, contract, srv, nil)
+}
+
+// serveLimited is serve with the host's limits (nil: the defaults).
+func serveLimited(t testing.TB, contract uint32, srv pb.PluginServer, limits *Limits) (*Client, *grpc.Server) {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	s := grpc.NewServer()
 	pb.RegisterPluginServer(s, srv)
@@ -45,7 +51,7 @@ func serve(t testing.TB, contract uint32, srv pb.PluginServer) (*Client, *grpc.S
 		s.Stop()
 		<-served
 	})
-	return newClient(context.Background(), pb.NewPluginClient(cc), contract, (*Limits)(nil).withDefaults()), s
+	return newClient(context.Background(), pb.NewPluginClient(cc), contract, limits.withDefaults()), s
 }
 
 // fake is a plugin server that misbehaves as each test asks.
@@ -607,5 +613,47 @@ func TestClientDescribeAbout(t *testing.T) {
 				t.Errorf("About is not valid UTF-8: %q", d.About.Title)
 			}
 		})
+	}
+}
+
+// A plugin that ignores DescribeRequest.max_message_size (one not built
+// with this SDK) and sends a larger answer anyway is refused from gRPC's
+// length prefix: the stream breaks, so its call and every other call in
+// flight on it fail with ErrTooLarge naming both sizes; the host never
+// holds the message.
+func TestResultOverLimitFromAPluginThatIgnoresIt(t *testing.T) {
+	t.Parallel()
+	var big, other uint64
+	c, _ := serveLimited(t, 2, &fake{calls: func(s callsStream) error {
+		for big == 0 || other == 0 {
+			f, err := s.Recv()
+			if err != nil {
+				return err
+			}
+			if st, ok := f.GetMsg().(*pb.HostFrame_Start); ok {
+				if st.Start.GetTool() == "big" {
+					big = f.GetCallId()
+				} else {
+					other = f.GetCallId()
+				}
+			}
+		}
+		if err := s.Send(resultFrame(big, `{"content":[],"pad":"`+strings.Repeat("x", 2<<20)+`"}`)); err != nil {
+			return err
+		}
+		<-s.Context().Done()
+		return nil
+	}}, &Limits{MaxResultSize: 1 << 20})
+	otherDone := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(t.Context(), &CallRequest{Tool: "other"})
+		otherDone <- err
+	}()
+	_, err := c.CallTool(t.Context(), &CallRequest{Tool: "big"})
+	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes)") {
+		t.Errorf("big: %v, want ErrTooLarge naming the limit", err)
+	}
+	if err := <-otherDone; !errors.Is(err, ErrTooLarge) {
+		t.Errorf("the call beside it: %v, want ErrTooLarge (the stream broke)", err)
 	}
 }

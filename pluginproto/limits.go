@@ -7,8 +7,10 @@ import (
 	"regexp"
 	"strconv"
 
+	"github.com/plughost/plughost/pluginproto/internal/pb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
 )
 
 // Limits bound what a host takes from a plugin, so that a plugin (buggy or
@@ -21,7 +23,11 @@ import (
 // holds at most that much of it. Since a plugin of contract 2 sends every
 // call's frames on one stream and the over-long message cannot be read to
 // learn its call, the stream breaks: the calls in flight on it fail with an
-// error wrapping ErrTooLarge, and the next call opens a new stream. Lists
+// error wrapping ErrTooLarge, and the next call opens a new stream. So that
+// it does not come to that, the host tells the plugin the limit
+// (DescribeRequest.max_message_size), and a plugin of this SDK answers a
+// result over it with an error naming both sizes, which fails that call
+// alone, and drops a progress or log message over it. Lists
 // (tools, resources, resource templates, prompts) are bounded in items, in
 // bytes per item and in bytes in all; a plugin over a bound fails to load,
 // with an error naming it, rather than being served in part: a partial tool
@@ -124,4 +130,24 @@ func nameOf(def []byte) string {
 		}
 	}
 	return "unnamed"
+}
+
+// withinHostLimit returns f if the host receives a message of its size
+// (max bytes, DescribeRequest.max_message_size). A larger result or input
+// request becomes a CallError RESOURCE_EXHAUSTED naming both sizes, and a
+// larger progress or log message is dropped (nil), logged: sent, it would
+// break the stream and fail every call in flight on it, not only its own.
+func (p *Plugin) withinHostLimit(f *pb.PluginFrame, max int) *pb.PluginFrame {
+	size := proto.Size(f)
+	if size <= max {
+		return f
+	}
+	switch f.GetMsg().(type) {
+	case *pb.PluginFrame_Progress, *pb.PluginFrame_Log:
+		p.logger.Warn("dropped a progress or log message over the host's limit", "bytes", size, "limit", max)
+		return nil
+	}
+	msg := fmt.Sprintf("the plugin's answer, a message of %d bytes, is over MaxResultSize (%d bytes); it was not sent", size, max)
+	p.logger.Warn("a call's answer is over the host's limit; the call fails instead", "bytes", size, "limit", max)
+	return &pb.PluginFrame{CallId: f.GetCallId(), Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.ResourceExhausted), Message: msg}}}
 }

@@ -60,3 +60,41 @@ func TestListOverLimits(t *testing.T) {
 		})
 	}
 }
+
+// TestResultOverLimitFailsOnlyItsCall: a plugin of this SDK answers a
+// result over the host's limit with an error instead of sending it, so a
+// call in flight beside it on the same stream goes on.
+func TestResultOverLimitFailsOnlyItsCall(t *testing.T) {
+	t.Parallel()
+	c := startHelperLimited(t, &pluginproto.Limits{MaxResultSize: 1 << 20})
+	if _, err := c.Describe(t.Context(), "test"); err != nil { // tells the plugin the limit, as a host does first
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	progress := make(chan struct{}, 1)
+	blocked := make(chan error, 1)
+	go func() {
+		_, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: "block", Arguments: []byte(`{"ID":"beside"}`),
+			Progress: func(float64, float64, string) {
+				select {
+				case progress <- struct{}{}:
+				default:
+				}
+			}})
+		blocked <- err
+	}()
+	<-progress // block runs
+	_, err := c.CallTool(context.Background(), &pluginproto.CallRequest{Tool: "big", Arguments: []byte(`{"Size":2097152}`)})
+	if !errors.Is(err, pluginproto.ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes); it was not sent") {
+		t.Fatalf("a 2 MiB result under a 1 MiB limit: err = %v, want ErrTooLarge naming both sizes", err)
+	}
+	select {
+	case err := <-blocked:
+		t.Fatalf("the call beside it ended with it: %v", err)
+	default:
+	}
+	cancel()
+	if err := <-blocked; !errors.Is(err, context.Canceled) {
+		t.Errorf("the call beside it, cancelled: %v, want context.Canceled", err)
+	}
+}

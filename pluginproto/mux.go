@@ -241,8 +241,11 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (r
 		if len(msg.Error.GetRequiredCapabilities()) > 0 {
 			return nil, true, callCapabilityError(req.Tool, msg.Error)
 		}
-		if codes.Code(msg.Error.GetCode()) == codes.Internal {
+		switch codes.Code(msg.Error.GetCode()) {
+		case codes.Internal:
 			return nil, true, pluginFailed(req.Tool, msg.Error.GetMessage())
+		case codes.ResourceExhausted: // an answer over max_message_size, not sent
+			return nil, true, fmt.Errorf("call %q: %w: %s", req.Tool, ErrTooLarge, msg.Error.GetMessage())
 		}
 		return nil, true, callError(ctx, m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage()))
 	case *pb.PluginFrame_InputRequired:

@@ -9,6 +9,7 @@ import (
 	"runtime/debug"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
@@ -35,6 +36,9 @@ type Plugin struct {
 	updates   uint64            // updates of subscribed resources so far
 	sent      uint64            // the last update a watch sent
 	proxy     Proxy             // serves every request when set (SetProxy)
+	// hostMaxMessage is the largest call message the host receives
+	// (DescribeRequest.max_message_size; 0: not said).
+	hostMaxMessage atomic.Int64
 }
 
 // kind is one of the lists a plugin reports changes of.

@@ -38,6 +38,7 @@ func (s *server) Describe(_ context.Context, req *pb.DescribeRequest) (*pb.Descr
 		s.p.logger.Warn("host speaks another contract version", "host_contract_version", req.GetHostContractVersion(), "plugin_contract_version", ContractVersion)
 	}
 	s.p.logger.Debug("described to host", "host_version", req.GetHostVersion())
+	s.p.hostMaxMessage.Store(int64(req.GetMaxMessageSize()))
 	o, a := s.p.Offers(), s.p.About()
 	return &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pb.Offers{
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
@@ -197,6 +198,11 @@ func (c *serverCalls) answer(f *pb.PluginFrame) {
 }
 
 func (c *serverCalls) send(f *pb.PluginFrame) error {
+	if max := c.p.hostMaxMessage.Load(); max > 0 {
+		if f = c.p.withinHostLimit(f, int(max)); f == nil {
+			return nil
+		}
+	}
 	c.sendMu.Lock()
 	defer c.sendMu.Unlock()
 	return c.stream.Send(f)

@@ -401,8 +401,8 @@ const exitWait = time.Second
 // returned wrapped with the plugin's name; the catalog adds the tool's.
 func (in *instance) callError(subject string, err error) error {
 	if errors.Is(err, pluginproto.ErrTooLarge) {
-		return tool.Errorf(tool.ErrTooLarge, "%s of provider %q: plugin %s: %w (the operator sets the limit with limits { result_size }; "+
-			"calls of the plugin in flight with it fail too)", subject, in.name, in.name, err)
+		return tool.Errorf(tool.ErrTooLarge, "%s of provider %q: plugin %s: %w (the operator sets the limit with limits { result_size })",
+			subject, in.name, in.name, err)
 	}
 	if status.Code(err) == codes.ResourceExhausted {
 		return tool.Errorf(tool.ErrTooLarge, "%s of provider %q: plugin %s: %w", subject, in.name, in.name, err)

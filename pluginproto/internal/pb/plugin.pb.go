@@ -104,9 +104,16 @@ type DescribeRequest struct {
 	// The contract version the host speaks.
 	HostContractVersion uint32 `protobuf:"varint,1,opt,name=host_contract_version,json=hostContractVersion,proto3" json:"host_contract_version,omitempty"`
 	// The host's version, for the plugin's logs.
-	HostVersion   string `protobuf:"bytes,2,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
-	unknownFields protoimpl.UnknownFields
-	sizeCache     protoimpl.SizeCache
+	HostVersion string `protobuf:"bytes,2,opt,name=host_version,json=hostVersion,proto3" json:"host_version,omitempty"`
+	// The largest message the host receives of a call on CallsV2 (its
+	// Limits.MaxResultSize); 0 when the host does not say. A larger one
+	// breaks the stream, failing every call in flight on it, so a plugin
+	// answers a result over it with a CallError RESOURCE_EXHAUSTED (8) naming
+	// both sizes instead, and drops a progress or log message over it: only
+	// that call is affected.
+	MaxMessageSize uint32 `protobuf:"varint,3,opt,name=max_message_size,json=maxMessageSize,proto3" json:"max_message_size,omitempty"`
+	unknownFields  protoimpl.UnknownFields
+	sizeCache      protoimpl.SizeCache
 }
 
 func (x *DescribeRequest) Reset() {
@@ -151,6 +158,13 @@ func (x *DescribeRequest) GetHostVersion() string {
 		return x.HostVersion
 	}
 	return ""
+}
+
+func (x *DescribeRequest) GetMaxMessageSize() uint32 {
+	if x != nil {
+		return x.MaxMessageSize
+	}
+	return 0
 }
 
 type DescribeResponse struct {
@@ -2183,10 +2197,11 @@ var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\fplugin.proto\x12\x12plughost.plugin.v1\"h\n" +
+	"\fplugin.proto\x12\x12plughost.plugin.v1\"\x92\x01\n" +
 	"\x0fDescribeRequest\x122\n" +
 	"\x15host_contract_version\x18\x01 \x01(\rR\x13hostContractVersion\x12!\n" +
-	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\"\xd7\x01\n" +
+	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\x12(\n" +
+	"\x10max_message_size\x18\x03 \x01(\rR\x0emaxMessageSize\"\xd7\x01\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +

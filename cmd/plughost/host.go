@@ -137,6 +137,7 @@ func (h *host) options(search bool) *mcp.Options {
 		EscalateAfter:    h.escalateAfter,
 		ToolSearch:       ts,
 		OnCallEnd:        h.obs.onCallEnd(),
+		OnLimit:          h.obs.onLimit(),
 		MaxInFlight:      h.limits.InFlight,
 		NotificationRate: h.limits.NotificationRate,
 	}

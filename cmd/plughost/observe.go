@@ -116,6 +116,15 @@ func (o *observer) sandboxMissing() func([]string) {
 	return o.metrics.SandboxMissing
 }
 
+// onLimit is mcp.Options.OnLimit: the metrics' limit hits; nil without
+// metrics.
+func (o *observer) onLimit() func(string) {
+	if o.metrics == nil {
+		return nil
+	}
+	return o.metrics.LimitHit
+}
+
 // onCallEnd is mcp.Options.OnCallEnd: the metrics and the audit log,
 // whichever are on; nil when neither is.
 func (o *observer) onCallEnd() func(*mcp.CallEnd) {

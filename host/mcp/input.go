@@ -67,6 +67,7 @@ func (c *call) inputRounds(res json.RawMessage, err error, own bool) {
 	t := &c.s.calls
 	if t.waiting.Add(1) > t.maxWaiting {
 		t.waiting.Add(-1)
+		c.s.srv.limitHit(LimitInputWaiting)
 		c.finish(nil, tool.Errorf(errInputLimit, "the provider needs the client's input, but %d requests of this session "+
 			"already wait for the client, the most allowed; answer or cancel one of them first", t.maxWaiting))
 		return

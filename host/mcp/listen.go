@@ -109,10 +109,12 @@ func decodeListen(params []byte) (listenParams, *wire.Error) {
 func (s *Session) listen(in incoming, p listenParams) func() {
 	switch {
 	case len(p.uris) > s.subs.max:
+		s.srv.limitHit(LimitSubscriptions)
 		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
 			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(s.subs.max)))
 		return nil
 	case len(p.tasks) > s.subs.max:
+		s.srv.limitHit(LimitSubscriptions)
 		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: taskIds names "+
 			strconv.Itoa(len(p.tasks))+" tasks; one stream may name at most "+strconv.Itoa(s.subs.max)))
 		return nil

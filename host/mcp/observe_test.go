@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -215,5 +216,32 @@ func TestNotificationFloodIsPaced(t *testing.T) {
 	}
 	if end.DroppedNotifications != 2*sent-got || end.Outcome != OutcomeOK {
 		t.Errorf("CallEnd: dropped %d, outcome %s; want %d dropped, ok", end.DroppedNotifications, end.Outcome, 2*sent-got)
+	}
+}
+
+// Options.OnLimit hears of each refusal at a session's limit, on any
+// transport: here a message over MaxMessageSize on stdio and a
+// subscription over MaxSubscriptions.
+func TestOnLimit(t *testing.T) {
+	t.Parallel()
+	var mu sync.Mutex
+	hits := map[string]int{}
+	c := newClient(t, clientOptions{stdio: true, server: Options{MaxMessageSize: 1024, MaxSubscriptions: 1, OnLimit: func(l string) {
+		mu.Lock()
+		defer mu.Unlock()
+		hits[l]++
+	}}})
+	c.initialize("2025-11-25")
+	c.roundtrip(`{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"file:///a.txt"}}`)
+	if out := c.roundtrip(`{"jsonrpc":"2.0","id":2,"method":"resources/subscribe","params":{"uri":"file:///b.txt"}}`); len(out) != 1 || !strings.Contains(out[0], "the most allowed") {
+		t.Errorf("a second subscription under MaxSubscriptions 1: %q", out)
+	}
+	if out := c.roundtrip(`{"jsonrpc":"2.0","id":3,"method":"ping","params":{"pad":"` + strings.Repeat("x", 2000) + `"}}`); len(out) != 1 || !strings.Contains(out[0], "-32600") {
+		t.Errorf("a message over MaxMessageSize: %q", out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if diff := cmp.Diff(map[string]int{LimitSubscriptions: 1, LimitMessageSize: 1}, hits); diff != "" {
+		t.Errorf("limits hit (-want +got):\n%s", diff)
 	}
 }

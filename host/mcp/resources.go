@@ -84,6 +84,8 @@ func (o *readOp) answer(b []byte, c *call, res json.RawMessage, err error) []byt
 // dispatching goroutine); the catalog is called on the call's worker.
 type subscriptions struct {
 	max int
+	// refused, when not nil, is told of a subscription refused at max.
+	refused func()
 
 	mu     sync.Mutex
 	closed bool
@@ -177,6 +179,9 @@ func unanswered(err error) bool {
 // limitError is the refusal of one subscription more than the session's
 // limit (-32602, as tool.ErrRefused).
 func (t *subscriptions) limitError() error {
+	if t.refused != nil {
+		t.refused()
+	}
 	return tool.Errorf(tool.ErrRefused, "this session is subscribed to %d resources, the most allowed; unsubscribe from one first", t.max)
 }
 

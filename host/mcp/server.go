@@ -139,6 +139,10 @@ type Options struct {
 	// logged at WARN once per call: a plugin that floods cannot fill a
 	// client's stream or a session's replay buffer with them.
 	NotificationRate int
+	// OnLimit, when not nil, is told of each refusal at one of the
+	// session's limits, by one of the Limit… names, on whatever transport
+	// (metrics count them). It must be quick.
+	OnLimit func(limit string)
 	// InputTimeout is how long the server waits for the client to answer
 	// one request made for a provider that needs the client's input
 	// (sampling, elicitation, roots); 0 means DefaultInputTimeout (10
@@ -230,6 +234,7 @@ type Server struct {
 	listeners      listeners
 	onSession      func(*Session) func()
 	onCallEnd      func(*CallEnd)
+	onLimit        func(string)
 	tasks          *tasks.Service // Options.Tasks
 	escalateAfter  time.Duration
 	// search is the catalog in tool search mode (catalog wraps it); nil
@@ -238,6 +243,25 @@ type Server struct {
 
 	clientsMu sync.Mutex
 	samplers  []*Session // initialized sessions whose client can sample, oldest first
+}
+
+// The limits of Options.OnLimit.
+const (
+	// LimitMessageSize: a message over MaxMessageSize (-32600).
+	LimitMessageSize = "message_size"
+	// LimitSubscriptions: a resources/subscribe (or a listen stream) over
+	// MaxSubscriptions.
+	LimitSubscriptions = "subscriptions"
+	// LimitInputWaiting: a call needing the client's input while
+	// 4×MaxInFlight calls of the session already wait for it.
+	LimitInputWaiting = "input_waiting"
+)
+
+// limitHit tells Options.OnLimit of a refusal at limit.
+func (srv *Server) limitHit(limit string) {
+	if srv.onLimit != nil {
+		srv.onLimit(limit)
+	}
 }
 
 // DefaultNotificationRate is Options.NotificationRate's default.
@@ -264,6 +288,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 		readyWait:    opts.ReadyWait,
 		onSession:    opts.OnSession,
 		onCallEnd:    opts.OnCallEnd,
+		onLimit:      opts.OnLimit,
 		sealer:       opts.StateSealer,
 		stateTTL:     opts.StateTTL,
 		tasks:        opts.Tasks,
@@ -418,6 +443,7 @@ func (s *Session) readLoop(ctx context.Context, t Transport) error {
 		switch {
 		case errors.Is(err, ErrMessageTooLarge):
 			s.srv.log.Warn("refused an oversized message", "error", err)
+			s.srv.limitHit(LimitMessageSize)
 			s.send(t, func(b []byte) []byte {
 				return wire.AppendError(b, nil, wire.NewError(wire.CodeInvalidRequest, "invalid request: "+err.Error()))
 			})

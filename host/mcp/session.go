@@ -138,6 +138,7 @@ func (srv *Server) newSession(conn SessionConn) *Session {
 	s.client.pending = make(map[string]*outRequest)
 	s.notes.wake = make(chan struct{}, 1)
 	s.subs.max = srv.maxSubs
+	s.subs.refused = func() { srv.limitHit(LimitSubscriptions) }
 	s.level.Store(defaultLevel)
 	if srv.onSession != nil {
 		s.idleHook = srv.onSession(s)

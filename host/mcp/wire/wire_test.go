@@ -274,3 +274,13 @@ func FuzzAppendString(f *testing.F) {
 		}
 	})
 }
+
+// AppendJSON never writes bytes that are not UTF-8: inside a string they
+// become U+FFFD (found by FuzzSession: a plugin's log data).
+func TestAppendJSONInvalidUTF8(t *testing.T) {
+	t.Parallel()
+	got, ok := AppendJSON(nil, []byte("{\"\xe3\":\"a\xffb\"}"))
+	if want := "{\"\uFFFD\":\"a\uFFFDb\"}"; !ok || string(got) != want {
+		t.Errorf("AppendJSON = %q, %v; want %q", got, ok, want)
+	}
+}

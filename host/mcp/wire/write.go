@@ -127,10 +127,15 @@ func AppendNumber(b []byte, f float64) []byte {
 }
 
 // AppendJSON appends the JSON value v on one line. It reports false,
-// appending nothing, if v is not valid JSON.
+// appending nothing, if v is not valid JSON. Bytes that are not UTF-8
+// (which encoding/json lets pass inside strings, and a client may refuse
+// the whole message for) become U+FFFD.
 func AppendJSON(buf, v []byte) ([]byte, bool) {
 	if !json.Valid(v) {
 		return buf, false
+	}
+	if !utf8.Valid(v) { // only inside strings: json.Valid refuses them elsewhere
+		v = bytes.ToValidUTF8(v, []byte("\uFFFD"))
 	}
 	if bytes.IndexByte(v, '\n') < 0 && bytes.IndexByte(v, '\r') < 0 {
 		return append(buf, bytes.TrimSpace(v)...), true

@@ -38,10 +38,14 @@ func (s *server) Describe(_ context.Context, req *pb.DescribeRequest) (*pb.Descr
 		s.p.logger.Warn("host speaks another contract version", "host_contract_version", req.GetHostContractVersion(), "plugin_contract_version", ContractVersion)
 	}
 	s.p.logger.Debug("described to host", "host_version", req.GetHostVersion())
-	o, a := s.p.Offers(), s.p.About()
-	return &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pb.Offers{
+	o, a, r := s.p.Offers(), s.p.About(), s.p.Requested()
+	resp := &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pb.Offers{
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
-	}, Title: a.Title, Description: a.Description}, nil
+	}, Title: a.Title, Description: a.Description}
+	if !r.Empty() {
+		resp.Requests = &pb.Requests{Read: r.Read, Write: r.Write, Net: r.Net, Env: r.Env}
+	}
+	return resp, nil
 }
 
 func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {

@@ -1,6 +1,7 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins, stateless, tasks, search, audit and limits. The
+// block: sandbox, plugins, stateless, tasks, search, audit, limits and
+// trust (see Trust). The
 // sandbox block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
@@ -149,6 +150,7 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/plughost/plughost/host/naming"
+	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -169,6 +171,8 @@ type Config struct {
 	// Limits is the limits block: what a client or plugin may make the
 	// host hold.
 	Limits Limits
+	// Trust is the trust block: which plugin files may run.
+	Trust Trust
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -256,11 +260,12 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}}}
+	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
+		Trust: Trust{Plugin: map[string]trust.Mode{}}}
 	seen := map[string]bool{}
 	for _, b := range content.Blocks {
 		if seen[b.Type] {
@@ -285,6 +290,8 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Audit.decode(b.Body, filepath.Dir(filename))
 		case "limits":
 			err = cfg.Limits.decode(b.Body)
+		case "trust":
+			err = cfg.Trust.decode(b.Body, filepath.Dir(filename))
 		}
 		if err != nil {
 			return nil, err

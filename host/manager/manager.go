@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -129,6 +130,17 @@ type Options struct {
 	// list is over a limit fails to load, its status naming the limit; a
 	// call whose result is over MaxResultSize fails with tool.ErrTooLarge.
 	Limits pluginproto.Limits
+
+	// Trust, when not nil, decides which plugin files may run (see
+	// Trust; *trust.Checker is one): a plugin it refuses is quarantined
+	// ([StateQuarantined]): not started, not published, until its file
+	// or its trust changes. Nil runs every plugin file (trust mode open).
+	Trust Trust
+	// Denied, when not nil, returns what of r, the permissions the named
+	// plugin asks for, its sandbox policy does not grant (trust.Denied
+	// over the plugin's policy). The difference is logged at WARN and
+	// shown in PluginStatus.Denied; it is never granted.
+	Denied func(name string, r pluginproto.Requests) pluginproto.Requests
 }
 
 // Event is a plugin's life event, for Options.OnEvent.
@@ -171,6 +183,11 @@ const (
 	// has the same provider name (LastError names it); it is looked at
 	// again when its file changes.
 	StateRefused State = "refused"
+	// StateQuarantined: Options.Trust refused the plugin file (not
+	// approved, changed since approval, not validly signed; Trust.Reason
+	// says which); it is not started nor published, and is checked again
+	// when its file, its signature or the trust files change.
+	StateQuarantined State = "quarantined"
 )
 
 // PluginStatus is a snapshot of one plugin.
@@ -214,6 +231,16 @@ type PluginStatus struct {
 	// reported by Options.Launcher; nil when none runs or no Launcher
 	// reports any.
 	Sandbox []string
+	// Trust is the plugin's last trust check: its mode, state, digest,
+	// signer, and why it is quarantined. Zero without Options.Trust.
+	Trust trust.Verdict
+	// Requests is what the plugin asks to be granted: a declared
+	// server's declaration says; a binary's Describe (known once it has
+	// run, or from its catalog cache entry of that very binary).
+	Requests pluginproto.Requests
+	// Denied is what of Requests its sandbox policy does not grant
+	// (Options.Denied): the plugin runs without it.
+	Denied pluginproto.Requests
 }
 
 // Refusal is a definition a plugin listed that the manager did not publish.
@@ -435,6 +462,14 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	defer w.close()
 
+	if t := m.opts.Trust; t != nil {
+		wg.Go(func() {
+			if err := t.Watch(ctx, m.recheckAll); err != nil {
+				m.log.Error("cannot watch the trust files: approvals and revocations take effect at the next start", "error", err)
+			}
+		})
+	}
+
 	found, err := m.scan()
 	if err != nil {
 		return fmt.Errorf("manager: read %s: %w", m.opts.Dir, err)
@@ -548,6 +583,9 @@ func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled
 	defer m.mu.Unlock()
 	s := newSupervisor(ctx, m, f)
 	s.bin = id
+	if e != nil && m.opts.Trust != nil && !s.checkTrust().Allowed() {
+		e = nil // quarantined: its supervisor says so when it runs
+	}
 	if e != nil && m.unloaded[f.name] == nil {
 		p = s.fromCache(e)
 		settled()

@@ -157,6 +157,9 @@ const (
 	// EventParked: the plugin died CrashLimit times within CrashWindow and
 	// stays down until its file changes.
 	EventParked Event = "parked"
+	// EventQuarantined: Options.Trust refused the plugin file; it is
+	// not started nor published (StateQuarantined).
+	EventQuarantined Event = "quarantined"
 )
 
 // State is where a plugin is in its life.
@@ -462,12 +465,12 @@ func (m *Manager) Run(ctx context.Context) error {
 	}
 	defer w.close()
 
-	if t := m.opts.Trust; t != nil {
-		wg.Go(func() {
-			if err := t.Watch(ctx, m.recheckAll); err != nil {
-				m.log.Error("cannot watch the trust files: approvals and revocations take effect at the next start", "error", err)
-			}
-		})
+	if t := m.opts.Trust; t != nil { // watching before the first check: no approval is missed
+		if done, err := t.Watch(ctx, m.recheckAll); err != nil {
+			m.log.Error("cannot watch the trust files: approvals and revocations take effect at the next start", "error", err)
+		} else {
+			wg.Go(func() { <-done })
+		}
 	}
 
 	found, err := m.scan()

@@ -25,8 +25,9 @@ type Trust interface {
 	// Forget drops what Check remembers of a plugin whose file is gone.
 	Forget(name string)
 	// Watch calls changed whenever the decisions may have changed (an
-	// approval, a revocation, a new allowed_signers), until ctx ends.
-	Watch(ctx context.Context, changed func()) error
+	// approval, a revocation, a new allowed_signers), until ctx ends. It
+	// is watching when it returns; done is closed once it has stopped.
+	Watch(ctx context.Context, changed func()) (done <-chan struct{}, err error)
 }
 
 // errQuarantined is the error of a launch the trust check refused.
@@ -70,6 +71,7 @@ func (l *life) quarantine(v trust.Verdict) stage {
 		st.count(lists{})
 		st.Requests, st.Denied = req, s.m.opts.denied(s.name, req)
 	})
+	s.event(EventQuarantined)
 	l.settled()
 	s.settleChanges()
 	return stageQuarantined

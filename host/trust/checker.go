@@ -309,16 +309,17 @@ const debounce = 20 * time.Millisecond
 // Watch follows the trust file and allowed_signers until ctx ends: when
 // either is written, replaced (renamed over), created or removed, it reads
 // both again and calls changed, for the caller to check its plugins
-// again. It watches the files' directories, so that a file renamed over
-// (as Update and most configuration managers write) is seen. It returns
-// nil when ctx ends, or an error when a directory cannot be watched.
-func (c *Checker) Watch(ctx context.Context, changed func()) error {
+// again. It watches the files' directories (making a missing one, 0700),
+// so that a file renamed over (as Update and most configuration managers
+// write) is seen. The watch is in place when Watch returns; it runs in the
+// background, and done is closed once it has stopped after ctx ended. The
+// error says that a directory cannot be watched.
+func (c *Checker) Watch(ctx context.Context, changed func()) (done <-chan struct{}, err error) {
 	names := map[string]bool{}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
-		return fmt.Errorf("trust: watch: %w", err)
+		return nil, fmt.Errorf("trust: watch: %w", err)
 	}
-	defer w.Close()
 	for _, p := range []string{c.opts.File, c.opts.AllowedSigners} {
 		if p == "" {
 			continue
@@ -327,34 +328,43 @@ func (c *Checker) Watch(ctx context.Context, changed func()) error {
 		names[p] = true
 		// The trust file's directory may not exist before the first
 		// approval: it is made now so that the approval is seen.
-		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-			return fmt.Errorf("trust: watch: %w", err)
+		err := os.MkdirAll(filepath.Dir(p), 0o700)
+		if err == nil {
+			err = w.Add(filepath.Dir(p))
 		}
-		if err := w.Add(filepath.Dir(p)); err != nil {
-			return fmt.Errorf("trust: watch %s: %w", filepath.Dir(p), err)
+		if err != nil {
+			_ = w.Close()
+			return nil, fmt.Errorf("trust: watch %s: %w", filepath.Dir(p), err)
 		}
 	}
-	if len(names) == 0 {
-		<-ctx.Done()
-		return nil
-	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		defer w.Close()
+		c.follow(ctx, w, names, changed)
+	}()
+	return ended, nil
+}
+
+// follow is Watch's loop.
+func (c *Checker) follow(ctx context.Context, w *fsnotify.Watcher, names map[string]bool, changed func()) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
 	for {
 		select {
 		case <-ctx.Done():
-			return nil
+			return
 		case ev, ok := <-w.Events:
 			if !ok {
-				return nil
+				return
 			}
 			if names[filepath.Clean(ev.Name)] {
 				timer.Reset(debounce)
 			}
 		case err, ok := <-w.Errors:
 			if !ok {
-				return nil
+				return
 			}
 			c.log.Warn("watching the trust files", "error", err)
 		case <-timer.C:

@@ -115,49 +115,43 @@ func TestCheckerFollowsTheTrustFile(t *testing.T) {
 	}
 	ctx, cancel := context.WithCancel(t.Context())
 	reread := make(chan struct{}, 16)
-	watching := make(chan error, 1)
-	go func() { watching <- c.Watch(ctx, func() { reread <- struct{}{} }) }()
+	done, err := c.Watch(ctx, func() { reread <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
 	defer func() {
 		cancel()
-		if err := <-watching; err != nil {
-			t.Error(err)
-		}
+		<-done
 	}()
 	// until checks the plugin whenever Watch reports, until it is in
-	// state want; write (if not nil) is repeated while Watch may not be
-	// watching yet.
-	until := func(want trust.State, write func()) trust.Verdict {
+	// state want.
+	until := func(want trust.State) trust.Verdict {
 		t.Helper()
 		deadline := time.After(10 * time.Second)
 		for {
-			if write != nil {
-				write()
-			}
 			if v := c.Check("echo", plugin, ""); v.State == want {
 				return v
 			}
 			select {
 			case <-reread:
-			case <-time.After(100 * time.Millisecond): // only to write again
-			case err := <-watching:
-				t.Fatalf("Watch returned: %v", err)
 			case <-deadline:
 				t.Fatalf("the plugin did not become %s", want)
 			}
 		}
 	}
 
-	until(trust.StatePending, nil)
+	until(trust.StatePending)
 	c.Check("echo", plugin, "") // the same state: not reported again
-	until(trust.StateApproved, func() { approve(t, trustFile, "echo", plugin) })
+	approve(t, trustFile, "echo", plugin)
+	until(trust.StateApproved)
 	if err := trust.Update(trustFile, func(f *trust.File) error { delete(f.Plugins, "echo"); return nil }); err != nil {
 		t.Fatal(err)
 	}
-	until(trust.StateRevoked, nil)
+	until(trust.StateRevoked)
 	if err := os.WriteFile(trustFile, []byte("{broken"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if v := until(trust.StateError, nil); !strings.Contains(v.Reason, "not a trust file") {
+	if v := until(trust.StateError); !strings.Contains(v.Reason, "not a trust file") {
 		t.Fatalf("with a broken trust file: %+v", v)
 	}
 	mu.Lock()

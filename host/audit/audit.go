@@ -21,6 +21,16 @@
 // the arguments as the client sent them, or, beyond MaxArguments bytes,
 // their beginning as a string and "arguments_truncated":true.
 //
+// Each change of a plugin's trust state (host/trust: pending, approved,
+// changed, revoked, signed, unsigned, …) is a line too, told apart by its
+// "event":
+//
+//	{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"echo","mode":"pinned","state":"changed",
+//	 "from":"approved","digest":"sha256:9f86d0…","reason":"changed since approval: digest sha256:9f86d0… was sha256:2cf24d…"}
+//
+// from is absent at a plugin's first check; signer is there for a valid
+// signature, reason for a quarantined plugin.
+//
 // Lines are written whole, one write each, under a lock, on the goroutine
 // that answered the call: a slow disk slows calls, a full one loses lines
 // (the first failure is logged, and the count of lost lines with each
@@ -39,6 +49,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/trust"
 )
 
 // DefaultMaxArguments is Options.MaxArguments's default: 4 KiB.
@@ -144,6 +155,11 @@ func (l *Log) CallEnd(e *mcp.CallEnd) {
 		l.log.Error("audit line not written", "tool", e.Tool, "error", err)
 		return
 	}
+	l.write(b)
+}
+
+// write writes one line, counting the lines a failing writer loses.
+func (l *Log) write(b []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(append(l.buf[:0], b...), '\n')
@@ -158,6 +174,31 @@ func (l *Log) CallEnd(e *mcp.CallEnd) {
 		l.log.Warn("audit log written again", "lines_lost", l.lost)
 		l.lost = 0
 	}
+}
+
+// trustLine is the line of a trust state change.
+type trustLine struct {
+	Time   string `json:"time"`
+	Event  string `json:"event"` // "trust"
+	Plugin string `json:"plugin"`
+	Mode   string `json:"mode"`
+	State  string `json:"state"`
+	From   string `json:"from,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	Signer string `json:"signer,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Trust writes the line of a plugin's trust state change: it is
+// trust.Options.OnChange.
+func (l *Log) Trust(c trust.Change) {
+	b, err := json.Marshal(&trustLine{Time: c.Time.UTC().Format(time.RFC3339Nano), Event: "trust", Plugin: c.Plugin,
+		Mode: string(c.Mode), State: string(c.State), From: string(c.From), Digest: c.Digest, Signer: c.Signer, Reason: c.Reason})
+	if err != nil { // cannot happen: strings only
+		l.log.Error("audit line not written", "plugin", c.Plugin, "error", err)
+		return
+	}
+	l.write(b)
 }
 
 // arguments is what a line carries of args: them as they are, or their

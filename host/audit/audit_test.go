@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/trust"
 )
 
 // end is a call as host/mcp reports it.
@@ -79,5 +80,34 @@ func TestOpenAppends(t *testing.T) {
 	}
 	if _, err := Open(filepath.Join(t.TempDir(), "missing", "audit.jsonl"), nil); err == nil || !strings.Contains(err.Error(), "audit log") {
 		t.Errorf("Open in a missing directory: %v, want an error naming the audit log", err)
+	}
+}
+
+func TestTrustLine(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 26, 9, 30, 0, 500000000, time.UTC)
+	tests := map[string]struct {
+		c    trust.Change
+		want string
+	}{
+		"pending at the first check": {trust.Change{Time: at, Plugin: "echo", Verdict: trust.Verdict{Mode: trust.ModePinned, State: trust.StatePending,
+			Digest: "sha256:ab", Reason: "not approved (plughost approve echo)"}},
+			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"echo","mode":"pinned","state":"pending","digest":"sha256:ab","reason":"not approved (plughost approve echo)"}`},
+		"approved": {trust.Change{Time: at, Plugin: "echo", From: trust.StatePending, Verdict: trust.Verdict{Mode: trust.ModePinned,
+			State: trust.StateApproved, Digest: "sha256:ab"}},
+			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"echo","mode":"pinned","state":"approved","from":"pending","digest":"sha256:ab"}`},
+		"signed": {trust.Change{Time: at, Plugin: "files", Verdict: trust.Verdict{Mode: trust.ModeSigned, State: trust.StateSigned,
+			Digest: "sha256:cd", Signer: "alice@example.com"}},
+			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"files","mode":"signed","state":"signed","digest":"sha256:cd","signer":"alice@example.com"}`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			New(&buf, nil).Trust(tc.c)
+			if diff := cmp.Diff(tc.want+"\n", buf.String()); diff != "" {
+				t.Errorf("line (-want +got):\n%s", diff)
+			}
+		})
 	}
 }

@@ -32,7 +32,7 @@ func sign(t *testing.T, key, ns, file string) {
 	sshKeygen(t, "-Y", "sign", "-f", key, "-n", ns, file)
 }
 
-func sshKeygen(t *testing.T, args ...string) {
+func sshKeygen(t testing.TB, args ...string) {
 	t.Helper()
 	bin, err := exec.LookPath("ssh-keygen")
 	if err != nil {

@@ -122,6 +122,9 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	path, err := trustFile(cfg)
+	if err == nil {
+		path, err = filepath.Abs(path)
+	}
 	if err != nil {
 		return err
 	}

@@ -130,6 +130,19 @@
 // The limits block bounds what a client, device or plugin may make the
 // host hold (see Limits for its settings and defaults).
 //
+// The trust block says which plugin files may run: mode open (every
+// file, the default), pinned (approved digests) or signed (a valid SSH
+// signature by a trusted key), by default and per plugin (see Trust):
+//
+//	trust {
+//	  mode            = "pinned"
+//	  file            = "trust.json"        # default $XDG_STATE_HOME/plughost/trust.json
+//	  allowed_signers = "allowed_signers"   # needed when a plugin is signed
+//	  plugin "files" {
+//	    mode = "signed"
+//	  }
+//	}
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to these.
 package config

@@ -30,9 +30,6 @@ const (
 	ModeSigned Mode = "signed"
 )
 
-// Modes lists the modes, for messages.
-var Modes = []Mode{ModeOpen, ModePinned, ModeSigned}
-
 // State is what a check found, as Status, logs and the audit log show it.
 type State string
 

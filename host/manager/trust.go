@@ -66,13 +66,17 @@ func (l *life) quarantine(v trust.Verdict) stage {
 		l.cur = nil
 	}
 	req := s.requestsOf(v.Digest, pluginproto.Description{}, false)
+	var already bool
 	s.update(func(st *PluginStatus) {
-		st.State, st.Trust, st.PID, st.Sandbox = StateQuarantined, v, 0, nil
+		already = st.State == StateQuarantined
+		st.State, st.Trust, st.PID, st.Sandbox, st.Version = StateQuarantined, v, 0, nil, "" // the version was a process's
 		st.setError(nil, "")
 		st.count(lists{})
 		st.Requests, st.Denied = req, s.m.opts.denied(s.name, req)
 	})
-	s.event(EventQuarantined)
+	if !already { // checked again and still refused: no new event
+		s.event(EventQuarantined)
+	}
 	l.settled()
 	s.settleChanges()
 	return stageQuarantined

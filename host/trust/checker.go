@@ -3,6 +3,7 @@ package trust
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sync"
@@ -115,6 +116,7 @@ type Checker struct {
 	fileErr    error
 	signers    *Signers
 	signersErr error
+	snap       [2]string        // contents of the trust file and allowed_signers as last read
 	last       map[string]State // by provider name: the state last reported
 }
 
@@ -170,8 +172,17 @@ func (c *Checker) ModeOf(name string) Mode {
 	return c.opts.Mode
 }
 
-// reload reads the trust file and allowed_signers again.
-func (c *Checker) reload() {
+// reload reads the trust file and allowed_signers again, and reports
+// whether either holds something else than when last read (or reads
+// otherwise: a file gone, a file back).
+func (c *Checker) reload() (changed bool) {
+	snap := [2]string{contents(c.opts.File), contents(c.opts.AllowedSigners)}
+	c.mu.Lock()
+	same := c.snap == snap
+	c.mu.Unlock()
+	if same {
+		return false
+	}
 	var f *File
 	var ferr error
 	if c.opts.File != "" {
@@ -183,13 +194,32 @@ func (c *Checker) reload() {
 		s, serr = ReadSigners(c.opts.AllowedSigners)
 	}
 	c.mu.Lock()
-	c.file, c.fileErr, c.signers, c.signersErr = f, ferr, s, serr
+	c.file, c.fileErr, c.signers, c.signersErr, c.snap = f, ferr, s, serr, snap
 	c.mu.Unlock()
 	for _, err := range []error{ferr, serr} {
 		if err != nil {
 			c.log.Error("cannot read a trust file: the plugins that need it are quarantined until it is fixed", "error", err)
 		}
 	}
+	return true
+}
+
+// contents is what reload compares of a file: its bytes (at most
+// MaxFileSize and one), or why they cannot be read; "" for no file.
+func contents(path string) string {
+	if path == "" {
+		return ""
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return "error: " + err.Error()
+	}
+	return "file: " + string(b)
 }
 
 // Check decides whether the plugin of that provider name, whose file is at
@@ -304,15 +334,17 @@ func (f *File) lookup(name string) (Entry, bool) {
 const debounce = 20 * time.Millisecond
 
 // Watch follows the trust file and allowed_signers until ctx ends: when
-// either is written, replaced (renamed over), created or removed, it reads
-// both again and calls changed, for the caller to check its plugins
-// again. It watches the files' directories (making a missing one, 0700),
-// so that a file renamed over (as Update and most configuration managers
-// write) is seen. The watch is in place when Watch returns; it runs in the
-// background, and done is closed once it has stopped after ctx ended. The
-// error says that a directory cannot be watched.
+// either holds something new (written, renamed over, created, removed),
+// it reads both again and calls changed, for the caller to check its
+// plugins again. It watches the files' directories (making a missing
+// one, 0700) and reads the files again after any event there, so that a
+// file renamed over (as Update and most configuration managers write) is
+// seen, and so is a Kubernetes ConfigMap or Secret volume, whose files
+// are symbolic links through a "..data" link swapped at each update. The
+// watch is in place when Watch returns; it runs in the background, and
+// done is closed once it has stopped after ctx ended. The error says that
+// a directory cannot be watched.
 func (c *Checker) Watch(ctx context.Context, changed func()) (done <-chan struct{}, err error) {
-	names := map[string]bool{}
 	w, err := fsnotify.NewWatcher()
 	if err != nil {
 		return nil, fmt.Errorf("trust: watch: %w", err)
@@ -321,8 +353,6 @@ func (c *Checker) Watch(ctx context.Context, changed func()) (done <-chan struct
 		if p == "" {
 			continue
 		}
-		p = filepath.Clean(p)
-		names[p] = true
 		// The trust file's directory may not exist before the first
 		// approval: it is made now so that the approval is seen.
 		err := os.MkdirAll(filepath.Dir(p), 0o700)
@@ -338,13 +368,13 @@ func (c *Checker) Watch(ctx context.Context, changed func()) (done <-chan struct
 	go func() {
 		defer close(ended)
 		defer w.Close()
-		c.follow(ctx, w, names, changed)
+		c.follow(ctx, w, changed)
 	}()
 	return ended, nil
 }
 
 // follow is Watch's loop.
-func (c *Checker) follow(ctx context.Context, w *fsnotify.Watcher, names map[string]bool, changed func()) {
+func (c *Checker) follow(ctx context.Context, w *fsnotify.Watcher, changed func()) {
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
 	defer timer.Stop()
@@ -352,22 +382,21 @@ func (c *Checker) follow(ctx context.Context, w *fsnotify.Watcher, names map[str
 		select {
 		case <-ctx.Done():
 			return
-		case ev, ok := <-w.Events:
+		case _, ok := <-w.Events:
 			if !ok {
 				return
 			}
-			if names[filepath.Clean(ev.Name)] {
-				timer.Reset(debounce)
-			}
+			timer.Reset(debounce)
 		case err, ok := <-w.Errors:
 			if !ok {
 				return
 			}
 			c.log.Warn("watching the trust files", "error", err)
 		case <-timer.C:
-			c.reload()
-			c.log.Info("trust files read again; checking the plugins")
-			changed()
+			if c.reload() {
+				c.log.Info("the trust files changed; checking the plugins again")
+				changed()
+			}
 		}
 	}
 }

@@ -215,3 +215,61 @@ func TestDenied(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckerFollowsAConfigMapVolume: a Kubernetes ConfigMap volume's
+// files are symbolic links through "..data", a link to a timestamped
+// directory that an update swaps (renaming a new link over it): no event
+// names the trust file, and the Checker sees the update all the same.
+func TestCheckerFollowsAConfigMapVolume(t *testing.T) {
+	t.Parallel()
+	d := t.TempDir()
+	plugin := writeFile(t, d, "echo", "#!/bin/sh\necho hello\n")
+	digest, err := trust.Digest(plugin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	vol := filepath.Join(d, "config")
+	version := func(name, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Join(vol, name), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		writeFile(t, filepath.Join(vol, name), "trust.json", content)
+		if err := os.Symlink(name, filepath.Join(vol, "..data_tmp")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(vol, "..data_tmp"), filepath.Join(vol, "..data")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	version("..2026_11_26_1", `{"format":1}`)
+	if err := os.Symlink("..data/trust.json", filepath.Join(vol, "trust.json")); err != nil {
+		t.Fatal(err)
+	}
+	c, err := trust.New(&trust.Options{Mode: trust.ModePinned, File: filepath.Join(vol, "trust.json")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	reread := make(chan struct{}, 16)
+	ctx, cancel := context.WithCancel(t.Context())
+	done, err := c.Watch(ctx, func() { reread <- struct{}{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func() {
+		cancel()
+		<-done
+	}()
+	if v := c.Check("echo", plugin, ""); v.State != trust.StatePending {
+		t.Fatalf("before: %+v", v)
+	}
+	version("..2026_11_26_2", `{"format":1,"plugins":{"echo":{"digest":"`+digest+`"}}}`)
+	select {
+	case <-reread:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the ConfigMap's update was not seen")
+	}
+	if v := c.Check("echo", plugin, ""); v.State != trust.StateApproved {
+		t.Fatalf("after the update: %+v", v)
+	}
+}

@@ -48,11 +48,12 @@ func trustFile(cfg *config.Config) (string, error) {
 // logged and, with an audit log, written to it.
 func newTrust(cfg *config.Config, log hclog.Logger, auditLog *audit.Log) (*trust.Checker, error) {
 	t := cfg.Trust
-	if !t.Uses(trust.ModePinned) && !t.Uses(trust.ModeSigned) {
+	if !t.Uses(config.TrustPinned) && !t.Uses(config.TrustSigned) {
 		return nil, nil
 	}
-	opts := &trust.Options{Mode: t.ModeFor(""), ModeFor: t.ModeFor, AllowedSigners: t.AllowedSigners, Logger: log}
-	if t.Uses(trust.ModePinned) {
+	opts := &trust.Options{Mode: trust.Mode(t.ModeFor("")), AllowedSigners: t.AllowedSigners, Logger: log,
+		ModeFor: func(name string) trust.Mode { return trust.Mode(t.ModeFor(name)) }}
+	if t.Uses(config.TrustPinned) {
 		file, err := trustFile(cfg)
 		if err != nil {
 			return nil, err
@@ -60,7 +61,10 @@ func newTrust(cfg *config.Config, log hclog.Logger, auditLog *audit.Log) (*trust
 		opts.File = file
 	}
 	if auditLog != nil {
-		opts.OnChange = auditLog.Trust
+		opts.OnChange = func(c trust.Change) {
+			auditLog.Trust(audit.TrustChange{Time: c.Time, Plugin: c.Plugin, Mode: string(c.Mode), State: string(c.State),
+				From: string(c.From), Digest: c.Digest, Signer: c.Signer, Reason: c.Reason})
+		}
 	}
 	return trust.New(opts)
 }
@@ -77,7 +81,7 @@ func denied(cfg *config.Config) func(string, pluginproto.Requests) pluginproto.R
 // plugins in mode open run whatever file is dropped into the directory
 // and serve its tools to other machines' clients.
 func warnOpenTrust(t config.Trust, addr string, dir string, log hclog.Logger) {
-	if loopback(addr) || !t.Uses(trust.ModeOpen) {
+	if loopback(addr) || !t.Uses(config.TrustOpen) {
 		return
 	}
 	log.Warn(`serving beyond loopback with plugins in trust mode "open": any executable dropped into the plugin directory runs `+
@@ -162,7 +166,7 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	fmt.Fprintf(stdout, "approved %s (%s, %s) in %s\n", plugin, file, digest, path)
-	if m := cfg.Trust.ModeFor(plugin); m != trust.ModePinned {
+	if m := cfg.Trust.ModeFor(plugin); m != config.TrustPinned {
 		fmt.Fprintf(stdout, "note: %s is in trust mode %q, where approvals are not consulted\n", plugin, m)
 	}
 	return nil

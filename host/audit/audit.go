@@ -49,7 +49,6 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/trust"
 )
 
 // DefaultMaxArguments is Options.MaxArguments's default: 4 KiB.
@@ -176,6 +175,19 @@ func (l *Log) write(b []byte) {
 	}
 }
 
+// TrustChange is a plugin's change of trust state (host/trust's Change,
+// which plughost serve passes on: this package does not import it).
+type TrustChange struct {
+	Time   time.Time
+	Plugin string
+	// Mode and State are the plugin's trust mode and new state; From its
+	// previous state, "" at its first check.
+	Mode, State, From string
+	// Digest is the plugin file's; Signer the principal of a valid
+	// signature; Reason why a quarantined plugin may not run.
+	Digest, Signer, Reason string
+}
+
 // trustLine is the line of a trust state change.
 type trustLine struct {
 	Time   string `json:"time"`
@@ -189,11 +201,10 @@ type trustLine struct {
 	Reason string `json:"reason,omitempty"`
 }
 
-// Trust writes the line of a plugin's trust state change: it is
-// trust.Options.OnChange.
-func (l *Log) Trust(c trust.Change) {
+// Trust writes the line of a plugin's trust state change.
+func (l *Log) Trust(c TrustChange) {
 	b, err := json.Marshal(&trustLine{Time: c.Time.UTC().Format(time.RFC3339Nano), Event: "trust", Plugin: c.Plugin,
-		Mode: string(c.Mode), State: string(c.State), From: string(c.From), Digest: c.Digest, Signer: c.Signer, Reason: c.Reason})
+		Mode: c.Mode, State: c.State, From: c.From, Digest: c.Digest, Signer: c.Signer, Reason: c.Reason})
 	if err != nil { // cannot happen: strings only
 		l.log.Error("audit line not written", "plugin", c.Plugin, "error", err)
 		return

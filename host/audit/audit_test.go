@@ -12,7 +12,6 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/trust"
 )
 
 // end is a call as host/mcp reports it.
@@ -87,17 +86,17 @@ func TestTrustLine(t *testing.T) {
 	t.Parallel()
 	at := time.Date(2026, 11, 26, 9, 30, 0, 500000000, time.UTC)
 	tests := map[string]struct {
-		c    trust.Change
+		c    TrustChange
 		want string
 	}{
-		"pending at the first check": {trust.Change{Time: at, Plugin: "echo", Verdict: trust.Verdict{Mode: trust.ModePinned, State: trust.StatePending,
-			Digest: "sha256:ab", Reason: "not approved (plughost approve echo)"}},
+		"pending at the first check": {TrustChange{Time: at, Plugin: "echo", Mode: "pinned", State: "pending",
+			Digest: "sha256:ab", Reason: "not approved (plughost approve echo)"},
 			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"echo","mode":"pinned","state":"pending","digest":"sha256:ab","reason":"not approved (plughost approve echo)"}`},
-		"approved": {trust.Change{Time: at, Plugin: "echo", From: trust.StatePending, Verdict: trust.Verdict{Mode: trust.ModePinned,
-			State: trust.StateApproved, Digest: "sha256:ab"}},
+		"approved": {TrustChange{Time: at, Plugin: "echo", From: "pending", Mode: "pinned",
+			State: "approved", Digest: "sha256:ab"},
 			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"echo","mode":"pinned","state":"approved","from":"pending","digest":"sha256:ab"}`},
-		"signed": {trust.Change{Time: at, Plugin: "files", Verdict: trust.Verdict{Mode: trust.ModeSigned, State: trust.StateSigned,
-			Digest: "sha256:cd", Signer: "alice@example.com"}},
+		"signed": {TrustChange{Time: at, Plugin: "files", Mode: "signed", State: "signed",
+			Digest: "sha256:cd", Signer: "alice@example.com"},
 			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"files","mode":"signed","state":"signed","digest":"sha256:cd","signer":"alice@example.com"}`},
 	}
 	for name, tc := range tests {

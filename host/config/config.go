@@ -163,7 +163,6 @@ import (
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/plughost/plughost/host/naming"
-	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -278,7 +277,7 @@ func parse(src []byte, filename string) (*Config, error) {
 		return nil, diags
 	}
 	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
-		Trust: Trust{Plugin: map[string]trust.Mode{}}}
+		Trust: Trust{Plugin: map[string]string{}}}
 	seen := map[string]bool{}
 	for _, b := range content.Blocks {
 		if seen[b.Type] {

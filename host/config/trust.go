@@ -2,13 +2,22 @@ package config
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/plughost/plughost/host/naming"
-	"github.com/plughost/plughost/host/trust"
+)
+
+// The trust modes, as package trust names them (its Mode values): the
+// configuration spells them, and does not import it (nor, through it, the
+// plugin contract's dependencies).
+const (
+	TrustOpen   = "open"
+	TrustPinned = "pinned"
+	TrustSigned = "signed"
 )
 
 // Trust holds the settings of the trust block: which plugin files may run
@@ -29,30 +38,30 @@ import (
 // configuration file's directory.
 type Trust struct {
 	// Mode is mode; "" when not set (open).
-	Mode trust.Mode
+	Mode string
 	// File is file; "" when not set (plughost's default applies).
 	File string
 	// AllowedSigners is allowed_signers; "" when not set.
 	AllowedSigners string
 	// Plugin holds the plugin blocks' modes by provider name.
-	Plugin map[string]trust.Mode
+	Plugin map[string]string
 }
 
 // ModeFor returns the named plugin's mode: its block's, else the
 // default's, else open.
-func (t *Trust) ModeFor(name string) trust.Mode {
+func (t *Trust) ModeFor(name string) string {
 	if m := t.Plugin[name]; m != "" {
 		return m
 	}
 	if t.Mode != "" {
 		return t.Mode
 	}
-	return trust.ModeOpen
+	return TrustOpen
 }
 
 // Uses reports whether any plugin may be in mode m.
-func (t *Trust) Uses(m trust.Mode) bool {
-	if t.Mode == m || (m == trust.ModeOpen && t.Mode == "") {
+func (t *Trust) Uses(m string) bool {
+	if t.Mode == m || (m == TrustOpen && t.Mode == "") {
 		return true
 	}
 	for _, pm := range t.Plugin {
@@ -107,7 +116,7 @@ func (t *Trust) decode(body hcl.Body, dir string) error {
 			return err
 		}
 	}
-	if t.Uses(trust.ModeSigned) && t.AllowedSigners == "" {
+	if t.Uses(TrustSigned) && t.AllowedSigners == "" {
 		return diag(content.MissingItemRange, "Missing allowed_signers",
 			`a plugin in mode "signed" needs allowed_signers: the file of the keys trusted to sign plugins`)
 	}
@@ -115,9 +124,9 @@ func (t *Trust) decode(body hcl.Body, dir string) error {
 }
 
 // trustMode reads a mode.
-func trustMode(a *hcl.Attribute, v cty.Value) (trust.Mode, error) {
-	if v.Type() == cty.String && trust.CheckMode(trust.Mode(v.AsString())) == nil {
-		return trust.Mode(v.AsString()), nil
+func trustMode(a *hcl.Attribute, v cty.Value) (string, error) {
+	if v.Type() == cty.String && slices.Contains([]string{TrustOpen, TrustPinned, TrustSigned}, v.AsString()) {
+		return v.AsString(), nil
 	}
 	return "", diag(a.Expr.Range(), "Invalid mode", `mode must be "open", "pinned" or "signed"`)
 }

@@ -5,8 +5,6 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/plughost/plughost/host/trust"
 )
 
 func TestParseTrust(t *testing.T) {
@@ -14,22 +12,22 @@ func TestParseTrust(t *testing.T) {
 	tests := map[string]struct {
 		src     string
 		want    Trust
-		modes   map[string]trust.Mode // plugin → ModeFor
+		modes   map[string]string // plugin → ModeFor
 		wantErr string
 	}{
-		"absent: open": {src: "", want: Trust{Plugin: map[string]trust.Mode{}},
-			modes: map[string]trust.Mode{"echo": trust.ModeOpen}},
+		"absent: open": {src: "", want: Trust{Plugin: map[string]string{}},
+			modes: map[string]string{"echo": TrustOpen}},
 		"pinned, relative file": {src: "trust {\n  mode = \"pinned\"\n  file = \"trust.json\"\n}\n",
-			want:  Trust{Mode: trust.ModePinned, File: "/etc/plughost/trust.json", Plugin: map[string]trust.Mode{}},
-			modes: map[string]trust.Mode{"echo": trust.ModePinned}},
+			want:  Trust{Mode: TrustPinned, File: "/etc/plughost/trust.json", Plugin: map[string]string{}},
+			modes: map[string]string{"echo": TrustPinned}},
 		"a plugin block wins over the default": {
 			src: "trust {\n  mode = \"pinned\"\n  allowed_signers = \"/keys\"\n  plugin \"files\" {\n    mode = \"signed\"\n  }\n  plugin \"clock\" {\n    mode = \"open\"\n  }\n}\n",
-			want: Trust{Mode: trust.ModePinned, AllowedSigners: "/keys",
-				Plugin: map[string]trust.Mode{"files": trust.ModeSigned, "clock": trust.ModeOpen}},
-			modes: map[string]trust.Mode{"files": trust.ModeSigned, "clock": trust.ModeOpen, "echo": trust.ModePinned}},
+			want: Trust{Mode: TrustPinned, AllowedSigners: "/keys",
+				Plugin: map[string]string{"files": TrustSigned, "clock": TrustOpen}},
+			modes: map[string]string{"files": TrustSigned, "clock": TrustOpen, "echo": TrustPinned}},
 		"a plugin block without a default": {src: "trust {\n  plugin \"files\" {\n    mode = \"pinned\"\n  }\n}\n",
-			want:  Trust{Plugin: map[string]trust.Mode{"files": trust.ModePinned}},
-			modes: map[string]trust.Mode{"files": trust.ModePinned, "echo": trust.ModeOpen}},
+			want:  Trust{Plugin: map[string]string{"files": TrustPinned}},
+			modes: map[string]string{"files": TrustPinned, "echo": TrustOpen}},
 		"unknown mode":                  {src: "trust {\n  mode = \"strict\"\n}\n", wantErr: `plughost.hcl:2,10-18: Invalid mode; mode must be "open", "pinned" or "signed"`},
 		"signed without signers":        {src: "trust {\n  plugin \"x\" {\n    mode = \"signed\"\n  }\n}\n", wantErr: "Missing allowed_signers"},
 		"empty file":                    {src: "trust {\n  file = \"\"\n}\n", wantErr: "Invalid file"},

@@ -67,6 +67,10 @@ type Description struct {
 	// Cut says that the plugin sent a longer title or description than
 	// the bounds, and About holds what fit.
 	Cut bool
+	// Requests is what the plugin asks to be granted (Plugin.Request),
+	// at most MaxRequests entries of each kind, each at most
+	// MaxRequestSize bytes (the rest is dropped).
+	Requests Requests
 }
 
 // Offers says what a plugin offers besides tools. A host learns it from
@@ -101,6 +105,9 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 	sent := About{Title: resp.GetTitle(), Description: resp.GetDescription()}
 	d.About = sent.Bounded()
 	d.Cut = d.About != sent
+	if r := resp.GetRequests(); r != nil {
+		d.Requests = Requests{Read: bounded(r.GetRead()), Write: bounded(r.GetWrite()), Net: bounded(r.GetNet()), Env: bounded(r.GetEnv())}
+	}
 	if d.ContractVersion != c.contract {
 		return d, fmt.Errorf("%w: plugin %q speaks contract version %d, but its handshake named %d", ErrContractVersion, d.Name, d.ContractVersion, c.contract)
 	}

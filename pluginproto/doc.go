@@ -57,6 +57,13 @@
 // The host keeps at most MaxTitle bytes of the title and MaxDescription of
 // the description.
 //
+// A plugin may say what it needs the operator to grant it (Plugin.Request):
+// paths it reads and writes, network destinations, host environment
+// variables. The host shows it next to what the plugin's sandbox policy
+// grants and logs the difference; asking grants nothing:
+//
+//	p.Request(pluginproto.Requests{Read: []string{"/srv/notes"}, Net: []string{"api.example.com:443"}})
+//
 // Nothing may be printed to stdout before Serve: stdout carries the
 // go-plugin handshake. Operator logs go to stderr through Plugin.Logger.
 //

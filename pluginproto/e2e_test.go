@@ -42,6 +42,7 @@ func TestMain(m *testing.M) {
 func helperPlugin() *pluginproto.Plugin {
 	p := pluginproto.New("helper", "0.1.0")
 	p.SetAbout(pluginproto.About{Title: "Helper", Description: "Tools the end-to-end tests drive: echo, report, block, …"})
+	p.Request(pluginproto.Requests{Read: []string{"/srv/helper"}, Net: []string{"api.example.com:443"}, Env: []string{"HELPER_TOKEN", strings.Repeat("x", pluginproto.MaxRequestSize+1)}})
 	echo := func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
 		var args struct{ Text string }
 		if err := r.Bind(&args); err != nil {
@@ -279,7 +280,9 @@ func TestEndToEnd(t *testing.T) {
 		}
 		want := pluginproto.Description{Name: "helper", Version: "0.1.0", ContractVersion: pluginproto.ContractVersion, Offers: pluginproto.Offers{
 			Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true,
-		}, About: pluginproto.About{Title: "Helper", Description: "Tools the end-to-end tests drive: echo, report, block, …"}}
+		}, About: pluginproto.About{Title: "Helper", Description: "Tools the end-to-end tests drive: echo, report, block, …"},
+			// What it asks for, less what is over MaxRequestSize.
+			Requests: pluginproto.Requests{Read: []string{"/srv/helper"}, Net: []string{"api.example.com:443"}, Env: []string{"HELPER_TOKEN"}}}
 		if diff := cmp.Diff(want, d); diff != "" {
 			t.Errorf("Describe (-want +got):\n%s", diff)
 		}

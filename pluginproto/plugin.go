@@ -29,6 +29,7 @@ type Plugin struct {
 	prompts   registry[*promptEntry]
 	offers    Offers            // declared with Offer
 	about     About             // set with SetAbout
+	requests  Requests          // set with Request
 	gen       [numKinds]uint64  // bumped on every change of a list
 	listed    [numKinds]uint64  // gen when the host last listed it
 	changed   chan struct{}     // closed and replaced on every change and update

@@ -39,10 +39,14 @@ func (s *server) Describe(_ context.Context, req *pb.DescribeRequest) (*pb.Descr
 	}
 	s.p.logger.Debug("described to host", "host_version", req.GetHostVersion())
 	s.p.hostMaxMessage.Store(int64(req.GetMaxMessageSize()))
-	o, a := s.p.Offers(), s.p.About()
-	return &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pb.Offers{
+	o, a, r := s.p.Offers(), s.p.About(), s.p.Requested()
+	resp := &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pb.Offers{
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
-	}, Title: a.Title, Description: a.Description}, nil
+	}, Title: a.Title, Description: a.Description}
+	if !r.Empty() {
+		resp.Requests = &pb.Requests{Read: r.Read, Write: r.Write, Net: r.Net, Env: r.Env}
+	}
+	return resp, nil
 }
 
 func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {

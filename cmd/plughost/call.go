@@ -13,6 +13,7 @@ import (
 	"syscall"
 
 	"github.com/plughost/plughost/host/catalog"
+	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -136,6 +137,9 @@ func unknownTool(h *host, name string) error {
 	var b strings.Builder
 	fmt.Fprintf(&b, "no tool named %q; available: %s", name, available)
 	for _, p := range r.Plugins {
+		if p.Trust != nil && p.State == string(manager.StateQuarantined) {
+			fmt.Fprintf(&b, "\nplugin %s is quarantined, and its tools are missing: %s", p.Name, p.Trust.Reason)
+		}
 		if !p.Failed {
 			continue
 		}

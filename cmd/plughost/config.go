@@ -34,6 +34,11 @@ func warnUnknownPlugins(cfg *config.Config, known map[string]bool, dir string, l
 			blocks = append(blocks, "plugins { plugin \""+name+"\" }")
 		}
 	}
+	for name := range cfg.Trust.Plugin {
+		if !known[name] {
+			blocks = append(blocks, "trust { plugin \""+name+"\" }")
+		}
+	}
 	slices.Sort(blocks)
 	for _, block := range blocks {
 		log.Warn("the config's block names no plugin of the plugin directory (a typo? it applies if such a plugin is added later)",

@@ -18,14 +18,15 @@ import (
 // the defaults); one naming a plugin there is not.
 func TestWarnUnknownPlugins(t *testing.T) {
 	t.Parallel()
-	cfg, err := config.Parse([]byte("sandbox {\n  plugin \"notes\" {}\n  plugin \"note\" {}\n}\nplugins {\n  plugin \"nots\" {}\n}\n"), "c.hcl")
+	cfg, err := config.Parse([]byte("sandbox {\n  plugin \"notes\" {}\n  plugin \"note\" {}\n}\nplugins {\n  plugin \"nots\" {}\n}\n"+
+		"trust {\n  plugin \"notez\" {\n    mode = \"pinned\"\n  }\n}\n"), "c.hcl")
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out bytes.Buffer
 	warnUnknownPlugins(cfg, map[string]bool{"notes": true}, "/plugins", hclog.New(&hclog.LoggerOptions{Output: &out}))
 	got := out.String()
-	for _, want := range []string{`block="sandbox { plugin \"note\" }"`, `block="plugins { plugin \"nots\" }"`} {
+	for _, want := range []string{`block="sandbox { plugin \"note\" }"`, `block="plugins { plugin \"nots\" }"`, `block="trust { plugin \"notez\" }"`} {
 		if !strings.Contains(got, want) {
 			t.Errorf("log %q lacks a warning for %s", got, want)
 		}

@@ -105,6 +105,8 @@ type host struct {
 	// limits is the config's limits block: the MCP server's and the HTTP
 	// transport's (the manager got its own at start).
 	limits config.Limits
+	// trust is the config's trust block (the manager got its Checker).
+	trust config.Trust
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
@@ -232,6 +234,15 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		MaxInFlight: cfg.Limits.PluginInFlight,
 		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },
 	}
+	checker, err := newTrust(cfg, log.Named("trust"), obs.audit)
+	if err != nil {
+		cleanup()
+		return nil, err
+	}
+	if checker != nil { // a nil *Checker in the interface would be called
+		mopts.Trust = checker
+	}
+	mopts.Denied = denied(cfg)
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {
 			cleanup()
@@ -268,7 +279,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{obs: obs, log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks),
-		limits: cfg.Limits}
+		limits: cfg.Limits, trust: cfg.Trust}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
 		hst.searchPath = search.Path

@@ -87,6 +87,7 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
+	warnOpenTrust(h.trust, ln.Addr().String(), h.pluginDir, h.log.Named("trust"))
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	srv := mcp.NewServer(h.catalog, h.mcpOptions())

@@ -4,6 +4,8 @@
 //	plughost plugins [--plugins DIR] [--json]            load each plugin, print its tools and failures, exit
 //	plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM
 //	plughost import [--plugins DIR] [--dry-run] FILE     declare a desktop host's MCP servers
+//	plughost approve NAME [--digest D]                  approve a plugin file (trust mode pinned)
+//	plughost revoke NAME                                withdraw its approval
 //	plughost version
 //
 // This package is wiring only: the host lives in host/, the plugin contract in
@@ -38,6 +40,9 @@ Usage:
                                                        Claude Desktop, Cursor or VS Code configuration, print what
                                                        was not carried over and the sandbox grants to decide
                                                        (status 1 if anything was not carried over fully)
+  plughost approve NAME [--plugins DIR] [--digest D]   approve the plugin file NAME as it is now (its SHA-256) in the
+                                                       trust file: in trust mode "pinned" it runs, without a restart
+  plughost revoke NAME                                 withdraw NAME's approval: a running plughost stops serving it
   plughost sandbox probe                               print what this machine's sandbox supports
   plughost version                                     print the version
 
@@ -46,7 +51,7 @@ Common flags:
                     i.e. ~/.local/share/plughost/plugins; created if missing)
   --workspace DIR   directory the bundled files plugin writes into
                     (default $XDG_DATA_HOME/plughost/workspace)
-  --config FILE     HCL configuration file (sandbox policies; see README "Sandbox")
+  --config FILE     HCL configuration file (sandbox policies, trust modes; see README "Sandbox", "Trust")
   --log-level L     trace, debug, info, warn, error (default info; logs go to stderr)
 
 Run "plughost COMMAND --help" for a command's flags.
@@ -83,6 +88,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = callTool(rest, stdout, stderr)
 	case "import":
 		err = importServers(rest, stdout, stderr)
+	case "approve", "revoke":
+		err = approveCommand(cmd == "approve", rest, stdout, stderr)
 	case "sandbox":
 		err = sandboxCommand(rest, stdout, stderr)
 	case wrappedCommand: // hidden: run by the host for a declared server

@@ -13,6 +13,8 @@ import (
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/trust"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // listPlugins loads every plugin in the directory, prints each one's state,
@@ -57,6 +59,9 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	if r.Refused > 0 {
 		what = append(what, plural(r.Refused, "definition", "definitions")+" refused")
 	}
+	if r.Quarantined > 0 {
+		what = append(what, plural(r.Quarantined, "plugin", "plugins")+" quarantined")
+	}
 	return errors.New(strings.Join(what, ", ")) // exit status 1
 }
 
@@ -70,13 +75,15 @@ func plural(n int, one, many string) string {
 // report is what `plughost plugins` prints; its JSON form is --json's.
 type report struct {
 	Dir string `json:"dir"`
-	// OK is true when every plugin loaded and nothing was refused.
+	// OK is true when every plugin loaded and nothing was refused or
+	// quarantined.
 	OK bool `json:"ok"`
 	// Failed counts the plugins that failed; Refused the definitions
-	// refused.
-	Failed  int            `json:"failed"`
-	Refused int            `json:"refused"`
-	Plugins []pluginReport `json:"plugins"`
+	// refused; Quarantined the plugins the trust check holds back.
+	Failed      int            `json:"failed"`
+	Refused     int            `json:"refused"`
+	Quarantined int            `json:"quarantined"`
+	Plugins     []pluginReport `json:"plugins"`
 }
 
 type pluginReport struct {
@@ -97,16 +104,33 @@ type pluginReport struct {
 	Declared string `json:"declared,omitempty"`
 	Error    string `json:"error,omitempty"`
 	// Stderr is the excerpt of the plugin's stderr that Error ends with.
-	Stderr    string           `json:"stderr,omitempty"`
-	Tools     []offerReport    `json:"tools"`
-	Prompts   []offerReport    `json:"prompts"`
-	Resources []resourceReport `json:"resources"`
-	Templates []templateReport `json:"resourceTemplates"`
-	Refused   []refusalReport  `json:"refused"`
+	Stderr string `json:"stderr,omitempty"`
+	// Trust is the plugin's trust check, when a trust mode other than
+	// open applies: its mode, state, digest, signer and, when
+	// quarantined, why.
+	Trust *trustReport `json:"trust,omitempty"`
+	// Requests is what the plugin asks to be granted; NotGranted what of
+	// it its sandbox policy does not grant (it runs without it).
+	Requests   *pluginproto.Requests `json:"requests,omitempty"`
+	NotGranted *pluginproto.Requests `json:"notGranted,omitempty"`
+	Tools      []offerReport         `json:"tools"`
+	Prompts    []offerReport         `json:"prompts"`
+	Resources  []resourceReport      `json:"resources"`
+	Templates  []templateReport      `json:"resourceTemplates"`
+	Refused    []refusalReport       `json:"refused"`
 	// Hidden names what the plugin offers that the configuration's
 	// plugins { plugin "NAME" { tools/prompts/resources } } lists hide
 	// ("tool get_secret").
 	Hidden []string `json:"hidden,omitempty"`
+}
+
+// trustReport is a plugin's trust check (trust.Verdict).
+type trustReport struct {
+	Mode   string `json:"mode"`
+	State  string `json:"state"`
+	Digest string `json:"digest,omitempty"`
+	Signer string `json:"signer,omitempty"`
+	Reason string `json:"reason,omitempty"`
 }
 
 // offerReport is a tool or a prompt.
@@ -137,7 +161,7 @@ type refusalReport struct {
 
 // failedPlugin reports whether a plugin's status is a failure.
 func failedPlugin(st manager.PluginStatus) bool {
-	return (st.State != manager.StateRunning && st.State != manager.StateIdle) || st.LastError != ""
+	return (st.State != manager.StateRunning && st.State != manager.StateIdle && st.State != manager.StateQuarantined) || st.LastError != ""
 }
 
 // newReport gathers the report of a host whose plugins are ready.
@@ -153,6 +177,20 @@ func newReport(h *host) *report {
 			Refused: []refusalReport{}, Declared: declaredSummary(st.Path), Hidden: st.Hidden}
 		if p.Failed {
 			r.Failed++
+		}
+		if v := st.Trust; v.Mode != "" && v.Mode != trust.ModeOpen {
+			p.Trust = &trustReport{Mode: string(v.Mode), State: string(v.State), Digest: v.Digest, Signer: v.Signer, Reason: v.Reason}
+		}
+		if !st.Requests.Empty() {
+			p.Requests = &st.Requests
+		}
+		if !st.Denied.Empty() {
+			p.NotGranted = &st.Denied
+		}
+		if st.State == manager.StateQuarantined {
+			r.Quarantined++
+			r.Plugins = append(r.Plugins, p) // it offers nothing: it does not run
+			continue
 		}
 		if st.State == manager.StateRefused {
 			// What is listed under the name is the plugin's that has it.
@@ -194,7 +232,7 @@ func newReport(h *host) *report {
 		r.Refused += len(p.Refused)
 		r.Plugins = append(r.Plugins, p)
 	}
-	r.OK = r.Failed == 0 && r.Refused == 0
+	r.OK = r.Failed == 0 && r.Refused == 0 && r.Quarantined == 0
 	return r
 }
 
@@ -237,6 +275,9 @@ func (r *report) print(w io.Writer) error {
 		if p.State == string(manager.StateRunning) {
 			cells = append(cells, sandboxSummary(p.Sandbox))
 		}
+		if p.Trust != nil && p.Trust.Reason != "" {
+			cells = append(cells, p.Trust.Reason)
+		}
 		errText := p.Error
 		errLines := strings.Split(errText, "\n")
 		if errText != "" {
@@ -258,6 +299,7 @@ func (r *report) print(w io.Writer) error {
 		if p.Declared != "" {
 			t.text("  (declared server: %s)", p.Declared)
 		}
+		p.printTrust(&t)
 		for _, e := range p.Tools {
 			t.row("  "+e.ExposedName, firstLine(e.Description))
 		}
@@ -286,6 +328,27 @@ func (r *report) print(w io.Writer) error {
 		}
 	}
 	return t.write(w)
+}
+
+// printTrust writes a plugin's trust lines: its mode, state and digest
+// (and signer), then what it asks for and what of it is not granted.
+func (p *pluginReport) printTrust(t *table) {
+	if v := p.Trust; v != nil {
+		line := fmt.Sprintf("  trust: %s, %s, %s", v.Mode, v.State, v.Digest)
+		if v.Signer != "" {
+			line += ", signed by " + v.Signer
+		}
+		t.text("%s", line)
+	}
+	switch {
+	case p.Requests != nil:
+		t.text("  asks for: %s", p.Requests)
+	case p.State == string(manager.StateQuarantined) && p.Declared == "":
+		t.text("  asks for: unknown until it has run (a binary says so when it starts)")
+	}
+	if p.NotGranted != nil {
+		t.text("  NOT GRANTED (it runs without): %s", p.NotGranted)
+	}
 }
 
 // table is text/tabwriter's alignment for rows of cells among lines of

@@ -21,6 +21,16 @@
 // the arguments as the client sent them, or, beyond MaxArguments bytes,
 // their beginning as a string and "arguments_truncated":true.
 //
+// Each change of a plugin's trust state (host/trust: pending, approved,
+// changed, revoked, signed, unsigned, …) is a line too, told apart by its
+// "event":
+//
+//	{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"echo","mode":"pinned","state":"changed",
+//	 "from":"approved","digest":"sha256:9f86d0…","reason":"changed since approval: digest sha256:9f86d0… was sha256:2cf24d…"}
+//
+// from is absent at a plugin's first check; signer is there for a valid
+// signature, reason for a quarantined plugin.
+//
 // Lines are written whole, one write each, under a lock, on the goroutine
 // that answered the call: a slow disk slows calls, a full one loses lines
 // (the first failure is logged, and the count of lost lines with each
@@ -144,6 +154,11 @@ func (l *Log) CallEnd(e *mcp.CallEnd) {
 		l.log.Error("audit line not written", "tool", e.Tool, "error", err)
 		return
 	}
+	l.write(b)
+}
+
+// write writes one line, counting the lines a failing writer loses.
+func (l *Log) write(b []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(append(l.buf[:0], b...), '\n')
@@ -158,6 +173,43 @@ func (l *Log) CallEnd(e *mcp.CallEnd) {
 		l.log.Warn("audit log written again", "lines_lost", l.lost)
 		l.lost = 0
 	}
+}
+
+// TrustChange is a plugin's change of trust state (host/trust's Change,
+// which plughost serve passes on: this package does not import it).
+type TrustChange struct {
+	Time   time.Time
+	Plugin string
+	// Mode and State are the plugin's trust mode and new state; From its
+	// previous state, "" at its first check.
+	Mode, State, From string
+	// Digest is the plugin file's; Signer the principal of a valid
+	// signature; Reason why a quarantined plugin may not run.
+	Digest, Signer, Reason string
+}
+
+// trustLine is the line of a trust state change.
+type trustLine struct {
+	Time   string `json:"time"`
+	Event  string `json:"event"` // "trust"
+	Plugin string `json:"plugin"`
+	Mode   string `json:"mode"`
+	State  string `json:"state"`
+	From   string `json:"from,omitempty"`
+	Digest string `json:"digest,omitempty"`
+	Signer string `json:"signer,omitempty"`
+	Reason string `json:"reason,omitempty"`
+}
+
+// Trust writes the line of a plugin's trust state change.
+func (l *Log) Trust(c TrustChange) {
+	b, err := json.Marshal(&trustLine{Time: c.Time.UTC().Format(time.RFC3339Nano), Event: "trust", Plugin: c.Plugin,
+		Mode: c.Mode, State: c.State, From: c.From, Digest: c.Digest, Signer: c.Signer, Reason: c.Reason})
+	if err != nil { // cannot happen: strings only
+		l.log.Error("audit line not written", "plugin", c.Plugin, "error", err)
+		return
+	}
+	l.write(b)
 }
 
 // arguments is what a line carries of args: them as they are, or their

@@ -81,3 +81,32 @@ func TestOpenAppends(t *testing.T) {
 		t.Errorf("Open in a missing directory: %v, want an error naming the audit log", err)
 	}
 }
+
+func TestTrustLine(t *testing.T) {
+	t.Parallel()
+	at := time.Date(2026, 11, 26, 9, 30, 0, 500000000, time.UTC)
+	tests := map[string]struct {
+		c    TrustChange
+		want string
+	}{
+		"pending at the first check": {TrustChange{Time: at, Plugin: "echo", Mode: "pinned", State: "pending",
+			Digest: "sha256:ab", Reason: "not approved (plughost approve echo)"},
+			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"echo","mode":"pinned","state":"pending","digest":"sha256:ab","reason":"not approved (plughost approve echo)"}`},
+		"approved": {TrustChange{Time: at, Plugin: "echo", From: "pending", Mode: "pinned",
+			State: "approved", Digest: "sha256:ab"},
+			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"echo","mode":"pinned","state":"approved","from":"pending","digest":"sha256:ab"}`},
+		"signed": {TrustChange{Time: at, Plugin: "files", Mode: "signed", State: "signed",
+			Digest: "sha256:cd", Signer: "alice@example.com"},
+			`{"time":"2026-11-26T09:30:00.5Z","event":"trust","plugin":"files","mode":"signed","state":"signed","digest":"sha256:cd","signer":"alice@example.com"}`},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			var buf bytes.Buffer
+			New(&buf, nil).Trust(tc.c)
+			if diff := cmp.Diff(tc.want+"\n", buf.String()); diff != "" {
+				t.Errorf("line (-want +got):\n%s", diff)
+			}
+		})
+	}
+}

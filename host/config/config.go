@@ -1,6 +1,7 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins, stateless, tasks, search, audit and limits. The
+// block: sandbox, plugins, stateless, tasks, search, audit, limits and
+// trust (see Trust). The
 // sandbox block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
@@ -131,6 +132,19 @@
 // The limits block bounds what a client, device or plugin may make the
 // host hold (see Limits for its settings and defaults).
 //
+// The trust block says which plugin files may run: mode open (every
+// file, the default), pinned (approved digests) or signed (a valid SSH
+// signature by a trusted key), by default and per plugin (see Trust):
+//
+//	trust {
+//	  mode            = "pinned"
+//	  file            = "trust.json"        # default $XDG_STATE_HOME/plughost/trust.json
+//	  allowed_signers = "allowed_signers"   # needed when a plugin is signed
+//	  plugin "files" {
+//	    mode = "signed"
+//	  }
+//	}
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to these.
 package config
@@ -172,6 +186,8 @@ type Config struct {
 	// Limits is the limits block: what a client or plugin may make the
 	// host hold.
 	Limits Limits
+	// Trust is the trust block: which plugin files may run.
+	Trust Trust
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -262,11 +278,12 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}}}
+	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
+		Trust: Trust{Plugin: map[string]string{}}}
 	seen := map[string]bool{}
 	for _, b := range content.Blocks {
 		if seen[b.Type] {
@@ -291,6 +308,8 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Audit.decode(b.Body, filepath.Dir(filename))
 		case "limits":
 			err = cfg.Limits.decode(b.Body)
+		case "trust":
+			err = cfg.Trust.decode(b.Body, filepath.Dir(filename))
 		}
 		if err != nil {
 			return nil, err

@@ -80,7 +80,7 @@ func TestParseErrors(t *testing.T) {
 		"memory in plugins": {"plugins {\n  plugin \"x\" {\n    memory = \"1GiB\"\n  }\n}\n",
 			`An argument named "memory" is not expected here. "memory" belongs in sandbox { } or a plugin block inside it.`},
 		"plugin at the top": {"plugin \"x\" {}\n",
-			`"plugin" belongs in sandbox { } (its policy) or plugins { } (when it runs).`},
+			`"plugin" belongs in sandbox { } (its policy), plugins { } (when it runs) or trust { } (its trust mode).`},
 		"bad memory":       {"sandbox {\n  memory = \"lots\"\n}\n", `plughost.hcl:2,12-18: Invalid memory; memory must be a size`},
 		"bad net":          {"sandbox {\n  plugin \"x\" {\n    allow_net = \"some\"\n  }\n}\n", `plughost.hcl:3,17-23: Invalid allow_net`},
 		"bad port":         {"sandbox {\n  allow_net = [\"a:b\"]\n}\n", `plughost.hcl:2,15-22: Invalid allow_net; allow_net: "a:b": port must be 1-65535`},

@@ -29,7 +29,9 @@ var homes = map[string]string{
 	"items": "limits { }", "definition_size": "limits { }", "list_size": "limits { }",
 	"pinned": "search { }", "limit": "search { }", "add_found": "search { }", "arguments": "audit { }",
 	"password": "a file named by password_file, or $PLUGHOST_REDIS_PASSWORD: never in this file",
-	"plugin":   "sandbox { } (its policy) or plugins { } (when it runs)",
+	"plugin":   "sandbox { } (its policy), plugins { } (when it runs) or trust { } (its trust mode)",
+	"mode":     "trust { } or a plugin block inside it", "allowed_signers": "trust { }",
+	"file": "audit { } or trust { }",
 }
 
 // unexpected finds the name in hcl's "not expected here" details.

@@ -12,9 +12,17 @@
 //	{"command": "node", "args": ["/opt/mcp/server.js"], "env": {"LEVEL": "info"}}
 //	{"url": "https://mcp.example.com/mcp", "bearer_token_file": "/run/secrets/example"}
 //
-// What the server may touch is not declared here but in the configuration
+// What the server may touch is not decided here but in the configuration
 // file's sandbox block for NAME, as for any plugin: a declaration dropped
-// into the directory cannot grant itself anything.
+// into the directory cannot grant itself anything. It may say what the
+// server needs, so that the operator sees it next to what is granted
+// (`plughost plugins`):
+//
+//	{"command": "npx", "args": ["-y", "@acme/notes-mcp"],
+//	 "requests": {"read": ["/srv/notes"], "net": ["api.acme.com:443"], "env": ["ACME_TOKEN"]}}
+//
+// read and write are absolute paths, net "host:port" destinations (or
+// "*": anywhere), env names of the host's environment variables.
 package declared
 
 import (
@@ -23,6 +31,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net"
 	"net/url"
 	"os"
 	"slices"
@@ -30,6 +39,8 @@ import (
 	"strings"
 
 	"github.com/agext/levenshtein"
+
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // Suffix ends the file name of every declaration in the plugin directory.
@@ -77,11 +88,15 @@ type Server struct {
 	// BearerTokenEnv names a variable of the host's environment holding
 	// that token instead.
 	BearerTokenEnv string `json:"bearer_token_env,omitempty"`
+
+	// Requests is what the server asks the operator to grant it; it
+	// grants nothing (see the package documentation).
+	Requests pluginproto.Requests `json:"requests,omitzero"`
 }
 
 // fields are the members a declaration may have, for the "did you mean"
 // of an unknown one.
-var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "bearer_token_file", "bearer_token_env"}
+var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "bearer_token_file", "bearer_token_env", "requests"}
 
 // Load reads and parses the declaration at path.
 func Load(path string) (*Server, error) {
@@ -173,6 +188,26 @@ func (s *Server) check() error {
 		return errors.New(`neither "command" (a stdio server) nor "url" (a remote one)`)
 	default:
 		return fmt.Errorf("type: unknown transport %q (want %q, %q or %q)", s.Type, TypeStdio, TypeHTTP, TypeSSE)
+	}
+	return checkRequests(s.Requests)
+}
+
+// checkRequests reports the first malformed entry of a requests member.
+func checkRequests(r pluginproto.Requests) error {
+	for _, p := range slices.Concat(r.Read, r.Write) {
+		if !strings.HasPrefix(p, "/") {
+			return fmt.Errorf("requests: %q is not an absolute path", p)
+		}
+	}
+	for _, n := range r.Net {
+		if _, port, err := net.SplitHostPort(n); n != "*" && (err != nil || port == "") {
+			return fmt.Errorf(`requests: net %q is not "host:port" or "*"`, n)
+		}
+	}
+	for _, e := range r.Env {
+		if e == "" || strings.ContainsAny(e, "=\x00") {
+			return fmt.Errorf("requests: env %q is not a variable name", e)
+		}
 	}
 	return nil
 }

@@ -6,6 +6,8 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+
+	"github.com/plughost/plughost/pluginproto"
 )
 
 func TestParseAccepts(t *testing.T) {
@@ -32,6 +34,9 @@ func TestParseAccepts(t *testing.T) {
 			Server{Type: TypeHTTP, URL: "https://h/mcp", BearerTokenFile: "/run/secrets/t"}},
 		{"token env", `{"url":"https://h/mcp","bearer_token_env":"TOKEN","headers":{"X-Key":"k"}}`,
 			Server{Type: TypeHTTP, URL: "https://h/mcp", BearerTokenEnv: "TOKEN", Headers: map[string]string{"X-Key": "k"}}},
+		{"requests", `{"command":"srv","requests":{"read":["/srv/notes"],"write":["/var/lib/n"],"net":["api.acme.com:443","*"],"env":["ACME_TOKEN"]}}`,
+			Server{Type: TypeStdio, Command: "srv", Requests: pluginproto.Requests{Read: []string{"/srv/notes"}, Write: []string{"/var/lib/n"},
+				Net: []string{"api.acme.com:443", "*"}, Env: []string{"ACME_TOKEN"}}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -79,6 +84,10 @@ func TestParseRefuses(t *testing.T) {
 		{"string", `"srv"`, []string{"not a JSON object"}},
 		{"bad json", `{"command":`, []string{"not a JSON object"}},
 		{"wrong member type", `{"command":["srv"]}`, []string{"command"}},
+		{"relative requested path", `{"command":"srv","requests":{"read":["notes"]}}`, []string{`requests: "notes" is not an absolute path`}},
+		{"requested net without port", `{"command":"srv","requests":{"net":["api.acme.com"]}}`, []string{`requests: net "api.acme.com" is not "host:port" or "*"`}},
+		{"requested env with =", `{"command":"srv","requests":{"env":["A=B"]}}`, []string{`requests: env "A=B" is not a variable name`}},
+		{"unknown request", `{"command":"srv","requests":{"exec":["/bin/sh"]}}`, []string{`unknown field "exec"`}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -44,12 +44,14 @@ type cacheEntry struct {
 	Offers   pluginproto.Offers `json:"offers"`
 	// Title and Description are Describe's, within pluginproto.MaxTitle
 	// and MaxDescription (an entry read back is bounded again).
-	Title       string            `json:"title,omitempty"`
-	Description string            `json:"description,omitempty"`
-	Tools       []json.RawMessage `json:"tools"`
-	Resources   []json.RawMessage `json:"resources"`
-	Templates   []json.RawMessage `json:"templates"`
-	Prompts     []json.RawMessage `json:"prompts"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	// Requests is what the plugin asked to be granted (Describe).
+	Requests  pluginproto.Requests `json:"requests,omitzero"`
+	Tools     []json.RawMessage    `json:"tools"`
+	Resources []json.RawMessage    `json:"resources"`
+	Templates []json.RawMessage    `json:"templates"`
+	Prompts   []json.RawMessage    `json:"prompts"`
 }
 
 // binaryID is a plugin executable's SHA-256 and the stat fingerprint it
@@ -228,7 +230,7 @@ func (e *cacheEntry) lists() lists {
 // description returns the entry's Describe answer.
 func (e *cacheEntry) description() pluginproto.Description {
 	return pluginproto.Description{Name: e.Plugin, Version: e.Version, ContractVersion: e.Contract, Offers: e.Offers,
-		About: pluginproto.About{Title: e.Title, Description: e.Description}.Bounded()}
+		About: pluginproto.About{Title: e.Title, Description: e.Description}.Bounded(), Requests: e.Requests.Clone()}
 }
 
 // newEntry is the entry of what a running plugin offers.
@@ -236,7 +238,7 @@ func newEntry(name string, id binaryID, fingerprint string, d pluginproto.Descri
 	e := &cacheEntry{
 		Format: cacheFormat, Name: name, Key: cacheKey(id.SHA256, fingerprint), Binary: id,
 		Plugin: d.Name, Version: d.Version, Contract: d.ContractVersion, Offers: d.Offers,
-		Title: d.About.Title, Description: d.About.Description,
+		Title: d.About.Title, Description: d.About.Description, Requests: d.Requests.Clone(),
 		Tools: []json.RawMessage{}, Resources: []json.RawMessage{}, Templates: []json.RawMessage{}, Prompts: []json.RawMessage{},
 	}
 	for _, t := range l.tools {

@@ -146,6 +146,33 @@
 // start of many plugins is neither paid one at a time nor all at once;
 // restarts, reloads and starts on demand are not queued behind them.
 //
+// # Trust
+//
+// With Options.Trust (package trust's Checker), a plugin file runs only
+// when the trust check allows it: in mode pinned, when its SHA-256 is the
+// one approved for its name; in mode signed, when NAME.sig beside it is a
+// valid signature by a trusted key. The file is checked right before each
+// process start (a load, a reload, a restart, a lazy plugin woken) and
+// before a lazy plugin is published from its cache entry. A file the
+// check refuses is quarantined ([StateQuarantined], EventQuarantined):
+// not started and not published (a running process of it is withdrawn
+// and stopped: a replaced binary does not keep serving through the
+// process of the binary it replaced), its status carrying the verdict
+// (PluginStatus.Trust: mode, state, digest, reason). It is checked again
+// when its file changes, when its NAME.sig changes, and when the trust
+// files change (Trust.Watch): an approval starts it, a revocation stops
+// and withdraws it, without a restart of the host.
+//
+// What a plugin asks to be granted (PluginStatus.Requests) comes from its
+// Describe (pluginproto.Plugin.Request) once it has run, and is kept in
+// its cache entry; a quarantined binary shows it only when the cache
+// holds an entry of that very binary (one that ran before, say in mode
+// open), since the host never starts a quarantined binary to ask it. A
+// declared server's comes from its declaration's requests member, always
+// known. Options.Denied says what of it the plugin's sandbox policy does
+// not grant (PluginStatus.Denied); it is logged at WARN once per
+// supervisor and difference, and never granted.
+//
 // # Processes
 //
 // Every plugin process is started by one function, the manager's go-plugin

@@ -232,6 +232,7 @@ func (l *life) fromCache() bool {
 		s.stored = e
 		d, ls := e.description(), e.lists()
 		s.update(func(st *PluginStatus) { st.Version = d.Name + " " + d.Version; st.count(ls) })
+		s.showRequests(s.requestsOf("", d, true))
 		l.show(d, ls, false)
 	}
 	if statErr == nil {
@@ -258,6 +259,8 @@ func (l *life) idling() stage {
 		return stageLoading
 	case <-s.g.wake:
 		return stageWaking
+	case <-s.recheck:
+		return l.rechecked(stageIdle)
 	}
 }
 
@@ -267,9 +270,13 @@ func (l *life) waking() stage {
 	s := l.s
 	s.update(func(st *PluginStatus) { st.State = StateLoading })
 	in, err := l.launch()
+	v, quarantined := isQuarantine(err)
 	switch {
 	case l.ctx.Err() != nil:
 		return stageStopping
+	case quarantined:
+		s.g.fail(err)
+		return l.quarantine(v)
 	case err != nil:
 		l.launchFailed(err)
 		s.log.Error("plugin failed to start on demand", "error", err)

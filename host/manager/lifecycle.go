@@ -24,7 +24,10 @@ import (
 //	backoff        → restarting (delay over) | loading (file changed)
 //	restarting     → running | backoff or parked (launch failed: a death too)
 //	parked, failed → loading (file changed)
+//	quarantined    → loading (file changed, or trusted now)
 //	every stage    → stopping (ctx ended)
+//	every stage    → quarantined (Options.Trust refuses the file: at a
+//	                 launch, or when its trust changes)
 //
 // PluginStatus.State shows loading for loading, reloading and waking,
 // restarting for backoff and restarting, and the stage's own name
@@ -57,12 +60,15 @@ const (
 	stageIdle
 	// stageWaking starts an idle lazy plugin for the requests waiting.
 	stageWaking
+	// stageQuarantined waits, unpublished and stopped, for the file of a
+	// plugin Options.Trust refused, or its trust, to change.
+	stageQuarantined
 	// stageStopping ends the supervisor: run unpublishes and stops the
 	// plugin, and returns.
 	stageStopping
 )
 
-var stageNames = [...]string{"loading", "running", "reloading", "backoff", "restarting", "parked", "failed", "idle", "waking", "stopping"}
+var stageNames = [...]string{"loading", "running", "reloading", "backoff", "restarting", "parked", "failed", "idle", "waking", "quarantined", "stopping"}
 
 func (st stage) String() string { return stageNames[st] }
 
@@ -126,11 +132,13 @@ func (l *life) step(st stage) stage {
 	case stageRestarting:
 		return l.restarting()
 	case stageParked, stageFailed:
-		return l.awaitChange()
+		return l.awaitChange(st)
 	case stageIdle:
 		return l.idling()
 	case stageWaking:
 		return l.waking()
+	case stageQuarantined:
+		return l.quarantined()
 	}
 	panic(fmt.Sprintf("manager: no stage %d", st))
 }
@@ -152,6 +160,13 @@ func (l *life) stop() {
 
 func (l *life) loading() stage {
 	s := l.s
+	if s.lazy && s.m.opts.Trust != nil {
+		// Published from the cache, it would be served before any launch
+		// checks it.
+		if v := s.checkTrust(); !v.Allowed() {
+			return l.quarantine(v)
+		}
+	}
 	if s.lazy && l.fromCache() {
 		return stageIdle
 	}
@@ -163,9 +178,12 @@ func (l *life) loading() stage {
 	}
 	defer func() { <-s.m.loadSem }() // after publishing
 	in, err := l.launch()
+	v, quarantined := isQuarantine(err)
 	switch {
 	case l.ctx.Err() != nil:
 		return stageStopping
+	case quarantined:
+		return l.quarantine(v)
 	case err != nil && errors.As(err, new(*killedStarting)):
 		l.launchFailed(err)
 		s.log.Error("plugin was killed while loading; restarting it", "error", err)
@@ -205,9 +223,12 @@ func (l *life) unpublish(why string) {
 
 func (l *life) restarting() stage {
 	in, err := l.launch()
+	v, quarantined := isQuarantine(err)
 	switch {
 	case l.ctx.Err() != nil:
 		return stageStopping
+	case quarantined:
+		return l.quarantine(v)
 	case err != nil:
 		l.launchFailed(err)
 		l.s.g.fail(err) // the requests waiting for this start
@@ -266,7 +287,7 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 func (l *life) show(d pluginproto.Description, ls lists, force bool) {
 	s := l.s
 	shown := s.screen(ls)
-	if force || l.last == nil || l.last.desc != d || !sameLists(l.last.lists, shown) {
+	if force || l.last == nil || !l.last.desc.Equal(d) || !sameLists(l.last.lists, shown) {
 		if l.last != nil && !force {
 			s.log.Debug("plugin offers other definitions than were published; publishing them")
 		}
@@ -288,7 +309,7 @@ func (l *life) show(d pluginproto.Description, ls lists, force bool) {
 		}
 	}
 	e := newEntry(s.name, s.bin, s.fingerprint, d, ls)
-	if old := s.stored; old != nil && old.Key == e.Key && old.Binary == e.Binary && old.description() == d && sameLists(old.lists(), ls) {
+	if old := s.stored; old != nil && old.Key == e.Key && old.Binary == e.Binary && old.description().Equal(d) && sameLists(old.lists(), ls) {
 		return
 	}
 	s.m.cache.store(e)
@@ -342,6 +363,9 @@ func (l *life) running() stage {
 
 	case <-s.changed:
 		return stageReloading
+
+	case <-s.recheck:
+		return l.rechecked(stageRunning)
 	}
 }
 
@@ -351,9 +375,14 @@ func (l *life) reloading() stage {
 	s := l.s
 	s.update(func(st *PluginStatus) { st.State = StateLoading })
 	in, err := l.launch()
+	v, quarantined := isQuarantine(err)
 	switch {
 	case l.ctx.Err() != nil:
 		return stageStopping
+	case quarantined:
+		// The file that replaced it may not run: neither may the
+		// process of the file it replaced, whose trust is gone with it.
+		return l.quarantine(v)
 	case err != nil:
 		s.log.Error("reloading the changed plugin failed; the running process keeps serving", "error", err)
 		s.update(func(st *PluginStatus) { st.State = StateRunning; st.setError(err, "") })
@@ -440,16 +469,21 @@ func (l *life) backoff() stage {
 	case <-timer.C:
 		l.s.update(func(st *PluginStatus) { st.Restarts++ })
 		return stageRestarting
+	case <-l.s.recheck:
+		return l.rechecked(stageBackoff) // waits its whole delay again
 	}
 }
 
-// awaitChange waits, parked or failed, for the plugin's file to change.
-func (l *life) awaitChange() stage {
+// awaitChange waits, parked or failed (st), for the plugin's file to
+// change.
+func (l *life) awaitChange(st stage) stage {
 	select {
 	case <-l.ctx.Done():
 		return stageStopping
 	case <-l.s.changed:
 		l.deaths = nil
 		return stageLoading
+	case <-l.s.recheck:
+		return l.rechecked(st)
 	}
 }

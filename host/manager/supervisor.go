@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // supervisor owns one plugin file: it loads it, publishes it, restarts it
@@ -32,6 +33,9 @@ type supervisor struct {
 	prev <-chan struct{}
 	// changed carries "the file changed" (coalesced).
 	changed chan struct{}
+	// recheck carries "the plugin's trust may have changed" (coalesced):
+	// the trust files or its signature changed.
+	recheck chan struct{}
 	// done is closed when run returns: the plugin is unloaded.
 	done chan struct{}
 	// g is where every provider published for this plugin finds its
@@ -60,6 +64,8 @@ type supervisor struct {
 	// onSettle holds the callbacks of file changes not yet acted on; they
 	// are called once the plugin is published again, or failed, or gone.
 	onSettle []func()
+	// warnedDenied is what was last logged as asked for and not granted.
+	warnedDenied *pluginproto.Requests
 }
 
 func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
@@ -77,6 +83,7 @@ func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
 		ctx:         ctx,
 		cancel:      cancel,
 		changed:     make(chan struct{}, 1),
+		recheck:     make(chan struct{}, 1),
 		done:        make(chan struct{}),
 		st:          PluginStatus{Name: f.name, Path: f.path, State: StateLoading, Renamed: f.renamed},
 	}
@@ -125,6 +132,7 @@ func (s *supervisor) update(f func(st *PluginStatus)) {
 func (s *supervisor) fromCache(e *cacheEntry) *provider {
 	p := &provider{name: s.name, g: s.g, desc: e.description(), lists: s.screen(e.lists())}
 	s.cached, s.stored = p, e
+	s.showRequests(s.requestsOf("", p.desc, true))
 	s.update(func(st *PluginStatus) {
 		st.Version = e.Plugin + " " + e.Version
 		st.count(p.lists)
@@ -151,6 +159,7 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 			st.setError(nil, "")
 		}
 	})
+	s.showRequests(s.requestsOf("", in.desc, true))
 }
 
 // launch starts the plugin, retrying a few times while its file is still open
@@ -162,7 +171,12 @@ func (s *supervisor) launch(ctx context.Context) (*instance, error) {
 		s.loaded = fi
 		s.mu.Unlock()
 	}
-	if s.m.cache != nil {
+	if s.m.opts.Trust != nil {
+		// Checked as late as can be: right before the process starts.
+		if v := s.checkTrust(); !v.Allowed() {
+			return nil, &errQuarantined{v}
+		}
+	} else if s.m.cache != nil {
 		s.bin, _ = identify(s.path, &s.bin) // zero when unreadable: nothing is stored
 	}
 	delay := 20 * time.Millisecond

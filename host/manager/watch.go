@@ -17,6 +17,7 @@ import (
 
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/naming"
+	"github.com/plughost/plughost/host/trust"
 )
 
 // file is a plugin executable in the directory.
@@ -241,6 +242,9 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		m.log.Warn("plugin directory is gone; keeping the loaded plugins", "dir", m.opts.Dir, "error", err)
 		return
 	}
+	if m.opts.Trust != nil && strings.HasSuffix(base, trust.SigSuffix) {
+		m.recheckSigned(base) // a plugin's signature: its plugin is checked again
+	}
 	f, why, ok := m.inspect(base)
 	name, _ := providerName(base)
 	path := filepath.Join(m.opts.Dir, base)
@@ -269,6 +273,9 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		m.mu.Unlock()
 		m.log.Info("plugin file gone; unloading", "plugin", name, "reason", why)
 		s.unload()
+		if m.opts.Trust != nil {
+			m.opts.Trust.Forget(name)
+		}
 		wg.Go(func() {
 			<-s.done
 			settled()

@@ -183,8 +183,12 @@ type DescribeResponse struct {
 	// Finance") and a sentence or a paragraph of what its tools are for.
 	// Empty means none. The host keeps at most 256 bytes of the title and
 	// 4096 of the description, cut at a UTF-8 boundary.
-	Title         string `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"`
-	Description   string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	Title       string `protobuf:"bytes,5,opt,name=title,proto3" json:"title,omitempty"`
+	Description string `protobuf:"bytes,6,opt,name=description,proto3" json:"description,omitempty"`
+	// What the plugin asks the operator to grant it (Plugin.Request):
+	// shown by the host next to what its sandbox policy grants. Asking
+	// grants nothing: a plugin runs with its policy's grant only.
+	Requests      *Requests `protobuf:"bytes,7,opt,name=requests,proto3" json:"requests,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -261,6 +265,83 @@ func (x *DescribeResponse) GetDescription() string {
 	return ""
 }
 
+func (x *DescribeResponse) GetRequests() *Requests {
+	if x != nil {
+		return x.Requests
+	}
+	return nil
+}
+
+// What a plugin asks for: paths it reads, paths it writes, network
+// destinations ("host:port") and host environment variables by name.
+type Requests struct {
+	state         protoimpl.MessageState `protogen:"open.v1"`
+	Read          []string               `protobuf:"bytes,1,rep,name=read,proto3" json:"read,omitempty"`
+	Write         []string               `protobuf:"bytes,2,rep,name=write,proto3" json:"write,omitempty"`
+	Net           []string               `protobuf:"bytes,3,rep,name=net,proto3" json:"net,omitempty"`
+	Env           []string               `protobuf:"bytes,4,rep,name=env,proto3" json:"env,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Requests) Reset() {
+	*x = Requests{}
+	mi := &file_plugin_proto_msgTypes[2]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Requests) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Requests) ProtoMessage() {}
+
+func (x *Requests) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[2]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Requests.ProtoReflect.Descriptor instead.
+func (*Requests) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{2}
+}
+
+func (x *Requests) GetRead() []string {
+	if x != nil {
+		return x.Read
+	}
+	return nil
+}
+
+func (x *Requests) GetWrite() []string {
+	if x != nil {
+		return x.Write
+	}
+	return nil
+}
+
+func (x *Requests) GetNet() []string {
+	if x != nil {
+		return x.Net
+	}
+	return nil
+}
+
+func (x *Requests) GetEnv() []string {
+	if x != nil {
+		return x.Env
+	}
+	return nil
+}
+
 // What a plugin offers besides tools.
 type Offers struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -278,7 +359,7 @@ type Offers struct {
 
 func (x *Offers) Reset() {
 	*x = Offers{}
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -290,7 +371,7 @@ func (x *Offers) String() string {
 func (*Offers) ProtoMessage() {}
 
 func (x *Offers) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[2]
+	mi := &file_plugin_proto_msgTypes[3]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -303,7 +384,7 @@ func (x *Offers) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Offers.ProtoReflect.Descriptor instead.
 func (*Offers) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{2}
+	return file_plugin_proto_rawDescGZIP(), []int{3}
 }
 
 func (x *Offers) GetResources() bool {
@@ -342,7 +423,7 @@ type ListToolsRequest struct {
 
 func (x *ListToolsRequest) Reset() {
 	*x = ListToolsRequest{}
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -354,7 +435,7 @@ func (x *ListToolsRequest) String() string {
 func (*ListToolsRequest) ProtoMessage() {}
 
 func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[3]
+	mi := &file_plugin_proto_msgTypes[4]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -367,7 +448,7 @@ func (x *ListToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsRequest.ProtoReflect.Descriptor instead.
 func (*ListToolsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{3}
+	return file_plugin_proto_rawDescGZIP(), []int{4}
 }
 
 type ListToolsResponse struct {
@@ -381,7 +462,7 @@ type ListToolsResponse struct {
 
 func (x *ListToolsResponse) Reset() {
 	*x = ListToolsResponse{}
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -393,7 +474,7 @@ func (x *ListToolsResponse) String() string {
 func (*ListToolsResponse) ProtoMessage() {}
 
 func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[4]
+	mi := &file_plugin_proto_msgTypes[5]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -406,7 +487,7 @@ func (x *ListToolsResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListToolsResponse.ProtoReflect.Descriptor instead.
 func (*ListToolsResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{4}
+	return file_plugin_proto_rawDescGZIP(), []int{5}
 }
 
 func (x *ListToolsResponse) GetTools() [][]byte {
@@ -430,7 +511,7 @@ type CallToolHostMessage struct {
 
 func (x *CallToolHostMessage) Reset() {
 	*x = CallToolHostMessage{}
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -442,7 +523,7 @@ func (x *CallToolHostMessage) String() string {
 func (*CallToolHostMessage) ProtoMessage() {}
 
 func (x *CallToolHostMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[5]
+	mi := &file_plugin_proto_msgTypes[6]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -455,7 +536,7 @@ func (x *CallToolHostMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolHostMessage.ProtoReflect.Descriptor instead.
 func (*CallToolHostMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{5}
+	return file_plugin_proto_rawDescGZIP(), []int{6}
 }
 
 func (x *CallToolHostMessage) GetMsg() isCallToolHostMessage_Msg {
@@ -523,7 +604,7 @@ type CallStart struct {
 
 func (x *CallStart) Reset() {
 	*x = CallStart{}
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -535,7 +616,7 @@ func (x *CallStart) String() string {
 func (*CallStart) ProtoMessage() {}
 
 func (x *CallStart) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[6]
+	mi := &file_plugin_proto_msgTypes[7]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -548,7 +629,7 @@ func (x *CallStart) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallStart.ProtoReflect.Descriptor instead.
 func (*CallStart) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{6}
+	return file_plugin_proto_rawDescGZIP(), []int{7}
 }
 
 func (x *CallStart) GetTool() string {
@@ -633,7 +714,7 @@ type Input struct {
 
 func (x *Input) Reset() {
 	*x = Input{}
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -645,7 +726,7 @@ func (x *Input) String() string {
 func (*Input) ProtoMessage() {}
 
 func (x *Input) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[7]
+	mi := &file_plugin_proto_msgTypes[8]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -658,7 +739,7 @@ func (x *Input) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Input.ProtoReflect.Descriptor instead.
 func (*Input) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{7}
+	return file_plugin_proto_rawDescGZIP(), []int{8}
 }
 
 func (x *Input) GetResponses() []byte {
@@ -693,7 +774,7 @@ type InputError struct {
 
 func (x *InputError) Reset() {
 	*x = InputError{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -705,7 +786,7 @@ func (x *InputError) String() string {
 func (*InputError) ProtoMessage() {}
 
 func (x *InputError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -718,7 +799,7 @@ func (x *InputError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputError.ProtoReflect.Descriptor instead.
 func (*InputError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *InputError) GetCode() int32 {
@@ -758,7 +839,7 @@ type InputRequired struct {
 
 func (x *InputRequired) Reset() {
 	*x = InputRequired{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -770,7 +851,7 @@ func (x *InputRequired) String() string {
 func (*InputRequired) ProtoMessage() {}
 
 func (x *InputRequired) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -783,7 +864,7 @@ func (x *InputRequired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputRequired.ProtoReflect.Descriptor instead.
 func (*InputRequired) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InputRequired) GetRequests() []byte {
@@ -816,7 +897,7 @@ type CallToolPluginMessage struct {
 
 func (x *CallToolPluginMessage) Reset() {
 	*x = CallToolPluginMessage{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -828,7 +909,7 @@ func (x *CallToolPluginMessage) String() string {
 func (*CallToolPluginMessage) ProtoMessage() {}
 
 func (x *CallToolPluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -841,7 +922,7 @@ func (x *CallToolPluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolPluginMessage.ProtoReflect.Descriptor instead.
 func (*CallToolPluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *CallToolPluginMessage) GetMsg() isCallToolPluginMessage_Msg {
@@ -918,7 +999,7 @@ type HostFrame struct {
 
 func (x *HostFrame) Reset() {
 	*x = HostFrame{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -930,7 +1011,7 @@ func (x *HostFrame) String() string {
 func (*HostFrame) ProtoMessage() {}
 
 func (x *HostFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -943,7 +1024,7 @@ func (x *HostFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostFrame.ProtoReflect.Descriptor instead.
 func (*HostFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *HostFrame) GetCallId() uint64 {
@@ -1023,7 +1104,7 @@ type ArgumentsChunk struct {
 
 func (x *ArgumentsChunk) Reset() {
 	*x = ArgumentsChunk{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1035,7 +1116,7 @@ func (x *ArgumentsChunk) String() string {
 func (*ArgumentsChunk) ProtoMessage() {}
 
 func (x *ArgumentsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1048,7 +1129,7 @@ func (x *ArgumentsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentsChunk.ProtoReflect.Descriptor instead.
 func (*ArgumentsChunk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *ArgumentsChunk) GetData() []byte {
@@ -1073,7 +1154,7 @@ type CallCancel struct {
 
 func (x *CallCancel) Reset() {
 	*x = CallCancel{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1085,7 +1166,7 @@ func (x *CallCancel) String() string {
 func (*CallCancel) ProtoMessage() {}
 
 func (x *CallCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1098,7 +1179,7 @@ func (x *CallCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallCancel.ProtoReflect.Descriptor instead.
 func (*CallCancel) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 // Contract 2, plugin → host on the CallsV2 stream.
@@ -1121,7 +1202,7 @@ type PluginFrame struct {
 
 func (x *PluginFrame) Reset() {
 	*x = PluginFrame{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1133,7 +1214,7 @@ func (x *PluginFrame) String() string {
 func (*PluginFrame) ProtoMessage() {}
 
 func (x *PluginFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1146,7 +1227,7 @@ func (x *PluginFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginFrame.ProtoReflect.Descriptor instead.
 func (*PluginFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 func (x *PluginFrame) GetCallId() uint64 {
@@ -1275,7 +1356,7 @@ type Detach struct {
 
 func (x *Detach) Reset() {
 	*x = Detach{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1287,7 +1368,7 @@ func (x *Detach) String() string {
 func (*Detach) ProtoMessage() {}
 
 func (x *Detach) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1300,7 +1381,7 @@ func (x *Detach) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Detach.ProtoReflect.Descriptor instead.
 func (*Detach) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 // Why a call on the CallsV2 stream failed.
@@ -1332,7 +1413,7 @@ type CallError struct {
 
 func (x *CallError) Reset() {
 	*x = CallError{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1344,7 +1425,7 @@ func (x *CallError) String() string {
 func (*CallError) ProtoMessage() {}
 
 func (x *CallError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1357,7 +1438,7 @@ func (x *CallError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallError.ProtoReflect.Descriptor instead.
 func (*CallError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 func (x *CallError) GetCode() uint32 {
@@ -1393,7 +1474,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1405,7 +1486,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1418,7 +1499,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *Progress) GetProgress() float64 {
@@ -1456,7 +1537,7 @@ type LogMessage struct {
 
 func (x *LogMessage) Reset() {
 	*x = LogMessage{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1468,7 +1549,7 @@ func (x *LogMessage) String() string {
 func (*LogMessage) ProtoMessage() {}
 
 func (x *LogMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1481,7 +1562,7 @@ func (x *LogMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
 func (*LogMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *LogMessage) GetLevel() string {
@@ -1513,7 +1594,7 @@ type WatchToolsRequest struct {
 
 func (x *WatchToolsRequest) Reset() {
 	*x = WatchToolsRequest{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1525,7 +1606,7 @@ func (x *WatchToolsRequest) String() string {
 func (*WatchToolsRequest) ProtoMessage() {}
 
 func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1538,7 +1619,7 @@ func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsRequest.ProtoReflect.Descriptor instead.
 func (*WatchToolsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 // A change of what the plugin offers. A message with none of its fields
@@ -1558,7 +1639,7 @@ type ToolsChanged struct {
 
 func (x *ToolsChanged) Reset() {
 	*x = ToolsChanged{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1570,7 +1651,7 @@ func (x *ToolsChanged) String() string {
 func (*ToolsChanged) ProtoMessage() {}
 
 func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1583,7 +1664,7 @@ func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsChanged.ProtoReflect.Descriptor instead.
 func (*ToolsChanged) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 func (x *ToolsChanged) GetTools() bool {
@@ -1624,7 +1705,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1636,7 +1717,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1649,7 +1730,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ListRequest) GetCursor() string {
@@ -1672,7 +1753,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1684,7 +1765,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1697,7 +1778,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListResponse) GetItems() [][]byte {
@@ -1726,7 +1807,7 @@ type ReadResourceRequest struct {
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1738,7 +1819,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1751,7 +1832,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ReadResourceRequest) GetUri() string {
@@ -1788,7 +1869,7 @@ type ReadResourceResponse struct {
 
 func (x *ReadResourceResponse) Reset() {
 	*x = ReadResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1800,7 +1881,7 @@ func (x *ReadResourceResponse) String() string {
 func (*ReadResourceResponse) ProtoMessage() {}
 
 func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1813,7 +1894,7 @@ func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
 func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReadResourceResponse) GetAnswer() isReadResourceResponse_Answer {
@@ -1869,7 +1950,7 @@ type SubscribeResourceRequest struct {
 
 func (x *SubscribeResourceRequest) Reset() {
 	*x = SubscribeResourceRequest{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +1962,7 @@ func (x *SubscribeResourceRequest) String() string {
 func (*SubscribeResourceRequest) ProtoMessage() {}
 
 func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +1975,7 @@ func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *SubscribeResourceRequest) GetUri() string {
@@ -1919,7 +2000,7 @@ type SubscribeResourceResponse struct {
 
 func (x *SubscribeResourceResponse) Reset() {
 	*x = SubscribeResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1931,7 +2012,7 @@ func (x *SubscribeResourceResponse) String() string {
 func (*SubscribeResourceResponse) ProtoMessage() {}
 
 func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1944,7 +2025,7 @@ func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 type GetPromptRequest struct {
@@ -1962,7 +2043,7 @@ type GetPromptRequest struct {
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1974,7 +2055,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1987,7 +2068,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 func (x *GetPromptRequest) GetName() string {
@@ -2031,7 +2112,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2043,7 +2124,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2056,7 +2137,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetPromptResponse) GetAnswer() isGetPromptResponse_Answer {
@@ -2113,7 +2194,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2125,7 +2206,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2138,7 +2219,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *CompleteRequest) GetParams() []byte {
@@ -2158,7 +2239,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2170,7 +2251,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2183,7 +2264,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CompleteResponse) GetResult() []byte {
@@ -2201,14 +2282,20 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0fDescribeRequest\x122\n" +
 	"\x15host_contract_version\x18\x01 \x01(\rR\x13hostContractVersion\x12!\n" +
 	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\x12(\n" +
-	"\x10max_message_size\x18\x03 \x01(\rR\x0emaxMessageSize\"\xd7\x01\n" +
+	"\x10max_message_size\x18\x03 \x01(\rR\x0emaxMessageSize\"\x91\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
 	"\x10contract_version\x18\x03 \x01(\rR\x0fcontractVersion\x122\n" +
 	"\x06offers\x18\x04 \x01(\v2\x1a.plughost.plugin.v1.OffersR\x06offers\x12\x14\n" +
 	"\x05title\x18\x05 \x01(\tR\x05title\x12 \n" +
-	"\vdescription\x18\x06 \x01(\tR\vdescription\"\x99\x01\n" +
+	"\vdescription\x18\x06 \x01(\tR\vdescription\x128\n" +
+	"\brequests\x18\a \x01(\v2\x1c.plughost.plugin.v1.RequestsR\brequests\"X\n" +
+	"\bRequests\x12\x12\n" +
+	"\x04read\x18\x01 \x03(\tR\x04read\x12\x14\n" +
+	"\x05write\x18\x02 \x03(\tR\x05write\x12\x10\n" +
+	"\x03net\x18\x03 \x03(\tR\x03net\x12\x10\n" +
+	"\x03env\x18\x04 \x03(\tR\x03env\"\x99\x01\n" +
 	"\x06Offers\x12\x1c\n" +
 	"\tresources\x18\x01 \x01(\bR\tresources\x125\n" +
 	"\x16resource_subscriptions\x18\x02 \x01(\bR\x15resourceSubscriptions\x12\x18\n" +
@@ -2349,90 +2436,92 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 32)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),           // 0: plughost.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),          // 1: plughost.plugin.v1.DescribeResponse
-	(*Offers)(nil),                    // 2: plughost.plugin.v1.Offers
-	(*ListToolsRequest)(nil),          // 3: plughost.plugin.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),         // 4: plughost.plugin.v1.ListToolsResponse
-	(*CallToolHostMessage)(nil),       // 5: plughost.plugin.v1.CallToolHostMessage
-	(*CallStart)(nil),                 // 6: plughost.plugin.v1.CallStart
-	(*Input)(nil),                     // 7: plughost.plugin.v1.Input
-	(*InputError)(nil),                // 8: plughost.plugin.v1.InputError
-	(*InputRequired)(nil),             // 9: plughost.plugin.v1.InputRequired
-	(*CallToolPluginMessage)(nil),     // 10: plughost.plugin.v1.CallToolPluginMessage
-	(*HostFrame)(nil),                 // 11: plughost.plugin.v1.HostFrame
-	(*ArgumentsChunk)(nil),            // 12: plughost.plugin.v1.ArgumentsChunk
-	(*CallCancel)(nil),                // 13: plughost.plugin.v1.CallCancel
-	(*PluginFrame)(nil),               // 14: plughost.plugin.v1.PluginFrame
-	(*Detach)(nil),                    // 15: plughost.plugin.v1.Detach
-	(*CallError)(nil),                 // 16: plughost.plugin.v1.CallError
-	(*Progress)(nil),                  // 17: plughost.plugin.v1.Progress
-	(*LogMessage)(nil),                // 18: plughost.plugin.v1.LogMessage
-	(*WatchToolsRequest)(nil),         // 19: plughost.plugin.v1.WatchToolsRequest
-	(*ToolsChanged)(nil),              // 20: plughost.plugin.v1.ToolsChanged
-	(*ListRequest)(nil),               // 21: plughost.plugin.v1.ListRequest
-	(*ListResponse)(nil),              // 22: plughost.plugin.v1.ListResponse
-	(*ReadResourceRequest)(nil),       // 23: plughost.plugin.v1.ReadResourceRequest
-	(*ReadResourceResponse)(nil),      // 24: plughost.plugin.v1.ReadResourceResponse
-	(*SubscribeResourceRequest)(nil),  // 25: plughost.plugin.v1.SubscribeResourceRequest
-	(*SubscribeResourceResponse)(nil), // 26: plughost.plugin.v1.SubscribeResourceResponse
-	(*GetPromptRequest)(nil),          // 27: plughost.plugin.v1.GetPromptRequest
-	(*GetPromptResponse)(nil),         // 28: plughost.plugin.v1.GetPromptResponse
-	(*CompleteRequest)(nil),           // 29: plughost.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),          // 30: plughost.plugin.v1.CompleteResponse
-	nil,                               // 31: plughost.plugin.v1.Input.ErrorsEntry
+	(*Requests)(nil),                  // 2: plughost.plugin.v1.Requests
+	(*Offers)(nil),                    // 3: plughost.plugin.v1.Offers
+	(*ListToolsRequest)(nil),          // 4: plughost.plugin.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),         // 5: plughost.plugin.v1.ListToolsResponse
+	(*CallToolHostMessage)(nil),       // 6: plughost.plugin.v1.CallToolHostMessage
+	(*CallStart)(nil),                 // 7: plughost.plugin.v1.CallStart
+	(*Input)(nil),                     // 8: plughost.plugin.v1.Input
+	(*InputError)(nil),                // 9: plughost.plugin.v1.InputError
+	(*InputRequired)(nil),             // 10: plughost.plugin.v1.InputRequired
+	(*CallToolPluginMessage)(nil),     // 11: plughost.plugin.v1.CallToolPluginMessage
+	(*HostFrame)(nil),                 // 12: plughost.plugin.v1.HostFrame
+	(*ArgumentsChunk)(nil),            // 13: plughost.plugin.v1.ArgumentsChunk
+	(*CallCancel)(nil),                // 14: plughost.plugin.v1.CallCancel
+	(*PluginFrame)(nil),               // 15: plughost.plugin.v1.PluginFrame
+	(*Detach)(nil),                    // 16: plughost.plugin.v1.Detach
+	(*CallError)(nil),                 // 17: plughost.plugin.v1.CallError
+	(*Progress)(nil),                  // 18: plughost.plugin.v1.Progress
+	(*LogMessage)(nil),                // 19: plughost.plugin.v1.LogMessage
+	(*WatchToolsRequest)(nil),         // 20: plughost.plugin.v1.WatchToolsRequest
+	(*ToolsChanged)(nil),              // 21: plughost.plugin.v1.ToolsChanged
+	(*ListRequest)(nil),               // 22: plughost.plugin.v1.ListRequest
+	(*ListResponse)(nil),              // 23: plughost.plugin.v1.ListResponse
+	(*ReadResourceRequest)(nil),       // 24: plughost.plugin.v1.ReadResourceRequest
+	(*ReadResourceResponse)(nil),      // 25: plughost.plugin.v1.ReadResourceResponse
+	(*SubscribeResourceRequest)(nil),  // 26: plughost.plugin.v1.SubscribeResourceRequest
+	(*SubscribeResourceResponse)(nil), // 27: plughost.plugin.v1.SubscribeResourceResponse
+	(*GetPromptRequest)(nil),          // 28: plughost.plugin.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),         // 29: plughost.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),           // 30: plughost.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),          // 31: plughost.plugin.v1.CompleteResponse
+	nil,                               // 32: plughost.plugin.v1.Input.ErrorsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	2,  // 0: plughost.plugin.v1.DescribeResponse.offers:type_name -> plughost.plugin.v1.Offers
-	6,  // 1: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
-	7,  // 2: plughost.plugin.v1.CallStart.input:type_name -> plughost.plugin.v1.Input
-	31, // 3: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
-	17, // 4: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
-	18, // 5: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
-	6,  // 6: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
-	12, // 7: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
-	13, // 8: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
-	17, // 9: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
-	18, // 10: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
-	16, // 11: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
-	9,  // 12: plughost.plugin.v1.PluginFrame.input_required:type_name -> plughost.plugin.v1.InputRequired
-	15, // 13: plughost.plugin.v1.PluginFrame.detach:type_name -> plughost.plugin.v1.Detach
-	7,  // 14: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
-	9,  // 15: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
-	7,  // 16: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
-	9,  // 17: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
-	8,  // 18: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
-	0,  // 19: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
-	3,  // 20: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
-	19, // 21: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
-	11, // 22: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
-	5,  // 23: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
-	21, // 24: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
-	21, // 25: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
-	23, // 26: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
-	25, // 27: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
-	21, // 28: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
-	27, // 29: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
-	29, // 30: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
-	1,  // 31: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
-	4,  // 32: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
-	20, // 33: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
-	14, // 34: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
-	10, // 35: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
-	22, // 36: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
-	22, // 37: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
-	24, // 38: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
-	26, // 39: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
-	22, // 40: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
-	28, // 41: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
-	30, // 42: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
-	31, // [31:43] is the sub-list for method output_type
-	19, // [19:31] is the sub-list for method input_type
-	19, // [19:19] is the sub-list for extension type_name
-	19, // [19:19] is the sub-list for extension extendee
-	0,  // [0:19] is the sub-list for field type_name
+	3,  // 0: plughost.plugin.v1.DescribeResponse.offers:type_name -> plughost.plugin.v1.Offers
+	2,  // 1: plughost.plugin.v1.DescribeResponse.requests:type_name -> plughost.plugin.v1.Requests
+	7,  // 2: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
+	8,  // 3: plughost.plugin.v1.CallStart.input:type_name -> plughost.plugin.v1.Input
+	32, // 4: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
+	18, // 5: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
+	19, // 6: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
+	7,  // 7: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
+	13, // 8: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
+	14, // 9: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
+	18, // 10: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
+	19, // 11: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
+	17, // 12: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
+	10, // 13: plughost.plugin.v1.PluginFrame.input_required:type_name -> plughost.plugin.v1.InputRequired
+	16, // 14: plughost.plugin.v1.PluginFrame.detach:type_name -> plughost.plugin.v1.Detach
+	8,  // 15: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
+	10, // 16: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	8,  // 17: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
+	10, // 18: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	9,  // 19: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
+	0,  // 20: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
+	4,  // 21: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
+	20, // 22: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
+	12, // 23: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
+	6,  // 24: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
+	22, // 25: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
+	22, // 26: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
+	24, // 27: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
+	26, // 28: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
+	22, // 29: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
+	28, // 30: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
+	30, // 31: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
+	1,  // 32: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
+	5,  // 33: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
+	21, // 34: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
+	15, // 35: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
+	11, // 36: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
+	23, // 37: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
+	23, // 38: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
+	25, // 39: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
+	27, // 40: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
+	23, // 41: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
+	29, // 42: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
+	31, // 43: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
+	32, // [32:44] is the sub-list for method output_type
+	20, // [20:32] is the sub-list for method input_type
+	20, // [20:20] is the sub-list for extension type_name
+	20, // [20:20] is the sub-list for extension extendee
+	0,  // [0:20] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2440,20 +2529,20 @@ func file_plugin_proto_init() {
 	if File_plugin_proto != nil {
 		return
 	}
-	file_plugin_proto_msgTypes[5].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[6].OneofWrappers = []any{
 		(*CallToolHostMessage_Start)(nil),
 	}
-	file_plugin_proto_msgTypes[10].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
 		(*CallToolPluginMessage_Progress)(nil),
 		(*CallToolPluginMessage_Log)(nil),
 		(*CallToolPluginMessage_Result)(nil),
 	}
-	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[12].OneofWrappers = []any{
 		(*HostFrame_Start)(nil),
 		(*HostFrame_Arguments)(nil),
 		(*HostFrame_Cancel)(nil),
 	}
-	file_plugin_proto_msgTypes[14].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[15].OneofWrappers = []any{
 		(*PluginFrame_Progress)(nil),
 		(*PluginFrame_Log)(nil),
 		(*PluginFrame_Result)(nil),
@@ -2461,11 +2550,11 @@ func file_plugin_proto_init() {
 		(*PluginFrame_InputRequired)(nil),
 		(*PluginFrame_Detach)(nil),
 	}
-	file_plugin_proto_msgTypes[24].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[25].OneofWrappers = []any{
 		(*ReadResourceResponse_Result)(nil),
 		(*ReadResourceResponse_InputRequired)(nil),
 	}
-	file_plugin_proto_msgTypes[28].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[29].OneofWrappers = []any{
 		(*GetPromptResponse_Result)(nil),
 		(*GetPromptResponse_InputRequired)(nil),
 	}
@@ -2475,7 +2564,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   32,
+			NumMessages:   33,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

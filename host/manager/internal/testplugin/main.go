@@ -25,6 +25,9 @@
 //   - variant_<v>: exists to tell builds apart (v is set with
 //     -ldflags "-X main.variant=...").
 //
+// It asks to read /srv/testplugin, to reach api.example.com:443 and for
+// $TESTPLUGIN_TOKEN (Plugin.Request).
+//
 // When the environment variable TESTPLUGIN_DIE_IF names a file that exists,
 // the plugin exits with status 4 before the handshake; when
 // TESTPLUGIN_HANG_IF does, it never completes the handshake. At start it logs
@@ -81,6 +84,7 @@ func main() {
 
 	p := pluginproto.New("testplugin", variant)
 	p.SetAbout(pluginproto.About{Title: "Test plugin " + variant, Description: "What the manager's tests start."})
+	p.Request(pluginproto.Requests{Read: []string{"/srv/testplugin"}, Net: []string{"api.example.com:443"}, Env: []string{"TESTPLUGIN_TOKEN"}})
 	p.AddTool(pluginproto.Tool{Name: "pid"}, text(strconv.Itoa(os.Getpid())))
 	p.AddTool(pluginproto.Tool{Name: "stdin"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
 		in, err := os.Stdin.Stat()

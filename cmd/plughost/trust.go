@@ -1,0 +1,185 @@
+package main
+
+import (
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/audit"
+	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/trust"
+	"github.com/plughost/plughost/pluginproto"
+)
+
+// Trust: the trust block's Checker for the manager, the warning of mode
+// open beyond loopback, and the approve and revoke commands (README
+// "Trust").
+
+// trustFile is the trust file of cfg: its trust block's file, else
+// $XDG_STATE_HOME/plughost/trust.json (~/.local/state/plughost/trust.json):
+// the state the operator's plughost keeps, out of the plugin directory so
+// that whoever may drop a plugin there cannot approve it too.
+func trustFile(cfg *config.Config) (string, error) {
+	if cfg.Trust.File != "" {
+		return cfg.Trust.File, nil
+	}
+	base := os.Getenv("XDG_STATE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", errors.New("no trust file: neither XDG_STATE_HOME nor HOME is set; name one with trust { file = ... } in --config")
+		}
+		base = filepath.Join(home, ".local", "state")
+	}
+	return filepath.Join(base, "plughost", "trust.json"), nil
+}
+
+// newTrust is the Checker of cfg's trust block; nil when every plugin is
+// in mode open (nothing to check, nothing to watch). Each state change is
+// logged and, with an audit log, written to it.
+func newTrust(cfg *config.Config, log hclog.Logger, auditLog *audit.Log) (*trust.Checker, error) {
+	t := cfg.Trust
+	if !t.Uses(config.TrustPinned) && !t.Uses(config.TrustSigned) {
+		return nil, nil
+	}
+	opts := &trust.Options{Mode: trust.Mode(t.ModeFor("")), AllowedSigners: t.AllowedSigners, Logger: log,
+		ModeFor: func(name string) trust.Mode { return trust.Mode(t.ModeFor(name)) }}
+	if t.Uses(config.TrustPinned) {
+		file, err := trustFile(cfg)
+		if err != nil {
+			return nil, err
+		}
+		opts.File = file
+	}
+	if auditLog != nil {
+		opts.OnChange = func(c trust.Change) {
+			auditLog.Trust(audit.TrustChange{Time: c.Time, Plugin: c.Plugin, Mode: string(c.Mode), State: string(c.State),
+				From: string(c.From), Digest: c.Digest, Signer: c.Signer, Reason: c.Reason})
+		}
+	}
+	return trust.New(opts)
+}
+
+// denied is manager.Options.Denied: what a plugin asks for beyond its
+// sandbox policy.
+func denied(cfg *config.Config) func(string, pluginproto.Requests) pluginproto.Requests {
+	return func(name string, r pluginproto.Requests) pluginproto.Requests {
+		return trust.Denied(r, cfg.Sandbox.PolicyFor(name))
+	}
+}
+
+// warnOpenTrust warns, when serve listens beyond loopback at addr, that
+// plugins in mode open run whatever file is dropped into the directory
+// and serve its tools to other machines' clients.
+func warnOpenTrust(t config.Trust, addr string, dir string, log hclog.Logger) {
+	if loopback(addr) || !t.Uses(config.TrustOpen) {
+		return
+	}
+	log.Warn(`serving beyond loopback with plugins in trust mode "open": any executable dropped into the plugin directory runs `+
+		`and its tools reach remote clients; consider trust { mode = "pinned" } and plughost approve (README "Trust")`,
+		"addr", addr, "dir", dir)
+}
+
+// approveCommand is `plughost approve NAME` (approve) and `plughost
+// revoke NAME`: the trust file gets, or loses, NAME's approval of the
+// plugin file as it is now. A running plughost follows the file.
+func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error {
+	name := "revoke"
+	if approve {
+		name = "approve"
+	}
+	fs := flag.NewFlagSet(name, flag.ContinueOnError)
+	plugins := fs.String("plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins)")
+	cfgPath := fs.String("config", "", "HCL configuration file: its trust block names the trust file (default $XDG_STATE_HOME/plughost/trust.json)")
+	want := new(string)
+	if approve {
+		fs.StringVar(want, "digest", "", "approve only if the file's digest is this one (sha256:…, as plughost plugins shows it): "+
+			"what was reviewed is what is approved")
+	}
+	// Accept the plugin's name before or after the flags.
+	var plugin string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		plugin, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return err
+	}
+	if plugin == "" && fs.NArg() == 1 {
+		plugin = fs.Arg(0)
+	} else if fs.NArg() > 0 {
+		return usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if plugin == "" {
+		return usageError(stderr, fs, "which plugin? usage: plughost %s NAME", name)
+	}
+	cfg, err := loadConfig(*cfgPath)
+	if err != nil {
+		return err
+	}
+	path, err := trustFile(cfg)
+	if err == nil {
+		path, err = filepath.Abs(path)
+	}
+	if err != nil {
+		return err
+	}
+	if !approve {
+		return trust.Update(path, func(f *trust.File) error {
+			if _, ok := f.Plugins[plugin]; !ok {
+				return fmt.Errorf("%s is not approved in %s", plugin, path)
+			}
+			delete(f.Plugins, plugin)
+			fmt.Fprintf(stdout, "revoked %s in %s; a running plughost stops serving it\n", plugin, path)
+			return nil
+		})
+	}
+	dir, err := resolveDir(*plugins, "plugins", "--plugins")
+	if err != nil {
+		return err
+	}
+	plugin, file, err := manager.Find(dir, plugin)
+	if err != nil {
+		return err
+	}
+	base := filepath.Base(file)
+	digest, err := trust.Digest(file)
+	if err != nil {
+		return err
+	}
+	if *want != "" && *want != digest {
+		return fmt.Errorf("%s is %s now, not %s: it changed since it was reviewed; nothing approved", file, digest, *want)
+	}
+	err = trust.Update(path, func(f *trust.File) error {
+		f.Plugins[plugin] = trust.Entry{Digest: digest, ApprovedAt: time.Now().UTC(), ApprovedBy: approver(), File: base}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(stdout, "approved %s (%s, %s) in %s\n", plugin, file, digest, path)
+	if m := cfg.Trust.ModeFor(plugin); m != config.TrustPinned {
+		fmt.Fprintf(stdout, "note: %s is in trust mode %q, where approvals are not consulted\n", plugin, m)
+	}
+	return nil
+}
+
+// approver is who approves: user@host, as far as they are known.
+func approver() string {
+	who := "unknown"
+	if u, err := user.Current(); err == nil {
+		who = u.Username
+	}
+	if h, err := os.Hostname(); err == nil {
+		who += "@" + h
+	}
+	return who
+}

@@ -1,0 +1,235 @@
+package manager
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/trust"
+	"github.com/plughost/plughost/pluginproto"
+)
+
+// Trust and requested permissions: which plugin files may run
+// (Options.Trust), and what each asks to be granted next to what its
+// policy grants (Options.Denied). See the package documentation.
+
+// Trust decides which plugin files may run. *trust.Checker is one.
+type Trust interface {
+	// Check decides whether the plugin file at path, of that provider
+	// name and digest ("sha256:…"), may run.
+	Check(name, path, digest string) trust.Verdict
+	// Forget drops what Check remembers of a plugin whose file is gone.
+	Forget(name string)
+	// Watch calls changed whenever the decisions may have changed (an
+	// approval, a revocation, a new allowed_signers), until ctx ends. It
+	// is watching when it returns; done is closed once it has stopped.
+	Watch(ctx context.Context, changed func()) (done <-chan struct{}, err error)
+}
+
+// errQuarantined is the error of a launch the trust check refused.
+type errQuarantined struct{ v trust.Verdict }
+
+func (e *errQuarantined) Error() string { return "quarantined: " + e.v.Reason }
+
+// checkTrust checks the plugin file as it is now, records the verdict in
+// the status, and returns it. Without Options.Trust every plugin may run.
+// Only run's goroutine calls it once the supervisor runs (it updates
+// s.bin).
+func (s *supervisor) checkTrust() trust.Verdict {
+	t := s.m.opts.Trust
+	if t == nil {
+		return trust.Verdict{Mode: trust.ModeOpen, State: trust.StateOpen}
+	}
+	var digest string
+	if id, ok := identify(s.path, &s.bin); ok {
+		s.bin = id // the catalog cache's identity too: hashed once
+		digest = "sha256:" + id.SHA256
+	}
+	v := t.Check(s.name, s.path, digest) // "": Check reads the file and says why it cannot
+	s.update(func(st *PluginStatus) { st.Trust = v })
+	return v
+}
+
+// quarantine withdraws the plugin (a running process is stopped) and
+// records why it may not run; it waits in stageQuarantined for its file
+// or its trust to change.
+func (l *life) quarantine(v trust.Verdict) stage {
+	s := l.s
+	l.unpublish("is quarantined: " + v.Reason)
+	if l.cur != nil {
+		l.cur.stop(s.m.opts.StopTimeout, true)
+		l.cur = nil
+	}
+	req := s.requestsOf(v.Digest, pluginproto.Description{}, false)
+	var already bool
+	s.update(func(st *PluginStatus) {
+		already = st.State == StateQuarantined
+		st.State, st.Trust, st.PID, st.Sandbox, st.Version = StateQuarantined, v, 0, nil, "" // the version was a process's
+		st.setError(nil, "")
+		st.count(lists{})
+		st.Requests, st.Denied = req, s.m.opts.denied(s.name, req)
+	})
+	if !already { // checked again and still refused: no new event
+		s.event(EventQuarantined)
+	}
+	l.settled()
+	s.settleChanges()
+	return stageQuarantined
+}
+
+// quarantined waits for the file of a quarantined plugin, or the trust
+// files, to change: then it is checked again.
+func (l *life) quarantined() stage {
+	s := l.s
+	select {
+	case <-l.ctx.Done():
+		return stageStopping
+	case <-s.changed:
+		l.deaths = nil
+		return stageLoading
+	case <-s.recheck:
+		if v := s.checkTrust(); !v.Allowed() {
+			return l.quarantine(v) // the reason may have changed
+		}
+		l.deaths = nil
+		return stageLoading
+	}
+}
+
+// rechecked checks a plugin that may run (or is down for another reason)
+// again after its trust changed: it is quarantined when it may no longer
+// run, else it stays in stage st.
+func (l *life) rechecked(st stage) stage {
+	if v := l.s.checkTrust(); !v.Allowed() {
+		return l.quarantine(v)
+	}
+	return st
+}
+
+// recheckAll makes every supervisor check its plugin's trust again.
+func (m *Manager) recheckAll() {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.plugins {
+		s.trustChanged()
+	}
+}
+
+// recheckSigned makes the supervisor of the plugin file a changed
+// signature file (NAME.sig) belongs to check its trust again.
+func (m *Manager) recheckSigned(sigBase string) {
+	path := filepath.Join(m.opts.Dir, strings.TrimSuffix(sigBase, trust.SigSuffix))
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	for _, s := range m.plugins {
+		if s.path == path {
+			s.trustChanged()
+		}
+	}
+}
+
+// trustChanged makes run check the plugin's trust again (coalesced).
+func (s *supervisor) trustChanged() {
+	select {
+	case s.recheck <- struct{}{}:
+	default:
+	}
+}
+
+// requestsOf is what the plugin asks to be granted: a declared server's
+// requests member, or what the plugin's Describe said (d, when known), or
+// for a binary that is not running what it said when it last ran this
+// very binary (its catalog cache entry, when the digest matches); empty
+// when unknown.
+func (s *supervisor) requestsOf(digest string, d pluginproto.Description, described bool) pluginproto.Requests {
+	if _, ok := declared.Name(filepath.Base(s.path)); ok {
+		if decl, err := declared.Load(s.path); err == nil {
+			return decl.Requests
+		}
+		return pluginproto.Requests{}
+	}
+	if described {
+		return d.Requests
+	}
+	return s.m.cache.requestsOf(s.name, strings.TrimPrefix(digest, "sha256:"))
+}
+
+// requestsOf returns the requests of the named plugin's cache entry when
+// it was made from the binary of that SHA-256; empty otherwise.
+func (c *catalogCache) requestsOf(name, sha string) pluginproto.Requests {
+	if c == nil || sha == "" {
+		return pluginproto.Requests{}
+	}
+	b, err := os.ReadFile(c.path(name))
+	var e cacheEntry
+	if err != nil || json.Unmarshal(b, &e) != nil || e.Format != cacheFormat || e.Name != name || e.Binary.SHA256 != sha {
+		return pluginproto.Requests{}
+	}
+	return e.Requests
+}
+
+// denied is what the named plugin asks for beyond its grant
+// (Options.Denied); empty without one.
+func (o *Options) denied(name string, r pluginproto.Requests) pluginproto.Requests {
+	if o.Denied == nil || r.Empty() {
+		return pluginproto.Requests{}
+	}
+	return o.Denied(name, r)
+}
+
+// showRequests records what the plugin asks for and what of it is not
+// granted, logging the difference at WARN once for each new request.
+func (s *supervisor) showRequests(r pluginproto.Requests) {
+	denied := s.m.opts.denied(s.name, r)
+	s.mu.Lock()
+	logged := s.warnedDenied != nil && s.warnedDenied.Equal(denied)
+	s.st.Requests, s.st.Denied = r, denied
+	if !denied.Empty() {
+		s.warnedDenied = &denied
+	}
+	s.mu.Unlock()
+	if !denied.Empty() && !logged {
+		s.log.Warn("plugin asks for more than its sandbox policy grants; it runs with the grant only",
+			"requested", r.String(), "not_granted", denied.String())
+	}
+}
+
+// isQuarantine returns the verdict of a launch the trust check refused.
+func isQuarantine(err error) (trust.Verdict, bool) {
+	var q *errQuarantined
+	if errors.As(err, &q) {
+		return q.v, true
+	}
+	return trust.Verdict{}, false
+}
+
+// ErrNoPlugin is Find's error when no file of the directory is the
+// named plugin.
+var ErrNoPlugin = errors.New("no such plugin")
+
+// Find returns the provider name and the file of the plugin of that
+// provider name in dir (or of that file name), as a manager of dir with
+// Options.Wrapper set would load it: the first such file by name, an
+// executable or a declaration. It is how `plughost approve NAME` finds
+// what to approve.
+func Find(dir, name string) (provider, path string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", "", err
+	}
+	m := &Manager{opts: Options{Dir: dir, Wrapper: []string{"find"}}}
+	for _, byFile := range []bool{false, true} {
+		for _, e := range entries {
+			f, _, ok := m.inspect(e.Name())
+			if ok && ((!byFile && f.name == name) || (byFile && e.Name() == name)) {
+				return f.name, f.path, nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("%w %q in %s", ErrNoPlugin, name, dir)
+}

@@ -1,0 +1,251 @@
+package trust
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"time"
+
+	"golang.org/x/sys/unix"
+)
+
+// FileFormat is the version of the trust file's format that this host
+// reads and writes. A file of another format is refused as a whole (every
+// pinned plugin is then quarantined): a newer format may pin more than
+// this host knows how to check, and ignoring a pin must never be how a
+// plugin gets through.
+const FileFormat = 1
+
+// File is the trust file: the operator's approvals, by provider name. It
+// is JSON so that a configuration manager (Ansible, Puppet, a Kubernetes
+// ConfigMap) can write it as well as `plughost approve` does:
+//
+//	{
+//	  "format": 1,
+//	  "plugins": {
+//	    "echo": {"digest": "sha256:9f86d0…", "approved_at": "2026-11-26T09:30:00Z", "approved_by": "ops@build1", "file": "echo"}
+//	  }
+//	}
+//
+// A later format will pin more per plugin, beside digest: the
+// fingerprints of the plugin's definitions as approved (a
+// "definitions" member mapping "tool/NAME" to a digest of the
+// definition's canonical JSON), so that a plugin that starts offering
+// other tools is held back the same way a changed binary is. That
+// addition raises FileFormat, so that a host that cannot check such pins
+// refuses the file rather than ignoring them. Unknown members of an entry
+// are kept as they are when plughost rewrites the file (Entry.Extra).
+type File struct {
+	Format  int              `json:"format"`
+	Plugins map[string]Entry `json:"plugins"`
+}
+
+// Entry is one approved plugin.
+type Entry struct {
+	// Digest is what was approved: "sha256:" and the hex SHA-256 of the
+	// plugin's file (a binary, or a declared server's NAME.mcp.json).
+	Digest string `json:"digest"`
+	// ApprovedAt is when, in UTC.
+	ApprovedAt time.Time `json:"approved_at"`
+	// ApprovedBy is who: "user@host" for plughost approve; a
+	// configuration manager writes what it likes. For people only.
+	ApprovedBy string `json:"approved_by,omitempty"`
+	// File is the plugin file's name when it was approved, for people
+	// only: the entry is the provider name's, whatever its file.
+	File string `json:"file,omitempty"`
+	// Extra holds the members this host does not know, written back as
+	// they were read.
+	Extra map[string]json.RawMessage `json:"-"`
+}
+
+// entryKeys are the members of Entry this host knows.
+var entryKeys = []string{"digest", "approved_at", "approved_by", "file"}
+
+// MarshalJSON writes the entry's known members and its Extra ones.
+func (e Entry) MarshalJSON() ([]byte, error) {
+	type known Entry
+	b, err := json.Marshal(known(e))
+	if err != nil || len(e.Extra) == 0 {
+		return b, err
+	}
+	m := map[string]json.RawMessage{}
+	if err := json.Unmarshal(b, &m); err != nil {
+		return nil, err
+	}
+	for k, v := range e.Extra {
+		if !slices.Contains(entryKeys, k) {
+			m[k] = v
+		}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON reads the known members and keeps the others in Extra.
+func (e *Entry) UnmarshalJSON(b []byte) error {
+	type known Entry
+	var k known
+	if err := json.Unmarshal(b, &k); err != nil {
+		return err
+	}
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	for _, key := range entryKeys {
+		delete(m, key)
+	}
+	*e = Entry(k)
+	e.Extra = nil
+	if len(m) > 0 {
+		e.Extra = m
+	}
+	return nil
+}
+
+// MaxFileSize is the largest trust file read: far more than any
+// directory's approvals need.
+const MaxFileSize = 4 << 20
+
+// ReadFile reads the trust file at path. A missing file is an empty one
+// (nothing approved). A file that does not parse, is of another format,
+// or approves a plugin with a malformed digest is an error naming the
+// path.
+func ReadFile(path string) (*File, error) {
+	f, err := os.Open(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return &File{Format: FileFormat, Plugins: map[string]Entry{}}, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("trust file: %w", err)
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, MaxFileSize+1))
+	if err != nil {
+		return nil, fmt.Errorf("trust file: %w", err)
+	}
+	if len(b) > MaxFileSize {
+		return nil, fmt.Errorf("trust file %s: over %d bytes", path, MaxFileSize)
+	}
+	tf, err := ParseFile(b)
+	if err != nil {
+		return nil, fmt.Errorf("trust file %s: %w", path, err)
+	}
+	return tf, nil
+}
+
+// ParseFile parses a trust file's content.
+func ParseFile(b []byte) (*File, error) {
+	var tf File
+	if len(bytes.TrimSpace(b)) == 0 { // a configuration manager's empty placeholder
+		return &File{Format: FileFormat, Plugins: map[string]Entry{}}, nil
+	}
+	if err := json.Unmarshal(b, &tf); err != nil {
+		return nil, fmt.Errorf("not a trust file: %w", err)
+	}
+	if tf.Format != FileFormat {
+		return nil, fmt.Errorf("format %d, but this plughost reads format %d", tf.Format, FileFormat)
+	}
+	if tf.Plugins == nil {
+		tf.Plugins = map[string]Entry{}
+	}
+	for name, e := range tf.Plugins {
+		if _, err := ParseDigest(e.Digest); err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", name, err)
+		}
+	}
+	return &tf, nil
+}
+
+// ParseDigest checks a digest written "sha256:" followed by 64 lower-case
+// hex digits and returns its hex part.
+func ParseDigest(d string) (string, error) {
+	h, ok := strings.CutPrefix(d, "sha256:")
+	if _, err := hex.DecodeString(h); !ok || err != nil || len(h) != 2*sha256.Size || strings.ToLower(h) != h {
+		return "", fmt.Errorf("digest %q is not sha256: and 64 lower-case hex digits", d)
+	}
+	return h, nil
+}
+
+// Digest returns the digest of the file at path: "sha256:" and its
+// SHA-256 in hex, read as a stream.
+func Digest(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// Update changes the trust file at path with change, which gets the file
+// as it is (empty when missing) and may modify it: under an exclusive
+// lock (flock on .NAME.lock beside it) so that two plughost approve never
+// lose each other's change, and written atomically (a temporary file in
+// the same directory, mode 0600, renamed over it) so that a host watching
+// the file never reads half of it. The directory is created (0700) when
+// missing. A configuration manager that writes the file itself should
+// rename over it too.
+func Update(path string, change func(*File) error) error {
+	dir := filepath.Dir(path)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return fmt.Errorf("trust file: %w", err)
+	}
+	lock, err := os.OpenFile(filepath.Join(dir, "."+filepath.Base(path)+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
+	if err != nil {
+		return fmt.Errorf("trust file: %w", err)
+	}
+	defer lock.Close()
+	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+		return fmt.Errorf("trust file: lock: %w", err)
+	}
+	tf, err := ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := change(tf); err != nil {
+		return err
+	}
+	tf.Format = FileFormat
+	b, err := json.MarshalIndent(tf, "", "  ")
+	if err != nil {
+		return fmt.Errorf("trust file: %w", err)
+	}
+	return writeAtomic(path, append(b, '\n'))
+}
+
+// writeAtomic writes b to a temporary file beside path, mode 0600, syncs
+// it and renames it over path.
+func writeAtomic(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return fmt.Errorf("trust file: %w", err)
+	}
+	_, err = tmp.Write(b)
+	if err == nil {
+		err = tmp.Sync()
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), path)
+	}
+	if err != nil {
+		_ = os.Remove(tmp.Name())
+		return fmt.Errorf("trust file: %w", err)
+	}
+	return nil
+}

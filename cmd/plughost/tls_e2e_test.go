@@ -71,13 +71,21 @@ func (h *tlsHost) served(addr string) string {
 // Streamable HTTP and the legacy HTTP+SSE over HTTPS; /metrics, on the
 // listener and on --metrics-listen, is HTTPS; the browser origins of an
 // https:// page pass the Origin guard as http:// ones do; plain HTTP to
-// the port gets a 400 saying why; TLS below 1.2 is refused.
+// the port gets a 400 saying why; TLS below 1.2 is refused; a client
+// stalled before its handshake stalls no other.
 func TestServeHTTPS(t *testing.T) {
 	t.Parallel()
 	h := startTLSHost(t, []string{"--metrics-listen", "127.0.0.1:0", "--allowed-origin", "https://localhost:6274"}, "echo")
 	if !strings.HasPrefix(h.base, "https://") {
 		t.Fatalf("serving at %s, want https://", h.base)
 	}
+	// A client that connects and never says hello holds only its own
+	// connection: everything below is served meanwhile.
+	stalled, err := net.Dial("tcp", strings.TrimPrefix(h.base, "https://"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
 	defer cancel()
 	for name, transport := range map[string]mcp.Transport{
@@ -185,7 +193,8 @@ func runDevice(t *testing.T, conn net.Conn) {
 // TestDeviceTLS: with --tls-cert the device listener speaks TLS: a
 // device that connects with TLS registers and its tool is called by the
 // go-sdk client over HTTPS; a device speaking plain frames gets a plain
-// STATUS error saying the port speaks TLS, and is disconnected.
+// STATUS error saying the port speaks TLS, and is disconnected; a device
+// stalled before its handshake stalls no other.
 func TestDeviceTLS(t *testing.T) {
 	t.Parallel()
 	h := startTLSHost(t, []string{"--device-listen", "127.0.0.1:0"})
@@ -195,6 +204,13 @@ func TestDeviceTLS(t *testing.T) {
 		t.Errorf("the device listener does not say it speaks TLS:\n%s", h.stderr)
 	}
 
+	// A device that connects and never says hello holds only its own
+	// connection: the others below are served meanwhile.
+	stalled, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stalled.Close()
 	plain, err := net.Dial("tcp", addr)
 	if err != nil {
 		t.Fatal(err)

@@ -56,6 +56,7 @@ func (h *host) startDevices(f *deviceFlags) error {
 		Tokens:      tokens,
 		CallTimeout: f.callTimeout,
 		IdleTimeout: f.idleTimeout,
+		TLSConfig:   h.tlsConfig(),
 	})
 	if err != nil {
 		return err
@@ -63,6 +64,9 @@ func (h *host) startDevices(f *deviceFlags) error {
 	ln, err := net.Listen("tcp", f.listen)
 	if err != nil {
 		return fmt.Errorf("--device-listen: %w", err)
+	}
+	if len(tokens) > 0 {
+		h.warnClear("--device-listen", ln.Addr().String())
 	}
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan struct{})

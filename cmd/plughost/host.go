@@ -26,6 +26,7 @@ import (
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/toolsearch"
 	"github.com/plughost/plughost/internal/rundir"
+	"github.com/plughost/plughost/internal/tlsreload"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -51,6 +52,8 @@ type hostFlags struct {
 	// /metrics.
 	observe *observeFlags
 	http    bool
+	// tls are serve's --tls-cert and --tls-key (tls.go); nil elsewhere.
+	tls *tlsFlags
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
@@ -107,6 +110,9 @@ type host struct {
 	limits config.Limits
 	// trust is the config's trust block (the manager got its Checker).
 	trust config.Trust
+	// certs serve the listeners' TLS certificate (tls.go); nil without
+	// --tls-cert.
+	certs *tlsreload.Reloader
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
@@ -175,6 +181,15 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	defer func() {
 		if !started {
 			obs.close()
+		}
+	}()
+	certs, err := h.tls.start(log.Named("tls")) // before any plugin runs: a bad pair stops the start
+	if err != nil {
+		return nil, err
+	}
+	defer func() {
+		if !started && certs != nil {
+			certs.Close()
 		}
 	}()
 	var sealer *sealed.Sealer
@@ -279,7 +294,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{obs: obs, log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks),
-		limits: cfg.Limits, trust: cfg.Trust}
+		limits: cfg.Limits, trust: cfg.Trust, certs: certs}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
 		hst.searchPath = search.Path
@@ -366,6 +381,9 @@ func (h *host) stop() error {
 	}
 	h.catalog.Close()
 	h.obs.close()
+	if h.certs != nil {
+		h.certs.Close()
+	}
 	if rerr := h.run.Remove(); rerr != nil { // every plugin is reaped: nothing runs in it
 		h.log.Warn("could not remove the run directory", "dir", h.run.Path(), "error", rerr)
 	}

@@ -30,7 +30,7 @@ type httpFlags struct {
 }
 
 func (f *httpFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.addr, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8080)")
+	fs.StringVar(&f.addr, "http", "", "serve Streamable HTTP at http://ADDR/mcp instead of stdio (e.g. 127.0.0.1:8080; https:// with --tls-cert)")
 	// The default is read from the environment in options, never shown
 	// as the flag's default: -h would print the secret.
 	fs.StringVar(&f.token, "token", "",
@@ -98,23 +98,26 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	if m := h.obs.metrics; m != nil { // GET /metrics, behind the token
 		opts.Meter, opts.Metrics = m, m.Handler()
 	}
-	stopMetrics, err := h.obs.serveMetrics(hf.observe, h.log)
+	stopMetrics, err := h.obs.serveMetrics(hf.observe, h.tlsConfig(), h.log)
 	if err != nil {
 		ln.Close()
 		return errors.Join(err, h.stop())
 	}
 	defer stopMetrics()
-	url := "http://" + ln.Addr().String() + streamable.PathMCP
+	opts.TLSConfig = h.tlsConfig()
+	base := h.scheme() + "://" + ln.Addr().String()
+	url := base + streamable.PathMCP
 	auth := "none (loopback only)"
 	if opts.Token != "" {
 		auth = "Authorization: Bearer <token>"
+		h.warnClear("--http", ln.Addr().String())
 	}
-	h.log.Info("serving MCP over Streamable HTTP", "url", url, "legacy_sse", "http://"+ln.Addr().String()+streamable.PathSSE, "auth", auth)
+	h.log.Info("serving MCP over Streamable HTTP", "url", url, "legacy_sse", base+streamable.PathSSE, "auth", auth)
 	if h.searchPath != "" {
 		// The search block's path: one more server over the same catalog
 		// (and plugins), in tool search mode, with sessions of its own.
 		opts.Endpoints = map[string]*mcp.Server{h.searchPath: mcp.NewServer(h.catalog, h.searchOptions())}
-		h.log.Info("serving MCP in tool search mode over Streamable HTTP", "url", "http://"+ln.Addr().String()+h.searchPath, "auth", auth)
+		h.log.Info("serving MCP in tool search mode over Streamable HTTP", "url", base+h.searchPath, "auth", auth)
 	}
 	h.log.Info("connect an MCP client to " + url + `; the MCP Inspector: run "npx @modelcontextprotocol/inspector", choose Transport Type "Streamable HTTP" and URL ` + url)
 	serveErr := streamable.Serve(ctx, srv, ln, opts)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"context"
+	"crypto/tls"
 	"io"
 	"net"
 	"net/http"
@@ -25,15 +26,18 @@ import (
 type httpHost struct {
 	t         *testing.T
 	cmd       *exec.Cmd
-	base      string // http://127.0.0.1:PORT
+	base      string // http://127.0.0.1:PORT, https:// with --tls-cert
 	pluginDir string
 	workspace string // the files plugin's, writable by the plugins' uid
 	stderr    *lineBuffer
 	wire      *wireCheck
 	exited    chan struct{}
+	// tlsClient is the client side of --tls-cert (trusting its CA), for
+	// httpClient; nil over plain HTTP.
+	tlsClient *tls.Config
 }
 
-var listenURL = regexp.MustCompile(`url=(http://127\.0\.0\.1:\d+)/mcp`)
+var listenURL = regexp.MustCompile(`url=(https?://127\.0\.0\.1:\d+)/mcp`)
 
 func startHTTPHost(t *testing.T, plugins ...string) *httpHost {
 	t.Helper()
@@ -122,7 +126,7 @@ func (h *httpHost) connect(transport mcp.Transport, listChanged chan struct{}) *
 // httpClient returns a client whose requests and responses pass through
 // the wire check.
 func (h *httpHost) httpClient(dial func(ctx context.Context, network, addr string) (net.Conn, error)) *http.Client {
-	base := &http.Transport{DialContext: dial}
+	base := &http.Transport{DialContext: dial, TLSClientConfig: h.tlsClient}
 	h.t.Cleanup(base.CloseIdleConnections)
 	return &http.Client{Transport: &checkingTransport{base: base, w: h.wire}}
 }

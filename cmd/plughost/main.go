@@ -32,6 +32,7 @@ Usage:
   plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
   plughost serve   --http ADDR [--token T] [...]       serve MCP over Streamable HTTP at http://ADDR/mcp
   plughost serve   --device-listen ADDR [...]          also accept devices (framed ##START protocol over TCP)
+  plughost serve   ... --tls-cert FILE --tls-key FILE  those listeners speak TLS (https://ADDR/mcp), reloading the pair
   plughost plugins [--plugins DIR] [--json]            load each plugin, print its sandbox, tools and what failed
                                                        or was refused, exit (status 1 if anything did)
   plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -28,7 +29,7 @@ type observeFlags struct {
 }
 
 func (f *observeFlags) register(fs *flag.FlagSet) {
-	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics, without a token "+
+	fs.StringVar(&f.metricsListen, "metrics-listen", "", "serve Prometheus metrics at http://ADDR/metrics (https:// with --tls-cert), without a token "+
 		"(e.g. 127.0.0.1:9464; beyond loopback only with --metrics-public); with --http they are also at /metrics behind --token")
 	fs.BoolVar(&f.metricsPublic, "metrics-public", false, "let --metrics-listen listen beyond loopback (metrics name tools, plugins and figures; no secrets)")
 	fs.StringVar(&f.auditLog, "audit-log", "", "append one JSON line per tool call to FILE (created 0600; - for stderr; "+
@@ -141,14 +142,19 @@ func (o *observer) onCallEnd() func(*mcp.CallEnd) {
 
 // serveMetrics serves the metrics on --metrics-listen until the returned
 // func is called, once serve has stopped everything else (so that a scrape
-// sees the shutdown through); it does nothing without the flag.
-func (o *observer) serveMetrics(f *observeFlags, log hclog.Logger) (stop func(), err error) {
+// sees the shutdown through); it does nothing without the flag. cfg, when
+// not nil, is --tls-cert's: the metrics are served over HTTPS.
+func (o *observer) serveMetrics(f *observeFlags, cfg *tls.Config, log hclog.Logger) (stop func(), err error) {
 	if f == nil || f.metricsListen == "" {
 		return func() {}, nil
 	}
 	ln, err := net.Listen("tcp", f.metricsListen)
 	if err != nil {
 		return nil, fmt.Errorf("--metrics-listen: %w", err)
+	}
+	scheme := "http"
+	if cfg != nil { // --tls-cert: HTTPS as well (HTTP/1.1, as plain)
+		ln, scheme = tls.NewListener(ln, cfg), "https"
 	}
 	mux := http.NewServeMux()
 	mux.Handle("GET /metrics", o.metrics.Handler())
@@ -160,7 +166,7 @@ func (o *observer) serveMetrics(f *observeFlags, log hclog.Logger) (stop func(),
 			log.Error("metrics listener failed", "error", err)
 		}
 	}()
-	log.Info("serving Prometheus metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	log.Info("serving Prometheus metrics", "url", scheme+"://"+ln.Addr().String()+"/metrics")
 	return func() { hs.Close(); <-done }, nil
 }
 

@@ -29,11 +29,16 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	httpf.register(fs)
 	hf.observe = new(observeFlags)
 	hf.observe.register(fs)
+	hf.tls = new(tlsFlags)
+	hf.tls.register(fs)
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
 	if fs.NArg() > 0 {
 		return usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
+	}
+	if err := hf.tls.check(httpf.addr, hf.devices.listen, hf.observe.metricsListen); err != nil {
+		return usageError(stderr, fs, "%v", err)
 	}
 	if httpf.addr != "" {
 		hf.http = true
@@ -46,7 +51,7 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 
-	stopMetrics, err := h.obs.serveMetrics(hf.observe, h.log)
+	stopMetrics, err := h.obs.serveMetrics(hf.observe, h.tlsConfig(), h.log)
 	if err != nil {
 		return errors.Join(err, h.stop())
 	}

@@ -3,6 +3,7 @@ package device
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -112,6 +113,7 @@ func (c *conn) readLoop() string {
 	for {
 		f, err := dec.Next()
 		var ne net.Error
+		var plain tls.RecordHeaderError
 		switch {
 		case err == nil:
 		case errors.Is(err, ErrMalformedFrame):
@@ -131,6 +133,8 @@ func (c *conn) readLoop() string {
 			return msg
 		case errors.Is(err, io.EOF):
 			return "the device closed the connection"
+		case errors.As(err, &plain) && plain.Conn != nil:
+			return c.refusePlain(plain.Conn)
 		default:
 			return err.Error()
 		}
@@ -141,6 +145,21 @@ func (c *conn) readLoop() string {
 			return reason
 		}
 	}
+}
+
+// notTLS is the STATUS error of a device that spoke plain frames to a
+// TLS listener (Options.TLSConfig).
+const notTLS = "this port speaks TLS: connect with TLS; closing"
+
+// refusePlain answers a device whose first bytes were not a TLS
+// handshake, on the connection under TLS (tls.RecordHeaderError.Conn),
+// in plain frames it can read, and returns why the connection ends.
+func (c *conn) refusePlain(nc net.Conn) string {
+	if b, err := AppendFrame(nil, Frame{Type: TypeStatus, Task: SystemTask, Payload: []byte("##ERROR:" + notTLS)}); err == nil {
+		nc.SetWriteDeadline(time.Now().Add(c.s.opts.WriteTimeout))
+		nc.Write(b)
+	}
+	return "the device spoke plain frames to the TLS listener"
 }
 
 // deadlineReader sets the read deadline before every read: the AUTH

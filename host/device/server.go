@@ -3,6 +3,7 @@ package device
 import (
 	"context"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -89,6 +90,12 @@ type Options struct {
 	MaxConns int
 	// MaxTokens is the maxTokens of each sampling request. Default 1024.
 	MaxTokens int
+	// TLSConfig, when not nil, makes Serve speak TLS on its listener with
+	// it, so that tokens and frames never travel in clear. The handshake
+	// is bounded as a device's first frame is (AuthTimeout with Tokens,
+	// else IdleTimeout); a device that speaks plain frames to it gets a
+	// plain STATUS error saying the port speaks TLS. Nil: plain TCP.
+	TLSConfig *tls.Config
 }
 
 // Defaults for Options.
@@ -169,9 +176,12 @@ func NewServer(opts *Options) (*Server, error) {
 // waits for their goroutines before it returns: nil after ctx ended,
 // otherwise the listener's error.
 func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
+	if s.opts.TLSConfig != nil {
+		ln = tls.NewListener(ln, s.opts.TLSConfig)
+	}
 	stop := context.AfterFunc(ctx, func() { ln.Close() })
 	defer stop()
-	s.log.Info("accepting devices", "addr", ln.Addr().String(), "auth", len(s.opts.Tokens) > 0)
+	s.log.Info("accepting devices", "addr", ln.Addr().String(), "auth", len(s.opts.Tokens) > 0, "tls", s.opts.TLSConfig != nil)
 	var err error
 	for {
 		var nc net.Conn

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"crypto/subtle"
+	"crypto/tls"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -104,6 +105,12 @@ type Options struct {
 	// that cannot is given a listener of its own (plughost serve
 	// --metrics-listen).
 	Metrics http.Handler
+	// TLSConfig, when not nil, makes Serve speak HTTPS on its listener
+	// with it (HTTP/1.1, as over plain HTTP): a token then never travels
+	// in clear. The handshake is bounded as a request's headers are; a
+	// client speaking plain HTTP to it gets 400 "Client sent an HTTP
+	// request to an HTTPS server". Nil: plain HTTP.
+	TLSConfig *tls.Config
 }
 
 // ErrTokenRequired is returned (wrapped) by [Options.Check] and
@@ -178,6 +185,11 @@ func Serve(ctx context.Context, srv *mcp.Server, ln net.Listener, opts *Options)
 		IdleTimeout:       2 * time.Minute, // keep-alive connections with no request
 		MaxHeaderBytes:    64 << 10,
 		ErrorLog:          h.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+	}
+	if opts != nil && opts.TLSConfig != nil {
+		cfg := opts.TLSConfig.Clone()
+		cfg.NextProtos = []string{"http/1.1"}
+		ln = tls.NewListener(ln, cfg)
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()

@@ -62,6 +62,10 @@ type Verdict struct {
 	// "not approved (plughost approve echo)", "changed since approval:
 	// digest sha256:… was sha256:…", "signature: …". Empty when it may.
 	Reason string
+	// Definitions are the definitions approved with the file (mode
+	// pinned, approved), by Definition.Key; nil when the approval pins
+	// none. The manager holds back what the plugin lists otherwise.
+	Definitions map[string]Pinned
 }
 
 // Allowed reports whether the plugin may run.
@@ -300,7 +304,7 @@ func (c *Checker) evaluate(name, path, digest string) Verdict {
 			v.State, v.Reason = StateChanged, fmt.Sprintf("changed since approval: digest %s was %s (approved %s); plughost approve %s",
 				digest, e.Digest, e.ApprovedAt.UTC().Format(time.RFC3339), name)
 		default:
-			v.State = StateApproved
+			v.State, v.Definitions = StateApproved, e.Definitions
 		}
 	case ModeSigned:
 		switch {

@@ -27,7 +27,7 @@ func TestParseFile(t *testing.T) {
 		"empty file":      {src: "", want: map[string]string{}},
 		"no plugins":      {src: `{"format":1}`, want: map[string]string{}},
 		"one approval":    {src: `{"format":1,"plugins":{"echo":{"digest":"` + digestA + `","approved_at":"2026-11-26T09:00:00Z"}}}`, want: map[string]string{"echo": digestA}},
-		"a later format":  {src: `{"format":2,"plugins":{}}`, wantErr: "format 2, but this plughost reads format 1"},
+		"a later format":  {src: `{"format":3,"plugins":{}}`, wantErr: "format 3, but this plughost reads formats 1 and 2"},
 		"no format":       {src: `{"plugins":{}}`, wantErr: "format 0"},
 		"not JSON":        {src: `format = 1`, wantErr: "not a trust file"},
 		"upper-case hex":  {src: `{"format":1,"plugins":{"echo":{"digest":"` + strings.ToUpper(digestA) + `"}}}`, wantErr: `plugin "echo": digest`},
@@ -64,7 +64,7 @@ func TestParseFile(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state", "trust.json")
-	foreign := `{"format":1,"plugins":{"notes":{"digest":"` + digestA + `","approved_at":"2026-11-26T09:00:00Z","definitions":{"tool/x":"sha256:00"}}}}`
+	foreign := `{"format":1,"plugins":{"notes":{"digest":"` + digestA + `","approved_at":"2026-11-26T09:00:00Z","reviewed_by":{"who":"alice"}}}}`
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +99,7 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("%d approvals, want 9 (8 concurrent updates and the first): %v", len(f.Plugins), f.Plugins)
 	}
 	var kept bytes.Buffer
-	if err := json.Compact(&kept, f.Plugins["notes"].Extra["definitions"]); err != nil || kept.String() != `{"tool/x":"sha256:00"}` {
+	if err := json.Compact(&kept, f.Plugins["notes"].Extra["reviewed_by"]); err != nil || kept.String() != `{"who":"alice"}` {
 		t.Errorf("an unknown member was not kept: %q (%v)", kept.String(), err)
 	}
 	b, _ := os.ReadFile(path)

@@ -203,6 +203,14 @@ func (e *Entry) readDefinitions(format int) error {
 		return fmt.Errorf("definitions: %w", err)
 	}
 	for key, p := range e.Definitions {
+		if p.Definition != nil { // as listed, not as indented in the file
+			var b bytes.Buffer
+			if err := json.Compact(&b, p.Definition); err != nil {
+				return fmt.Errorf("definition %q: %w", key, err)
+			}
+			p.Definition = b.Bytes()
+			e.Definitions[key] = p
+		}
 		if !strings.HasPrefix(p.Pin, PinVersion+":") {
 			// A pin of a later formula is not this host's to check: the
 			// definition is then held as never approved, not let through.

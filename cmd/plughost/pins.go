@@ -104,7 +104,7 @@ func writeHeld(dir string, rec heldRecord) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return err
 	}
-	b, err := json.MarshalIndent(rec, "", "  ")
+	b, err := json.Marshal(rec) // compact: the definitions stay as listed
 	if err != nil {
 		return err
 	}

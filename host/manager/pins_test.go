@@ -1,6 +1,8 @@
 package manager
 
 import (
+	"encoding/json"
+	"errors"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -8,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/trust"
 )
 
@@ -79,4 +82,132 @@ func TestPinnedDefinitionsHoldANewTool(t *testing.T) {
 	if held := h.status("tp").Held; held != nil {
 		t.Fatalf("held once approved: %+v", held)
 	}
+}
+
+// TestPinnedDefinitionsServeTheApprovedForm: of a plugin whose approval
+// pins other definitions than it lists, clients are served each
+// approved definition as approved, and its requests (a call, a prompt
+// get, a read) are refused naming how to approve it; a definition whose
+// approval kept only its pin, and one never approved, are not served.
+func TestPinnedDefinitionsServeTheApprovedForm(t *testing.T) {
+	t.Parallel()
+	dir, state := t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "tp")
+	copyFile(t, pluginV1, path, 0o755)
+	trustFile := filepath.Join(state, "trust.json")
+	approveFile(t, trustFile, path)
+	checker, err := trust.New(&trust.Options{Mode: trust.ModePinned, File: trustFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	h := start(t, dir, Options{Trust: checker})
+	h.ready()
+	h.expect("set", "tp")
+	listed, ok := h.m.Definitions("tp")
+	if !ok {
+		t.Fatal("no definitions listed")
+	}
+
+	// The approval: pid, greet and test://doc as they were "before" (with
+	// a description), test://item/{id} by its pin alone, variant_v1 as
+	// listed, nothing else.
+	before := func(d trust.Definition) trust.Definition {
+		var m map[string]any
+		if err := json.Unmarshal(d.JSON, &m); err != nil {
+			t.Fatal(err)
+		}
+		m["description"] = "As approved."
+		d.JSON, _ = json.Marshal(m)
+		return d
+	}
+	pins := map[string]trust.Pinned{}
+	for _, d := range listed {
+		switch d.Key() {
+		case "tool/pid", "prompt/greet", "resource/test://doc", "template/test://item/{id}":
+			d = before(d)
+		case "tool/variant_v1":
+		default:
+			continue
+		}
+		p, err := trust.Pin(d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if d.Kind == trust.KindTemplate {
+			p.Definition = nil
+		}
+		pins[d.Key()] = p
+	}
+	if len(pins) != 5 {
+		t.Fatalf("pins %v of %v", pins, listed)
+	}
+	if err := trust.Update(trustFile, func(f *trust.File) error {
+		e := f.Plugins["tp"]
+		e.Definitions = pins
+		f.Plugins["tp"] = e
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	e := h.expect("set", "tp")
+	if diff := cmp.Diff([]string{"pid", "variant_v1"}, e.tools); diff != "" {
+		t.Fatalf("published tools (-want +got):\n%s", diff)
+	}
+	srv := e.p.(tool.Server)
+	descriptions := map[string]string{}
+	for _, d := range srv.Tools() {
+		descriptions["tool/"+d.Name] = description(t, d.JSON)
+	}
+	for _, d := range srv.Prompts() {
+		descriptions["prompt/"+d.Name] = description(t, d.JSON)
+	}
+	for _, d := range srv.Resources() {
+		descriptions["resource/"+d.URI] = description(t, d.JSON)
+	}
+	want := map[string]string{"tool/pid": "As approved.", "tool/variant_v1": "", "prompt/greet": "As approved.", "resource/test://doc": "As approved."}
+	if diff := cmp.Diff(want, descriptions); diff != "" {
+		t.Fatalf("served descriptions (-want +got):\n%s", diff)
+	}
+	if len(srv.Templates()) != 0 {
+		t.Fatalf("the template approved by its pin alone is served: %v", srv.Templates())
+	}
+
+	ctx := t.Context()
+	refusals := map[string]func() error{
+		"tool pid": func() error { _, err := call(t, e.p, "pid", ""); return err },
+		"prompt greet": func() error {
+			_, err := srv.GetPrompt(ctx, &tool.PromptGet{Name: "greet", Arguments: json.RawMessage(`{"name":"Ada"}`)})
+			return err
+		},
+		"resource test://doc": func() error { _, err := srv.ReadResource(ctx, &tool.Read{URI: "test://doc"}); return err },
+	}
+	for what, do := range refusals {
+		err := do()
+		wantErr := what + " of plugin tp changed since it was approved; held until `plughost approve tp` (plughost plugins --diff tp)"
+		if !errors.Is(err, tool.ErrRefused) || err.Error() != wantErr {
+			t.Errorf("%s: %v, want %q", what, err, wantErr)
+		}
+	}
+	if out, err := call(t, e.p, "variant_v1", ""); err != nil || out != "v1" {
+		t.Errorf("variant_v1, served as approved: %q, %v", out, err)
+	}
+
+	var states []string
+	for _, hd := range h.status("tp").Held {
+		states = append(states, hd.Kind+" "+hd.Name+" "+string(hd.State))
+	}
+	if !slices.Contains(states, "tool pid changed") || !slices.Contains(states, "resource template test://item/{id} changed") ||
+		!slices.Contains(states, "tool stdin pending") {
+		t.Errorf("held: %v", states)
+	}
+}
+
+// description is a definition's description.
+func description(t *testing.T, raw json.RawMessage) string {
+	t.Helper()
+	var d struct{ Description string }
+	if err := json.Unmarshal(raw, &d); err != nil {
+		t.Fatal(err)
+	}
+	return d.Description
 }

@@ -211,3 +211,60 @@ func description(t *testing.T, raw json.RawMessage) string {
 	}
 	return d.Description
 }
+
+// TestPinnedDefinitionsFromTheCache: a plugin published from its catalog
+// cache entry, before any process of it runs, is vetted as a listing is:
+// only what is approved is published, and the holds are announced.
+func TestPinnedDefinitionsFromTheCache(t *testing.T) {
+	t.Parallel()
+	dir, cacheDir, state := t.TempDir(), t.TempDir(), t.TempDir()
+	path := filepath.Join(dir, "tp")
+	copyFile(t, pluginV1, path, 0o755)
+	h := start(t, dir, Options{CacheDir: cacheDir})
+	h.ready()
+	h.expect("set", "tp") // ran once, in mode open: its entry is written
+	listed, _ := h.m.Definitions("tp")
+	h.stop()
+
+	trustFile := filepath.Join(state, "trust.json")
+	approveFile(t, trustFile, path)
+	pins := map[string]trust.Pinned{}
+	for _, d := range listed {
+		if d.Key() == "tool/pid" {
+			var err error
+			if pins[d.Key()], err = trust.Pin(d); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := trust.Update(trustFile, func(f *trust.File) error {
+		e := f.Plugins["tp"]
+		e.Definitions = pins
+		f.Plugins["tp"] = e
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	checker, err := trust.New(&trust.Options{Mode: trust.ModePinned, File: trustFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defs := make(chan DefinitionEvent, 64)
+	h = start(t, dir, Options{CacheDir: cacheDir, Start: StartLazy, Trust: checker, OnDefinition: func(e DefinitionEvent) { defs <- e }})
+	h.ready()
+	e := h.expect("set", "tp")
+	if diff := cmp.Diff([]string{"pid"}, e.tools); diff != "" {
+		t.Fatalf("tools published from the cache (-want +got):\n%s", diff)
+	}
+	if st := h.status("tp"); st.State != StateIdle || len(st.Held) == 0 {
+		t.Fatalf("status: %+v", st)
+	}
+	select {
+	case ev := <-defs:
+		if ev.State != DefPending || !ev.Held {
+			t.Fatalf("definition event %+v", ev)
+		}
+	case <-time.After(waitLong):
+		t.Fatal("the holds of the cached listing were not announced")
+	}
+}

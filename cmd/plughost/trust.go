@@ -53,7 +53,7 @@ func newTrust(cfg *config.Config, log hclog.Logger, auditLog *audit.Log) (*trust
 	}
 	opts := &trust.Options{Mode: trust.Mode(t.ModeFor("")), AllowedSigners: t.AllowedSigners, Logger: log,
 		ModeFor: func(name string) trust.Mode { return trust.Mode(t.ModeFor(name)) }}
-	if t.Uses(config.TrustPinned) {
+	if t.Uses(config.TrustPinned) || t.Uses(config.TrustSigned) { // signed: for its approved definitions
 		file, err := trustFile(cfg)
 		if err != nil {
 			return nil, err
@@ -195,7 +195,10 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "note: %s listed no definitions (it did not run): only its digest is approved, "+
 			"and its first listing is what later ones are held to\n", plugin)
 	}
-	if m := cfg.Trust.ModeFor(plugin); m != config.TrustPinned {
+	switch m := cfg.Trust.ModeFor(plugin); m {
+	case config.TrustSigned:
+		fmt.Fprintf(stdout, "note: %s is in trust mode %q: its signature lets it run, this approval pins its definitions\n", plugin, m)
+	case config.TrustOpen:
 		fmt.Fprintf(stdout, "note: %s is in trust mode %q, where approvals are not consulted\n", plugin, m)
 	}
 	return nil

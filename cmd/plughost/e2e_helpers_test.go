@@ -91,6 +91,13 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	bin.plugins["bigplugin"] = path
+	// A plugin that changes its tool's description at runtime (issue 17).
+	path = filepath.Join(dir, "plugins", "rugplugin")
+	if err := build(path, "./internal/rugplugin", false); err != nil {
+		fmt.Fprintln(os.Stderr, "building the rugplugin test plugin:", err)
+		return 1
+	}
+	bin.plugins["rugplugin"] = path
 	return m.Run()
 }
 

@@ -257,6 +257,14 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	if checker != nil { // a nil *Checker in the interface would be called
 		mopts.Trust = checker
 	}
+	var held string // a serving host's held files (pins.go)
+	if h.serving && checker != nil {
+		if held, err = heldDir(cfg); err != nil {
+			cleanup()
+			return nil, err
+		}
+	}
+	mopts.OnDefinition = onDefinition(obs.audit, held, log.Named("trust"))
 	mopts.Denied = denied(cfg)
 	if h.serving {
 		if err := startModes(mopts, cfg, workspace); err != nil {
@@ -322,6 +330,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 				known[st.Name] = true
 			}
 			warnUnknownPlugins(cfg, known, pluginDir, log.Named("config"))
+			if held != "" {
+				removeStaleHeld(held, mgr.Status(), log.Named("trust"))
+			}
 		case <-ctx.Done():
 		}
 	}()

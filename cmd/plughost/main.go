@@ -2,9 +2,10 @@
 //
 //	plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
 //	plughost plugins [--plugins DIR] [--json]            load each plugin, print its tools and failures, exit
+//	plughost plugins --diff NAME                        how NAME's held-back definitions changed, word by word
 //	plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM
 //	plughost import [--plugins DIR] [--dry-run] FILE     declare a desktop host's MCP servers
-//	plughost approve NAME [--digest D]                  approve a plugin file (trust mode pinned)
+//	plughost approve NAME [--digest D]                  approve a plugin file and its definitions (trust mode pinned)
 //	plughost revoke NAME                                withdraw its approval
 //	plughost version
 //
@@ -35,14 +36,17 @@ Usage:
   plughost serve   ... --tls-cert FILE --tls-key FILE  those listeners speak TLS (https://ADDR/mcp), reloading the pair
   plughost plugins [--plugins DIR] [--json]            load each plugin, print its sandbox, tools and what failed
                                                        or was refused, exit (status 1 if anything did)
+  plughost plugins --diff NAME                         print, word by word, how NAME's held-back definitions differ
+                                                       from the approved ones
   plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result
   plughost import [--plugins DIR] [--config-out FILE] [--force] [--dry-run] FILE
                                                        write a NAME.mcp.json declaration for each MCP server of a
                                                        Claude Desktop, Cursor or VS Code configuration, print what
                                                        was not carried over and the sandbox grants to decide
                                                        (status 1 if anything was not carried over fully)
-  plughost approve NAME [--plugins DIR] [--digest D]   approve the plugin file NAME as it is now (its SHA-256) in the
-                                                       trust file: in trust mode "pinned" it runs, without a restart
+  plughost approve NAME [--plugins DIR] [--digest D]   approve the plugin file NAME as it is now (its SHA-256) and
+                                                       its definitions in the trust file: in trust mode "pinned" it
+                                                       runs, without a restart, and what it offers is pinned
   plughost revoke NAME                                 withdraw NAME's approval: a running plughost stops serving it
   plughost sandbox probe                               print what this machine's sandbox supports
   plughost version                                     print the version

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/host/catalog"
+	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/trust"
@@ -25,6 +26,7 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	var hf hostFlags
 	hf.register(fs)
 	asJSON := fs.Bool("json", false, "print the plugins, their state or error, what they offer and what was refused as JSON")
+	diff := fs.String("diff", "", "print, word by word, how each definition of plugin `NAME` held back differs from the approved one")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -39,6 +41,14 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	<-h.manager.Ready()
 
 	r := newReport(h)
+	if *diff != "" {
+		for _, p := range r.Plugins {
+			if p.Name == *diff {
+				return printDiff(stdout, p.Name, p.Held)
+			}
+		}
+		return fmt.Errorf("%w %q in %s", manager.ErrNoPlugin, *diff, h.pluginDir)
+	}
 	if *asJSON {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
@@ -113,11 +123,15 @@ type pluginReport struct {
 	// it its sandbox policy does not grant (it runs without it).
 	Requests   *pluginproto.Requests `json:"requests,omitempty"`
 	NotGranted *pluginproto.Requests `json:"notGranted,omitempty"`
-	Tools      []offerReport         `json:"tools"`
-	Prompts    []offerReport         `json:"prompts"`
-	Resources  []resourceReport      `json:"resources"`
-	Templates  []templateReport      `json:"resourceTemplates"`
-	Refused    []refusalReport       `json:"refused"`
+	// Held lists the definitions held back (trust mode pinned or signed:
+	// changed since approval, or never approved), by this command's host
+	// or by a serving one (its held file).
+	Held      []heldReport     `json:"held,omitempty"`
+	Tools     []offerReport    `json:"tools"`
+	Prompts   []offerReport    `json:"prompts"`
+	Resources []resourceReport `json:"resources"`
+	Templates []templateReport `json:"resourceTemplates"`
+	Refused   []refusalReport  `json:"refused"`
 	// Hidden names what the plugin offers that the configuration's
 	// plugins { plugin "NAME" { tools/prompts/resources } } lists hide
 	// ("tool get_secret").
@@ -170,6 +184,10 @@ func newReport(h *host) *report {
 	prompts, resources, templates := h.catalog.Prompts(), h.catalog.Resources(), h.catalog.Templates()
 	skipped := h.catalog.Skipped()
 	r := &report{Dir: h.pluginDir, Plugins: []pluginReport{}}
+	var held string
+	if h.trust.Uses(config.TrustPinned) || h.trust.Uses(config.TrustSigned) {
+		held, _ = heldDir(&config.Config{Trust: h.trust}) // no directory: no held files to read
+	}
 	for _, st := range h.manager.Status() {
 		p := pluginReport{Name: st.Name, File: st.Path, State: string(st.State), Failed: failedPlugin(st), Version: st.Version,
 			Renamed: st.Renamed, Sandbox: st.Sandbox, Error: st.LastError, Stderr: st.LastStderr,
@@ -187,6 +205,7 @@ func newReport(h *host) *report {
 		if !st.Denied.Empty() {
 			p.NotGranted = &st.Denied
 		}
+		p.Held = heldOf(held, st)
 		if st.State == manager.StateQuarantined {
 			r.Quarantined++
 			r.Plugins = append(r.Plugins, p) // it offers nothing: it does not run
@@ -300,6 +319,9 @@ func (r *report) print(w io.Writer) error {
 			t.text("  (declared server: %s)", p.Declared)
 		}
 		p.printTrust(&t)
+		for _, hd := range p.Held {
+			t.text("  %s (plughost plugins --diff %s)", heldLine(hd), p.Name)
+		}
 		for _, e := range p.Tools {
 			t.row("  "+e.ExposedName, firstLine(e.Description))
 		}

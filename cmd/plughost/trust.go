@@ -53,7 +53,7 @@ func newTrust(cfg *config.Config, log hclog.Logger, auditLog *audit.Log) (*trust
 	}
 	opts := &trust.Options{Mode: trust.Mode(t.ModeFor("")), AllowedSigners: t.AllowedSigners, Logger: log,
 		ModeFor: func(name string) trust.Mode { return trust.Mode(t.ModeFor(name)) }}
-	if t.Uses(config.TrustPinned) {
+	if t.Uses(config.TrustPinned) || t.Uses(config.TrustSigned) { // signed: for its approved definitions
 		file, err := trustFile(cfg)
 		if err != nil {
 			return nil, err
@@ -158,15 +158,47 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 	if *want != "" && *want != digest {
 		return fmt.Errorf("%s is %s now, not %s: it changed since it was reviewed; nothing approved", file, digest, *want)
 	}
+	now := time.Now().UTC()
+	// The binary is approved first (keeping the definitions of an
+	// approval of this very binary), so that it runs in mode pinned when
+	// started to list its definitions.
+	approveBinary := func() error {
+		return trust.Update(path, func(f *trust.File) error {
+			if e, ok := f.Plugins[plugin]; !ok || e.Digest != digest {
+				f.Plugins[plugin] = trust.Entry{Digest: digest, ApprovedAt: now, ApprovedBy: approver(), File: base}
+			}
+			return nil
+		})
+	}
+	hf := &hostFlags{plugins: dir, config: *cfgPath, logLevel: "warn"}
+	defs, from, listed, err := definitionsToApprove(hf, cfg, plugin, digest, approveBinary, stderr)
+	if err != nil {
+		return err
+	}
+	var pins map[string]trust.Pinned
+	if listed {
+		if pins, err = pinDefinitions(defs); err != nil {
+			return err
+		}
+	}
 	err = trust.Update(path, func(f *trust.File) error {
-		f.Plugins[plugin] = trust.Entry{Digest: digest, ApprovedAt: time.Now().UTC(), ApprovedBy: approver(), File: base}
+		f.Plugins[plugin] = trust.Entry{Digest: digest, ApprovedAt: now, ApprovedBy: approver(), File: base, Definitions: pins}
 		return nil
 	})
 	if err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "approved %s (%s, %s) in %s\n", plugin, file, digest, path)
-	if m := cfg.Trust.ModeFor(plugin); m != config.TrustPinned {
+	if listed {
+		fmt.Fprintf(stdout, "pinned %s %s\n", plural(len(pins), "definition", "definitions"), from)
+	} else {
+		fmt.Fprintf(stdout, "note: %s listed no definitions (it did not run): only its digest is approved, "+
+			"and its first listing is what later ones are held to\n", plugin)
+	}
+	switch m := cfg.Trust.ModeFor(plugin); m {
+	case config.TrustSigned:
+		fmt.Fprintf(stdout, "note: %s is in trust mode %q: its signature lets it run, this approval pins its definitions\n", plugin, m)
+	case config.TrustOpen:
 		fmt.Fprintf(stdout, "note: %s is in trust mode %q, where approvals are not consulted\n", plugin, m)
 	}
 	return nil

@@ -29,7 +29,10 @@
 //	 "from":"approved","digest":"sha256:9f86d0…","reason":"changed since approval: digest sha256:9f86d0… was sha256:2cf24d…"}
 //
 // from is absent at a plugin's first check; signer is there for a valid
-// signature, reason for a quarantined plugin.
+// signature, reason for a quarantined plugin. Each change of state of a
+// plugin's definition (held back as pending or changed, served again once
+// approved, changed and served in mode open) is an "event":"definition"
+// line (see Log.Definition).
 //
 // Lines are written whole, one write each, under a lock, on the goroutine
 // that answered the call: a slow disk slows calls, a full one loses lines

@@ -163,6 +163,26 @@
 // files change (Trust.Watch): an approval starts it, a revocation stops
 // and withdraws it, without a restart of the host.
 //
+// # Definitions pinned
+//
+// Before what a plugin lists is published (at a load, from the cache, and
+// after each change it announces), it is compared with what was approved
+// (vet, pins.go): the pins of the plugin's trust verdict
+// (trust.Verdict.Definitions), or, when the approval pins none (mode
+// signed, an approval of the digest alone), the first listing of that
+// binary, kept in memory. In modes pinned and signed a definition whose
+// pin differs is published in its approved form and its requests (a
+// call, a read, a get) are refused with tool.ErrRefused naming how to
+// approve it; one whose approval kept only the pin, and one never
+// approved, are not published. Each is shown in PluginStatus.Held. In
+// mode open (and without Options.Trust) a changed definition is published
+// and logged at WARN with its word diff. Every change of state (held as
+// pending or changed, served again, changed in mode open) is logged once
+// published and reported to Options.OnDefinition. An approval of other
+// definitions is followed like any trust change (Trust.Watch), without a
+// restart; Manager.Definitions is what a plugin lists, for an approval to
+// pin.
+//
 // What a plugin asks to be granted (PluginStatus.Requests) comes from its
 // Describe (pluginproto.Plugin.Request) once it has run, and is kept in
 // its cache entry; a quarantined binary shows it only when the cache

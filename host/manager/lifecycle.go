@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"time"
 
 	"github.com/plughost/plughost/pluginproto"
@@ -80,6 +81,9 @@ type life struct {
 	settled func() // run's: the first load succeeded or failed
 	cur     *instance
 	last    *provider // as last published; nil when none is
+	// listed is what the plugin offers as last listed, before vet: shown
+	// again when the approvals change.
+	listed lists
 	// epoch numbers the processes behind the publications, as the catalog
 	// must tell them apart (provider.Instance).
 	epoch int
@@ -110,6 +114,10 @@ func (s *supervisor) run(settled func()) {
 		}
 	}
 	l := &life{s: s, ctx: s.ctx, settled: settled, last: s.cached}
+	if s.cached != nil {
+		l.listed = s.stored.lists() // what the cached provider was vetted from
+		s.announceDefs()            // its publication, by spawn's caller, is made
+	}
 	defer l.stop()
 	for st := stageLoading; st != stageStopping; {
 		next := l.step(st)
@@ -286,17 +294,20 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 // catalog then tells the new process of the resource subscriptions.
 func (l *life) show(d pluginproto.Description, ls lists, force bool) {
 	s := l.s
-	shown := s.screen(ls)
-	if force || l.last == nil || !l.last.desc.Equal(d) || !sameLists(l.last.lists, shown) {
+	l.listed = ls
+	// What the configuration exposes, as approved (not as the plugin lists it).
+	served, held := s.vet(s.screen(ls))
+	if force || l.last == nil || !l.last.desc.Equal(d) || !sameLists(l.last.lists, served) || !maps.Equal(l.last.held, held) {
 		if l.last != nil && !force {
 			s.log.Debug("plugin offers other definitions than were published; publishing them")
 		}
 		if force {
 			l.epoch++ // a new process: the catalog tells it again
 		}
-		l.last = &provider{name: s.name, g: s.g, desc: d, lists: shown, epoch: l.epoch}
+		l.last = &provider{name: s.name, g: s.g, desc: d, lists: served, epoch: l.epoch, held: held}
 		s.m.pub.Set(l.last)
 	}
+	s.announceDefs()
 	if s.m.cache == nil {
 		return
 	}

@@ -146,6 +146,11 @@ type Options struct {
 	// ([StateQuarantined]): not started, not published, until its file
 	// or its trust changes. Nil runs every plugin file (trust mode open).
 	Trust Trust
+	// OnDefinition, when set, learns of each change of a definition's
+	// state (held back, served again, changed in mode open), for the
+	// audit log (see "Definitions pinned"). It is called on the plugin's
+	// goroutine, after the status shows the change.
+	OnDefinition func(DefinitionEvent)
 	// Denied, when not nil, returns what of r, the permissions the named
 	// plugin asks for, its sandbox policy does not grant (trust.Denied
 	// over the plugin's policy). The difference is logged at WARN and

@@ -7,6 +7,7 @@ import (
 	"slices"
 
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -26,6 +27,10 @@ type provider struct {
 	// plugin's publications changed under the catalog's feet (a reload, a
 	// withdrawal): see Instance.
 	epoch int
+	// held refuses the requests for the definitions served in their
+	// approved form while the plugin lists them changed, by
+	// trust.Definition.Key (vet).
+	held map[string]string
 }
 
 var (
@@ -65,6 +70,9 @@ func (p *provider) About() tool.About {
 // never empty. Errors are tool.ErrRefused once the plugin is stopping,
 // tool.ErrTimedOut past the time limit, those of callError, or ctx's.
 func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+	if err := p.heldError(trust.KindTool, call.Name); err != nil {
+		return nil, err
+	}
 	in, err := p.g.acquire(ctx, fmt.Sprintf("tool %q", call.Name))
 	if err != nil {
 		return nil, err
@@ -85,6 +93,10 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 // explained on a goroutine of its own, since callError may wait a moment
 // for the plugin's exit.
 func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+	if err := p.heldError(trust.KindTool, call.Name); err != nil {
+		done(nil, err)
+		return
+	}
 	in := p.g.ready()
 	if in == nil {
 		// No process runs: wait for one on a goroutine of our own.

@@ -113,6 +113,10 @@ type PluginStatus struct {
 	// Denied is what of Requests its sandbox policy does not grant
 	// (Options.Denied): the plugin runs without it.
 	Denied pluginproto.Requests
+	// Held lists the definitions the plugin lists that clients are not
+	// served as listed (mode pinned or signed: changed since approved, or
+	// never approved), by kind and name.
+	Held []Held
 }
 
 // Refusal is a definition a plugin listed that the manager did not publish.

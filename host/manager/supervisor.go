@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -55,6 +56,8 @@ type supervisor struct {
 	cached *provider
 	// stored is the cache entry as last read or written.
 	stored *cacheEntry
+	// pins is what vet remembers of the definitions (pins.go).
+	pins pinState
 
 	mu sync.Mutex
 	st PluginStatus
@@ -66,6 +69,9 @@ type supervisor struct {
 	onSettle []func()
 	// warnedDenied is what was last logged as asked for and not granted.
 	warnedDenied *pluginproto.Requests
+	// listed is what the plugin offers as last listed, before vet held
+	// anything back (Manager.Definitions); nil when unknown.
+	listed []trust.Definition
 }
 
 func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
@@ -131,6 +137,7 @@ func (s *supervisor) update(f func(st *PluginStatus)) {
 // before it runs, and returns it for the caller to publish.
 func (s *supervisor) fromCache(e *cacheEntry) *provider {
 	p := &provider{name: s.name, g: s.g, desc: e.description(), lists: s.screen(e.lists())}
+	p.lists, p.held = s.vet(p.lists)
 	s.cached, s.stored = p, e
 	s.showRequests(s.requestsOf("", p.desc, true))
 	s.update(func(st *PluginStatus) {

@@ -172,6 +172,9 @@ func (p *provider) run(ctx context.Context, what, name string, do func(context.C
 	if name != "" {
 		subject = fmt.Sprintf("%s %q", what, name)
 	}
+	if err := p.heldError(what, name); err != nil {
+		return nil, err
+	}
 	in, err := p.g.acquire(ctx, subject)
 	if err != nil {
 		return nil, err

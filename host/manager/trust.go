@@ -66,12 +66,16 @@ func (l *life) quarantine(v trust.Verdict) stage {
 		l.cur = nil
 	}
 	req := s.requestsOf(v.Digest, pluginproto.Description{}, false)
+	s.mu.Lock()
+	s.listed = nil // not running: nothing to approve
+	s.mu.Unlock()
 	var already bool
 	s.update(func(st *PluginStatus) {
 		already = st.State == StateQuarantined
 		st.State, st.Trust, st.PID, st.Sandbox, st.Version = StateQuarantined, v, 0, nil, "" // the version was a process's
 		st.setError(nil, "")
 		st.count(lists{})
+		st.Held = nil
 		st.Requests, st.Denied = req, s.m.opts.denied(s.name, req)
 	})
 	if !already { // checked again and still refused: no new event
@@ -107,6 +111,9 @@ func (l *life) quarantined() stage {
 func (l *life) rechecked(st stage) stage {
 	if v := l.s.checkTrust(); !v.Allowed() {
 		return l.quarantine(v)
+	}
+	if l.last != nil { // the approved definitions may have changed
+		l.show(l.last.desc, l.listed, false)
 	}
 	return st
 }

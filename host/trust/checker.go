@@ -62,6 +62,13 @@ type Verdict struct {
 	// "not approved (plughost approve echo)", "changed since approval:
 	// digest sha256:… was sha256:…", "signature: …". Empty when it may.
 	Reason string
+	// Definitions are the definitions approved with the file, by
+	// Definition.Key: in mode pinned, its approval's; in mode signed, those
+	// of an approval of this very file in the trust file, when there is
+	// one (a signature needs no approval, but its definitions may be
+	// approved). Nil when none are pinned. The manager holds back what
+	// the plugin lists otherwise.
+	Definitions map[string]Pinned
 }
 
 // Allowed reports whether the plugin may run.
@@ -78,7 +85,9 @@ type Options struct {
 	// "" keeps Mode.
 	ModeFor func(name string) Mode
 	// File is the trust file (see File). Required when a plugin is
-	// pinned; it need not exist yet (nothing is approved).
+	// pinned; it need not exist yet (nothing is approved). In mode signed
+	// it is read for the definitions approved of a signed file (see
+	// Verdict.Definitions), when set.
 	File string
 	// AllowedSigners is the allowed_signers file (see Signers). Required
 	// when a plugin is signed.
@@ -300,7 +309,7 @@ func (c *Checker) evaluate(name, path, digest string) Verdict {
 			v.State, v.Reason = StateChanged, fmt.Sprintf("changed since approval: digest %s was %s (approved %s); plughost approve %s",
 				digest, e.Digest, e.ApprovedAt.UTC().Format(time.RFC3339), name)
 		default:
-			v.State = StateApproved
+			v.State, v.Definitions = StateApproved, e.Definitions
 		}
 	case ModeSigned:
 		switch {
@@ -315,6 +324,9 @@ func (c *Checker) evaluate(name, path, digest string) Verdict {
 				break
 			}
 			v.State, v.Signer = StateSigned, signer
+			if e, ok := f.lookup(name); ok && ferr == nil && e.Digest == digest {
+				v.Definitions = e.Definitions // its definitions approved: see Verdict
+			}
 		}
 	}
 	return v

@@ -50,6 +50,26 @@
 // is checked, so a signature made for git or for a file (-n git, -n file)
 // is refused rather than replayed as a plugin's.
 //
+// # Definitions
+//
+// An approval pins what the plugin offers as well as its file: each
+// tool's, prompt's, resource's and resource template's definition, by
+// Definition.Key, as a Pinned in the entry's Definitions (trust file
+// format 2). Pin fingerprints one ("sha256/v1:" and a SHA-256 over a
+// length-prefixed encoding of its kind, name, title, description and
+// schemas, each schema as Canonical JSON), its annotations apart; the
+// definition itself is kept so that clients can keep being served it
+// while a changed one is held back, and so that DiffFields and WordDiff
+// can show the change word by word:
+//
+//	p, _ := trust.Pin(trust.Definition{Kind: trust.KindTool, Name: "add", JSON: raw})
+//	p.Pin          // "sha256/v1:5e1c…": key order and white space do not change it
+//	p.Annotations  // "sha256/v1:09ab…": recorded, never held back
+//
+// The Checker hands an approved plugin's pins to the manager in
+// Verdict.Definitions, which holds back what differs (package manager,
+// "Definitions pinned").
+//
 // # What a plugin asks for
 //
 // A plugin says what it needs (pluginproto.Plugin.Request, or a

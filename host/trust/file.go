@@ -22,28 +22,28 @@ import (
 // reads and writes. A file of another format is refused as a whole (every
 // pinned plugin is then quarantined): a newer format may pin more than
 // this host knows how to check, and ignoring a pin must never be how a
-// plugin gets through.
-const FileFormat = 1
+// plugin gets through. Format 2 added an entry's definitions; a file of
+// format 1 is read as one whose entries pin no definitions, and is
+// written back as format 2.
+const FileFormat = 2
 
 // File is the trust file: the operator's approvals, by provider name. It
 // is JSON so that a configuration manager (Ansible, Puppet, a Kubernetes
 // ConfigMap) can write it as well as `plughost approve` does:
 //
 //	{
-//	  "format": 1,
+//	  "format": 2,
 //	  "plugins": {
-//	    "echo": {"digest": "sha256:9f86d0…", "approved_at": "2026-11-26T09:30:00Z", "approved_by": "ops@build1", "file": "echo"}
+//	    "echo": {"digest": "sha256:9f86d0…", "approved_at": "2026-11-26T09:30:00Z", "approved_by": "ops@build1", "file": "echo",
+//	      "definitions": {"tool/echo": {"pin": "sha256/v1:5e1c…", "definition": {"name": "echo", "description": "…"}}}}
 //	  }
 //	}
 //
-// A later format will pin more per plugin, beside digest: the
-// fingerprints of the plugin's definitions as approved (a
-// "definitions" member mapping "tool/NAME" to a digest of the
-// definition's canonical JSON), so that a plugin that starts offering
-// other tools is held back the same way a changed binary is. That
-// addition raises FileFormat, so that a host that cannot check such pins
-// refuses the file rather than ignoring them. Unknown members of an entry
-// are kept as they are when plughost rewrites the file (Entry.Extra).
+// The definitions member (format 2) pins what the plugin offers as it was
+// approved (see Pinned), so that a plugin that changes a tool's
+// description is held back the way a changed binary is. Unknown members
+// of an entry are kept as they are when plughost rewrites the file
+// (Entry.Extra).
 type File struct {
 	Format  int              `json:"format"`
 	Plugins map[string]Entry `json:"plugins"`
@@ -62,10 +62,19 @@ type Entry struct {
 	// File is the plugin file's name when it was approved, for people
 	// only: the entry is the provider name's, whatever its file.
 	File string `json:"file,omitempty"`
+	// Definitions pins the plugin's tools, prompts, resources and
+	// resource templates as approved, by Definition.Key; nil when the
+	// approval pins none (an approval of format 1, or of a plugin whose
+	// definitions could not be listed).
+	Definitions map[string]Pinned `json:"-"`
 	// Extra holds the members this host does not know, written back as
 	// they were read.
 	Extra map[string]json.RawMessage `json:"-"`
 }
+
+// definitionsKey is Entry.Definitions's member, read by ParseFile from
+// the entry's other members according to the file's format.
+const definitionsKey = "definitions"
 
 // entryKeys are the members of Entry this host knows.
 var entryKeys = []string{"digest", "approved_at", "approved_by", "file"}
@@ -74,7 +83,7 @@ var entryKeys = []string{"digest", "approved_at", "approved_by", "file"}
 func (e Entry) MarshalJSON() ([]byte, error) {
 	type known Entry
 	b, err := json.Marshal(known(e))
-	if err != nil || len(e.Extra) == 0 {
+	if err != nil || (len(e.Extra) == 0 && e.Definitions == nil) {
 		return b, err
 	}
 	m := map[string]json.RawMessage{}
@@ -82,14 +91,20 @@ func (e Entry) MarshalJSON() ([]byte, error) {
 		return nil, err
 	}
 	for k, v := range e.Extra {
-		if !slices.Contains(entryKeys, k) {
+		if !slices.Contains(entryKeys, k) && k != definitionsKey {
 			m[k] = v
+		}
+	}
+	if e.Definitions != nil {
+		if m[definitionsKey], err = json.Marshal(e.Definitions); err != nil {
+			return nil, err
 		}
 	}
 	return json.Marshal(m)
 }
 
-// UnmarshalJSON reads the known members and keeps the others in Extra.
+// UnmarshalJSON reads the known members and keeps the others in Extra
+// (definitions too, which ParseFile reads by the file's format).
 func (e *Entry) UnmarshalJSON(b []byte) error {
 	type known Entry
 	var k known
@@ -151,8 +166,8 @@ func ParseFile(b []byte) (*File, error) {
 	if err := json.Unmarshal(b, &tf); err != nil {
 		return nil, fmt.Errorf("not a trust file: %w", err)
 	}
-	if tf.Format != FileFormat {
-		return nil, fmt.Errorf("format %d, but this plughost reads format %d", tf.Format, FileFormat)
+	if tf.Format != 1 && tf.Format != FileFormat {
+		return nil, fmt.Errorf("format %d, but this plughost reads formats 1 and %d", tf.Format, FileFormat)
 	}
 	if tf.Plugins == nil {
 		tf.Plugins = map[string]Entry{}
@@ -161,8 +176,52 @@ func ParseFile(b []byte) (*File, error) {
 		if _, err := ParseDigest(e.Digest); err != nil {
 			return nil, fmt.Errorf("plugin %q: %w", name, err)
 		}
+		if err := e.readDefinitions(tf.Format); err != nil {
+			return nil, fmt.Errorf("plugin %q: %w", name, err)
+		}
+		tf.Plugins[name] = e
 	}
 	return &tf, nil
+}
+
+// readDefinitions moves the definitions member out of Extra into
+// Definitions. Format 1 had no such member: one there is no pin of this
+// host's, and is dropped rather than written back into a format 2 file.
+func (e *Entry) readDefinitions(format int) error {
+	raw, ok := e.Extra[definitionsKey]
+	if !ok {
+		return nil
+	}
+	delete(e.Extra, definitionsKey)
+	if len(e.Extra) == 0 {
+		e.Extra = nil
+	}
+	if format == 1 {
+		return nil
+	}
+	if err := json.Unmarshal(raw, &e.Definitions); err != nil {
+		return fmt.Errorf("definitions: %w", err)
+	}
+	for key, p := range e.Definitions {
+		if p.Definition != nil { // as listed, not as indented in the file
+			var b bytes.Buffer
+			if err := json.Compact(&b, p.Definition); err != nil {
+				return fmt.Errorf("definition %q: %w", key, err)
+			}
+			p.Definition = b.Bytes()
+			e.Definitions[key] = p
+		}
+		if !strings.HasPrefix(p.Pin, PinVersion+":") {
+			// A pin of a later formula is not this host's to check: the
+			// definition is then held as never approved, not let through.
+			continue
+		}
+		h := strings.TrimPrefix(p.Pin, PinVersion+":")
+		if _, err := hex.DecodeString(h); err != nil || len(h) != 2*sha256.Size || strings.ToLower(h) != h {
+			return fmt.Errorf("definition %q: pin %q is not %s: and 64 lower-case hex digits", key, p.Pin, PinVersion)
+		}
+	}
+	return nil
 }
 
 // ParseDigest checks a digest written "sha256:" followed by 64 lower-case

@@ -24,15 +24,23 @@ func TestParseFile(t *testing.T) {
 		want    map[string]string // plugin → digest
 		wantErr string
 	}{
-		"empty file":      {src: "", want: map[string]string{}},
-		"no plugins":      {src: `{"format":1}`, want: map[string]string{}},
-		"one approval":    {src: `{"format":1,"plugins":{"echo":{"digest":"` + digestA + `","approved_at":"2026-11-26T09:00:00Z"}}}`, want: map[string]string{"echo": digestA}},
-		"a later format":  {src: `{"format":2,"plugins":{}}`, wantErr: "format 2, but this plughost reads format 1"},
-		"no format":       {src: `{"plugins":{}}`, wantErr: "format 0"},
-		"not JSON":        {src: `format = 1`, wantErr: "not a trust file"},
-		"upper-case hex":  {src: `{"format":1,"plugins":{"echo":{"digest":"` + strings.ToUpper(digestA) + `"}}}`, wantErr: `plugin "echo": digest`},
-		"another hash":    {src: `{"format":1,"plugins":{"echo":{"digest":"md5:d41d8cd98f00b204e9800998ecf8427e"}}}`, wantErr: `plugin "echo": digest`},
-		"a short digest":  {src: `{"format":1,"plugins":{"echo":{"digest":"sha256:2cf24d"}}}`, wantErr: `plugin "echo": digest`},
+		"empty file":     {src: "", want: map[string]string{}},
+		"no plugins":     {src: `{"format":1}`, want: map[string]string{}},
+		"one approval":   {src: `{"format":1,"plugins":{"echo":{"digest":"` + digestA + `","approved_at":"2026-11-26T09:00:00Z"}}}`, want: map[string]string{"echo": digestA}},
+		"a later format": {src: `{"format":3,"plugins":{}}`, wantErr: "format 3, but this plughost reads formats 1 and 2"},
+		"no format":      {src: `{"plugins":{}}`, wantErr: "format 0"},
+		"not JSON":       {src: `format = 1`, wantErr: "not a trust file"},
+		"upper-case hex": {src: `{"format":1,"plugins":{"echo":{"digest":"` + strings.ToUpper(digestA) + `"}}}`, wantErr: `plugin "echo": digest`},
+		"another hash":   {src: `{"format":1,"plugins":{"echo":{"digest":"md5:d41d8cd98f00b204e9800998ecf8427e"}}}`, wantErr: `plugin "echo": digest`},
+		"a short digest": {src: `{"format":1,"plugins":{"echo":{"digest":"sha256:2cf24d"}}}`, wantErr: `plugin "echo": digest`},
+		"format 2 definitions": {src: `{"format":2,"plugins":{"echo":{"digest":"` + digestA + `","definitions":{"tool/echo":{"pin":"sha256/v1:` + strings.Repeat("ab", 32) + `"}}}}}`,
+			want: map[string]string{"echo": digestA}},
+		"a pin of a later formula": {src: `{"format":2,"plugins":{"echo":{"digest":"` + digestA + `","definitions":{"tool/echo":{"pin":"sha256/v9:xyz"}}}}}`,
+			want: map[string]string{"echo": digestA}},
+		"a malformed pin": {src: `{"format":2,"plugins":{"echo":{"digest":"` + digestA + `","definitions":{"tool/echo":{"pin":"sha256/v1:AB"}}}}}`,
+			wantErr: `plugin "echo": definition "tool/echo": pin`},
+		"definitions not an object": {src: `{"format":2,"plugins":{"echo":{"digest":"` + digestA + `","definitions":["tool/echo"]}}}`,
+			wantErr: `plugin "echo": definitions`},
 		"unknown members": {src: `{"format":1,"plugins":{"echo":{"digest":"` + digestA + `","definitions":{"tool/echo":"sha256:…"}}}}`, want: map[string]string{"echo": digestA}},
 	}
 	for name, tc := range tests {
@@ -64,7 +72,7 @@ func TestParseFile(t *testing.T) {
 func TestUpdate(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "state", "trust.json")
-	foreign := `{"format":1,"plugins":{"notes":{"digest":"` + digestA + `","approved_at":"2026-11-26T09:00:00Z","definitions":{"tool/x":"sha256:00"}}}}`
+	foreign := `{"format":1,"plugins":{"notes":{"digest":"` + digestA + `","approved_at":"2026-11-26T09:00:00Z","reviewed_by":{"who":"alice"}}}}`
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
 	}
@@ -99,7 +107,7 @@ func TestUpdate(t *testing.T) {
 		t.Errorf("%d approvals, want 9 (8 concurrent updates and the first): %v", len(f.Plugins), f.Plugins)
 	}
 	var kept bytes.Buffer
-	if err := json.Compact(&kept, f.Plugins["notes"].Extra["definitions"]); err != nil || kept.String() != `{"tool/x":"sha256:00"}` {
+	if err := json.Compact(&kept, f.Plugins["notes"].Extra["reviewed_by"]); err != nil || kept.String() != `{"who":"alice"}` {
 		t.Errorf("an unknown member was not kept: %q (%v)", kept.String(), err)
 	}
 	b, _ := os.ReadFile(path)
@@ -125,5 +133,44 @@ func TestDigest(t *testing.T) {
 	}
 	if _, err := trust.ParseDigest(d); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestDefinitionsRoundTrip: an entry's definitions are written (format 2)
+// and read back as they were; a format 1 file's definitions member, of
+// no format this host knows, is dropped rather than written back.
+func TestDefinitionsRoundTrip(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "trust.json")
+	old := `{"format":1,"plugins":{"echo":{"digest":"` + digestA + `","definitions":{"tool/x":"sha256:00"}},"other":{"digest":"` + digestA + `"}}}`
+	if err := os.WriteFile(path, []byte(old), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	p, err := trust.Pin(trust.Definition{Kind: trust.KindTool, Name: "add", JSON: json.RawMessage(addTool)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := map[string]trust.Pinned{"tool/add": p}
+	err = trust.Update(path, func(f *trust.File) error {
+		if f.Plugins["echo"].Definitions != nil || f.Plugins["echo"].Extra != nil {
+			t.Errorf("format 1 entry read with definitions %v, extra %v", f.Plugins["echo"].Definitions, f.Plugins["echo"].Extra)
+		}
+		e := f.Plugins["other"]
+		e.Definitions = want
+		f.Plugins["other"] = e
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := trust.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if f.Format != 2 || f.Plugins["echo"].Definitions != nil {
+		t.Errorf("format %d, echo's definitions %v", f.Format, f.Plugins["echo"].Definitions)
+	}
+	if diff := cmp.Diff(want, f.Plugins["other"].Definitions); diff != "" {
+		t.Errorf("definitions read back (-want +got):\n%s", diff)
 	}
 }

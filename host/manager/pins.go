@@ -1,0 +1,313 @@
+package manager
+
+import (
+	"cmp"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/trust"
+)
+
+// Definitions pinned: what a plugin lists is compared with what was
+// approved before it is published (see the package documentation,
+// "Definitions pinned").
+
+// Held is a definition a plugin lists that clients are not served as
+// listed: in mode pinned or signed, one changed since it was approved, or
+// one never approved.
+type Held struct {
+	// Kind is "tool", "prompt", "resource" or "resource template"; Name
+	// its name, URI or URI template.
+	Kind, Name string
+	// State is DefChanged (clients are served Approved, and its calls are
+	// refused; when only its pin was approved it is not served at all) or
+	// DefPending (never approved: not served).
+	State DefState
+	// Approved is the definition as approved; nil when pending, or when
+	// only its pin was recorded.
+	Approved json.RawMessage
+	// Listed is the definition as the plugin lists it now.
+	Listed json.RawMessage
+}
+
+// DefState is what became of a definition, for Held and DefinitionEvent.
+type DefState string
+
+// The states of a definition.
+const (
+	// DefPending: listed, never approved; held back.
+	DefPending DefState = "pending"
+	// DefChanged: listed otherwise than approved; held back in mode pinned
+	// or signed, served (and logged) in mode open.
+	DefChanged DefState = "changed"
+	// DefApproved: a definition held back before is served now (it was
+	// approved, or the plugin lists the approved one again).
+	DefApproved DefState = "approved"
+)
+
+// DefinitionEvent is a change of a definition's state, for
+// Options.OnDefinition (the audit log).
+type DefinitionEvent struct {
+	Time   time.Time
+	Plugin string
+	// Digest is the plugin file's ("sha256:…"), when its trust was checked.
+	Digest     string
+	Kind, Name string
+	State      DefState
+	// Held says that clients are not served the definition as listed.
+	Held bool
+	// Pin is the listed definition's fingerprint, ApprovedPin the one it
+	// is compared with (empty for a pending one).
+	Pin, ApprovedPin string
+	// Diff is trust.DiffFields of the approved and the listed definition:
+	// a line per member that differs.
+	Diff []string
+	// Listed is everything the plugin lists now, and HeldNow what of it
+	// is held back after this change (as PluginStatus.Held): what a
+	// caller needs to show the plugin's holds elsewhere (plughost keeps
+	// them beside the trust file for plughost plugins --diff and
+	// plughost approve) without asking the manager.
+	Listed  []trust.Definition
+	HeldNow []Held
+}
+
+// pinState is what a supervisor remembers of its plugin's definitions.
+// Only the goroutine that publishes for the supervisor touches it (spawn's
+// before run starts, run's after).
+type pinState struct {
+	// baseline is what definitions are compared with when the trust file
+	// pins none (mode open, mode signed, an approval that recorded only
+	// the digest): the first listing of the binary of digest; in mode
+	// open, the last listing.
+	baseline map[string]trust.Pinned
+	digest   string
+	// held is what was held back when last published, by key.
+	held map[string]Held
+	// pending are the changes of state not yet announced (announceDefs).
+	pending []DefinitionEvent
+}
+
+// definitions is what ls offers, as package trust names it.
+func definitions(ls lists) []trust.Definition {
+	out := []trust.Definition{} // not nil: listed, if nothing
+	for _, d := range ls.tools {
+		out = append(out, trust.Definition{Kind: trust.KindTool, Name: d.Name, JSON: d.JSON})
+	}
+	for _, d := range ls.prompts {
+		out = append(out, trust.Definition{Kind: trust.KindPrompt, Name: d.Name, JSON: d.JSON})
+	}
+	for _, d := range ls.resources {
+		out = append(out, trust.Definition{Kind: trust.KindResource, Name: d.URI, JSON: d.JSON})
+	}
+	for _, d := range ls.templates {
+		out = append(out, trust.Definition{Kind: trust.KindTemplate, Name: d.URITemplate, JSON: d.JSON})
+	}
+	return out
+}
+
+// pinAll fingerprints defs by key. A definition that cannot be
+// fingerprinted (not a JSON object) gets an empty pin, which no approval
+// matches; the catalog refuses it anyway.
+func pinAll(defs []trust.Definition) map[string]trust.Pinned {
+	out := make(map[string]trust.Pinned, len(defs))
+	for _, d := range defs {
+		p, err := trust.Pin(d)
+		if err != nil {
+			p = trust.Pinned{Definition: d.JSON}
+		}
+		out[d.Key()] = p
+	}
+	return out
+}
+
+// vet decides what of ls clients are served, by the plugin's trust mode
+// (its last trust check) and what was approved: it returns the lists to
+// publish and, by key, the refusal of each held definition that is served
+// in its approved form (its calls fail with it). It records what ls
+// offers (Manager.Definitions) and what is held (PluginStatus.Held), and
+// each change of state, which the caller announces (announceDefs) once
+// it has published the lists.
+func (s *supervisor) vet(ls lists) (lists, map[string]string) {
+	defs := definitions(ls)
+	pins := pinAll(defs)
+	s.mu.Lock()
+	v := s.st.Trust
+	s.listed = defs
+	s.mu.Unlock()
+
+	ps := &s.pins
+	approved := v.Definitions
+	if approved == nil {
+		if ps.baseline == nil || ps.digest != v.Digest {
+			ps.baseline, ps.digest = pins, v.Digest
+			if v.Mode == trust.ModePinned || v.Mode == trust.ModeSigned {
+				s.log.Info("no definitions are approved for this binary: its first listing is what later ones are held to "+
+					"(plughost approve pins them)", "definitions", len(defs))
+			}
+		}
+		approved = ps.baseline
+	}
+	if v.Mode == "" || v.Mode == trust.ModeOpen {
+		for _, d := range defs {
+			if a, ok := approved[d.Key()]; ok && a.Pin != pins[d.Key()].Pin {
+				s.defEvent(v, d, DefChanged, false, pins[d.Key()].Pin, a, defs, nil)
+			}
+		}
+		ps.baseline = pins // the next change is told against this one
+		s.setHeld(nil)
+		return ls, nil
+	}
+
+	held := map[string]Held{}
+	refusals := map[string]string{}
+	// keep decides about one definition: served as listed (its own JSON),
+	// served as approved (the approved JSON), or not served (nil).
+	keep := func(d trust.Definition) json.RawMessage {
+		key := d.Key()
+		a, ok := approved[key]
+		switch {
+		case ok && a.Pin != "" && a.Pin == pins[key].Pin:
+			return d.JSON
+		case ok:
+			held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefChanged, Approved: a.Definition, Listed: d.JSON}
+			if a.Definition == nil {
+				return nil
+			}
+			refusals[key] = fmt.Sprintf("%s %s of plugin %s changed since it was approved; held until `plughost approve %s` (plughost plugins --diff %s)",
+				d.Kind, d.Name, s.name, s.name, s.name)
+			return a.Definition
+		}
+		held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefPending, Listed: d.JSON}
+		return nil
+	}
+	served := ls
+	served.tools = filterDefs(ls.tools, func(d tool.Def) (tool.Def, bool) {
+		d.JSON = keep(trust.Definition{Kind: trust.KindTool, Name: d.Name, JSON: d.JSON})
+		return d, d.JSON != nil
+	})
+	served.prompts = filterDefs(ls.prompts, func(d tool.Prompt) (tool.Prompt, bool) {
+		d.JSON = keep(trust.Definition{Kind: trust.KindPrompt, Name: d.Name, JSON: d.JSON})
+		return d, d.JSON != nil
+	})
+	served.resources = filterDefs(ls.resources, func(d tool.Resource) (tool.Resource, bool) {
+		d.JSON = keep(trust.Definition{Kind: trust.KindResource, Name: d.URI, JSON: d.JSON})
+		return d, d.JSON != nil
+	})
+	served.templates = filterDefs(ls.templates, func(d tool.Template) (tool.Template, bool) {
+		d.JSON = keep(trust.Definition{Kind: trust.KindTemplate, Name: d.URITemplate, JSON: d.JSON})
+		return d, d.JSON != nil
+	})
+
+	before := ps.held
+	ps.held = held
+	hs := s.setHeld(held)
+	for _, d := range defs {
+		key := d.Key()
+		h, now := held[key]
+		was, heldBefore := before[key]
+		switch {
+		case now && (!heldBefore || !slices.Equal(was.Listed, h.Listed)):
+			s.defEvent(v, d, h.State, true, pins[key].Pin, approved[key], defs, hs)
+		case !now && heldBefore:
+			s.defEvent(v, d, DefApproved, false, pins[key].Pin, approved[key], defs, hs)
+		}
+	}
+	return served, refusals
+}
+
+// filterDefs maps each definition of in through f, keeping those it keeps.
+func filterDefs[T any](in []T, f func(T) (T, bool)) []T {
+	out := make([]T, 0, len(in))
+	for _, d := range in {
+		if d, ok := f(d); ok {
+			out = append(out, d)
+		}
+	}
+	return out
+}
+
+// setHeld records what is held in the status, sorted by kind and name,
+// and returns it so.
+func (s *supervisor) setHeld(held map[string]Held) []Held {
+	var hs []Held
+	for _, h := range held {
+		hs = append(hs, h)
+	}
+	slices.SortFunc(hs, func(a, b Held) int { return cmp.Or(cmp.Compare(a.Kind, b.Kind), cmp.Compare(a.Name, b.Name)) })
+	s.update(func(st *PluginStatus) { st.Held = hs })
+	return hs
+}
+
+// defEvent records a definition's change of state, for announceDefs to
+// tell once the publication it goes with is made: a log line or an
+// audit line that says a definition is held is true when it is read.
+func (s *supervisor) defEvent(v trust.Verdict, d trust.Definition, state DefState, held bool, pin string, approved trust.Pinned,
+	listed []trust.Definition, heldNow []Held) {
+	e := DefinitionEvent{Time: time.Now().UTC(), Plugin: s.name, Digest: v.Digest, Kind: d.Kind, Name: d.Name,
+		State: state, Held: held, Pin: pin, ApprovedPin: approved.Pin, Listed: listed, HeldNow: heldNow}
+	if approved.Definition != nil && state != DefApproved {
+		e.Diff = trust.DiffFields(d.Kind, approved.Definition, d.JSON)
+	}
+	s.pins.pending = append(s.pins.pending, e)
+}
+
+// announceDefs logs the changes defEvent recorded (WARN for a change or a
+// hold, with the word diff; INFO for a definition served again) and hands
+// them to Options.OnDefinition.
+func (s *supervisor) announceDefs() {
+	for _, e := range s.pins.pending {
+		log := s.log.With("kind", e.Kind, "name", e.Name, "state", e.State)
+		switch {
+		case e.State == DefApproved:
+			log.Info("definition served again: it is the approved one")
+		case e.Held && e.State == DefPending:
+			log.Warn("definition held back: never approved; not served (plughost approve " + s.name + ")")
+		case e.Held:
+			log.Warn("definition held back: changed since it was approved; clients keep the approved one and its calls are refused "+
+				"(plughost plugins --diff "+s.name+")", "diff", diffText(e.Diff))
+		default:
+			log.Warn("definition changed; served (trust mode open)", "diff", diffText(e.Diff))
+		}
+		if f := s.m.opts.OnDefinition; f != nil {
+			f(e)
+		}
+	}
+	s.pins.pending = nil
+}
+
+// diffText is a diff's lines in one string, for a log line.
+func diffText(lines []string) string {
+	if len(lines) == 0 {
+		return "(no member differs)"
+	}
+	return strings.Join(lines, "; ")
+}
+
+// heldError is the refusal of a request for a held definition of
+// provider p ("" when it is not held).
+func (p *provider) heldError(kind, name string) error {
+	key := trust.Definition{Kind: kind, Name: name}.Key()
+	if msg, ok := p.held[key]; ok {
+		return tool.Errorf(tool.ErrRefused, "%s", msg)
+	}
+	return nil
+}
+
+// Definitions returns what the named plugin offers as it last listed it
+// (before any is held back), for `plughost approve` to pin; false when
+// the plugin has not listed anything (it never ran, or is quarantined).
+func (m *Manager) Definitions(name string) ([]trust.Definition, bool) {
+	m.mu.Lock()
+	s := m.plugins[name]
+	m.mu.Unlock()
+	if s == nil {
+		return nil, false
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return slices.Clone(s.listed), s.listed != nil
+}

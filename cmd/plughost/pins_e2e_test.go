@@ -105,8 +105,8 @@ func TestPinDefinitionsPinnedEndToEnd(t *testing.T) {
 	}
 
 	out, code = plughostCmd(t, "plugins", "--plugins", dir, "--config", config)
-	if code != 0 || !strings.Contains(out, "  held: tool add changed since approval; the approved one is served, its calls refused (plughost plugins --diff rug)\n") {
-		t.Fatalf("plughost plugins (exit %d):\n%s", code, out)
+	if code != 1 || !strings.Contains(out, "  held: tool add changed since approval; the approved one is served, its calls refused (plughost plugins --diff rug)\n") {
+		t.Fatalf("plughost plugins (exit %d, want 1: something is held):\n%s", code, out)
 	}
 	out, errOut, code := plughostRun(t, "plugins", "--plugins", dir, "--config", config, "--diff", "rug")
 	wantDiff := "held: tool add changed since approval; the approved one is served, its calls refused\n" +

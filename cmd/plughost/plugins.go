@@ -72,6 +72,9 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	if r.Quarantined > 0 {
 		what = append(what, plural(r.Quarantined, "plugin", "plugins")+" quarantined")
 	}
+	if r.Held > 0 {
+		what = append(what, plural(r.Held, "definition", "definitions")+" held")
+	}
 	return errors.New(strings.Join(what, ", ")) // exit status 1
 }
 
@@ -85,14 +88,16 @@ func plural(n int, one, many string) string {
 // report is what `plughost plugins` prints; its JSON form is --json's.
 type report struct {
 	Dir string `json:"dir"`
-	// OK is true when every plugin loaded and nothing was refused or
-	// quarantined.
+	// OK is true when every plugin loaded and nothing was refused,
+	// quarantined or held.
 	OK bool `json:"ok"`
 	// Failed counts the plugins that failed; Refused the definitions
-	// refused; Quarantined the plugins the trust check holds back.
+	// refused; Quarantined the plugins the trust check holds back; Held
+	// the definitions held back (changed since approval, or new).
 	Failed      int            `json:"failed"`
 	Refused     int            `json:"refused"`
 	Quarantined int            `json:"quarantined"`
+	Held        int            `json:"held"`
 	Plugins     []pluginReport `json:"plugins"`
 }
 
@@ -206,6 +211,7 @@ func newReport(h *host) *report {
 			p.NotGranted = &st.Denied
 		}
 		p.Held = heldOf(held, st)
+		r.Held += len(p.Held)
 		if st.State == manager.StateQuarantined {
 			r.Quarantined++
 			r.Plugins = append(r.Plugins, p) // it offers nothing: it does not run
@@ -251,7 +257,7 @@ func newReport(h *host) *report {
 		r.Refused += len(p.Refused)
 		r.Plugins = append(r.Plugins, p)
 	}
-	r.OK = r.Failed == 0 && r.Refused == 0 && r.Quarantined == 0
+	r.OK = r.Failed == 0 && r.Refused == 0 && r.Quarantined == 0 && r.Held == 0
 	return r
 }
 

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sort"
+	"strings"
 
 	"github.com/plughost/plughost/host/argcheck"
 	"github.com/plughost/plughost/host/naming"
@@ -263,6 +264,28 @@ func (c *Catalog) answer(r *route, exposed string, res json.RawMessage, err erro
 	return res, nil
 }
 
+// withheld asks the providers that withhold tools (tool.Withholder)
+// whether name, which no provider lists, is one of theirs: as their own
+// name, or as it would be exposed prefixed with theirs ("provider__tool").
+// It returns the first reason given; "" when none withholds it.
+func (c *Catalog) withheld(name string) string {
+	for pname, p := range c.snap.Load().providers {
+		w, ok := p.p.(tool.Withholder)
+		if !ok {
+			continue
+		}
+		if why := w.WithheldTool(name); why != "" {
+			return why
+		}
+		if own, ok := strings.CutPrefix(name, pname+"__"); ok {
+			if why := w.WithheldTool(own); why != "" {
+				return why
+			}
+		}
+	}
+	return ""
+}
+
 // route finds the provider of call.Name and prepares the call it gets:
 // the provider's own tool name, Tasks kept only for a tool that declares
 // task support (a tool that runs only as a task refuses a call without
@@ -282,6 +305,9 @@ func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 		}
 	}
 	if r == nil {
+		if why := c.withheld(call.Name); why != "" {
+			return nil, tool.Call{}, tool.Errorf(tool.ErrRefused, "%s", why)
+		}
 		return nil, tool.Call{}, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 	}
 	tasks, msg := r.check.CheckTasks(call.Name, call.Tasks)

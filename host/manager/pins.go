@@ -174,15 +174,17 @@ func (s *supervisor) vet(ls lists) (lists, map[string]string) {
 			return d.JSON
 		case ok:
 			held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefChanged, Approved: a.Definition, Listed: d.JSON}
-			if a.Definition == nil {
-				return nil
-			}
 			refusals[key] = fmt.Sprintf("%s %s of plugin %s changed since it was approved; held until `plughost approve %s` (plughost plugins --diff %s)",
 				d.Kind, d.Name, s.name, s.name, s.name)
+			if a.Definition == nil {
+				return nil // withheld: a call of it gets the refusal (WithheldTool)
+			}
 			return a.Definition
 		}
 		held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefPending, Listed: d.JSON}
-		return nil
+		refusals[key] = fmt.Sprintf("%s %s of plugin %s is new since its approval; held until `plughost approve %s` (plughost plugins --diff %s)",
+			d.Kind, d.Name, s.name, s.name, s.name)
+		return nil // withheld: a call of it gets the refusal (WithheldTool)
 	}
 	served := ls
 	served.tools = filterDefs(ls.tools, func(d tool.Def) (tool.Def, bool) {
@@ -285,6 +287,13 @@ func diffText(lines []string) string {
 		return "(no member differs)"
 	}
 	return strings.Join(lines, "; ")
+}
+
+// WithheldTool says why p does not list its tool name, when it holds it
+// back (tool.Withholder): the catalog answers a call of it with this
+// rather than "unknown tool".
+func (p *provider) WithheldTool(name string) string {
+	return p.held[trust.Definition{Kind: trust.KindTool, Name: name}.Key()]
 }
 
 // heldError is the refusal of a request for a held definition of

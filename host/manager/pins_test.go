@@ -78,7 +78,17 @@ func TestPinnedDefinitionsHoldANewTool(t *testing.T) {
 			if diff := cmp.Diff([]Held{{Kind: trust.KindTool, Name: "grown", State: DefPending, Listed: held[0].Listed}}, held); diff != "" {
 				t.Fatalf("held (-want +got):\n%s", diff)
 			}
-			h.noEvent() // nothing new is published
+			// The same tools are published again, by a provider that says
+			// why it withholds the new one (a call of it gets that, not
+			// "unknown tool").
+			e = h.expect("set", "tp")
+			if slices.Contains(e.tools, "grown") {
+				t.Fatalf("the held tool is published: %v", e.tools)
+			}
+			const why = "tool grown of plugin tp is new since its approval; held until `plughost approve tp` (plughost plugins --diff tp)"
+			if got := e.p.(tool.Withholder).WithheldTool("grown"); got != why {
+				t.Fatalf("WithheldTool(grown) = %q, want %q", got, why)
+			}
 
 			listed, ok := h.m.Definitions("tp")
 			if !ok || !slices.ContainsFunc(listed, func(d trust.Definition) bool { return d.Key() == "tool/grown" }) {

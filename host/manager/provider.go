@@ -27,16 +27,18 @@ type provider struct {
 	// plugin's publications changed under the catalog's feet (a reload, a
 	// withdrawal): see Instance.
 	epoch int
-	// held refuses the requests for the definitions served in their
-	// approved form while the plugin lists them changed, by
-	// trust.Definition.Key (vet).
+	// held refuses the requests for the definitions held back, by
+	// trust.Definition.Key (vet): those served in their approved form
+	// while the plugin lists them changed, and those withheld (new, or
+	// changed with no approved form to serve).
 	held map[string]string
 }
 
 var (
-	_ tool.Provider  = (*provider)(nil)
-	_ tool.Instance  = (*provider)(nil)
-	_ tool.Describer = (*provider)(nil)
+	_ tool.Provider   = (*provider)(nil)
+	_ tool.Withholder = (*provider)(nil)
+	_ tool.Instance   = (*provider)(nil)
+	_ tool.Describer  = (*provider)(nil)
 )
 
 // instanceID is what Instance returns: comparable, equal for the

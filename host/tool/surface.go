@@ -137,6 +137,17 @@ type Describer interface {
 	About() About
 }
 
+// Withholder is an optional interface of a Provider that lists less than
+// it has: a plugin whose new tools wait for the operator's approval (trust
+// mode pinned or signed). A call of a name no provider lists is an
+// unknown tool (-32602) unless a Withholder says why it withholds it:
+// then the call gets that reason as an isError result.
+type Withholder interface {
+	// WithheldTool returns why the provider withholds its tool of that
+	// name (its own name, as the provider knows it); "" when it does not.
+	WithheldTool(name string) string
+}
+
 // About is a provider's title and description.
 type About struct {
 	// Title is a short display name ("Yahoo Finance").

@@ -2,8 +2,10 @@ package catalog
 
 import (
 	"encoding/json"
+	"errors"
 	"testing"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -65,4 +67,36 @@ func toolName(t *testing.T, raw json.RawMessage) string {
 		t.Fatalf("tool JSON %s: %v", raw, err)
 	}
 	return v.Name
+}
+
+// withholding is a provider that holds its tool "later" back, saying why.
+type withholding struct{ *fakeProvider }
+
+func (w withholding) WithheldTool(name string) string {
+	if name == "later" {
+		return "tool later of plugin " + w.name + " is new since its approval"
+	}
+	return ""
+}
+
+// A call of a name no provider lists is an unknown tool, unless a provider
+// withholds it (tool.Withholder): then the call is refused with its
+// reason, by the provider's own name or as it would be exposed, prefixed.
+func TestCallOfAWithheldTool(t *testing.T) {
+	t.Parallel()
+	c := New(&Options{Logger: hclog.NewNullLogger()})
+	defer c.Close()
+	c.Set(withholding{newProvider("rug", "add")})
+	for name, want := range map[string]string{
+		"later":      "tool later of plugin rug is new since its approval",
+		"rug__later": "tool later of plugin rug is new since its approval",
+	} {
+		_, err := c.CallTool(t.Context(), &tool.Call{Name: name, Arguments: json.RawMessage(`{}`)})
+		if !errors.Is(err, tool.ErrRefused) || err.Error() != want {
+			t.Errorf("call %s: %v, want tool.ErrRefused: %s", name, err, want)
+		}
+	}
+	if _, err := c.CallTool(t.Context(), &tool.Call{Name: "nope", Arguments: json.RawMessage(`{}`)}); !errors.Is(err, tool.ErrUnknownTool) {
+		t.Errorf("call nope: %v, want tool.ErrUnknownTool", err)
+	}
 }

@@ -50,6 +50,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -319,5 +320,6 @@ func isLoopbackHost(host string) bool {
 	if strings.EqualFold(host, "localhost") {
 		return true
 	}
-	return strings.HasPrefix(host, "127.") || host == "::1"
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

@@ -113,6 +113,27 @@ func TestVerify(t *testing.T) {
 	}
 }
 
+// Discovery falls back to OpenID Connect's well-known path; Prefetch
+// fetches the keys before the first token.
+func TestPrefetchOpenIDDiscovery(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	as.OpenIDOnly()
+	v := newVerifier(t, as, nil)
+	if err := v.Prefetch(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if n := as.JWKSFetches(); n != 1 {
+		t.Fatalf("JWKS fetched %d times by Prefetch, want 1", n)
+	}
+	if _, err := v.Verify(context.Background(), as.Mint(t, oauthtest.Token{Audience: resource, Scope: "mcp:tools"})); err != nil {
+		t.Fatal(err)
+	}
+	if n := as.JWKSFetches(); n != 1 {
+		t.Errorf("JWKS fetched %d times, want 1 (the prefetched keys serve)", n)
+	}
+}
+
 func TestVerifyKeyRotation(t *testing.T) {
 	t.Parallel()
 	as := oauthtest.New(t)

@@ -121,13 +121,15 @@ func quotable(s string) string {
 }
 
 // isMetadataPath reports whether path is Protected Resource Metadata's:
-// the well-known prefix alone, or followed by the path of an endpoint.
+// the well-known prefix alone, or followed by the path of /mcp. The
+// endpoints of Options.Endpoints share /mcp's resource (their 401 names
+// its metadata): a token for it serves at them too.
 func (h *httpHandler) isMetadataPath(path string) bool {
 	if h.opts.OAuth == nil {
 		return false
 	}
 	rest, ok := strings.CutPrefix(path, oauth.WellKnownPrefix)
-	return ok && (rest == "" || rest == PathMCP || h.extra[rest] != nil)
+	return ok && (rest == "" || rest == PathMCP)
 }
 
 // serveMetadata answers GET of the Protected Resource Metadata: public,

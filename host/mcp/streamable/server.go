@@ -35,10 +35,10 @@ type Options struct {
 	Token string
 	// OAuth, when not nil, makes the server an OAuth resource server
 	// (auth.go): every request but the health checks and the Protected
-	// Resource Metadata (served at oauth.WellKnownPrefix and that prefix
-	// followed by each endpoint's path) needs an access token the
-	// Verifier accepts, and a session stays its caller's: another
-	// caller's request on it gets 403. With Token set too, either is
+	// Resource Metadata (served at oauth.WellKnownPrefix, alone and
+	// followed by PathMCP) needs an access token the Verifier accepts, and
+	// a session stays its caller's: another caller's request on it gets
+	// 403. The Endpoints share PathMCP's resource and metadata. With Token set too, either is
 	// accepted (the static token for a simple client, a metrics scraper).
 	OAuth *oauth.Verifier
 	// AllowedOrigins lists the Origin values (scheme://host[:port]) browsers

@@ -29,6 +29,7 @@ type Server struct {
 	*httptest.Server
 	fetches atomic.Int64 // JWKS requests served
 	down    atomic.Bool
+	oidc    atomic.Bool // serve OpenID Connect's discovery only
 
 	mu   sync.Mutex
 	kid  string            // the current signing key's
@@ -44,13 +45,20 @@ type signer struct {
 func New(t testing.TB) *Server {
 	s := &Server{keys: map[string]signer{}}
 	mux := http.NewServeMux()
-	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
-		if s.down.Load() {
-			http.Error(w, "down", http.StatusServiceUnavailable)
-			return
+	metadata := func(oidc bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case s.down.Load():
+				http.Error(w, "down", http.StatusServiceUnavailable)
+			case s.oidc.Load() != oidc:
+				http.NotFound(w, r)
+			default:
+				writeJSON(w, map[string]any{"issuer": s.URL, "jwks_uri": s.URL + "/jwks", "token_endpoint": s.URL + "/token"})
+			}
 		}
-		writeJSON(w, map[string]any{"issuer": s.URL, "jwks_uri": s.URL + "/jwks", "token_endpoint": s.URL + "/token"})
-	})
+	}
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", metadata(false))
+	mux.HandleFunc("GET /.well-known/openid-configuration", metadata(true))
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		s.fetches.Add(1)
 		if s.down.Load() {
@@ -91,6 +99,10 @@ func (s *Server) Rotate(t testing.TB) string {
 	s.keys[s.kid] = signer{k}
 	return s.kid
 }
+
+// OpenIDOnly makes the server publish its metadata at OpenID Connect's
+// /.well-known/openid-configuration only, not at RFC 8414's path.
+func (s *Server) OpenIDOnly() { s.oidc.Store(true) }
 
 // JWKSFetches counts the JWKS requests served so far.
 func (s *Server) JWKSFetches() int { return int(s.fetches.Load()) }

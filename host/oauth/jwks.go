@@ -174,6 +174,13 @@ func (v *Verifier) getJSON(ctx context.Context, u string, dst any) error {
 	if err != nil {
 		return err
 	}
+	return v.doJSON(req, dst)
+}
+
+// doJSON sends req and reads its answer, a JSON document of at most
+// MaxDocumentSize bytes, into dst.
+func (v *Verifier) doJSON(req *http.Request, dst any) error {
+	u := req.Method + " " + req.URL.Redacted()
 	req.Header.Set("Accept", "application/json")
 	resp, err := v.opts.HTTPClient.Do(req)
 	if err != nil {
@@ -181,17 +188,17 @@ func (v *Verifier) getJSON(ctx context.Context, u string, dst any) error {
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK {
-		return fmt.Errorf("GET %s: %s", u, resp.Status)
+		return fmt.Errorf("%s: %s", u, resp.Status)
 	}
 	b, err := io.ReadAll(io.LimitReader(resp.Body, v.opts.MaxDocumentSize+1))
 	if err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
+		return fmt.Errorf("%s: %w", u, err)
 	}
 	if int64(len(b)) > v.opts.MaxDocumentSize {
-		return fmt.Errorf("GET %s: larger than %d bytes", u, v.opts.MaxDocumentSize)
+		return fmt.Errorf("%s: larger than %d bytes", u, v.opts.MaxDocumentSize)
 	}
 	if err := json.Unmarshal(b, dst); err != nil {
-		return fmt.Errorf("GET %s: %w", u, err)
+		return fmt.Errorf("%s: %w", u, err)
 	}
 	return nil
 }

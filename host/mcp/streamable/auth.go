@@ -23,8 +23,8 @@ import (
 // one with a token that does not verify the same, plus error="invalid_token"
 // and an error_description saying why (expired, for another resource, …);
 // one whose token lacks a scope 403 with error="insufficient_scope" and the
-// scopes needed; and, when the issuer's keys cannot be fetched, 503 with
-// Retry-After. The JSON-RPC error of the body says the same. No token is
+// scopes needed; and, when the issuer's keys cannot be fetched (or its
+// introspection endpoint does not answer), 503 with Retry-After. The JSON-RPC error of the body says the same. No token is
 // ever logged.
 
 // callerKey carries the verified caller in a request's context.
@@ -90,7 +90,7 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request) *http.Re
 		w.Header().Set("Retry-After", "10")
 		h.log.Warn("cannot check an access token", "error", err)
 		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
-			"service unavailable: the authorization server's keys cannot be fetched to check the token; retry shortly")
+			"service unavailable: the authorization server cannot be reached to check the token; retry shortly")
 	default:
 		w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_token", error_description="`+quotable(desc)+`"`)
 		h.log.Debug("refused an access token", "remote", r.RemoteAddr, "why", desc)

@@ -246,7 +246,7 @@ func TestOAuthIssuerUnavailable(t *testing.T) {
 	as.SetDown(true)
 	token := as.Mint(t, oauthtest.Token{Audience: testResource, Scope: "mcp:tools"})
 	status, hd, body := hs.roundtrip(req{"POST", "/mcp", postHeaders("", "Authorization", "Bearer "+token), mcptest.InitMsg("2025-11-25")})
-	if status != 503 || hd.Get("Retry-After") != "10" || !strings.Contains(body, "authorization server's keys cannot be fetched") {
+	if status != 503 || hd.Get("Retry-After") != "10" || !strings.Contains(body, "authorization server cannot be reached") {
 		t.Errorf("got %d (Retry-After %q) %s, want 503", status, hd.Get("Retry-After"), body)
 	}
 }

@@ -11,6 +11,7 @@ import (
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
+	"encoding/base64"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -29,7 +30,10 @@ type Server struct {
 	*httptest.Server
 	fetches atomic.Int64 // JWKS requests served
 	down    atomic.Bool
-	oidc    atomic.Bool // serve OpenID Connect's discovery only
+	oidc    atomic.Bool  // serve OpenID Connect's discovery only
+	intros  atomic.Int64 // introspection requests served
+
+	opaque sync.Map // opaque token → its introspection answer
 
 	mu   sync.Mutex
 	kid  string            // the current signing key's
@@ -59,6 +63,22 @@ func New(t testing.TB) *Server {
 	}
 	mux.HandleFunc("GET /.well-known/oauth-authorization-server", metadata(false))
 	mux.HandleFunc("GET /.well-known/openid-configuration", metadata(true))
+	mux.HandleFunc("POST /introspect", func(w http.ResponseWriter, r *http.Request) {
+		s.intros.Add(1)
+		if s.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if id, secret, ok := r.BasicAuth(); !ok || id != ClientID || secret != ClientSecret {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		answer, ok := s.opaque.Load(r.PostFormValue("token"))
+		if !ok {
+			answer = map[string]any{"active": false}
+		}
+		writeJSON(w, answer)
+	})
 	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
 		s.fetches.Add(1)
 		if s.down.Load() {
@@ -99,6 +119,41 @@ func (s *Server) Rotate(t testing.TB) string {
 	s.keys[s.kid] = signer{k}
 	return s.kid
 }
+
+// The credentials the introspection endpoint (URL + "/introspect") wants.
+const (
+	ClientID     = "plughost"
+	ClientSecret = "rs-secret"
+)
+
+// Opaque issues an opaque token whose introspection answers tok's claims
+// (active until Revoke).
+func (s *Server) Opaque(t testing.TB, tok Token) string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	answer := map[string]any{"active": true, "iss": or(tok.Issuer, s.URL), "sub": or(tok.Subject, "alice"),
+		"client_id": or(tok.ClientID, "test-client"), "scope": tok.Scope, "jti": tok.ID}
+	if tok.Audience != "" {
+		answer["aud"] = tok.Audience
+	}
+	exp := tok.Expiry
+	if exp.IsZero() {
+		exp = time.Now().Add(time.Hour)
+	}
+	answer["exp"] = exp.Unix()
+	if !tok.NotBefore.IsZero() {
+		answer["nbf"] = tok.NotBefore.Unix()
+	}
+	s.opaque.Store(token, answer)
+	return token
+}
+
+// Revoke makes an opaque token inactive.
+func (s *Server) Revoke(token string) { s.opaque.Delete(token) }
+
+// Introspections counts the introspection requests served so far.
+func (s *Server) Introspections() int { return int(s.intros.Load()) }
 
 // OpenIDOnly makes the server publish its metadata at OpenID Connect's
 // /.well-known/openid-configuration only, not at RFC 8414's path.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -74,7 +75,19 @@ func oauthVerifier(hf *hostFlags, stderr io.Writer) (*oauth.Verifier, error) {
 	}
 	a := cfg.Auth
 	log := hclog.New(&hclog.LoggerOptions{Name: "plughost.oauth", Level: hclog.LevelFromString(hf.logLevel), Output: stderr})
-	return oauth.New(&oauth.Options{Issuers: a.Issuers, Resource: a.Resource, Scopes: a.Scopes, Leeway: a.Leeway, Logger: log})
+	o := &oauth.Options{Issuers: a.Issuers, Resource: a.Resource, Scopes: a.Scopes, Leeway: a.Leeway, Logger: log}
+	if a.IntrospectionEndpoint != "" {
+		secret := os.Getenv("PLUGHOST_OAUTH_CLIENT_SECRET")
+		if a.ClientSecretFile != "" {
+			b, err := os.ReadFile(a.ClientSecretFile)
+			if err != nil {
+				return nil, fmt.Errorf("auth: client_secret_file: %w", err)
+			}
+			secret = strings.TrimSpace(string(b))
+		}
+		o.Introspection = &oauth.Introspection{Endpoint: a.IntrospectionEndpoint, ClientID: a.ClientID, ClientSecret: secret}
+	}
+	return oauth.New(o)
 }
 
 // listFlag is a repeatable string flag.

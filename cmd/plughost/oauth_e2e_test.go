@@ -17,16 +17,21 @@ import (
 
 // TestServeOAuth: with an auth block, serve --http is an OAuth resource
 // server: a client without a token gets 401 naming the Protected Resource
-// Metadata, which names the authorization server; the go-sdk client with a
-// token from it calls a tool; the audit line names the caller; the log
-// never shows the token.
+// Metadata, which names the authorization server; an opaque token passes
+// through introspection; the go-sdk client with a JWT from it calls a
+// tool; the audit line names the caller; the log never shows a token.
 func TestServeOAuth(t *testing.T) {
 	t.Parallel()
 	as := oauthtest.New(t)
 	const resource = "https://mcp.example.com/mcp"
-	cfgPath := filepath.Join(t.TempDir(), "plughost.hcl")
-	cfg := "auth {\n  issuer = \"" + as.URL + "\"\n  resource = \"" + resource + "\"\n  scopes = [\"mcp:tools\"]\n}\n"
+	dir := t.TempDir()
+	cfgPath := filepath.Join(dir, "plughost.hcl")
+	cfg := "auth {\n  issuer = \"" + as.URL + "\"\n  resource = \"" + resource + "\"\n  scopes = [\"mcp:tools\"]\n" +
+		"  introspection_endpoint = \"" + as.URL + "/introspect\"\n  client_id = \"" + oauthtest.ClientID + "\"\n  client_secret_file = \"rs.secret\"\n}\n"
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "rs.secret"), []byte(oauthtest.ClientSecret+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
@@ -51,6 +56,24 @@ func TestServeOAuth(t *testing.T) {
 		t.Errorf("metadata: %d %s %v", resp.StatusCode, prm, err)
 	}
 
+	// An opaque token, checked at the introspection endpoint.
+	opaque := as.Opaque(t, oauthtest.Token{Audience: resource, Scope: "mcp:tools", Subject: "bob"})
+	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+	req, err := http.NewRequest("POST", h.base+"/mcp", strings.NewReader(init))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("Authorization", "Bearer "+opaque)
+	if resp, err = http.DefaultClient.Do(req); err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Errorf("initialize with an opaque token: %d, want 200", resp.StatusCode)
+	}
+
 	token := as.Mint(t, oauthtest.Token{Audience: resource, Scope: "mcp:tools", Subject: "alice", ClientID: "e2e", ID: "jti-1"})
 	hc := h.httpClient(nil)
 	hc.Transport = bearer{hc.Transport, token}
@@ -69,7 +92,7 @@ func TestServeOAuth(t *testing.T) {
 	if !strings.Contains(string(b), `"caller":{"sub":"alice","client":"e2e"}`) {
 		t.Errorf("audit log without the caller:\n%s", b)
 	}
-	if strings.Contains(h.stderr.String(), token) {
-		t.Error("the log shows the token")
+	if strings.Contains(h.stderr.String(), token) || strings.Contains(h.stderr.String(), opaque) {
+		t.Error("the log shows a token")
 	}
 }

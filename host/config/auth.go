@@ -3,6 +3,7 @@ package config
 import (
 	"net"
 	"net/url"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -20,6 +21,11 @@ import (
 //	  resource = "https://mcp.example.com/mcp"   # this server's URL, as clients reach it: the tokens' audience
 //	  scopes   = ["mcp:tools"]                   # every one needed (default none: any valid token)
 //	  leeway   = "60s"                           # clock skew allowed on exp and nbf, 0s to 10m (default 60s)
+//
+//	  # opaque tokens: ask the authorization server (RFC 7662); without these, only JWTs are accepted
+//	  introspection_endpoint = "https://auth.example.com/introspect"
+//	  client_id              = "plughost"              # this server's credentials there
+//	  client_secret_file     = "introspection.secret"  # or $PLUGHOST_OAUTH_CLIENT_SECRET
 //	}
 type Auth struct {
 	// Issuers are issuer's URLs (https; http only on loopback).
@@ -31,15 +37,44 @@ type Auth struct {
 	// Leeway is leeway; 0 when absent (host/oauth's default, 60 s),
 	// negative for "0s" (none), as host/oauth's Options.Leeway reads it.
 	Leeway time.Duration
+	// IntrospectionEndpoint is introspection_endpoint; "" when absent.
+	IntrospectionEndpoint string
+	// ClientID is client_id, needed with IntrospectionEndpoint.
+	ClientID string
+	// ClientSecretFile is client_secret_file, joined to the configuration
+	// file's directory when relative; "" when absent.
+	ClientSecretFile string
 }
 
 var authSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "issuer", Required: true}, {Name: "resource", Required: true},
-	{Name: "scopes"}, {Name: "leeway"}}}
+	{Name: "scopes"}, {Name: "leeway"}, {Name: "introspection_endpoint"}, {Name: "client_id"}, {Name: "client_secret_file"}}}
 
-// decode reads the auth block.
-func (au *Auth) decode(body hcl.Body) error {
-	_, err := attributes(body, &authSchema, func(name string, a *hcl.Attribute, v cty.Value) error {
+// decode reads the auth block; dir is the configuration file's directory,
+// against which a relative client_secret_file is resolved.
+func (au *Auth) decode(body hcl.Body, dir string) error {
+	content, err := attributes(body, &authSchema, func(name string, a *hcl.Attribute, v cty.Value) error {
 		switch name {
+		case "introspection_endpoint":
+			if v.Type() != cty.String {
+				return diag(a.Expr.Range(), "Invalid introspection_endpoint", "introspection_endpoint must be a URL")
+			}
+			if why := badURL(v.AsString()); why != "" {
+				return diag(a.Expr.Range(), "Invalid introspection_endpoint", "introspection_endpoint "+v.AsString()+": "+why)
+			}
+			au.IntrospectionEndpoint = v.AsString()
+		case "client_id":
+			if v.Type() != cty.String || v.AsString() == "" {
+				return diag(a.Expr.Range(), "Invalid client_id", "client_id must be this server's client id at the introspection endpoint")
+			}
+			au.ClientID = v.AsString()
+		case "client_secret_file":
+			if v.Type() != cty.String || strings.TrimSpace(v.AsString()) == "" {
+				return diag(a.Expr.Range(), "Invalid client_secret_file", "client_secret_file must be the path of a file holding the client secret")
+			}
+			au.ClientSecretFile = v.AsString()
+			if !filepath.IsAbs(au.ClientSecretFile) {
+				au.ClientSecretFile = filepath.Join(dir, au.ClientSecretFile)
+			}
 		case "issuer":
 			list, ok := stringList(v)
 			if v.Type() == cty.String {
@@ -83,7 +118,18 @@ func (au *Auth) decode(body hcl.Body) error {
 		}
 		return nil
 	})
-	return err
+	if err != nil {
+		return err
+	}
+	if a := content.Attributes["introspection_endpoint"]; a != nil && au.ClientID == "" {
+		return diag(a.Range, "Missing client_id", "introspection_endpoint needs client_id (and client_secret_file or $PLUGHOST_OAUTH_CLIENT_SECRET): the credentials this server presents there")
+	}
+	for _, name := range []string{"client_id", "client_secret_file"} {
+		if a := content.Attributes[name]; a != nil && au.IntrospectionEndpoint == "" {
+			return diag(a.Range, "Unused "+name, name+" serves the introspection_endpoint, which is not set")
+		}
+	}
+	return nil
 }
 
 // badURL says why s cannot be an issuer or resource URL; "" when it can.

@@ -322,7 +322,7 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Trust.decode(b.Body, filepath.Dir(filename))
 		case "auth":
 			cfg.Auth = &Auth{}
-			err = cfg.Auth.decode(b.Body)
+			err = cfg.Auth.decode(b.Body, filepath.Dir(filename))
 		}
 		if err != nil {
 			return nil, err

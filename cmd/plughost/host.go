@@ -173,6 +173,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if cfg.Auth != nil && !h.http {
+		log.Info("the auth block applies to serve --http; over stdio the caller is the user running plughost")
+	}
 	obs, err := newObserver(h.observe, cfg.Audit, h.http, log)
 	if err != nil {
 		return nil, err

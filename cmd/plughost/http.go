@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"net"
 	"os"
@@ -12,8 +13,11 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/streamable"
+	"github.com/plughost/plughost/host/oauth"
 )
 
 // httpFlags are serve's flags for Streamable HTTP. They fill an
@@ -61,6 +65,31 @@ func (f *httpFlags) options() *streamable.Options {
 	}
 }
 
+// oauthVerifier is the config's auth block as a Verifier; nil without one.
+// It is read before the listener opens, since a Verifier lets it reach
+// beyond loopback (streamable.Options.Check).
+func oauthVerifier(hf *hostFlags, stderr io.Writer) (*oauth.Verifier, error) {
+	cfg, err := loadConfig(hf.config)
+	if err != nil || cfg.Auth == nil {
+		return nil, err
+	}
+	a := cfg.Auth
+	log := hclog.New(&hclog.LoggerOptions{Name: "plughost.oauth", Level: hclog.LevelFromString(hf.logLevel), Output: stderr})
+	o := &oauth.Options{Issuers: a.Issuers, Resource: a.Resource, Scopes: a.Scopes, Leeway: a.Leeway, Logger: log}
+	if a.IntrospectionEndpoint != "" {
+		secret := os.Getenv("PLUGHOST_OAUTH_CLIENT_SECRET")
+		if a.ClientSecretFile != "" {
+			b, err := os.ReadFile(a.ClientSecretFile)
+			if err != nil {
+				return nil, fmt.Errorf("auth: client_secret_file: %w", err)
+			}
+			secret = strings.TrimSpace(string(b))
+		}
+		o.Introspection = &oauth.Introspection{Endpoint: a.IntrospectionEndpoint, ClientID: a.ClientID, ClientSecret: secret}
+	}
+	return oauth.New(o)
+}
+
 // listFlag is a repeatable string flag.
 type listFlag []string
 
@@ -72,6 +101,11 @@ func (l *listFlag) Set(v string) error { *l = append(*l, v); return nil }
 // calls in flight finish, streams close, plugins stop.
 func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	opts := f.options()
+	verifier, err := oauthVerifier(hf, stderr)
+	if err != nil {
+		return err
+	}
+	opts.OAuth = verifier
 	ln, err := net.Listen("tcp", f.addr)
 	if err != nil {
 		return err
@@ -108,9 +142,21 @@ func serveHTTP(hf *hostFlags, f *httpFlags, stderr io.Writer) error {
 	base := h.scheme() + "://" + ln.Addr().String()
 	url := base + streamable.PathMCP
 	auth := "none (loopback only)"
-	if opts.Token != "" {
+	switch {
+	case verifier != nil && opts.Token != "":
+		auth = "an OAuth access token, or the static token (--token)"
+	case verifier != nil:
+		auth = "an OAuth access token"
+	case opts.Token != "":
 		auth = "Authorization: Bearer <token>"
+	}
+	if verifier != nil || opts.Token != "" {
 		h.warnClear("--http", ln.Addr().String())
+	}
+	if verifier != nil {
+		h.log.Info("OAuth: accepting access tokens for this resource", "resource", verifier.Resource(),
+			"metadata", verifier.MetadataURL(), "scopes", verifier.Scopes())
+		go verifier.Prefetch(ctx) // an unreachable issuer shows now, as a WARN
 	}
 	h.log.Info("serving MCP over Streamable HTTP", "url", url, "legacy_sse", base+streamable.PathSSE, "auth", auth)
 	if h.searchPath != "" {

@@ -7,14 +7,16 @@
 // A line, wrapped here:
 //
 //	{"time":"2026-07-28T10:00:00.123456Z","client":"claude-ai/0.1","session":"Yh3…","remote":"127.0.0.1:50712",
-//	 "tool":"echo","provider":"echo","outcome":"ok","duration_ms":1.52,"arguments_bytes":17,"result_bytes":52,
+//	 "caller":{"sub":"alice","client":"claude-ai"},"tool":"echo","provider":"echo","outcome":"ok","duration_ms":1.52,"arguments_bytes":17,"result_bytes":52,
 //	 "trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}
 //
 // time is when the call arrived (UTC); client the clientInfo
 // "name/version" the client sent; session the transport's session id,
 // absent on stdio; a request of the stateless revision (2026-07-28) has
 // none and says "stateless":true instead; remote the client's address on
-// HTTP. tool and provider are as in the metrics (the provider is absent
+// HTTP. caller is who the client acts for: on HTTP with OAuth its access
+// token's subject and OAuth client id (host/mcp's Caller), on stdio the
+// local user's name; absent when unknown (HTTP without OAuth). tool and provider are as in the metrics (the provider is absent
 // when none served the call), outcome one of host/mcp's Outcome values;
 // trace_id is there when the request carried a W3C traceparent, task when
 // the call went on as a task. With Options.Arguments, "arguments" holds
@@ -131,6 +133,7 @@ type line struct {
 	Session        string          `json:"session,omitempty"`
 	Stateless      bool            `json:"stateless,omitempty"`
 	Remote         string          `json:"remote,omitempty"`
+	Caller         *caller         `json:"caller,omitempty"`
 	Tool           string          `json:"tool"`
 	Provider       string          `json:"provider,omitempty"`
 	Outcome        mcp.Outcome     `json:"outcome"`
@@ -143,12 +146,21 @@ type line struct {
 	Truncated      bool            `json:"arguments_truncated,omitempty"`
 }
 
+// caller is a line's caller: who the client acts for.
+type caller struct {
+	Subject string `json:"sub,omitempty"`
+	Client  string `json:"client,omitempty"`
+}
+
 // CallEnd writes e's line: it is host/mcp's Options.OnCallEnd.
 func (l *Log) CallEnd(e *mcp.CallEnd) {
 	ln := line{Time: e.Start.UTC().Format(time.RFC3339Nano), Client: e.Client, Session: e.Peer.SessionID,
 		Stateless: e.Stateless, Remote: e.Peer.Remote, Tool: e.Tool, Provider: e.Provider, Outcome: e.Outcome,
 		DurationMS: float64(e.Duration.Microseconds()) / 1000, ArgumentsBytes: len(e.Arguments), ResultBytes: e.ResultSize,
 		TraceID: e.TraceID, Task: e.Task}
+	if c := e.Peer.Caller; c.Subject != "" || c.ClientID != "" {
+		ln.Caller = &caller{Subject: c.Subject, Client: c.ClientID}
+	}
 	if l.opts.Arguments && len(e.Arguments) > 0 {
 		ln.Arguments, ln.Truncated = l.arguments(e.Arguments)
 	}

@@ -26,6 +26,8 @@ func TestLine(t *testing.T) {
 	t.Parallel()
 	stateless := end(`{"text":"hi"}`)
 	stateless.Peer.SessionID, stateless.Stateless = "", true
+	withCaller := end(`{"text":"hi"}`)
+	withCaller.Peer.Caller = mcp.Caller{Subject: "alice", ClientID: "claude-ai", Issuer: "https://auth.example.com", Scopes: []string{"mcp:tools"}}
 	long := `{"text":"` + strings.Repeat("é", 40) + `"}`
 	tests := map[string]struct {
 		opts *Options
@@ -38,6 +40,8 @@ func TestLine(t *testing.T) {
 			`{"time":"2026-07-28T10:00:00.123456Z","client":"claude-ai/0.1","session":"s1","remote":"127.0.0.1:5000","tool":"echo","provider":"echo","outcome":"ok","duration_ms":1.52,"arguments_bytes":15,"result_bytes":52,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","arguments":{"text":"hi"}}`},
 		"arguments cut beyond the limit": {&Options{Arguments: true, MaxArguments: 16}, end(long),
 			`{"time":"2026-07-28T10:00:00.123456Z","client":"claude-ai/0.1","session":"s1","remote":"127.0.0.1:5000","tool":"echo","provider":"echo","outcome":"ok","duration_ms":1.52,"arguments_bytes":91,"result_bytes":52,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736","arguments":"{\"text\":\"ééé","arguments_truncated":true}`},
+		"caller: subject and client": {nil, withCaller,
+			`{"time":"2026-07-28T10:00:00.123456Z","client":"claude-ai/0.1","session":"s1","remote":"127.0.0.1:5000","caller":{"sub":"alice","client":"claude-ai"},"tool":"echo","provider":"echo","outcome":"ok","duration_ms":1.52,"arguments_bytes":13,"result_bytes":52,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`},
 		"stateless says so": {nil, stateless,
 			`{"time":"2026-07-28T10:00:00.123456Z","client":"claude-ai/0.1","stateless":true,"remote":"127.0.0.1:5000","tool":"echo","provider":"echo","outcome":"ok","duration_ms":1.52,"arguments_bytes":13,"result_bytes":52,"trace_id":"4bf92f3577b34da6a3ce929d0e0e4736"}`},
 	}

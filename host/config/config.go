@@ -1,6 +1,6 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins, stateless, tasks, search, audit, limits and
+// block: sandbox, plugins, stateless, tasks, search, audit, limits, auth and
 // trust (see Trust). The
 // sandbox block:
 //
@@ -145,6 +145,14 @@
 //	  }
 //	}
 //
+// The auth block makes serve --http an OAuth resource server (see Auth):
+//
+//	auth {
+//	  issuer   = "https://auth.example.com"
+//	  resource = "https://mcp.example.com/mcp"
+//	  scopes   = ["mcp:tools"]
+//	}
+//
 // Later areas (the HTTP listener, its token and allowed origins, the device
 // listener) get their own top-level blocks next to these.
 package config
@@ -188,6 +196,8 @@ type Config struct {
 	Limits Limits
 	// Trust is the trust block: which plugin files may run.
 	Trust Trust
+	// Auth is the auth block: OAuth for serve --http; nil when absent.
+	Auth *Auth
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -278,7 +288,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -310,6 +320,9 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Limits.decode(b.Body)
 		case "trust":
 			err = cfg.Trust.decode(b.Body, filepath.Dir(filename))
+		case "auth":
+			cfg.Auth = &Auth{}
+			err = cfg.Auth.decode(b.Body, filepath.Dir(filename))
 		}
 		if err != nil {
 			return nil, err

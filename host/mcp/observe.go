@@ -4,7 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"os/user"
+	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/plughost/plughost/host/mcp/wire"
@@ -108,7 +112,33 @@ type Peer struct {
 	SessionID string
 	// Remote is the client's network address ("host:port"); "" on stdio.
 	Remote string
+	// Caller is who the client acts for: on HTTP the subject of its
+	// verified OAuth access token (zero without OAuth), on stdio the local
+	// user.
+	Caller Caller
 }
+
+// Caller is who a client acts for, as far as the host could verify it.
+type Caller struct {
+	// Subject is the access token's "sub" (its issuer's name for the
+	// user or service), or the local user's name on stdio.
+	Subject string
+	// ClientID is the OAuth client the token was issued to ("client_id",
+	// else "azp"); "" on stdio.
+	ClientID string
+	// Issuer is the token's issuer; "" on stdio.
+	Issuer string
+	// Scopes are the scopes the token grants.
+	Scopes []string
+}
+
+// localCaller is the stdio session's caller: the user running the host.
+var localCaller = sync.OnceValue(func() Caller {
+	if u, err := user.Current(); err == nil {
+		return Caller{Subject: u.Username}
+	}
+	return Caller{Subject: "uid:" + strconv.Itoa(os.Getuid())}
+})
 
 // observe prepares what the call's end reports (ended): its start, when
 // Options.OnCallEnd or the DEBUG log wants it, and its trace context.

@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
+	"os/user"
 	"strings"
 	"sync"
 	"testing"
@@ -243,5 +245,31 @@ func TestOnLimit(t *testing.T) {
 	defer mu.Unlock()
 	if diff := cmp.Diff(map[string]int{LimitSubscriptions: 1, LimitMessageSize: 1}, hits); diff != "" {
 		t.Errorf("limits hit (-want +got):\n%s", diff)
+	}
+}
+
+// On stdio the caller is the user running the host: whoever can write to
+// its stdin.
+func TestOnCallEndStdioCaller(t *testing.T) {
+	t.Parallel()
+	u, err := user.Current()
+	if err != nil {
+		t.Skip("no current user:", err)
+	}
+	got := make(chan Caller, 1)
+	srv := NewServer(&tracing{}, &Options{OnCallEnd: func(e *CallEnd) { got <- e.Peer.Caller }})
+	in := strings.NewReader(mcptest.InitMsg("2025-11-25") + "\n" +
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n" +
+		`{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"}}}` + "\n")
+	if err := srv.ServeStdio(t.Context(), in, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case c := <-got:
+		if c.Subject != u.Username || c.ClientID != "" {
+			t.Errorf("caller %+v, want the local user %q", c, u.Username)
+		}
+	default:
+		t.Fatal("no call ended")
 	}
 }

@@ -362,14 +362,15 @@ func NewServer(c Catalog, opts *Options) *Server {
 // ServeStdio serves one session over the MCP stdio binding: newline-delimited
 // JSON-RPC read from in and written to out. It returns nil when in reaches
 // EOF, after cancelling the calls still running and waiting for them.
-// See [Server.Serve] for the rest.
+// See [Server.Serve] for the rest. The session's [Peer] names the user
+// running the host as its Caller: whoever can write to stdin is that user.
 //
 // A tools/call starts on the goroutine that read it and is answered on the
 // goroutine that learns its result, when the catalog implements
 // [CallStarter]: stdio has one client, whose writes may block only each
 // other.
 func (srv *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return srv.serve(ctx, stdio.New(in, out, srv.maxMsg), nil, true)
+	return srv.serve(ctx, stdio.New(in, out, srv.maxMsg), func(s *Session) { s.SetPeer(Peer{Caller: localCaller()}) }, true)
 }
 
 // Serve serves one session over t until t.Read returns io.EOF (Serve then

@@ -37,9 +37,14 @@
 // Every request passes the guards first: on a loopback listener a Host
 // that is not a loopback name gets 403 (DNS rebinding); an Origin that is
 // neither the server's own nor in [Options.AllowedOrigins] gets 403; with
-// a Token, a request without it gets 401 and WWW-Authenticate. A listener
-// reachable beyond loopback without a Token refuses to start
-// ([Options.Check]). Bodies over the limit get 413; a session over its
+// a Token, a request without it gets 401 and WWW-Authenticate. With
+// [Options.OAuth] the server is an OAuth 2.1 resource server: a request
+// needs an access token the [oauth.Verifier] accepts (401 naming the
+// Protected Resource Metadata, served without a token at
+// /.well-known/oauth-protected-resource/mcp; 403 insufficient_scope; see
+// auth.go), its caller reaches [mcp.Peer], and a session stays its
+// caller's. A listener reachable beyond loopback with neither refuses to
+// start ([Options.Check]). Bodies over the limit get 413; a session over its
 // rate limit gets 429 and a JSON-RPC error saying when to retry; idle
 // sessions end. When ctx ends, the server stops accepting, lets calls in
 // flight finish for up to ShutdownTimeout, then closes streams and sessions.

@@ -22,6 +22,7 @@ import (
 type legacySession struct {
 	h       *httpHandler
 	id      string
+	caller  mcp.Caller // who opened it (OAuth); only they may post to it
 	conn    *sseConn
 	limiter *rate.Limiter
 	in      chan []byte   // POSTed messages, to Read
@@ -69,6 +70,7 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	ls := &legacySession{
 		h:       h,
 		id:      newSessionID(),
+		caller:  callerOf(r),
 		conn:    newSSEConn(w),
 		limiter: rate.NewLimiter(h.limit, h.opts.RateBurst),
 		in:      make(chan []byte),
@@ -108,7 +110,7 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	err := h.srv.ServeSession(context.Background(), ls, func(s *mcp.Session) {
 		s.RefuseStateless() // HTTP+SSE is the transport of 2024-11-05 sessions
-		s.SetPeer(mcp.Peer{SessionID: ls.id, Remote: r.RemoteAddr})
+		s.SetPeer(mcp.Peer{SessionID: ls.id, Remote: r.RemoteAddr, Caller: ls.caller})
 		ls.mu.Lock()
 		ls.sess = s
 		ls.mu.Unlock()
@@ -132,6 +134,10 @@ func (h *httpHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	h.mu.Unlock()
 	if ls == nil {
 		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "session not found: it is unknown or ended; open a new one with GET "+PathSSE)
+		return
+	}
+	if !sameCaller(ls.caller, callerOf(r)) {
+		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "forbidden: the session belongs to another caller")
 		return
 	}
 	bp := h.readBody(w, r)

@@ -136,7 +136,7 @@ func countRequests(body []byte) (n int, id []byte) {
 // session exists only if initialize succeeds; its id goes in the
 // Mcp-Session-Id response header.
 func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request, body []byte) {
-	hs := h.newHTTPSession(r.RemoteAddr)
+	hs := h.newHTTPSession(r.RemoteAddr, callerOf(r))
 	var resp bufSink
 	hs.sess.Handle(context.Background(), body, &resp)
 	if !hs.sess.Initialized() {

@@ -3,7 +3,6 @@ package streamable
 import (
 	"context"
 	"crypto/rand"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/base64"
 	"errors"
@@ -24,6 +23,7 @@ import (
 
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/host/oauth"
 )
 
 // Options configure [Serve]. The zero value (or nil) means defaults,
@@ -33,6 +33,14 @@ type Options struct {
 	// (Authorization: Bearer TOKEN); a request without it gets 401. A
 	// listener reachable beyond loopback requires one (see Check).
 	Token string
+	// OAuth, when not nil, makes the server an OAuth resource server
+	// (auth.go): every request but the health checks and the Protected
+	// Resource Metadata (served at oauth.WellKnownPrefix, alone and
+	// followed by PathMCP) needs an access token the Verifier accepts, and
+	// a session stays its caller's: another caller's request on it gets
+	// 403. The Endpoints share PathMCP's resource and metadata. With Token set too, either is
+	// accepted (the static token for a simple client, a metrics scraper).
+	OAuth *oauth.Verifier
 	// AllowedOrigins lists the Origin values (scheme://host[:port]) browsers
 	// may send besides the server's own origin; "*" allows any. A request
 	// whose Origin is present and not allowed gets 403.
@@ -129,11 +137,11 @@ func (o *Options) Check(addr net.Addr) error {
 			}
 		}
 	}
-	if (o != nil && o.Token != "") || isLoopbackAddr(addr) {
+	if (o != nil && (o.Token != "" || o.OAuth != nil)) || isLoopbackAddr(addr) {
 		return nil
 	}
 	return fmt.Errorf("%w: %s is reachable from other machines and anyone who reaches it could run every tool; "+
-		"set a bearer token (--token) or listen on loopback (127.0.0.1)", ErrTokenRequired, addr)
+		"set a bearer token (--token), configure OAuth (an auth block) or listen on loopback (127.0.0.1)", ErrTokenRequired, addr)
 }
 
 // isLoopbackAddr reports whether addr accepts only local connections: a
@@ -334,11 +342,11 @@ var (
 
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var mcpAt *httpHandler // the Streamable HTTP endpoint the request is for, if any
-	switch r.URL.Path {
-	case PathMCP:
+	switch p := r.URL.Path; {
+	case p == PathMCP:
 		mcpAt = h
-	case PathSSE, PathMessage, PathHealthz, PathReadyz:
-	case PathMetrics:
+	case p == PathSSE, p == PathMessage, p == PathHealthz, p == PathReadyz, h.isMetadataPath(p):
+	case p == PathMetrics:
 		if h.opts.Metrics != nil {
 			break
 		}
@@ -352,6 +360,10 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	if h.loopback && !loopbackHost(r.Host) {
 		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest,
 			"forbidden: Host "+strconv.Quote(r.Host)+" is not a loopback name (DNS rebinding protection)")
+		return
+	}
+	if h.isMetadataPath(r.URL.Path) { // public, to any origin: it shows where to get a token
+		h.serveMetadata(w, r)
 		return
 	}
 	if o := r.Header.Get("Origin"); o != "" {
@@ -377,19 +389,8 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		h.serveHealth(w, r)
 		return
 	}
-	if h.token != nil {
-		got := r.Header.Get("Authorization")
-		if subtle.ConstantTimeCompare([]byte(got), h.token) != 1 {
-			challenge := `Bearer realm="plughost"`
-			msg := "unauthorized: send the header Authorization: Bearer <token>"
-			if got != "" {
-				challenge += `, error="invalid_token"`
-				msg = "unauthorized: the bearer token is not valid"
-			}
-			w.Header().Set("WWW-Authenticate", challenge)
-			httpError(w, http.StatusUnauthorized, nil, wire.CodeInvalidRequest, msg)
-			return
-		}
+	if r = h.authorize(w, r); r == nil { // auth.go
+		return
 	}
 	if h.draining.Load() {
 		w.Header().Set("Connection", "close")

@@ -27,6 +27,7 @@ import (
 type httpSession struct {
 	h       *httpHandler
 	id      string
+	caller  mcp.Caller // who opened it (OAuth); only they may use it
 	sess    *mcp.Session
 	limiter *rate.Limiter
 	own     *stream // stream 0
@@ -56,11 +57,12 @@ type stream struct {
 }
 
 // newHTTPSession makes a session, not yet registered, for the client at
-// remote.
-func (h *httpHandler) newHTTPSession(remote string) *httpSession {
+// remote, acting for caller.
+func (h *httpHandler) newHTTPSession(remote string, caller mcp.Caller) *httpSession {
 	hs := &httpSession{
 		h:          h,
 		id:         newSessionID(),
+		caller:     caller,
 		limiter:    rate.NewLimiter(h.limit, h.opts.RateBurst),
 		streams:    map[uint64]*stream{},
 		nextStream: 1,
@@ -71,7 +73,7 @@ func (h *httpHandler) newHTTPSession(remote string) *httpSession {
 	hs.own = &stream{id: 0}
 	hs.streams[0] = hs.own
 	hs.sess = h.srv.OpenSession(mcp.SessionConn{Notify: streamSink{hs, hs.own}, Reachable: hs.listening,
-		Peer: mcp.Peer{SessionID: hs.id, Remote: remote}})
+		Peer: mcp.Peer{SessionID: hs.id, Remote: remote, Caller: caller}})
 	return hs
 }
 
@@ -195,6 +197,11 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 			msg = h.evictedMessage()
 		}
 		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, msg)
+		return nil
+	}
+	if !sameCaller(hs.caller, callerOf(r)) {
+		hs.leave()
+		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "forbidden: the session belongs to another caller")
 		return nil
 	}
 	return hs

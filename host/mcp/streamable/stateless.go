@@ -100,7 +100,7 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 			strconv.Itoa(cap(h.statelessSlots))+" stateless requests are being served, the most this server allows; retry shortly")
 		return
 	}
-	sess := h.srv.OpenStateless(mcp.Peer{Remote: r.RemoteAddr})
+	sess := h.srv.OpenStateless(mcp.Peer{Remote: r.RemoteAddr, Caller: callerOf(r)})
 	defer sess.Close()
 	out := &statelessSink{w: w, keepAlive: h.opts.KeepAlive}
 	// Shutdown cancels what its grace period did not see finish.

@@ -1,0 +1,245 @@
+// Package oauthtest is an authorization server for tests: it serves its
+// metadata (RFC 8414) and a JWKS over real HTTP, and mints signed JWT
+// access tokens with go-jose, so that a [oauth.Verifier] can be tested
+// end to end.
+//
+//	as := oauthtest.New(t)
+//	token := as.Mint(t, oauthtest.Token{Audience: "http://127.0.0.1:8080/mcp", Scope: "mcp:tools"})
+package oauthtest
+
+import (
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+)
+
+// Server is an authorization server: its URL is its issuer identifier.
+type Server struct {
+	*httptest.Server
+	fetches atomic.Int64 // JWKS requests served
+	down    atomic.Bool
+	oidc    atomic.Bool  // serve OpenID Connect's discovery only
+	intros  atomic.Int64 // introspection requests served
+
+	opaque sync.Map // opaque token → its introspection answer
+
+	mu   sync.Mutex
+	kid  string            // the current signing key's
+	keys map[string]signer // published, by kid
+	n    int
+}
+
+type signer struct {
+	key *ecdsa.PrivateKey
+}
+
+// New starts a Server with one ES256 key; it stops when the test ends.
+func New(t testing.TB) *Server {
+	s := &Server{keys: map[string]signer{}}
+	mux := http.NewServeMux()
+	metadata := func(oidc bool) http.HandlerFunc {
+		return func(w http.ResponseWriter, r *http.Request) {
+			switch {
+			case s.down.Load():
+				http.Error(w, "down", http.StatusServiceUnavailable)
+			case s.oidc.Load() != oidc:
+				http.NotFound(w, r)
+			default:
+				writeJSON(w, map[string]any{"issuer": s.URL, "jwks_uri": s.URL + "/jwks", "token_endpoint": s.URL + "/token"})
+			}
+		}
+	}
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", metadata(false))
+	mux.HandleFunc("GET /.well-known/openid-configuration", metadata(true))
+	mux.HandleFunc("POST /introspect", func(w http.ResponseWriter, r *http.Request) {
+		s.intros.Add(1)
+		if s.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		if id, secret, ok := r.BasicAuth(); !ok || id != ClientID || secret != ClientSecret {
+			http.Error(w, "unauthorized", http.StatusUnauthorized)
+			return
+		}
+		answer, ok := s.opaque.Load(r.PostFormValue("token"))
+		if !ok {
+			answer = map[string]any{"active": false}
+		}
+		writeJSON(w, answer)
+	})
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+		s.fetches.Add(1)
+		if s.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		s.mu.Lock()
+		var set jose.JSONWebKeySet
+		for kid, k := range s.keys {
+			set.Keys = append(set.Keys, jose.JSONWebKey{Key: k.key.Public(), KeyID: kid, Algorithm: string(jose.ES256), Use: "sig"})
+		}
+		s.mu.Unlock()
+		writeJSON(w, &set)
+	})
+	s.Server = httptest.NewServer(mux)
+	t.Cleanup(s.Close)
+	s.Rotate(t)
+	return s
+}
+
+func writeJSON(w http.ResponseWriter, v any) {
+	w.Header().Set("Content-Type", "application/json")
+	json.NewEncoder(w).Encode(v)
+}
+
+// Rotate makes a new signing key, with a new kid, current and published,
+// and withdraws the previous one; it returns the new kid.
+func (s *Server) Rotate(t testing.TB) string {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.n++
+	delete(s.keys, s.kid)
+	s.kid = "key-" + strconv.Itoa(s.n)
+	s.keys[s.kid] = signer{k}
+	return s.kid
+}
+
+// The credentials the introspection endpoint (URL + "/introspect") wants.
+const (
+	ClientID     = "plughost"
+	ClientSecret = "rs-secret"
+)
+
+// Opaque issues an opaque token whose introspection answers tok's claims
+// (active until Revoke).
+func (s *Server) Opaque(t testing.TB, tok Token) string {
+	b := make([]byte, 24)
+	rand.Read(b)
+	token := base64.RawURLEncoding.EncodeToString(b)
+	answer := map[string]any{"active": true, "iss": or(tok.Issuer, s.URL), "sub": or(tok.Subject, "alice"),
+		"client_id": or(tok.ClientID, "test-client"), "scope": tok.Scope, "jti": tok.ID}
+	if tok.Audience != "" {
+		answer["aud"] = tok.Audience
+	}
+	exp := tok.Expiry
+	if exp.IsZero() {
+		exp = time.Now().Add(time.Hour)
+	}
+	answer["exp"] = exp.Unix()
+	if !tok.NotBefore.IsZero() {
+		answer["nbf"] = tok.NotBefore.Unix()
+	}
+	s.opaque.Store(token, answer)
+	return token
+}
+
+// Revoke makes an opaque token inactive.
+func (s *Server) Revoke(token string) { s.opaque.Delete(token) }
+
+// Introspections counts the introspection requests served so far.
+func (s *Server) Introspections() int { return int(s.intros.Load()) }
+
+// OpenIDOnly makes the server publish its metadata at OpenID Connect's
+// /.well-known/openid-configuration only, not at RFC 8414's path.
+func (s *Server) OpenIDOnly() { s.oidc.Store(true) }
+
+// JWKSFetches counts the JWKS requests served so far.
+func (s *Server) JWKSFetches() int { return int(s.fetches.Load()) }
+
+// SetDown makes the server answer 503 to every request (true) or serve
+// again (false).
+func (s *Server) SetDown(down bool) { s.down.Store(down) }
+
+// Token describes a token to mint. Zero fields take defaults.
+type Token struct {
+	// Issuer is "iss"; "" means the server's URL.
+	Issuer string
+	// Subject is "sub"; "" means "alice".
+	Subject string
+	// Audience is "aud".
+	Audience string
+	// Scope is "scope", space-separated.
+	Scope string
+	// ClientID is "client_id"; "" means "test-client".
+	ClientID string
+	// ID is "jti".
+	ID string
+	// Expiry is "exp"; zero means an hour from now. NotBefore is "nbf",
+	// absent when zero.
+	Expiry, NotBefore time.Time
+	// KeyID names the kid in the header; "" means the current key's. A
+	// kid the server does not know is signed with the current key.
+	KeyID string
+	// Foreign signs with a key the server never published (kid
+	// unchanged): a bad signature.
+	Foreign bool
+}
+
+// Mint signs tok's claims with ES256.
+func (s *Server) Mint(t testing.TB, tok Token) string {
+	s.mu.Lock()
+	kid := tok.KeyID
+	if kid == "" {
+		kid = s.kid
+	}
+	k, ok := s.keys[kid]
+	if !ok {
+		k = s.keys[s.kid]
+	}
+	s.mu.Unlock()
+	if tok.Foreign {
+		var err error
+		if k.key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k.key},
+		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader(jose.HeaderKey("kid"), kid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := jwt.Claims{Issuer: or(tok.Issuer, s.URL), Subject: or(tok.Subject, "alice"), ID: tok.ID,
+		IssuedAt: jwt.NewNumericDate(time.Now()), Expiry: jwt.NewNumericDate(tok.Expiry)}
+	if tok.Audience != "" {
+		c.Audience = jwt.Audience{tok.Audience}
+	}
+	if tok.Expiry.IsZero() {
+		c.Expiry = jwt.NewNumericDate(time.Now().Add(time.Hour))
+	}
+	if !tok.NotBefore.IsZero() {
+		c.NotBefore = jwt.NewNumericDate(tok.NotBefore)
+		c.IssuedAt = c.NotBefore
+	}
+	extra := map[string]any{"client_id": or(tok.ClientID, "test-client")}
+	if tok.Scope != "" {
+		extra["scope"] = tok.Scope
+	}
+	raw, err := jwt.Signed(sig).Claims(c).Claims(extra).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+func or(s, def string) string {
+	if s == "" {
+		return def
+	}
+	return s
+}

@@ -248,6 +248,9 @@ func TestServeStdioMetrics(t *testing.T) {
 	if m == nil {
 		t.Fatalf("no metrics URL in the log")
 	}
+	// A call is counted right after its response is written, before its
+	// DEBUG line: once that is logged, a scrape finds it.
+	h.stderr.await(t, "tool call: tool=echo provider=echo outcome=ok")
 	fams := scrape(t, http.DefaultClient, m[1])
 	var sessions, calls float64
 	for _, mt := range fams["plughost_sessions"].GetMetric() {

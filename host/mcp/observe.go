@@ -198,12 +198,12 @@ func (c *call) ended(res json.RawMessage, err error, cancelled, task bool) {
 	if c.st != nil {
 		e.Client = c.st.client
 	}
+	if srv.onCallEnd != nil { // before the log line: whoever reads it finds the call counted
+		srv.onCallEnd(&e)
+	}
 	if srv.log.IsDebug() {
 		srv.log.Debug("tool call", "tool", e.Tool, "provider", e.Provider, "outcome", e.Outcome, "duration", e.Duration,
 			"trace_id", e.TraceID)
-	}
-	if srv.onCallEnd != nil {
-		srv.onCallEnd(&e)
 	}
 }
 

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"encoding/json"
 	"net"
 	"os"
 	"os/exec"
@@ -142,30 +141,7 @@ func TestDeviceTextTaskThroughClientModel(t *testing.T) {
 	// The device: it answers each call with the time and hands every
 	// other frame to the test.
 	frames := make(chan device.Frame, 16)
-	go func() {
-		defer close(frames)
-		dec := device.NewDecoder(conn, 1<<20)
-		for {
-			f, err := dec.Next()
-			if err != nil {
-				return
-			}
-			var msg struct {
-				Type string `json:"type"`
-				Data struct {
-					CallID string `json:"call_id"`
-				} `json:"data"`
-			}
-			if f.Type == device.TypeMCP && json.Unmarshal(f.Payload, &msg) == nil && msg.Type == "call" {
-				res, _ := json.Marshal(map[string]any{"type": "result", "data": map[string]any{
-					"call_id": msg.Data.CallID, "result": map[string]any{"success": true, "data": "14:30"}}})
-				b, _ := device.AppendFrame(nil, device.Frame{Type: device.TypeMCP, Task: f.Task, Seq: 0, Payload: res})
-				conn.Write(b)
-				continue
-			}
-			frames <- f
-		}
-	}()
+	go answerCalls(conn, frames)
 	send(device.Frame{Type: device.TypeMCP, Task: "mcp00001", Seq: 0, Payload: []byte(
 		`{"type":"register","data":{"services":{"get_current_time":{"description":"Get the current time",` +
 			`"parameters":{"type":"object","properties":{"format":{"type":"string","enum":["simple","detailed"]}}}}}}}`)})

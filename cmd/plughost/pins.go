@@ -16,6 +16,7 @@ import (
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/trust"
+	"github.com/plughost/plughost/internal/atomicfile"
 )
 
 // Definitions pinned (README "Trust"): the audit lines of definitions
@@ -108,21 +109,7 @@ func writeHeld(dir string, rec heldRecord) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, "."+rec.Plugin+".*.tmp")
-	if err != nil {
-		return err
-	}
-	_, err = tmp.Write(append(b, '\n'))
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
-	}
-	return err
+	return atomicfile.Write(path, append(b, '\n'))
 }
 
 // readHeld reads the named plugin's held file; nil when there is none, or

@@ -167,27 +167,39 @@ func runDevice(t *testing.T, conn net.Conn) {
 	if _, err := conn.Write(register()); err != nil {
 		t.Fatal(err)
 	}
-	go func() {
-		dec := device.NewDecoder(conn, 1<<20)
-		for {
-			f, err := dec.Next()
-			if err != nil {
-				return
-			}
-			var msg struct {
-				Type string `json:"type"`
-				Data struct {
-					CallID string `json:"call_id"`
-				} `json:"data"`
-			}
-			if f.Type == device.TypeMCP && json.Unmarshal(f.Payload, &msg) == nil && msg.Type == "call" {
-				res, _ := json.Marshal(map[string]any{"type": "result", "data": map[string]any{
-					"call_id": msg.Data.CallID, "result": map[string]any{"success": true, "data": "14:30"}}})
-				b, _ := device.AppendFrame(nil, device.Frame{Type: device.TypeMCP, Task: f.Task, Payload: res})
-				conn.Write(b)
-			}
+	go answerCalls(conn, nil)
+}
+
+// answerCalls reads conn's frames until it ends, answering each call
+// with "14:30" and passing every other frame to others (dropped when nil,
+// closed at the end when not).
+func answerCalls(conn net.Conn, others chan<- device.Frame) {
+	if others != nil {
+		defer close(others)
+	}
+	dec := device.NewDecoder(conn, 1<<20)
+	for {
+		f, err := dec.Next()
+		if err != nil {
+			return
 		}
-	}()
+		var msg struct {
+			Type string `json:"type"`
+			Data struct {
+				CallID string `json:"call_id"`
+			} `json:"data"`
+		}
+		if f.Type == device.TypeMCP && json.Unmarshal(f.Payload, &msg) == nil && msg.Type == "call" {
+			res, _ := json.Marshal(map[string]any{"type": "result", "data": map[string]any{
+				"call_id": msg.Data.CallID, "result": map[string]any{"success": true, "data": "14:30"}}})
+			b, _ := device.AppendFrame(nil, device.Frame{Type: device.TypeMCP, Task: f.Task, Payload: res})
+			conn.Write(b)
+			continue
+		}
+		if others != nil {
+			others <- f
+		}
+	}
 }
 
 // TestDeviceTLS: with --tls-cert the device listener speaks TLS: a

@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/atomicfile"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -82,7 +83,7 @@ type catalogCache struct {
 
 func (c *catalogCache) path(name string) string { return filepath.Join(c.dir, name+".json") }
 
-// staleTemp is the age past which a temporary file of store (.<name>.*.tmp)
+// staleTemp is the age past which a temporary file of store (.<name>.json.*.tmp)
 // is an interrupted write, not one in progress: a write takes milliseconds.
 const staleTemp = time.Hour
 
@@ -267,21 +268,8 @@ func (c *catalogCache) store(e *cacheEntry) {
 	if err == nil {
 		err = os.MkdirAll(c.dir, 0o700)
 	}
-	var tmp *os.File
 	if err == nil {
-		tmp, err = os.CreateTemp(c.dir, "."+e.Name+".*.tmp")
-	}
-	if err == nil {
-		_, err = tmp.Write(b)
-		if cerr := tmp.Close(); err == nil {
-			err = cerr
-		}
-		if err == nil {
-			err = os.Rename(tmp.Name(), c.path(e.Name))
-		}
-		if err != nil {
-			_ = os.Remove(tmp.Name())
-		}
+		err = atomicfile.Write(c.path(e.Name), b)
 	}
 	if err != nil {
 		log.Warn("cannot write the catalog cache entry", "error", err)

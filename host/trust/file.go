@@ -15,6 +15,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/plughost/plughost/internal/atomicfile"
 	"golang.org/x/sys/unix"
 )
 
@@ -282,28 +283,7 @@ func Update(path string, change func(*File) error) error {
 	if err != nil {
 		return fmt.Errorf("trust file: %w", err)
 	}
-	return writeAtomic(path, append(b, '\n'))
-}
-
-// writeAtomic writes b to a temporary file beside path, mode 0600, syncs
-// it and renames it over path.
-func writeAtomic(path string, b []byte) error {
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
-	if err != nil {
-		return fmt.Errorf("trust file: %w", err)
-	}
-	_, err = tmp.Write(b)
-	if err == nil {
-		err = tmp.Sync()
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), path)
-	}
-	if err != nil {
-		_ = os.Remove(tmp.Name())
+	if err := atomicfile.Write(path, append(b, '\n')); err != nil {
 		return fmt.Errorf("trust file: %w", err)
 	}
 	return nil

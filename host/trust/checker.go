@@ -9,8 +9,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/internal/dirwatch"
 )
 
 // Mode is how a plugin earns the right to run.
@@ -357,58 +357,34 @@ const debounce = 20 * time.Millisecond
 // done is closed once it has stopped after ctx ended. The error says that
 // a directory cannot be watched.
 func (c *Checker) Watch(ctx context.Context, changed func()) (done <-chan struct{}, err error) {
-	w, err := fsnotify.NewWatcher()
-	if err != nil {
-		return nil, fmt.Errorf("trust: watch: %w", err)
-	}
+	var dirs []string
 	for _, p := range []string{c.opts.File, c.opts.AllowedSigners} {
 		if p == "" {
 			continue
 		}
 		// The trust file's directory may not exist before the first
 		// approval: it is made now so that the approval is seen.
-		err := os.MkdirAll(filepath.Dir(p), 0o700)
-		if err == nil {
-			err = w.Add(filepath.Dir(p))
-		}
-		if err != nil {
-			_ = w.Close()
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
 			return nil, fmt.Errorf("trust: watch %s: %w", filepath.Dir(p), err)
 		}
+		dirs = append(dirs, filepath.Dir(p))
 	}
-	ended := make(chan struct{})
-	go func() {
-		defer close(ended)
-		defer w.Close()
-		c.follow(ctx, w, changed)
-	}()
-	return ended, nil
-}
-
-// follow is Watch's loop.
-func (c *Checker) follow(ctx context.Context, w *fsnotify.Watcher, changed func()) {
-	timer := time.NewTimer(time.Hour)
-	timer.Stop()
-	defer timer.Stop()
-	for {
-		select {
-		case <-ctx.Done():
-			return
-		case _, ok := <-w.Events:
-			if !ok {
-				return
-			}
-			timer.Reset(debounce)
-		case err, ok := <-w.Errors:
-			if !ok {
-				return
-			}
-			c.log.Warn("watching the trust files", "error", err)
-		case <-timer.C:
+	w, err := dirwatch.Start(dirs, debounce,
+		func(err error) { c.log.Warn("watching the trust files", "error", err) },
+		func() {
 			if c.reload() {
 				c.log.Info("the trust files changed; checking the plugins again")
 				changed()
 			}
-		}
+		})
+	if err != nil {
+		return nil, fmt.Errorf("trust: %w", err)
 	}
+	ended := make(chan struct{})
+	go func() {
+		defer close(ended)
+		<-ctx.Done()
+		_ = w.Close()
+	}()
+	return ended, nil
 }

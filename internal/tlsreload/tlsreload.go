@@ -44,8 +44,8 @@ import (
 	"sync"
 	"time"
 
-	"github.com/fsnotify/fsnotify"
 	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/internal/dirwatch"
 )
 
 // DefaultMaxFileSize is the largest certificate or key file [New] reads
@@ -78,8 +78,7 @@ type Options struct {
 type Reloader struct {
 	certFile, keyFile string
 	opts              Options
-	watcher           *fsnotify.Watcher
-	done              chan struct{} // closed when watch returns
+	watcher           *dirwatch.Watcher
 
 	mu      sync.RWMutex
 	cert    *tls.Certificate
@@ -90,7 +89,7 @@ type Reloader struct {
 // New loads the pair certFile and keyFile, whose error it returns, and
 // starts watching their directories. Close stops watching.
 func New(certFile, keyFile string, opts *Options) (*Reloader, error) {
-	r := &Reloader{certFile: certFile, keyFile: keyFile, done: make(chan struct{})}
+	r := &Reloader{certFile: certFile, keyFile: keyFile}
 	if opts != nil {
 		r.opts = *opts
 	}
@@ -108,26 +107,12 @@ func New(certFile, keyFile string, opts *Options) (*Reloader, error) {
 		return nil, err
 	}
 	r.cert, r.sum = cert, sum
-	if r.watcher, err = fsnotify.NewWatcher(); err != nil {
-		return nil, fmt.Errorf("watching the TLS certificate: %w", err)
+	r.watcher, err = dirwatch.Start([]string{filepath.Dir(certFile), filepath.Dir(keyFile)}, r.opts.Settle,
+		func(err error) { r.opts.Logger.Warn("watching the TLS certificate's files", "error", err) }, r.reload)
+	if err != nil {
+		return nil, fmt.Errorf("watching the TLS certificate's directory: %w", err)
 	}
-	for _, dir := range dirs(certFile, keyFile) {
-		if err := r.watcher.Add(dir); err != nil {
-			r.watcher.Close()
-			return nil, fmt.Errorf("watching the TLS certificate's directory: %w", err)
-		}
-	}
-	go r.watch()
 	return r, nil
-}
-
-// dirs are the directories to watch: those of both files, once each.
-func dirs(certFile, keyFile string) []string {
-	a, b := filepath.Dir(certFile), filepath.Dir(keyFile)
-	if a == b {
-		return []string{a}
-	}
-	return []string{a, b}
 }
 
 // Config returns a server configuration that serves the pair in use:
@@ -145,37 +130,7 @@ func (r *Reloader) GetCertificate(*tls.ClientHelloInfo) (*tls.Certificate, error
 }
 
 // Close stops watching; the pair in use goes on serving.
-func (r *Reloader) Close() error {
-	err := r.watcher.Close()
-	<-r.done
-	return err
-}
-
-// watch reloads the pair once the directories have been quiet for
-// Settle after an event, until Close.
-func (r *Reloader) watch() {
-	defer close(r.done)
-	settle := time.NewTimer(0)
-	<-settle.C
-	for {
-		select {
-		case _, ok := <-r.watcher.Events:
-			if !ok {
-				settle.Stop()
-				return
-			}
-			settle.Reset(r.opts.Settle)
-		case err, ok := <-r.watcher.Errors:
-			if !ok {
-				settle.Stop()
-				return
-			}
-			r.opts.Logger.Warn("watching the TLS certificate's files", "error", err)
-		case <-settle.C:
-			r.reload()
-		}
-	}
-}
+func (r *Reloader) Close() error { return r.watcher.Close() }
 
 // reload loads the pair again if its files' bytes changed, and uses it
 // if it loads; else it keeps the pair in use and logs why, once per

@@ -55,7 +55,8 @@ func decodeURI(method string) func(params []byte) (string, *wire.Error) {
 type readOp struct{ r tool.Read }
 
 func (s *Session) startRead(in incoming, uri string) func() {
-	op := &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.capsOf(in.st).raw}}
+	op := &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.capsOf(in.st).raw,
+		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}}
 	return s.startRetriable(in, op, "resources/read", uri, func(i *tool.Input) { op.r.Input = i })
 }
 

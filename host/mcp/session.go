@@ -33,6 +33,7 @@ type Session struct {
 	notes  notices
 	subs   subscriptions
 	found  *foundTools // nil unless ToolSearch.AddFound (and never stateless)
+	view   view        // what the caller may see (Options.Access)
 
 	// inline lets long calls start on the read loop, when the catalog is a
 	// CallStarter (set before the first message; stdio only).
@@ -140,6 +141,7 @@ func (srv *Server) newSession(conn SessionConn) *Session {
 	s.subs.max = srv.maxSubs
 	s.subs.refused = func() { srv.limitHit(LimitSubscriptions) }
 	s.level.Store(defaultLevel)
+	s.view.set(srv, &s.conn.Peer.Caller)
 	if srv.onSession != nil {
 		s.idleHook = srv.onSession(s)
 	}
@@ -170,7 +172,10 @@ func (s *Session) RefuseStateless() { s.sessionOnly = true }
 // SetPeer names the session's client on its transport, as
 // [SessionConn.Peer] does, for a session that [Server.ServeSession]
 // opened. Call it before the first message.
-func (s *Session) SetPeer(p Peer) { s.conn.Peer = p }
+func (s *Session) SetPeer(p Peer) {
+	s.conn.Peer = p
+	s.view.set(s.srv, &s.conn.Peer.Caller)
+}
 
 // Initialized reports whether the session has answered initialize.
 func (s *Session) Initialized() bool { return s.life.state.Load() >= stateInitialized }

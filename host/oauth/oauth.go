@@ -142,6 +142,9 @@ type Caller struct {
 	TokenID string
 	// Expiry is "exp".
 	Expiry time.Time
+	// Claims are all the token's claims (or the introspection answer's
+	// members), for access rules.
+	Claims map[string]any
 }
 
 // Verifier checks access tokens. It is safe for concurrent use.
@@ -277,7 +280,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Caller, error) {
 		return nil, err
 	}
 	var c claims
-	if err := tok.Claims(key, &c); err != nil {
+	var all map[string]any
+	if err := tok.Claims(key, &c, &all); err != nil {
 		return nil, fmt.Errorf("%w: the signature does not verify", ErrInvalidToken)
 	}
 	err = c.ValidateWithLeeway(jwt.Expected{Issuer: is.url, AnyAudience: jwt.Audience{v.opts.Resource}, Time: v.opts.Now()},
@@ -297,7 +301,7 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Caller, error) {
 		return nil, fmt.Errorf("%w: the token has no expiry", ErrInvalidToken)
 	}
 	caller := &Caller{Issuer: c.Issuer, Subject: c.Subject, ClientID: c.ClientID, Scopes: c.Scp, TokenID: c.ID,
-		Expiry: c.Expiry.Time()}
+		Expiry: c.Expiry.Time(), Claims: all}
 	if caller.ClientID == "" {
 		caller.ClientID = c.AZP
 	}

@@ -202,3 +202,13 @@ func (s *snapshot) mayRead(g tool.Guard, uri string, p *provider) bool {
 	}
 	return false
 }
+
+// Sees reports whether the caller of g sees the tool exposed as name (nil
+// g: whether it is exposed).
+func (c *Catalog) Sees(g tool.Guard, name string) bool {
+	s := c.snap.Load()
+	if g == nil {
+		return s.tools.routes[name] != nil
+	}
+	return s.sees(g, toolsIdx, name)
+}

@@ -33,9 +33,14 @@ func decodeCursor(params []byte) (cursor string, err *wire.Error) {
 // except for a stateless request's.
 func (s *Session) listTools(in incoming, cursor string) func() {
 	page := s.view.page(s.srv, s.srv.catalog.ListTools, guardedCatalog.ListToolsFor)
-	if s.found != nil && in.st == nil {
+	if s.srv.search != nil {
+		withFound := s.found != nil && in.st == nil
 		page = func(cursor string) ([]json.RawMessage, string, error) {
-			return s.srv.search.listWith(cursor, s.found.list())
+			var found []string
+			if withFound {
+				found = s.found.list()
+			}
+			return s.srv.search.listWith(cursor, found, s.view.guard())
 		}
 	}
 	return s.list(in, &listOp{method: "tools/list", member: "tools", cursor: cursor, page: page})

@@ -266,6 +266,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		MaxInFlight: cfg.Limits.PluginInFlight,
 		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },
 	}
+	if cfg.Auth != nil {
+		mopts.PassClaims = cfg.Auth.PassClaims
+	}
 	checker, err := newTrust(cfg, log.Named("trust"), obs.audit)
 	if err != nil {
 		cleanup()

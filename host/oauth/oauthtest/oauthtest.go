@@ -189,6 +189,9 @@ type Token struct {
 	// Foreign signs with a key the server never published (kid
 	// unchanged): a bad signature.
 	Foreign bool
+	// Claims are further claims ("groups", say); they do not replace the
+	// ones above.
+	Claims map[string]any
 }
 
 // Mint signs tok's claims with ES256.
@@ -226,7 +229,11 @@ func (s *Server) Mint(t testing.TB, tok Token) string {
 		c.NotBefore = jwt.NewNumericDate(tok.NotBefore)
 		c.IssuedAt = c.NotBefore
 	}
-	extra := map[string]any{"client_id": or(tok.ClientID, "test-client")}
+	extra := map[string]any{}
+	for k, v := range tok.Claims {
+		extra[k] = v
+	}
+	extra["client_id"] = or(tok.ClientID, "test-client")
 	if tok.Scope != "" {
 		extra["scope"] = tok.Scope
 	}

@@ -46,6 +46,7 @@ import (
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
+	"cel.dev/cel-go/common/types/ref"
 	"cel.dev/cel-go/ext"
 
 	"github.com/plughost/plughost/host/tool"
@@ -73,13 +74,16 @@ type Source struct {
 // Rules is a compiled rule set. It is safe for concurrent use.
 type Rules struct {
 	deny, allow []*rule
+	args        bool // does any rule read arguments?
 }
 
 // rule is one compiled rule.
 type rule struct {
-	src  Source
-	prg  cel.Program
-	args bool // does it read arguments?
+	src Source
+	prg cel.Program // evaluates with every variable known
+	// partial evaluates with the arguments unknown (CEL's partial
+	// evaluation, slower): nil when the rule does not read them.
+	partial cel.Program
 }
 
 // callerVars and itemVars are what rules see of a caller and an item
@@ -138,6 +142,7 @@ func Compile(srcs []Source) (*Rules, error) {
 		} else {
 			rs.allow = append(rs.allow, r)
 		}
+		rs.args = rs.args || r.partial != nil
 	}
 	if errs != nil {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
@@ -161,11 +166,15 @@ func compile(env *cel.Env, src Source) (*rule, error) {
 	if ast.OutputType() != cel.BoolType {
 		return nil, fmt.Errorf("%s:%d:%d: rule %q: the expression is of type %s; a rule must be true or false", src.File, src.Line, src.Column, src.Name, ast.OutputType())
 	}
-	prg, err := env.Program(ast, cel.EvalOptions(cel.OptPartialEval), cel.CostLimit(DefaultCostLimit))
+	r := &rule{src: src}
+	var err error
+	if r.prg, err = env.Program(ast, cel.CostLimit(DefaultCostLimit)); err == nil && readsArguments(ast) {
+		r.partial, err = env.Program(ast, cel.EvalOptions(cel.OptPartialEval), cel.CostLimit(DefaultCostLimit))
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s:%d:%d: rule %q: %w", src.File, src.Line, src.Column, src.Name, err)
 	}
-	return &rule{src: src, prg: prg, args: readsArguments(ast)}, nil
+	return r, nil
 }
 
 // readsArguments reports whether the checked expression refers to the
@@ -191,20 +200,20 @@ const (
 
 // eval evaluates r; args nil means the arguments are unknown.
 func (r *rule) eval(c *callerVars, it *itemVars, args map[string]any) (verdict, error) {
-	vars := map[string]any{"caller": c, "item": it}
-	var patterns []*cel.AttributePatternType
-	if args != nil {
-		vars["arguments"] = args
-	} else if r.args {
-		patterns = append(patterns, cel.AttributePattern("arguments"))
+	var v ref.Val
+	var err error
+	if args == nil && r.partial != nil {
+		act, perr := cel.PartialVars(map[string]any{"caller": c, "item": it}, cel.AttributePattern("arguments"))
+		if perr != nil {
+			return broken, perr
+		}
+		v, _, err = r.partial.Eval(act)
 	} else {
-		vars["arguments"] = map[string]any{}
+		if args == nil {
+			args = noArguments
+		}
+		v, _, err = r.prg.Eval(&vars{caller: c, item: it, args: args})
 	}
-	act, err := cel.PartialVars(vars, patterns...)
-	if err != nil {
-		return broken, err
-	}
-	v, _, err := r.prg.Eval(act)
 	switch {
 	case err != nil:
 		return broken, err
@@ -217,6 +226,31 @@ func (r *rule) eval(c *callerVars, it *itemVars, args map[string]any) (verdict, 
 	}
 	return broken, fmt.Errorf("the rule gave %v, not a bool", v)
 }
+
+// noArguments are the arguments of a use without any.
+var noArguments = map[string]any{}
+
+// vars is the activation of a full evaluation: the three variables, with
+// no map to build per evaluation.
+type vars struct {
+	caller *callerVars
+	item   *itemVars
+	args   map[string]any
+}
+
+func (a *vars) ResolveName(name string) (any, bool) {
+	switch name {
+	case "caller":
+		return a.caller, true
+	case "item":
+		return a.item, true
+	case "arguments":
+		return a.args, true
+	}
+	return nil, false
+}
+
+func (a *vars) Parent() cel.Activation { return nil }
 
 // For returns the guard of one caller; nil rules return nil (everything
 // allowed).
@@ -250,19 +284,17 @@ func (g *guard) Visible(it *tool.Item) bool {
 	return v != fails
 }
 
-// Allow decides one use with these arguments.
+// Allow decides one use with these arguments, in one evaluation of each
+// rule (the arguments decoded only when a rule reads them).
 func (g *guard) Allow(it *tool.Item, raw json.RawMessage) error {
-	iv := itemOf(it)
-	v, why := g.decide(iv, nil)
-	if v == unknown {
-		args := map[string]any{}
-		if len(raw) > 0 {
-			if err := json.Unmarshal(raw, &args); err != nil {
-				return tool.Errorf(tool.ErrBadArguments, "%s %s: arguments are not a JSON object: %v", it.Kind, it.Name, err)
-			}
+	args := noArguments
+	if g.rules.args && len(raw) > 0 {
+		args = map[string]any{}
+		if err := json.Unmarshal(raw, &args); err != nil {
+			return tool.Errorf(tool.ErrBadArguments, "%s %s: arguments are not a JSON object: %v", it.Kind, it.Name, err)
 		}
-		v, why = g.decide(iv, args)
 	}
+	v, why := g.decide(itemOf(it), args)
 	if v == fails {
 		return tool.Errorf(tool.ErrRefused, "%s %s is not allowed for %s: %s", it.Kind, displayName(it), g.who(), why)
 	}

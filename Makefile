@@ -77,6 +77,8 @@ bench: bench-bin conformance/node_modules
 	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask' -benchmem ./host/mcp/streamable
 	$(GO) test -run '^$$' -bench 'BridgeCall|GoSDKClientCall' -benchmem ./host/wrapped
 	$(GO) test -run '^$$' -bench 'Search10k|Set1000' -benchmem ./host/toolsearch
+	$(GO) test -run '^$$' -bench 'CallWithRules|ListWithRules' -benchmem ./host/catalog
+	$(GO) test -run '^$$' -bench 'Rule' -benchmem ./host/access
 	$(GO) test -run 'TestRanking' -v -bench 'SemanticRanking' -benchtime 1x ./host/toolsearch
 ## bench-quick: the same, shorter (under a minute once built)
 bench-quick: bench-bin conformance/node_modules

@@ -212,3 +212,11 @@ func (c *Catalog) Sees(g tool.Guard, name string) bool {
 	}
 	return s.sees(g, toolsIdx, name)
 }
+
+// MayRead reports whether the caller of g may read uri (nil g: whether
+// any provider serves it): whether a read would reach a provider.
+func (c *Catalog) MayRead(g tool.Guard, uri string) bool {
+	s := c.snap.Load()
+	p := s.serving(uri, nil)
+	return p != nil && (g == nil || s.mayRead(g, uri, p))
+}

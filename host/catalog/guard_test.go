@@ -132,6 +132,22 @@ func TestSurfaceForAGuard(t *testing.T) {
 		if visible != (err == nil) || (!visible && !errors.Is(err, tool.ErrUnknownResource)) {
 			t.Errorf("read %s: %v, want visible=%v", uri, err, visible)
 		}
+		if c.MayRead(g, uri) != visible || !c.MayRead(nil, uri) {
+			t.Errorf("MayRead %s disagrees with the read", uri)
+		}
+	}
+	complete := func(ref string) error {
+		_, err := c.CompleteFor(t.Context(), g, json.RawMessage(`{"ref":`+ref+`,"argument":{"name":"key","value":""}}`))
+		return err
+	}
+	if err := complete(`{"type":"ref/prompt","name":"secret"}`); !errors.Is(err, tool.ErrUnknownPrompt) {
+		t.Errorf("completing a hidden prompt: %v", err)
+	}
+	if err := complete(`{"type":"ref/resource","uri":"vault://{key}"}`); !errors.Is(err, tool.ErrUnknownResource) {
+		t.Errorf("completing a hidden template: %v", err)
+	}
+	if _, err := c.CompleteFor(t.Context(), nil, json.RawMessage(`{"ref":{"type":"ref/resource","uri":"vault://{key}"},"argument":{"name":"key","value":""}}`)); err != nil {
+		t.Errorf("completing without a guard: %v", err)
 	}
 }
 

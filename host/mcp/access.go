@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"context"
 	"encoding/json"
 	"sync"
 	"sync/atomic"
@@ -23,6 +24,18 @@ type guardedCatalog interface {
 	// ViewSums hashes what g sees of each list; a change shows as a
 	// different hash.
 	ViewSums(g tool.Guard) (tools, resources, templates, prompts uint64)
+	// MayRead reports whether g may read uri (subscriptions ask it).
+	MayRead(g tool.Guard, uri string) bool
+	// CompleteFor is Catalog.Complete for the caller of g.
+	CompleteFor(ctx context.Context, g tool.Guard, params json.RawMessage) (json.RawMessage, error)
+}
+
+// hidden reports whether the session's caller may not read uri: a
+// subscription to it is answered as to an unknown resource.
+func (v *view) hidden(srv *Server, uri string) bool {
+	g := v.guard()
+	gc, ok := srv.catalog.(guardedCatalog)
+	return g != nil && ok && !gc.MayRead(g, uri)
 }
 
 // view is a session's guard and what its client was last shown.
@@ -107,4 +120,12 @@ func (vs *viewSums) changed(srv *Server, g tool.Guard, bits uint32) uint32 {
 	}
 	vs.sums = now
 	return bits
+}
+
+// guarded returns the session's guard and the catalog that filters by it;
+// false when there is none or the catalog cannot.
+func (s *Session) guarded() (tool.Guard, guardedCatalog, bool) {
+	g := s.view.guard()
+	gc, ok := s.srv.catalog.(guardedCatalog)
+	return g, gc, g != nil && ok
 }

@@ -212,6 +212,10 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		})
 		defer unwatch()
 		for _, uri := range o.p.uris {
+			if c.s.view.hidden(srv, uri) {
+				srv.log.Debug("subscriptions/listen: not subscribed: hidden from the caller", "uri", uri)
+				continue
+			}
 			release, err := srv.catalog.SubscribeResource(c.ctx, uri)
 			if err == nil {
 				defer release() // even when the client is gone meanwhile

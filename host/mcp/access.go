@@ -47,19 +47,21 @@ type view struct {
 type guardRef struct{ g tool.Guard }
 
 // set makes the guard of caller the session's (none without
-// Options.Access), and takes the sums of what it sees now.
+// Options.Access).
 func (v *view) set(srv *Server, caller *Caller) {
 	if srv.access == nil {
 		return
 	}
-	g := srv.access(caller)
-	if g == nil {
+	if g := srv.access(caller); g != nil {
+		v.g.Store(&guardRef{g})
+	} else {
 		v.g.Store(nil)
-		return
 	}
-	v.g.Store(&guardRef{g})
-	v.sums.reset(srv, g)
 }
+
+// track takes the sums of what the session's caller sees now, for its
+// list_changed (a session that has notifications: not a stateless one).
+func (v *view) track(srv *Server) { v.sums.reset(srv, v.guard()) }
 
 // guard returns the session's guard; nil when it sees everything.
 func (v *view) guard() tool.Guard {

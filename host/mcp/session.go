@@ -104,6 +104,7 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 	if sc := srv.search; sc != nil && sc.addFound > 0 {
 		s.found = newFoundTools(s, sc.addFound)
 	}
+	s.view.track(srv)
 	s.work.Add(1)
 	go s.notifier()
 	s.notes.unsubscribe = srv.catalog.Subscribe(s.listsChanged)
@@ -175,6 +176,7 @@ func (s *Session) RefuseStateless() { s.sessionOnly = true }
 func (s *Session) SetPeer(p Peer) {
 	s.conn.Peer = p
 	s.view.set(s.srv, &s.conn.Peer.Caller)
+	s.view.track(s.srv)
 }
 
 // Initialized reports whether the session has answered initialize.

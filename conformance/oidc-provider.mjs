@@ -2,7 +2,7 @@
 // package.json; an OpenID-certified implementation we did not write), configured as a team's authorization server
 // in front of MCP servers. cmd/plughost's oidc_helpers_test.go starts it, one per test.
 //
-//   node oidc-provider.mjs
+//   node oidc-provider.mjs [--opaque RESOURCE]...
 //
 // It listens on 127.0.0.1 at a free port and, when it serves, prints one JSON line on stdout:
 //
@@ -14,6 +14,9 @@
 // the requested scopes that the resource server has (SCOPES), whose "sub" and "client_id" are the client's id (with
 // client credentials the identity is the client), and whose "groups" claim is the client's (CLIENTS), so that rules
 // can tell the identities apart. Any absolute URL is accepted as a resource: every resource server has SCOPES.
+// Tokens for a resource named by --opaque are opaque instead, for the resource server to check at the introspection
+// endpoint (POST /token/introspection, RFC 7662), which answers only the client "plughost" (the resource server's
+// credentials; no other client may introspect).
 // Metadata is at /.well-known/openid-configuration (OpenID Connect discovery; oidc-provider serves no RFC 8414
 // document), keys at /jwks.
 //
@@ -31,6 +34,7 @@
 import crypto from "node:crypto";
 import http from "node:http";
 import readline from "node:readline";
+import { parseArgs } from "node:util";
 import Provider from "oidc-provider";
 
 // The scopes every resource server has: a token carries those of its requested scopes that are among them.
@@ -44,6 +48,13 @@ const CLIENTS = {
 };
 const DEFAULT_TTL = 600; // seconds
 
+// The resource servers whose tokens are opaque (checked by introspection), by resource URL.
+const { values: args } = parseArgs({ options: { opaque: { type: "string", multiple: true, default: [] } } });
+const OPAQUE = new Set(args.opaque);
+
+// The resource server's own client, which may introspect tokens (and get none).
+const INTROSPECTOR = "plughost";
+
 // newKey makes an RSA signing key as a private JWK, its kid the RFC 7638 thumbprint (what oidc-provider would
 // compute for a key without one), so that `rotate` can name it.
 function newKey() {
@@ -55,27 +66,30 @@ function newKey() {
 
 function newProvider(issuer, keys) {
   const provider = new Provider(issuer, {
-    clients: Object.keys(CLIENTS).map((id) => ({
-      client_id: id,
-      client_secret: `${id}-secret`,
-      grant_types: ["client_credentials"],
-      response_types: [],
-      redirect_uris: [],
-    })),
+    clients: [
+      ...Object.keys(CLIENTS).map((id) => ({
+        client_id: id,
+        client_secret: `${id}-secret`,
+        grant_types: ["client_credentials"],
+        response_types: [],
+        redirect_uris: [],
+      })),
+      { client_id: INTROSPECTOR, client_secret: `${INTROSPECTOR}-secret`, grant_types: [], response_types: [], redirect_uris: [] },
+    ],
     jwks: { keys },
     features: {
       clientCredentials: { enabled: true },
       devInteractions: { enabled: false }, // no end-user login here: clients only
+      introspection: { enabled: true, allowedPolicy: async (_ctx, client) => client.clientId === INTROSPECTOR },
       resourceIndicators: {
         enabled: true,
         // A token request must name its resource: none is assumed.
         defaultResource: async () => undefined,
         useGrantedResource: async () => false,
-        getResourceServerInfo: async (_ctx, _resource, client) => ({
+        getResourceServerInfo: async (_ctx, resource, client) => ({
           scope: SCOPES,
-          accessTokenFormat: "jwt",
           accessTokenTTL: CLIENTS[client.clientId]?.ttl ?? DEFAULT_TTL,
-          jwt: { sign: { alg: "RS256" } },
+          ...(OPAQUE.has(resource) ? { accessTokenFormat: "opaque" } : { accessTokenFormat: "jwt", jwt: { sign: { alg: "RS256" } } }),
         }),
       },
     },

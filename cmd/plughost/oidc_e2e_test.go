@@ -26,13 +26,13 @@ import (
 const oidcResource = "https://mcp.example.com/mcp"
 
 // startOIDCHost starts serve --http with the echo plugin and an auth block
-// accepting op's tokens for oidcResource with scopes; it returns the host
-// and the path of its audit log.
-func startOIDCHost(t *testing.T, op *oidcProvider, scopes ...string) (*httpHost, string) {
+// accepting op's tokens for resource with scopes; it returns the host and
+// the path of its audit log.
+func startOIDCHost(t *testing.T, op *oidcProvider, resource string, scopes ...string) (*httpHost, string) {
 	t.Helper()
 	dir := t.TempDir()
 	cfg := filepath.Join(dir, "plughost.hcl")
-	if err := os.WriteFile(cfg, []byte(op.AuthBlock(oidcResource, scopes...)), 0o600); err != nil {
+	if err := os.WriteFile(cfg, []byte(op.AuthBlock(resource, scopes...)), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	audit := filepath.Join(dir, "audit.jsonl")
@@ -55,25 +55,39 @@ func callEcho(t *testing.T, h *httpHost, token string) {
 	}
 }
 
+// initMsg is a 2025-11-25 initialize request.
+const initMsg = `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
+
 // refusal POSTs initialize with token and returns the status, the
 // WWW-Authenticate header and the body.
 func refusal(t *testing.T, h *httpHost, token string) (int, string, string) {
 	t.Helper()
-	init := `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`
-	req, err := http.NewRequestWithContext(t.Context(), "POST", h.base+"/mcp", strings.NewReader(init))
+	resp, body := postMCP(t, h, token, "", initMsg)
+	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), body
+}
+
+// postMCP POSTs msg to /mcp with token, in session sid unless "", and
+// returns the response (its body read) and its body.
+func postMCP(t *testing.T, h *httpHost, token, sid, msg string) (*http.Response, string) {
+	t.Helper()
+	req, err := http.NewRequestWithContext(t.Context(), "POST", h.base+"/mcp", strings.NewReader(msg))
 	if err != nil {
 		t.Fatal(err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Authorization", "Bearer "+token)
+	if sid != "" {
+		req.Header.Set("Mcp-Session-Id", sid)
+		req.Header.Set("Mcp-Protocol-Version", "2025-11-25")
+	}
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer resp.Body.Close()
 	body, _ := io.ReadAll(resp.Body)
-	return resp.StatusCode, resp.Header.Get("WWW-Authenticate"), string(body)
+	return resp, string(body)
 }
 
 // checkNoTokenLogged fails the test when plughost's log (h stopped) holds
@@ -104,7 +118,7 @@ func checkNoTokenLogged(t *testing.T, h *httpHost, tokens []string) {
 func TestServeOIDC(t *testing.T) {
 	t.Parallel()
 	op := startOIDCProvider(t)
-	h, audit := startOIDCHost(t, op, "mcp:tools", "mcp:admin")
+	h, audit := startOIDCHost(t, op, oidcResource, "mcp:tools", "mcp:admin")
 	var tokens []string // every token handed to plughost
 	token := func(client, resource string, scopes ...string) string {
 		tok := op.Token(t, client, resource, scopes...)
@@ -187,7 +201,7 @@ func TestServeOIDC(t *testing.T) {
 func TestServeOIDCKeyRotation(t *testing.T) {
 	t.Parallel()
 	op := startOIDCProvider(t)
-	h, _ := startOIDCHost(t, op, "mcp:tools")
+	h, _ := startOIDCHost(t, op, oidcResource, "mcp:tools")
 	old := op.Token(t, oidcAlice, oidcResource, "mcp:tools")
 	callEcho(t, h, old)
 	fetches, last := op.JWKSFetches(t)
@@ -215,4 +229,47 @@ func TestServeOIDCKeyRotation(t *testing.T) {
 
 	h.stop()
 	checkNoTokenLogged(t, h, []string{old, fresh})
+}
+
+// TestServeOIDCIntrospection: the provider issues opaque tokens for this
+// resource, which plughost checks at its introspection endpoint (as the
+// client "plughost"). Alice's token calls a tool; the answer has no "sub"
+// (oidc-provider leaves it out for client credentials), and the caller is
+// still alice — in the audit log, and as the owner of her session, which
+// Bob's token may not use (403) though Alice's may. No token shows in the
+// log.
+func TestServeOIDCIntrospection(t *testing.T) {
+	t.Parallel()
+	const resource = "https://opaque.example.com/mcp"
+	op := startOIDCProvider(t, resource)
+	h, audit := startOIDCHost(t, op, resource, "mcp:tools")
+	alice := op.Token(t, oidcAlice, resource, "mcp:tools")
+	bob := op.Token(t, oidcBob, resource, "mcp:tools")
+	if strings.Count(alice, ".") == 2 {
+		t.Fatalf("the provider issued a JWT for %s, want an opaque token", resource)
+	}
+	callEcho(t, h, alice)
+
+	resp, body := postMCP(t, h, alice, "", initMsg)
+	sid := resp.Header.Get("Mcp-Session-Id")
+	if resp.StatusCode != 200 || sid == "" {
+		t.Fatalf("initialize with Alice's token: %d %s", resp.StatusCode, body)
+	}
+	ping := `{"jsonrpc":"2.0","id":2,"method":"ping"}`
+	if resp, body := postMCP(t, h, bob, sid, ping); resp.StatusCode != 403 || !strings.Contains(body, "another caller") {
+		t.Errorf("Bob's token in Alice's session: %d %s, want 403", resp.StatusCode, body)
+	}
+	if resp, body := postMCP(t, h, alice, sid, ping); resp.StatusCode != 200 {
+		t.Errorf("Alice's token in her session: %d %s, want 200", resp.StatusCode, body)
+	}
+
+	h.stop()
+	b, err := os.ReadFile(audit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(b), `"caller":{"sub":"alice","client":"alice"}`) {
+		t.Errorf("the audit log does not name alice:\n%s", b)
+	}
+	checkNoTokenLogged(t, h, []string{alice, bob})
 }

@@ -26,12 +26,16 @@ import (
 //	token := op.Token(t, oidcAlice, "https://mcp.example.com/mcp", "mcp:tools")
 //	cfg := op.AuthBlock("https://mcp.example.com/mcp", "mcp:tools") // plughost's auth { … } for it
 //
-// A token's claims: iss the provider's Issuer, sub and client_id the
+// A JWT's claims: iss the provider's Issuer, sub and client_id the
 // client's id (with client credentials the identity is the client), aud
 // the resource, scope the requested scopes that are among oidcScopes,
 // groups the client's (oidcClients), exp 10 minutes on (1 s for
 // oidcShortLived), jti; its header: typ "at+jwt", alg RS256, kid the
-// signing key's RFC 7638 thumbprint.
+// signing key's RFC 7638 thumbprint. The tokens for a resource named when
+// the provider starts (startOIDCProvider's opaque) are opaque instead:
+// plughost checks them at the provider's introspection endpoint, whose
+// answer has the same claims less sub and jti (oidc-provider leaves them
+// out for client credentials).
 var oidcProviderScript = filepath.Join("..", "..", "conformance", "oidc-provider.mjs")
 
 // The provider's clients, by id: the identities tokens speak for.
@@ -39,6 +43,10 @@ const (
 	oidcAlice      = "alice"      // groups writers, readers
 	oidcBob        = "bob"        // groups readers
 	oidcShortLived = "shortlived" // groups readers; its tokens expire 1 s after they are issued
+
+	// oidcIntrospector is the resource server's client, the only one the
+	// introspection endpoint answers (secret "plughost-secret").
+	oidcIntrospector = "plughost"
 )
 
 // oidcClients are the provider's clients and their "groups" claims
@@ -57,6 +65,7 @@ var oidcScopes = []string{"mcp:tools", "mcp:admin"}
 // oidcProvider is a running conformance/oidc-provider.mjs.
 type oidcProvider struct {
 	issuer string
+	secret string // a file holding oidcIntrospector's secret, for AuthBlock
 	stdin  io.WriteCloser
 	lines  chan []byte   // its stdout, line by line; closed at EOF
 	stderr *lineBuffer   // its log (oidc-provider's warnings), shown when the test fails
@@ -66,8 +75,10 @@ type oidcProvider struct {
 
 // startOIDCProvider starts an authorization server on 127.0.0.1 at a free
 // port and returns once it serves (it prints its issuer when it listens:
-// no polling). It stops when the test ends.
-func startOIDCProvider(t *testing.T) *oidcProvider {
+// no polling). Its tokens for the resources named in opaque are opaque,
+// for introspection; for any other resource, JWTs. It stops when the test
+// ends.
+func startOIDCProvider(t *testing.T, opaque ...string) *oidcProvider {
 	t.Helper()
 	for _, f := range []string{nodeBin, oidcProviderScript} {
 		if _, err := os.Stat(f); err != nil {
@@ -75,8 +86,16 @@ func startOIDCProvider(t *testing.T) *oidcProvider {
 		}
 	}
 	script, _ := filepath.Abs(oidcProviderScript)
-	cmd := exec.Command(nodeBin, script)
-	p := &oidcProvider{lines: make(chan []byte, 4), stderr: newLineBuffer(), exited: make(chan struct{})}
+	args := []string{script}
+	for _, r := range opaque {
+		args = append(args, "--opaque", r)
+	}
+	cmd := exec.Command(nodeBin, args...)
+	p := &oidcProvider{lines: make(chan []byte, 4), stderr: newLineBuffer(), exited: make(chan struct{}),
+		secret: filepath.Join(t.TempDir(), "introspection.secret")}
+	if err := os.WriteFile(p.secret, []byte(oidcIntrospector+"-secret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	cmd.Stderr = p.stderr
 	var err error
 	if p.stdin, err = cmd.StdinPipe(); err != nil {
@@ -154,11 +173,14 @@ func (p *oidcProvider) Issuer() string { return p.issuer }
 func (p *oidcProvider) KeyID() string { return p.kid }
 
 // AuthBlock is plughost's configuration for this provider: an auth block
-// accepting its tokens for resource with scopes, and a leeway of 0 s (so
-// that an expired token is refused at once).
+// accepting its tokens for resource with scopes, JWTs and (through its
+// introspection endpoint, as oidcIntrospector) opaque ones, with a leeway
+// of 0 s (so that an expired token is refused at once).
 func (p *oidcProvider) AuthBlock(resource string, scopes ...string) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "auth {\n  issuer   = %q\n  resource = %q\n  leeway   = \"0s\"\n", p.issuer, resource)
+	fmt.Fprintf(&b, "  introspection_endpoint = %q\n  client_id = %q\n  client_secret_file = %q\n",
+		p.issuer+"/token/introspection", oidcIntrospector, p.secret)
 	if len(scopes) > 0 {
 		q, _ := json.Marshal(scopes)
 		fmt.Fprintf(&b, "  scopes   = %s\n", q)

@@ -236,8 +236,8 @@ func TestServeOIDCKeyRotation(t *testing.T) {
 // client "plughost"). Alice's token calls a tool; the answer has no "sub"
 // (oidc-provider leaves it out for client credentials), and the caller is
 // still alice — in the audit log, and as the owner of her session, which
-// Bob's token may not use (403) though Alice's may. No token shows in the
-// log.
+// Bob's token may not use (403) though Alice's may. No token, nor the
+// introspection client's secret, shows in the log.
 func TestServeOIDCIntrospection(t *testing.T) {
 	t.Parallel()
 	const resource = "https://opaque.example.com/mcp"
@@ -272,4 +272,7 @@ func TestServeOIDCIntrospection(t *testing.T) {
 		t.Errorf("the audit log does not name alice:\n%s", b)
 	}
 	checkNoTokenLogged(t, h, []string{alice, bob})
+	if strings.Contains(h.stderr.String(), oidcIntrospector+"-secret") {
+		t.Error("the log shows the introspection client's secret")
+	}
 }

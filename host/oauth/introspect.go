@@ -190,5 +190,5 @@ func (v *Verifier) checkIntrospected(a *introspected, now time.Time) (*Caller, e
 	if a.Expiry != nil {
 		c.Expiry = a.Expiry.Time()
 	}
-	return v.checkScopes(c)
+	return v.finish(c)
 }

@@ -9,8 +9,9 @@ import "encoding/json"
 // through its contract.
 type Caller struct {
 	// Subject is the access token's "sub" (its issuer's name for the
-	// user or service), or the local user's name on stdio; "" when the
-	// host verified nobody (no OAuth).
+	// user or service; its client id when the token has none), or the
+	// local user's name on stdio; "" when the host verified nobody (no
+	// OAuth).
 	Subject string
 	// ClientID is the OAuth client the token was issued to ("client_id",
 	// else "azp"); "" on stdio.

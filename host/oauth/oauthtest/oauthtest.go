@@ -134,6 +134,9 @@ func (s *Server) Opaque(t testing.TB, tok Token) string {
 	token := base64.RawURLEncoding.EncodeToString(b)
 	answer := map[string]any{"active": true, "iss": or(tok.Issuer, s.URL), "sub": or(tok.Subject, "alice"),
 		"client_id": or(tok.ClientID, "test-client"), "scope": tok.Scope, "jti": tok.ID}
+	if tok.NoSubject {
+		delete(answer, "sub")
+	}
 	if tok.Audience != "" {
 		answer["aud"] = tok.Audience
 	}
@@ -172,6 +175,9 @@ type Token struct {
 	Issuer string
 	// Subject is "sub"; "" means "alice".
 	Subject string
+	// NoSubject leaves "sub" out, as oidc-provider's introspection answer
+	// does for a client credentials token.
+	NoSubject bool
 	// Audience is "aud".
 	Audience string
 	// Scope is "scope", space-separated.
@@ -221,6 +227,9 @@ func (s *Server) Mint(t testing.TB, tok Token) string {
 		IssuedAt: jwt.NewNumericDate(time.Now()), Expiry: jwt.NewNumericDate(tok.Expiry)}
 	if tok.Audience != "" {
 		c.Audience = jwt.Audience{tok.Audience}
+	}
+	if tok.NoSubject {
+		c.Subject = ""
 	}
 	if tok.Expiry.IsZero() {
 		c.Expiry = jwt.NewNumericDate(time.Now().Add(time.Hour))

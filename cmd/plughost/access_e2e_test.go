@@ -14,8 +14,6 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/plughost/plughost/host/oauth/oauthtest"
 )
 
 // accessRules are the rules of the access tests: the two
@@ -57,19 +55,21 @@ func (c *accessClient) tools(t *testing.T) []string {
 	return names
 }
 
-// TestAccessRulesPerCaller: two identities (tokens of one issuer, one in
-// the writers group) see different tool lists; a hidden tool is unknown to
+// TestAccessRulesPerCaller: two identities (tokens from a real
+// authorization server, oidc-provider: alice in the writers group, bob
+// not) see different tool lists; a hidden tool is unknown to
 // the one it is hidden from; a call refused on its arguments gets an
 // isError naming the rule; a plugin that only writers see makes only
 // their session get list_changed; the plugin learns who calls (subject,
 // client, the claims passed on), never the token.
 func TestAccessRulesPerCaller(t *testing.T) {
 	t.Parallel()
-	as := oauthtest.New(t)
+	as := startOIDCProvider(t)
 	const resource = "https://mcp.example.com/mcp"
 	dir := t.TempDir()
 	cfgPath := filepath.Join(dir, "plughost.hcl")
-	cfg := "auth {\n  issuer = \"" + as.URL + "\"\n  resource = \"" + resource + "\"\n  pass_claims = [\"groups\"]\n}\n" + accessRules
+	auth := strings.TrimSuffix(as.AuthBlock(resource, "mcp:tools"), "}\n") + "  pass_claims = [\"groups\"]\n}\n"
+	cfg := auth + accessRules
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
@@ -77,8 +77,8 @@ func TestAccessRulesPerCaller(t *testing.T) {
 	h := startHTTPHostWith(t, []string{"--config", cfgPath, "--audit-log", auditPath}, "echo", "askplugin")
 
 	tokens := map[string]string{
-		"alice": as.Mint(t, oauthtest.Token{Audience: resource, Subject: "alice", ClientID: "desk", Claims: map[string]any{"groups": []string{"writers"}, "email": "a@example.com"}}),
-		"bob":   as.Mint(t, oauthtest.Token{Audience: resource, Subject: "bob", ClientID: "desk", Claims: map[string]any{"groups": []string{"readers"}}}),
+		oidcAlice: as.Token(t, oidcAlice, resource, "mcp:tools"), // groups writers, readers
+		oidcBob:   as.Token(t, oidcBob, resource, "mcp:tools"),   // groups readers
 	}
 	clients := map[string]*accessClient{}
 	for who, token := range tokens {
@@ -88,7 +88,7 @@ func TestAccessRulesPerCaller(t *testing.T) {
 		c.cs = h.connect(&mcp.StreamableClientTransport{Endpoint: h.base + "/mcp", HTTPClient: hc}, c.changed)
 		clients[who] = c
 	}
-	alice, bob := clients["alice"], clients["bob"]
+	alice, bob := clients[oidcAlice], clients[oidcBob]
 
 	askTools := []string{"build", "forever", "read_note", "roots", "trace", "twice", "wait_for_user", "whoami"}
 	wantAlice := append([]string{"echo", "sleep"}, askTools...)
@@ -136,11 +136,11 @@ func TestAccessRulesPerCaller(t *testing.T) {
 		Subject, ClientID, Issuer string
 		Claims                    map[string]any
 	}
-	if err := json.Unmarshal([]byte(text(res)), &who); err != nil || who.Subject != "alice" || who.ClientID != "desk" || who.Issuer != as.URL ||
+	if err := json.Unmarshal([]byte(text(res)), &who); err != nil || who.Subject != oidcAlice || who.ClientID != oidcAlice || who.Issuer != as.Issuer() ||
 		len(who.Claims) != 1 || who.Claims["groups"] == nil {
-		t.Errorf("whoami as alice: %s %v; want alice, desk, the issuer and the groups claim alone", text(res), err)
+		t.Errorf("whoami as alice: %s %v; want alice, her client, the issuer and the groups claim alone", text(res), err)
 	}
-	if strings.Contains(text(res), tokens["alice"]) {
+	if strings.Contains(text(res), tokens[oidcAlice]) {
 		t.Error("the plugin got the token")
 	}
 

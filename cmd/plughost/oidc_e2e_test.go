@@ -217,7 +217,7 @@ func TestServeOIDCKeyRotation(t *testing.T) {
 	}
 	// An unknown kid refetches the JWKS at most once per RefreshInterval
 	// after the last fetch (a bound on floods of made-up kids): a token of
-	// a key rotated in sooner is refused until then. The provider saw that
+	// a key rotated in sooner gets 503 with Retry-After until then. The provider saw that
 	// fetch arrive, after plughost began it; waiting out the bound from
 	// there is waiting for the clock, not for an event.
 	<-time.After(time.Until(last.Add(oauth.DefaultRefreshInterval)))

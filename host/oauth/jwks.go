@@ -31,46 +31,89 @@ type issuer struct {
 }
 
 // key returns the issuer's key kid, fetching the JWKS when it is unknown
-// and the bound allows.
+// and the bound allows. A known key is served from the cache; when the
+// keys are older than MaxKeyAge, the first such lookup starts a refresh
+// in the background, so that a key the issuer withdrew stops verifying
+// within MaxKeyAge (and one request). An unknown kid within
+// RefreshInterval of the last fetch gets a *PendingError: the keys will
+// be fetched again then.
 func (is *issuer) key(ctx context.Context, kid string) (*jose.JSONWebKey, error) {
 	is.mu.Lock()
+	now := is.v.opts.Now()
 	if k := is.lookup(kid); k != nil {
+		if is.fetching == nil && now.Sub(is.fetched) >= is.v.opts.MaxKeyAge {
+			is.startFetch(now)
+		}
 		is.mu.Unlock()
 		return k, nil
 	}
-	if wait := is.fetching; wait != nil { // another caller fetches: its result is ours
-		is.mu.Unlock()
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("%w: waiting for its keys: %v", ErrIssuerUnavailable, ctx.Err())
+	wait := is.fetching // another caller's fetch: its result is ours
+	if wait == nil {
+		if next := is.fetched.Add(is.v.opts.RefreshInterval); !is.fetched.IsZero() && now.Before(next) {
+			// Fetched lately: the kid is unknown, or the issuer still down.
+			pending := is.fetchErr == nil && is.keys != nil && kid != "" && is.keyCount() > 0
+			is.mu.Unlock()
+			if pending {
+				return nil, &PendingError{RetryAfter: next.Sub(now)}
+			}
+			return is.result(kid)
 		}
-		return is.result(kid)
+		wait = is.startFetch(now)
 	}
-	if !is.fetched.IsZero() && is.v.opts.Now().Sub(is.fetched) < is.v.opts.RefreshInterval {
-		is.mu.Unlock() // fetched lately: the kid is unknown (or the issuer still down)
-		return is.result(kid)
-	}
-	done := make(chan struct{})
-	is.fetching, is.fetched = done, is.v.opts.Now()
 	is.mu.Unlock()
-	// The fetch is the issuer's, not this caller's: it outlives ctx.
-	keys, uri, err := is.fetch()
-	is.mu.Lock()
-	if uri != "" {
-		is.jwksURI = uri
-	}
-	if err == nil {
-		is.keys = keys
-	}
-	is.fetchErr, is.fetching = err, nil
-	close(done)
-	is.mu.Unlock()
-	if err != nil {
-		is.v.opts.Logger.Warn("cannot fetch the authorization server's keys", "issuer", is.url, "error", err)
+	select {
+	case <-wait:
+	case <-ctx.Done():
+		return nil, fmt.Errorf("%w: waiting for its keys: %v", ErrIssuerUnavailable, ctx.Err())
 	}
 	return is.result(kid)
 }
+
+// startFetch fetches the JWKS in the background and returns a channel
+// closed when it is done. The fetch is the issuer's, not a caller's: it
+// outlives their contexts. is.mu is held.
+func (is *issuer) startFetch(now time.Time) chan struct{} {
+	done := make(chan struct{})
+	is.fetching, is.fetched = done, now
+	go func() {
+		keys, uri, err := is.fetch()
+		is.mu.Lock()
+		if uri != "" {
+			is.jwksURI = uri
+		}
+		if err == nil {
+			is.keys = keys
+		}
+		is.fetchErr, is.fetching = err, nil
+		close(done)
+		is.mu.Unlock()
+		if err != nil {
+			is.v.opts.Logger.Warn("cannot fetch the authorization server's keys", "issuer", is.url, "error", err)
+		}
+	}()
+	return done
+}
+
+// keyCount is the number of keys fetched; is.mu is held.
+func (is *issuer) keyCount() int { return len(is.keys.Keys) }
+
+// PendingError is Verify's error for a token signed with a key the
+// issuer did not publish when its keys were last fetched, too recently to
+// fetch them again (RefreshInterval): a key rotated in since, or a made-up
+// kid. It matches ErrKeyPending. The HTTP layer answers 503 with
+// Retry-After, not 401: the token may be good, and is judged once the
+// keys are fetched again.
+type PendingError struct {
+	// RetryAfter is when the keys may be fetched again.
+	RetryAfter time.Duration
+}
+
+func (e *PendingError) Error() string {
+	return fmt.Sprintf("%v: the signing key (kid) is not among the issuer's keys as last fetched; they are fetched again in %v",
+		ErrKeyPending, e.RetryAfter.Round(time.Second))
+}
+
+func (e *PendingError) Is(target error) bool { return target == ErrKeyPending }
 
 // result is a lookup of kid after a fetch: the key; or the issuer
 // unreachable; or an unknown kid.

@@ -22,7 +22,10 @@
 //     issuer's metadata (RFC 8414's /.well-known/oauth-authorization-server,
 //     else OpenID Connect's /.well-known/openid-configuration, "jwks_uri"),
 //     fetched on first use and cached; an unknown kid refetches it (a key
-//     rotation), at most once per RefreshInterval per issuer, so a flood of
+//     rotation), at most once per RefreshInterval per issuer (a kid still
+//     unknown within it is ErrKeyPending, answered 503 with Retry-After:
+//     the token may be good), and in the background once the keys are
+//     older than MaxKeyAge (a withdrawn key stops verifying), so a flood of
 //     made-up kids costs the issuer one request per interval, and callers
 //     whose key is known never wait for a fetch;
 //   - its "aud" names Resource (RFC 8707: a token minted for another
@@ -73,6 +76,7 @@ const (
 	DefaultMaxTokenSize    = 16 << 10
 	DefaultMaxDocumentSize = 1 << 20
 	DefaultRefreshInterval = 10 * time.Second
+	DefaultMaxKeyAge       = time.Hour
 	DefaultFetchTimeout    = 10 * time.Second
 )
 
@@ -90,6 +94,10 @@ var (
 	// ErrIssuerUnavailable: the issuer's keys could not be fetched, so
 	// the token could be neither accepted nor refused (503).
 	ErrIssuerUnavailable = errors.New("authorization server unavailable")
+	// ErrKeyPending: the token names a key the issuer's keys lacked when
+	// last fetched, too recently to fetch them again (*PendingError says
+	// when; 503 with Retry-After).
+	ErrKeyPending = errors.New("signing key not known yet")
 )
 
 // Options configure a [Verifier]. Zero fields mean the defaults.
@@ -115,6 +123,10 @@ type Options struct {
 	// issuer's JWKS (an unknown kid, or an unreachable issuer, asks for
 	// one); 0 means 10 s.
 	RefreshInterval time.Duration
+	// MaxKeyAge is how long fetched keys are used before they are fetched
+	// again (in the background: the cached keys serve meanwhile), so that
+	// a key the issuer withdrew stops verifying; 0 means 1 hour.
+	MaxKeyAge time.Duration
 	// FetchTimeout bounds one discovery and JWKS fetch; 0 means 10 s.
 	FetchTimeout time.Duration
 	// HTTPClient fetches metadata and keys; nil means a client of its own
@@ -195,6 +207,9 @@ func New(opts *Options) (*Verifier, error) {
 	}
 	if o.RefreshInterval <= 0 {
 		o.RefreshInterval = DefaultRefreshInterval
+	}
+	if o.MaxKeyAge <= 0 {
+		o.MaxKeyAge = DefaultMaxKeyAge
 	}
 	if o.FetchTimeout <= 0 {
 		o.FetchTimeout = DefaultFetchTimeout

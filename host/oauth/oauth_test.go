@@ -148,8 +148,11 @@ func TestVerifyKeyRotation(t *testing.T) {
 		t.Fatal(err)
 	}
 	as.Rotate(t)
-	if _, err := v.Verify(context.Background(), as.Mint(t, tok)); !errors.Is(err, oauth.ErrInvalidToken) {
-		t.Fatalf("a new kid within the refresh interval of the first fetch: %v, want ErrInvalidToken", err)
+	c.advance(time.Second)
+	_, err := v.Verify(context.Background(), as.Mint(t, tok))
+	var pending *oauth.PendingError
+	if !errors.As(err, &pending) || !errors.Is(err, oauth.ErrKeyPending) || pending.RetryAfter > 9*time.Second || pending.RetryAfter < 8*time.Second {
+		t.Fatalf("a new kid 1 s after the first fetch: %v, want a PendingError to retry in 9 s", err)
 	}
 	c.advance(oauth.DefaultRefreshInterval)
 	if _, err := v.Verify(context.Background(), as.Mint(t, tok)); err != nil {
@@ -157,6 +160,36 @@ func TestVerifyKeyRotation(t *testing.T) {
 	}
 	if n := as.JWKSFetches(); n != 2 {
 		t.Errorf("JWKS fetched %d times, want 2 (first use, then the new kid)", n)
+	}
+}
+
+// Keys older than MaxKeyAge are fetched again in the background: a key
+// the issuer withdrew stops verifying, while the cached keys serve the
+// request that noticed.
+func TestVerifyWithdrawnKey(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	c := new(clock)
+	v := newVerifier(t, as, c)
+	tok := as.Mint(t, oauthtest.Token{Audience: resource, Scope: "mcp:tools"})
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	as.Rotate(t) // the old key is withdrawn: only the new one is published
+	c.advance(oauth.DefaultMaxKeyAge)
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatalf("the request that notices the keys' age is served from the cache: %v", err)
+	}
+	// A token of the new key waits for that fetch if it still runs (or
+	// finds its key fetched): once it verifies, the keys are the new ones.
+	if _, err := v.Verify(context.Background(), as.Mint(t, oauthtest.Token{Audience: resource, Scope: "mcp:tools"})); err != nil {
+		t.Fatalf("a token of the new key: %v", err)
+	}
+	if _, err := v.Verify(context.Background(), tok); err == nil {
+		t.Fatal("the withdrawn key still verifies")
+	}
+	if n := as.JWKSFetches(); n != 2 {
+		t.Errorf("JWKS fetched %d times, want 2", n)
 	}
 }
 
@@ -176,8 +209,10 @@ func TestVerifyUnknownKidFlood(t *testing.T) {
 	for i := range 200 {
 		bad := as.Mint(t, oauthtest.Token{Audience: resource, Scope: "mcp:tools", KeyID: "made-up-" + string(rune('a'+i%26)) + strings.Repeat("x", i)})
 		wg.Go(func() {
-			if _, err := v.Verify(context.Background(), bad); !errors.Is(err, oauth.ErrInvalidToken) {
-				t.Errorf("unknown kid: %v, want ErrInvalidToken", err)
+			// The flood's first refetches; those that wait for it learn
+			// the kid is unknown, those after it that it may be soon.
+			if _, err := v.Verify(context.Background(), bad); !errors.Is(err, oauth.ErrInvalidToken) && !errors.Is(err, oauth.ErrKeyPending) {
+				t.Errorf("unknown kid: %v, want ErrInvalidToken or ErrKeyPending", err)
 			}
 		})
 		wg.Go(func() {

@@ -4,7 +4,9 @@ import (
 	"context"
 	"crypto/subtle"
 	"errors"
+	"math"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/plughost/plughost/host/mcp"
@@ -73,6 +75,7 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request) *http.Re
 		challenge += `, scope="` + strings.Join(s, " ") + `"`
 	}
 	desc := err.Error()
+	var pending *oauth.PendingError
 	if u := errors.Unwrap(err); u != nil { // "invalid token: the token has expired": keep why
 		desc = strings.TrimPrefix(desc, u.Error()+": ")
 	}
@@ -86,6 +89,10 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request) *http.Re
 		h.log.Info("refused a token without the needed scope", "subject", caller.Subject, "client_id", caller.ClientID,
 			"jti", caller.TokenID)
 		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "forbidden: insufficient scope: "+desc)
+	case errors.As(err, &pending):
+		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(pending.RetryAfter.Seconds()))))
+		h.log.Debug("a token names a signing key not known yet", "remote", r.RemoteAddr, "retry_after", pending.RetryAfter)
+		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, "service unavailable: "+desc+"; retry then")
 	case errors.Is(err, oauth.ErrIssuerUnavailable):
 		w.Header().Set("Retry-After", "10")
 		h.log.Warn("cannot check an access token", "error", err)

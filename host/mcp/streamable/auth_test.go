@@ -3,6 +3,7 @@ package streamable
 import (
 	"context"
 	"net/http"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -248,5 +249,25 @@ func TestOAuthIssuerUnavailable(t *testing.T) {
 	status, hd, body := hs.roundtrip(req{"POST", "/mcp", postHeaders("", "Authorization", "Bearer "+token), mcptest.InitMsg("2025-11-25")})
 	if status != 503 || hd.Get("Retry-After") != "10" || !strings.Contains(body, "authorization server cannot be reached") {
 		t.Errorf("got %d (Retry-After %q) %s, want 503", status, hd.Get("Retry-After"), body)
+	}
+}
+
+// TestOAuthKeyRotatedIn: a token of a key the issuer published after
+// plughost last fetched its keys, sooner than it may fetch them again,
+// gets 503 with Retry-After (it may well be good), not 401.
+func TestOAuthKeyRotatedIn(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	hs, _ := startOAuth(t, as, nil)
+	first := as.Mint(t, oauthtest.Token{Audience: testResource, Scope: "mcp:tools"})
+	if status, _, body := hs.roundtrip(req{"POST", "/mcp", postHeaders("", "Authorization", "Bearer "+first), mcptest.InitMsg("2025-11-25")}); status != 200 {
+		t.Fatalf("first token: %d %s", status, body)
+	}
+	as.Rotate(t)
+	token := as.Mint(t, oauthtest.Token{Audience: testResource, Scope: "mcp:tools"})
+	status, hd, body := hs.roundtrip(req{"POST", "/mcp", postHeaders("", "Authorization", "Bearer "+token), mcptest.InitMsg("2025-11-25")})
+	retry, err := strconv.Atoi(hd.Get("Retry-After"))
+	if status != 503 || err != nil || retry < 1 || retry > 10 || !strings.Contains(body, "not among the issuer's keys as last fetched") {
+		t.Errorf("got %d (Retry-After %q) %s, want 503 with Retry-After 1 to 10", status, hd.Get("Retry-After"), body)
 	}
 }

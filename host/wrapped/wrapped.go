@@ -34,6 +34,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -49,6 +50,9 @@ type Options struct {
 	Server *declared.Server
 	// Token is a remote server's bearer token ("" for none).
 	Token string
+	// OAuth authorizes the requests to a remote server instead (package
+	// oauthclient); nil for none.
+	OAuth auth.OAuthHandler
 	// Name and Version name plughost to the server (clientInfo).
 	Name, Version string
 	// Logger gets what cannot reach a client: the server's log messages
@@ -77,7 +81,7 @@ type bridge struct {
 // failed): the plugin process should then exit, so that the host restarts
 // it as it would a crashed plugin.
 func Start(ctx context.Context, o *Options) (*pluginproto.Plugin, <-chan error, error) {
-	return start(ctx, o, transport(o.Server, o.Token))
+	return start(ctx, o, transport(o.Server, o.Token, o.OAuth))
 }
 
 // start is Start over the transport t.

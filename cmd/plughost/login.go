@@ -21,6 +21,7 @@ import (
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/oauthclient"
 	"github.com/plughost/plughost/host/wrapped"
+	"github.com/plughost/plughost/sandbox"
 )
 
 // loginCommand runs `plughost login NAME`: the declared remote server
@@ -122,6 +123,15 @@ func loginCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	if err := rec.Write(path); err != nil {
 		return fmt.Errorf("store the login: %w", err)
+	}
+	// A root host's plugins run as another uid: the wrapper that refreshes
+	// these tokens must be able to read and replace them (as at its launch).
+	if uid, gid := sandbox.PluginOwner(); uid != os.Getuid() {
+		for _, p := range []string{filepath.Dir(path), path} {
+			if err := os.Chown(p, uid, gid); err != nil {
+				return fmt.Errorf("store the login: giving %s to the plugins' uid %d: %w", p, uid, err)
+			}
+		}
 	}
 	scopes := strings.Join(rec.Scopes, " ")
 	if scopes == "" {

@@ -1,7 +1,9 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -40,6 +42,17 @@ func oauthLaunch(name string, o *declared.OAuth, cmd *exec.Cmd, pol *sandbox.Pol
 	dir := oauthclient.StoreDir(state, name)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("oauth: the token directory: %w", err)
+	}
+	_ = os.Chmod(filepath.Dir(dir), 0o711) // tokens/: each server reaches its own, none lists the others
+	// When the host is root its plugins run as another uid (65534): the
+	// directory, and the login `plughost login` wrote as root, become
+	// theirs, or the wrapper could neither read nor replace the tokens.
+	if uid, gid := sandbox.PluginOwner(); uid != os.Getuid() {
+		for _, p := range []string{dir, filepath.Join(dir, oauthclient.StoreFile)} {
+			if err := os.Chown(p, uid, gid); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return fmt.Errorf("oauth: giving %s to the plugins' uid %d: %w", p, uid, err)
+			}
+		}
 	}
 	pol.AllowWrite = append(pol.AllowWrite, dir)
 	cmd.Env = append(cmd.Env, envServerLogin+"="+filepath.Join(dir, oauthclient.StoreFile))

@@ -30,6 +30,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync/atomic"
 	"time"
 
@@ -431,6 +432,12 @@ func (b *bridge) SubscribeResource(ctx context.Context, uri string, subscribe bo
 // codeResourceNotFound is MCP's error code for an unknown resource.
 const codeResourceNotFound = -32002
 
+// codeRejected is the go-sdk's code for a request its transport could not
+// deliver (jsonrpc2.ErrRejected, internal to the SDK): the server never
+// answered, and the cause is the HTTP request's error, such as an OAuth
+// handler's (a refused grant, a login needed).
+const codeRejected = -32005
+
 // serverError is what the host makes of the server's error: its unknown
 // resource as such, invalid params as invalid arguments, anything else
 // with the server's message.
@@ -440,6 +447,12 @@ func serverError(err error) error {
 		return err
 	}
 	switch we.Code {
+	case codeRejected:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return fmt.Errorf("the request to the server failed: %w", ue.Err)
+		}
+		return err
 	case codeResourceNotFound:
 		return fmt.Errorf("%w: %s", pluginproto.ErrUnknownResource, we.Message)
 	case jsonrpc.CodeInvalidParams:

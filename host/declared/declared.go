@@ -11,6 +11,11 @@
 //
 //	{"command": "node", "args": ["/opt/mcp/server.js"], "env": {"LEVEL": "info"}}
 //	{"url": "https://mcp.example.com/mcp", "bearer_token_file": "/run/secrets/example"}
+//	{"url": "https://mcp.example.com/mcp", "oauth": {}}
+//
+// The last is a remote server that is an OAuth resource server: plughost
+// logs in to it once (`plughost login NAME`) or uses client credentials;
+// see [OAuth].
 //
 // What the server may touch is not decided here but in the configuration
 // file's sandbox block for NAME, as for any plugin: a declaration dropped

@@ -119,8 +119,9 @@ func Login(ctx context.Context, o *LoginOptions) (*Record, error) {
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, tok *oauth2.Token) (oauth2.TokenSource, error) {
 			recMu.Lock()
 			defer recMu.Unlock()
+			own := *tok // the record's own: the caller may change it while the source serves
 			r := &Record{Server: o.ServerURL, Resource: resource, TokenURL: c.Endpoint.TokenURL, ClientID: c.ClientID,
-				AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes, Token: tok}
+				AuthStyle: c.Endpoint.AuthStyle, Scopes: c.Scopes, Token: &own}
 			if g := grantedScopes(tok); g != nil {
 				r.Scopes = g
 			}

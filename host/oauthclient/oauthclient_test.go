@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -135,7 +136,10 @@ func login(t *testing.T, r *oauthtest.Resource, path string, prev *oauthclient.R
 	rec, err := oauthclient.Login(t.Context(), &oauthclient.LoginOptions{
 		Name: "remote", ServerURL: r.Endpoint, Previous: prev, Browse: browser(t),
 		Connect: func(ctx context.Context, hc *http.Client) error {
-			_, err := connect(t, r, hc)
+			cs, err := connect(t, r, hc)
+			if err == nil {
+				cs.Close() // as plughost login does: the login's session ends with it
+			}
 			return err
 		},
 	})
@@ -292,5 +296,74 @@ func TestLoginPreregistered(t *testing.T) {
 		Now: func() time.Time { return rec.Token.Expiry.Add(time.Minute) }}
 	if _, err := st.Token(); err != nil {
 		t.Fatalf("refresh as the pre-registered client: %v", err)
+	}
+}
+
+// Malformed metadata documents are named in the error: a resource
+// metadata that is not JSON, and an authorization server whose metadata
+// claims another issuer.
+func TestDiscoverMalformed(t *testing.T) {
+	t.Parallel()
+	var base string
+	mux := http.NewServeMux()
+	mux.HandleFunc("/mcp/", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="`+base+strings.TrimPrefix(r.URL.Path, "/mcp")+`"`)
+		http.Error(w, "Unauthorized", http.StatusUnauthorized)
+	})
+	mux.HandleFunc("/garbled", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"resource": [`))
+	})
+	mux.HandleFunc("/other-issuer", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"resource":"` + base + `/mcp/other-issuer","authorization_servers":["` + base + `/as"]}`))
+	})
+	mux.HandleFunc("/.well-known/oauth-authorization-server/as", func(w http.ResponseWriter, _ *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		w.Write([]byte(`{"issuer":"https://attacker.example","token_endpoint":"` + base + `/token","code_challenge_methods_supported":["S256"]}`))
+	})
+	srv := httptest.NewServer(mux)
+	defer srv.Close()
+	base = srv.URL
+	for prm, want := range map[string]string{
+		"/garbled":      "no protected resource metadata for " + base + "/mcp/garbled",
+		"/other-issuer": `the metadata of the authorization server ` + base + `/as: metadata issuer "https://attacker.example" does not match`,
+	} {
+		cc := &oauthclient.ClientCredentials{ClientID: "svc", ClientSecret: "s"}
+		hc := &http.Client{Transport: &oauthclient.Transport{Handler: cc}}
+		resp, err := hc.Get(base + "/mcp" + prm)
+		if err == nil {
+			resp.Body.Close()
+		}
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("%s: err = %v, want one saying %q", prm, err, want)
+		}
+	}
+}
+
+// An access token the server refuses before its expiry (here: one it
+// cannot verify, as after a revocation) is replaced by one forced
+// refresh, and the request goes through.
+func TestStoredRefreshOn401(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	r := remote(t, as)
+	path := filepath.Join(t.TempDir(), oauthclient.StoreFile)
+	rec := login(t, r, path, nil)
+	rec.Token.AccessToken = "revoked"
+	if err := rec.Write(path); err != nil {
+		t.Fatal(err)
+	}
+	st := &oauthclient.Stored{Name: "remote", ServerURL: r.Endpoint, Path: path}
+	cs, err := connect(t, r, &http.Client{Transport: &oauthclient.Transport{Handler: st}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := call(cs, "whoami"); err != nil || got != "a client of mcp:tools" {
+		t.Fatalf("whoami = %q, %v", got, err)
+	}
+	now, err := oauthclient.ReadRecord(path)
+	if err != nil || now.Token.AccessToken == rec.Token.AccessToken || as.TokenRequests("refresh_token") != 1 {
+		t.Fatalf("after the 401: %d refreshes, record %v", as.TokenRequests("refresh_token"), err)
 	}
 }

@@ -7,8 +7,13 @@
 //	                                  MCP_CONFORMANCE_CONTEXT holds its client credentials)
 //
 // It connects to SERVER_URL as a wrapped remote server's wrapper does —
-// the go-sdk client over Streamable HTTP, MCP 2025-11-25, its HTTP client
-// an oauthclient.Transport — lists the tools and calls test-tool. The
+// the go-sdk client over Streamable HTTP, its HTTP client an
+// oauthclient.Transport — lists the tools and calls test-tool. Unlike the
+// wrapper, it lets the go-sdk client choose the protocol revision: the
+// suite's 2026-07-28 scenarios serve a server of that revision, which
+// refuses the wrapper's pinned 2025-11-25 initialize for a missing
+// MCP-Protocol-Version header before any authorization happens; what is
+// judged here is the authorization, which is the same code either way. The
 // authorization code scenarios go through oauthclient.Login, the code
 // behind `plughost login`, with this program as the browser: it follows
 // the authorization server's redirect to Login's loopback listener. The

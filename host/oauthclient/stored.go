@@ -154,12 +154,15 @@ func (s *Stored) refresh() error {
 }
 
 // Authorize implements auth.OAuthHandler.
-func (s *Stored) Authorize(_ context.Context, _ *http.Request, resp *http.Response) error {
+func (s *Stored) Authorize(_ context.Context, req *http.Request, resp *http.Response) error {
 	defer drain(resp)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if err := s.load(); err != nil {
 		return err
+	}
+	if resp.StatusCode == http.StatusUnauthorized && req.Header.Get("Authorization") != "Bearer "+s.rec.Token.AccessToken {
+		return nil // refused an older token: another request refreshed it since (or a login replaced it)
 	}
 	if resp.StatusCode == http.StatusForbidden {
 		want := strings.Fields(challengeParam(resp, "scope"))

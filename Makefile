@@ -68,7 +68,8 @@ examples/node-plugin/node_modules: examples/node-plugin/package-lock.json
 ## (bench/ is its own module, so the peers never enter the product; not run by CI). BENCH_FLAGS adds flags
 ## (bin/bench/bench -h), e.g. BENCH_FLAGS='-only calls,grpc'. The wrapped section runs server-everything on the
 ## Node 22 of conformance/node_modules, directly and through plughost; the toolsearch section, ../shared/toolsearch as
-## 70 corpusplugin plugins, in full and in tool search mode. Then tool search's index: its speed over 10,013 tools,
+## 70 corpusplugin plugins, in full and in tool search mode. Then a call over HTTP with authorization off, with the static
+## token and with OAuth (a JWT checked per request), as ratios (HTTPAuth's vs-off); tool search's index: its speed over 10,013 tools,
 ## and its ranking by words and by meaning (a real model, conformance/embeddings.mjs) on ../shared/toolsearch.
 .PHONY: bench bench-quick bench-bin
 bench-bin: build
@@ -76,9 +77,11 @@ bench-bin: build
 	$(GO) build -o $(BIN)/bench/corpusplugin ./internal/toolsearcheval/corpusplugin
 bench: bench-bin conformance/node_modules
 	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
-	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask' -benchmem ./host/mcp/streamable
+	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask|HTTPAuth' -benchmem ./host/mcp/streamable
 	$(GO) test -run '^$$' -bench 'BridgeCall|GoSDKClientCall' -benchmem ./host/wrapped
 	$(GO) test -run '^$$' -bench 'Search10k|Set1000' -benchmem ./host/toolsearch
+	$(GO) test -run '^$$' -bench 'CallWithRules|ListWithRules' -benchmem ./host/catalog
+	$(GO) test -run '^$$' -bench 'Rule' -benchmem ./host/access
 	$(GO) test -run 'TestRanking' -v -bench 'SemanticRanking' -benchtime 1x ./host/toolsearch
 ## bench-quick: the same, shorter (under a minute once built)
 bench-quick: bench-bin conformance/node_modules

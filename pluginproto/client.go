@@ -185,6 +185,9 @@ type CallRequest struct {
 	// "" for none. The caller checks them (the host drops an invalid
 	// traceparent). Ignored by plugins of contract 1.
 	TraceParent, TraceState string
+	// Caller is who the call acts for (see Caller); nil for nobody.
+	// Ignored by plugins of contract 1.
+	Caller *Caller
 	// Detach, with Tasks, is called when the plugin says the call goes on
 	// as a task: at most once per call, before its answer, in order with
 	// Progress and Log and on the goroutine that runs them. The host then

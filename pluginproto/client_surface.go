@@ -100,6 +100,8 @@ type ReadRequest struct {
 	Input              *Input
 	// AnswerInput is as in CallRequest: for Plugin.ReadResource only.
 	AnswerInput AnswerFunc
+	// Caller is as in CallRequest.
+	Caller *Caller
 }
 
 // ReadResource reads a resource and returns the MCP ReadResourceResult as
@@ -115,7 +117,7 @@ func (c *Client) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMe
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	msg := &pb.ReadResourceRequest{Uri: req.URI, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in}
+	msg := &pb.ReadResourceRequest{Uri: req.URI, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Caller: req.Caller.toPB()}
 	if err := checkSize(what, msg); err != nil {
 		return nil, err
 	}
@@ -147,6 +149,8 @@ type PromptRequest struct {
 	Input              *Input
 	// AnswerInput is as in CallRequest: for Plugin.GetPrompt only.
 	AnswerInput AnswerFunc
+	// Caller is as in CallRequest.
+	Caller *Caller
 }
 
 // GetPrompt renders a prompt and returns the MCP GetPromptResult as JSON
@@ -167,7 +171,7 @@ func (c *Client) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMes
 	if len(args) == 0 {
 		args = emptyObject
 	}
-	msg := &pb.GetPromptRequest{Name: req.Name, Arguments: args, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in}
+	msg := &pb.GetPromptRequest{Name: req.Name, Arguments: args, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Caller: req.Caller.toPB()}
 	if err := checkSize(what, msg); err != nil {
 		return nil, err
 	}

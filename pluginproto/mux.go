@@ -127,7 +127,7 @@ func (c *muxCall) prepare(req *CallRequest, args json.RawMessage, in *pb.Input) 
 	c.start = pb.CallStart{
 		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
 		ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Tasks: req.Tasks,
-		Traceparent: req.TraceParent, Tracestate: req.TraceState,
+		Traceparent: req.TraceParent, Tracestate: req.TraceState, Caller: req.Caller.toPB(),
 	}
 	if len(args) > argsChunk {
 		c.start.Arguments, c.start.MoreArguments = args[:argsChunk], true

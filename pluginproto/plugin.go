@@ -249,7 +249,7 @@ func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 	cb := &callbacks{req: req}
 	return rounds(fmt.Sprintf("call %q", req.Tool), req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
 		res, err := p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, cb, invocation{caps: req.ClientCapabilities, input: in, tasks: req.Tasks,
-			traceParent: req.TraceParent, traceState: req.TraceState})
+			traceParent: req.TraceParent, traceState: req.TraceState, caller: req.Caller})
 		if pe, ok := err.(*panicError); ok {
 			return nil, pluginFailed(req.Tool, pe.msg)
 		}
@@ -265,6 +265,7 @@ type invocation struct {
 	tasks bool
 	// traceParent and traceState are the call's trace context (Request's).
 	traceParent, traceState string
+	caller                  *Caller // Request's
 }
 
 // asker returns the handler's asker; nil (a client that declared nothing)
@@ -323,7 +324,7 @@ func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wa
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
 	s := &sink{progress: wantProgress, emit: e}
-	req := &Request{Tool: name, Arguments: args, TraceParent: inv.traceParent, TraceState: inv.traceState,
+	req := &Request{Tool: name, Arguments: args, TraceParent: inv.traceParent, TraceState: inv.traceState, Caller: inv.caller,
 		sink: s, ask: inv.asker(), tasks: inv.tasks && ent.tasks}
 	res, failed := p.invoke(ctx, ent.handler, req)
 	s.close()

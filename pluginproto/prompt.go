@@ -54,6 +54,8 @@ type PromptGet struct {
 	// Arguments are the arguments given, every required one among them;
 	// never nil.
 	Arguments map[string]string
+	// Caller is who the get acts for (see Caller); nil for nobody.
+	Caller *Caller
 
 	ask *asker
 }
@@ -161,7 +163,7 @@ func (p *Plugin) Prompts() []json.RawMessage {
 func (p *Plugin) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("get prompt %q", req.Name)
 	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
-		res, err := p.getPrompt(ctx, req.Name, req.Arguments, invocation{caps: req.ClientCapabilities, input: in})
+		res, err := p.getPrompt(ctx, req.Name, req.Arguments, invocation{caps: req.ClientCapabilities, input: in, caller: req.Caller})
 		return local(ctx, what, res, err, ErrUnknownPrompt)
 	})
 }
@@ -187,7 +189,7 @@ func (p *Plugin) getPrompt(ctx context.Context, name string, rawArgs json.RawMes
 	if err != nil {
 		return nil, status.Error(codes.InvalidArgument, err.Error())
 	}
-	g := &PromptGet{Name: name, Arguments: args, ask: inv.asker()}
+	g := &PromptGet{Name: name, Arguments: args, Caller: inv.caller, ask: inv.asker()}
 	var res *PromptResult
 	err = p.guard(fmt.Sprintf("prompt %q", name), func() (err error) {
 		res, err = e.handler(ctx, g)

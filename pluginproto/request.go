@@ -39,6 +39,10 @@ type Request struct {
 	// TraceState is the W3C tracestate that goes with TraceParent (vendors'
 	// key=value list); "" when none.
 	TraceState string
+	// Caller is who the call acts for, as the host verified it (see
+	// Caller): a handler may decide by it, or record it. nil when the host
+	// knows nobody.
+	Caller *Caller
 
 	sink  *sink  // nil for a hand-built Request
 	ask   *asker // nil for a hand-built Request, or a client that declared nothing

@@ -81,6 +81,8 @@ type ResourceRead struct {
 	// ResourceTemplate (a list's items joined by commas); nil for a listed
 	// Resource.
 	Vars map[string]string
+	// Caller is who the read acts for (see Caller); nil for nobody.
+	Caller *Caller
 
 	ask *asker
 }
@@ -277,7 +279,7 @@ func (p *Plugin) ResourceTemplates() []json.RawMessage {
 func (p *Plugin) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("read resource %q", req.URI)
 	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
-		res, err := p.read(ctx, req.URI, invocation{caps: req.ClientCapabilities, input: in})
+		res, err := p.read(ctx, req.URI, invocation{caps: req.ClientCapabilities, input: in, caller: req.Caller})
 		return local(ctx, what, res, err, ErrUnknownResource)
 	})
 }
@@ -319,7 +321,7 @@ func (p *Plugin) read(ctx context.Context, uri string, inv invocation) (json.Raw
 	if !ok {
 		return nil, status.Errorf(codes.NotFound, "no resource %q", uri)
 	}
-	r := &ResourceRead{URI: uri, Vars: vars, ask: inv.asker()}
+	r := &ResourceRead{URI: uri, Vars: vars, Caller: inv.caller, ask: inv.asker()}
 	var res *ResourceResult
 	err := p.guard("resource "+uri, func() (err error) {
 		res, err = h(ctx, r)

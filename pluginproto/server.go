@@ -167,7 +167,7 @@ func (c *serverCalls) run(id uint64, call *serverCall, args []byte) {
 	c.mu.Unlock()
 	st := call.start
 	inv := invocation{caps: st.GetClientCapabilities(), input: inputOf(st.GetInput()), tasks: st.GetTasks(),
-		traceParent: st.GetTraceparent(), traceState: st.GetTracestate()}
+		traceParent: st.GetTraceparent(), traceState: st.GetTracestate(), caller: callerOf(st.GetCaller())}
 	c.running.Go(func() {
 		defer cancel()
 		res, err := c.p.call(ctx, st.GetTool(), args, st.GetProgress(), frameEmitter{c, id}, inv)

@@ -50,7 +50,7 @@ func (s *server) list(req *pb.ListRequest, k kind, items func() []json.RawMessag
 }
 
 func (s *server) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
-	res, err := s.p.read(ctx, req.GetUri(), invocation{caps: req.GetClientCapabilities(), input: inputOf(req.GetInput())})
+	res, err := s.p.read(ctx, req.GetUri(), invocation{caps: req.GetClientCapabilities(), input: inputOf(req.GetInput()), caller: callerOf(req.GetCaller())})
 	if ir := (*InputRequiredError)(nil); errors.As(err, &ir) {
 		return &pb.ReadResourceResponse{Answer: &pb.ReadResourceResponse_InputRequired{InputRequired: inputRequiredPB(ir)}}, nil
 	}
@@ -61,7 +61,7 @@ func (s *server) ReadResource(ctx context.Context, req *pb.ReadResourceRequest) 
 }
 
 func (s *server) GetPrompt(ctx context.Context, req *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
-	res, err := s.p.getPrompt(ctx, req.GetName(), req.GetArguments(), invocation{caps: req.GetClientCapabilities(), input: inputOf(req.GetInput())})
+	res, err := s.p.getPrompt(ctx, req.GetName(), req.GetArguments(), invocation{caps: req.GetClientCapabilities(), input: inputOf(req.GetInput()), caller: callerOf(req.GetCaller())})
 	if ir := (*InputRequiredError)(nil); errors.As(err, &ir) {
 		return &pb.GetPromptResponse{Answer: &pb.GetPromptResponse_InputRequired{InputRequired: inputRequiredPB(ir)}}, nil
 	}

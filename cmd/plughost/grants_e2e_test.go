@@ -33,7 +33,7 @@ func TestGrantedDirectoryReachesThePlugin(t *testing.T) {
 			args = []string{"--config", file}
 		}
 		h := startTestHostWith(t, args, "askplugin")
-		h.awaitTools("build", "forever", "read_note", "roots", "trace", "twice", "wait_for_user")
+		h.awaitTools("build", "forever", "read_note", "roots", "trace", "twice", "wait_for_user", "whoami")
 		return h.call("read_note", map[string]any{"file": "today.txt"})
 	}
 	t.Run("granted", func(t *testing.T) {

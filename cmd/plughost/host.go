@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/access"
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/expose"
@@ -24,6 +25,7 @@ import (
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/toolsearch"
 	"github.com/plughost/plughost/internal/rundir"
 	"github.com/plughost/plughost/internal/tlsreload"
@@ -113,6 +115,8 @@ type host struct {
 	// certs serve the listeners' TLS certificate (tls.go); nil without
 	// --tls-cert.
 	certs *tlsreload.Reloader
+	// access is the config's access rules; nil when it has none.
+	access *access.Rules
 }
 
 // mcpOptions are the options of the MCP server serve runs, over stdio or
@@ -148,7 +152,17 @@ func (h *host) options(search bool) *mcp.Options {
 		OnLimit:          h.obs.onLimit(),
 		MaxInFlight:      h.limits.InFlight,
 		NotificationRate: h.limits.NotificationRate,
+		Access:           h.accessFor(),
 	}
+}
+
+// accessFor is mcp.Options.Access: the guard of each caller, from the
+// access block's rules; nil without rules.
+func (h *host) accessFor() func(*mcp.Caller) tool.Guard {
+	if h.access == nil {
+		return nil
+	}
+	return h.access.For
 }
 
 // startHost resolves the directories, then starts loading plugins in the
@@ -252,6 +266,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		MaxInFlight: cfg.Limits.PluginInFlight,
 		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },
 	}
+	if cfg.Auth != nil {
+		mopts.PassClaims = cfg.Auth.PassClaims
+	}
 	checker, err := newTrust(cfg, log.Named("trust"), obs.audit)
 	if err != nil {
 		cleanup()
@@ -305,7 +322,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{obs: obs, log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks),
-		limits: cfg.Limits, trust: cfg.Trust, certs: certs}
+		limits: cfg.Limits, trust: cfg.Trust, certs: certs, access: cfg.Access}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
 		hst.searchPath = search.Path

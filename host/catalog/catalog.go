@@ -201,6 +201,8 @@ type snapshot struct {
 	resources resourceSet
 	templates templateSet
 	prompts   promptSet
+
+	views views // what guards decided of it (guard.go)
 }
 
 // New returns an empty catalog. Close it when done: it owns a goroutine

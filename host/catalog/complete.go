@@ -75,6 +75,12 @@ type completeRequest struct {
 //   - a provider's other error that tool.Typed reports is returned as it
 //     is; any other is wrapped naming the reference and the provider.
 func (c *Catalog) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	return c.CompleteFor(ctx, nil, params)
+}
+
+// CompleteFor is Complete for the caller of g: a prompt or template g
+// hides is answered as an unknown one.
+func (c *Catalog) CompleteFor(ctx context.Context, g tool.Guard, params json.RawMessage) (json.RawMessage, error) {
 	req, err := parseComplete(params)
 	if err != nil {
 		return nil, err
@@ -86,7 +92,7 @@ func (c *Catalog) Complete(ctx context.Context, params json.RawMessage) (json.Ra
 	switch req.refType {
 	case refPrompt:
 		r := s.prompts.routes[req.name]
-		if r == nil {
+		if r == nil || (g != nil && !s.sees(g, promptsIdx, req.name)) {
 			return nil, fmt.Errorf("%w: %q", tool.ErrUnknownPrompt, req.name)
 		}
 		if !r.prompt.hasArg(req.arg) {
@@ -97,6 +103,9 @@ func (c *Catalog) Complete(ctx context.Context, params json.RawMessage) (json.Ra
 		fwd = setMember(req.params.json, req.params.at["ref"], "ref", ref)
 	case refResource:
 		t := s.templates.exact[req.name]
+		if t != nil && g != nil && !s.sees(g, templatesIdx, templateKey(t.t.uriTemplate, t.p.name)) {
+			return nil, fmt.Errorf("%w: no resource or resource template %q", tool.ErrUnknownResource, req.name)
+		}
 		switch {
 		case t != nil:
 			if !slices.Contains(t.t.vars, req.arg) {

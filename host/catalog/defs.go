@@ -95,6 +95,16 @@ func (o *object) optStr(key string) string {
 	return s
 }
 
+// annotations returns the "annotations" member when it is an object, for
+// access rules; nil otherwise.
+func (o *object) annotations() map[string]any {
+	var m map[string]any
+	if v := o.member("annotations"); v != nil && v[0] == '{' {
+		_ = json.Unmarshal(v, &m)
+	}
+	return m
+}
+
 // withName returns o's JSON with the top-level "name" set to name (added
 // first when absent). Exposed names are plain ASCII, so Go's and JSON's
 // quoting agree.
@@ -150,6 +160,8 @@ type def struct {
 	obj   *object
 	check *argcheck.Tool
 	desc  string // "description", for Exposed
+
+	annotations map[string]any // "annotations", for access rules (tool.Item)
 }
 
 // parseDef checks one tool definition and compiles its schemas with
@@ -165,7 +177,7 @@ func parseDef(name string, raw []byte) (*def, error) {
 	if err != nil {
 		return nil, err // CheckTool has refused what parseObject would
 	}
-	return &def{name: name, orig: bytes.Clone(raw), obj: o, check: check, desc: o.optStr("description")}, nil
+	return &def{name: name, orig: bytes.Clone(raw), obj: o, check: check, desc: o.optStr("description"), annotations: o.annotations()}, nil
 }
 
 // encode returns the tool's JSON with "name" set to exposed.
@@ -177,6 +189,8 @@ type resource struct {
 	json []byte // compact; served as it is
 	name string // "name"
 	desc string // "description"
+
+	annotations map[string]any // "annotations", for access rules (tool.Item)
 }
 
 // parseResource checks one resource definition: a JSON object with a
@@ -202,7 +216,7 @@ func parseResource(r tool.Resource) (*resource, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &resource{uri: uri, json: o.json, name: name, desc: o.optStr("description")}, nil
+	return &resource{uri: uri, json: o.json, name: name, desc: o.optStr("description"), annotations: o.annotations()}, nil
 }
 
 // checkURI says why uri is not an absolute URI, as net/url parses one.
@@ -231,6 +245,7 @@ type template struct {
 	vars        []string // the template's variable names
 	name        string
 	desc        string
+	annotations map[string]any // "annotations", for access rules (tool.Item)
 }
 
 // parseTemplate checks one resource template: a JSON object with a string
@@ -264,7 +279,7 @@ func parseTemplate(t tool.Template) (*template, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &template{uriTemplate: raw, json: o.json, re: re, vars: ut.Varnames(), name: name, desc: o.optStr("description")}, nil
+	return &template{uriTemplate: raw, json: o.json, re: re, vars: ut.Varnames(), name: name, desc: o.optStr("description"), annotations: o.annotations()}, nil
 }
 
 // templateRegexp returns the regular expression that matches the URIs of

@@ -18,6 +18,7 @@ import (
 type list struct {
 	keys  []string          // sorted, unique
 	items []json.RawMessage // items[i] is the JSON of keys[i]; never nil
+	about []*tool.Item      // about[i] is items[i] as a tool.Guard sees it
 }
 
 // listKind is what one list's cursors look like.
@@ -37,12 +38,13 @@ var (
 )
 
 func newList(n int) list {
-	return list{keys: make([]string, 0, n), items: make([]json.RawMessage, 0, n)}
+	return list{keys: make([]string, 0, n), items: make([]json.RawMessage, 0, n), about: make([]*tool.Item, 0, n)}
 }
 
-func (l *list) add(key string, item json.RawMessage) {
+func (l *list) add(key string, item json.RawMessage, about *tool.Item) {
 	l.keys = append(l.keys, key)
 	l.items = append(l.items, item)
+	l.about = append(l.about, about)
 }
 
 // page returns up to size items after the key cursor names ("" for the

@@ -24,6 +24,7 @@ type promptSet struct {
 type promptRoute struct {
 	p      *provider
 	prompt *prompt
+	item   *tool.Item // as guards see it
 }
 
 // acceptPrompts checks p's prompt definitions.
@@ -49,8 +50,9 @@ func buildPrompts(providers map[string]*provider) promptSet {
 	}
 	for _, it := range items {
 		n := it.n
-		s.list.add(n.Exposed, it.v.obj.withName(n.Exposed))
-		s.routes[n.Exposed] = &promptRoute{p: it.p, prompt: it.v}
+		item := &tool.Item{Kind: tool.ItemPrompt, Name: n.Exposed, Provider: n.Provider}
+		s.list.add(n.Exposed, it.v.obj.withName(n.Exposed), item)
+		s.routes[n.Exposed] = &promptRoute{p: it.p, prompt: it.v, item: item}
 		s.entries = append(s.entries, PromptEntry{Provider: n.Provider, Prompt: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
 	}
 	return s
@@ -91,7 +93,11 @@ func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMes
 	if g == nil {
 		return nil, errors.New("catalog: nil prompt get")
 	}
-	r := c.snap.Load().prompts.routes[g.Name]
+	s := c.snap.Load()
+	r := s.prompts.routes[g.Name]
+	if r != nil && g.Guard != nil && !s.sees(g.Guard, promptsIdx, g.Name) {
+		r = nil // hidden from this caller: as if unknown
+	}
 	if g.Input != nil {
 		serving := ""
 		if r != nil {
@@ -111,6 +117,11 @@ func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMes
 	}
 	if msg := r.prompt.check(g.Name, fwd.Arguments); msg != "" {
 		return nil, tool.Errorf(tool.ErrBadArguments, "%s", msg)
+	}
+	if g.Guard != nil {
+		if err := g.Guard.Allow(r.item, fwd.Arguments); err != nil {
+			return nil, err
+		}
 	}
 	res, err := r.p.srv.GetPrompt(ctx, &fwd)
 	if err != nil {

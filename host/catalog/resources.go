@@ -121,7 +121,7 @@ func buildResources(providers map[string]*provider) resourceSet {
 				Reason: fmt.Sprintf("provider %q offers the same URI and serves it (of the providers offering one URI, the one whose name sorts first)", u.Owner)})
 			continue
 		}
-		s.list.add(u.URI, r.json)
+		s.list.add(u.URI, r.json, &tool.Item{Kind: tool.ItemResource, Name: r.name, URI: u.URI, Provider: u.Provider, Annotations: r.annotations})
 		s.routes[u.URI] = &resourceRef{providers[u.Provider], r}
 		s.entries = append(s.entries, ResourceEntry{Provider: u.Provider, URI: u.URI, Name: r.name, Description: r.desc})
 	}
@@ -176,7 +176,7 @@ func buildTemplates(providers map[string]*provider) templateSet {
 		return templateKey(listed[i].t.uriTemplate, listed[i].p.name) < templateKey(listed[j].t.uriTemplate, listed[j].p.name)
 	})
 	for _, r := range listed {
-		s.list.add(templateKey(r.t.uriTemplate, r.p.name), r.t.json)
+		s.list.add(templateKey(r.t.uriTemplate, r.p.name), r.t.json, &tool.Item{Kind: tool.ItemTemplate, Name: r.t.name, URI: r.t.uriTemplate, Provider: r.p.name, Annotations: r.t.annotations})
 		s.entries = append(s.entries, TemplateEntry{Provider: r.p.name, URITemplate: r.t.uriTemplate, Name: r.t.name, Description: r.t.desc})
 	}
 	return s
@@ -305,7 +305,11 @@ func (c *Catalog) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessa
 	if r == nil {
 		return nil, errors.New("catalog: nil read")
 	}
-	p := c.owner(c.snap.Load(), r.URI)
+	s := c.snap.Load()
+	p := c.owner(s, r.URI)
+	if p != nil && r.Guard != nil && !s.mayRead(r.Guard, r.URI, p) {
+		p = nil // hidden from this caller: as if unknown
+	}
 	if r.Input != nil {
 		serving := ""
 		if p != nil {

@@ -32,6 +32,7 @@ type route struct {
 	provider string
 	tool     string
 	check    *argcheck.Tool // the tool's arguments and results
+	item     *tool.Item     // as guards see it
 }
 
 // acceptTools checks p's tool definitions, reusing the compiled schema of
@@ -69,9 +70,10 @@ func buildTools(providers map[string]*provider) toolSet {
 	for _, it := range items {
 		n := it.n
 		b := it.v.encode(n.Exposed)
-		s.list.add(n.Exposed, b)
+		item := &tool.Item{Kind: tool.ItemTool, Name: n.Exposed, Provider: n.Provider, Annotations: it.v.annotations}
+		s.list.add(n.Exposed, b, item)
 		s.byProvider[n.Provider] = append(s.byProvider[n.Provider], b)
-		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, check: it.v.check}
+		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, check: it.v.check, item: item}
 		s.entries = append(s.entries, Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
 	}
 	return s
@@ -294,7 +296,11 @@ func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 	if call == nil {
 		return nil, tool.Call{}, errors.New("catalog: nil call")
 	}
-	r := c.snap.Load().tools.routes[call.Name]
+	s := c.snap.Load()
+	r := s.tools.routes[call.Name]
+	if r != nil && call.Guard != nil && !s.sees(call.Guard, toolsIdx, call.Name) {
+		return nil, tool.Call{}, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
+	}
 	if call.Input != nil {
 		serving := ""
 		if r != nil {
@@ -323,6 +329,11 @@ func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
 		return nil, tool.Call{}, tool.Errorf(tool.ErrBadArguments, "%s", msg)
 	}
 	fwd.Arguments = args
+	if call.Guard != nil {
+		if err := call.Guard.Allow(r.item, args); err != nil {
+			return nil, tool.Call{}, err
+		}
+	}
 	return r, fwd, nil
 }
 

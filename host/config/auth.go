@@ -26,6 +26,9 @@ import (
 //	  introspection_endpoint = "https://auth.example.com/introspect"
 //	  client_id              = "plughost"              # this server's credentials there
 //	  client_secret_file     = "introspection.secret"  # or $PLUGHOST_OAUTH_CLIENT_SECRET
+//
+//	  # the token claims plugins learn with each call, besides subject, client, issuer and scopes
+//	  pass_claims = ["groups", "email"]
 //	}
 type Auth struct {
 	// Issuers are issuer's URLs (https; http only on loopback).
@@ -41,13 +44,17 @@ type Auth struct {
 	IntrospectionEndpoint string
 	// ClientID is client_id, needed with IntrospectionEndpoint.
 	ClientID string
+	// PassClaims is pass_claims: the token claims plugins are told of
+	// with each call (the subject, client id, issuer and scopes always
+	// are; the token never).
+	PassClaims []string
 	// ClientSecretFile is client_secret_file, joined to the configuration
 	// file's directory when relative; "" when absent.
 	ClientSecretFile string
 }
 
 var authSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "issuer", Required: true}, {Name: "resource", Required: true},
-	{Name: "scopes"}, {Name: "leeway"}, {Name: "introspection_endpoint"}, {Name: "client_id"}, {Name: "client_secret_file"}}}
+	{Name: "scopes"}, {Name: "pass_claims"}, {Name: "leeway"}, {Name: "introspection_endpoint"}, {Name: "client_id"}, {Name: "client_secret_file"}}}
 
 // decode reads the auth block; dir is the configuration file's directory,
 // against which a relative client_secret_file is resolved.
@@ -106,6 +113,15 @@ func (au *Auth) decode(body hcl.Body, dir string) error {
 				return diag(a.Expr.Range(), "Invalid scopes", `scopes must be a list of scope names without spaces or quotes, such as ["mcp:tools"]`)
 			}
 			au.Scopes = list
+		case "pass_claims":
+			list, ok := stringList(v)
+			for _, s := range list {
+				ok = ok && s != ""
+			}
+			if !ok {
+				return diag(a.Expr.Range(), "Invalid pass_claims", `pass_claims must be a list of claim names, such as ["groups", "email"]`)
+			}
+			au.PassClaims = list
 		case "leeway":
 			d, err := durationIn(a, v, 0, 10*time.Minute, "0s to 10m")
 			if err != nil {

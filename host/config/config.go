@@ -1,7 +1,7 @@
 // Package config reads plughost's configuration file (plughost serve
 // --config FILE), written in HCL. Each area of the host has one top-level
-// block: sandbox, plugins, stateless, tasks, search, audit, limits, auth and
-// trust (see Trust). The
+// block: sandbox, plugins, stateless, tasks, search, audit, limits, auth,
+// access and trust (see Trust). The
 // sandbox block:
 //
 //	# The default policy of every plugin, then per-plugin overrides.
@@ -145,6 +145,14 @@
 //	  }
 //	}
 //
+// The access block says who may list and use what, in CEL (access.go):
+//
+//	access {
+//	  rule "only writers write" {
+//	    deny = "item.name == 'files_write' && !('writers' in caller.claims.groups)"
+//	  }
+//	}
+//
 // The auth block makes serve --http an OAuth resource server (see Auth):
 //
 //	auth {
@@ -172,6 +180,7 @@ import (
 	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
+	"github.com/plughost/plughost/host/access"
 	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/sandbox"
@@ -198,6 +207,9 @@ type Config struct {
 	Trust Trust
 	// Auth is the auth block: OAuth for serve --http; nil when absent.
 	Auth *Auth
+	// Access is the access block's rules, compiled: who may list and use
+	// what (access.go); nil when absent.
+	Access *access.Rules
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -288,7 +300,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}}})
+	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}}})
 	if diags.HasErrors() {
 		return nil, diags
 	}
@@ -323,6 +335,8 @@ func parse(src []byte, filename string) (*Config, error) {
 		case "auth":
 			cfg.Auth = &Auth{}
 			err = cfg.Auth.decode(b.Body, filepath.Dir(filename))
+		case "access":
+			cfg.Access, err = decodeAccess(b.Body)
 		}
 		if err != nil {
 			return nil, err

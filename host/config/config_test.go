@@ -303,3 +303,35 @@ func TestPolicyForCopiesDirs(t *testing.T) {
 		t.Errorf("after a launch edited its copy, the policy's dirs = %+v, want notes at /srv/notes read-only", got)
 	}
 }
+
+func TestParseAccess(t *testing.T) {
+	cfg, err := Parse([]byte(`access {
+  rule "only writers write" {
+    deny = "item.name == 'files_write' && !('writers' in caller.claims.groups)"
+  }
+  rule "read-only" {
+    allow = <<-EOT
+      has(item.annotations.readOnlyHint)
+    EOT
+  }
+}
+`), "plughost.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if cfg.Access == nil {
+		t.Fatal("no rules")
+	}
+	for _, tc := range []struct{ src, want string }{
+		{"access {\n  rule \"x\" {\n    deny = \"caller.sbuject == 'a'\"\n  }\n}\n", `plughost.hcl:3:19: rule "x": undefined field 'sbuject'`},
+		{"access {\n  rule \"x\" {\n    allow = <<-EOT\n      true &&\n      item.nmae == 'a'\n    EOT\n  }\n}\n", `plughost.hcl:5:`},
+		{"access {\n  rule \"x\" {\n    allow = \"true\"\n    deny = \"false\"\n  }\n}\n", "exactly one of allow"},
+		{"access {\n  rule \"x\" { allow = \"true\" }\n  rule \"x\" { allow = \"true\" }\n}\n", "Duplicate rule"},
+		{"access {\n  rule \"x\" {\n    allow = 3\n  }\n}\n", "must be a CEL expression in a string"},
+	} {
+		_, err := Parse([]byte(tc.src), "plughost.hcl")
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%q: got %v, want an error containing %q", tc.src, err, tc.want)
+		}
+	}
+}

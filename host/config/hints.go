@@ -33,7 +33,7 @@ var homes = map[string]string{
 	"mode":     "trust { } or a plugin block inside it", "allowed_signers": "trust { }",
 	"file":   "audit { } or trust { }",
 	"issuer": "auth { }", "resource": "auth { }", "scopes": "auth { }", "leeway": "auth { }",
-	"introspection_endpoint": "auth { }", "client_id": "auth { }", "client_secret_file": "auth { }",
+	"introspection_endpoint": "auth { }", "pass_claims": "auth { }", "client_id": "auth { }", "client_secret_file": "auth { }",
 }
 
 // unexpected finds the name in hcl's "not expected here" details.

@@ -304,7 +304,7 @@ func (l *life) show(d pluginproto.Description, ls lists, force bool) {
 		if force {
 			l.epoch++ // a new process: the catalog tells it again
 		}
-		l.last = &provider{name: s.name, g: s.g, desc: d, lists: served, epoch: l.epoch, held: held}
+		l.last = &provider{name: s.name, g: s.g, desc: d, lists: served, epoch: l.epoch, held: held, passClaims: s.m.opts.PassClaims}
 		s.m.pub.Set(l.last)
 	}
 	s.announceDefs()

@@ -50,6 +50,10 @@ type Options struct {
 	// Publisher receives each running plugin as a tool.Provider. Nil means
 	// plugins run but are published nowhere (useful for listing them).
 	Publisher Publisher
+	// PassClaims names the claims of a caller's access token that its
+	// plugins are told with each call (pluginproto.Caller.Claims); the
+	// subject, client id, issuer and scopes always are, the token never.
+	PassClaims []string
 	// HostVersion is sent to plugins in Describe, for their logs.
 	HostVersion string
 	// Env is extra environment for every plugin, as "KEY=value" entries.

@@ -32,6 +32,9 @@ type provider struct {
 	// while the plugin lists them changed, and those withheld (new, or
 	// changed with no approved form to serve).
 	held map[string]string
+	// passClaims are the claims of a caller's token its plugin is told
+	// (Options.PassClaims).
+	passClaims []string
 }
 
 var (
@@ -83,7 +86,7 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 	ctx, lim, release := in.limit(ctx)
 	defer release()
 	untimeWhenTask(call, lim)
-	res, err := in.pp.CallTool(ctx, request(call))
+	res, err := in.pp.CallTool(ctx, p.request(call))
 	if err != nil {
 		return nil, in.failure(ctx, call.Name, lim.d, err)
 	}
@@ -119,7 +122,7 @@ func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(jso
 func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call, done func(json.RawMessage, error)) {
 	ctx, lim, release := in.limit(ctx)
 	untimeWhenTask(call, lim)
-	in.pp.StartCall(ctx, request(call), func(res json.RawMessage, err error) {
+	in.pp.StartCall(ctx, p.request(call), func(res json.RawMessage, err error) {
 		if err == nil {
 			release()
 			in.leave()
@@ -148,12 +151,13 @@ func untimeWhenTask(call *tool.Call, lim limit) {
 // request is the plugin's view of call. Tasks and Detach pass as they
 // are: the catalog has kept Tasks only for a tool that declares task
 // support, and the Client calls Detach only for a call with Tasks.
-func request(call *tool.Call) *pluginproto.CallRequest {
+func (p *provider) request(call *tool.Call) *pluginproto.CallRequest {
 	req := &pluginproto.CallRequest{
 		Tool: call.Name, Arguments: call.Arguments,
 		ClientCapabilities: call.ClientCapabilities, Input: input(call.Input),
 		Tasks: call.Tasks, Detach: call.Detach,
 		TraceParent: call.TraceParent, TraceState: call.TraceState,
+		Caller: callerFor(call.Caller, p.passClaims),
 	}
 	if call.Progress != nil {
 		req.Progress = func(progress, total float64, message string) {
@@ -166,4 +170,23 @@ func request(call *tool.Call) *pluginproto.CallRequest {
 		}
 	}
 	return req
+}
+
+// callerFor is what a plugin is told of c: all but the claims, and of
+// those the ones named in pass.
+func callerFor(c *tool.Caller, pass []string) *pluginproto.Caller {
+	if c == nil || (c.Subject == "" && c.ClientID == "" && !c.Local) {
+		return nil
+	}
+	out := &pluginproto.Caller{Subject: c.Subject, ClientID: c.ClientID, Issuer: c.Issuer, Scopes: c.Scopes, Local: c.Local}
+	claims := map[string]any{}
+	for _, name := range pass {
+		if v, ok := c.Claims[name]; ok {
+			claims[name] = v
+		}
+	}
+	if len(claims) > 0 {
+		out.Claims, _ = json.Marshal(claims) // JSON values, decoded from the token: they encode
+	}
+	return out
 }

@@ -136,7 +136,7 @@ func (s *supervisor) update(f func(st *PluginStatus)) {
 // fromCache makes the plugin's cache entry e its published provider,
 // before it runs, and returns it for the caller to publish.
 func (s *supervisor) fromCache(e *cacheEntry) *provider {
-	p := &provider{name: s.name, g: s.g, desc: e.description(), lists: s.screen(e.lists())}
+	p := &provider{name: s.name, g: s.g, desc: e.description(), lists: s.screen(e.lists()), passClaims: s.m.opts.PassClaims}
 	p.lists, p.held = s.vet(p.lists)
 	s.cached, s.stored = p, e
 	s.showRequests(s.requestsOf("", p.desc, true))

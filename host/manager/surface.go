@@ -130,7 +130,8 @@ func (p *provider) Prompts() []tool.Prompt     { return slices.Clone(p.prompts) 
 // ReadResource reads a resource in the plugin under its call time limit.
 func (p *provider) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error) {
 	return p.run(ctx, "resource", r.URI, func(ctx context.Context, in *instance) (json.RawMessage, error) {
-		return in.pp.ReadResource(ctx, &pluginproto.ReadRequest{URI: r.URI, ClientCapabilities: r.ClientCapabilities, Input: input(r.Input)})
+		return in.pp.ReadResource(ctx, &pluginproto.ReadRequest{URI: r.URI, ClientCapabilities: r.ClientCapabilities, Input: input(r.Input),
+			Caller: callerFor(r.Caller, p.passClaims)})
 	})
 }
 
@@ -139,6 +140,7 @@ func (p *provider) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMe
 	return p.run(ctx, "prompt", g.Name, func(ctx context.Context, in *instance) (json.RawMessage, error) {
 		return in.pp.GetPrompt(ctx, &pluginproto.PromptRequest{
 			Name: g.Name, Arguments: g.Arguments, ClientCapabilities: g.ClientCapabilities, Input: input(g.Input),
+			Caller: callerFor(g.Caller, p.passClaims),
 		})
 	})
 }

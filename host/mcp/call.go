@@ -135,7 +135,8 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 	}
 
 	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token, st: in.st}
-	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.capsOf(in.st).raw}
+	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.capsOf(in.st).raw,
+		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}
 	ctx := in.ctx
 	if s.found != nil && in.st == nil && p.name == SearchToolName {
 		ctx = withFound(ctx, s.found) // its hits join the session's list

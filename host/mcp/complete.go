@@ -71,7 +71,13 @@ func (s *Session) startComplete(in incoming, params json.RawMessage) func() {
 }
 
 func (o *completeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
-	res, err := c.s.srv.catalog.Complete(c.ctx, o.params)
+	var res json.RawMessage
+	var err error
+	if g, gc, ok := c.s.guarded(); ok {
+		res, err = gc.CompleteFor(c.ctx, g, o.params)
+	} else {
+		res, err = c.s.srv.catalog.Complete(c.ctx, o.params)
+	}
 	if err != nil && needsInput(err) {
 		err = errors.New("the provider asked for the client's input, which completion cannot carry")
 	}

@@ -4,8 +4,6 @@ import (
 	"context"
 	"slices"
 	"sync"
-
-	"github.com/plughost/plughost/host/tool"
 )
 
 // Found tools (ToolSearch.AddFound): a client that handles list_changed
@@ -67,7 +65,7 @@ func foundIn(ctx context.Context) *foundTools {
 
 // newFoundTools returns the found tools of session s, at most bound.
 func newFoundTools(s *Session, bound int) *foundTools {
-	return &foundTools{bound: bound, changed: func() { s.listsChanged(tool.Change{Tools: true}) }}
+	return &foundTools{bound: bound, changed: func() { s.notes.own.Or(listTools); s.wakeNotifier() }}
 }
 
 // add records names as found now, the first one the most recent, and

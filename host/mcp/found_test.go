@@ -170,7 +170,7 @@ func TestFoundToolGone(t *testing.T) {
 		return json.RawMessage(`{"name":"` + name + `"}`)
 	})}
 	names := func() []string {
-		defs, next, err := sc.listWith("", []string{"a", "b", "c"})
+		defs, next, err := sc.listWith("", []string{"a", "b", "c"}, nil)
 		if err != nil || next != "" {
 			t.Fatalf("listWith: %v, next %q", err, next)
 		}

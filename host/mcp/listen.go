@@ -146,6 +146,7 @@ type listenOp struct {
 	wake chan struct{} // 1-buffered: something is due (counted in s.pending)
 
 	lists   atomic.Uint32 // the list kinds whose list_changed is due
+	sums    viewSums      // what the caller saw of the lists (access.go)
 	mu      sync.Mutex
 	stopped bool            // the listener ended: pokes count nothing any more
 	subbed  map[string]bool // the URIs honoured
@@ -190,6 +191,7 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		}
 	}()
 	if o.p.lists != 0 {
+		o.sums.reset(srv, c.s.view.guard())
 		cancel := srv.catalog.Subscribe(func(ch tool.Change) {
 			if bits := changeBits(ch) & o.p.lists; bits != 0 {
 				o.lists.Or(bits)
@@ -210,6 +212,10 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		})
 		defer unwatch()
 		for _, uri := range o.p.uris {
+			if c.s.view.hidden(srv, uri) {
+				srv.log.Debug("subscriptions/listen: not subscribed: hidden from the caller", "uri", uri)
+				continue
+			}
 			release, err := srv.catalog.SubscribeResource(c.ctx, uri)
 			if err == nil {
 				defer release() // even when the client is gone meanwhile
@@ -259,7 +265,7 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		case <-srv.listeners.ended:
 			return nil, nil
 		case <-o.wake:
-			bits := o.lists.Swap(0)
+			bits := o.sums.changed(srv, c.s.view.guard(), o.lists.Swap(0))
 			o.mu.Lock()
 			updated := o.updated.take()
 			due := o.tasks

@@ -17,6 +17,9 @@ import (
 type notices struct {
 	wake  chan struct{} // 1-buffered: the notifier has something due
 	lists atomic.Uint32 // the kinds whose list_changed is due (listBit)
+	// own: list_changed due for a change of the session's own list
+	// (found tools), which the caller's view does not filter
+	own atomic.Uint32
 
 	mu      sync.Mutex
 	updated dueURIs
@@ -126,7 +129,7 @@ func (s *Session) notifier() {
 		case <-s.done:
 			return
 		case <-n.wake:
-			bits := n.lists.Swap(0)
+			bits := s.view.sums.changed(s.srv, s.view.guard(), n.lists.Swap(0)) | n.own.Swap(0)
 			n.mu.Lock()
 			updated := n.updated.take()
 			n.mu.Unlock()

@@ -118,26 +118,16 @@ type Peer struct {
 	Caller Caller
 }
 
-// Caller is who a client acts for, as far as the host could verify it.
-type Caller struct {
-	// Subject is the access token's "sub" (its issuer's name for the
-	// user or service), or the local user's name on stdio.
-	Subject string
-	// ClientID is the OAuth client the token was issued to ("client_id",
-	// else "azp"); "" on stdio.
-	ClientID string
-	// Issuer is the token's issuer; "" on stdio.
-	Issuer string
-	// Scopes are the scopes the token grants.
-	Scopes []string
-}
+// Caller is who a client acts for, as far as the host could verify it
+// (tool.Caller: the session's, handed to providers with each call).
+type Caller = tool.Caller
 
 // localCaller is the stdio session's caller: the user running the host.
 var localCaller = sync.OnceValue(func() Caller {
 	if u, err := user.Current(); err == nil {
-		return Caller{Subject: u.Username}
+		return Caller{Subject: u.Username, Local: true}
 	}
-	return Caller{Subject: "uid:" + strconv.Itoa(os.Getuid())}
+	return Caller{Subject: "uid:" + strconv.Itoa(os.Getuid()), Local: true}
 })
 
 // observe prepares what the call's end reports (ended): its start, when

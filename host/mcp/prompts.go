@@ -73,7 +73,8 @@ func (s *Session) startGetPrompt(in incoming, p promptParams) func() {
 	if p.args != nil {
 		args, _ = wire.AppendJSON(nil, p.args) // the transport's bytes: copy
 	}
-	op := &promptOp{g: tool.PromptGet{Name: p.name, Arguments: args, ClientCapabilities: s.capsOf(in.st).raw}}
+	op := &promptOp{g: tool.PromptGet{Name: p.name, Arguments: args, ClientCapabilities: s.capsOf(in.st).raw,
+		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}}
 	return s.startRetriable(in, op, "prompts/get", p.name, func(i *tool.Input) { op.g.Input = i })
 }
 

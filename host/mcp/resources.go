@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/plughost/plughost/host/mcp/wire"
@@ -55,7 +56,8 @@ func decodeURI(method string) func(params []byte) (string, *wire.Error) {
 type readOp struct{ r tool.Read }
 
 func (s *Session) startRead(in incoming, uri string) func() {
-	op := &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.capsOf(in.st).raw}}
+	op := &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.capsOf(in.st).raw,
+		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}}
 	return s.startRetriable(in, op, "resources/read", uri, func(i *tool.Input) { op.r.Input = i })
 }
 
@@ -303,7 +305,13 @@ func (o *subscribeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 	if !c.slot && !c.takeSlot() {
 		return nil, c.ctx.Err()
 	}
-	release, err := c.s.srv.catalog.SubscribeResource(c.ctx, o.uri)
+	var release func()
+	var err error
+	if c.s.view.hidden(c.s.srv, o.uri) {
+		err = fmt.Errorf("%w: %q", tool.ErrUnknownResource, o.uri)
+	} else {
+		release, err = c.s.srv.catalog.SubscribeResource(c.ctx, o.uri)
+	}
 	switch {
 	case err == nil && release == nil:
 		release = func() {}

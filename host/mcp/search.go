@@ -107,6 +107,7 @@ var (
 type searchCatalog struct {
 	Catalog
 	lookup ToolLookup // the catalog's, or nil
+	seer   seer       // the catalog's, or nil: none hidden
 	index  *toolsearch.Index
 	pinned []string
 	limit  int
@@ -134,6 +135,7 @@ func withSearch(c Catalog, ts *ToolSearch) (Catalog, *searchCatalog) {
 	sc.limit = min(sc.limit, MaxSearchLimit)
 	sc.addFound = min(max(ts.AddFound, 0), MaxAddFound)
 	sc.lookup, _ = c.(ToolLookup)
+	sc.seer, _ = c.(seer)
 	if st, ok := c.(CallStarter); ok {
 		return &searchStarter{searchCatalog: sc, starter: st}, sc
 	}
@@ -143,13 +145,13 @@ func withSearch(c Catalog, ts *ToolSearch) (Catalog, *searchCatalog) {
 // ListTools lists the host's tools and the pinned tools exposed now, on
 // one page.
 func (sc *searchCatalog) ListTools(cursor string) ([]json.RawMessage, string, error) {
-	return sc.listWith(cursor, nil)
+	return sc.listWith(cursor, nil, nil)
 }
 
 // listWith is ListTools, with the tools of found (a session's found
 // tools, least recently found first) that the catalog exposes now after
-// the pins.
-func (sc *searchCatalog) listWith(cursor string, found []string) ([]json.RawMessage, string, error) {
+// the pins; of the pins and found tools, only those g sees (nil: all).
+func (sc *searchCatalog) listWith(cursor string, found []string, g tool.Guard) ([]json.RawMessage, string, error) {
 	if cursor != "" {
 		return nil, "", fmt.Errorf("%w: tools/list cursor %q was not issued by this server (tool search mode lists one page)", tool.ErrInvalidCursor, cursor)
 	}
@@ -162,7 +164,7 @@ func (sc *searchCatalog) listWith(cursor string, found []string) ([]json.RawMess
 			if name == SearchToolName || name == CallToolName {
 				continue // a pin shadowed (found never holds one)
 			}
-			if def := sc.lookup.Tool(name); def != nil {
+			if def := sc.lookup.Tool(name); def != nil && sc.sees(g, name) {
 				tools = append(tools, def)
 			}
 		}
@@ -170,6 +172,16 @@ func (sc *searchCatalog) listWith(cursor string, found []string) ([]json.RawMess
 	add(sc.pinned)
 	add(found) // never a pin either (searchCatalog.search)
 	return tools, "", nil
+}
+
+// seer is a catalog that knows what a guard hides (host/catalog).
+type seer interface {
+	Sees(g tool.Guard, name string) bool
+}
+
+// sees reports whether g sees the tool exposed as name.
+func (sc *searchCatalog) sees(g tool.Guard, name string) bool {
+	return g == nil || sc.seer == nil || sc.seer.Sees(g, name)
 }
 
 // Tool returns the definition of the tool exposed as name: the host's own
@@ -192,7 +204,7 @@ func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.Ra
 	switch call.Name {
 	case SearchToolName:
 		call.Provider, call.Routed = HostProvider, SearchToolName
-		return sc.search(ctx, call.Arguments), nil
+		return sc.search(ctx, call.Arguments, call.Guard), nil
 	case CallToolName:
 		fwd, failed := unwrapCall(call)
 		if failed != nil {
@@ -212,7 +224,7 @@ func (ss *searchStarter) StartCall(ctx context.Context, call *tool.Call, done fu
 		call.Provider, call.Routed = HostProvider, SearchToolName
 		// In a goroutine: a search that ranks by meaning as well waits
 		// for the embeddings endpoint to embed the query.
-		go func() { done(ss.search(ctx, call.Arguments), nil) }()
+		go func() { done(ss.search(ctx, call.Arguments, call.Guard), nil) }()
 	case CallToolName:
 		fwd, failed := unwrapCall(call)
 		if failed != nil {
@@ -267,8 +279,9 @@ func orEmpty(args json.RawMessage) json.RawMessage {
 
 // search answers search_tools: the best matches of the query, or an
 // isError result naming what is wrong with the arguments. The hits join
-// the found tools ctx carries, if any (a session's, with AddFound).
-func (sc *searchCatalog) search(ctx context.Context, raw json.RawMessage) json.RawMessage {
+// the found tools ctx carries, if any (a session's, with AddFound). A tool
+// g hides is never a hit.
+func (sc *searchCatalog) search(ctx context.Context, raw json.RawMessage, g tool.Guard) json.RawMessage {
 	var args struct {
 		Query *string         `json:"query"`
 		Limit json.RawMessage `json:"limit"`
@@ -285,7 +298,7 @@ func (sc *searchCatalog) search(ctx context.Context, raw json.RawMessage) json.R
 		limit = n
 	}
 	hits := sc.index.SearchContext(ctx, *args.Query, limit, func(_, name string) bool {
-		return sc.lookup == nil || sc.lookup.Tool(name) != nil
+		return (sc.lookup == nil || sc.lookup.Tool(name) != nil) && sc.sees(g, name)
 	})
 	if f := foundIn(ctx); f != nil {
 		f.add(sc.unlisted(hits))

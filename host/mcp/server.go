@@ -143,6 +143,10 @@ type Options struct {
 	// session's limits, by one of the Limit… names, on whatever transport
 	// (metrics count them). It must be quick.
 	OnLimit func(limit string)
+	// Access, when not nil, returns the guard of a session's caller (package
+	// access builds it from the configuration's rules): what the caller
+	// may list and use (see access.go). A nil guard sees everything.
+	Access func(*Caller) tool.Guard
 	// InputTimeout is how long the server waits for the client to answer
 	// one request made for a provider that needs the client's input
 	// (sampling, elicitation, roots); 0 means DefaultInputTimeout (10
@@ -235,6 +239,7 @@ type Server struct {
 	onSession      func(*Session) func()
 	onCallEnd      func(*CallEnd)
 	onLimit        func(string)
+	access         func(*Caller) tool.Guard
 	tasks          *tasks.Service // Options.Tasks
 	escalateAfter  time.Duration
 	// search is the catalog in tool search mode (catalog wraps it); nil
@@ -289,6 +294,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 		onSession:    opts.OnSession,
 		onCallEnd:    opts.OnCallEnd,
 		onLimit:      opts.OnLimit,
+		access:       opts.Access,
 		sealer:       opts.StateSealer,
 		stateTTL:     opts.StateTTL,
 		tasks:        opts.Tasks,

@@ -33,6 +33,7 @@ type Session struct {
 	notes  notices
 	subs   subscriptions
 	found  *foundTools // nil unless ToolSearch.AddFound (and never stateless)
+	view   view        // what the caller may see (Options.Access)
 
 	// inline lets long calls start on the read loop, when the catalog is a
 	// CallStarter (set before the first message; stdio only).
@@ -103,6 +104,7 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 	if sc := srv.search; sc != nil && sc.addFound > 0 {
 		s.found = newFoundTools(s, sc.addFound)
 	}
+	s.view.track(srv)
 	s.work.Add(1)
 	go s.notifier()
 	s.notes.unsubscribe = srv.catalog.Subscribe(s.listsChanged)
@@ -140,6 +142,7 @@ func (srv *Server) newSession(conn SessionConn) *Session {
 	s.subs.max = srv.maxSubs
 	s.subs.refused = func() { srv.limitHit(LimitSubscriptions) }
 	s.level.Store(defaultLevel)
+	s.view.set(srv, &s.conn.Peer.Caller)
 	if srv.onSession != nil {
 		s.idleHook = srv.onSession(s)
 	}
@@ -170,7 +173,11 @@ func (s *Session) RefuseStateless() { s.sessionOnly = true }
 // SetPeer names the session's client on its transport, as
 // [SessionConn.Peer] does, for a session that [Server.ServeSession]
 // opened. Call it before the first message.
-func (s *Session) SetPeer(p Peer) { s.conn.Peer = p }
+func (s *Session) SetPeer(p Peer) {
+	s.conn.Peer = p
+	s.view.set(s.srv, &s.conn.Peer.Caller)
+	s.view.track(s.srv)
+}
 
 // Initialized reports whether the session has answered initialize.
 func (s *Session) Initialized() bool { return s.life.state.Load() >= stateInitialized }

@@ -32,25 +32,33 @@ func decodeCursor(params []byte) (cursor string, err *wire.Error) {
 // with AddFound, the session's found tools join the list (found.go),
 // except for a stateless request's.
 func (s *Session) listTools(in incoming, cursor string) func() {
-	page := s.srv.catalog.ListTools
-	if s.found != nil && in.st == nil {
+	page := s.view.page(s.srv, s.srv.catalog.ListTools, guardedCatalog.ListToolsFor)
+	if s.srv.search != nil {
+		withFound := s.found != nil && in.st == nil
 		page = func(cursor string) ([]json.RawMessage, string, error) {
-			return s.srv.search.listWith(cursor, s.found.list())
+			var found []string
+			if withFound {
+				found = s.found.list()
+			}
+			return s.srv.search.listWith(cursor, found, s.view.guard())
 		}
 	}
 	return s.list(in, &listOp{method: "tools/list", member: "tools", cursor: cursor, page: page})
 }
 
 func (s *Session) listResources(in incoming, cursor string) func() {
-	return s.list(in, &listOp{method: "resources/list", member: "resources", cursor: cursor, page: s.srv.catalog.ListResources})
+	return s.list(in, &listOp{method: "resources/list", member: "resources", cursor: cursor,
+		page: s.view.page(s.srv, s.srv.catalog.ListResources, guardedCatalog.ListResourcesFor)})
 }
 
 func (s *Session) listResourceTemplates(in incoming, cursor string) func() {
-	return s.list(in, &listOp{method: "resources/templates/list", member: "resourceTemplates", cursor: cursor, page: s.srv.catalog.ListResourceTemplates})
+	return s.list(in, &listOp{method: "resources/templates/list", member: "resourceTemplates", cursor: cursor,
+		page: s.view.page(s.srv, s.srv.catalog.ListResourceTemplates, guardedCatalog.ListResourceTemplatesFor)})
 }
 
 func (s *Session) listPrompts(in incoming, cursor string) func() {
-	return s.list(in, &listOp{method: "prompts/list", member: "prompts", cursor: cursor, page: s.srv.catalog.ListPrompts})
+	return s.list(in, &listOp{method: "prompts/list", member: "prompts", cursor: cursor,
+		page: s.view.page(s.srv, s.srv.catalog.ListPrompts, guardedCatalog.ListPromptsFor)})
 }
 
 // DefaultReadyWait is how long a list request waits at most for the

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"crypto/sha256"
+	"encoding/json"
 	"fmt"
 	"net/http"
 	"net/url"
@@ -64,6 +65,17 @@ type introspected struct {
 	Expiry    *jwt.NumericDate `json:"exp"`
 	NotBefore *jwt.NumericDate `json:"nbf"`
 	ID        string           `json:"jti"`
+
+	claims map[string]any // the whole answer, for Caller.Claims
+}
+
+// UnmarshalJSON reads the members above and keeps the whole answer.
+func (a *introspected) UnmarshalJSON(b []byte) error {
+	type members introspected
+	if err := json.Unmarshal(b, (*members)(a)); err != nil {
+		return err
+	}
+	return json.Unmarshal(b, &a.claims)
 }
 
 func newIntrospector(c Introspection) (*introspector, error) {
@@ -174,9 +186,9 @@ func (v *Verifier) checkIntrospected(a *introspected, now time.Time) (*Caller, e
 	case a.NotBefore != nil && now.Add(leeway).Before(a.NotBefore.Time()):
 		return nil, fmt.Errorf("%w: the token is not valid yet", ErrInvalidToken)
 	}
-	c := &Caller{Issuer: a.Issuer, Subject: a.Subject, ClientID: a.ClientID, Scopes: strings.Fields(a.Scope), TokenID: a.ID}
+	c := &Caller{Issuer: a.Issuer, Subject: a.Subject, ClientID: a.ClientID, Scopes: strings.Fields(a.Scope), TokenID: a.ID, Claims: a.claims}
 	if a.Expiry != nil {
 		c.Expiry = a.Expiry.Time()
 	}
-	return v.checkScopes(c)
+	return v.finish(c)
 }

@@ -99,3 +99,25 @@ func TestIntrospectUnavailable(t *testing.T) {
 		t.Errorf("endpoint down: %v, want ErrIssuerUnavailable", err)
 	}
 }
+
+// TestCallerWithoutSubject: a token without "sub" speaks for its client.
+// oidc-provider's introspection answer for a client credentials token has
+// no sub (RFC 7662 makes it optional), and RFC 9068 §2.2 has a JWT of
+// such a grant name the client in sub: the caller's Subject is then the
+// client id, so that two clients' tokens never pass for one caller (who
+// owns a session, what the audit log names).
+func TestCallerWithoutSubject(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	v := newIntrospecting(t, as, new(clock), oauthtest.ClientSecret)
+	tok := oauthtest.Token{Audience: resource, Scope: "mcp:tools", ClientID: "alice", NoSubject: true}
+	for name, token := range map[string]string{"introspected": as.Opaque(t, tok), "JWT": as.Mint(t, tok)} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			c, err := v.Verify(context.Background(), token)
+			if err != nil || c.Subject != "alice" || c.ClientID != "alice" {
+				t.Errorf("Verify: %+v %v, want Subject and ClientID alice", c, err)
+			}
+		})
+	}
+}

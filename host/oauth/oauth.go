@@ -131,7 +131,11 @@ type Options struct {
 
 // Caller is who a verified token speaks for.
 type Caller struct {
-	// Issuer is the token's "iss"; Subject its "sub".
+	// Issuer is the token's "iss"; Subject its "sub", else its ClientID:
+	// a token without sub (RFC 7662 makes it optional in an introspection
+	// answer, and oidc-provider leaves it out for client credentials)
+	// speaks for its client, as RFC 9068 §2.2 has a JWT of that grant say
+	// in sub. So two clients' tokens never pass for one caller.
 	Issuer, Subject string
 	// ClientID is the OAuth client the token was issued to: "client_id"
 	// (RFC 9068), else "azp".
@@ -142,6 +146,9 @@ type Caller struct {
 	TokenID string
 	// Expiry is "exp".
 	Expiry time.Time
+	// Claims are all the token's claims (or the introspection answer's
+	// members), for access rules.
+	Claims map[string]any
 }
 
 // Verifier checks access tokens. It is safe for concurrent use.
@@ -277,7 +284,8 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Caller, error) {
 		return nil, err
 	}
 	var c claims
-	if err := tok.Claims(key, &c); err != nil {
+	var all map[string]any
+	if err := tok.Claims(key, &c, &all); err != nil {
 		return nil, fmt.Errorf("%w: the signature does not verify", ErrInvalidToken)
 	}
 	err = c.ValidateWithLeeway(jwt.Expected{Issuer: is.url, AnyAudience: jwt.Audience{v.opts.Resource}, Time: v.opts.Now()},
@@ -297,19 +305,23 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Caller, error) {
 		return nil, fmt.Errorf("%w: the token has no expiry", ErrInvalidToken)
 	}
 	caller := &Caller{Issuer: c.Issuer, Subject: c.Subject, ClientID: c.ClientID, Scopes: c.Scp, TokenID: c.ID,
-		Expiry: c.Expiry.Time()}
+		Expiry: c.Expiry.Time(), Claims: all}
 	if caller.ClientID == "" {
 		caller.ClientID = c.AZP
 	}
 	if c.Scope != "" {
 		caller.Scopes = strings.Fields(c.Scope)
 	}
-	return v.checkScopes(caller)
+	return v.finish(caller)
 }
 
-// checkScopes returns c, and ErrInsufficientScope when it lacks a scope
-// the Options require.
-func (v *Verifier) checkScopes(c *Caller) (*Caller, error) {
+// finish completes c and returns it: a token without sub speaks for its
+// client (see [Caller]). The error is ErrInsufficientScope when c lacks a
+// scope the Options require.
+func (v *Verifier) finish(c *Caller) (*Caller, error) {
+	if c.Subject == "" {
+		c.Subject = c.ClientID
+	}
 	for _, s := range v.opts.Scopes {
 		if !slices.Contains(c.Scopes, s) {
 			return c, fmt.Errorf("%w: the token lacks the scope %s", ErrInsufficientScope, s)

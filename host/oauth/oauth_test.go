@@ -105,6 +105,10 @@ func TestVerify(t *testing.T) {
 			}
 			if tc.want != nil {
 				got.Expiry = time.Time{}
+				if got.Claims["sub"] != got.Subject || got.Claims["jti"] != got.TokenID {
+					t.Errorf("claims %v lack sub and jti", got.Claims)
+				}
+				got.Claims = nil
 				if d := cmp.Diff(tc.want, got); d != "" {
 					t.Errorf("caller (-want +got):\n%s", d)
 				}

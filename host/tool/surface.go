@@ -168,6 +168,9 @@ type Read struct {
 	ClientCapabilities json.RawMessage
 	// Input is set on the retry of a read that answered InputRequired.
 	Input *Input
+	// Caller and Guard are as a Call's.
+	Caller *Caller
+	Guard  Guard
 }
 
 // PromptGet is one prompts/get on its way to a provider.
@@ -180,6 +183,9 @@ type PromptGet struct {
 	Arguments          json.RawMessage
 	ClientCapabilities json.RawMessage
 	Input              *Input
+	// Caller and Guard are as a Call's.
+	Caller *Caller
+	Guard  Guard
 }
 
 // A Server is a Provider that may offer more than tools (a plugin of

@@ -99,6 +99,14 @@ type Call struct {
 	// never when the call stays synchronous. A plugin's call timeout is
 	// lifted so: a task's lifetime bounds it instead.
 	BecameTask func(f func())
+	// Caller is who the call acts for (the protocol layer's session);
+	// nil when unknown. A provider may hand it on (a plugin gets it in its
+	// CallStart).
+	Caller *Caller
+	// Guard, when not nil, is what the caller may use: the catalog answers
+	// a call of a tool the guard hides as of an unknown one, and refuses a
+	// call whose arguments it refuses (tool.ErrRefused).
+	Guard Guard
 }
 
 // Progress is one progress update of a running call.

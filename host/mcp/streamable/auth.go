@@ -65,7 +65,7 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request) *http.Re
 	}
 	caller, err := v.Verify(r.Context(), token)
 	if err == nil {
-		c := mcp.Caller{Subject: caller.Subject, ClientID: caller.ClientID, Issuer: caller.Issuer, Scopes: caller.Scopes}
+		c := mcp.Caller{Subject: caller.Subject, ClientID: caller.ClientID, Issuer: caller.Issuer, Scopes: caller.Scopes, Claims: caller.Claims}
 		return r.WithContext(context.WithValue(r.Context(), callerKey{}, c))
 	}
 	challenge := `Bearer resource_metadata="` + v.MetadataURL() + `"`

@@ -50,6 +50,11 @@ func BenchmarkHTTPCall(b *testing.B) {
 // benchmark on any status but 200) and returns the response's
 // Mcp-Session-Id and body.
 func benchServer(b *testing.B, catalog mcp.Catalog, opts *mcp.Options) (string, func(*testing.B, map[string]string, string) string) {
+	return benchServerWith(b, catalog, opts, &Options{RateLimit: -1})
+}
+
+// benchServerWith is benchServer with the transport's options.
+func benchServerWith(b *testing.B, catalog mcp.Catalog, opts *mcp.Options, sopts *Options) (string, func(*testing.B, map[string]string, string) string) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		b.Fatal(err)
@@ -57,7 +62,7 @@ func benchServer(b *testing.B, catalog mcp.Catalog, opts *mcp.Options) (string, 
 	url := "http://" + ln.Addr().String() + PathMCP
 	ctx, cancel := context.WithCancel(context.Background())
 	done := make(chan error, 1)
-	go func() { done <- Serve(ctx, mcp.NewServer(catalog, opts), ln, &Options{RateLimit: -1}) }()
+	go func() { done <- Serve(ctx, mcp.NewServer(catalog, opts), ln, sopts) }()
 	b.Cleanup(func() { cancel(); <-done })
 	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: 4}}
 	return url, func(b *testing.B, header map[string]string, body string) string {

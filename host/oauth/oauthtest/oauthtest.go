@@ -143,6 +143,9 @@ func (s *Server) Opaque(t testing.TB, tok Token) string {
 	token := base64.RawURLEncoding.EncodeToString(b)
 	answer := map[string]any{"active": true, "iss": or(tok.Issuer, s.URL), "sub": or(tok.Subject, "alice"),
 		"client_id": or(tok.ClientID, "test-client"), "scope": tok.Scope, "jti": tok.ID}
+	if tok.NoSubject {
+		delete(answer, "sub")
+	}
 	if tok.Audience != "" {
 		answer["aud"] = tok.Audience
 	}
@@ -181,6 +184,9 @@ type Token struct {
 	Issuer string
 	// Subject is "sub"; "" means "alice".
 	Subject string
+	// NoSubject leaves "sub" out, as oidc-provider's introspection answer
+	// does for a client credentials token.
+	NoSubject bool
 	// Audience is "aud".
 	Audience string
 	// Scope is "scope", space-separated.
@@ -198,6 +204,9 @@ type Token struct {
 	// Foreign signs with a key the server never published (kid
 	// unchanged): a bad signature.
 	Foreign bool
+	// Claims are further claims ("groups", say); they do not replace the
+	// ones above.
+	Claims map[string]any
 }
 
 // Mint signs tok's claims with ES256.
@@ -238,6 +247,9 @@ func (s *Server) mint(tok Token) (string, error) {
 	if tok.Audience != "" {
 		c.Audience = jwt.Audience{tok.Audience}
 	}
+	if tok.NoSubject {
+		c.Subject = ""
+	}
 	if tok.Expiry.IsZero() {
 		c.Expiry = jwt.NewNumericDate(time.Now().Add(time.Hour))
 	}
@@ -245,7 +257,11 @@ func (s *Server) mint(tok Token) (string, error) {
 		c.NotBefore = jwt.NewNumericDate(tok.NotBefore)
 		c.IssuedAt = c.NotBefore
 	}
-	extra := map[string]any{"client_id": or(tok.ClientID, "test-client")}
+	extra := map[string]any{}
+	for k, v := range tok.Claims {
+		extra[k] = v
+	}
+	extra["client_id"] = or(tok.ClientID, "test-client")
 	if tok.Scope != "" {
 		extra["scope"] = tok.Scope
 	}

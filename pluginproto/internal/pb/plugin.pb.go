@@ -596,8 +596,11 @@ type CallStart struct {
 	// traceparent. Empty when the request carried none (or an invalid one).
 	// A plugin that traces makes its spans children of traceparent, so that
 	// a collector stitches the call together.
-	Traceparent   string `protobuf:"bytes,8,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
-	Tracestate    string `protobuf:"bytes,9,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	Traceparent string `protobuf:"bytes,8,opt,name=traceparent,proto3" json:"traceparent,omitempty"`
+	Tracestate  string `protobuf:"bytes,9,opt,name=tracestate,proto3" json:"tracestate,omitempty"`
+	// Contract 2: who the call acts for, as the host verified it; unset
+	// when the host knows nobody (HTTP without OAuth).
+	Caller        *Caller `protobuf:"bytes,10,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -695,6 +698,107 @@ func (x *CallStart) GetTracestate() string {
 	return ""
 }
 
+func (x *CallStart) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+// Who a request acts for, as the host verified it: the subject of the
+// client's OAuth access token on HTTP, the user running the host on stdio.
+// Never the token itself.
+type Caller struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// The token's "sub", or the local user's name.
+	Subject string `protobuf:"bytes,1,opt,name=subject,proto3" json:"subject,omitempty"`
+	// The OAuth client the token was issued to; "" on stdio.
+	ClientId string `protobuf:"bytes,2,opt,name=client_id,json=clientId,proto3" json:"client_id,omitempty"`
+	// The token's issuer; "" on stdio.
+	Issuer string `protobuf:"bytes,3,opt,name=issuer,proto3" json:"issuer,omitempty"`
+	// The scopes the token grants.
+	Scopes []string `protobuf:"bytes,4,rep,name=scopes,proto3" json:"scopes,omitempty"`
+	// The token's claims the host's configuration passes on
+	// (auth { pass_claims = [...] }), as a JSON object; empty when none.
+	Claims []byte `protobuf:"bytes,5,opt,name=claims,proto3" json:"claims,omitempty"`
+	// True on stdio: the caller is the user running the host.
+	Local         bool `protobuf:"varint,6,opt,name=local,proto3" json:"local,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *Caller) Reset() {
+	*x = Caller{}
+	mi := &file_plugin_proto_msgTypes[8]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *Caller) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*Caller) ProtoMessage() {}
+
+func (x *Caller) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[8]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use Caller.ProtoReflect.Descriptor instead.
+func (*Caller) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{8}
+}
+
+func (x *Caller) GetSubject() string {
+	if x != nil {
+		return x.Subject
+	}
+	return ""
+}
+
+func (x *Caller) GetClientId() string {
+	if x != nil {
+		return x.ClientId
+	}
+	return ""
+}
+
+func (x *Caller) GetIssuer() string {
+	if x != nil {
+		return x.Issuer
+	}
+	return ""
+}
+
+func (x *Caller) GetScopes() []string {
+	if x != nil {
+		return x.Scopes
+	}
+	return nil
+}
+
+func (x *Caller) GetClaims() []byte {
+	if x != nil {
+		return x.Claims
+	}
+	return nil
+}
+
+func (x *Caller) GetLocal() bool {
+	if x != nil {
+		return x.Local
+	}
+	return false
+}
+
 // The client's answers to a plugin's InputRequired, on the retried call.
 type Input struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
@@ -714,7 +818,7 @@ type Input struct {
 
 func (x *Input) Reset() {
 	*x = Input{}
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -726,7 +830,7 @@ func (x *Input) String() string {
 func (*Input) ProtoMessage() {}
 
 func (x *Input) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[8]
+	mi := &file_plugin_proto_msgTypes[9]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -739,7 +843,7 @@ func (x *Input) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Input.ProtoReflect.Descriptor instead.
 func (*Input) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{8}
+	return file_plugin_proto_rawDescGZIP(), []int{9}
 }
 
 func (x *Input) GetResponses() []byte {
@@ -774,7 +878,7 @@ type InputError struct {
 
 func (x *InputError) Reset() {
 	*x = InputError{}
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -786,7 +890,7 @@ func (x *InputError) String() string {
 func (*InputError) ProtoMessage() {}
 
 func (x *InputError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[9]
+	mi := &file_plugin_proto_msgTypes[10]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -799,7 +903,7 @@ func (x *InputError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputError.ProtoReflect.Descriptor instead.
 func (*InputError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{9}
+	return file_plugin_proto_rawDescGZIP(), []int{10}
 }
 
 func (x *InputError) GetCode() int32 {
@@ -839,7 +943,7 @@ type InputRequired struct {
 
 func (x *InputRequired) Reset() {
 	*x = InputRequired{}
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -851,7 +955,7 @@ func (x *InputRequired) String() string {
 func (*InputRequired) ProtoMessage() {}
 
 func (x *InputRequired) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[10]
+	mi := &file_plugin_proto_msgTypes[11]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -864,7 +968,7 @@ func (x *InputRequired) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use InputRequired.ProtoReflect.Descriptor instead.
 func (*InputRequired) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{10}
+	return file_plugin_proto_rawDescGZIP(), []int{11}
 }
 
 func (x *InputRequired) GetRequests() []byte {
@@ -897,7 +1001,7 @@ type CallToolPluginMessage struct {
 
 func (x *CallToolPluginMessage) Reset() {
 	*x = CallToolPluginMessage{}
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -909,7 +1013,7 @@ func (x *CallToolPluginMessage) String() string {
 func (*CallToolPluginMessage) ProtoMessage() {}
 
 func (x *CallToolPluginMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[11]
+	mi := &file_plugin_proto_msgTypes[12]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -922,7 +1026,7 @@ func (x *CallToolPluginMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallToolPluginMessage.ProtoReflect.Descriptor instead.
 func (*CallToolPluginMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{11}
+	return file_plugin_proto_rawDescGZIP(), []int{12}
 }
 
 func (x *CallToolPluginMessage) GetMsg() isCallToolPluginMessage_Msg {
@@ -999,7 +1103,7 @@ type HostFrame struct {
 
 func (x *HostFrame) Reset() {
 	*x = HostFrame{}
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1011,7 +1115,7 @@ func (x *HostFrame) String() string {
 func (*HostFrame) ProtoMessage() {}
 
 func (x *HostFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[12]
+	mi := &file_plugin_proto_msgTypes[13]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1024,7 +1128,7 @@ func (x *HostFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use HostFrame.ProtoReflect.Descriptor instead.
 func (*HostFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{12}
+	return file_plugin_proto_rawDescGZIP(), []int{13}
 }
 
 func (x *HostFrame) GetCallId() uint64 {
@@ -1104,7 +1208,7 @@ type ArgumentsChunk struct {
 
 func (x *ArgumentsChunk) Reset() {
 	*x = ArgumentsChunk{}
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1116,7 +1220,7 @@ func (x *ArgumentsChunk) String() string {
 func (*ArgumentsChunk) ProtoMessage() {}
 
 func (x *ArgumentsChunk) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[13]
+	mi := &file_plugin_proto_msgTypes[14]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1129,7 +1233,7 @@ func (x *ArgumentsChunk) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ArgumentsChunk.ProtoReflect.Descriptor instead.
 func (*ArgumentsChunk) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{13}
+	return file_plugin_proto_rawDescGZIP(), []int{14}
 }
 
 func (x *ArgumentsChunk) GetData() []byte {
@@ -1154,7 +1258,7 @@ type CallCancel struct {
 
 func (x *CallCancel) Reset() {
 	*x = CallCancel{}
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1166,7 +1270,7 @@ func (x *CallCancel) String() string {
 func (*CallCancel) ProtoMessage() {}
 
 func (x *CallCancel) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[14]
+	mi := &file_plugin_proto_msgTypes[15]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1179,7 +1283,7 @@ func (x *CallCancel) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallCancel.ProtoReflect.Descriptor instead.
 func (*CallCancel) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{14}
+	return file_plugin_proto_rawDescGZIP(), []int{15}
 }
 
 // Contract 2, plugin → host on the CallsV2 stream.
@@ -1202,7 +1306,7 @@ type PluginFrame struct {
 
 func (x *PluginFrame) Reset() {
 	*x = PluginFrame{}
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1214,7 +1318,7 @@ func (x *PluginFrame) String() string {
 func (*PluginFrame) ProtoMessage() {}
 
 func (x *PluginFrame) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[15]
+	mi := &file_plugin_proto_msgTypes[16]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1227,7 +1331,7 @@ func (x *PluginFrame) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use PluginFrame.ProtoReflect.Descriptor instead.
 func (*PluginFrame) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{15}
+	return file_plugin_proto_rawDescGZIP(), []int{16}
 }
 
 func (x *PluginFrame) GetCallId() uint64 {
@@ -1356,7 +1460,7 @@ type Detach struct {
 
 func (x *Detach) Reset() {
 	*x = Detach{}
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1368,7 +1472,7 @@ func (x *Detach) String() string {
 func (*Detach) ProtoMessage() {}
 
 func (x *Detach) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[16]
+	mi := &file_plugin_proto_msgTypes[17]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1381,7 +1485,7 @@ func (x *Detach) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Detach.ProtoReflect.Descriptor instead.
 func (*Detach) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{16}
+	return file_plugin_proto_rawDescGZIP(), []int{17}
 }
 
 // Why a call on the CallsV2 stream failed.
@@ -1413,7 +1517,7 @@ type CallError struct {
 
 func (x *CallError) Reset() {
 	*x = CallError{}
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1425,7 +1529,7 @@ func (x *CallError) String() string {
 func (*CallError) ProtoMessage() {}
 
 func (x *CallError) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[17]
+	mi := &file_plugin_proto_msgTypes[18]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1438,7 +1542,7 @@ func (x *CallError) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CallError.ProtoReflect.Descriptor instead.
 func (*CallError) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{17}
+	return file_plugin_proto_rawDescGZIP(), []int{18}
 }
 
 func (x *CallError) GetCode() uint32 {
@@ -1474,7 +1578,7 @@ type Progress struct {
 
 func (x *Progress) Reset() {
 	*x = Progress{}
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1486,7 +1590,7 @@ func (x *Progress) String() string {
 func (*Progress) ProtoMessage() {}
 
 func (x *Progress) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[18]
+	mi := &file_plugin_proto_msgTypes[19]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1499,7 +1603,7 @@ func (x *Progress) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use Progress.ProtoReflect.Descriptor instead.
 func (*Progress) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{18}
+	return file_plugin_proto_rawDescGZIP(), []int{19}
 }
 
 func (x *Progress) GetProgress() float64 {
@@ -1537,7 +1641,7 @@ type LogMessage struct {
 
 func (x *LogMessage) Reset() {
 	*x = LogMessage{}
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1549,7 +1653,7 @@ func (x *LogMessage) String() string {
 func (*LogMessage) ProtoMessage() {}
 
 func (x *LogMessage) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[19]
+	mi := &file_plugin_proto_msgTypes[20]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1562,7 +1666,7 @@ func (x *LogMessage) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use LogMessage.ProtoReflect.Descriptor instead.
 func (*LogMessage) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{19}
+	return file_plugin_proto_rawDescGZIP(), []int{20}
 }
 
 func (x *LogMessage) GetLevel() string {
@@ -1594,7 +1698,7 @@ type WatchToolsRequest struct {
 
 func (x *WatchToolsRequest) Reset() {
 	*x = WatchToolsRequest{}
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1606,7 +1710,7 @@ func (x *WatchToolsRequest) String() string {
 func (*WatchToolsRequest) ProtoMessage() {}
 
 func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[20]
+	mi := &file_plugin_proto_msgTypes[21]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1619,7 +1723,7 @@ func (x *WatchToolsRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use WatchToolsRequest.ProtoReflect.Descriptor instead.
 func (*WatchToolsRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{20}
+	return file_plugin_proto_rawDescGZIP(), []int{21}
 }
 
 // A change of what the plugin offers. A message with none of its fields
@@ -1639,7 +1743,7 @@ type ToolsChanged struct {
 
 func (x *ToolsChanged) Reset() {
 	*x = ToolsChanged{}
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1651,7 +1755,7 @@ func (x *ToolsChanged) String() string {
 func (*ToolsChanged) ProtoMessage() {}
 
 func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[21]
+	mi := &file_plugin_proto_msgTypes[22]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1664,7 +1768,7 @@ func (x *ToolsChanged) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ToolsChanged.ProtoReflect.Descriptor instead.
 func (*ToolsChanged) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{21}
+	return file_plugin_proto_rawDescGZIP(), []int{22}
 }
 
 func (x *ToolsChanged) GetTools() bool {
@@ -1705,7 +1809,7 @@ type ListRequest struct {
 
 func (x *ListRequest) Reset() {
 	*x = ListRequest{}
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1717,7 +1821,7 @@ func (x *ListRequest) String() string {
 func (*ListRequest) ProtoMessage() {}
 
 func (x *ListRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[22]
+	mi := &file_plugin_proto_msgTypes[23]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1730,7 +1834,7 @@ func (x *ListRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListRequest.ProtoReflect.Descriptor instead.
 func (*ListRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{22}
+	return file_plugin_proto_rawDescGZIP(), []int{23}
 }
 
 func (x *ListRequest) GetCursor() string {
@@ -1753,7 +1857,7 @@ type ListResponse struct {
 
 func (x *ListResponse) Reset() {
 	*x = ListResponse{}
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1765,7 +1869,7 @@ func (x *ListResponse) String() string {
 func (*ListResponse) ProtoMessage() {}
 
 func (x *ListResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[23]
+	mi := &file_plugin_proto_msgTypes[24]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1778,7 +1882,7 @@ func (x *ListResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ListResponse.ProtoReflect.Descriptor instead.
 func (*ListResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{23}
+	return file_plugin_proto_rawDescGZIP(), []int{24}
 }
 
 func (x *ListResponse) GetItems() [][]byte {
@@ -1799,15 +1903,16 @@ type ReadResourceRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	Uri   string                 `protobuf:"bytes,1,opt,name=uri,proto3" json:"uri,omitempty"`
 	// As in CallStart.
-	ClientCapabilities []byte `protobuf:"bytes,2,opt,name=client_capabilities,json=clientCapabilities,proto3" json:"client_capabilities,omitempty"`
-	Input              *Input `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	ClientCapabilities []byte  `protobuf:"bytes,2,opt,name=client_capabilities,json=clientCapabilities,proto3" json:"client_capabilities,omitempty"`
+	Input              *Input  `protobuf:"bytes,3,opt,name=input,proto3" json:"input,omitempty"`
+	Caller             *Caller `protobuf:"bytes,4,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
 
 func (x *ReadResourceRequest) Reset() {
 	*x = ReadResourceRequest{}
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1819,7 +1924,7 @@ func (x *ReadResourceRequest) String() string {
 func (*ReadResourceRequest) ProtoMessage() {}
 
 func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[24]
+	mi := &file_plugin_proto_msgTypes[25]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1832,7 +1937,7 @@ func (x *ReadResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceRequest.ProtoReflect.Descriptor instead.
 func (*ReadResourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{24}
+	return file_plugin_proto_rawDescGZIP(), []int{25}
 }
 
 func (x *ReadResourceRequest) GetUri() string {
@@ -1856,6 +1961,13 @@ func (x *ReadResourceRequest) GetInput() *Input {
 	return nil
 }
 
+func (x *ReadResourceRequest) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
 type ReadResourceResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Answer:
@@ -1869,7 +1981,7 @@ type ReadResourceResponse struct {
 
 func (x *ReadResourceResponse) Reset() {
 	*x = ReadResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1881,7 +1993,7 @@ func (x *ReadResourceResponse) String() string {
 func (*ReadResourceResponse) ProtoMessage() {}
 
 func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[25]
+	mi := &file_plugin_proto_msgTypes[26]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1894,7 +2006,7 @@ func (x *ReadResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use ReadResourceResponse.ProtoReflect.Descriptor instead.
 func (*ReadResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{25}
+	return file_plugin_proto_rawDescGZIP(), []int{26}
 }
 
 func (x *ReadResourceResponse) GetAnswer() isReadResourceResponse_Answer {
@@ -1950,7 +2062,7 @@ type SubscribeResourceRequest struct {
 
 func (x *SubscribeResourceRequest) Reset() {
 	*x = SubscribeResourceRequest{}
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -1962,7 +2074,7 @@ func (x *SubscribeResourceRequest) String() string {
 func (*SubscribeResourceRequest) ProtoMessage() {}
 
 func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[26]
+	mi := &file_plugin_proto_msgTypes[27]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -1975,7 +2087,7 @@ func (x *SubscribeResourceRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceRequest.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{26}
+	return file_plugin_proto_rawDescGZIP(), []int{27}
 }
 
 func (x *SubscribeResourceRequest) GetUri() string {
@@ -2000,7 +2112,7 @@ type SubscribeResourceResponse struct {
 
 func (x *SubscribeResourceResponse) Reset() {
 	*x = SubscribeResourceResponse{}
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2012,7 +2124,7 @@ func (x *SubscribeResourceResponse) String() string {
 func (*SubscribeResourceResponse) ProtoMessage() {}
 
 func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[27]
+	mi := &file_plugin_proto_msgTypes[28]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2025,7 +2137,7 @@ func (x *SubscribeResourceResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use SubscribeResourceResponse.ProtoReflect.Descriptor instead.
 func (*SubscribeResourceResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{27}
+	return file_plugin_proto_rawDescGZIP(), []int{28}
 }
 
 type GetPromptRequest struct {
@@ -2035,15 +2147,16 @@ type GetPromptRequest struct {
 	// A JSON object of string arguments ({} when none).
 	Arguments []byte `protobuf:"bytes,2,opt,name=arguments,proto3" json:"arguments,omitempty"`
 	// As in CallStart.
-	ClientCapabilities []byte `protobuf:"bytes,3,opt,name=client_capabilities,json=clientCapabilities,proto3" json:"client_capabilities,omitempty"`
-	Input              *Input `protobuf:"bytes,4,opt,name=input,proto3" json:"input,omitempty"`
+	ClientCapabilities []byte  `protobuf:"bytes,3,opt,name=client_capabilities,json=clientCapabilities,proto3" json:"client_capabilities,omitempty"`
+	Input              *Input  `protobuf:"bytes,4,opt,name=input,proto3" json:"input,omitempty"`
+	Caller             *Caller `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
 	unknownFields      protoimpl.UnknownFields
 	sizeCache          protoimpl.SizeCache
 }
 
 func (x *GetPromptRequest) Reset() {
 	*x = GetPromptRequest{}
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2055,7 +2168,7 @@ func (x *GetPromptRequest) String() string {
 func (*GetPromptRequest) ProtoMessage() {}
 
 func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[28]
+	mi := &file_plugin_proto_msgTypes[29]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2068,7 +2181,7 @@ func (x *GetPromptRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptRequest.ProtoReflect.Descriptor instead.
 func (*GetPromptRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{28}
+	return file_plugin_proto_rawDescGZIP(), []int{29}
 }
 
 func (x *GetPromptRequest) GetName() string {
@@ -2099,6 +2212,13 @@ func (x *GetPromptRequest) GetInput() *Input {
 	return nil
 }
 
+func (x *GetPromptRequest) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
 type GetPromptResponse struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// Types that are valid to be assigned to Answer:
@@ -2112,7 +2232,7 @@ type GetPromptResponse struct {
 
 func (x *GetPromptResponse) Reset() {
 	*x = GetPromptResponse{}
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2124,7 +2244,7 @@ func (x *GetPromptResponse) String() string {
 func (*GetPromptResponse) ProtoMessage() {}
 
 func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[29]
+	mi := &file_plugin_proto_msgTypes[30]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2137,7 +2257,7 @@ func (x *GetPromptResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use GetPromptResponse.ProtoReflect.Descriptor instead.
 func (*GetPromptResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{29}
+	return file_plugin_proto_rawDescGZIP(), []int{30}
 }
 
 func (x *GetPromptResponse) GetAnswer() isGetPromptResponse_Answer {
@@ -2194,7 +2314,7 @@ type CompleteRequest struct {
 
 func (x *CompleteRequest) Reset() {
 	*x = CompleteRequest{}
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2206,7 +2326,7 @@ func (x *CompleteRequest) String() string {
 func (*CompleteRequest) ProtoMessage() {}
 
 func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[30]
+	mi := &file_plugin_proto_msgTypes[31]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2219,7 +2339,7 @@ func (x *CompleteRequest) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteRequest.ProtoReflect.Descriptor instead.
 func (*CompleteRequest) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{30}
+	return file_plugin_proto_rawDescGZIP(), []int{31}
 }
 
 func (x *CompleteRequest) GetParams() []byte {
@@ -2239,7 +2359,7 @@ type CompleteResponse struct {
 
 func (x *CompleteResponse) Reset() {
 	*x = CompleteResponse{}
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 	ms.StoreMessageInfo(mi)
 }
@@ -2251,7 +2371,7 @@ func (x *CompleteResponse) String() string {
 func (*CompleteResponse) ProtoMessage() {}
 
 func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
-	mi := &file_plugin_proto_msgTypes[31]
+	mi := &file_plugin_proto_msgTypes[32]
 	if x != nil {
 		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
 		if ms.LoadMessageInfo() == nil {
@@ -2264,7 +2384,7 @@ func (x *CompleteResponse) ProtoReflect() protoreflect.Message {
 
 // Deprecated: Use CompleteResponse.ProtoReflect.Descriptor instead.
 func (*CompleteResponse) Descriptor() ([]byte, []int) {
-	return file_plugin_proto_rawDescGZIP(), []int{31}
+	return file_plugin_proto_rawDescGZIP(), []int{32}
 }
 
 func (x *CompleteResponse) GetResult() []byte {
@@ -2306,7 +2426,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x05tools\x18\x01 \x03(\fR\x05tools\"S\n" +
 	"\x13CallToolHostMessage\x125\n" +
 	"\x05start\x18\x01 \x01(\v2\x1d.plughost.plugin.v1.CallStartH\x00R\x05startB\x05\n" +
-	"\x03msg\"\xba\x02\n" +
+	"\x03msg\"\xee\x02\n" +
 	"\tCallStart\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12\x1a\n" +
@@ -2318,7 +2438,16 @@ const file_plugin_proto_rawDesc = "" +
 	"\vtraceparent\x18\b \x01(\tR\vtraceparent\x12\x1e\n" +
 	"\n" +
 	"tracestate\x18\t \x01(\tR\n" +
-	"tracestate\"\xe4\x01\n" +
+	"tracestate\x122\n" +
+	"\x06caller\x18\n" +
+	" \x01(\v2\x1a.plughost.plugin.v1.CallerR\x06caller\"\x9d\x01\n" +
+	"\x06Caller\x12\x18\n" +
+	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1b\n" +
+	"\tclient_id\x18\x02 \x01(\tR\bclientId\x12\x16\n" +
+	"\x06issuer\x18\x03 \x01(\tR\x06issuer\x12\x16\n" +
+	"\x06scopes\x18\x04 \x03(\tR\x06scopes\x12\x16\n" +
+	"\x06claims\x18\x05 \x01(\fR\x06claims\x12\x14\n" +
+	"\x05local\x18\x06 \x01(\bR\x05local\"\xe4\x01\n" +
 	"\x05Input\x12\x1c\n" +
 	"\tresponses\x18\x01 \x01(\fR\tresponses\x12=\n" +
 	"\x06errors\x18\x02 \x03(\v2%.plughost.plugin.v1.Input.ErrorsEntryR\x06errors\x12#\n" +
@@ -2383,11 +2512,12 @@ const file_plugin_proto_rawDesc = "" +
 	"\fListResponse\x12\x14\n" +
 	"\x05items\x18\x01 \x03(\fR\x05items\x12\x1f\n" +
 	"\vnext_cursor\x18\x02 \x01(\tR\n" +
-	"nextCursor\"\x89\x01\n" +
+	"nextCursor\"\xbd\x01\n" +
 	"\x13ReadResourceRequest\x12\x10\n" +
 	"\x03uri\x18\x01 \x01(\tR\x03uri\x12/\n" +
 	"\x13client_capabilities\x18\x02 \x01(\fR\x12clientCapabilities\x12/\n" +
-	"\x05input\x18\x03 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\"\x86\x01\n" +
+	"\x05input\x18\x03 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\x122\n" +
+	"\x06caller\x18\x04 \x01(\v2\x1a.plughost.plugin.v1.CallerR\x06caller\"\x86\x01\n" +
 	"\x14ReadResourceResponse\x12\x18\n" +
 	"\x06result\x18\x01 \x01(\fH\x00R\x06result\x12J\n" +
 	"\x0einput_required\x18\x02 \x01(\v2!.plughost.plugin.v1.InputRequiredH\x00R\rinputRequiredB\b\n" +
@@ -2395,12 +2525,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x18SubscribeResourceRequest\x12\x10\n" +
 	"\x03uri\x18\x01 \x01(\tR\x03uri\x12 \n" +
 	"\vunsubscribe\x18\x02 \x01(\bR\vunsubscribe\"\x1b\n" +
-	"\x19SubscribeResourceResponse\"\xa6\x01\n" +
+	"\x19SubscribeResourceResponse\"\xda\x01\n" +
 	"\x10GetPromptRequest\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x1c\n" +
 	"\targuments\x18\x02 \x01(\fR\targuments\x12/\n" +
 	"\x13client_capabilities\x18\x03 \x01(\fR\x12clientCapabilities\x12/\n" +
-	"\x05input\x18\x04 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\"\x83\x01\n" +
+	"\x05input\x18\x04 \x01(\v2\x19.plughost.plugin.v1.InputR\x05input\x122\n" +
+	"\x06caller\x18\x05 \x01(\v2\x1a.plughost.plugin.v1.CallerR\x06caller\"\x83\x01\n" +
 	"\x11GetPromptResponse\x12\x18\n" +
 	"\x06result\x18\x01 \x01(\fH\x00R\x06result\x12J\n" +
 	"\x0einput_required\x18\x02 \x01(\v2!.plughost.plugin.v1.InputRequiredH\x00R\rinputRequiredB\b\n" +
@@ -2436,7 +2567,7 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 33)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
 var file_plugin_proto_goTypes = []any{
 	(*DescribeRequest)(nil),           // 0: plughost.plugin.v1.DescribeRequest
 	(*DescribeResponse)(nil),          // 1: plughost.plugin.v1.DescribeResponse
@@ -2446,82 +2577,86 @@ var file_plugin_proto_goTypes = []any{
 	(*ListToolsResponse)(nil),         // 5: plughost.plugin.v1.ListToolsResponse
 	(*CallToolHostMessage)(nil),       // 6: plughost.plugin.v1.CallToolHostMessage
 	(*CallStart)(nil),                 // 7: plughost.plugin.v1.CallStart
-	(*Input)(nil),                     // 8: plughost.plugin.v1.Input
-	(*InputError)(nil),                // 9: plughost.plugin.v1.InputError
-	(*InputRequired)(nil),             // 10: plughost.plugin.v1.InputRequired
-	(*CallToolPluginMessage)(nil),     // 11: plughost.plugin.v1.CallToolPluginMessage
-	(*HostFrame)(nil),                 // 12: plughost.plugin.v1.HostFrame
-	(*ArgumentsChunk)(nil),            // 13: plughost.plugin.v1.ArgumentsChunk
-	(*CallCancel)(nil),                // 14: plughost.plugin.v1.CallCancel
-	(*PluginFrame)(nil),               // 15: plughost.plugin.v1.PluginFrame
-	(*Detach)(nil),                    // 16: plughost.plugin.v1.Detach
-	(*CallError)(nil),                 // 17: plughost.plugin.v1.CallError
-	(*Progress)(nil),                  // 18: plughost.plugin.v1.Progress
-	(*LogMessage)(nil),                // 19: plughost.plugin.v1.LogMessage
-	(*WatchToolsRequest)(nil),         // 20: plughost.plugin.v1.WatchToolsRequest
-	(*ToolsChanged)(nil),              // 21: plughost.plugin.v1.ToolsChanged
-	(*ListRequest)(nil),               // 22: plughost.plugin.v1.ListRequest
-	(*ListResponse)(nil),              // 23: plughost.plugin.v1.ListResponse
-	(*ReadResourceRequest)(nil),       // 24: plughost.plugin.v1.ReadResourceRequest
-	(*ReadResourceResponse)(nil),      // 25: plughost.plugin.v1.ReadResourceResponse
-	(*SubscribeResourceRequest)(nil),  // 26: plughost.plugin.v1.SubscribeResourceRequest
-	(*SubscribeResourceResponse)(nil), // 27: plughost.plugin.v1.SubscribeResourceResponse
-	(*GetPromptRequest)(nil),          // 28: plughost.plugin.v1.GetPromptRequest
-	(*GetPromptResponse)(nil),         // 29: plughost.plugin.v1.GetPromptResponse
-	(*CompleteRequest)(nil),           // 30: plughost.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),          // 31: plughost.plugin.v1.CompleteResponse
-	nil,                               // 32: plughost.plugin.v1.Input.ErrorsEntry
+	(*Caller)(nil),                    // 8: plughost.plugin.v1.Caller
+	(*Input)(nil),                     // 9: plughost.plugin.v1.Input
+	(*InputError)(nil),                // 10: plughost.plugin.v1.InputError
+	(*InputRequired)(nil),             // 11: plughost.plugin.v1.InputRequired
+	(*CallToolPluginMessage)(nil),     // 12: plughost.plugin.v1.CallToolPluginMessage
+	(*HostFrame)(nil),                 // 13: plughost.plugin.v1.HostFrame
+	(*ArgumentsChunk)(nil),            // 14: plughost.plugin.v1.ArgumentsChunk
+	(*CallCancel)(nil),                // 15: plughost.plugin.v1.CallCancel
+	(*PluginFrame)(nil),               // 16: plughost.plugin.v1.PluginFrame
+	(*Detach)(nil),                    // 17: plughost.plugin.v1.Detach
+	(*CallError)(nil),                 // 18: plughost.plugin.v1.CallError
+	(*Progress)(nil),                  // 19: plughost.plugin.v1.Progress
+	(*LogMessage)(nil),                // 20: plughost.plugin.v1.LogMessage
+	(*WatchToolsRequest)(nil),         // 21: plughost.plugin.v1.WatchToolsRequest
+	(*ToolsChanged)(nil),              // 22: plughost.plugin.v1.ToolsChanged
+	(*ListRequest)(nil),               // 23: plughost.plugin.v1.ListRequest
+	(*ListResponse)(nil),              // 24: plughost.plugin.v1.ListResponse
+	(*ReadResourceRequest)(nil),       // 25: plughost.plugin.v1.ReadResourceRequest
+	(*ReadResourceResponse)(nil),      // 26: plughost.plugin.v1.ReadResourceResponse
+	(*SubscribeResourceRequest)(nil),  // 27: plughost.plugin.v1.SubscribeResourceRequest
+	(*SubscribeResourceResponse)(nil), // 28: plughost.plugin.v1.SubscribeResourceResponse
+	(*GetPromptRequest)(nil),          // 29: plughost.plugin.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),         // 30: plughost.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),           // 31: plughost.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),          // 32: plughost.plugin.v1.CompleteResponse
+	nil,                               // 33: plughost.plugin.v1.Input.ErrorsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
 	3,  // 0: plughost.plugin.v1.DescribeResponse.offers:type_name -> plughost.plugin.v1.Offers
 	2,  // 1: plughost.plugin.v1.DescribeResponse.requests:type_name -> plughost.plugin.v1.Requests
 	7,  // 2: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
-	8,  // 3: plughost.plugin.v1.CallStart.input:type_name -> plughost.plugin.v1.Input
-	32, // 4: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
-	18, // 5: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
-	19, // 6: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
-	7,  // 7: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
-	13, // 8: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
-	14, // 9: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
-	18, // 10: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
-	19, // 11: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
-	17, // 12: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
-	10, // 13: plughost.plugin.v1.PluginFrame.input_required:type_name -> plughost.plugin.v1.InputRequired
-	16, // 14: plughost.plugin.v1.PluginFrame.detach:type_name -> plughost.plugin.v1.Detach
-	8,  // 15: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
-	10, // 16: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
-	8,  // 17: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
-	10, // 18: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
-	9,  // 19: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
-	0,  // 20: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
-	4,  // 21: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
-	20, // 22: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
-	12, // 23: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
-	6,  // 24: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
-	22, // 25: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
-	22, // 26: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
-	24, // 27: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
-	26, // 28: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
-	22, // 29: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
-	28, // 30: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
-	30, // 31: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
-	1,  // 32: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
-	5,  // 33: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
-	21, // 34: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
-	15, // 35: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
-	11, // 36: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
-	23, // 37: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
-	23, // 38: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
-	25, // 39: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
-	27, // 40: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
-	23, // 41: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
-	29, // 42: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
-	31, // 43: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
-	32, // [32:44] is the sub-list for method output_type
-	20, // [20:32] is the sub-list for method input_type
-	20, // [20:20] is the sub-list for extension type_name
-	20, // [20:20] is the sub-list for extension extendee
-	0,  // [0:20] is the sub-list for field type_name
+	9,  // 3: plughost.plugin.v1.CallStart.input:type_name -> plughost.plugin.v1.Input
+	8,  // 4: plughost.plugin.v1.CallStart.caller:type_name -> plughost.plugin.v1.Caller
+	33, // 5: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
+	19, // 6: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
+	20, // 7: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
+	7,  // 8: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
+	14, // 9: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
+	15, // 10: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
+	19, // 11: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
+	20, // 12: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
+	18, // 13: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
+	11, // 14: plughost.plugin.v1.PluginFrame.input_required:type_name -> plughost.plugin.v1.InputRequired
+	17, // 15: plughost.plugin.v1.PluginFrame.detach:type_name -> plughost.plugin.v1.Detach
+	9,  // 16: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
+	8,  // 17: plughost.plugin.v1.ReadResourceRequest.caller:type_name -> plughost.plugin.v1.Caller
+	11, // 18: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	9,  // 19: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
+	8,  // 20: plughost.plugin.v1.GetPromptRequest.caller:type_name -> plughost.plugin.v1.Caller
+	11, // 21: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	10, // 22: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
+	0,  // 23: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
+	4,  // 24: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
+	21, // 25: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
+	13, // 26: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
+	6,  // 27: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
+	23, // 28: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
+	23, // 29: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
+	25, // 30: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
+	27, // 31: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
+	23, // 32: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
+	29, // 33: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
+	31, // 34: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
+	1,  // 35: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
+	5,  // 36: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
+	22, // 37: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
+	16, // 38: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
+	12, // 39: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
+	24, // 40: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
+	24, // 41: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
+	26, // 42: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
+	28, // 43: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
+	24, // 44: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
+	30, // 45: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
+	32, // 46: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
+	35, // [35:47] is the sub-list for method output_type
+	23, // [23:35] is the sub-list for method input_type
+	23, // [23:23] is the sub-list for extension type_name
+	23, // [23:23] is the sub-list for extension extendee
+	0,  // [0:23] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2532,17 +2667,17 @@ func file_plugin_proto_init() {
 	file_plugin_proto_msgTypes[6].OneofWrappers = []any{
 		(*CallToolHostMessage_Start)(nil),
 	}
-	file_plugin_proto_msgTypes[11].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[12].OneofWrappers = []any{
 		(*CallToolPluginMessage_Progress)(nil),
 		(*CallToolPluginMessage_Log)(nil),
 		(*CallToolPluginMessage_Result)(nil),
 	}
-	file_plugin_proto_msgTypes[12].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[13].OneofWrappers = []any{
 		(*HostFrame_Start)(nil),
 		(*HostFrame_Arguments)(nil),
 		(*HostFrame_Cancel)(nil),
 	}
-	file_plugin_proto_msgTypes[15].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[16].OneofWrappers = []any{
 		(*PluginFrame_Progress)(nil),
 		(*PluginFrame_Log)(nil),
 		(*PluginFrame_Result)(nil),
@@ -2550,11 +2685,11 @@ func file_plugin_proto_init() {
 		(*PluginFrame_InputRequired)(nil),
 		(*PluginFrame_Detach)(nil),
 	}
-	file_plugin_proto_msgTypes[25].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[26].OneofWrappers = []any{
 		(*ReadResourceResponse_Result)(nil),
 		(*ReadResourceResponse_InputRequired)(nil),
 	}
-	file_plugin_proto_msgTypes[29].OneofWrappers = []any{
+	file_plugin_proto_msgTypes[30].OneofWrappers = []any{
 		(*GetPromptResponse_Result)(nil),
 		(*GetPromptResponse_InputRequired)(nil),
 	}
@@ -2564,7 +2699,7 @@ func file_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   33,
+			NumMessages:   34,
 			NumExtensions: 0,
 			NumServices:   1,
 		},

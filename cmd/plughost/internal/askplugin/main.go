@@ -56,6 +56,14 @@ func main() {
 		func(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
 			return pluginproto.TextResult("traceparent=" + req.TraceParent + " tracestate=" + req.TraceState), nil
 		})
+	p.AddTool(pluginproto.Tool{Name: "whoami", Description: "Returns who the call acts for, as the host told it."},
+		func(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			b, err := json.Marshal(req.Caller)
+			if err != nil {
+				return nil, err
+			}
+			return pluginproto.TextResult(string(b)), nil
+		})
 	p.AddTool(pluginproto.Tool{Name: "roots", Description: "Lists the client's roots."},
 		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
 			roots, err := req.Roots(ctx)

@@ -1,0 +1,222 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"hash/maphash"
+	"sort"
+	"sync"
+
+	"github.com/plughost/plughost/host/tool"
+)
+
+// Per-caller views (tool.Guard, built by package access from the
+// configuration's rules). A guard decides, for one caller, which items it
+// may see; the lists it gets are the catalog's with the others left out,
+// and a call, read or prompt get of an item it cannot see is answered as
+// if the item did not exist. What a guard decided is kept with the
+// snapshot, by the guard's Key, so that a caller's lists cost one lookup
+// after the first, and callers with the same key (the sessions of one
+// user) share it. A new snapshot starts with none.
+
+// maxViews bounds the views a snapshot keeps; a caller beyond them is
+// decided afresh at each request (correct, slower).
+const maxViews = 1024
+
+// views are the views of one snapshot, by guard key.
+type views struct {
+	mu sync.Mutex
+	m  map[string]*view
+}
+
+// view is what one guard decided of one snapshot: which items of each
+// list it sees, computed at the first need.
+type view struct {
+	once [numLists]sync.Once
+	vis  [numLists][]bool
+	sum  [numLists]uint64
+}
+
+// The lists, as indexes of view's arrays.
+const (
+	toolsIdx = iota
+	resourcesIdx
+	templatesIdx
+	promptsIdx
+	numLists
+)
+
+var viewSeed = maphash.MakeSeed()
+
+// view returns g's view of s.
+func (s *snapshot) view(g tool.Guard) *view {
+	key := g.Key()
+	s.views.mu.Lock()
+	defer s.views.mu.Unlock()
+	if v := s.views.m[key]; v != nil {
+		return v
+	}
+	v := &view{}
+	if s.views.m == nil {
+		s.views.m = map[string]*view{}
+	}
+	if len(s.views.m) < maxViews {
+		s.views.m[key] = v
+	}
+	return v
+}
+
+func (s *snapshot) listAt(i int) *list {
+	switch i {
+	case toolsIdx:
+		return &s.tools.list
+	case resourcesIdx:
+		return &s.resources.list
+	case templatesIdx:
+		return &s.templates.list
+	}
+	return &s.prompts.list
+}
+
+// visible returns which items of list i g sees, and a hash of those items'
+// JSON: when it changes, so did the caller's list.
+func (s *snapshot) visible(g tool.Guard, i int) ([]bool, uint64) {
+	v := s.view(g)
+	v.once[i].Do(func() {
+		l := s.listAt(i)
+		vis := make([]bool, len(l.items))
+		var h maphash.Hash
+		h.SetSeed(viewSeed)
+		for j, it := range l.about {
+			if vis[j] = g.Visible(it); vis[j] {
+				h.Write(l.items[j])
+				h.WriteByte(0)
+			}
+		}
+		v.vis[i], v.sum[i] = vis, h.Sum64()
+	})
+	return v.vis[i], v.sum[i]
+}
+
+// sees reports whether g sees the item of list i at key.
+func (s *snapshot) sees(g tool.Guard, i int, key string) bool {
+	l := s.listAt(i)
+	j := sort.SearchStrings(l.keys, key)
+	if j == len(l.keys) || l.keys[j] != key {
+		return false
+	}
+	vis, _ := s.visible(g, i)
+	return vis[j]
+}
+
+// pageFor is page with the items vis leaves out skipped: up to size
+// visible items after the cursor's key, and the next page's cursor when
+// more visible items follow.
+func (l *list) pageFor(k listKind, vis []bool, cursor string, size int) ([]json.RawMessage, string, error) {
+	start := 0
+	if cursor != "" {
+		last, ok := k.decode(cursor)
+		if !ok {
+			return nil, "", fmt.Errorf("%w: %s cursor %q was not issued by this server", tool.ErrInvalidCursor, k.method, truncate(cursor, 80))
+		}
+		start = sort.SearchStrings(l.keys, last)
+		if start < len(l.keys) && l.keys[start] == last {
+			start++
+		}
+	}
+	out := make([]json.RawMessage, 0, min(size, len(l.keys)-start))
+	j := start
+	for ; j < len(l.keys) && len(out) < size; j++ {
+		if vis[j] {
+			out = append(out, l.items[j])
+		}
+	}
+	for m := j; m < len(l.keys); m++ {
+		if vis[m] {
+			return out, k.encode(l.keys[j-1]), nil
+		}
+	}
+	return out, "", nil
+}
+
+// ListToolsFor is ListTools as the caller of g sees it (nil g: all).
+func (c *Catalog) ListToolsFor(g tool.Guard, cursor string) ([]json.RawMessage, string, error) {
+	return c.listFor(g, toolsIdx, toolsList, cursor)
+}
+
+// ListResourcesFor is ListResources as the caller of g sees it.
+func (c *Catalog) ListResourcesFor(g tool.Guard, cursor string) ([]json.RawMessage, string, error) {
+	return c.listFor(g, resourcesIdx, resourcesList, cursor)
+}
+
+// ListResourceTemplatesFor is ListResourceTemplates as the caller of g
+// sees it.
+func (c *Catalog) ListResourceTemplatesFor(g tool.Guard, cursor string) ([]json.RawMessage, string, error) {
+	return c.listFor(g, templatesIdx, templatesList, cursor)
+}
+
+// ListPromptsFor is ListPrompts as the caller of g sees it.
+func (c *Catalog) ListPromptsFor(g tool.Guard, cursor string) ([]json.RawMessage, string, error) {
+	return c.listFor(g, promptsIdx, promptsList, cursor)
+}
+
+func (c *Catalog) listFor(g tool.Guard, i int, k listKind, cursor string) ([]json.RawMessage, string, error) {
+	s := c.snap.Load()
+	if g == nil {
+		return s.listAt(i).page(k, cursor, c.pageSize)
+	}
+	vis, _ := s.visible(g, i)
+	return s.listAt(i).pageFor(k, vis, cursor, c.pageSize)
+}
+
+// ViewSums returns, per list (tools, resources, templates, prompts), a
+// hash of what the caller of g sees of it: a session compares them before
+// and after a change, and tells its client of the lists whose hash
+// changed only.
+func (c *Catalog) ViewSums(g tool.Guard) (tools, resources, templates, prompts uint64) {
+	s := c.snap.Load()
+	var sums [numLists]uint64
+	for i := range sums {
+		_, sums[i] = s.visible(g, i)
+	}
+	return sums[0], sums[1], sums[2], sums[3]
+}
+
+// mayRead reports whether the caller of g may read uri, which p serves: a
+// listed resource it sees, or a URI of a template it sees (the first that
+// matches, as routing goes) that it may read (the rules see the read as a
+// resource of that URI, without a name; a read has no arguments, so a
+// rule on them does not refuse it).
+func (s *snapshot) mayRead(g tool.Guard, uri string, p *provider) bool {
+	if ref := s.resources.routes[uri]; ref != nil {
+		return s.sees(g, resourcesIdx, uri)
+	}
+	for _, t := range s.templates.order {
+		if !t.t.re.MatchString(uri) {
+			continue
+		}
+		if !s.sees(g, templatesIdx, templateKey(t.t.uriTemplate, t.p.name)) {
+			return false
+		}
+		return g.Visible(&tool.Item{Kind: tool.ItemResource, URI: uri, Provider: p.name})
+	}
+	return false
+}
+
+// Sees reports whether the caller of g sees the tool exposed as name (nil
+// g: whether it is exposed).
+func (c *Catalog) Sees(g tool.Guard, name string) bool {
+	s := c.snap.Load()
+	if g == nil {
+		return s.tools.routes[name] != nil
+	}
+	return s.sees(g, toolsIdx, name)
+}
+
+// MayRead reports whether the caller of g may read uri (nil g: whether
+// any provider serves it): whether a read would reach a provider.
+func (c *Catalog) MayRead(g tool.Guard, uri string) bool {
+	s := c.snap.Load()
+	p := s.serving(uri, nil)
+	return p != nil && (g == nil || s.mayRead(g, uri, p))
+}

@@ -1,0 +1,47 @@
+package pluginproto
+
+import (
+	"encoding/json"
+
+	"github.com/plughost/plughost/pluginproto/internal/pb"
+)
+
+// Caller is who a call acts for, as the host verified it: on Streamable
+// HTTP with OAuth, the subject, client and scopes of the client's access
+// token, and those of its claims the host's configuration passes on
+// (auth { pass_claims = [...] }); on stdio, the user running the host. A
+// plugin never sees the token itself. A handler reads it from
+// Request.Caller (nil when the host knows nobody: HTTP without OAuth, or a
+// host older than this field).
+type Caller struct {
+	// Subject is the token's "sub", or the local user's name.
+	Subject string
+	// ClientID is the OAuth client the token was issued to; "" on stdio.
+	ClientID string
+	// Issuer is the token's issuer; "" on stdio.
+	Issuer string
+	// Scopes are the scopes the token grants.
+	Scopes []string
+	// Claims are the claims passed on, a JSON object; nil when none.
+	Claims json.RawMessage
+	// Local is true on stdio: the caller is the user running the host.
+	Local bool
+}
+
+func (c *Caller) toPB() *pb.Caller {
+	if c == nil {
+		return nil
+	}
+	return &pb.Caller{Subject: c.Subject, ClientId: c.ClientID, Issuer: c.Issuer, Scopes: c.Scopes, Claims: c.Claims, Local: c.Local}
+}
+
+func callerOf(m *pb.Caller) *Caller {
+	if m == nil {
+		return nil
+	}
+	c := &Caller{Subject: m.GetSubject(), ClientID: m.GetClientId(), Issuer: m.GetIssuer(), Scopes: m.GetScopes(), Local: m.GetLocal()}
+	if len(m.GetClaims()) > 0 {
+		c.Claims = m.GetClaims()
+	}
+	return c
+}

@@ -22,6 +22,13 @@ import (
 // whoami needs mcp:tools, admin mcp:admin as well.
 func remote(t *testing.T, as *oauthtest.Server) *oauthtest.Resource {
 	t.Helper()
+	srv := remoteServer()
+	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
+	return oauthtest.Protect(t, as, h, []string{"mcp:tools"}, map[string]string{"admin": "mcp:admin"})
+}
+
+// remoteServer is the MCP server of remote.
+func remoteServer() *mcp.Server {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "remote", Version: "1"}, nil)
 	say := func(text string) mcp.ToolHandler {
 		return func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
@@ -31,8 +38,7 @@ func remote(t *testing.T, as *oauthtest.Server) *oauthtest.Resource {
 	schema := map[string]any{"type": "object"}
 	srv.AddTool(&mcp.Tool{Name: "whoami", InputSchema: schema}, say("a client of mcp:tools"))
 	srv.AddTool(&mcp.Tool{Name: "admin", InputSchema: schema}, say("an admin"))
-	h := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, nil)
-	return oauthtest.Protect(t, as, h, []string{"mcp:tools"}, map[string]string{"admin": "mcp:admin"})
+	return srv
 }
 
 // connect opens a session to r through hc, as a wrapper does.
@@ -76,6 +82,33 @@ func TestClientCredentials(t *testing.T) {
 	}
 	if got, want := as.Asked(), []string{"mcp:tools extra", "mcp:tools extra mcp:admin"}; !slices.Equal(got, want) {
 		t.Errorf("scopes asked %q, want %q", got, want)
+	}
+	if n := as.TokenRequests("client_credentials"); n != 2 {
+		t.Errorf("%d token requests, want 2 (the first, the step-up)", n)
+	}
+}
+
+// The old HTTP+SSE transport, whose messages go to another URL than its
+// endpoint, is authorized by the same Transport, and steps up too.
+func TestClientCredentialsSSE(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	as.AddClient("svc", "svc-secret")
+	srv := remoteServer()
+	r := oauthtest.Protect(t, as, mcp.NewSSEHandler(func(*http.Request) *mcp.Server { return srv }, nil),
+		[]string{"mcp:tools"}, map[string]string{"admin": "mcp:admin"})
+	cc := &oauthclient.ClientCredentials{ClientID: "svc", ClientSecret: "svc-secret", ServerURL: r.Endpoint}
+	client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+	cs, err := client.Connect(t.Context(), &mcp.SSEClientTransport{Endpoint: r.Endpoint,
+		HTTPClient: &http.Client{Transport: &oauthclient.Transport{Handler: cc}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cs.Close()
+	for _, tool := range []string{"whoami", "admin"} {
+		if _, err := call(cs, tool); err != nil {
+			t.Fatalf("%s: %v", tool, err)
+		}
 	}
 	if n := as.TokenRequests("client_credentials"); n != 2 {
 		t.Errorf("%d token requests, want 2 (the first, the step-up)", n)

@@ -58,8 +58,9 @@ type LoginOptions struct {
 // Dynamic Client Registration), the authorization URL (PKCE S256, state,
 // resource), the check of the answer's state and iss (RFC 9207), and the
 // code's exchange (with the resource). Login adds the loopback redirect: a
-// listener on 127.0.0.1 that takes the browser's one redirect, for at most
-// ten minutes or until ctx ends.
+// listener on 127.0.0.1 that takes the browser's redirect (one per
+// authorization: a step-up during Connect asks again), each awaited for at
+// most ten minutes or until ctx ends.
 func Login(ctx context.Context, o *LoginOptions) (*Record, error) {
 	ln, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(o.RedirectPort)))
 	if err != nil {
@@ -67,7 +68,7 @@ func Login(ctx context.Context, o *LoginOptions) (*Record, error) {
 	}
 	defer ln.Close()
 	redirect := "http://" + ln.Addr().String() + "/callback"
-	answers := make(chan *auth.AuthorizationResult, 1)
+	answers := make(chan answer, 1)
 	srv := &http.Server{Handler: callback(answers), ReadHeaderTimeout: 10 * time.Second}
 	go srv.Serve(ln)
 	defer srv.Close()
@@ -96,11 +97,8 @@ func Login(ctx context.Context, o *LoginOptions) (*Record, error) {
 			wait := time.NewTimer(10 * time.Minute)
 			defer wait.Stop()
 			select {
-			case r := <-answers:
-				if r.Code == "" {
-					return nil, errors.New(r.State) // callback put the refusal there
-				}
-				return r, nil
+			case a := <-answers:
+				return a.res, a.err
 			case <-wait.C:
 				return nil, errors.New("no answer from the browser within 10 minutes")
 			case <-ctx.Done():
@@ -163,20 +161,26 @@ func Login(ctx context.Context, o *LoginOptions) (*Record, error) {
 	return rec, nil
 }
 
-// callback serves the redirect: each answer (a code, or the authorization
-// server's refusal) goes to answers unless one is already waiting there (a
-// step-up asks again on the same listener); the browser is told to return
-// to the terminal.
-func callback(answers chan<- *auth.AuthorizationResult) http.Handler {
+// answer is what the browser's redirect brought: a code, or the
+// authorization server's refusal.
+type answer struct {
+	res *auth.AuthorizationResult
+	err error
+}
+
+// callback serves the redirect: each answer goes to answers unless one is
+// already waiting there (a step-up asks again on the same listener); the
+// browser is told to return to the terminal.
+func callback(answers chan<- answer) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.URL.Path != "/callback" {
 			http.NotFound(w, r)
 			return
 		}
 		q := r.URL.Query()
-		res := &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}
+		a := answer{res: &auth.AuthorizationResult{Code: q.Get("code"), State: q.Get("state"), Iss: q.Get("iss")}}
 		msg := "plughost is logged in. You may close this window."
-		if res.Code == "" {
+		if a.res.Code == "" {
 			why := q.Get("error")
 			if why == "" {
 				why = "no code"
@@ -184,11 +188,11 @@ func callback(answers chan<- *auth.AuthorizationResult) http.Handler {
 			if d := q.Get("error_description"); d != "" {
 				why += " (" + clip(d, 200) + ")"
 			}
-			res.State = "the authorization server refused the login: " + why
-			msg = res.State
+			a = answer{err: errors.New("the authorization server refused the login: " + why)}
+			msg = a.err.Error()
 		}
 		select {
-		case answers <- res:
+		case answers <- a:
 		default:
 		}
 		w.Header().Set("Content-Type", "text/html; charset=utf-8")

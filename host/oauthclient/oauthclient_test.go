@@ -400,3 +400,18 @@ func TestStoredRefreshOn401(t *testing.T) {
 		t.Fatalf("after the 401: %d refreshes, record %v", as.TokenRequests("refresh_token"), err)
 	}
 }
+
+// A login the authorization server refuses (here: a client it does not
+// know) ends with its error, and no record.
+func TestLoginRefused(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	r := remote(t, as)
+	rec, err := oauthclient.Login(t.Context(), &oauthclient.LoginOptions{
+		Name: "remote", ServerURL: r.Endpoint, ClientID: "nobody-registered-me", Browse: browser(t),
+		Connect: func(ctx context.Context, hc *http.Client) error { _, err := connect(t, r, hc); return err },
+	})
+	if err == nil || !strings.Contains(err.Error(), "the authorization server refused the login: unauthorized_client") || rec != nil {
+		t.Fatalf("Login = %+v, %v", rec, err)
+	}
+}

@@ -21,15 +21,16 @@ import (
 // Stored serves a login's tokens (a [Record] at Path, written by
 // [Login]) to a running host, as an [auth.OAuthHandler]:
 //
-//   - every request gets the stored access token; RefreshBefore its expiry
-//     it is refreshed (the refresh token grant, with the resource), and the
-//     new tokens are written back to Path, so that the next start begins
-//     with them;
+//   - every request gets the stored access token; the first request
+//     within RefreshBefore of its expiry refreshes it (the refresh token
+//     grant, with the resource), and the new tokens are written back to
+//     Path, so that the next start begins with them;
 //   - the file is read again whenever it changed on disk, so that a
 //     `plughost login NAME` run while the host serves takes effect at the
 //     next request, without a restart;
 //   - a 401 is answered by one forced refresh (the server may have revoked
-//     the access token early); a 403 insufficient_scope adds the scopes the
+//     the access token early), or, when the refused token is older than the
+//     stored one, by the stored one; a 403 insufficient_scope adds the scopes the
 //     server wants to the record's Wanted, for the next login to ask for,
 //     and fails the request: only an operator can grant more.
 //

@@ -11,13 +11,15 @@ LDFLAGS := -X main.version=$(VERSION)
 all: build
 
 ## build: bin/plughost and every bundled plugin as bin/plugins/<name>; the conformance suite's
-## fixture plugin (a test fixture, not a product) as bin/test-plugins/conformance
+## fixture plugin (a test fixture, not a product) as bin/test-plugins/conformance, and its client
+## harness (plughost's OAuth client for the suite's auth scenarios) as bin/conformance-client
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN)/plughost ./cmd/plughost
 	@mkdir -p $(BIN)/plugins
 	@for p in $(PLUGINS); do echo "$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p"; \
 		$(GO) build -o $(BIN)/plugins/$$p ./plugins/$$p || exit 1; done
 	$(GO) build -o $(BIN)/test-plugins/conformance ./conformance/plugin
+	$(GO) build -o $(BIN)/conformance-client ./internal/conformanceclient
 
 ## test: go.mod tidy, vet, the macOS build, the deploy/ check, every test (with the race detector), then the
 ## conformance suite
@@ -25,7 +27,7 @@ test: tidy-check build deploy-check conformance/node_modules examples/node-plugi
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 10m ./...
-	conformance/run.sh $(BIN)/plughost $(BIN)/test-plugins/conformance
+	conformance/run.sh $(BIN)/plughost $(BIN)/test-plugins/conformance $(BIN)/conformance-client
 
 ## tidy-check: fail when `go mod tidy` would change go.mod or go.sum (a dependency used
 ## directly but marked indirect, a missing checksum); the fix is to run `go mod tidy` and commit
@@ -49,7 +51,7 @@ run: build
 ## conformance: the official MCP conformance suite against `plughost serve --http` with the
 ## conformance plugin, judged by conformance/expected-failures.txt (needs `npm ci` in conformance/)
 conformance: build conformance/node_modules
-	conformance/run.sh $(BIN)/plughost $(BIN)/test-plugins/conformance
+	conformance/run.sh $(BIN)/plughost $(BIN)/test-plugins/conformance $(BIN)/conformance-client
 
 ## conformance/node_modules: the suite, the TypeScript SDK and Node 22, pinned by the lockfile
 conformance/node_modules: conformance/package-lock.json

@@ -4,29 +4,35 @@
 # 0.1.16's whole suite (the 2025 revisions, sessions) judged by expected-failures.txt, and
 # 0.2.0-alpha.12 (package conformance-2026) twice: with --requirements 2026-07-28 (stateless requests,
 # the same server and endpoint), and its active set (its default: the session scenarios), both judged
-# by expected-failures-2026.txt. `make conformance` calls it after `make build`.
+# by expected-failures-2026.txt. Then plughost's OAuth client (host/oauthclient, driven by the harness
+# internal/conformanceclient) against the same suite's client authorization scenarios: `client --suite
+# auth`, then every other auth/ client scenario of the suite (its 2026-07-28 ones, its extensions) one by
+# one, all judged by expected-failures-auth.txt. `make conformance` calls it after `make build`.
 #
-#   conformance/run.sh PLUGHOST CONFORMANCE_PLUGIN
+#   conformance/run.sh PLUGHOST CONFORMANCE_PLUGIN CONFORMANCE_CLIENT
 #
 # It fails when a scenario not listed in a run's expected-failures file fails, when a listed one
 # passes, when a file names a scenario its suite does not have, or when a process outlives the run.
 # Needs `npm ci` in conformance/ (Node 22 comes from the `node` package there). Every check of
-# every scenario is kept in bin/conformance/{2025,2026,2026-active}/ (or $CONFORMANCE_RESULTS);
-# $CONFORMANCE_EXPECTED_FAILURES and $CONFORMANCE_EXPECTED_FAILURES_2026 name other files.
+# every scenario is kept in bin/conformance/{2025,2026,2026-active,auth}/ (or $CONFORMANCE_RESULTS);
+# $CONFORMANCE_EXPECTED_FAILURES, $CONFORMANCE_EXPECTED_FAILURES_2026 and
+# $CONFORMANCE_EXPECTED_FAILURES_AUTH name other files.
 set -euo pipefail
 
-if [[ $# -ne 2 ]]; then
-  echo "usage: $0 PLUGHOST CONFORMANCE_PLUGIN" >&2
+if [[ $# -ne 3 ]]; then
+  echo "usage: $0 PLUGHOST CONFORMANCE_PLUGIN CONFORMANCE_CLIENT" >&2
   exit 2
 fi
 here=$(cd "$(dirname "$0")" && pwd)
 plughost=$(realpath "$1")
 plugin=$(realpath "$2")
+client=$(realpath "$3")
 node=$here/node_modules/.bin/node
 suite=$here/node_modules/@modelcontextprotocol/conformance/dist/index.js
 suite2026=$here/node_modules/conformance-2026/dist/index.js
 expected=${CONFORMANCE_EXPECTED_FAILURES:-$here/expected-failures.txt}
 expected2026=${CONFORMANCE_EXPECTED_FAILURES_2026:-$here/expected-failures-2026.txt}
+expectedAuth=${CONFORMANCE_EXPECTED_FAILURES_AUTH:-$here/expected-failures-auth.txt}
 results=${CONFORMANCE_RESULTS:-$here/../bin/conformance}
 
 if [[ ! -x $node || ! -f $suite || ! -f $suite2026 ]]; then
@@ -69,19 +75,19 @@ trap cleanup EXIT
 trap 'exit 130' INT
 trap 'exit 143' TERM
 
-# baseline FILE SUITE OUT: reads FILE (a scenario name and a reason per line, # comments), checks
-# every name against SUITE's server scenarios, and writes the suite's YAML baseline to OUT.
-# It prints the number of entries.
+# baseline FILE SUITE OUT [KIND]: reads FILE (a scenario name and a reason per line, # comments),
+# checks every name against SUITE's KIND (server, the default, or client) scenarios, and writes the
+# suite's YAML baseline to OUT. It prints the number of entries.
 baseline() {
-  local file=$1 js=$2 out=$3 known name reason
-  known=$("$node" "$js" list --server | sed -n 's/^  - \([^ ]*\).*/\1/p')
+  local file=$1 js=$2 out=$3 kind=${4:-server} known name reason
+  known=$("$node" "$js" list --"$kind" | sed -n 's/^  - \([^ ]*\).*/\1/p')
   local -A listed=()
   {
-    echo "server:"
+    echo "$kind:"
     while read -r name reason; do
       [[ -z $name || $name == \#* ]] && continue
       if ! grep -qxF -- "$name" <<<"$known"; then
-        echo "conformance: $file names $name, which is not a server scenario of its suite" >&2
+        echo "conformance: $file names $name, which is not a $kind scenario of its suite" >&2
         return 1
       fi
       if [[ -z $reason ]]; then
@@ -98,12 +104,13 @@ baseline() {
   } >"$out"
   # No expected failures: the suite wants an empty list, not a null.
   if ((${#listed[@]} == 0)); then
-    echo "server: []" >"$out"
+    echo "$kind: []" >"$out"
   fi
   echo "${#listed[@]}"
 }
 n2025=$(baseline "$expected" "$suite" "$tmp/expected-failures.yml")
 n2026=$(baseline "$expected2026" "$suite2026" "$tmp/expected-failures-2026.yml")
+nauth=$(baseline "$expectedAuth" "$suite2026" "$tmp/expected-failures-auth.yml" client)
 
 # Serve only the conformance plugin, on a loopback port the kernel picks.
 mkdir -p "$tmp/plugins" "$tmp/data" "$tmp/workspace"
@@ -183,3 +190,35 @@ echo "conformance: 2026-07-28: ok ($n2026 expected failures, listed in $expected
 # The same suite's active set (its default): the session scenarios as the next suite judges them.
 judge 2026-active "$suite2026" "$results/2026-active" --suite active --expected-failures "$tmp/expected-failures-2026.yml"
 echo "conformance: 0.2.0-alpha.12 active: ok ($n2026 expected failures, listed in $expected2026)"
+
+# clientrun NAME OUT ARGS...: runs the 0.2.0 suite's client command with the harness, judged by the
+# auth baseline; fails, printing everything, when the outcome differs from it.
+clientrun() {
+  local name=$1 out=$2 verdict
+  shift 2
+  set +e
+  "$node" "$suite2026" client --command "$client" "$@" --expected-failures "$tmp/expected-failures-auth.yml" \
+    -o "$out" >"$out/$name.log" 2>&1
+  verdict=$?
+  set -e
+  if ((verdict != 0)); then
+    cat "$out/$name.log"
+    echo "conformance: auth: $name: FAILED: the outcome differs from $expectedAuth (see above)" >&2
+    return 1
+  fi
+}
+
+# plughost as an OAuth client: the suite's auth suite, then each auth/ client scenario it left out.
+out=$results/auth
+mkdir -p "$out"
+echo "conformance: auth: plughost's OAuth client against the suite's authorization servers (checks in $out)"
+clientrun suite "$out" --suite auth
+sed -n '/=== SUITE SUMMARY ===/,$p' "$out/suite.log"
+ran=$(sed -n '/=== SUITE SUMMARY ===/,$p' "$out/suite.log" | grep -o 'auth/[^:]*' || true)
+others=0
+for scenario in $("$node" "$suite2026" list --client | sed -n 's/^  - \(auth\/[^ ]*\).*/\1/p'); do
+  grep -qxF -- "$scenario" <<<"$ran" && continue
+  clientrun "${scenario//\//_}" "$out" --scenario "$scenario"
+  others=$((others + 1))
+done
+echo "conformance: auth: ok (the auth suite and $others more auth scenarios; $nauth expected failures, listed in $expectedAuth)"

@@ -48,6 +48,9 @@ Usage:
                                                        its definitions in the trust file: in trust mode "pinned" it
                                                        runs, without a restart, and what it offers is pinned
   plughost revoke NAME                                 withdraw NAME's approval: a running plughost stops serving it
+  plughost login NAME [--plugins DIR] [--no-browser]   log in once, in a browser, to the remote server NAME.mcp.json
+                                                       declares with "oauth": the tokens are stored (mode 0600) and
+                                                       a running plughost uses and refreshes them
   plughost sandbox probe                               print what this machine's sandbox supports
   plughost version                                     print the version
 
@@ -97,6 +100,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = approveCommand(cmd == "approve", rest, stdout, stderr)
 	case "sandbox":
 		err = sandboxCommand(rest, stdout, stderr)
+	case "login":
+		err = loginCommand(rest, stdout, stderr)
 	case wrappedCommand: // hidden: run by the host for a declared server
 		err = serveWrapped(rest, stderr)
 	default:

@@ -11,6 +11,7 @@ import (
 	"slices"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/wrapped"
@@ -25,12 +26,15 @@ import (
 const wrappedCommand = "__wrapped"
 
 // The variables through which the launcher hands the wrapper its
-// declaration, resolved (the command's absolute path), and a remote
-// server's bearer token: the wrapper removes both from its environment
-// before the server starts.
+// declaration, resolved (the command's absolute path), a remote server's
+// bearer token or OAuth client secret, and the file of its OAuth login
+// (in the token directory granted to it): the wrapper removes them from
+// its environment before the server starts.
 const (
-	envServer      = "PLUGHOST_SERVER"
-	envServerToken = "PLUGHOST_SERVER_TOKEN"
+	envServer             = "PLUGHOST_SERVER"
+	envServerToken        = "PLUGHOST_SERVER_TOKEN"
+	envServerClientSecret = "PLUGHOST_SERVER_CLIENT_SECRET"
+	envServerLogin        = "PLUGHOST_SERVER_LOGIN"
 )
 
 // wrapperArgs is the manager's Options.Wrapper: this very binary.
@@ -65,9 +69,21 @@ func serveWrapped(args []string, stderr io.Writer) error {
 			return err
 		}
 	}
+	var handler auth.OAuthHandler
+	if s.OAuth != nil {
+		name := "server"
+		if len(args) == 1 {
+			name, _ = declared.Name(filepath.Base(args[0]))
+		}
+		if handler, err = oauthHandler(s, name, os.Getenv); err != nil {
+			return err
+		}
+	}
 	os.Unsetenv(envServer)
 	os.Unsetenv(envServerToken)
-	p, gone, err := wrapped.Start(context.Background(), &wrapped.Options{Server: s, Token: token, Name: "plughost", Version: version, Logger: logger})
+	os.Unsetenv(envServerClientSecret)
+	os.Unsetenv(envServerLogin)
+	p, gone, err := wrapped.Start(context.Background(), &wrapped.Options{Server: s, Token: token, OAuth: handler, Name: "plughost", Version: version, Logger: logger})
 	if err != nil {
 		return err
 	}
@@ -111,6 +127,11 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 			cmd.Env = append(cmd.Env, envServerToken+"="+token)
 			pol.Env = append(pol.Env, envServerToken)
 		}
+		if s.OAuth != nil {
+			if err := oauthLaunch(name, s.OAuth, cmd, pol, getenv); err != nil {
+				return err
+			}
+		}
 		if pol.Net == "" {
 			pol.Net = sandbox.NetAll
 		}
@@ -150,16 +171,29 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 // declaration is a file dropped into the directory: on its own it may not
 // have plughost read one of its variables or files and send it away.
 func tokenGranted(s *declared.Server, pol *sandbox.Policy, name string) error {
+	if err := sourceGranted("bearer_token_env", s.BearerTokenEnv, "bearer_token_file", s.BearerTokenFile, pol, name); err != nil {
+		return err
+	}
+	if o := s.OAuth; o != nil {
+		return sourceGranted("oauth: client_secret_env", o.ClientSecretEnv, "oauth: client_secret_file", o.ClientSecretFile, pol, name)
+	}
+	return nil
+}
+
+// sourceGranted checks that a secret's source, the variable env or the
+// file (named by the members envMember and fileMember), is granted to the
+// plugin name by its policy pol.
+func sourceGranted(envMember, env, fileMember, file string, pol *sandbox.Policy, name string) error {
 	switch {
-	case s.BearerTokenEnv != "" && !slices.Contains(pol.Env, s.BearerTokenEnv):
-		return fmt.Errorf("bearer_token_env %s: the operator passes it to this server with env = [%q] in sandbox { plugin %q { ... } }", s.BearerTokenEnv, s.BearerTokenEnv, name)
-	case s.BearerTokenFile != "":
-		file := filepath.Clean(s.BearerTokenFile)
+	case env != "" && !slices.Contains(pol.Env, env):
+		return fmt.Errorf("%s %s: the operator passes it to this server with env = [%q] in sandbox { plugin %q { ... } }", envMember, env, env, name)
+	case file != "":
+		file = filepath.Clean(file)
 		if real, err := filepath.EvalSymlinks(file); err == nil {
 			file = real // where a link leads is what would be read
 		}
 		if !pol.Readable(file) {
-			return fmt.Errorf("bearer_token_file %s: the operator grants it to this server with allow_read = [%q] in sandbox { plugin %q { ... } }", file, file, name)
+			return fmt.Errorf("%s %s: the operator grants it to this server with allow_read = [%q] in sandbox { plugin %q { ... } }", fileMember, file, file, name)
 		}
 	}
 	return nil

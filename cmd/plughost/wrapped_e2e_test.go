@@ -98,8 +98,9 @@ func newWrappedClient() (*wrappedClient, *mcp.Client) {
 }
 
 // serveWrapped starts plughost over stdio serving dir (with the config
-// file, when not empty) and connects a wrappedClient speaking 2025-11-25.
-func serveWrappedStdio(t *testing.T, dir, config string) *wrappedClient {
+// file, when not empty; env, NAME=value entries, added to its environment
+// last) and connects a wrappedClient speaking 2025-11-25.
+func serveWrappedStdio(t *testing.T, dir, config string, env ...string) *wrappedClient {
 	t.Helper()
 	c, client := newWrappedClient()
 	args := []string{"serve", "--plugins", dir, "--log-level", "debug"}
@@ -108,6 +109,7 @@ func serveWrappedStdio(t *testing.T, dir, config string) *wrappedClient {
 	}
 	cmd := exec.Command(bin.plughost, args...)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+	cmd.Env = append(cmd.Env, env...)
 	c.stderr = newLineBuffer()
 	cmd.Stderr = c.stderr
 	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)

@@ -11,6 +11,11 @@
 //
 //	{"command": "node", "args": ["/opt/mcp/server.js"], "env": {"LEVEL": "info"}}
 //	{"url": "https://mcp.example.com/mcp", "bearer_token_file": "/run/secrets/example"}
+//	{"url": "https://mcp.example.com/mcp", "oauth": {}}
+//
+// The last is a remote server that is an OAuth resource server: plughost
+// logs in to it once (`plughost login NAME`) or uses client credentials;
+// see [OAuth].
 //
 // What the server may touch is not decided here but in the configuration
 // file's sandbox block for NAME, as for any plugin: a declaration dropped
@@ -88,6 +93,9 @@ type Server struct {
 	// BearerTokenEnv names a variable of the host's environment holding
 	// that token instead.
 	BearerTokenEnv string `json:"bearer_token_env,omitempty"`
+	// OAuth makes plughost an OAuth client of the server instead (see
+	// OAuth); nil for none.
+	OAuth *OAuth `json:"oauth,omitempty"`
 
 	// Requests is what the server asks the operator to grant it; it
 	// grants nothing (see the package documentation).
@@ -96,7 +104,7 @@ type Server struct {
 
 // fields are the members a declaration may have, for the "did you mean"
 // of an unknown one.
-var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "bearer_token_file", "bearer_token_env", "requests"}
+var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "bearer_token_file", "bearer_token_env", "oauth", "requests"}
 
 // Load reads and parses the declaration at path.
 func Load(path string) (*Server, error) {
@@ -128,7 +136,12 @@ func Parse(b []byte) (*Server, error) {
 	}
 	for k := range raw {
 		if !slices.Contains(fields, k) {
-			return nil, fmt.Errorf("unknown member %q%s (a declaration has: %s)", k, didYouMean(k), strings.Join(fields, ", "))
+			return nil, fmt.Errorf("unknown member %q%s (a declaration has: %s)", k, nearest(k, fields), strings.Join(fields, ", "))
+		}
+	}
+	if o, ok := raw["oauth"]; ok {
+		if err := checkOAuthMembers(o); err != nil {
+			return nil, err
 		}
 	}
 	dec := json.NewDecoder(bytes.NewReader(b))
@@ -142,7 +155,7 @@ func Parse(b []byte) (*Server, error) {
 
 // check fills Type and reports the first mistake.
 func (s *Server) check() error {
-	remote := s.URL != "" || len(s.Headers) > 0 || s.BearerTokenFile != "" || s.BearerTokenEnv != ""
+	remote := s.URL != "" || len(s.Headers) > 0 || s.BearerTokenFile != "" || s.BearerTokenEnv != "" || s.OAuth != nil
 	local := s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != ""
 	switch {
 	case s.Type == "" && s.Command != "":
@@ -158,7 +171,7 @@ func (s *Server) check() error {
 			return errors.New(`a stdio server needs "command"`)
 		}
 		if remote {
-			return errors.New(`a stdio server has no "url", "headers" or bearer token: those are a remote server's`)
+			return errors.New(`a stdio server has no "url", "headers", bearer token or "oauth": those are a remote server's`)
 		}
 		for k := range s.Env {
 			if k == "" || strings.ContainsAny(k, "=\x00") {
@@ -179,9 +192,18 @@ func (s *Server) check() error {
 		if s.BearerTokenFile != "" && s.BearerTokenEnv != "" {
 			return errors.New("bearer_token_file and bearer_token_env: give one")
 		}
+		bearer := s.BearerTokenFile != "" || s.BearerTokenEnv != ""
+		if bearer && s.OAuth != nil {
+			return errors.New(`a bearer token and "oauth": give one (oauth gets the tokens itself)`)
+		}
 		for k := range s.Headers {
-			if strings.EqualFold(k, "Authorization") && (s.BearerTokenFile != "" || s.BearerTokenEnv != "") {
-				return errors.New(`headers: "Authorization" and a bearer token: give one`)
+			if strings.EqualFold(k, "Authorization") && (bearer || s.OAuth != nil) {
+				return errors.New(`headers: "Authorization" and a bearer token or "oauth": give one`)
+			}
+		}
+		if s.OAuth != nil {
+			if err := s.OAuth.check(); err != nil {
+				return err
 			}
 		}
 	case "":
@@ -267,8 +289,9 @@ func Name(base string) (string, bool) {
 	return name, ok && name != ""
 }
 
-// didYouMean suggests the field nearest to k (by edit distance, at most 2).
-func didYouMean(k string) string {
+// nearest suggests the member of fields nearest to k (by edit distance,
+// at most 2).
+func nearest(k string, fields []string) string {
 	best, dist := "", 3
 	for _, f := range fields {
 		if d := levenshtein.Distance(strings.ToLower(k), f, nil); d < dist {

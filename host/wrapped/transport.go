@@ -7,20 +7,20 @@ import (
 	"strings"
 	"time"
 
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/oauthclient"
 )
 
 // transport returns the go-sdk transport that reaches the declared server:
 // a child process for a stdio server, HTTP for a remote one. token is the
-// remote server's bearer token ("" for none).
-func transport(s *declared.Server, token string) mcp.Transport {
-	switch s.Type {
-	case declared.TypeHTTP:
-		return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, token)}
-	case declared.TypeSSE:
-		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: httpClient(s, token)}
+// remote server's bearer token ("" for none), h its OAuth handler (nil
+// for none).
+func transport(s *declared.Server, token string, h auth.OAuthHandler) mcp.Transport {
+	if s.Remote() {
+		return RemoteTransport(s, HTTPClient(s, token, h, nil))
 	}
 	x := expander()
 	args := make([]string, len(s.Args))
@@ -68,17 +68,35 @@ func childEnv(env []string, add map[string]string) []string {
 	return out
 }
 
-// httpClient sends the declaration's headers, and the bearer token, with
-// every request.
-func httpClient(s *declared.Server, token string) *http.Client {
-	h := make(http.Header)
+// RemoteTransport is the go-sdk transport of the remote server s (type
+// http or sse) over hc.
+func RemoteTransport(s *declared.Server, hc *http.Client) mcp.Transport {
+	if s.Type == declared.TypeSSE {
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+	}
+	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
+}
+
+// HTTPClient is the http.Client of the remote server s: it sends the
+// declaration's headers, and the bearer token (when not ""), with every
+// request, or authorizes each through the OAuth handler h (when not nil,
+// with oauthclient.Transport), through base (nil means
+// http.DefaultTransport).
+func HTTPClient(s *declared.Server, token string, h auth.OAuthHandler, base http.RoundTripper) *http.Client {
+	hd := make(http.Header)
 	for k, v := range s.Headers {
-		h.Set(k, v)
+		hd.Set(k, v)
 	}
 	if token != "" {
-		h.Set("Authorization", "Bearer "+token)
+		hd.Set("Authorization", "Bearer "+token)
 	}
-	return &http.Client{Transport: headerTransport{h, http.DefaultTransport}}
+	if base == nil {
+		base = http.DefaultTransport
+	}
+	if h != nil {
+		base = &oauthclient.Transport{Handler: h, Base: base}
+	}
+	return &http.Client{Transport: headerTransport{hd, base}}
 }
 
 type headerTransport struct {

@@ -30,10 +30,12 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/url"
 	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -49,6 +51,9 @@ type Options struct {
 	Server *declared.Server
 	// Token is a remote server's bearer token ("" for none).
 	Token string
+	// OAuth authorizes the requests to a remote server instead (package
+	// oauthclient); nil for none.
+	OAuth auth.OAuthHandler
 	// Name and Version name plughost to the server (clientInfo).
 	Name, Version string
 	// Logger gets what cannot reach a client: the server's log messages
@@ -77,7 +82,7 @@ type bridge struct {
 // failed): the plugin process should then exit, so that the host restarts
 // it as it would a crashed plugin.
 func Start(ctx context.Context, o *Options) (*pluginproto.Plugin, <-chan error, error) {
-	return start(ctx, o, transport(o.Server, o.Token))
+	return start(ctx, o, transport(o.Server, o.Token, o.OAuth))
 }
 
 // start is Start over the transport t.
@@ -427,6 +432,12 @@ func (b *bridge) SubscribeResource(ctx context.Context, uri string, subscribe bo
 // codeResourceNotFound is MCP's error code for an unknown resource.
 const codeResourceNotFound = -32002
 
+// codeRejected is the go-sdk's code for a request its transport could not
+// deliver (jsonrpc2.ErrRejected, internal to the SDK): the server never
+// answered, and the cause is the HTTP request's error, such as an OAuth
+// handler's (a refused grant, a login needed).
+const codeRejected = -32005
+
 // serverError is what the host makes of the server's error: its unknown
 // resource as such, invalid params as invalid arguments, anything else
 // with the server's message.
@@ -436,6 +447,12 @@ func serverError(err error) error {
 		return err
 	}
 	switch we.Code {
+	case codeRejected:
+		var ue *url.Error
+		if errors.As(err, &ue) {
+			return fmt.Errorf("the request to the server failed: %w", ue.Err)
+		}
+		return err
 	case codeResourceNotFound:
 		return fmt.Errorf("%w: %s", pluginproto.ErrUnknownResource, we.Message)
 	case jsonrpc.CodeInvalidParams:

@@ -1,7 +1,12 @@
 // Package oauthtest is an authorization server for tests: it serves its
 // metadata (RFC 8414) and a JWKS over real HTTP, and mints signed JWT
 // access tokens with go-jose, so that a [oauth.Verifier] can be tested
-// end to end.
+// end to end. Its token endpoint (grants.go) serves an OAuth client under
+// test: client credentials, the authorization code with PKCE (its
+// authorization endpoint answers at once with the redirect, as a user who
+// consents would), refresh with rotation, and Dynamic Client
+// Registration; [Protect] puts an MCP handler behind a [oauth.Verifier]
+// of its tokens, a resource server for that client to reach.
 //
 //	as := oauthtest.New(t)
 //	token := as.Mint(t, oauthtest.Token{Audience: "http://127.0.0.1:8080/mcp", Scope: "mcp:tools"})
@@ -39,6 +44,8 @@ type Server struct {
 	kid  string            // the current signing key's
 	keys map[string]signer // published, by kid
 	n    int
+
+	g grants // the token endpoint's state (grants.go)
 }
 
 type signer struct {
@@ -48,6 +55,7 @@ type signer struct {
 // New starts a Server with one ES256 key; it stops when the test ends.
 func New(t testing.TB) *Server {
 	s := &Server{keys: map[string]signer{}}
+	s.g.init()
 	mux := http.NewServeMux()
 	metadata := func(oidc bool) http.HandlerFunc {
 		return func(w http.ResponseWriter, r *http.Request) {
@@ -57,7 +65,7 @@ func New(t testing.TB) *Server {
 			case s.oidc.Load() != oidc:
 				http.NotFound(w, r)
 			default:
-				writeJSON(w, map[string]any{"issuer": s.URL, "jwks_uri": s.URL + "/jwks", "token_endpoint": s.URL + "/token"})
+				writeJSON(w, s.metadata())
 			}
 		}
 	}
@@ -93,6 +101,7 @@ func New(t testing.TB) *Server {
 		s.mu.Unlock()
 		writeJSON(w, &set)
 	})
+	s.routes(mux, t)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
 	s.Rotate(t)
@@ -202,6 +211,16 @@ type Token struct {
 
 // Mint signs tok's claims with ES256.
 func (s *Server) Mint(t testing.TB, tok Token) string {
+	raw, err := s.mint(tok)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// mint is Mint, failing with an error (the token endpoint's goroutine may
+// not end the test).
+func (s *Server) mint(tok Token) (string, error) {
 	s.mu.Lock()
 	kid := tok.KeyID
 	if kid == "" {
@@ -215,13 +234,13 @@ func (s *Server) Mint(t testing.TB, tok Token) string {
 	if tok.Foreign {
 		var err error
 		if k.key, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
-			t.Fatal(err)
+			return "", err
 		}
 	}
 	sig, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: k.key},
 		(&jose.SignerOptions{}).WithType("at+jwt").WithHeader(jose.HeaderKey("kid"), kid))
 	if err != nil {
-		t.Fatal(err)
+		return "", err
 	}
 	c := jwt.Claims{Issuer: or(tok.Issuer, s.URL), Subject: or(tok.Subject, "alice"), ID: tok.ID,
 		IssuedAt: jwt.NewNumericDate(time.Now()), Expiry: jwt.NewNumericDate(tok.Expiry)}
@@ -246,11 +265,7 @@ func (s *Server) Mint(t testing.TB, tok Token) string {
 	if tok.Scope != "" {
 		extra["scope"] = tok.Scope
 	}
-	raw, err := jwt.Signed(sig).Claims(c).Claims(extra).Serialize()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return raw
+	return jwt.Signed(sig).Claims(c).Claims(extra).Serialize()
 }
 
 func or(s, def string) string {

@@ -29,16 +29,9 @@ func callTool(args []string, stdout, stderr io.Writer) error {
 	hf.register(fs)
 	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON object")
 	rawJSON := fs.Bool("json", false, "print the whole CallToolResult as JSON")
-	// Accept the tool name before or after the flags.
-	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+	name, err := parseWithArg(fs, args, stdout, stderr)
+	if err != nil {
 		return err
-	}
-	if name == "" && fs.NArg() > 0 {
-		name = fs.Arg(0)
 	}
 	if name == "" {
 		return usageError(stderr, fs, "which tool? usage: plughost call TOOL [--args JSON]")

@@ -41,20 +41,11 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 	configOut := fs.String("config-out", "", "write the suggested sandbox block to this file instead of printing it")
 	force := fs.Bool("force", false, "overwrite existing declarations (and the --config-out file)")
 	dryRun := fs.Bool("dry-run", false, "write nothing: print the declarations and the sandbox block it would write")
-	// Accept the file before or after the flags.
-	var file string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		file, args = args[0], args[1:]
-	}
-	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+	file, err := parseWithArg(fs, args, stdout, stderr)
+	if err != nil {
 		return err
 	}
-	if file == "" && fs.NArg() > 0 {
-		file = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
-	}
-	if file == "" || fs.NArg() > 1 {
+	if file == "" {
 		return usageError(stderr, fs, "which file? usage: plughost import [--plugins DIR] [--config-out FILE] [--force] [--dry-run] FILE")
 	}
 

@@ -37,17 +37,9 @@ func loginCommand(args []string, stdout, stderr io.Writer) error {
 	plugins := flags.String("plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins)")
 	cfgPath := flags.String("config", "", "HCL configuration file: its sandbox block grants the client secret's source")
 	noBrowser := flags.Bool("no-browser", false, "print the authorization URL only; do not try to open a browser")
-	var name string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		name, args = args[0], args[1:]
-	}
-	if err := parseFlags(flags, args, stdout, stderr); err != nil {
+	name, err := parseWithArg(flags, args, stdout, stderr)
+	if err != nil {
 		return err
-	}
-	if name == "" && flags.NArg() == 1 {
-		name = flags.Arg(0)
-	} else if flags.NArg() > 0 {
-		return usageError(stderr, flags, "unexpected argument %q", flags.Arg(0))
 	}
 	if name == "" {
 		return usageError(stderr, flags, "which server? usage: plughost login NAME (NAME.mcp.json in the plugin directory)")

@@ -122,6 +122,26 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 }
 
 // parseFlags parses a command's flags and reports a mistake in one clear line.
+// parseWithArg is parseFlags for a command of one positional argument
+// (a tool, a plugin, a file), which may come before or after the flags;
+// "" when none was given. A second one is a usage error.
+func parseWithArg(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) (string, error) {
+	var arg string
+	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
+		arg, args = args[0], args[1:]
+	}
+	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+		return "", err
+	}
+	if arg == "" && fs.NArg() == 1 {
+		return fs.Arg(0), nil
+	}
+	if fs.NArg() > 0 {
+		return "", usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
+	}
+	return arg, nil
+}
+
 func parseFlags(fs *flag.FlagSet, args []string, stdout, stderr io.Writer) error {
 	fs.SetOutput(io.Discard)
 	err := fs.Parse(args)

@@ -8,7 +8,6 @@ import (
 	"os"
 	"os/user"
 	"path/filepath"
-	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -105,18 +104,9 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 		fs.StringVar(want, "digest", "", "approve only if the file's digest is this one (sha256:…, as plughost plugins shows it): "+
 			"what was reviewed is what is approved")
 	}
-	// Accept the plugin's name before or after the flags.
-	var plugin string
-	if len(args) > 0 && !strings.HasPrefix(args[0], "-") {
-		plugin, args = args[0], args[1:]
-	}
-	if err := parseFlags(fs, args, stdout, stderr); err != nil {
+	plugin, err := parseWithArg(fs, args, stdout, stderr)
+	if err != nil {
 		return err
-	}
-	if plugin == "" && fs.NArg() == 1 {
-		plugin = fs.Arg(0)
-	} else if fs.NArg() > 0 {
-		return usageError(stderr, fs, "unexpected argument %q", fs.Arg(0))
 	}
 	if plugin == "" {
 		return usageError(stderr, fs, "which plugin? usage: plughost %s NAME", name)

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"encoding/json"
-	"fmt"
 	"hash/maphash"
 	"sort"
 	"sync"
@@ -113,16 +112,9 @@ func (s *snapshot) sees(g tool.Guard, i int, key string) bool {
 // visible items after the cursor's key, and the next page's cursor when
 // more visible items follow.
 func (l *list) pageFor(k listKind, vis []bool, cursor string, size int) ([]json.RawMessage, string, error) {
-	start := 0
-	if cursor != "" {
-		last, ok := k.decode(cursor)
-		if !ok {
-			return nil, "", fmt.Errorf("%w: %s cursor %q was not issued by this server", tool.ErrInvalidCursor, k.method, truncate(cursor, 80))
-		}
-		start = sort.SearchStrings(l.keys, last)
-		if start < len(l.keys) && l.keys[start] == last {
-			start++
-		}
+	start, err := l.after(k, cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	out := make([]json.RawMessage, 0, min(size, len(l.keys)-start))
 	j := start

@@ -51,16 +51,9 @@ func (l *list) add(key string, item json.RawMessage, about *tool.Item) {
 // first page), and the cursor of the next page ("" on the last). The slice
 // is shared and must not be modified.
 func (l *list) page(k listKind, cursor string, size int) ([]json.RawMessage, string, error) {
-	start := 0
-	if cursor != "" {
-		last, ok := k.decode(cursor)
-		if !ok {
-			return nil, "", fmt.Errorf("%w: %s cursor %q was not issued by this server", tool.ErrInvalidCursor, k.method, truncate(cursor, 80))
-		}
-		start = sort.SearchStrings(l.keys, last)
-		if start < len(l.keys) && l.keys[start] == last {
-			start++
-		}
+	start, err := l.after(k, cursor)
+	if err != nil {
+		return nil, "", err
 	}
 	end := min(start+size, len(l.keys))
 	next := ""
@@ -68,6 +61,24 @@ func (l *list) page(k listKind, cursor string, size int) ([]json.RawMessage, str
 		next = k.encode(l.keys[end-1])
 	}
 	return l.items[start:end:end], next, nil
+}
+
+// after returns the index of the first item after the key cursor names (0
+// for ""), or an error wrapping tool.ErrInvalidCursor for a cursor k did
+// not issue.
+func (l *list) after(k listKind, cursor string) (int, error) {
+	if cursor == "" {
+		return 0, nil
+	}
+	last, ok := k.decode(cursor)
+	if !ok {
+		return 0, fmt.Errorf("%w: %s cursor %q was not issued by this server", tool.ErrInvalidCursor, k.method, truncate(cursor, 80))
+	}
+	i := sort.SearchStrings(l.keys, last)
+	if i < len(l.keys) && l.keys[i] == last {
+		i++
+	}
+	return i, nil
 }
 
 // same reports whether two lists serve the same items.

@@ -3,7 +3,7 @@ package catalog
 import (
 	"encoding/json"
 	"hash/maphash"
-	"sort"
+	"slices"
 	"sync"
 
 	"github.com/plughost/plughost/host/tool"
@@ -18,9 +18,10 @@ import (
 // after the first, and callers with the same key (the sessions of one
 // user) share it. A new snapshot starts with none.
 
-// maxViews bounds the views a snapshot keeps; a caller beyond them is
-// decided afresh at each request (correct, slower).
-const maxViews = 1024
+// maxViews bounds the views a snapshot keeps (each holds its lists' slices:
+// with 1000 tools, about 50 KB); a caller beyond them is decided afresh at
+// each request (correct, slower).
+const maxViews = 256
 
 // views are the views of one snapshot, by guard key.
 type views struct {
@@ -28,12 +29,12 @@ type views struct {
 	m  map[string]*view
 }
 
-// view is what one guard decided of one snapshot: which items of each
-// list it sees, computed at the first need.
+// view is what one guard decided of one snapshot: each list as it sees
+// it, built at the first need, and paged as the catalog's own are.
 type view struct {
-	once [numLists]sync.Once
-	vis  [numLists][]bool
-	sum  [numLists]uint64
+	once  [numLists]sync.Once
+	lists [numLists]list
+	sum   [numLists]uint64
 }
 
 // The lists, as indexes of view's arrays.
@@ -77,58 +78,32 @@ func (s *snapshot) listAt(i int) *list {
 	return &s.prompts.list
 }
 
-// visible returns which items of list i g sees, and a hash of those items'
-// JSON: when it changes, so did the caller's list.
-func (s *snapshot) visible(g tool.Guard, i int) ([]bool, uint64) {
+// visible returns list i as g sees it, and a hash of its items' JSON: when
+// it changes, so did the caller's list.
+func (s *snapshot) visible(g tool.Guard, i int) (*list, uint64) {
 	v := s.view(g)
 	v.once[i].Do(func() {
 		l := s.listAt(i)
-		vis := make([]bool, len(l.items))
+		seen := newList(0)
 		var h maphash.Hash
 		h.SetSeed(viewSeed)
 		for j, it := range l.about {
-			if vis[j] = g.Visible(it); vis[j] {
+			if g.Visible(it) {
+				seen.add(l.keys[j], l.items[j], it)
 				h.Write(l.items[j])
 				h.WriteByte(0)
 			}
 		}
-		v.vis[i], v.sum[i] = vis, h.Sum64()
+		v.lists[i], v.sum[i] = seen, h.Sum64()
 	})
-	return v.vis[i], v.sum[i]
+	return &v.lists[i], v.sum[i]
 }
 
 // sees reports whether g sees the item of list i at key.
 func (s *snapshot) sees(g tool.Guard, i int, key string) bool {
-	l := s.listAt(i)
-	j := sort.SearchStrings(l.keys, key)
-	if j == len(l.keys) || l.keys[j] != key {
-		return false
-	}
-	vis, _ := s.visible(g, i)
-	return vis[j]
-}
-
-// pageFor is page with the items vis leaves out skipped: up to size
-// visible items after the cursor's key, and the next page's cursor when
-// more visible items follow.
-func (l *list) pageFor(k listKind, vis []bool, cursor string, size int) ([]json.RawMessage, string, error) {
-	start, err := l.after(k, cursor)
-	if err != nil {
-		return nil, "", err
-	}
-	out := make([]json.RawMessage, 0, min(size, len(l.keys)-start))
-	j := start
-	for ; j < len(l.keys) && len(out) < size; j++ {
-		if vis[j] {
-			out = append(out, l.items[j])
-		}
-	}
-	for m := j; m < len(l.keys); m++ {
-		if vis[m] {
-			return out, k.encode(l.keys[j-1]), nil
-		}
-	}
-	return out, "", nil
+	l, _ := s.visible(g, i)
+	_, found := slices.BinarySearch(l.keys, key)
+	return found
 }
 
 // ListToolsFor is ListTools as the caller of g sees it (nil g: all).
@@ -157,8 +132,8 @@ func (c *Catalog) listFor(g tool.Guard, i int, k listKind, cursor string) ([]jso
 	if g == nil {
 		return s.listAt(i).page(k, cursor, c.pageSize)
 	}
-	vis, _ := s.visible(g, i)
-	return s.listAt(i).pageFor(k, vis, cursor, c.pageSize)
+	l, _ := s.visible(g, i)
+	return l.page(k, cursor, c.pageSize)
 }
 
 // ViewSums returns, per list (tools, resources, templates, prompts), a

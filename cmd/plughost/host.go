@@ -323,6 +323,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	hst := &host{obs: obs, log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks),
 		limits: cfg.Limits, trust: cfg.Trust, certs: certs, access: cfg.Access}
+	if obs.metrics != nil {
+		cfg.Access.OnRefuse(obs.metrics.AccessRefused)
+	}
 	if index != nil {
 		hst.search, hst.unfollow = followSearch(cat, index, search, log.Named("mcp"))
 		hst.searchPath = search.Path

@@ -74,7 +74,22 @@ type Source struct {
 // Rules is a compiled rule set. It is safe for concurrent use.
 type Rules struct {
 	deny, allow []*rule
-	args        bool // does any rule read arguments?
+	args        bool               // does any rule read arguments?
+	onRefuse    func(rule string) // OnRefuse's
+}
+
+// NoAllowRule is the rule OnRefuse names when no allow rule admitted a
+// use.
+const NoAllowRule = "(no allow rule)"
+
+// OnRefuse makes fn learn of each use a rule refuses (a call, read or
+// prompt get that Allow refuses), by the rule's name, for metrics: the
+// names are the configuration's, a bounded set. Call it before the rules
+// serve.
+func (rs *Rules) OnRefuse(fn func(rule string)) {
+	if rs != nil {
+		rs.onRefuse = fn
+	}
 }
 
 // rule is one compiled rule.
@@ -280,7 +295,7 @@ func (g *guard) Key() string { return g.key }
 
 // Visible reports whether some arguments could be allowed.
 func (g *guard) Visible(it *tool.Item) bool {
-	v, _ := g.decide(itemOf(it), nil)
+	v, _, _ := g.decide(itemOf(it), nil)
 	return v != fails
 }
 
@@ -294,23 +309,27 @@ func (g *guard) Allow(it *tool.Item, raw json.RawMessage) error {
 			return tool.Errorf(tool.ErrBadArguments, "%s %s: arguments are not a JSON object: %v", it.Kind, it.Name, err)
 		}
 	}
-	v, why := g.decide(itemOf(it), args)
+	v, why, rule := g.decide(itemOf(it), args)
 	if v == fails {
+		if f := g.rules.onRefuse; f != nil {
+			f(rule)
+		}
 		return tool.Errorf(tool.ErrRefused, "%s %s is not allowed for %s: %s", it.Kind, displayName(it), g.who(), why)
 	}
 	return nil
 }
 
 // decide applies the rules (see the package doc); args nil means unknown.
-// It returns holds (allowed), fails (refused, with why), or unknown.
-func (g *guard) decide(it *itemVars, args map[string]any) (verdict, string) {
+// It returns holds (allowed), fails (refused, with why and the rule that
+// refused, NoAllowRule when none admitted it), or unknown.
+func (g *guard) decide(it *itemVars, args map[string]any) (v verdict, why, rule string) {
 	maybe := false
 	for _, r := range g.rules.deny {
 		switch v, err := r.eval(g.caller, it, args); v {
 		case holds:
-			return fails, fmt.Sprintf("rule %q denies it", r.src.Name)
+			return fails, fmt.Sprintf("rule %q denies it", r.src.Name), r.src.Name
 		case broken:
-			return fails, fmt.Sprintf("rule %q could not be evaluated (%v), which denies", r.src.Name, err)
+			return fails, fmt.Sprintf("rule %q could not be evaluated (%v), which denies", r.src.Name, err), r.src.Name
 		case unknown:
 			maybe = true
 		}
@@ -326,14 +345,14 @@ func (g *guard) decide(it *itemVars, args map[string]any) (verdict, string) {
 			perhaps = perhaps || v == unknown
 		}
 		if !allowed && !perhaps {
-			return fails, "no allow rule admits it"
+			return fails, "no allow rule admits it", NoAllowRule
 		}
 		maybe = maybe || !allowed
 	}
 	if maybe {
-		return unknown, ""
+		return unknown, "", ""
 	}
-	return holds, ""
+	return holds, "", ""
 }
 
 // who names the caller in a refusal.

@@ -56,10 +56,17 @@ func TestRulesOfTheIssue(t *testing.T) {
 }
 
 func TestAllowRules(t *testing.T) {
+	var refused []string
+	defer func() {
+		if len(refused) != 1 || refused[0] != NoAllowRule {
+			t.Errorf("OnRefuse heard %q, want one %q", refused, NoAllowRule)
+		}
+	}()
 	rs := mustCompile(t,
 		Source{Name: "read-only for all", Expr: `has(item.annotations.readOnlyHint) && item.annotations.readOnlyHint == true`},
 		Source{Name: "admins", Expr: `'admin' in caller.scopes`},
 	)
+	rs.OnRefuse(func(rule string) { refused = append(refused, rule) })
 	admin := &tool.Caller{Subject: "root", Scopes: []string{"admin"}}
 	if !rs.For(anon).Visible(read) || rs.For(anon).Visible(write) {
 		t.Error("an anonymous caller should see the read-only tool only")

@@ -31,6 +31,7 @@
 //	plughost_sessions{transport}                            gauge
 //	plughost_http_streams                                   gauge
 //	plughost_limit_hits_total{limit}                        counter
+//	plughost_access_refusals_total{rule}                    counter
 //	go_*, process_*                                         the runtime's and the process's
 package metrics
 
@@ -60,6 +61,7 @@ type Metrics struct {
 	sessions  *prometheus.GaugeVec
 	streams   prometheus.Gauge
 	limitHits *prometheus.CounterVec
+	refusals  *prometheus.CounterVec
 
 	// series caches the label-bound collectors of a (tool, provider)
 	// pair, so that a call costs map look-ups of its own, not the
@@ -114,8 +116,10 @@ func New(states func() map[string]int) *Metrics {
 		Help: "Server-sent event streams open on HTTP (sessions' GET streams and HTTP+SSE sessions' streams)."})
 	m.limitHits = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plughost_limit_hits_total",
 		Help: "Requests refused (and notifications dropped) at a limit, by limit."}, []string{"limit"})
+	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plughost_access_refusals_total",
+		Help: "Calls, reads and prompt gets an access rule refused, by rule (\"(no allow rule)\" when none admitted them)."}, []string{"rule"})
 	m.reg.MustRegister(m.calls, m.duration, m.results, m.starts, m.crashes, m.parked, m.missing, m.sessions, m.streams,
-		m.limitHits, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.limitHits, m.refusals, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if states != nil {
 		m.reg.MustRegister(&stateCollector{states: states, desc: prometheus.NewDesc("plughost_plugins",
 			"Plugins by state (loading, running, restarting, parked, failed, idle, refused).", []string{"state"}, nil)})
@@ -207,6 +211,9 @@ func (m *Metrics) Streams(delta int) { m.streams.Add(float64(delta)) }
 
 // LimitHit counts a request refused at limit.
 func (m *Metrics) LimitHit(limit string) { m.limitHits.WithLabelValues(limit).Inc() }
+
+// AccessRefused counts a use an access rule refused (access.Rules.OnRefuse).
+func (m *Metrics) AccessRefused(rule string) { m.refusals.WithLabelValues(rule).Inc() }
 
 // stateCollector reports plugins by state at each scrape.
 type stateCollector struct {

@@ -27,6 +27,8 @@ func TestCallEnd(t *testing.T) {
 	m.SandboxMissing([]string{"landlock", "seccomp"})
 	m.Sessions("stdio", +1)
 	m.LimitHit("sessions")
+	m.AccessRefused("writes stay in /srv")
+	m.AccessRefused("writes stay in /srv")
 
 	want := `
 # HELP plughost_tool_calls_total tools/call requests that ended, by exposed tool name, provider and outcome (tool and provider are empty for a call no provider served).
@@ -60,6 +62,7 @@ func TestCallEnd(t *testing.T) {
 		"plughost_sandbox_layer_missing_total": "plughost_sandbox_layer_missing_total{layer=\"landlock\"} 1\nplughost_sandbox_layer_missing_total{layer=\"seccomp\"} 1\n",
 		"plughost_sessions":                    "plughost_sessions{transport=\"stdio\"} 1\n",
 		"plughost_limit_hits_total":            "plughost_limit_hits_total{limit=\"sessions\"} 1\n",
+		"plughost_access_refusals_total":       "plughost_access_refusals_total{rule=\"writes stay in /srv\"} 2\n",
 	} {
 		if got := scrapeOf(t, m, name); !strings.Contains(got, want) {
 			t.Errorf("%s:\n%s\nwant:\n%s", name, got, want)

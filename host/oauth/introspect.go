@@ -9,7 +9,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/go-jose/go-jose/v4/jwt"
@@ -44,14 +43,7 @@ type Introspection struct {
 type introspector struct {
 	cfg   Introspection
 	slots chan struct{}
-
-	mu    sync.Mutex
-	cache map[[sha256.Size]byte]cached
-}
-
-type cached struct {
-	answer  *introspected
-	expires time.Time
+	cache *tokenCache[*introspected]
 }
 
 // introspected is the endpoint's answer (RFC 7662 §2.2).
@@ -94,7 +86,7 @@ func newIntrospector(c Introspection) (*introspector, error) {
 	if c.MaxConcurrent <= 0 {
 		c.MaxConcurrent = 16
 	}
-	return &introspector{cfg: c, slots: make(chan struct{}, c.MaxConcurrent), cache: map[[sha256.Size]byte]cached{}}, nil
+	return &introspector{cfg: c, slots: make(chan struct{}, c.MaxConcurrent), cache: newTokenCache[*introspected](c.MaxCache)}, nil
 }
 
 // looksLikeJWT: a compact JWS has three parts.
@@ -106,49 +98,27 @@ func (v *Verifier) introspect(ctx context.Context, token string) (*Caller, error
 	in := v.intro
 	key := sha256.Sum256([]byte(token))
 	now := v.opts.Now()
-	in.mu.Lock()
-	c, ok := in.cache[key]
-	in.mu.Unlock()
-	if !ok || !now.Before(c.expires) {
+	answer, ok := in.cache.get(key, now)
+	if !ok {
 		select {
 		case in.slots <- struct{}{}:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("%w: waiting to introspect the token: %v", ErrIssuerUnavailable, ctx.Err())
 		}
-		answer, err := v.askEndpoint(ctx, token)
+		var err error
+		answer, err = v.askEndpoint(ctx, token)
 		<-in.slots
 		if err != nil {
 			v.opts.Logger.Warn("cannot introspect an access token", "endpoint", in.cfg.Endpoint, "error", err)
 			return nil, fmt.Errorf("%w: introspection: %v", ErrIssuerUnavailable, err)
 		}
-		c = cached{answer: answer, expires: now.Add(in.cfg.CacheTTL)}
-		if answer.Expiry != nil && answer.Expiry.Time().Before(c.expires) {
-			c.expires = answer.Expiry.Time()
+		expires := now.Add(in.cfg.CacheTTL)
+		if answer.Expiry != nil && answer.Expiry.Time().Before(expires) {
+			expires = answer.Expiry.Time()
 		}
-		in.put(key, c, now)
+		in.cache.put(key, answer, expires, now)
 	}
-	return v.checkIntrospected(c.answer, now)
-}
-
-// put caches an answer, making room when the cache is full. in.mu is not
-// held.
-func (in *introspector) put(key [sha256.Size]byte, c cached, now time.Time) {
-	in.mu.Lock()
-	defer in.mu.Unlock()
-	if len(in.cache) >= in.cfg.MaxCache {
-		for k, e := range in.cache {
-			if !now.Before(e.expires) {
-				delete(in.cache, k)
-			}
-		}
-	}
-	for k := range in.cache { // still full: any one goes (map order)
-		if len(in.cache) < in.cfg.MaxCache {
-			break
-		}
-		delete(in.cache, k)
-	}
-	in.cache[key] = c
+	return v.checkIntrospected(answer, now)
 }
 
 // askEndpoint POSTs the token to the introspection endpoint.

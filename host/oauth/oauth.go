@@ -55,6 +55,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -77,6 +78,8 @@ const (
 	DefaultMaxDocumentSize = 1 << 20
 	DefaultRefreshInterval = 10 * time.Second
 	DefaultMaxKeyAge       = time.Hour
+	DefaultVerifiedTTL     = 5 * time.Minute
+	DefaultMaxVerified     = 10000
 	DefaultFetchTimeout    = 10 * time.Second
 )
 
@@ -123,6 +126,14 @@ type Options struct {
 	// issuer's JWKS (an unknown kid, or an unreachable issuer, asks for
 	// one); 0 means 10 s.
 	RefreshInterval time.Duration
+	// VerifiedTTL is how long a JWT that verified is taken at its word
+	// again without checking its signature (never past its exp); 0 means
+	// 5 minutes. A key the issuer withdraws stops verifying new tokens
+	// at once (MaxKeyAge), and those seen already within VerifiedTTL.
+	VerifiedTTL time.Duration
+	// MaxVerified bounds the verified tokens kept (by their SHA-256, never
+	// the tokens); 0 means 10000.
+	MaxVerified int
 	// MaxKeyAge is how long fetched keys are used before they are fetched
 	// again (in the background: the cached keys serve meanwhile), so that
 	// a key the issuer withdrew stops verifying; 0 means 1 hour.
@@ -169,6 +180,8 @@ type Verifier struct {
 	issuers map[string]*issuer
 	meta    []byte        // the Protected Resource Metadata document
 	intro   *introspector // nil without Options.Introspection
+	// verified keeps the callers of JWTs that verified (VerifiedTTL).
+	verified *tokenCache[*Caller]
 }
 
 // New returns a Verifier for opts. It fetches nothing: the issuers' keys
@@ -211,6 +224,13 @@ func New(opts *Options) (*Verifier, error) {
 	if o.MaxKeyAge <= 0 {
 		o.MaxKeyAge = DefaultMaxKeyAge
 	}
+	if o.VerifiedTTL <= 0 {
+		o.VerifiedTTL = DefaultVerifiedTTL
+	}
+	if o.MaxVerified <= 0 {
+		o.MaxVerified = DefaultMaxVerified
+	}
+	v.verified = newTokenCache[*Caller](o.MaxVerified)
 	if o.FetchTimeout <= 0 {
 		o.FetchTimeout = DefaultFetchTimeout
 	}
@@ -282,6 +302,11 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Caller, error) {
 	if v.intro != nil && !looksLikeJWT(token) {
 		return v.introspect(ctx, token)
 	}
+	seen := sha256.Sum256([]byte(token))
+	if c, ok := v.verified.get(seen, v.opts.Now()); ok { // verified lately: its signature, iss, aud and nbf hold
+		cc := *c
+		return v.finish(&cc)
+	}
 	tok, err := jwt.ParseSigned(token, algorithms)
 	if err != nil {
 		return nil, fmt.Errorf("%w: %s", ErrInvalidToken, parseProblem(err))
@@ -327,7 +352,14 @@ func (v *Verifier) Verify(ctx context.Context, token string) (*Caller, error) {
 	if c.Scope != "" {
 		caller.Scopes = strings.Fields(c.Scope)
 	}
-	return v.finish(caller)
+	now := v.opts.Now()
+	until := now.Add(v.opts.VerifiedTTL)
+	if caller.Expiry.Before(until) {
+		until = caller.Expiry
+	}
+	v.verified.put(seen, caller, until, now)
+	cc := *caller
+	return v.finish(&cc)
 }
 
 // finish completes c and returns it: a token without sub speaks for its

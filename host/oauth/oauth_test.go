@@ -312,3 +312,28 @@ func BenchmarkVerify(b *testing.B) {
 		}
 	}
 }
+
+// A token that verified is taken at its word again (VerifiedTTL), but
+// never past its exp, and its scopes are checked each time.
+func TestVerifiedTokensReused(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	c := new(clock)
+	v := newVerifier(t, as, c)
+	tok := as.Mint(t, oauthtest.Token{Audience: resource, Scope: "mcp:tools", Expiry: time.Now().Add(30 * time.Second)})
+	for range 2 {
+		if _, err := v.Verify(context.Background(), tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.advance(30*time.Second + oauth.DefaultLeeway + time.Second)
+	if _, err := v.Verify(context.Background(), tok); !errors.Is(err, oauth.ErrInvalidToken) || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("past its exp: %v, want expired", err)
+	}
+	narrow := as.Mint(t, oauthtest.Token{Audience: resource, Scope: "other"})
+	for range 2 {
+		if _, err := v.Verify(context.Background(), narrow); !errors.Is(err, oauth.ErrInsufficientScope) {
+			t.Errorf("without the scope: %v", err)
+		}
+	}
+}

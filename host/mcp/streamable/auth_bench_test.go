@@ -12,8 +12,9 @@ import (
 // BenchmarkHTTPAuth is BenchmarkHTTPCall's stateless tools/call (one
 // request, one call) with authorization on against it off: with the
 // static token (--token: a constant-time compare), and with OAuth (a JWT
-// access token of host/oauth/oauthtest, ES256, checked at every request:
-// signature against the issuer's cached JWKS, iss, aud, exp, scope). Each
+// access token of host/oauth/oauthtest, ES256: its signature, iss, aud
+// and exp checked once, then the verified token reused, its scopes
+// checked at every request: host/oauth's VerifiedTTL). Each
 // iteration makes one call to a server without authorization and one to a
 // server with it, alternately, so that both see the same load on a shared
 // machine; ns/op and allocs/op are the pair's, "ns/call" and

@@ -128,8 +128,8 @@ type Options struct {
 	RefreshInterval time.Duration
 	// VerifiedTTL is how long a JWT that verified is taken at its word
 	// again without checking its signature (never past its exp); 0 means
-	// 5 minutes. A key the issuer withdraws stops verifying new tokens
-	// at once (MaxKeyAge), and those seen already within VerifiedTTL.
+	// 5 minutes. A key the issuer withdraws stops verifying tokens within
+	// MaxKeyAge, those seen already within VerifiedTTL more.
 	VerifiedTTL time.Duration
 	// MaxVerified bounds the verified tokens kept (by their SHA-256, never
 	// the tokens); 0 means 10000.

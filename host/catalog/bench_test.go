@@ -14,8 +14,17 @@ import (
 // BenchmarkListTools1000 lists 1000 tools from 10 providers, every page
 // (10 pages of 100) per iteration.
 func BenchmarkListTools1000(b *testing.B) {
+	c := catalogOf1000(b)
+	b.ReportAllocs()
+	for b.Loop() {
+		listAll(b, c, nil)
+	}
+}
+
+// catalogOf1000 is a catalog of 1000 tools from 10 providers.
+func catalogOf1000(b *testing.B) *Catalog {
 	c := New(&Options{Logger: hclog.NewNullLogger()})
-	defer c.Close()
+	b.Cleanup(c.Close)
 	for p := range 10 {
 		var names []string
 		for t := range 100 {
@@ -23,24 +32,26 @@ func BenchmarkListTools1000(b *testing.B) {
 		}
 		c.Set(newProvider(fmt.Sprintf("p%d", p), names...))
 	}
-	b.ReportAllocs()
-	for b.Loop() {
-		n := 0
-		cursor := ""
-		for {
-			page, next, err := c.ListTools(cursor)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n += len(page)
-			if next == "" {
-				break
-			}
-			cursor = next
+	return c
+}
+
+// listAll lists every page of c's tools as g sees them (nil: all), and
+// fails unless they are 1000.
+func listAll(b *testing.B, c *Catalog, g tool.Guard) {
+	n, cursor := 0, ""
+	for {
+		page, next, err := c.ListToolsFor(g, cursor)
+		if err != nil {
+			b.Fatal(err)
 		}
-		if n != 1000 {
-			b.Fatalf("listed %d tools", n)
+		n += len(page)
+		if next == "" {
+			break
 		}
+		cursor = next
+	}
+	if n != 1000 {
+		b.Fatalf("listed %d tools", n)
 	}
 }
 

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"encoding/json"
-	"fmt"
 	"testing"
 	"time"
 
@@ -72,40 +71,15 @@ func alternate(b *testing.B, off, on func()) {
 // but the first after a change), and with the view computed afresh (the
 // first list of a caller after a change: 1000 evaluations).
 func BenchmarkListWithRules(b *testing.B) {
-	c := New(&Options{Logger: hclog.NewNullLogger()})
-	defer c.Close()
-	for p := range 10 {
-		var names []string
-		for t := range 100 {
-			names = append(names, fmt.Sprintf("tool_%d_%03d", p, t))
-		}
-		c.Set(newProvider(fmt.Sprintf("p%d", p), names...))
-	}
+	c := catalogOf1000(b)
 	g := benchGuard(b)
-	listAll := func(b *testing.B, g tool.Guard) {
-		n, cursor := 0, ""
-		for {
-			page, next, err := c.ListToolsFor(g, cursor)
-			if err != nil {
-				b.Fatal(err)
-			}
-			n += len(page)
-			if next == "" {
-				break
-			}
-			cursor = next
-		}
-		if n != 1000 {
-			b.Fatalf("listed %d tools", n)
-		}
-	}
 	b.Run("view kept", func(b *testing.B) {
-		alternate(b, func() { listAll(b, nil) }, func() { listAll(b, g) })
+		alternate(b, func() { listAll(b, c, nil) }, func() { listAll(b, c, g) })
 	})
 	b.Run("view computed", func(b *testing.B) {
-		alternate(b, func() { listAll(b, nil) }, func() {
+		alternate(b, func() { listAll(b, c, nil) }, func() {
 			c.snap.Load().views = views{} // as after a change
-			listAll(b, g)
+			listAll(b, c, g)
 		})
 	})
 }

@@ -10,7 +10,6 @@ import (
 	"net/http/httptest"
 	"slices"
 	"strings"
-	"sync/atomic"
 	"testing"
 
 	"github.com/plughost/plughost/host/oauth"
@@ -28,8 +27,6 @@ type Resource struct {
 	Endpoint string
 	v        *oauth.Verifier
 	tools    map[string]string // tool → the scope calling it needs on top of Scopes
-	refused  atomic.Int64
-	seen     atomic.Value // string: the last access token accepted
 }
 
 // Protect serves mcp (an MCP handler: go-sdk's StreamableHTTPHandler) as
@@ -55,15 +52,6 @@ func Protect(t testing.TB, s *Server, mcp http.Handler, scopes []string, toolSco
 	r.Start()
 	t.Cleanup(r.Close)
 	return r
-}
-
-// Refusals counts the requests answered 401 or 403 so far.
-func (r *Resource) Refusals() int { return int(r.refused.Load()) }
-
-// LastToken is the access token of the last request let through.
-func (r *Resource) LastToken() string {
-	s, _ := r.seen.Load().(string)
-	return s
 }
 
 func (r *Resource) guard(next http.Handler) http.Handler {
@@ -103,14 +91,12 @@ func (r *Resource) guard(next http.Handler) http.Handler {
 				}
 			}
 		}
-		r.seen.Store(token)
 		next.ServeHTTP(w, req)
 	})
 }
 
 // refuse answers status with the resource's Bearer challenge.
 func (r *Resource) refuse(w http.ResponseWriter, status int, code, description string, scopes []string) {
-	r.refused.Add(1)
 	h := fmt.Sprintf(`Bearer resource_metadata=%q`, r.v.MetadataURL())
 	if code != "" {
 		h += fmt.Sprintf(`, error=%q`, code)

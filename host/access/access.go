@@ -74,7 +74,7 @@ type Source struct {
 // Rules is a compiled rule set. It is safe for concurrent use.
 type Rules struct {
 	deny, allow []*rule
-	args        bool               // does any rule read arguments?
+	args        bool              // does any rule read arguments?
 	onRefuse    func(rule string) // OnRefuse's
 }
 

@@ -188,3 +188,67 @@ func await(t *testing.T, ch <-chan struct{}, what string) {
 		t.Fatalf("no %s within 30s", what)
 	}
 }
+
+// TestAccessRulesInSearchMode: over stdio (the caller is the local user)
+// with tool search on, what the rules hide stays hidden: a pinned tool is
+// not listed, search_tools does not find it, call_tool cannot reach it,
+// and the resources list (the catalog's, beside tool search's tools) and
+// reads leave out a hidden resource.
+func TestAccessRulesInSearchMode(t *testing.T) {
+	t.Parallel()
+	cfg := writeConfig(t, `search {
+  pinned = ["echo", "get_current_time"]
+}
+access {
+  rule "no clock here" {
+    deny = "item.plugin == 'clock' && caller.local"
+  }
+  rule "secrets stay" {
+    deny = "item.kind == 'resource' && item.name == 'secret.txt'"
+  }
+}
+`)
+	h := startTestHostWith(t, []string{"--config", cfg}, "echo", "clock", "files")
+	awaitToolsOf(t, h.session, h.listChanged, "call_tool", "echo", "search_tools")
+	if res := h.call("search_tools", map[string]any{"query": "what is the current date and time"}); strings.Contains(text(res), "get_current_time") {
+		t.Errorf("search_tools found a hidden tool: %s", text(res))
+	}
+	if res := h.call("call_tool", map[string]any{"name": "get_current_time"}); !res.IsError || !strings.Contains(text(res), `no tool is named "get_current_time"`) {
+		t.Errorf("call_tool of a hidden tool: %v %s", res.IsError, text(res))
+	}
+
+	for _, name := range []string{"secret.txt", "open.txt"} { // in this order: a scan that finds open.txt finds both
+		if res := h.call("call_tool", map[string]any{"name": "create_file", "arguments": map[string]any{"filename": name, "content": "x"}}); res.IsError {
+			t.Fatalf("create_file %s: %s", name, text(res))
+		}
+	}
+	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	defer cancel()
+	var uris []string
+	for !slices.ContainsFunc(uris, func(u string) bool { return strings.HasSuffix(u, "/open.txt") }) {
+		// The files plugin rescans its workspace on its own schedule: no
+		// event reaches the client for a list it may not see changing.
+		select {
+		case <-ctx.Done():
+			t.Fatalf("open.txt never listed: %v", uris)
+		case <-time.After(50 * time.Millisecond):
+		}
+		res, err := h.session.ListResources(ctx, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		uris = uris[:0]
+		for _, r := range res.Resources {
+			uris = append(uris, r.URI)
+		}
+	}
+	secret := strings.TrimSuffix(uris[slices.IndexFunc(uris, func(u string) bool { return strings.HasSuffix(u, "/open.txt") })], "open.txt") + "secret.txt"
+	if slices.Contains(uris, secret) {
+		t.Errorf("resources/list shows a hidden resource: %v", uris)
+	}
+	_, err := h.session.ReadResource(ctx, &mcp.ReadResourceParams{URI: secret})
+	var werr *jsonrpc.Error
+	if !errors.As(err, &werr) || werr.Code != -32002 {
+		t.Errorf("reading a hidden resource: %v, want -32002", err)
+	}
+}

@@ -34,11 +34,12 @@ type guardedCatalog interface {
 // subscription to it is answered as to an unknown resource.
 func (v *view) hidden(srv *Server, uri string) bool {
 	g := v.guard()
-	gc, ok := srv.catalog.(guardedCatalog)
-	return g != nil && ok && !gc.MayRead(g, uri)
+	return g != nil && !srv.guarded.MayRead(g, uri)
 }
 
-// view is a session's guard and what its client was last shown.
+// view is a session's guard (nil: the caller sees everything; never nil
+// without Options.Access, which makes Server.guarded the catalog) and what
+// its client was last shown.
 type view struct {
 	g    atomic.Pointer[guardRef]
 	sums viewSums
@@ -72,14 +73,13 @@ func (v *view) guard() tool.Guard {
 }
 
 // page returns the list function of a list kind as the session's caller
-// sees it, or all when no guard or catalog filters it.
+// sees it: all without a guard.
 func (v *view) page(srv *Server, all func(string) ([]json.RawMessage, string, error), filtered func(guardedCatalog, tool.Guard, string) ([]json.RawMessage, string, error)) func(string) ([]json.RawMessage, string, error) {
 	g := v.guard()
-	gc, ok := srv.catalog.(guardedCatalog)
-	if g == nil || !ok {
+	if g == nil {
 		return all
 	}
-	return func(cursor string) ([]json.RawMessage, string, error) { return filtered(gc, g, cursor) }
+	return func(cursor string) ([]json.RawMessage, string, error) { return filtered(srv.guarded, g, cursor) }
 }
 
 // viewSums are the hashes of what a client was last shown of each list
@@ -89,15 +89,15 @@ type viewSums struct {
 	sums [3]uint64
 }
 
-func sumsOf(gc guardedCatalog, g tool.Guard) [3]uint64 {
-	t, r, tm, p := gc.ViewSums(g)
+func sumsOf(srv *Server, g tool.Guard) [3]uint64 {
+	t, r, tm, p := srv.guarded.ViewSums(g)
 	return [3]uint64{t, r*0x9e3779b97f4a7c15 ^ tm, p}
 }
 
-// reset takes the sums of what g sees now.
+// reset takes the sums of what g sees now (nothing without a guard).
 func (vs *viewSums) reset(srv *Server, g tool.Guard) {
-	if gc, ok := srv.catalog.(guardedCatalog); ok && g != nil {
-		sums := sumsOf(gc, g)
+	if g != nil {
+		sums := sumsOf(srv, g)
 		vs.mu.Lock()
 		vs.sums = sums
 		vs.mu.Unlock()
@@ -108,11 +108,10 @@ func (vs *viewSums) reset(srv *Server, g tool.Guard) {
 // view by g changed since the last call, and remembers the new sums.
 // Without a guard, bits are returned as they are.
 func (vs *viewSums) changed(srv *Server, g tool.Guard, bits uint32) uint32 {
-	gc, ok := srv.catalog.(guardedCatalog)
-	if g == nil || !ok || bits == 0 {
+	if g == nil || bits == 0 {
 		return bits
 	}
-	now := sumsOf(gc, g)
+	now := sumsOf(srv, g)
 	vs.mu.Lock()
 	defer vs.mu.Unlock()
 	for i, bit := range [...]uint32{listTools, listResources, listPrompts} {
@@ -122,12 +121,4 @@ func (vs *viewSums) changed(srv *Server, g tool.Guard, bits uint32) uint32 {
 	}
 	vs.sums = now
 	return bits
-}
-
-// guarded returns the session's guard and the catalog that filters by it;
-// false when there is none or the catalog cannot.
-func (s *Session) guarded() (tool.Guard, guardedCatalog, bool) {
-	g := s.view.guard()
-	gc, ok := s.srv.catalog.(guardedCatalog)
-	return g, gc, g != nil && ok
 }

@@ -73,8 +73,8 @@ func (s *Session) startComplete(in incoming, params json.RawMessage) func() {
 func (o *completeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 	var res json.RawMessage
 	var err error
-	if g, gc, ok := c.s.guarded(); ok {
-		res, err = gc.CompleteFor(c.ctx, g, o.params)
+	if g := c.s.view.guard(); g != nil {
+		res, err = c.s.srv.guarded.CompleteFor(c.ctx, g, o.params)
 	} else {
 		res, err = c.s.srv.catalog.Complete(c.ctx, o.params)
 	}

@@ -240,6 +240,7 @@ type Server struct {
 	onCallEnd      func(*CallEnd)
 	onLimit        func(string)
 	access         func(*Caller) tool.Guard
+	guarded        guardedCatalog // the catalog, listing per caller; nil without access
 	tasks          *tasks.Service // Options.Tasks
 	escalateAfter  time.Duration
 	// search is the catalog in tool search mode (catalog wraps it); nil
@@ -277,12 +278,20 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if opts == nil {
 		opts = &Options{}
 	}
+	var guarded guardedCatalog
+	if opts.Access != nil { // the catalog itself, not tool search's wrapper: its lists are the caller's too
+		var ok bool
+		if guarded, ok = c.(guardedCatalog); !ok {
+			panic("mcp: Options.Access needs a catalog that lists per caller (host/catalog's)")
+		}
+	}
 	var search *searchCatalog
 	if opts.ToolSearch != nil {
 		c, search = withSearch(c, opts.ToolSearch)
 	}
 	s := &Server{
 		catalog:      c,
+		guarded:      guarded,
 		search:       search,
 		log:          opts.Logger,
 		maxMsg:       opts.MaxMessageSize,

@@ -149,25 +149,32 @@ func (c *Catalog) ViewSums(g tool.Guard) (tools, resources, templates, prompts u
 	return sums[0], sums[1], sums[2], sums[3]
 }
 
-// mayRead reports whether the caller of g may read uri, which p serves: a
-// listed resource it sees, or a URI of a template it sees (the first that
-// matches, as routing goes) that it may read (the rules see the read as a
-// resource of that URI, without a name; a read has no arguments, so a
-// rule on them does not refuse it).
-func (s *snapshot) mayRead(g tool.Guard, uri string, p *provider) bool {
-	if ref := s.resources.routes[uri]; ref != nil {
+// mayRead reports whether the caller of g may read uri: a listed resource
+// it sees, or a URI of a template it sees (the first that matches, as
+// routing goes) that it may read (the rules see the read as a resource of
+// that URI, without a name; a read has no arguments, so a rule on them
+// does not refuse it). False when nothing serves uri.
+func (s *snapshot) mayRead(g tool.Guard, uri string) bool {
+	if s.resources.routes[uri] != nil {
 		return s.sees(g, resourcesIdx, uri)
 	}
 	for _, t := range s.templates.order {
-		if !t.t.re.MatchString(uri) {
-			continue
+		if t.t.re.MatchString(uri) {
+			return s.sees(g, templatesIdx, templateKey(t.t.uriTemplate, t.p.name)) &&
+				g.Visible(&tool.Item{Kind: tool.ItemResource, URI: uri, Provider: t.p.name})
 		}
-		if !s.sees(g, templatesIdx, templateKey(t.t.uriTemplate, t.p.name)) {
-			return false
-		}
-		return g.Visible(&tool.Item{Kind: tool.ItemResource, URI: uri, Provider: p.name})
 	}
 	return false
+}
+
+// MayRead reports whether the caller of g may read uri (nil g: whether
+// any provider serves it): whether a read would reach a provider.
+func (c *Catalog) MayRead(g tool.Guard, uri string) bool {
+	s := c.snap.Load()
+	if g == nil {
+		return s.serving(uri, nil) != nil
+	}
+	return s.mayRead(g, uri)
 }
 
 // Sees reports whether the caller of g sees the tool exposed as name (nil
@@ -178,12 +185,4 @@ func (c *Catalog) Sees(g tool.Guard, name string) bool {
 		return s.tools.routes[name] != nil
 	}
 	return s.sees(g, toolsIdx, name)
-}
-
-// MayRead reports whether the caller of g may read uri (nil g: whether
-// any provider serves it): whether a read would reach a provider.
-func (c *Catalog) MayRead(g tool.Guard, uri string) bool {
-	s := c.snap.Load()
-	p := s.serving(uri, nil)
-	return p != nil && (g == nil || s.mayRead(g, uri, p))
 }

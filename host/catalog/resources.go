@@ -307,7 +307,7 @@ func (c *Catalog) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessa
 	}
 	s := c.snap.Load()
 	p := c.owner(s, r.URI)
-	if p != nil && r.Guard != nil && !s.mayRead(r.Guard, r.URI, p) {
+	if p != nil && r.Guard != nil && !s.mayRead(r.Guard, r.URI) {
 		p = nil // hidden from this caller: as if unknown
 	}
 	if r.Input != nil {

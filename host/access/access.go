@@ -15,7 +15,8 @@
 // A rule is one CEL expression of type bool, under allow or deny. Each sees:
 //
 //   - caller: subject, client_id, issuer, scopes (a list), claims (the
-//     access token's claims, a map), local (true on stdio);
+//     access token's claims, a map, but for those of the token alone:
+//     jti, iat, exp, nbf, auth_time), local (true on stdio);
 //   - item: kind ("tool", "prompt", "resource", "resource_template"), name,
 //     uri, plugin (its provider) and annotations (a map);
 //   - arguments: the call's arguments (a prompt get's for a prompt), a map.
@@ -267,18 +268,26 @@ func (a *vars) ResolveName(name string) (any, bool) {
 
 func (a *vars) Parent() cel.Activation { return nil }
 
+// tokenClaims are the claims of one token rather than of its caller (its
+// id and times): rules do not see them, so that the guards of one caller's
+// successive tokens share a key, and what one decided serves the next.
+var tokenClaims = map[string]bool{"jti": true, "iat": true, "exp": true, "nbf": true, "auth_time": true}
+
 // For returns the guard of one caller; nil rules return nil (everything
 // allowed).
 func (rs *Rules) For(c *tool.Caller) tool.Guard {
 	if rs == nil {
 		return nil
 	}
-	cv := &callerVars{Local: c.Local, Subject: c.Subject, ClientID: c.ClientID, Issuer: c.Issuer, Scopes: c.Scopes, Claims: c.Claims}
+	cv := &callerVars{Local: c.Local, Subject: c.Subject, ClientID: c.ClientID, Issuer: c.Issuer, Scopes: c.Scopes,
+		Claims: make(map[string]any, len(c.Claims))}
 	if cv.Scopes == nil {
 		cv.Scopes = []string{}
 	}
-	if cv.Claims == nil {
-		cv.Claims = map[string]any{}
+	for k, v := range c.Claims {
+		if !tokenClaims[k] {
+			cv.Claims[k] = v
+		}
 	}
 	key, _ := json.Marshal(cv) // of strings, bools and JSON values: cannot fail
 	return &guard{rules: rs, caller: cv, key: string(key)}

@@ -19,6 +19,10 @@ import (
 // request never leaves with a token about to expire on the way.
 const RefreshBefore = time.Minute
 
+// TokenTimeout bounds one request to a token endpoint (a grant, a
+// refresh).
+const TokenTimeout = 30 * time.Second
+
 // ClientCredentials is the client credentials grant (RFC 6749 §4.4) of a
 // pre-registered confidential client, as an [auth.OAuthHandler]: at the
 // server's first 401 it discovers the authorization server and asks for a
@@ -90,7 +94,9 @@ func (c *ClientCredentials) Authorize(ctx context.Context, req *http.Request, re
 	// tokens are asked for with a context of their own.
 	tctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
 	fetch := tokenFunc(func() (*oauth2.Token, error) {
-		tok, err := cfg.Token(tctx)
+		ctx, cancel := context.WithTimeout(tctx, TokenTimeout) // a token endpoint that hangs fails the call, not holds it
+		defer cancel()
+		tok, err := cfg.Token(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("client credentials at %s: %w", cfg.TokenURL, explain(err))
 		}

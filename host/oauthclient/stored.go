@@ -127,7 +127,7 @@ func (s *Stored) refresh() error {
 	if rec.Resource != "" {
 		hc = withResource(hc, rec.TokenURL, rec.Resource)
 	}
-	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, hc), 30*time.Second)
+	ctx, cancel := context.WithTimeout(context.WithValue(context.Background(), oauth2.HTTPClient, hc), TokenTimeout)
 	defer cancel()
 	tok, err := cfg.TokenSource(ctx, &oauth2.Token{RefreshToken: rec.Token.RefreshToken}).Token()
 	if err != nil {

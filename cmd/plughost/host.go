@@ -273,7 +273,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 	if checker != nil { // a nil *Checker in the interface would be called
-		mopts.Trust = checker
+		mopts.Trust = packageTrust{checker}
 	}
 	var held string // a serving host's held files (pins.go)
 	if h.serving && checker != nil {

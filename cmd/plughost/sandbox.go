@@ -14,6 +14,7 @@ import (
 
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/packages"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -58,7 +59,8 @@ func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger,
 		path := cmd.Path // the plugin file, before the sandbox wraps it
 		pol := cfg.Sandbox.PolicyFor(name)
 		if isWrapped(cmd) {
-			if err := wrappedLaunch(name, cmd, pol, os.Getenv, log); err != nil {
+			installer := func() (*packages.Installer, error) { return newInstaller(sb, name, pol, 0, log) }
+			if err := wrappedLaunch(name, cmd, pol, os.Getenv, installer, log); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}
 		} else {

@@ -141,7 +141,10 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	base := filepath.Base(file)
-	digest, err := trust.Digest(file)
+	if err := installDeclared(cfg, plugin, file, stderr); err != nil {
+		return err
+	}
+	digest, err := pluginDigest(plugin, file)
 	if err != nil {
 		return err
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/packages"
 	"github.com/plughost/plughost/host/wrapped"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
@@ -104,13 +105,18 @@ func serveWrapped(args []string, stderr io.Writer) error {
 // stdio server, the program and its runtime (sandbox.ServerGrants); for a
 // remote one, the network, unless the plugin's policy says otherwise.
 //
+// A stdio server declared as a package runner's one-liner (npx -y PKG,
+// uvx PKG) runs its package as installed in its own cache, installed by
+// installer at its first start (packageLaunch).
+//
 // A stdio server whose program runs on a JIT runtime (node, npx, deno,
 // bun: sandbox.JITRuntime) gets allow_jit when its block leaves it unset:
 // the sandbox sees only the wrapper, this Go binary, which needs no JIT,
 // but the server runs in the same box. That widening is logged (and the
 // plugin's report lists write-xor-exec as missing); allow_jit = false in
 // the block refuses it.
-func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string, log hclog.Logger) error {
+func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string,
+	installer func() (*packages.Installer, error), log hclog.Logger) error {
 	s, err := declared.Load(cmd.Args[len(cmd.Args)-1])
 	if err != nil {
 		return err
@@ -138,6 +144,9 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 		// Name resolution and TLS roots.
 		pol.AllowRead = append(pol.AllowRead, "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates")
 	} else {
+		if err := packageLaunch(name, s, pol, installer, log); err != nil {
+			return err
+		}
 		searchPATH := sandbox.PluginPATH
 		if p, ok := s.Env["PATH"]; ok {
 			searchPATH = p

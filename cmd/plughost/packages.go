@@ -1,0 +1,194 @@
+package main
+
+import (
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+
+	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/packages"
+	"github.com/plughost/plughost/host/trust"
+	"github.com/plughost/plughost/sandbox"
+)
+
+// Install once, run offline (package host/packages): a declared server
+// whose command is a package runner (npx, bunx, uvx, pipx run) has its
+// package installed into its own cache at its first start, in a
+// sandboxed step, and runs from there: these are the wiring.
+
+// installTimeoutSetting names where an install's limit is raised.
+const installTimeoutSetting = `plugins { install_timeout = "10m" } in --config`
+
+// packagesDir is the package cache of the declared server name:
+// $XDG_STATE_HOME/plughost/packages/NAME, out of the server's data
+// directory (which it may write) so that it cannot change what it runs.
+func packagesDir(name string) (string, error) {
+	state, err := stateDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(state, "packages", name), nil
+}
+
+// packageSpec returns the package a declared server's declaration at path
+// installs; nil when it is not a package runner's one-liner (or not a
+// declaration, or unreadable: the launch says why).
+func packageSpec(path string) *packages.Spec {
+	if _, ok := declared.Name(filepath.Base(path)); !ok {
+		return nil
+	}
+	s, err := declared.Load(path)
+	if err != nil || s.Remote() {
+		return nil
+	}
+	spec, ok, err := packages.Parse(s.Command, s.Args)
+	if !ok || err != nil {
+		return nil
+	}
+	return spec
+}
+
+// newInstaller is the Installer of the declared server name, whose steps
+// run in sb. The user's npm settings come along without their
+// credentials, unless pol (the server's policy) grants their .npmrc.
+func newInstaller(sb *sandbox.Launcher, name string, pol *sandbox.Policy, timeout time.Duration, log hclog.Logger) (*packages.Installer, error) {
+	dir, err := packagesDir(name)
+	if err != nil {
+		return nil, err
+	}
+	home, _ := os.UserHomeDir()
+	rc := os.Getenv("npm_config_userconfig")
+	if rc == "" && home != "" {
+		rc = filepath.Join(home, ".npmrc")
+	}
+	settings, err := packages.NPMSettings(home, os.Environ(), os.Getenv, rc != "" && pol.Readable(rc))
+	if err != nil {
+		return nil, err
+	}
+	return packages.New(&packages.Options{Dir: dir, Run: packages.SandboxRunner(sb, name), NPM: settings,
+		Timeout: timeout, TimeoutSetting: installTimeoutSetting, Logger: log.With("plugin", name)})
+}
+
+// packageLaunch makes the declared server s, of the plugin name, run its
+// package installed: installed now at its first start (the wait logged
+// with its progress, bounded by the install limit), offline at every
+// later one. Its command becomes node and the package's program (or the
+// virtual environment's program), and the installed tree is granted to
+// it read-only; its network stays what pol grants (none by default).
+// installer is nil when s is no package runner's one-liner.
+func packageLaunch(name string, s *declared.Server, pol *sandbox.Policy, installer func() (*packages.Installer, error), log hclog.Logger) error {
+	spec, ok, err := packages.Parse(s.Command, s.Args)
+	if !ok {
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	inst, err := installer()
+	if err != nil {
+		return err
+	}
+	in, err := inst.Ensure(context.Background(), spec)
+	if err != nil {
+		return err
+	}
+	s.Args = append([]string{in.Entry}, spec.Args...)
+	s.Command = in.Entry
+	if spec.Manager == packages.NPM {
+		searchPATH := sandbox.PluginPATH
+		if p, ok := s.Env["PATH"]; ok {
+			searchPATH = p
+		}
+		if s.Command, err = sandbox.LookCommand("node", searchPATH); err != nil {
+			return err
+		}
+	} else {
+		s.Args = spec.Args
+	}
+	pol.AllowRead = append(pol.AllowRead, in.Tree)
+	log.Debug("declared server runs its installed package", "plugin", name, "package", in.String(), "tree", in.Tree)
+	return nil
+}
+
+// packageTrust is the manager's Trust for hosts that serve declared
+// servers: the digest a declared server that installs a package is
+// checked with covers its installed tree as well as its declaration
+// (packages.Digest), so that trust mode pinned approves exactly that
+// tree and holds back a changed one.
+type packageTrust struct{ manager.Trust }
+
+func (t packageTrust) Check(name, path, digest string) trust.Verdict {
+	if d, ok := declaredDigest(name, path, digest); ok {
+		digest = d
+	}
+	return t.Trust.Check(name, path, digest)
+}
+
+// declaredDigest is the digest of a declared server that installs a
+// package, whose declaration at path has the digest fileDigest; ok is
+// false for any other plugin file (its own digest stands).
+func declaredDigest(name, path, fileDigest string) (string, bool) {
+	spec := packageSpec(path)
+	if spec == nil || fileDigest == "" {
+		return "", false
+	}
+	dir, err := packagesDir(name)
+	if err != nil {
+		return "", false
+	}
+	in, err := packages.Current(dir, spec)
+	if err != nil {
+		return "", false
+	}
+	d, err := packages.Digest(fileDigest, in)
+	if err != nil {
+		d, _ = packages.Digest(fileDigest, nil)
+	}
+	return d, true
+}
+
+// pluginDigest is the digest approve records for the plugin file at
+// path, of provider name: the file's, or for a declared server that
+// installs a package, the one covering its installed tree.
+func pluginDigest(name, path string) (string, error) {
+	d, err := trust.Digest(path)
+	if err != nil {
+		return "", err
+	}
+	if pd, ok := declaredDigest(name, path, d); ok {
+		return pd, nil
+	}
+	return d, nil
+}
+
+// installDeclared installs the package of the declared server name
+// (declaration at path) when it is a package runner's one-liner not
+// installed yet, as its first start would: approve then approves the
+// installed tree. Progress goes to stderr.
+func installDeclared(cfg *config.Config, name, path string, stderr io.Writer) error {
+	spec := packageSpec(path)
+	if spec == nil {
+		return nil
+	}
+	state, err := stateDir()
+	if err != nil {
+		return err
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "plughost", Output: stderr, Level: hclog.Info})
+	sb, err := sandbox.New(&sandbox.Options{StateDir: filepath.Join(state, "plugins"), Logger: log})
+	if err != nil {
+		return err
+	}
+	inst, err := newInstaller(sb, name, cfg.Sandbox.PolicyFor(name), 0, log)
+	if err != nil {
+		return err
+	}
+	_, err = inst.Ensure(context.Background(), spec)
+	return err
+}

@@ -1,0 +1,306 @@
+package packages
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"golang.org/x/sys/unix"
+
+	"github.com/plughost/plughost/internal/atomicfile"
+)
+
+// DefaultTimeout bounds an install (resolution, download, unpacking)
+// when Options.Timeout is 0.
+const DefaultTimeout = 5 * time.Minute
+
+// Step is one sandboxed command of an install: npm view, npm install,
+// pip install. The Runner confines it; the step names what it needs.
+type Step struct {
+	// What is the step, for messages: "resolve", "install".
+	What string
+	// Command is the program, looked up in the sandbox's PATH when not
+	// absolute; Args its arguments.
+	Command string
+	Args    []string
+	// Runtime is the interpreter preset the program needs ("node",
+	// "python"), as a plugin's runtime.
+	Runtime string
+	// Read and Write are the paths the step reads and writes beyond the
+	// program and its runtime.
+	Read, Write []string
+	// Env are NAME=value entries it gets.
+	Env []string
+}
+
+// Runner runs a step in the sandbox with the network, and returns what
+// it printed. A step that exits non-zero is an error; its stderr is
+// returned with it.
+type Runner func(ctx context.Context, st Step) (stdout, stderr []byte, err error)
+
+// Options configure an Installer. Dir and Run are required.
+type Options struct {
+	// Dir is the server's package cache, its own: each version installed
+	// in a tree of its own under Dir/trees, and installed.json naming the
+	// one that runs. Nothing else writes there.
+	Dir string
+	// Run runs the install's steps sandboxed (SandboxRunner).
+	Run Runner
+	// NPM are the npm settings the steps get (NPMSettings); nil for
+	// npm's defaults.
+	NPM *Settings
+	// Timeout bounds one install; 0 is DefaultTimeout.
+	Timeout time.Duration
+	// TimeoutSetting names where the operator raises Timeout, for the
+	// message of an install that took too long.
+	TimeoutSetting string
+	// Logger hears the progress: installing …, installed … in 4.2s. Nil
+	// discards.
+	Logger hclog.Logger
+	// Now is the clock; nil is time.Now.
+	Now func() time.Time
+}
+
+// Installer installs the packages of one declared server into its cache.
+type Installer struct {
+	opts Options
+	log  hclog.Logger
+}
+
+// New returns an Installer of opts.
+func New(opts *Options) (*Installer, error) {
+	o := *opts
+	if o.Dir == "" || o.Run == nil {
+		return nil, errors.New("packages: Options.Dir and Options.Run are required")
+	}
+	if o.Timeout <= 0 {
+		o.Timeout = DefaultTimeout
+	}
+	if o.Logger == nil {
+		o.Logger = hclog.NewNullLogger()
+	}
+	if o.Now == nil {
+		o.Now = time.Now
+	}
+	if o.NPM == nil {
+		o.NPM = &Settings{}
+	}
+	return &Installer{opts: o, log: o.Logger}, nil
+}
+
+// Installed is one installed version of a package: what installed.json
+// records, and what a start runs offline.
+type Installed struct {
+	// Format is the record's format, RecordFormat.
+	Format int `json:"format"`
+	// Manager, Name and Declared are the package as declared (Declared:
+	// the version or range, "" for the newest); Bin the program named
+	// apart from it.
+	Manager  string `json:"manager"`
+	Name     string `json:"name"`
+	Declared string `json:"declared,omitempty"`
+	Bin      string `json:"bin,omitempty"`
+	// Version is the exact version it resolved to.
+	Version string `json:"version"`
+	// Tree is the directory it is installed in.
+	Tree string `json:"tree"`
+	// Entry is the file a start runs (node's script; a venv's program).
+	Entry string `json:"entry"`
+	// Lock is the digest of the installed lock (LockDigest): each
+	// package's path, version and registry integrity (SHA-512).
+	Lock string `json:"lock"`
+	// Files is the digest of the tree's files as installed (TreeDigest).
+	Files string `json:"files"`
+	// Packages is how many packages the tree holds; Size its bytes.
+	Packages int   `json:"packages"`
+	Size     int64 `json:"size"`
+	// InstalledAt is when.
+	InstalledAt time.Time `json:"installed_at"`
+}
+
+// RecordFormat is the format of installed.json this host writes and
+// reads; a record of another format is as good as none (reinstalled).
+const RecordFormat = 1
+
+// recordName is the record of the version that runs, in Options.Dir.
+const recordName = "installed.json"
+
+// String is "@acme/notes-mcp@1.2.3".
+func (in *Installed) String() string {
+	if in.Manager == Pip {
+		return in.Name + "==" + in.Version
+	}
+	return in.Name + "@" + in.Version
+}
+
+// matches reports whether the record installs spec as declared.
+func (in *Installed) matches(s *Spec) bool {
+	return in.Format == RecordFormat && in.Manager == s.Manager && in.Name == s.Name && in.Declared == s.Version && in.Bin == s.Bin
+}
+
+// Current returns the installed version that runs for spec, offline:
+// nil when none is (never installed, or installed for another
+// declaration). It reads and checks nothing but the record and that the
+// entry file is there.
+func (i *Installer) Current(s *Spec) (*Installed, error) {
+	return current(i.opts.Dir, s)
+}
+
+// Current is Installer.Current without an Installer: what the trust
+// check and plughost plugins read.
+func Current(dir string, s *Spec) (*Installed, error) { return current(dir, s) }
+
+func current(dir string, s *Spec) (*Installed, error) {
+	b, err := os.ReadFile(filepath.Join(dir, recordName))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var in Installed
+	if json.Unmarshal(b, &in) != nil || !in.matches(s) {
+		return nil, nil
+	}
+	if _, err := os.Stat(in.Entry); err != nil {
+		return nil, nil
+	}
+	return &in, nil
+}
+
+// Ensure returns the installed version of spec, installing it first when
+// there is none: the first start's wait. Concurrent calls (two hosts, a
+// reload) install once: the second waits for the first.
+func (i *Installer) Ensure(ctx context.Context, s *Spec) (*Installed, error) {
+	if in, err := i.Current(s); in != nil || err != nil {
+		return in, err
+	}
+	unlock, err := i.lock()
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	if in, err := i.Current(s); in != nil || err != nil {
+		return in, err // installed while we waited
+	}
+	in, err := i.Install(ctx, s, false)
+	if err != nil {
+		return nil, err
+	}
+	return in, i.Use(in)
+}
+
+// Install resolves spec to an exact version and installs it in a tree of
+// its own, beside any other (a tree of that version already there is
+// reused). It does not make it the version that runs (Use does). online
+// asks the registry even when a cached answer would do (an upgrade).
+func (i *Installer) Install(ctx context.Context, s *Spec, online bool) (*Installed, error) {
+	ctx, cancel := context.WithTimeout(ctx, i.opts.Timeout)
+	defer cancel()
+	if err := os.MkdirAll(filepath.Join(i.opts.Dir, "trees"), 0o711); err != nil {
+		return nil, err
+	}
+	_ = os.Chmod(i.opts.Dir, 0o711)
+	var in *Installed
+	var err error
+	switch s.Manager {
+	case NPM:
+		in, err = i.installNPM(ctx, s, online)
+	case Pip:
+		in, err = i.installPip(ctx, s)
+	default:
+		err = fmt.Errorf("unknown package manager %q", s.Manager)
+	}
+	if err != nil && ctx.Err() == context.DeadlineExceeded {
+		setting := ""
+		if i.opts.TimeoutSetting != "" {
+			setting = "; " + i.opts.TimeoutSetting + " raises it"
+		}
+		return nil, fmt.Errorf("installing %s took longer than the install limit of %s%s (%w)", s, i.opts.Timeout, setting, err)
+	}
+	return in, err
+}
+
+// Use makes in the version that runs.
+func (i *Installer) Use(in *Installed) error {
+	b, err := json.MarshalIndent(in, "", "  ")
+	if err != nil {
+		return err
+	}
+	return atomicfile.Write(filepath.Join(i.opts.Dir, recordName), append(b, '\n'))
+}
+
+// lock takes the server's install lock (flock on Dir/.lock).
+func (i *Installer) lock() (unlock func(), err error) {
+	if err := os.MkdirAll(i.opts.Dir, 0o711); err != nil {
+		return nil, err
+	}
+	f, err := os.OpenFile(filepath.Join(i.opts.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+}
+
+// treeName is the directory of one version's tree under Dir/trees:
+// "@acme+notes-mcp@1.2.3".
+func treeName(name, version string) string {
+	return strings.ReplaceAll(name, "/", "+") + "@" + version
+}
+
+// stepError is a failed step's error: the package manager's own error
+// lines (npm error …, ERROR: …), else the end of its stderr.
+func stepError(what string, s *Spec, stderr []byte, err error) error {
+	var lines []string
+	for l := range strings.Lines(string(stderr)) {
+		l = strings.TrimRight(l, "\r\n")
+		if (strings.HasPrefix(l, "npm error") || strings.HasPrefix(l, "ERROR:") || strings.HasPrefix(l, "error:")) &&
+			!strings.Contains(l, "A complete log of this run") && strings.TrimSpace(strings.TrimPrefix(l, "npm error")) != "" {
+			lines = append(lines, l)
+		}
+	}
+	if len(lines) == 0 {
+		all := strings.Split(strings.TrimSpace(string(stderr)), "\n")
+		lines = all[max(0, len(all)-10):]
+	}
+	if len(lines) > 12 {
+		lines = lines[:12]
+	}
+	msg := strings.TrimSpace(strings.Join(lines, "\n"))
+	if msg == "" {
+		return fmt.Errorf("cannot %s %s: %w", what, s, err)
+	}
+	return fmt.Errorf("cannot %s %s: %w:\n%s", what, s, err, msg)
+}
+
+// size formats n bytes as people read them: "3.1 MB".
+func size(n int64) string {
+	switch {
+	case n >= 1e9:
+		return fmt.Sprintf("%.1f GB", float64(n)/1e9)
+	case n >= 1e6:
+		return fmt.Sprintf("%.1f MB", float64(n)/1e6)
+	case n >= 1e3:
+		return fmt.Sprintf("%.1f kB", float64(n)/1e3)
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+// count is "1 package", "12 packages".
+func count(n int, what string) string {
+	if n == 1 {
+		return "1 " + what
+	}
+	return fmt.Sprintf("%d %ss", n, what)
+}

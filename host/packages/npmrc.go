@@ -1,0 +1,124 @@
+package packages
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+)
+
+// Settings are the user's package-manager settings that an install step
+// needs (where the registry is, how to reach it, which CA to trust), read
+// from their files and environment without the credentials those hold.
+type Settings struct {
+	// NPMRC is an .npmrc of the settings kept, in npm's ini form: the
+	// install step's only npm configuration (its userconfig; the global
+	// one is empty).
+	NPMRC string
+	// Read are the files the settings name that the step must read (a
+	// cafile).
+	Read []string
+	// Dropped names the keys left out because they are credentials, so
+	// that a failure to authenticate can say why.
+	Dropped []string
+}
+
+// npmKept are the npm settings an install step is given: the registry
+// and per-scope registries, TLS trust and proxies, timeouts. Everything
+// else is the user's business; anything that is a credential (_authToken,
+// _auth, _password, username, certfile, keyfile) never leaves their file
+// unless the operator grants the file itself (Options.NPMAuth).
+var npmKept = regexp.MustCompile(`^(registry|@[a-z0-9._~-]+:registry|cafile|ca|strict-ssl|proxy|https-proxy|http-proxy|noproxy|no-proxy|` +
+	`fetch-retries|fetch-retry-mintimeout|fetch-retry-maxtimeout|fetch-timeout|maxsockets|prefer-online|prefer-offline)$`)
+
+// NPMSettings reads npm's settings as npm would for the user: their
+// userconfig (npm_config_userconfig, else ~/.npmrc), then the
+// npm_config_* variables of getenv's environment, which override it. A
+// ${VAR} in a value is expanded from getenv, as npm does. With auth, the
+// credentials are kept too: the operator granted them.
+func NPMSettings(home string, environ []string, getenv func(string) string, auth bool) (*Settings, error) {
+	kv := map[string]string{}
+	var dropped []string
+	user := getenv("npm_config_userconfig")
+	if user == "" {
+		user = getenv("NPM_CONFIG_USERCONFIG")
+	}
+	if user == "" && home != "" {
+		user = filepath.Join(home, ".npmrc")
+	}
+	keep := func(k, v string) {
+		k = strings.TrimSpace(k)
+		v = strings.TrimSpace(os.Expand(strings.Trim(strings.TrimSpace(v), `"`), getenv))
+		if k == "" {
+			return
+		}
+		if npmKept.MatchString(k) || (auth && isNPMCredential(k)) {
+			kv[k] = v
+		} else if isNPMCredential(k) {
+			dropped = append(dropped, k)
+		}
+	}
+	if user != "" {
+		f, err := os.Open(user)
+		switch {
+		case err == nil:
+			sc := bufio.NewScanner(f)
+			for sc.Scan() {
+				line := strings.TrimSpace(sc.Text())
+				if line == "" || line[0] == '#' || line[0] == ';' || line[0] == '[' {
+					continue
+				}
+				k, v, _ := strings.Cut(line, "=")
+				keep(k, v)
+			}
+			f.Close()
+			if err := sc.Err(); err != nil {
+				return nil, fmt.Errorf("npm settings %s: %w", user, err)
+			}
+		case !os.IsNotExist(err):
+			return nil, fmt.Errorf("npm settings: %w", err)
+		}
+	}
+	for _, e := range environ {
+		k, v, ok := strings.Cut(e, "=")
+		lower := strings.ToLower(k)
+		if !ok || !strings.HasPrefix(lower, "npm_config_") {
+			continue
+		}
+		name := strings.ReplaceAll(strings.TrimPrefix(lower, "npm_config_"), "_", "-")
+		if name == "userconfig" || name == "globalconfig" || name == "cache" || name == "prefix" {
+			continue
+		}
+		keep(name, v)
+	}
+	s := &Settings{Dropped: dropped}
+	keys := make([]string, 0, len(kv))
+	for k := range kv {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var b strings.Builder
+	for _, k := range keys {
+		fmt.Fprintf(&b, "%s=%s\n", k, kv[k])
+		if k == "cafile" && kv[k] != "" {
+			s.Read = append(s.Read, kv[k])
+		}
+	}
+	s.NPMRC = b.String()
+	sort.Strings(s.Dropped)
+	return s, nil
+}
+
+// isNPMCredential reports whether an npm setting is a credential: a
+// registry's token, basic auth, or a client certificate's key.
+func isNPMCredential(k string) bool {
+	for _, c := range []string{"_authToken", "_auth", "_password", "username", "email", "certfile", "keyfile", "cert", "key"} {
+		if k == c || strings.HasSuffix(k, ":"+c) {
+			return true
+		}
+	}
+	return false
+}

@@ -1,0 +1,144 @@
+package packages
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/plughost/plughost/sandbox"
+)
+
+// sandboxUID is the uid a sandboxed process runs as when the host is
+// root (the sandbox's stage drops to it): an install step's writable
+// directories are given to it for the step, and taken back after.
+const sandboxUID = 65534
+
+// SandboxRunner runs the steps of the server's installs in sb's sandbox,
+// under the server's name (its data directory is the step's HOME), each
+// with the host's network (the registry, a proxy: name resolution and
+// TLS roots are what the sandbox grants any process with the network),
+// its program and runtime readable, the step's paths, 2 GiB, 256
+// processes, 4096 open files and a JIT (npm runs on node). The server's
+// sandbox block does not apply: the step runs the package manager, not
+// the server, and reads nothing of the server's grants.
+func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
+	return func(ctx context.Context, st Step) (stdout, stderr []byte, err error) {
+		command, err := sandbox.LookCommand(st.Command, sandbox.PluginPATH)
+		if err != nil {
+			return nil, nil, err
+		}
+		grants, err := sandbox.ServerGrants(sandbox.Runtime(st.Runtime), command, st.Args)
+		if err != nil {
+			return nil, nil, err
+		}
+		jit := true
+		pol := &sandbox.Policy{Runtime: sandbox.Runtime(st.Runtime), AllowRead: append(grants, st.Read...), AllowWrite: st.Write,
+			Net: sandbox.NetAll, Memory: 2 << 30, Pids: 256, Files: 4096, AllowJIT: &jit}
+		if os.Geteuid() == 0 {
+			for _, w := range st.Write {
+				if err := chownTree(w, sandboxUID); err != nil {
+					return nil, nil, err
+				}
+			}
+		}
+		cmd := exec.Command(command, st.Args...)
+		cmd.Env = st.Env
+		for _, e := range st.Env {
+			name, _, _ := strings.Cut(e, "=")
+			pol.Env = append(pol.Env, name)
+		}
+		var out, errb bytes.Buffer
+		cmd.Stdout, cmd.Stderr = &out, &errb
+		l, err := sb.Wrap(server, pol, cmd)
+		if err != nil {
+			return nil, nil, err
+		}
+		if err := l.Cmd.Start(); err != nil {
+			l.Exited()
+			return nil, nil, err
+		}
+		pid := l.Cmd.Process.Pid
+		kill := func() { _ = syscall.Kill(-pid, syscall.SIGKILL); _ = l.Cmd.Process.Kill() }
+		stop := context.AfterFunc(ctx, kill)
+		defer stop()
+		if _, err := l.Started(pid); err != nil {
+			kill()
+			_ = l.Cmd.Wait()
+			l.Exited()
+			return out.Bytes(), errb.Bytes(), fmt.Errorf("sandbox: %w", err)
+		}
+		err = l.Cmd.Wait()
+		why := l.Exited()
+		if ctx.Err() != nil {
+			return out.Bytes(), errb.Bytes(), ctx.Err()
+		}
+		if err != nil && why != "" {
+			err = fmt.Errorf("%w (%s)", err, why)
+		}
+		return out.Bytes(), errb.Bytes(), err
+	}
+}
+
+// own gives the tree at dir back to the host's user after a step that
+// ran as sandboxUID wrote it: from then on the server, which runs as
+// that uid too, cannot change what it runs even where the sandbox would
+// let it.
+func own(dir string) error {
+	if os.Geteuid() != 0 {
+		return nil
+	}
+	return chownTree(dir, os.Geteuid())
+}
+
+// chownTree gives dir and everything under it to uid.
+func chownTree(dir string, uid int) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return filepath.WalkDir(dir, func(p string, _ fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		return os.Lchown(p, uid, uid)
+	})
+}
+
+// Digest is the digest plughost's trust check sees for a declared server
+// that installs a package: the declaration file's digest (fileDigest,
+// "sha256:…") together with the installed tree as it is now: its lock's
+// digest and its files' (recomputed, so a tree changed since it was
+// approved is changed). in nil (nothing installed yet) gives the
+// declaration's digest under another prefix, so that it is never an
+// installed tree's.
+func Digest(fileDigest string, in *Installed) (string, error) {
+	h := sha256.New()
+	field(h, "plughost-declared-package/v1")
+	field(h, fileDigest)
+	if in == nil {
+		field(h, "not installed")
+		return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	}
+	lock, _, err := LockDigest(filepath.Join(in.Tree, "package-lock.json"))
+	if in.Manager == Pip {
+		lock, err = pipLockDigest(in.Tree)
+	}
+	if err != nil {
+		return "", err
+	}
+	files, _, err := TreeDigest(in.Tree)
+	if err != nil {
+		return "", err
+	}
+	field(h, in.String())
+	field(h, lock)
+	field(h, files)
+	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+}

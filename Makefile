@@ -23,7 +23,7 @@ build:
 
 ## test: go.mod tidy, vet, the macOS build, the deploy/ check, every test (with the race detector), then the
 ## conformance suite
-test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules
+test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules internal/npmregistry/node_modules
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 10m ./...
@@ -62,6 +62,12 @@ conformance/node_modules: conformance/package-lock.json
 ## (cmd/plughost's TestNodeExamplePlugin runs the example, with the Node 22 of conformance/node_modules)
 examples/node-plugin/node_modules: examples/node-plugin/package-lock.json
 	cd examples/node-plugin && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
+
+## internal/npmregistry/node_modules: Verdaccio, the real npm registry of the install-once tests
+## (host/packages, cmd/plughost's TestPackage*), pinned by its lockfile
+internal/npmregistry/node_modules: internal/npmregistry/package-lock.json
+	cd internal/npmregistry && npm ci --no-audit --no-fund
 	@touch $@
 
 ## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets

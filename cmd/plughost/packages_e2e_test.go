@@ -1,0 +1,189 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/plughost/plughost/internal/npmregistry"
+)
+
+// Install once, run offline: declared npx one-liners against a real npm
+// registry (Verdaccio, internal/npmregistry) serving MCP servers this
+// test publishes.
+
+// helloServer is a small MCP stdio server written with node's built-ins
+// only, published as @acme/hello-mcp: hello answers "hello ARGS from
+// VERSION"; reach tries a TCP connection to the host:port it is given and
+// says "connected" or the error (inside a sandbox without network:
+// ENETUNREACH, ECONNREFUSED). Version 1.1.0 also has a tool goodbye.
+func helloServer(version string) map[string]string {
+	extra := ""
+	if version >= "1.1.0" {
+		extra = `, {name: 'goodbye', description: 'Says goodbye', inputSchema: {type: 'object'}}`
+	}
+	return map[string]string{"server.js": `#!/usr/bin/env node
+const net = require('node:net');
+const readline = require('node:readline');
+const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
+const text = (id, t) => send({jsonrpc: '2.0', id, result: {content: [{type: 'text', text: t}]}});
+readline.createInterface({input: process.stdin}).on('line', (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  switch (m.method) {
+  case 'initialize':
+    return send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: m.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: 'hello', version: '` + version + `'}}});
+  case 'tools/list':
+    return send({jsonrpc: '2.0', id: m.id, result: {tools: [
+      {name: 'hello', description: 'Says hello', inputSchema: {type: 'object'}},
+      {name: 'reach', description: 'Connects to host:port', inputSchema: {type: 'object', properties: {addr: {type: 'string'}}}}` + extra + `]}});
+  case 'tools/call': {
+    const a = m.params.arguments || {};
+    if (m.params.name === 'reach') {
+      const [host, port] = a.addr.split(':');
+      const s = net.connect(Number(port), host);
+      s.on('connect', () => { s.destroy(); text(m.id, 'connected'); });
+      s.on('error', (e) => text(m.id, 'error ' + e.code));
+      return;
+    }
+    return text(m.id, m.params.name + ' ' + process.argv.slice(2).join(' ') + ' from ` + version + `');
+  }
+  default:
+    send({jsonrpc: '2.0', id: m.id, error: {code: -32601, message: 'no ' + m.method}});
+  }
+});
+`}
+}
+
+// publishHello publishes @acme/hello-mcp at version to reg.
+func publishHello(t *testing.T, reg *npmregistry.Registry, version string) {
+	t.Helper()
+	reg.Publish(t, npmregistry.Package{Name: "@acme/hello-mcp", Version: version, Bin: map[string]string{"hello-mcp": "server.js"},
+		Files: helloServer(version)})
+}
+
+// startRegistry runs Verdaccio on the Node 22 of conformance/node_modules.
+func startRegistry(t *testing.T) *npmregistry.Registry {
+	t.Helper()
+	if _, err := exec.LookPath("npm"); err != nil {
+		t.Fatalf("the install-once tests need npm in PATH (to publish, and for plughost to install with): %v", err)
+	}
+	node, err := filepath.Abs(nodeBin)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return npmregistry.Start(t, node)
+}
+
+// plughostWith runs a plughost command with env (NAME=value entries)
+// added last, and returns stdout and stderr together and its exit code.
+func plughostWith(t *testing.T, env []string, args ...string) (string, int) {
+	t.Helper()
+	cmd := exec.Command(bin.plughost, args...)
+	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir()), env...)
+	out, err := cmd.CombinedOutput()
+	if _, exited := err.(*exec.ExitError); err != nil && !exited {
+		t.Fatalf("plughost %s: %v", strings.Join(args, " "), err)
+	}
+	return string(out), cmd.ProcessState.ExitCode()
+}
+
+// TestPackageInstallOnce: a declared `npx -y @acme/hello-mcp@^1 world`
+// is installed at its first start (the progress logged, npm asking the
+// registry), runs from the installed tree, and at its second start is
+// not installed again: the registry hears no request, and the server,
+// granted no network, cannot reach the registry at all. A package the
+// registry does not have fails with npm's own words.
+func TestPackageInstallOnce(t *testing.T) {
+	t.Parallel()
+	reg := startRegistry(t)
+	publishHello(t, reg, "1.0.0")
+	dir, state := t.TempDir(), t.TempDir()
+	declare(t, dir, "hello", map[string]any{"command": "npx", "args": []string{"-y", "@acme/hello-mcp@^1", "world"}})
+	env := []string{"XDG_STATE_HOME=" + state, "npm_config_registry=" + reg.URL}
+	addr := strings.TrimSuffix(strings.TrimPrefix(reg.URL, "http://"), "/")
+
+	c := serveWrappedStdio(t, dir, "", env...)
+	c.awaitTool(t, "hello")
+	if got := c.call(t, "hello", nil); got != "hello world from 1.0.0" {
+		t.Fatalf("hello = %q", got)
+	}
+	c.stderr.await(t, "installing @acme/hello-mcp@1.0.0…")
+	c.stderr.await(t, "installed @acme/hello-mcp@1.0.0 in ")
+	if !regexp.MustCompile(`installed @acme/hello-mcp@1\.0\.0 in [0-9.]+m?s: 1 package, [0-9.]+ k?B`).MatchString(c.stderr.String()) {
+		t.Errorf("the install's end is not logged with its time and size:\n%s", c.stderr)
+	}
+	asked := reg.Requests()
+	if len(asked) == 0 {
+		t.Fatal("the first start installed without asking the registry")
+	}
+	c.cs.Close()
+
+	c = serveWrappedStdio(t, dir, "", env...)
+	c.awaitTool(t, "hello")
+	if got := c.call(t, "hello", nil); got != "hello world from 1.0.0" {
+		t.Fatalf("hello at the second start = %q", got)
+	}
+	if got := c.call(t, "reach", map[string]any{"addr": addr}); !strings.HasPrefix(got, "error ") {
+		t.Errorf("the server reached the registry at %s (%q): it should have no network", addr, got)
+	}
+	if strings.Contains(c.stderr.String(), "installing") {
+		t.Errorf("the second start installed again:\n%s", c.stderr)
+	}
+	if again := reg.Requests(); len(again) != len(asked) {
+		t.Errorf("the second start asked the registry: %q", again[len(asked):])
+	}
+	c.cs.Close()
+
+	declare(t, dir, "nope", map[string]any{"command": "npx", "args": []string{"-y", "@acme/nope"}})
+	out, code := plughostWith(t, env, "plugins", "--plugins", dir)
+	if code != 1 || !strings.Contains(out, "npm error 404 Not Found - GET "+reg.URL+"@acme%2fnope") {
+		t.Fatalf("a package the registry does not have (exit %d):\n%s", code, out)
+	}
+}
+
+// TestPackagePinned: in trust mode pinned, plughost approve installs the
+// declared package and approves its installed tree; the server then runs;
+// a tree changed after its approval is quarantined (changed), the
+// declaration itself untouched.
+func TestPackagePinned(t *testing.T) {
+	t.Parallel()
+	reg := startRegistry(t)
+	publishHello(t, reg, "1.0.0")
+	dir, state := t.TempDir(), t.TempDir()
+	declare(t, dir, "hello", map[string]any{"command": "npx", "args": []string{"-y", "@acme/hello-mcp@1.0.0", "pinned"}})
+	config := filepath.Join(state, "plughost.hcl")
+	if err := os.WriteFile(config, []byte("trust {\n  mode = \"pinned\"\n  file = \"trust.json\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_STATE_HOME=" + state, "npm_config_registry=" + reg.URL}
+
+	out, code := plughostWith(t, env, "approve", "hello", "--plugins", dir, "--config", config)
+	if code != 0 || !strings.Contains(out, "installing @acme/hello-mcp@1.0.0…") || !strings.Contains(out, "approved hello (") ||
+		!strings.Contains(out, "pinned 2 definitions") {
+		t.Fatalf("plughost approve (exit %d):\n%s", code, out)
+	}
+	c := serveWrappedStdio(t, dir, config, env...)
+	c.awaitTool(t, "hello")
+	if got := c.call(t, "hello", nil); got != "hello pinned from 1.0.0" {
+		t.Fatalf("hello = %q", got)
+	}
+	c.cs.Close()
+
+	entry := filepath.Join(state, "plughost", "packages", "hello", "trees", "@acme+hello-mcp@1.0.0", "node_modules", "@acme", "hello-mcp", "server.js")
+	f, err := os.OpenFile(entry, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString("\n// changed after approval\n"); err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	out, code = plughostWith(t, env, "plugins", "--plugins", dir, "--config", config)
+	if code != 1 || !regexp.MustCompile(`(?m)^hello +quarantined +changed since approval`).MatchString(out) {
+		t.Fatalf("plughost plugins after the installed tree changed (exit %d):\n%s", code, out)
+	}
+}

@@ -23,7 +23,7 @@ import (
 // sandboxed step, and runs from there: these are the wiring.
 
 // installTimeoutSetting names where an install's limit is raised.
-const installTimeoutSetting = `plugins { install_timeout = "10m" } in --config`
+const installTimeoutSetting = `install_timeout in the plugins block of --config`
 
 // packagesDir is the package cache of the declared server name:
 // $XDG_STATE_HOME/plughost/packages/NAME, out of the server's data
@@ -185,7 +185,7 @@ func installDeclared(cfg *config.Config, name, path string, stderr io.Writer) er
 	if err != nil {
 		return err
 	}
-	inst, err := newInstaller(sb, name, cfg.Sandbox.PolicyFor(name), 0, log)
+	inst, err := newInstaller(sb, name, cfg.Sandbox.PolicyFor(name), cfg.Plugins.InstallTimeout, log)
 	if err != nil {
 		return err
 	}

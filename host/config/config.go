@@ -55,6 +55,8 @@
 //	  idle_timeout = "10m"    # a lazy plugin with nothing to do is stopped after this
 //	  cache        = true     # the catalog cache: true (the default directory),
 //	                          # false (none), or a directory
+//	  install_timeout = "5m"  # the limit of a declared npx/uvx server's install
+//	                          # at its first start (default 5m; package packages)
 //
 //	  plugin "fetch" {
 //	    start = "eager"
@@ -249,6 +251,9 @@ type Plugins struct {
 	// Expose holds, by provider name, the plugin blocks' tools, prompts
 	// and resources lists (expose.go); absent for a plugin without any.
 	Expose map[string]*expose.Rules
+	// InstallTimeout is install_timeout: the limit of a declared
+	// server's package install; 0 when not set.
+	InstallTimeout time.Duration
 }
 
 // PluginStart is one plugin's start mode and idle timeout.
@@ -385,7 +390,7 @@ var startSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "start
 
 func (p *Plugins) decode(body hcl.Body) error {
 	schema := hcl.BodySchema{
-		Attributes: append(slices.Clone(startSchema.Attributes), hcl.AttributeSchema{Name: "cache"}),
+		Attributes: append(slices.Clone(startSchema.Attributes), hcl.AttributeSchema{Name: "cache"}, hcl.AttributeSchema{Name: "install_timeout"}),
 		Blocks:     []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}},
 	}
 	content, diags := body.Content(&schema)
@@ -412,6 +417,21 @@ func (p *Plugins) decode(body hcl.Body) error {
 		default:
 			return diag(a.Expr.Range(), "Invalid cache", "cache must be true, false or a directory")
 		}
+	}
+	if a, ok := content.Attributes["install_timeout"]; ok {
+		want := `install_timeout must be a positive duration such as "10m"`
+		v, diags := a.Expr.Value(nil)
+		if diags.HasErrors() {
+			return diags
+		}
+		if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
+			return diag(a.Expr.Range(), "Invalid install_timeout", want)
+		}
+		d, err := time.ParseDuration(v.AsString())
+		if err != nil || d <= 0 {
+			return diag(a.Expr.Range(), "Invalid install_timeout", want)
+		}
+		p.InstallTimeout = d
 	}
 	for _, b := range content.Blocks {
 		name, err := naming.ForLabel(b.Labels[0])

@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"time"
 
@@ -260,13 +261,15 @@ func treeName(name, version string) string {
 }
 
 // stepError is a failed step's error: the package manager's own error
-// lines (npm error …, ERROR: …), else the end of its stderr.
+// lines (npm error …, ERROR: …) without npm's boilerplate, else the end
+// of its stderr.
 func stepError(what string, s *Spec, stderr []byte, err error) error {
 	var lines []string
 	for l := range strings.Lines(string(stderr)) {
 		l = strings.TrimRight(l, "\r\n")
-		if (strings.HasPrefix(l, "npm error") || strings.HasPrefix(l, "ERROR:") || strings.HasPrefix(l, "error:")) &&
-			!strings.Contains(l, "A complete log of this run") && strings.TrimSpace(strings.TrimPrefix(l, "npm error")) != "" {
+		if rest, ok := strings.CutPrefix(l, "npm error"); ok && !npmNoise.MatchString(strings.TrimSpace(rest)) {
+			lines = append(lines, l)
+		} else if strings.HasPrefix(l, "ERROR:") || strings.HasPrefix(l, "error:") {
 			lines = append(lines, l)
 		}
 	}
@@ -281,8 +284,11 @@ func stepError(what string, s *Spec, stderr []byte, err error) error {
 	if msg == "" {
 		return fmt.Errorf("cannot %s %s: %w", what, s, err)
 	}
-	return fmt.Errorf("cannot %s %s: %w:\n%s", what, s, err, msg)
+	return fmt.Errorf("cannot %s %s (%v):\n%s", what, s, err, msg)
 }
+
+// npmNoise are npm's error lines that say nothing of the failure.
+var npmNoise = regexp.MustCompile(`^(|code [A-Z0-9_]+|[0-9]{3}|Log files were not written.*|A complete log of this run.*)$`)
 
 // size formats n bytes as people read them: "3.1 MB".
 func size(n int64) string {

@@ -54,6 +54,10 @@ type hostFlags struct {
 	http    bool
 	// tls are serve's --tls-cert and --tls-key (tls.go); nil elsewhere.
 	tls *tlsFlags
+	// allow maps a provider name to the digest it may run with in this
+	// host whatever its trust mode: plughost upgrade lists what a new
+	// version offers before it is approved (upgrade.go).
+	allow map[string]string
 }
 
 func (h *hostFlags) register(fs *flag.FlagSet) {
@@ -273,7 +277,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 	if checker != nil { // a nil *Checker in the interface would be called
-		mopts.Trust = packageTrust{checker}
+		mopts.Trust = packageTrust{Trust: checker, allow: h.allow}
 	}
 	var held string // a serving host's held files (pins.go)
 	if h.serving && checker != nil {

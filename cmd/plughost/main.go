@@ -7,6 +7,7 @@
 //	plughost import [--plugins DIR] [--dry-run] FILE     declare a desktop host's MCP servers
 //	plughost approve NAME [--digest D]                  approve a plugin file and its definitions (trust mode pinned)
 //	plughost revoke NAME                                withdraw its approval
+//	plughost upgrade NAME                               a declared npx/uvx server's newest allowed version
 //	plughost version
 //
 // This package is wiring only: the host lives in host/, the plugin contract in
@@ -48,6 +49,9 @@ Usage:
                                                        its definitions in the trust file: in trust mode "pinned" it
                                                        runs, without a restart, and what it offers is pinned
   plughost revoke NAME                                 withdraw NAME's approval: a running plughost stops serving it
+  plughost upgrade NAME [--plugins DIR]                install the newest version the npx/uvx declaration NAME allows
+                                                       beside the one it runs, show old → new and the definitions'
+                                                       diff, and switch (trust mode "pinned": held until approved)
   plughost login NAME [--plugins DIR] [--no-browser]   log in once, in a browser, to the remote server NAME.mcp.json
                                                        declares with "oauth": the tokens are stored (mode 0600) and
                                                        a running plughost uses and refreshes them
@@ -98,6 +102,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = importServers(rest, stdout, stderr)
 	case "approve", "revoke":
 		err = approveCommand(cmd == "approve", rest, stdout, stderr)
+	case "upgrade":
+		err = upgradeCommand(rest, stdout, stderr)
 	case "sandbox":
 		err = sandboxCommand(rest, stdout, stderr)
 	case "login":

@@ -121,11 +121,19 @@ func packageLaunch(name string, s *declared.Server, pol *sandbox.Policy, install
 // checked with covers its installed tree as well as its declaration
 // (packages.Digest), so that trust mode pinned approves exactly that
 // tree and holds back a changed one.
-type packageTrust struct{ manager.Trust }
+// allow, when not nil, maps a provider name to the digest it may run
+// with whatever the trust file says (hostFlags.allow).
+type packageTrust struct {
+	manager.Trust
+	allow map[string]string
+}
 
 func (t packageTrust) Check(name, path, digest string) trust.Verdict {
 	if d, ok := declaredDigest(name, path, digest); ok {
 		digest = d
+	}
+	if d, ok := t.allow[name]; ok && d == digest && digest != "" {
+		return trust.Verdict{Mode: trust.ModePinned, State: trust.StateApproved, Digest: digest}
 	}
 	return t.Trust.Check(name, path, digest)
 }

@@ -17,13 +17,13 @@ import (
 
 // helloServer is a small MCP stdio server written with node's built-ins
 // only, published as @acme/hello-mcp: hello answers "hello ARGS from
-// VERSION"; reach tries a TCP connection to the host:port it is given and
+// VERSION" (described "Says hello twice" from 1.1.0); reach tries a TCP connection to the host:port it is given and
 // says "connected" or the error (inside a sandbox without network:
 // ENETUNREACH, ECONNREFUSED). Version 1.1.0 also has a tool goodbye.
 func helloServer(version string) map[string]string {
-	extra := ""
+	extra, says := "", "Says hello"
 	if version >= "1.1.0" {
-		extra = `, {name: 'goodbye', description: 'Says goodbye', inputSchema: {type: 'object'}}`
+		extra, says = `, {name: 'goodbye', description: 'Says goodbye', inputSchema: {type: 'object'}}`, "Says hello twice"
 	}
 	return map[string]string{"server.js": `#!/usr/bin/env node
 const net = require('node:net');
@@ -38,7 +38,7 @@ readline.createInterface({input: process.stdin}).on('line', (line) => {
     return send({jsonrpc: '2.0', id: m.id, result: {protocolVersion: m.params.protocolVersion, capabilities: {tools: {}}, serverInfo: {name: 'hello', version: '` + version + `'}}});
   case 'tools/list':
     return send({jsonrpc: '2.0', id: m.id, result: {tools: [
-      {name: 'hello', description: 'Says hello', inputSchema: {type: 'object'}},
+      {name: 'hello', description: '` + says + `', inputSchema: {type: 'object'}},
       {name: 'reach', description: 'Connects to host:port', inputSchema: {type: 'object', properties: {addr: {type: 'string'}}}}` + extra + `]}});
   case 'tools/call': {
     const a = m.params.arguments || {};
@@ -148,13 +148,15 @@ func TestPackageInstallOnce(t *testing.T) {
 // TestPackagePinned: in trust mode pinned, plughost approve installs the
 // declared package and approves its installed tree; the server then runs;
 // a tree changed after its approval is quarantined (changed), the
-// declaration itself untouched.
+// declaration itself untouched. plughost upgrade installs the newest
+// version the range allows, shows old → new and the definitions' diff
+// against the approved ones, and the new tree is held until approved.
 func TestPackagePinned(t *testing.T) {
 	t.Parallel()
 	reg := startRegistry(t)
 	publishHello(t, reg, "1.0.0")
 	dir, state := t.TempDir(), t.TempDir()
-	declare(t, dir, "hello", map[string]any{"command": "npx", "args": []string{"-y", "@acme/hello-mcp@1.0.0", "pinned"}})
+	declare(t, dir, "hello", map[string]any{"command": "npx", "args": []string{"-y", "@acme/hello-mcp@^1", "pinned"}})
 	config := filepath.Join(state, "plughost.hcl")
 	if err := os.WriteFile(config, []byte("trust {\n  mode = \"pinned\"\n  file = \"trust.json\"\n}\n"), 0o600); err != nil {
 		t.Fatal(err)
@@ -182,8 +184,30 @@ func TestPackagePinned(t *testing.T) {
 		t.Fatal(err)
 	}
 	f.Close()
+	quarantined := regexp.MustCompile(`(?m)^hello +quarantined +changed since approval`)
 	out, code = plughostWith(t, env, "plugins", "--plugins", dir, "--config", config)
-	if code != 1 || !regexp.MustCompile(`(?m)^hello +quarantined +changed since approval`).MatchString(out) {
+	if code != 1 || !quarantined.MatchString(out) {
 		t.Fatalf("plughost plugins after the installed tree changed (exit %d):\n%s", code, out)
+	}
+
+	publishHello(t, reg, "1.1.0")
+	out, code = plughostWith(t, env, "upgrade", "hello", "--plugins", dir, "--config", config)
+	for _, want := range []string{"hello: @acme/hello-mcp 1.0.0 → 1.1.0\n", "  added tool goodbye\n", "  changed tool hello\n",
+		"    description: Says hello {+twice+}\n", `hello is in trust mode "pinned": it is held until approved (plughost approve hello --digest sha256:`} {
+		if code != 0 || !strings.Contains(out, want) {
+			t.Fatalf("plughost upgrade (exit %d) does not say %q:\n%s", code, want, out)
+		}
+	}
+	out, code = plughostWith(t, env, "plugins", "--plugins", dir, "--config", config)
+	if code != 1 || !quarantined.MatchString(out) {
+		t.Fatalf("plughost plugins after the upgrade, before its approval (exit %d):\n%s", code, out)
+	}
+	if out, code = plughostWith(t, env, "approve", "hello", "--plugins", dir, "--config", config); code != 0 {
+		t.Fatalf("plughost approve after the upgrade (exit %d):\n%s", code, out)
+	}
+	c = serveWrappedStdio(t, dir, config, env...)
+	c.awaitTool(t, "goodbye")
+	if got := c.call(t, "hello", nil); got != "hello pinned from 1.1.0" {
+		t.Fatalf("hello after the upgrade = %q", got)
 	}
 }

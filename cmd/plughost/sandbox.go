@@ -59,7 +59,9 @@ func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger,
 		path := cmd.Path // the plugin file, before the sandbox wraps it
 		pol := cfg.Sandbox.PolicyFor(name)
 		if isWrapped(cmd) {
-			installer := func() (*packages.Installer, error) { return newInstaller(sb, name, pol, cfg.Plugins.InstallTimeout, log) }
+			installer := func() (*packages.Installer, error) {
+				return newInstaller(sb, name, pol, cfg.Plugins.InstallTimeout, log)
+			}
 			if err := wrappedLaunch(name, cmd, pol, os.Getenv, installer, log); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}

@@ -63,11 +63,9 @@ func newInstaller(sb *sandbox.Launcher, name string, pol *sandbox.Policy, timeou
 		return nil, err
 	}
 	home, _ := os.UserHomeDir()
-	rc := os.Getenv("npm_config_userconfig")
-	if rc == "" && home != "" {
-		rc = filepath.Join(home, ".npmrc")
-	}
-	settings, err := packages.NPMSettings(home, os.Environ(), os.Getenv, rc != "" && pol.Readable(rc))
+	node, _ := sandbox.LookCommand("node", sandbox.PluginPATH)
+	configs, user := packages.NPMConfigs(home, node, os.Getenv)
+	settings, err := packages.NPMSettings(configs, os.Environ(), os.Getenv, user != "" && pol.Readable(user))
 	if err != nil {
 		return nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/plughost/plughost/internal/npmregistry"
 )
@@ -209,5 +210,39 @@ func TestPackagePinned(t *testing.T) {
 	c.awaitTool(t, "goodbye")
 	if got := c.call(t, "hello", nil); got != "hello pinned from 1.1.0" {
 		t.Fatalf("hello after the upgrade = %q", got)
+	}
+}
+
+// TestPackagePublicNPM (opt-in: PLUGHOST_TEST_PUBLIC_NPM=1) installs the
+// memory reference server, pinned, from the public npm registry through
+// this machine's resolver and CA store, as a desktop user's first start
+// would, and calls it; its second start is offline.
+func TestPackagePublicNPM(t *testing.T) {
+	if os.Getenv("PLUGHOST_TEST_PUBLIC_NPM") != "1" {
+		t.Skip("set PLUGHOST_TEST_PUBLIC_NPM=1 to install @modelcontextprotocol/server-memory@2026.8.31 from the public npm registry")
+	}
+	t.Parallel()
+	dir, state := t.TempDir(), t.TempDir()
+	declare(t, dir, "memory", map[string]any{"command": "npx", "args": []string{"-y", "@modelcontextprotocol/server-memory@2026.8.31"},
+		"env": map[string]string{"MEMORY_FILE_PATH": "${HOME}/memory.jsonl"}})
+	env := []string{"XDG_STATE_HOME=" + state}
+	c := serveWrappedStdio(t, dir, "", env...)
+	// 99 packages, 17.5 MB: longer than awaitTool waits.
+	deadline := time.Now().Add(5 * time.Minute)
+	for !strings.Contains(c.stderr.String(), "installed @modelcontextprotocol/server-memory@2026.8.31 in ") {
+		if time.Now().After(deadline) || strings.Contains(c.stderr.String(), "cannot resolve") || strings.Contains(c.stderr.String(), "cannot install") {
+			t.Fatalf("the install did not end:\n%s", c.stderr)
+		}
+		time.Sleep(time.Second) // polling a log written by another process; not synchronisation of our own
+	}
+	c.awaitTool(t, "read_graph")
+	c.call(t, "read_graph", nil)
+	c.cs.Close()
+
+	c = serveWrappedStdio(t, dir, "", env...)
+	c.awaitTool(t, "read_graph")
+	c.call(t, "read_graph", nil)
+	if strings.Contains(c.stderr.String(), "installing") {
+		t.Errorf("the second start installed again:\n%s", c.stderr)
 	}
 }

@@ -34,21 +34,15 @@ type Settings struct {
 var npmKept = regexp.MustCompile(`^(registry|@[a-z0-9._~-]+:registry|cafile|ca|strict-ssl|proxy|https-proxy|http-proxy|noproxy|no-proxy|` +
 	`fetch-retries|fetch-retry-mintimeout|fetch-retry-maxtimeout|fetch-timeout|maxsockets|prefer-online|prefer-offline)$`)
 
-// NPMSettings reads npm's settings as npm would for the user: their
-// userconfig (npm_config_userconfig, else ~/.npmrc), then the
-// npm_config_* variables of getenv's environment, which override it. A
-// ${VAR} in a value is expanded from getenv, as npm does. With auth, the
-// credentials are kept too: the operator granted them.
-func NPMSettings(home string, environ []string, getenv func(string) string, auth bool) (*Settings, error) {
+// NPMSettings reads npm's settings as npm would: its configuration files
+// in order (npm's globalconfig, then the user's userconfig; a file that
+// does not exist is skipped), then the npm_config_* variables of
+// environ, which override them. A ${VAR} in a value is expanded from
+// getenv, as npm does. With auth, the credentials are kept too: the
+// operator granted them.
+func NPMSettings(configs []string, environ []string, getenv func(string) string, auth bool) (*Settings, error) {
 	kv := map[string]string{}
 	var dropped []string
-	user := getenv("npm_config_userconfig")
-	if user == "" {
-		user = getenv("NPM_CONFIG_USERCONFIG")
-	}
-	if user == "" && home != "" {
-		user = filepath.Join(home, ".npmrc")
-	}
 	keep := func(k, v string) {
 		k = strings.TrimSpace(k)
 		v = strings.TrimSpace(os.Expand(strings.Trim(strings.TrimSpace(v), `"`), getenv))
@@ -61,25 +55,26 @@ func NPMSettings(home string, environ []string, getenv func(string) string, auth
 			dropped = append(dropped, k)
 		}
 	}
-	if user != "" {
-		f, err := os.Open(user)
-		switch {
-		case err == nil:
-			sc := bufio.NewScanner(f)
-			for sc.Scan() {
-				line := strings.TrimSpace(sc.Text())
-				if line == "" || line[0] == '#' || line[0] == ';' || line[0] == '[' {
-					continue
-				}
-				k, v, _ := strings.Cut(line, "=")
-				keep(k, v)
-			}
-			f.Close()
-			if err := sc.Err(); err != nil {
-				return nil, fmt.Errorf("npm settings %s: %w", user, err)
-			}
-		case !os.IsNotExist(err):
+	for _, path := range configs {
+		f, err := os.Open(path)
+		if os.IsNotExist(err) {
+			continue
+		}
+		if err != nil {
 			return nil, fmt.Errorf("npm settings: %w", err)
+		}
+		sc := bufio.NewScanner(f)
+		for sc.Scan() {
+			line := strings.TrimSpace(sc.Text())
+			if line == "" || line[0] == '#' || line[0] == ';' || line[0] == '[' {
+				continue
+			}
+			k, v, _ := strings.Cut(line, "=")
+			keep(k, v)
+		}
+		f.Close()
+		if err := sc.Err(); err != nil {
+			return nil, fmt.Errorf("npm settings %s: %w", path, err)
 		}
 	}
 	for _, e := range environ {
@@ -121,4 +116,33 @@ func isNPMCredential(k string) bool {
 		}
 	}
 	return false
+}
+
+// NPMConfigs are the configuration files npm reads for the user, in
+// order: its globalconfig (npm_config_globalconfig, else PREFIX/etc/npmrc
+// beside the node binary node, as npm computes it: /usr/etc/npmrc for
+// /usr/bin/node) and its userconfig (npm_config_userconfig, else
+// ~/.npmrc). user is the latter, for the grant of its credentials.
+func NPMConfigs(home, node string, getenv func(string) string) (configs []string, user string) {
+	global := getenv("npm_config_globalconfig")
+	if global == "" && node != "" {
+		if real, err := filepath.EvalSymlinks(node); err == nil {
+			node = real
+		}
+		prefix := getenv("npm_config_prefix")
+		if prefix == "" {
+			prefix = filepath.Dir(filepath.Dir(node))
+		}
+		global = filepath.Join(prefix, "etc", "npmrc")
+	}
+	user = getenv("npm_config_userconfig")
+	if user == "" && home != "" {
+		user = filepath.Join(home, ".npmrc")
+	}
+	for _, c := range []string{global, user} {
+		if c != "" {
+			configs = append(configs, c)
+		}
+	}
+	return configs, user
 }

@@ -94,6 +94,10 @@ color=always
 	if err := os.WriteFile(filepath.Join(home, ".npmrc"), []byte(rc), 0o600); err != nil {
 		t.Fatal(err)
 	}
+	global := filepath.Join(home, "global-npmrc")
+	if err := os.WriteFile(global, []byte("cafile=/etc/global/ca.pem\nregistry=https://global.example/\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
 	env := map[string]string{"ACME_TOKEN": "s3cret"}
 	environ := []string{"npm_config_strict_ssl=false", "NPM_CONFIG_NOPROXY=localhost", "npm_config_cache=/x", "HOME=" + home}
 	tests := map[string]struct {
@@ -109,7 +113,8 @@ color=always
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := NPMSettings(home, environ, func(k string) string { return env[k] }, tc.auth)
+			s, err := NPMSettings([]string{global, filepath.Join(home, ".npmrc"), filepath.Join(home, "missing")}, environ,
+				func(k string) string { return env[k] }, tc.auth)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -121,6 +126,31 @@ color=always
 			}
 			if !tc.auth && strings.Contains(s.NPMRC, "s3cret") {
 				t.Error("the token reached the step")
+			}
+		})
+	}
+}
+
+func TestNPMConfigs(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		env      map[string]string
+		want     []string
+		wantUser string
+	}{
+		"defaults":  {want: []string{"/usr/etc/npmrc", "/home/me/.npmrc"}, wantUser: "/home/me/.npmrc"},
+		"prefix":    {env: map[string]string{"npm_config_prefix": "/opt/npm"}, want: []string{"/opt/npm/etc/npmrc", "/home/me/.npmrc"}, wantUser: "/home/me/.npmrc"},
+		"variables": {env: map[string]string{"npm_config_globalconfig": "/g", "npm_config_userconfig": "/u"}, want: []string{"/g", "/u"}, wantUser: "/u"},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got, user := NPMConfigs("/home/me", "/nonexistent/usr/bin/node", func(k string) string { return tc.env[k] })
+			if tc.env["npm_config_globalconfig"] == "" && tc.env["npm_config_prefix"] == "" {
+				tc.want[0] = "/nonexistent/usr/etc/npmrc"
+			}
+			if diff := cmp.Diff(tc.want, got); diff != "" || user != tc.wantUser {
+				t.Fatalf("NPMConfigs (-want +got):\n%s\nuser %q", diff, user)
 			}
 		})
 	}

@@ -227,13 +227,23 @@ func TestPackagePublicNPM(t *testing.T) {
 		"env": map[string]string{"MEMORY_FILE_PATH": "${HOME}/memory.jsonl"}})
 	env := []string{"XDG_STATE_HOME=" + state}
 	c := serveWrappedStdio(t, dir, "", env...)
-	// 99 packages, 17.5 MB: longer than awaitTool waits.
-	deadline := time.Now().Add(5 * time.Minute)
-	for !strings.Contains(c.stderr.String(), "installed @modelcontextprotocol/server-memory@2026.8.31 in ") {
-		if time.Now().After(deadline) || strings.Contains(c.stderr.String(), "cannot resolve") || strings.Contains(c.stderr.String(), "cannot install") {
-			t.Fatalf("the install did not end:\n%s", c.stderr)
+	// 99 packages, 17.5 MB: longer than lineBuffer.await waits.
+	deadline := time.After(5 * time.Minute)
+	for {
+		c.stderr.mu.Lock()
+		log, changed := c.stderr.buf.String(), c.stderr.changed
+		c.stderr.mu.Unlock()
+		if strings.Contains(log, "installed @modelcontextprotocol/server-memory@2026.8.31 in ") {
+			break
 		}
-		time.Sleep(time.Second) // polling a log written by another process; not synchronisation of our own
+		if strings.Contains(log, "cannot resolve") || strings.Contains(log, "cannot install") {
+			t.Fatalf("the install failed:\n%s", log)
+		}
+		select {
+		case <-changed:
+		case <-deadline:
+			t.Fatalf("the install did not end in 5 minutes:\n%s", log)
+		}
 	}
 	c.awaitTool(t, "read_graph")
 	c.call(t, "read_graph", nil)

@@ -69,7 +69,8 @@ func newInstaller(sb *sandbox.Launcher, name string, pol *sandbox.Policy, timeou
 	if err != nil {
 		return nil, err
 	}
-	return packages.New(&packages.Options{Dir: dir, Run: packages.SandboxRunner(sb, name), NPM: settings,
+	pip, pipRead := packages.PipSettings(os.Getenv, false)
+	return packages.New(&packages.Options{Dir: dir, Run: packages.SandboxRunner(sb, name), NPM: settings, Pip: pip, PipRead: pipRead,
 		Timeout: timeout, TimeoutSetting: installTimeoutSetting, Logger: log.With("plugin", name)})
 }
 
@@ -109,7 +110,13 @@ func packageLaunch(name string, s *declared.Server, pol *sandbox.Policy, install
 	} else {
 		s.Args = spec.Args
 	}
-	pol.AllowRead = append(pol.AllowRead, in.Tree)
+	if spec.Manager == packages.NPM {
+		pol.AllowRead = append(pol.AllowRead, in.Tree)
+	}
+	// A venv's program is granted its venv by sandbox.ServerGrants (the
+	// #! line names the venv's python). Granting the tree as well hangs
+	// the sandbox's stage before it execs (seen 2026-11-27: allow_read of
+	// a venv, or of its parent, beside that grant), so it is not.
 	log.Debug("declared server runs its installed package", "plugin", name, "package", in.String(), "tree", in.Tree)
 	return nil
 }

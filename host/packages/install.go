@@ -57,6 +57,9 @@ type Options struct {
 	// NPM are the npm settings the steps get (NPMSettings); nil for
 	// npm's defaults.
 	NPM *Settings
+	// Pip are the pip options the steps get (PipSettings), PipRead the
+	// files they name (a CA bundle).
+	Pip, PipRead []string
 	// Timeout bounds one install; 0 is DefaultTimeout.
 	Timeout time.Duration
 	// TimeoutSetting names where the operator raises Timeout, for the

@@ -39,6 +39,9 @@
 // newest version the declaration allows and installs it beside the one
 // that runs; Installer.Use switches to it.
 //
+// uvx and pipx run install into a virtual environment of the server's
+// own, with pip's --require-hashes (see installPip's comment).
+//
 // Install scripts do not run (--ignore-scripts): they would run with the
 // network and the tree writable. The few servers that need one (a native
 // module to build) are installed by hand and declared as node FILE.

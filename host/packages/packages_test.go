@@ -260,3 +260,52 @@ func TestNPMEntry(t *testing.T) {
 		})
 	}
 }
+
+func TestPipSettings(t *testing.T) {
+	t.Parallel()
+	env := map[string]string{"PIP_INDEX_URL": "https://me:s3cret@pypi.corp.example/simple/", "PIP_EXTRA_INDEX_URL": "https://a.example/simple/ https://b.example/simple/",
+		"PIP_CERT": "/etc/corp/ca.pem", "PIP_PROXY": "http://proxy:3128"}
+	tests := map[string]struct {
+		auth bool
+		want []string
+	}{
+		"without credentials": {want: []string{"--index-url", "https://pypi.corp.example/simple/", "--extra-index-url", "https://a.example/simple/",
+			"--extra-index-url", "https://b.example/simple/", "--cert", "/etc/corp/ca.pem", "--proxy", "http://proxy:3128"}},
+		"granted": {auth: true, want: []string{"--index-url", "https://me:s3cret@pypi.corp.example/simple/", "--extra-index-url", "https://a.example/simple/",
+			"--extra-index-url", "https://b.example/simple/", "--cert", "/etc/corp/ca.pem", "--proxy", "http://proxy:3128"}},
+	}
+	for name, tc := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			args, read := PipSettings(func(k string) string { return env[k] }, tc.auth)
+			if diff := cmp.Diff(tc.want, args); diff != "" {
+				t.Errorf("args (-want +got):\n%s", diff)
+			}
+			if diff := cmp.Diff([]string{"/etc/corp/ca.pem"}, read); diff != "" {
+				t.Errorf("read (-want +got):\n%s", diff)
+			}
+		})
+	}
+}
+
+func TestPipLockDigest(t *testing.T) {
+	t.Parallel()
+	digest := func(body string) string {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "requirements.txt"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		d, err := pipLockDigest(dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return d
+	}
+	a := digest("a==1.0 --hash=sha256:aa\nb==2.0 --hash=sha256:bb\n")
+	if b := digest("b==2.0 --hash=sha256:bb\na==1.0 --hash=sha256:aa\n"); a != b {
+		t.Error("the order of requirements.txt changed the digest")
+	}
+	if c := digest("a==1.0 --hash=sha256:aa\nb==2.0 --hash=sha256:bc\n"); a == c {
+		t.Error("another wheel hash gave the same digest")
+	}
+}

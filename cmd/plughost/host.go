@@ -240,11 +240,15 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		closeTasks()
 		return nil, err
 	}
+	// ctx ends when the host stops: the manager's run, and a first
+	// start's package install (which it cancels).
+	ctx, cancel := context.WithCancel(context.Background())
 	cleanup := func() {
+		cancel()
 		closeTasks()
 		_ = run.Remove()
 	}
-	launcher, err := newLauncher(cfg, workspace, run.Path(), log.Named("sandbox"), obs.sandboxMissing())
+	launcher, err := newLauncher(ctx, cfg, workspace, run.Path(), log.Named("sandbox"), obs.sandboxMissing())
 	if err != nil {
 		cleanup()
 		return nil, err
@@ -321,7 +325,6 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		return nil, err
 	}
 	obs.plugins = mgr.Status
-	ctx, cancel := context.WithCancel(context.Background())
 	hst := &host{obs: obs, log: log, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1), cancel: cancel,
 		runEnded: make(chan struct{}), sealer: sealer, stateTTL: cfg.Stateless.StateTTL, tasks: taskSvc, escalateAfter: escalateAfter(cfg.Tasks),
 		limits: cfg.Limits, trust: cfg.Trust, certs: certs, access: cfg.Access}

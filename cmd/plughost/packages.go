@@ -80,8 +80,8 @@ func newInstaller(sb *sandbox.Launcher, name string, pol *sandbox.Policy, timeou
 // later one. Its command becomes node and the package's program (or the
 // virtual environment's program), and the installed tree is granted to
 // it read-only; its network stays what pol grants (none by default).
-// installer is nil when s is no package runner's one-liner.
-func packageLaunch(name string, s *declared.Server, pol *sandbox.Policy, installer func() (*packages.Installer, error), log hclog.Logger) error {
+// An install is cancelled when ctx ends (the host stops).
+func packageLaunch(ctx context.Context, name string, s *declared.Server, pol *sandbox.Policy, installer func() (*packages.Installer, error), log hclog.Logger) error {
 	spec, ok, err := packages.Parse(s.Command, s.Args)
 	if !ok {
 		return nil
@@ -93,7 +93,7 @@ func packageLaunch(name string, s *declared.Server, pol *sandbox.Policy, install
 	if err != nil {
 		return err
 	}
-	in, err := inst.Ensure(context.Background(), spec)
+	in, err := inst.Ensure(ctx, spec)
 	if err != nil {
 		return err
 	}

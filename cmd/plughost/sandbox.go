@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -41,7 +42,10 @@ func grantWorkspace(pol *sandbox.Policy, name, workspace string) {
 // sandbox under its policy from the config file, with its tmp directory in
 // tmpDir (the host's run directory). missing, when not nil, learns of the
 // layers a plugin started without (for the metrics).
-func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger, missing func(layers []string)) (manager.Launcher, error) {
+//
+// A declared server's first start installs its package (packageLaunch)
+// until ctx ends.
+func newLauncher(ctx context.Context, cfg *config.Config, workspace, tmpDir string, log hclog.Logger, missing func(layers []string)) (manager.Launcher, error) {
 	stateDir, err := stateDir()
 	if err != nil {
 		return nil, err
@@ -62,7 +66,7 @@ func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger,
 			installer := func() (*packages.Installer, error) {
 				return newInstaller(sb, name, pol, cfg.Plugins.InstallTimeout, log)
 			}
-			if err := wrappedLaunch(name, cmd, pol, os.Getenv, installer, log); err != nil {
+			if err := wrappedLaunch(ctx, name, cmd, pol, os.Getenv, installer, log); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}
 		} else {

@@ -115,7 +115,7 @@ func serveWrapped(args []string, stderr io.Writer) error {
 // but the server runs in the same box. That widening is logged (and the
 // plugin's report lists write-xor-exec as missing); allow_jit = false in
 // the block refuses it.
-func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string,
+func wrappedLaunch(ctx context.Context, name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string,
 	installer func() (*packages.Installer, error), log hclog.Logger) error {
 	s, err := declared.Load(cmd.Args[len(cmd.Args)-1])
 	if err != nil {
@@ -144,7 +144,7 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 		// Name resolution and TLS roots.
 		pol.AllowRead = append(pol.AllowRead, "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates")
 	} else {
-		if err := packageLaunch(name, s, pol, installer, log); err != nil {
+		if err := packageLaunch(ctx, name, s, pol, installer, log); err != nil {
 			return err
 		}
 		searchPATH := sandbox.PluginPATH

@@ -100,6 +100,7 @@ func TestParseErrors(t *testing.T) {
 		"bad start":          {"plugins {\n  start = \"sometimes\"\n}\n", `plughost.hcl:2,11-22: Invalid start; start must be "eager" or "lazy"`},
 		"bad idle":           {"plugins {\n  plugin \"x\" {\n    idle_timeout = \"soon\"\n  }\n}\n", `plughost.hcl:3,20-26: Invalid idle_timeout`},
 		"zero idle":          {"plugins {\n  idle_timeout = \"0s\"\n}\n", `plughost.hcl:2,18-22: Invalid idle_timeout`},
+		"bad install":        {"plugins {\n  install_timeout = \"later\"\n}\n", `plughost.hcl:2,21-28: Invalid install_timeout`},
 		"bad cache":          {"plugins {\n  cache = 3\n}\n", `plughost.hcl:2,11-12: Invalid cache; cache must be true, false or a directory`},
 		"plugin cache":       {"plugins {\n  plugin \"x\" {\n    cache = false\n  }\n}\n", `plughost.hcl:3,5-10: Unsupported argument`},
 		"two plugins":        {"plugins {}\nplugins {}\n", `plughost.hcl:2,1-8: Duplicate plugins block`},
@@ -165,6 +166,7 @@ plugins {
 		}}},
 		"cache off": {"plugins {\n  cache = false\n}\n", Plugins{CacheOff: true, Plugin: map[string]PluginStart{}}},
 		"cache on":  {"plugins {\n  cache = true\n}\n", Plugins{Plugin: map[string]PluginStart{}}},
+		"install":   {"plugins {\n  install_timeout = \"10m\"\n}\n", Plugins{InstallTimeout: 10 * time.Minute, Plugin: map[string]PluginStart{}}},
 		"none":      {"", Plugins{Plugin: map[string]PluginStart{}}},
 	} {
 		t.Run(name, func(t *testing.T) {

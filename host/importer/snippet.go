@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"fmt"
@@ -6,7 +6,7 @@ import (
 	"strings"
 )
 
-// sandboxSnippet returns the sandbox block suggested for the servers
+// Snippet returns the sandbox block suggested for the servers
 // imported: one plugin block each, with the runtime preset of its
 // interpreter, allow_net = "all" for a launcher that downloads the package
 // at every start, the host variables its env passes through, and, commented
@@ -14,30 +14,33 @@ import (
 // entries that could not be carried over. A remote server needs nothing:
 // the host, not a sandboxed process, connects to it. The block parses with
 // host/config (the tests check it).
-func sandboxSnippet(servers []imported) string {
+func Snippet(servers []Server) string {
 	var b strings.Builder
 	b.WriteString("# Sandbox grants suggested by plughost import: merge them into the configuration file's sandbox block\n")
 	b.WriteString("# (plughost serve --config FILE), and decide on the commented-out lines.\n")
 	b.WriteString("sandbox {\n")
 	for _, im := range servers {
+		if im.Skipped != nil {
+			continue
+		}
 		g := im.grants
 		if g.remote && len(g.env) == 0 {
-			fmt.Fprintf(&b, "  # plugin %q: a remote server: it gets the network; nothing else to grant\n", im.name)
+			fmt.Fprintf(&b, "  # plugin %q: a remote server: it gets the network; nothing else to grant\n", im.Name)
 			continue
 		}
 		if g.remote {
-			fmt.Fprintf(&b, "  plugin %q {\n    env = %s # the source of its bearer token, granted\n  }\n", im.name, hclList(g.env))
+			fmt.Fprintf(&b, "  plugin %q {\n    env = %s # the source of its bearer token, granted\n  }\n", im.Name, hclList(g.env))
 			continue
 		}
 		if g.container {
-			fmt.Fprintf(&b, "  # plugin %q: runs a container, which no grant makes work in the sandbox\n", im.name)
+			fmt.Fprintf(&b, "  # plugin %q: runs a container, which no grant makes work in the sandbox\n", im.Name)
 			continue
 		}
 		if g.runtime == "" && g.netWhy == "" && len(g.read) == 0 && len(g.env) == 0 && len(g.envDecide) == 0 {
-			fmt.Fprintf(&b, "  # plugin %q: nothing to suggest beyond the default policy\n", im.name)
+			fmt.Fprintf(&b, "  # plugin %q: nothing to suggest beyond the default policy\n", im.Name)
 			continue
 		}
-		fmt.Fprintf(&b, "  plugin %q {\n", im.name)
+		fmt.Fprintf(&b, "  plugin %q {\n", im.Name)
 		if g.runtime != "" {
 			fmt.Fprintf(&b, "    runtime = %s\n", hclQuote(g.runtime))
 		}

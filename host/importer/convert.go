@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"encoding/json"
@@ -22,18 +22,19 @@ import (
 // sent as the token), and an argument holding one is kept for the operator
 // to edit, since dropping it would shift the others.
 
-// The kinds of note, in the order they are printed. Only notCarried makes
+// The kinds of note, in the order they are printed. Only NotCarried makes
 // the command's exit status 1: the others are carried over, with advice.
 const (
-	notCarried = "not carried"
-	warnSecret = "secret"
-	decideNote = "decide"
-	infoNote   = "note"
+	NotCarried = "not carried"
+	WarnSecret = "secret"
+	DecideNote = "decide"
+	InfoNote   = "note"
 )
 
-// note is one line of the report on a server.
-type note struct {
-	kind, text string
+// Note is one line of the report on a server: its kind (NotCarried,
+// WarnSecret, DecideNote, InfoNote) and its text.
+type Note struct {
+	Kind, Text string
 }
 
 // grants are the sandbox settings suggested for one server.
@@ -89,7 +90,7 @@ type converter struct {
 // convert returns the declaration of the server called name (a provider
 // name) whose entry is raw, what the report says about it and the grants
 // to suggest; an error when it cannot be declared at all.
-func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server, []note, grants, error) {
+func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server, []Note, grants, error) {
 	var members map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &members); err != nil {
 		return nil, nil, grants{}, fmt.Errorf("not a JSON object")
@@ -98,13 +99,13 @@ func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server,
 	if err := json.Unmarshal(raw, &e); err != nil {
 		return nil, nil, grants{}, fmt.Errorf("cannot read it: %v", err)
 	}
-	var notes []note
+	var notes []Note
 	add := func(kind, format string, args ...any) {
-		notes = append(notes, note{kind, fmt.Sprintf(format, args...)})
+		notes = append(notes, Note{kind, fmt.Sprintf(format, args...)})
 	}
 	for _, k := range slices.Sorted(maps.Keys(members)) {
 		if !slices.Contains(entryMembers, k) {
-			add(notCarried, "%q: %s (plughost has no such setting)", k, members[k])
+			add(NotCarried, "%q: %s (plughost has no such setting)", k, members[k])
 		}
 	}
 	if e.URL == "" {
@@ -132,26 +133,26 @@ func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server,
 		return nil, nil, g, fmt.Errorf(`neither "command" nor "url"`)
 	}
 	if v := variable.FindString(e.Command); v != "" {
-		add(notCarried, "command %q: %s cannot be resolved here; edit %s%s", e.Command, c.describe(v), name, declared.Suffix)
+		add(NotCarried, "command %q: %s cannot be resolved here; edit %s%s", e.Command, c.describe(v), name, declared.Suffix)
 	}
 	for i, a := range e.Args {
 		if v := slices.DeleteFunc(variable.FindAllString(a, -1), ownVariable); len(v) > 0 {
-			add(notCarried, "args[%d] %q: %s cannot be resolved here; edit %s%s", i, a, c.describe(v[0]), name, declared.Suffix)
+			add(NotCarried, "args[%d] %q: %s cannot be resolved here; edit %s%s", i, a, c.describe(v[0]), name, declared.Suffix)
 		}
 	}
 	switch {
 	case e.Cwd == "":
 	case variable.MatchString(e.Cwd) || !filepath.IsAbs(e.Cwd):
-		add(notCarried, "cwd %q: not an absolute path here; the server starts in its data directory", e.Cwd)
+		add(NotCarried, "cwd %q: not an absolute path here; the server starts in its data directory", e.Cwd)
 	default:
 		s.Cwd = e.Cwd
 	}
 	if e.EnvFile != "" {
-		add(notCarried, "envFile %q: its variables are not read; put the ones the server needs in the declaration's env or in plughost's environment (and the sandbox's env list)", e.EnvFile)
+		add(NotCarried, "envFile %q: its variables are not read; put the ones the server needs in the declaration's env or in plughost's environment (and the sandbox's env list)", e.EnvFile)
 	}
 	c.env(s, e.Env, &g, add)
 	c.command(name, s, &g, add)
-	sort.SliceStable(notes, func(i, j int) bool { return noteRank(notes[i].kind) < noteRank(notes[j].kind) })
+	sort.SliceStable(notes, func(i, j int) bool { return noteRank(notes[i].Kind) < noteRank(notes[j].Kind) })
 	return s, notes, g, nil
 }
 
@@ -164,21 +165,21 @@ func (c *converter) env(s *declared.Server, env map[string]string, g *grants, ad
 		switch {
 		case len(vars) == 0:
 			if strings.Contains(v, "${") {
-				add(infoNote, "env %s = %q: in plughost, ${HOME} is the server's private data directory (kept across restarts) and ${TMPDIR} its tmp directory", k, v)
+				add(InfoNote, "env %s = %q: in plughost, ${HOME} is the server's private data directory (kept across restarts) and ${TMPDIR} its tmp directory", k, v)
 			}
 			if s.Env == nil {
 				s.Env = map[string]string{}
 			}
 			s.Env[k] = v
 			if v != "" && secretName.MatchString(k) {
-				add(warnSecret, "env %s holds a secret, now in the declaration (written mode 0600); or set %s in plughost's environment and pass it through with the sandbox's env = [%q]", k, k, k)
+				add(WarnSecret, "env %s holds a secret, now in the declaration (written mode 0600); or set %s in plughost's environment and pass it through with the sandbox's env = [%q]", k, k, k)
 			}
 		case v == "${env:"+k+"}":
 			g.env = append(g.env, k)
-			add(infoNote, "env %s = %s: passed through from plughost's own environment (the snippet's env lists it); set %s there", k, v, k)
+			add(InfoNote, "env %s = %s: passed through from plughost's own environment (the snippet's env lists it); set %s there", k, v, k)
 		default:
 			g.envDecide = append(g.envDecide, fmt.Sprintf("%s: was %s", k, v))
-			add(notCarried, "env %s = %q: %s cannot be resolved here; set %s in plughost's environment and pass it through (commented out in the snippet), or write the value into the declaration's env yourself", k, v, c.describe(vars[0]), k)
+			add(NotCarried, "env %s = %q: %s cannot be resolved here; set %s in plughost's environment and pass it through (commented out in the snippet), or write the value into the declaration's env yourself", k, v, c.describe(vars[0]), k)
 		}
 	}
 }
@@ -195,18 +196,18 @@ func (c *converter) headers(s *declared.Server, h map[string]string, g *grants, 
 		case bearer && strings.EqualFold(k, "Authorization") && len(vars) == 1 && token == vars[0] && strings.HasPrefix(token, "${env:"):
 			s.BearerTokenEnv = strings.TrimSuffix(strings.TrimPrefix(token, "${env:"), "}")
 			g.env = append(g.env, s.BearerTokenEnv) // the operator's grant of the token's source: the snippet's env
-			add(infoNote, "headers %s = %q: carried as bearer_token_env %q (plughost reads it from its own environment; the snippet's env grants it)", k, v, s.BearerTokenEnv)
+			add(InfoNote, "headers %s = %q: carried as bearer_token_env %q (plughost reads it from its own environment; the snippet's env grants it)", k, v, s.BearerTokenEnv)
 		case len(vars) > 0:
-			add(notCarried, "headers %s = %q: %s cannot be resolved here; for a bearer token declare bearer_token_file (a file only plughost reads) or bearer_token_env", k, v, c.describe(vars[0]))
+			add(NotCarried, "headers %s = %q: %s cannot be resolved here; for a bearer token declare bearer_token_file (a file only plughost reads) or bearer_token_env", k, v, c.describe(vars[0]))
 		default:
 			if s.Headers == nil {
 				s.Headers = map[string]string{}
 			}
 			s.Headers[k] = v
 			if bearer && strings.EqualFold(k, "Authorization") {
-				add(warnSecret, "headers %s holds a literal bearer token, now in the declaration (written mode 0600); better put it in a file only plughost reads, declare \"bearer_token_file\" instead of the header, and grant that file with allow_read in the server's sandbox block", k)
+				add(WarnSecret, "headers %s holds a literal bearer token, now in the declaration (written mode 0600); better put it in a file only plughost reads, declare \"bearer_token_file\" instead of the header, and grant that file with allow_read in the server's sandbox block", k)
 			} else if secretName.MatchString(k) {
-				add(warnSecret, "headers %s holds a secret, now in the declaration (written mode 0600)", k)
+				add(WarnSecret, "headers %s holds a secret, now in the declaration (written mode 0600)", k)
 			}
 		}
 	}
@@ -237,5 +238,5 @@ func (c *converter) describe(v string) string {
 }
 
 func noteRank(kind string) int {
-	return slices.Index([]string{notCarried, warnSecret, decideNote, infoNote}, kind)
+	return slices.Index([]string{NotCarried, WarnSecret, DecideNote, InfoNote}, kind)
 }

@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"fmt"
@@ -30,7 +30,7 @@ func (c *converter) command(name string, s *declared.Server, g *grants, add func
 	switch base {
 	case "docker", "podman", "nerdctl":
 		g.container = true
-		add(notCarried, "%s runs the server in a container: that needs the container daemon's socket, which the sandbox does not grant "+
+		add(NotCarried, "%s runs the server in a container: that needs the container daemon's socket, which the sandbox does not grant "+
 			"(and granting it is as good as root), so it cannot run in plughost's sandbox as it is; run the container outside plughost "+
 			"serving Streamable HTTP and declare its url, or install the server itself", base)
 		return
@@ -48,7 +48,7 @@ func (c *converter) command(name string, s *declared.Server, g *grants, add func
 			install = fmt.Sprintf("python3 -m venv /opt/mcp/%s && /opt/mcp/%s/bin/pip install %s", name, name, pkg)
 			declare = fmt.Sprintf(`"command": "/opt/mcp/%s/bin/%s" (the script it installs), runtime = "python"`, name, stripVersion(pkg))
 		}
-		add(infoNote, "%s downloads %s at every start: that needs the network (the sandbox has none by default: the snippet grants "+
+		add(InfoNote, "%s downloads %s at every start: that needs the network (the sandbox has none by default: the snippet grants "+
 			`allow_net = "all"`+") and a writable %s cache; better, install it once:\n    %s\n  and declare %s, with no network (plughost grants the program and its package itself)",
 			tool, pkg, cache, install, declare)
 	}
@@ -62,7 +62,7 @@ func (c *converter) command(name string, s *declared.Server, g *grants, add func
 			if isDir, ok := c.stat(p); ok {
 				if program && !isDir {
 					program = false
-					add(infoNote, "%s is the program %s runs: the snippet's runtime line grants it (plughost grants a node_modules tree it lies in by itself)", p, base)
+					add(InfoNote, "%s is the program %s runs: the snippet's runtime line grants it (plughost grants a node_modules tree it lies in by itself)", p, base)
 					continue
 				}
 				g.read = append(g.read, p)
@@ -75,7 +75,7 @@ func (c *converter) command(name string, s *declared.Server, g *grants, add func
 		}
 	}
 	if len(paths) > 0 {
-		add(decideNote, "it names paths on this machine that it will need granted (commented out in the snippet: allow_read, or allow_write to let it change them): %s",
+		add(DecideNote, "it names paths on this machine that it will need granted (commented out in the snippet: allow_read, or allow_write to let it change them): %s",
 			strings.Join(paths, ", "))
 	}
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -63,6 +64,10 @@ func serveWrapped(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if s.Headers, err = s.HeaderValues(); err != nil { // none when the host handed the declaration over
+		return err
+	}
+	s.HeaderFiles = nil
 	token := os.Getenv(envServerToken)
 	if token == "" && s.Remote() {
 		if token, err = s.Token(os.Getenv); err != nil {
@@ -123,6 +128,12 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 		if err != nil {
 			return err
 		}
+		// The header files are read here, by the host, and handed to the
+		// wrapper with the declaration: the files stay outside its box.
+		if s.Headers, err = s.HeaderValues(); err != nil {
+			return err
+		}
+		s.HeaderFiles = nil
 		if token != "" {
 			cmd.Env = append(cmd.Env, envServerToken+"="+token)
 			pol.Env = append(pol.Env, envServerToken)
@@ -166,13 +177,19 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 }
 
 // tokenGranted checks that the operator granted the declared server the
-// source of its bearer token: the variable passed to it (env in its
-// sandbox block), the file readable by it (allow_read, or a dir block). A
-// declaration is a file dropped into the directory: on its own it may not
-// have plughost read one of its variables or files and send it away.
+// source of its bearer token and of its header_files: the variable passed
+// to it (env in its sandbox block), the file readable by it (allow_read,
+// or a dir block). A declaration is a file dropped into the directory: on
+// its own it may not have plughost read one of its variables or files and
+// send it away.
 func tokenGranted(s *declared.Server, pol *sandbox.Policy, name string) error {
 	if err := sourceGranted("bearer_token_env", s.BearerTokenEnv, "bearer_token_file", s.BearerTokenFile, pol, name); err != nil {
 		return err
+	}
+	for _, h := range slices.Sorted(maps.Keys(s.HeaderFiles)) {
+		if err := sourceGranted("", "", "header_files: "+h, s.HeaderFiles[h], pol, name); err != nil {
+			return err
+		}
 	}
 	if o := s.OAuth; o != nil {
 		return sourceGranted("oauth: client_secret_env", o.ClientSecretEnv, "oauth: client_secret_file", o.ClientSecretFile, pol, name)

@@ -5,7 +5,9 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
+	"path/filepath"
 	"strings"
 
 	"github.com/plughost/plughost/host/importer"
@@ -22,15 +24,17 @@ import (
 func importServers(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	dir := fs.String("plugins", "", "plugin directory to write the declarations into (default $XDG_DATA_HOME/plughost/plugins)")
-	configOut := fs.String("config-out", "", "write the suggested sandbox block to this file instead of printing it")
-	force := fs.Bool("force", false, "overwrite existing declarations (and the --config-out file)")
-	dryRun := fs.Bool("dry-run", false, "write nothing: print the declarations and the sandbox block it would write")
+	configOut := fs.String("config-out", "", "the configuration file to add the servers' plugin blocks to, made when missing (default $"+envConfig+
+		", else $XDG_CONFIG_HOME/plughost/plughost.hcl); - prints them instead")
+	force := fs.Bool("force", false, "overwrite existing declarations, and replace the plugin blocks of the same names in the configuration file")
+	stateFlag := fs.String("state", "", "plughost's state directory, serve's: secret files go under DIR/secrets, a server's data under DIR/plugins/NAME/data (default $XDG_STATE_HOME/plughost)")
+	dryRun := fs.Bool("dry-run", false, "write nothing: print the declarations and the plugin blocks it would write")
 	file, err := parseWithArg(fs, args, stdout, stderr)
 	if err != nil {
 		return err
 	}
 	if file == "" {
-		return usageError(stderr, fs, "which file? usage: plughost import [--plugins DIR] [--config-out FILE] [--force] [--dry-run] FILE")
+		return usageError(stderr, fs, "which file? usage: plughost import [--plugins DIR] [--config-out FILE] [--state DIR] [--force] [--dry-run] FILE")
 	}
 
 	src, err := os.ReadFile(file)
@@ -49,7 +53,21 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 	}
 	fmt.Fprintf(stdout, "%s: %s, %s\n", file, f.Format, plural(len(f.Servers), "server", "servers"))
 
-	rep := importer.Import(f, &importer.Options{PluginDir: pluginDir, Force: *force, DryRun: *dryRun})
+	state := *stateFlag
+	if state == "" {
+		if state, err = stateDir(); err != nil {
+			return err
+		}
+	} else if state, err = filepath.Abs(state); err != nil {
+		return err
+	}
+	cfgPath := *configOut
+	if cfgPath == "" {
+		if cfgPath = importConfigPath(); cfgPath == "" {
+			return usageError(stderr, fs, "no configuration file: neither $%s, XDG_CONFIG_HOME nor HOME is set; pass --config-out FILE", envConfig)
+		}
+	}
+	rep := importer.Import(f, &importer.Options{PluginDir: pluginDir, Force: *force, DryRun: *dryRun, StateDir: state})
 	incomplete, skipped := 0, 0
 	for _, s := range rep.Servers {
 		fmt.Fprintln(stdout)
@@ -75,17 +93,23 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 	snippet := importer.Snippet(rep.Servers)
 	fmt.Fprintln(stdout)
 	switch {
-	case *configOut == "":
+	case cfgPath == "-":
 		fmt.Fprint(stdout, snippet)
 	case *dryRun:
-		fmt.Fprintf(stdout, "would write the sandbox block to %s:\n%s", *configOut, snippet)
+		fmt.Fprintf(stdout, "would add to %s:\n%s", cfgPath, snippet)
 	default:
-		if err := importer.WriteNew(*configOut, []byte(snippet), 0o644, *force); err != nil {
-			fmt.Fprintf(stdout, "sandbox block: NOT WRITTEN: %v\n", err)
+		fmt.Fprint(stdout, snippet)
+		kept, err := writeImportConfig(cfgPath, importer.Blocks(rep.Servers), *force)
+		if err != nil {
+			fmt.Fprintf(stdout, "configuration: NOT WRITTEN: %v\n", err)
 			skipped++
-		} else {
-			fmt.Fprintf(stdout, "wrote the sandbox block to %s: add it to the configuration file (plughost serve --config FILE)\n", *configOut)
+			break
 		}
+		for _, name := range kept {
+			fmt.Fprintf(stdout, "%s: KEPT its plugin block for %q as it was, not the one above (--force replaces it)\n", cfgPath, name)
+			skipped++
+		}
+		fmt.Fprintf(stdout, "wrote %s: start with plughost serve --config %s\n", cfgPath, cfgPath)
 	}
 	var what []string
 	if incomplete > 0 {
@@ -98,4 +122,52 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 		return errors.New(strings.Join(what, ", ") + " (see above)") // exit status 1
 	}
 	return nil
+}
+
+// envConfig names the configuration file for clients whose own flags clash
+// with --config.
+const envConfig = "PLUGHOST_CONFIG"
+
+// importConfigPath is the configuration file import writes to by default:
+// $PLUGHOST_CONFIG, else plughost.hcl in $XDG_CONFIG_HOME/plughost (or
+// ~/.config/plughost); "" when none can be told.
+func importConfigPath() string {
+	if p := os.Getenv(envConfig); p != "" {
+		return p
+	}
+	base := os.Getenv("XDG_CONFIG_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(home, ".config")
+	}
+	return filepath.Join(base, "plughost", "plughost.hcl")
+}
+
+// writeImportConfig adds blocks to the configuration file at path
+// (importer.MergeConfig), or writes a new one (mode 0644, its directory
+// made) when there is none; the names of the plugins whose blocks it kept
+// are returned.
+func writeImportConfig(path string, blocks []importer.Block, replace bool) ([]string, error) {
+	src, err := os.ReadFile(path)
+	mode := os.FileMode(0o644)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	default:
+		if st, err := os.Stat(path); err == nil {
+			mode = st.Mode().Perm()
+		}
+	}
+	out, kept, err := importer.MergeConfig(src, path, blocks, replace)
+	if err != nil {
+		return nil, err
+	}
+	return kept, importer.WriteNew(path, out, mode, true)
 }

@@ -20,6 +20,12 @@ import (
 func runImport(t *testing.T, args ...string) (int, string, string) {
 	t.Helper()
 	var stdout, stderr strings.Builder
+	if !slices.Contains(args, "--config-out") { // never the user's own configuration file
+		args = append([]string{"--config-out", "-"}, args...)
+	}
+	if !slices.Contains(args, "--state") { // nor state directory
+		args = append([]string{"--state", t.TempDir()}, args...)
+	}
 	code := run(append([]string{"import"}, args...), strings.NewReader(""), &stdout, &stderr)
 	return code, stdout.String(), stderr.String()
 }
@@ -56,7 +62,7 @@ func loadDecl(t *testing.T, dir, name string) *declared.Server {
 // snippetOf returns the sandbox block printed at the end of stdout, parsed.
 func snippetOf(t *testing.T, stdout string) (string, *config.Config) {
 	t.Helper()
-	i := strings.Index(stdout, "# Sandbox grants suggested")
+	i := strings.Index(stdout, "# Sandbox grants of the servers")
 	if i < 0 {
 		t.Fatalf("no sandbox block in:\n%s", stdout)
 	}

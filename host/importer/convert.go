@@ -25,28 +25,38 @@ import (
 // The kinds of note, in the order they are printed. Only NotCarried makes
 // the command's exit status 1: the others are carried over, with advice.
 const (
-	NotCarried = "not carried"
-	WarnSecret = "secret"
-	DecideNote = "decide"
-	InfoNote   = "note"
+	NotCarried = "not carried" // something the server had is lost: the operator must act
+	WarnSecret = "secret"      // where a secret went
+	GrantNote  = "granted"     // a grant in its plugin block, and how to narrow it
+	MovedNote  = "moved"       // a path rewritten to the server's own ${HOME}
+	DecideNote = "decide"      // a choice left to the operator
+	InfoNote   = "note"        // how it will run
 )
 
 // Note is one line of the report on a server: its kind (NotCarried,
-// WarnSecret, DecideNote, InfoNote) and its text.
+// WarnSecret, GrantNote, MovedNote, DecideNote, InfoNote) and its text.
 type Note struct {
 	Kind, Text string
 }
 
-// grants are the sandbox settings suggested for one server.
+// grants are the sandbox settings of one server's plugin block, and the
+// files import writes for it besides its declaration.
 type grants struct {
-	runtime   string   // "node", "python" or ""
-	netWhy    string   // why allow_net = "all" is suggested; "" for none
-	read      []string // paths its arguments name: commented out, for the operator to decide
-	env       []string // host variables passed through as they were (${env:X} as X)
-	envDecide []string // env entries dropped: "NAME: why", commented out
-	remote    bool     // a remote server: nothing to grant
-	container bool     // a container engine: nothing the sandbox can grant
+	runtime   string     // "node", "python" or ""
+	net       string     // "all" or "" (none)
+	netWhy    string     // why the network is granted
+	read      []string   // allow_read: paths it names, secret files
+	write     []string   // allow_write: directories it names
+	env       []string   // host variables passed through as they were (${env:X} as X)
+	envDecide []string   // env entries dropped: "NAME: why", commented out
+	remote    bool       // a remote server: the host connects to it
+	container bool       // a container engine: nothing the sandbox can grant
+	secrets   []secret   // secret files to write
+	copies    []fileCopy // files to copy into its data directory
 }
+
+// secret is a secret file import writes (mode 0600).
+type secret struct{ path, value string }
 
 // entry is a server as the desktop hosts write it: the union of Claude
 // Desktop's, Cursor's and VS Code's members.
@@ -82,9 +92,10 @@ var secretName = regexp.MustCompile(`(?i)(token|key|secret|passw|credential|auth
 
 // converter converts the servers of one file; inputs are its VS Code inputs.
 type converter struct {
-	inputs map[string]input
-	stat   func(string) (isDir bool, ok bool) // os.Stat, replaceable in tests
-	head   func(string) string                // the first line of a file, for its #!
+	inputs   map[string]input
+	stateDir string                             // plughost's state directory: secrets/, plugins/NAME/data
+	stat     func(string) (isDir bool, ok bool) // os.Stat, replaceable in tests
+	head     func(string) string                // the first line of a file, for its #!
 }
 
 // convert returns the declaration of the server called name (a provider
@@ -126,7 +137,7 @@ func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server,
 			return nil, nil, g, fmt.Errorf("url %q: %s cannot be resolved here", e.URL, c.describe(v))
 		}
 		g.remote = true
-		c.headers(s, e.Headers, &g, add)
+		c.headers(name, s, e.Headers, &g, add)
 		return s, notes, g, nil
 	}
 	if e.Command == "" {
@@ -172,45 +183,73 @@ func (c *converter) env(s *declared.Server, env map[string]string, g *grants, ad
 			}
 			s.Env[k] = v
 			if v != "" && secretName.MatchString(k) {
-				add(WarnSecret, "env %s holds a secret, now in the declaration (written mode 0600); or set %s in plughost's environment and pass it through with the sandbox's env = [%q]", k, k, k)
+				add(WarnSecret, "env %s holds a secret, now in the declaration (written mode 0600, which plughost reads only to start the server); or set %s in plughost's environment and pass it through with its plugin block's env = [%q]", k, k, k)
 			}
 		case v == "${env:"+k+"}":
 			g.env = append(g.env, k)
-			add(InfoNote, "env %s = %s: passed through from plughost's own environment (the snippet's env lists it); set %s there", k, v, k)
+			add(InfoNote, "env %s = %s: passed through from plughost's own environment (its plugin block's env lists it); set %s there", k, v, k)
 		default:
 			g.envDecide = append(g.envDecide, fmt.Sprintf("%s: was %s", k, v))
-			add(NotCarried, "env %s = %q: %s cannot be resolved here; set %s in plughost's environment and pass it through (commented out in the snippet), or write the value into the declaration's env yourself", k, v, c.describe(vars[0]), k)
+			add(NotCarried, "env %s = %q: %s cannot be resolved here; set %s in plughost's environment and pass it through (commented out in its plugin block), or write the value into the declaration's env yourself", k, v, c.describe(vars[0]), k)
 		}
 	}
 }
 
 // headers carries a remote server's headers into s. "Authorization: Bearer
-// ${env:X}" becomes bearer_token_env X; a literal bearer token stays a
-// header, with the advice to move it to a file.
-func (c *converter) headers(s *declared.Server, h map[string]string, g *grants, add func(string, string, ...any)) {
+// ${env:X}" becomes bearer_token_env X. A literal secret does not stay in
+// the declaration: a bearer token goes to a file named by
+// bearer_token_file, another secret header (by its name, see secretName,
+// or an Authorization of another scheme) to a file named in header_files;
+// each file is written mode 0600 under plughost's state directory
+// (secrets/NAME/) and granted to the server with allow_read, which the
+// host checks before it reads the file.
+func (c *converter) headers(name string, s *declared.Server, h map[string]string, g *grants, add func(string, string, ...any)) {
+	dir := filepath.Join(c.stateDir, "secrets", name)
 	for _, k := range slices.Sorted(maps.Keys(h)) {
 		v := h[k]
 		token, bearer := strings.CutPrefix(v, "Bearer ")
+		bearer = bearer && strings.EqualFold(k, "Authorization")
 		vars := variable.FindAllString(v, -1)
 		switch {
-		case bearer && strings.EqualFold(k, "Authorization") && len(vars) == 1 && token == vars[0] && strings.HasPrefix(token, "${env:"):
+		case bearer && len(vars) == 1 && token == vars[0] && strings.HasPrefix(token, "${env:"):
 			s.BearerTokenEnv = strings.TrimSuffix(strings.TrimPrefix(token, "${env:"), "}")
-			g.env = append(g.env, s.BearerTokenEnv) // the operator's grant of the token's source: the snippet's env
-			add(InfoNote, "headers %s = %q: carried as bearer_token_env %q (plughost reads it from its own environment; the snippet's env grants it)", k, v, s.BearerTokenEnv)
+			g.env = append(g.env, s.BearerTokenEnv) // the operator's grant of the token's source: the block's env
+			add(InfoNote, "headers %s = %q: carried as bearer_token_env %q (plughost reads it from its own environment; its plugin block's env grants it)", k, v, s.BearerTokenEnv)
 		case len(vars) > 0:
 			add(NotCarried, "headers %s = %q: %s cannot be resolved here; for a bearer token declare bearer_token_file (a file only plughost reads) or bearer_token_env", k, v, c.describe(vars[0]))
+		case bearer && strings.TrimSpace(token) != "":
+			s.BearerTokenFile = filepath.Join(dir, "bearer_token")
+			g.secrets = append(g.secrets, secret{s.BearerTokenFile, strings.TrimSpace(token)})
+			g.read = append(g.read, s.BearerTokenFile)
+			add(WarnSecret, "headers %s: its bearer token is now in %s (mode 0600), the declaration's bearer_token_file, granted with allow_read", k, s.BearerTokenFile)
+		case strings.EqualFold(k, "Authorization") || secretName.MatchString(k):
+			if s.HeaderFiles == nil {
+				s.HeaderFiles = map[string]string{}
+			}
+			path := filepath.Join(dir, fileName(k))
+			s.HeaderFiles[k] = path
+			g.secrets = append(g.secrets, secret{path, v})
+			g.read = append(g.read, path)
+			add(WarnSecret, "headers %s: its value is now in %s (mode 0600), named in the declaration's header_files, granted with allow_read", k, path)
 		default:
 			if s.Headers == nil {
 				s.Headers = map[string]string{}
 			}
 			s.Headers[k] = v
-			if bearer && strings.EqualFold(k, "Authorization") {
-				add(WarnSecret, "headers %s holds a literal bearer token, now in the declaration (written mode 0600); better put it in a file only plughost reads, declare \"bearer_token_file\" instead of the header, and grant that file with allow_read in the server's sandbox block", k)
-			} else if secretName.MatchString(k) {
-				add(WarnSecret, "headers %s holds a secret, now in the declaration (written mode 0600)", k)
-			}
 		}
 	}
+}
+
+// fileName is a header's name made a file name: lower case, anything but
+// [a-z0-9_-] an underscore.
+func fileName(header string) string {
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
+			return r
+		}
+		return '_'
+	}, strings.ToLower(header))
 }
 
 // ownVariable reports whether v is one plughost itself expands in a
@@ -238,5 +277,5 @@ func (c *converter) describe(v string) string {
 }
 
 func noteRank(kind string) int {
-	return slices.Index([]string{NotCarried, WarnSecret, DecideNote, InfoNote}, kind)
+	return slices.Index([]string{NotCarried, WarnSecret, GrantNote, MovedNote, DecideNote, InfoNote}, kind)
 }

@@ -93,6 +93,11 @@ type Options struct {
 	Force bool
 	// DryRun writes nothing; Server.Status says what would be written.
 	DryRun bool
+	// StateDir is plughost's state directory ($XDG_STATE_HOME/plughost):
+	// the secrets taken out of declarations are written under
+	// StateDir/secrets/NAME/, and the files a server writes are copied
+	// into its data directory, StateDir/plugins/NAME/data (its ${HOME}).
+	StateDir string
 
 	// stat and head replace os.Stat and the reading of a file's first
 	// line in tests; nil means the real ones.
@@ -136,7 +141,7 @@ func (s *Server) Full() bool {
 // one, see naming.ForFile) another already has is skipped, as is one that
 // cannot be declared or whose file exists (unless opts.Force).
 func Import(f *File, opts *Options) *Report {
-	c := &converter{inputs: f.inputs, stat: opts.stat, head: opts.head}
+	c := &converter{inputs: f.inputs, stateDir: opts.StateDir, stat: opts.stat, head: opts.head}
 	if c.stat == nil {
 		c.stat = statPath
 	}
@@ -155,19 +160,22 @@ func Import(f *File, opts *Options) *Report {
 		}
 		taken[s.Name] = source
 		d, notes, g, err := c.convert(s.Name, f.Servers[source])
+		s.Notes, s.grants = notes, g
 		if err == nil {
-			err = writeDeclaration(filepath.Join(opts.PluginDir, s.Name+declared.Suffix), d, opts.Force, opts.DryRun, &s)
+			err = writeDeclaration(filepath.Join(opts.PluginDir, s.Name+declared.Suffix), d, opts, &s)
 		}
-		s.Skipped, s.Notes, s.grants = err, notes, g
+		s.Skipped = err
 		rep.Servers = append(rep.Servers, s)
 	}
 	return rep
 }
 
-// writeDeclaration writes d to path, mode 0600 (env values and headers may
-// hold secrets), after checking that it parses as a declaration; not over
-// an existing file unless force; nothing in a dry run.
-func writeDeclaration(path string, d *declared.Server, force, dryRun bool, s *Server) error {
+// writeDeclaration writes d to path, mode 0600 (env values may hold
+// secrets), after checking that it parses as a declaration; not over an
+// existing file unless opts.Force; nothing in a dry run. Before it, it
+// writes the server's secret files and copies the files it moved into its
+// data directory.
+func writeDeclaration(path string, d *declared.Server, opts *Options, s *Server) error {
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -179,14 +187,28 @@ func writeDeclaration(path string, d *declared.Server, force, dryRun bool, s *Se
 		return fmt.Errorf("the declaration would not parse: %v", err)
 	}
 	s.Content = b.Bytes()
-	if dryRun {
+	if _, err := os.Lstat(path); err == nil && !opts.Force {
+		return fmt.Errorf("%s exists (--force overwrites it)", path)
+	}
+	if opts.DryRun {
 		s.Status = "would write " + path
-		if _, err := os.Lstat(path); err == nil && !force {
-			return fmt.Errorf("%s exists (--force overwrites it)", path)
-		}
 		return nil
 	}
-	if err := WriteNew(path, s.Content, 0o600, force); err != nil {
+	for _, sec := range s.grants.secrets {
+		if err := writeSecret(sec.path, sec.value); err != nil {
+			return fmt.Errorf("secret file: %w", err)
+		}
+	}
+	for _, cp := range s.grants.copies {
+		copied, err := copyNew(cp.from, cp.to)
+		switch {
+		case err != nil:
+			return fmt.Errorf("copying %s into its data directory: %w", cp.from, err)
+		case !copied:
+			s.Notes = append(s.Notes, Note{InfoNote, fmt.Sprintf("%s exists already: kept (%s not copied over it)", cp.to, cp.from)})
+		}
+	}
+	if err := WriteNew(path, s.Content, 0o600, opts.Force); err != nil {
 		return err
 	}
 	s.Status = "wrote " + path

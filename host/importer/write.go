@@ -55,3 +55,29 @@ func firstLineOf(path string) string {
 	line, _ := bufio.NewReader(io.LimitReader(f, 256)).ReadString('\n')
 	return strings.TrimSpace(line)
 }
+
+// writeSecret writes value to the file at path, mode 0600, in a directory
+// of mode 0700 made when missing; an old file is replaced.
+func writeSecret(path, value string) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		return err
+	}
+	return WriteNew(path, []byte(value+"\n"), 0o600, true)
+}
+
+// copyNew copies the file from to the path to, mode 0600, making its
+// directory (mode 0700) when missing; it reports false, copying nothing,
+// when to exists: a server's data is never overwritten.
+func copyNew(from, to string) (bool, error) {
+	if _, err := os.Lstat(to); err == nil {
+		return false, nil
+	}
+	b, err := os.ReadFile(from)
+	if err != nil {
+		return false, err
+	}
+	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
+		return false, err
+	}
+	return true, WriteNew(to, b, 0o600, false)
+}

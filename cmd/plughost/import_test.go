@@ -140,15 +140,26 @@ func TestImportClaudeDesktop(t *testing.T) {
 		}
 	}
 	data := filepath.Join(state, "plugins", "memory", "data")
-	for path, content := range map[string]string{
-		filepath.Join(secrets, "bearer_token"): "lin_api_123\n",
-		filepath.Join(secrets, "x-api-key"):    "k-456\n",
-		filepath.Join(data, "memory.jsonl"):    `{"type":"entity","name":"me"}` + "\n",
+	for path, want := range map[string]struct {
+		content string
+		mode    os.FileMode
+	}{
+		filepath.Join(secrets, "bearer_token"): {"lin_api_123\n", 0o600},
+		filepath.Join(secrets, "x-api-key"):    {"k-456\n", 0o600},
+		filepath.Join(data, "memory.jsonl"):    {`{"type":"entity","name":"me"}` + "\n", 0o644}, // in a 0700 directory
+		secrets:                                {"", 0o700 | os.ModeDir},
+		data:                                   {"", 0o700 | os.ModeDir},
 	} {
-		b, err := os.ReadFile(path)
-		st, _ := os.Stat(path)
-		if err != nil || string(b) != content || st.Mode().Perm() != 0o600 {
-			t.Errorf("%s: %q, %v (mode %v), want %q, mode 0600", path, b, err, st.Mode().Perm(), content)
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Errorf("%s: %v", path, err)
+			continue
+		}
+		if st.Mode() != want.mode {
+			t.Errorf("%s: mode %v, want %v", path, st.Mode(), want.mode)
+		}
+		if b, err := os.ReadFile(path); !st.IsDir() && (err != nil || string(b) != want.content) {
+			t.Errorf("%s: %q, %v; want %q", path, b, err, want.content)
 		}
 	}
 	mustContain(t, "stdout", stdout,

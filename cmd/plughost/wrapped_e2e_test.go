@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"net"
 	"os"
 	"os/exec"
@@ -518,20 +519,33 @@ func TestWrappedRemoteServer(t *testing.T) {
 }
 
 // `plughost import` of a Claude Desktop file holding the three reference
-// servers (installed once, as import advises, and run on Node 22) writes
-// declarations under which all three load, once the operator has made the
-// decision import leaves to them (granting the filesystem server its
-// directory).
+// servers (installed, run on Node 22 by path: npx's install-once is
+// another test's), the memory server's file in the user's home, writes
+// declarations and one configuration file under which all three run with
+// no decision left to the operator: the filesystem server writes into its
+// directory, the memory server reads the memory imported (copied into its
+// data directory) and writes there.
 func TestImportedServersLoad(t *testing.T) {
 	t.Parallel()
 	everything, node := referenceServer(t, "server-everything")
 	filesystem, _ := referenceServer(t, "server-filesystem")
 	memory, _ := referenceServer(t, "server-memory")
-	docs := t.TempDir()
+	home := t.TempDir()
+	docs, memFile := filepath.Join(home, "Documents"), filepath.Join(home, "memory.jsonl")
+	if err := os.Mkdir(docs, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(docs, 0o777); err != nil { // a test run as root runs the servers as nobody
+		t.Fatal(err)
+	}
+	entity := `{"type":"entity","name":"imported_entity","entityType":"test","observations":["carried over"]}`
+	if err := os.WriteFile(memFile, []byte(entity+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	sample, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
 		"everything": map[string]any{"command": node, "args": []string{everything, "stdio"}},
 		"filesystem": map[string]any{"command": node, "args": []string{filesystem, docs}},
-		"memory":     map[string]any{"command": node, "args": []string{memory}, "env": map[string]string{"MEMORY_FILE_PATH": "${HOME}/memory.jsonl"}},
+		"memory":     map[string]any{"command": node, "args": []string{memory}, "env": map[string]string{"MEMORY_FILE_PATH": memFile}},
 	}})
 	if err != nil {
 		t.Fatal(err)
@@ -540,39 +554,53 @@ func TestImportedServersLoad(t *testing.T) {
 	if err := os.WriteFile(file, sample, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	dir, config := t.TempDir(), filepath.Join(t.TempDir(), "plughost.hcl")
-	out, err := exec.Command(bin.plughost, "import", "--plugins", dir, "--config-out", config, file).CombinedOutput()
+	dir, xdg := t.TempDir(), t.TempDir()
+	env := append(os.Environ(), "XDG_DATA_HOME="+filepath.Join(xdg, "data"), "XDG_CACHE_HOME="+filepath.Join(xdg, "cache"),
+		"XDG_STATE_HOME="+filepath.Join(xdg, "state"), "XDG_CONFIG_HOME="+filepath.Join(xdg, "config"), "PLUGHOST_CONFIG=")
+	imp := exec.Command(bin.plughost, "import", "--plugins", dir, file) // the configuration file by default
+	imp.Env = env
+	out, err := imp.CombinedOutput()
 	if err != nil {
 		t.Fatalf("import: %v\n%s", err, out)
 	}
-	hcl, err := os.ReadFile(config)
-	if err != nil {
-		t.Fatal(err)
+	config := filepath.Join(xdg, "config", "plughost", "plughost.hcl")
+	if !strings.Contains(string(out), "wrote "+config+": start with plughost serve --config "+config) {
+		t.Fatalf("import did not write the default configuration file:\n%s", out)
 	}
-	decided := strings.Replace(string(hcl), "# allow_read", "allow_read", 1) // the operator's decision
-	if decided == string(hcl) {
-		t.Fatalf("import left no allow_read decision for the filesystem server:\n%s", hcl)
+	cli := func(args ...string) string {
+		t.Helper()
+		cmd := exec.Command(bin.plughost, append(args, "--plugins", dir, "--config", config)...)
+		cmd.Env = env
+		b, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("plughost %s: %v\n%s\nimport said:\n%s", args[0], err, b, out)
+		}
+		return string(b)
 	}
-	if err := os.WriteFile(config, []byte(decided), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin.plughost, "plugins", "--plugins", dir, "--config", config)
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
-	listing, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("plughost plugins: %v\n%s\nimport said:\n%s", err, listing, out)
-	}
+	listing := cli("plugins")
 	for _, name := range []string{"everything", "filesystem", "memory"} {
-		if !regexp.MustCompile(`(?m)^` + name + ` +running`).Match(listing) {
+		if !regexp.MustCompile(`(?m)^` + name + ` +running`).MatchString(listing) {
 			t.Errorf("%s is not running:\n%s", name, listing)
 		}
 	}
 	// What each runs is shown; its env values (which may be secrets) are not.
-	if want := "(declared server: " + node + " " + everything + " stdio)"; !strings.Contains(string(listing), want) {
+	if want := "(declared server: " + node + " " + everything + " stdio)"; !strings.Contains(listing, want) {
 		t.Errorf("the listing lacks %q:\n%s", want, listing)
 	}
-	if strings.Contains(string(listing), "memory.jsonl") {
+	if strings.Contains(listing, "memory.jsonl") {
 		t.Errorf("the listing shows a declaration's env:\n%s", listing)
+	}
+	if got := cli("call", "read_graph"); !strings.Contains(got, "carried over") {
+		t.Errorf("read_graph does not show the memory imported:\n%s", got)
+	}
+	cli("call", "create_entities", "--args", `{"entities":[{"name":"new_entity","entityType":"test","observations":["written"]}]}`)
+	data, err := os.ReadFile(filepath.Join(xdg, "state", "plughost", "plugins", "memory", "data", "memory.jsonl"))
+	if err != nil || !strings.Contains(string(data), "new_entity") || !strings.Contains(string(data), "imported_entity") {
+		t.Errorf("the memory server's file in its data directory: %q, %v; want both entities", data, err)
+	}
+	cli("call", "write_file", "--args", fmt.Sprintf(`{"path":%q,"content":"hello"}`, filepath.Join(docs, "note.txt")))
+	if b, err := os.ReadFile(filepath.Join(docs, "note.txt")); err != nil || string(b) != "hello" {
+		t.Errorf("the filesystem server did not write into its directory: %q, %v", b, err)
 	}
 }
 

@@ -65,9 +65,14 @@ func writeSecret(path, value string) error {
 	return WriteNew(path, []byte(value+"\n"), 0o600, true)
 }
 
-// copyNew copies the file from to the path to, mode 0600, making its
-// directory (mode 0700) when missing; it reports false, copying nothing,
-// when to exists: a server's data is never overwritten.
+// copyNew copies the file from to the path to, making its directory (mode
+// 0700) when missing; it reports false, copying nothing, when to exists: a
+// server's data is never overwritten. The copy is mode 0644 in a
+// directory only its owner enters: private all the same, and readable by
+// the server when plughost runs as root, which gives the data directory,
+// not what is in it, to the unprivileged user the server runs as (the
+// server replaces the file, so it becomes the server's at its first
+// write).
 func copyNew(from, to string) (bool, error) {
 	if _, err := os.Lstat(to); err == nil {
 		return false, nil
@@ -79,5 +84,5 @@ func copyNew(from, to string) (bool, error) {
 	if err := os.MkdirAll(filepath.Dir(to), 0o700); err != nil {
 		return false, err
 	}
-	return true, WriteNew(to, b, 0o600, false)
+	return true, WriteNew(to, b, 0o644, false)
 }

@@ -52,7 +52,7 @@ func (c *converter) command(name string, s *declared.Server, g *grants, add func
 	} else {
 		add(InfoNote, `no network: if it calls an outside API, add allow_net = ["HOST:443"] to its plugin block`)
 	}
-	c.paths(name, s, known, g, add)
+	c.paths(name, s, known, pkg != "", g, add)
 }
 
 // netNeeds are the servers of the official set (and a few common ones)

@@ -64,8 +64,9 @@ var stores = map[string]store{
 type fileCopy struct{ from, to string }
 
 // paths applies the rule above to s, whose package (packageOf) is pkg,
-// rewriting in s what it moves and adding to g what it grants.
-func (c *converter) paths(name string, s *declared.Server, pkg string, g *grants, add func(string, string, ...any)) {
+// rewriting in s what it moves and adding to g what it grants; launched
+// says a launcher (npx, uvx) runs it, whose arguments hold no script.
+func (c *converter) paths(name string, s *declared.Server, pkg string, launched bool, g *grants, add func(string, string, ...any)) {
 	st, known := stores[pkg]
 	if known && st.env != "" && st.def != "" {
 		if _, set := s.Env[st.env]; !set {
@@ -77,7 +78,7 @@ func (c *converter) paths(name string, s *declared.Server, pkg string, g *grants
 				"now in its data directory, %s", st.env, st.def, c.dataDir(name))
 		}
 	}
-	program := g.runtime != "" // the first file argument of an interpreter is its script, which plughost grants itself
+	program := g.runtime != "" && !launched // the first file argument of an interpreter is its script, which plughost grants itself
 	for i := 0; i < len(s.Args); i++ {
 		a := s.Args[i]
 		flag, value, glued := strings.Cut(a, "=")
@@ -88,7 +89,7 @@ func (c *converter) paths(name string, s *declared.Server, pkg string, g *grants
 		if !filepath.IsAbs(value) {
 			continue
 		}
-		if program && !glued {
+		if program && !glued && !isStore {
 			if isDir, ok := c.stat(value); ok && !isDir {
 				program = false
 				add(InfoNote, "%s is the program %s runs: plughost grants it itself (and a node_modules tree it lies in)", value, filepath.Base(s.Command))

@@ -443,6 +443,39 @@ func startRemote(t *testing.T, addr, token, plugins string) *lineBuffer {
 	return stderr
 }
 
+// A remote server whose Authorization header is in a file (header_files,
+// as import writes an entry's literal secret header): refused until the
+// operator grants the file, then sent, read by the host from the file.
+func TestWrappedRemoteHeaderFiles(t *testing.T) {
+	t.Parallel()
+	pluginsA := t.TempDir()
+	copyPlugin(t, "echo", pluginsA, "echo")
+	stderrA := startRemote(t, "127.0.0.1:0", "s3cret-token", pluginsA)
+	m := listenURL.FindStringSubmatch(stderrA.String())
+	if m == nil {
+		t.Fatalf("no URL in A's log:\n%s", stderrA)
+	}
+	header := filepath.Join(t.TempDir(), "authorization")
+	if err := os.WriteFile(header, []byte("Bearer s3cret-token\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	declare(t, dir, "remote", map[string]any{"url": m[1] + "/mcp", "header_files": map[string]string{"Authorization": header}})
+	refused := serveWrappedStdio(t, dir, "")
+	refused.stderr.await(t, "header_files: Authorization "+header+": the operator grants it to this server with allow_read")
+	refused.cs.Close()
+
+	config := filepath.Join(t.TempDir(), "plughost.hcl")
+	if err := os.WriteFile(config, []byte("sandbox {\n  plugin \"remote\" {\n    allow_read = [\""+header+"\"]\n  }\n}\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	c := serveWrappedStdio(t, dir, config)
+	c.awaitTool(t, "echo")
+	if got := c.call(t, "echo", map[string]any{"text": "with a header from a file"}); !strings.Contains(got, "with a header from a file") {
+		t.Errorf("echo = %q", got)
+	}
+}
+
 // A remote server: plughost (B, over stdio) in front of another plughost
 // (A, over Streamable HTTP, with a bearer token B reads from a file). A
 // plugin of A asks the client twice (elicitation, then sampling): the

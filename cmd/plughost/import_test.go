@@ -169,7 +169,7 @@ func TestImportClaudeDesktop(t *testing.T) {
 		"granted: args[2] "+docs+": read-write (a directory: in the desktop host the server had your rights on it); if it only reads it, move it from allow_write to allow_read",
 		"note: args[3] /no/such/dir does not exist here: nothing granted",
 		"moved: env MEMORY_FILE_PATH "+memory+" is now ${HOME}/memory.jsonl, in the server's own data directory "+data,
-		"import copies the file there (the original stays as it is, no longer updated)",
+		"import copied the file there (the original stays as it was, no longer updated)",
 		"secret: headers Authorization: its bearer token is now in "+filepath.Join(secrets, "bearer_token")+" (mode 0600)",
 		"secret: headers X-API-Key: its value is now in "+filepath.Join(secrets, "x-api-key"),
 		`note: no network: if it calls an outside API, add allow_net = ["HOST:443"]`,

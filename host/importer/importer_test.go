@@ -77,7 +77,7 @@ func TestPaths(t *testing.T) {
 			args:   []string{"-y", "@modelcontextprotocol/server-memory@2026.8.31"},
 			env:    map[string]string{"MEMORY_FILE_PATH": "${HOME}/memory.jsonl"},
 			copies: []fileCopy{{"/home/me/memory.jsonl", "/state/plugins/srv/data/memory.jsonl"}},
-			notes:  []string{"moved: env MEMORY_FILE_PATH /home/me/memory.jsonl is now ${HOME}/memory.jsonl, in the server's own data directory /state/plugins/srv/data", "import copies the file there"},
+			notes:  []string{"moved: env MEMORY_FILE_PATH /home/me/memory.jsonl is now ${HOME}/memory.jsonl, in the server's own data directory /state/plugins/srv/data", "import copied the file there"},
 		},
 		"the memory server by its path, with no file set, gets one in its HOME": {
 			entry: `{"command":"node","args":["/opt/mcp/node_modules/@modelcontextprotocol/server-memory/dist/index.js"]}`,

@@ -163,14 +163,14 @@ func (c *converter) place(name, from, p string, isStore, inEnv bool, g *grants, 
 func (c *converter) move(name, from, p string, exists bool, g *grants, add func(string, string, ...any)) string {
 	to := "${HOME}/" + filepath.Base(p)
 	data := c.dataDir(name)
-	why := "a file the server writes; it would need " + filepath.Dir(p) + " writable, all of it, since programs replace a file through a new one beside it"
 	what := "it does not exist yet: the server creates it there"
 	if exists {
 		g.copies = append(g.copies, fileCopy{from: p, to: filepath.Join(data, filepath.Base(p))})
-		what = "import copies the file there (the original stays as it is, no longer updated)"
+		what = "import copied the file there (the original stays as it was, no longer updated)"
 	}
-	add(MovedNote, "%s %s is now %s, in the server's own data directory %s (%s): %s; to keep it in place instead, put the path back and grant allow_write = [%q]",
-		from, p, to, data, why, what, filepath.Dir(p))
+	add(MovedNote, "%s %s is now %s, in the server's own data directory %s; %s. The server writes that file, and making "+
+		"a file (or replacing one through a new one beside it) would need all of %s writable; to keep it in place instead, put the path back and grant allow_write = [%q]",
+		from, p, to, data, what, filepath.Dir(p), filepath.Dir(p))
 	return to
 }
 

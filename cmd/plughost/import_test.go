@@ -389,6 +389,21 @@ func TestImportDryRun(t *testing.T) {
 	mustContain(t, "stdout", stdout, "legacy: would write "+filepath.Join(dir, "legacy.mcp.json"),
 		`"bearer_token_env": "EXAMPLE_TOKEN"`, "would add to "+out)
 	snippetOf(t, stdout)
+
+	// Nor secret files, nor copies into a server's data directory.
+	home, state := t.TempDir(), t.TempDir()
+	if err := os.WriteFile(filepath.Join(home, "memory.jsonl"), []byte("{}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	file, dir = writeSample(t, "claude_desktop_config.json", fmt.Sprintf(`{"mcpServers": {
+  "memory": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"MEMORY_FILE_PATH": %q}},
+  "linear": {"url": "https://mcp.linear.app/mcp", "headers": {"Authorization": "Bearer lin_api_123"}}}}`, filepath.Join(home, "memory.jsonl")))
+	if code, stdout, _ := runImport(t, "--dry-run", "--plugins", dir, "--state", state, file); code != 0 {
+		t.Errorf("exit status %d, want 0:\n%s", code, stdout)
+	}
+	if entries, _ := os.ReadDir(state); len(entries) > 0 {
+		t.Errorf("--dry-run wrote into the state directory: %v", entries)
+	}
 }
 
 // Usage mistakes are status 2; a file that is no desktop host's, or names

@@ -11,6 +11,7 @@
 //
 //	{"command": "node", "args": ["/opt/mcp/server.js"], "env": {"LEVEL": "info"}}
 //	{"url": "https://mcp.example.com/mcp", "bearer_token_file": "/run/secrets/example"}
+//	{"url": "https://mcp.example.com/mcp", "header_files": {"X-API-Key": "/run/secrets/example-key"}}
 //	{"url": "https://mcp.example.com/mcp", "oauth": {}}
 //
 // The last is a remote server that is an OAuth resource server: plughost

@@ -85,6 +85,7 @@ func MergeConfig(src []byte, filename string, blocks []Block, replace bool) (out
 		case has && bl.Plugin:
 			kept = append(kept, bl.Name)
 		case has: // a comment only: the block there says more
+		case !bl.Plugin && bytes.Contains(src, []byte(bl.Text)): // said already, by an earlier import
 		default:
 			add.WriteString(bl.Text)
 		}

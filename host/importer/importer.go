@@ -97,6 +97,8 @@ type Options struct {
 	// the secrets taken out of declarations are written under
 	// StateDir/secrets/NAME/, and the files a server writes are copied
 	// into its data directory, StateDir/plugins/NAME/data (its ${HOME}).
+	// It must be absolute, and serve's (plughost's stateDir), or the
+	// servers will not find what was copied for them.
 	StateDir string
 
 	// stat and head replace os.Stat and the reading of a file's first

@@ -275,6 +275,8 @@ func TestMergeConfig(t *testing.T) {
 			want: "sandbox {\n  plugin \"memory\" {\n    runtime = \"node\"\n  }\n  plugin \"echo\" {}\n}\n"},
 		"a comment where a block is": {src: "sandbox {\n  plugin \"r\" {}\n}\n", blocks: []Block{{Name: "r", Text: "  # plugin \"r\": remote\n"}},
 			want: "sandbox {\n  plugin \"r\" {}\n}\n"},
+		"a comment said already": {src: "sandbox {\n  # plugin \"r\": remote\n}\n", blocks: []Block{{Name: "r", Text: "  # plugin \"r\": remote\n"}},
+			want: "sandbox {\n  # plugin \"r\": remote\n}\n"},
 		"a file that does not parse": {src: "sandbox {\n  bogus = 1\n}\n", blocks: []Block{memory}, wantErr: "does not parse, so import leaves it as it is"},
 	}
 	for name, c := range cases {

@@ -17,7 +17,8 @@ import (
 // declarations and one configuration file under which all three run with
 // no decision left to the operator: the filesystem server writes into its
 // directory, the memory server reads the memory imported (copied into its
-// data directory) and writes there.
+// data directory) and writes there, the everything server gets the API
+// key import moved into a secret file.
 func TestImportedServersLoad(t *testing.T) {
 	t.Parallel()
 	everything, node := referenceServer(t, "server-everything")
@@ -36,7 +37,7 @@ func TestImportedServersLoad(t *testing.T) {
 		t.Fatal(err)
 	}
 	sample, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": node, "args": []string{everything, "stdio"}},
+		"everything": map[string]any{"command": node, "args": []string{everything, "stdio"}, "env": map[string]string{"EVERYTHING_API_KEY": "k-789"}},
 		"filesystem": map[string]any{"command": node, "args": []string{filesystem, docs}},
 		"memory":     map[string]any{"command": node, "args": []string{memory}, "env": map[string]string{"MEMORY_FILE_PATH": memFile}},
 	}})
@@ -82,6 +83,9 @@ func TestImportedServersLoad(t *testing.T) {
 	}
 	if strings.Contains(listing, "memory.jsonl") {
 		t.Errorf("the listing shows a declaration's env:\n%s", listing)
+	}
+	if got := cli("call", "get-env"); !strings.Contains(got, `"EVERYTHING_API_KEY": "k-789"`) && !strings.Contains(got, `"EVERYTHING_API_KEY":"k-789"`) {
+		t.Errorf("the secret env_files names does not reach the server:\n%s", got)
 	}
 	if got := cli("call", "read_graph"); !strings.Contains(got, "carried over") {
 		t.Errorf("read_graph does not show the memory imported:\n%s", got)

@@ -236,8 +236,8 @@ func TestImportClaudeDesktop(t *testing.T) {
 	}
 }
 
-// Cursor's file: a secret-looking env value is carried with a warning
-// (status 0), a script whose #! names node gets the node runtime, a
+// Cursor's file: a secret-looking env value goes to a file named in
+// env_files (status 0), a script whose #! names node gets the node runtime, a
 // server known to call out gets the network, a docker server is written
 // but reported as not runnable (status 1), and a name with a dot is
 // renamed.
@@ -252,7 +252,8 @@ func TestImportCursor(t *testing.T) {
   "weather": {"type": "stdio", "command": %q, "env": {"WEATHER_API_KEY": "abc123", "UNITS": "metric"}},
   "github": {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github@2025.4.8"]}
 }}`, script))
-	code, stdout, stderr := runImport(t, "--plugins", dir, file)
+	state := t.TempDir()
+	code, stdout, stderr := runImport(t, "--plugins", dir, "--state", state, file)
 	if code != 0 {
 		t.Fatalf("exit status %d, want 0; stderr: %s\n%s", code, stderr, stdout)
 	}
@@ -260,12 +261,16 @@ func TestImportCursor(t *testing.T) {
 		Headers: map[string]string{"X-Team": "core"}}, loadDecl(t, dir, "linear_app")); diff != "" {
 		t.Errorf("linear_app.mcp.json (-want +got):\n%s", diff)
 	}
-	if s := loadDecl(t, dir, "weather"); s.Env["WEATHER_API_KEY"] != "abc123" || s.Command != script {
+	keyFile := filepath.Join(state, "secrets", "weather", "weather_api_key")
+	if s := loadDecl(t, dir, "weather"); s.EnvFiles["WEATHER_API_KEY"] != keyFile || s.Env["UNITS"] != "metric" || s.Command != script {
 		t.Errorf("weather.mcp.json: %+v", s)
+	}
+	if b, err := os.ReadFile(keyFile); err != nil || string(b) != "abc123\n" {
+		t.Errorf("%s: %q, %v", keyFile, b, err)
 	}
 	mustContain(t, "stdout", stdout,
 		`renamed: provider name "linear_app"`,
-		"secret: env WEATHER_API_KEY holds a secret, now in the declaration (written mode 0600",
+		"secret: env WEATHER_API_KEY: its value is now in "+keyFile+" (mode 0600), named in the declaration's env_files",
 		`granted: allow_net = "all": @modelcontextprotocol/server-github calls outside services at run time; to narrow it: allow_net = ["api.github.com:443"]`)
 	if strings.Contains(stdout, "env UNITS") {
 		t.Errorf("UNITS reported as a secret:\n%s", stdout)

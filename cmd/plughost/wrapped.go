@@ -67,7 +67,10 @@ func serveWrapped(args []string, stderr io.Writer) error {
 	if s.Headers, err = s.HeaderValues(); err != nil { // none when the host handed the declaration over
 		return err
 	}
-	s.HeaderFiles = nil
+	if s.Env, err = s.EnvValues(); err != nil {
+		return err
+	}
+	s.HeaderFiles, s.EnvFiles = nil, nil
 	token := os.Getenv(envServerToken)
 	if token == "" && s.Remote() {
 		if token, err = s.Token(os.Getenv); err != nil {
@@ -149,6 +152,17 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 		// Name resolution and TLS roots.
 		pol.AllowRead = append(pol.AllowRead, "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates")
 	} else {
+		for _, k := range slices.Sorted(maps.Keys(s.EnvFiles)) {
+			if err := sourceGranted("", "", "env_files: "+k, s.EnvFiles[k], pol, name); err != nil {
+				return err
+			}
+		}
+		// Read here, by the host, as header_files are: the files stay
+		// outside the box.
+		if s.Env, err = s.EnvValues(); err != nil {
+			return err
+		}
+		s.EnvFiles = nil
 		searchPATH := sandbox.PluginPATH
 		if p, ok := s.Env["PATH"]; ok {
 			searchPATH = p

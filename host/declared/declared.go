@@ -81,6 +81,10 @@ type Server struct {
 	// Env adds to the environment the sandbox gives it (HOME is its data
 	// directory, TMPDIR its tmp directory, PATH the sandbox's).
 	Env map[string]string `json:"env,omitempty"`
+	// EnvFiles add variables whose values are secrets kept in files
+	// (variable → absolute path), read by the host when it starts the
+	// server, as HeaderFiles are for a remote one.
+	EnvFiles map[string]string `json:"env_files,omitempty"`
 	// Cwd is its working directory; empty means its data directory.
 	Cwd string `json:"cwd,omitempty"`
 
@@ -112,7 +116,7 @@ type Server struct {
 
 // fields are the members a declaration may have, for the "did you mean"
 // of an unknown one.
-var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "header_files", "bearer_token_file", "bearer_token_env", "oauth", "requests"}
+var fields = []string{"type", "command", "args", "env", "env_files", "cwd", "url", "headers", "header_files", "bearer_token_file", "bearer_token_env", "oauth", "requests"}
 
 // Load reads and parses the declaration at path.
 func Load(path string) (*Server, error) {
@@ -164,7 +168,7 @@ func Parse(b []byte) (*Server, error) {
 // check fills Type and reports the first mistake.
 func (s *Server) check() error {
 	remote := s.URL != "" || len(s.Headers) > 0 || len(s.HeaderFiles) > 0 || s.BearerTokenFile != "" || s.BearerTokenEnv != "" || s.OAuth != nil
-	local := s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != ""
+	local := s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || len(s.EnvFiles) > 0 || s.Cwd != ""
 	switch {
 	case s.Type == "" && s.Command != "":
 		s.Type = TypeStdio
@@ -186,12 +190,22 @@ func (s *Server) check() error {
 				return fmt.Errorf("env: %q is not a variable name", k)
 			}
 		}
+		for k, path := range s.EnvFiles {
+			switch _, dup := s.Env[k]; {
+			case k == "" || strings.ContainsAny(k, "=\x00"):
+				return fmt.Errorf("env_files: %q is not a variable name", k)
+			case dup:
+				return fmt.Errorf("env and env_files both give %s: give one", k)
+			case !strings.HasPrefix(path, "/"):
+				return fmt.Errorf("env_files: %s: %q is not an absolute path", k, path)
+			}
+		}
 		if s.Cwd != "" && !strings.HasPrefix(s.Cwd, "/") && !ownDir(s.Cwd) {
 			return fmt.Errorf("cwd: %q is not an absolute path", s.Cwd)
 		}
 	case TypeHTTP, TypeSSE:
 		if local {
-			return errors.New(`a remote server has no "command", "args", "env" or "cwd": those are a stdio server's`)
+			return errors.New(`a remote server has no "command", "args", "env", "env_files" or "cwd": those are a stdio server's`)
 		}
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -308,6 +322,27 @@ func (s *Server) HeaderValues() (map[string]string, error) {
 		v, err := readSecret(s.HeaderFiles[k])
 		if err != nil {
 			return nil, fmt.Errorf("header_files: %s: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// EnvValues returns the variables to add to a stdio server's environment:
+// Env, and the value of each of EnvFiles read from its file, as
+// HeaderValues reads a header's.
+func (s *Server) EnvValues() (map[string]string, error) {
+	if len(s.EnvFiles) == 0 {
+		return s.Env, nil
+	}
+	out := maps.Clone(s.Env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.EnvFiles)) {
+		v, err := readSecret(s.EnvFiles[k])
+		if err != nil {
+			return nil, fmt.Errorf("env_files: %s: %w", k, err)
 		}
 		out[k] = v
 	}

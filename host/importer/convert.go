@@ -161,15 +161,19 @@ func (c *converter) convert(name string, raw json.RawMessage) (*declared.Server,
 	if e.EnvFile != "" {
 		add(NotCarried, "envFile %q: its variables are not read; put the ones the server needs in the declaration's env or in plughost's environment (and the sandbox's env list)", e.EnvFile)
 	}
-	c.env(s, e.Env, &g, add)
+	c.env(name, s, e.Env, &g, add)
 	c.command(name, s, &g, add)
 	sort.SliceStable(notes, func(i, j int) bool { return noteRank(notes[i].Kind) < noteRank(notes[j].Kind) })
 	return s, notes, g, nil
 }
 
 // env carries the literal env values into s and turns the others into
-// pass-through grants.
-func (c *converter) env(s *declared.Server, env map[string]string, g *grants, add func(string, string, ...any)) {
+// pass-through grants. A literal secret (by its variable's name, see
+// secretName: one line, not a path) goes to a file, mode 0600, under
+// plughost's state directory (secrets/NAME/), named in env_files and
+// granted with allow_read, as a remote server's secret headers do; a
+// secret of several lines (a PEM key) stays in the declaration, said.
+func (c *converter) env(name string, s *declared.Server, env map[string]string, g *grants, add func(string, string, ...any)) {
 	for _, k := range slices.Sorted(maps.Keys(env)) {
 		v := env[k]
 		vars := slices.DeleteFunc(variable.FindAllString(v, -1), ownVariable)
@@ -178,11 +182,23 @@ func (c *converter) env(s *declared.Server, env map[string]string, g *grants, ad
 			if strings.Contains(v, "${") {
 				add(InfoNote, "env %s = %q: in plughost, ${HOME} is the server's private data directory (kept across restarts) and ${TMPDIR} its tmp directory", k, v)
 			}
+			if secretName.MatchString(k) && strings.TrimSpace(v) != "" && !strings.ContainsAny(v, "\r\n\x00") &&
+				!strings.Contains(v, "${") && !filepath.IsAbs(v) {
+				if s.EnvFiles == nil {
+					s.EnvFiles = map[string]string{}
+				}
+				path := filepath.Join(c.stateDir, "secrets", name, fileName(k))
+				s.EnvFiles[k] = path
+				g.secrets = append(g.secrets, secret{path, strings.TrimSpace(v)})
+				g.read = append(g.read, path)
+				add(WarnSecret, "env %s: its value is now in %s (mode 0600), named in the declaration's env_files, granted with allow_read", k, path)
+				continue
+			}
 			if s.Env == nil {
 				s.Env = map[string]string{}
 			}
 			s.Env[k] = v
-			if v != "" && secretName.MatchString(k) {
+			if v != "" && secretName.MatchString(k) && !filepath.IsAbs(v) {
 				add(WarnSecret, "env %s holds a secret, now in the declaration (written mode 0600, which plughost reads only to start the server); or set %s in plughost's environment and pass it through with its plugin block's env = [%q]", k, k, k)
 			}
 		case v == "${env:"+k+"}":

@@ -219,6 +219,36 @@ func TestHeaders(t *testing.T) {
 	}
 }
 
+// A stdio server's literal secret env goes to a file its declaration
+// names in env_files and its block grants; a path, a multi-line value and
+// another variable stay in env.
+func TestEnvSecrets(t *testing.T) {
+	t.Parallel()
+	s, notes, g := convertOne(t, "srv", `{"command":"/usr/bin/srv","env":{"API_KEY":"k-1 ","GOOGLE_APPLICATION_CREDENTIALS":"/home/me/creds.json",
+  "PRIVATE_KEY":"-----BEGIN\nx\n-----END","LEVEL":"info"}}`)
+	want := &declared.Server{Command: "/usr/bin/srv", EnvFiles: map[string]string{"API_KEY": "/state/secrets/srv/api_key"},
+		Env: map[string]string{"GOOGLE_APPLICATION_CREDENTIALS": "/home/me/creds.json", "PRIVATE_KEY": "-----BEGIN\nx\n-----END", "LEVEL": "info"}}
+	if diff := cmp.Diff(want, s); diff != "" {
+		t.Errorf("declaration (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]secret{{"/state/secrets/srv/api_key", "k-1"}}, g.secrets, cmp.AllowUnexported(secret{})); diff != "" {
+		t.Errorf("secrets (-want +got):\n%s", diff)
+	}
+	if diff := cmp.Diff([]string{"/state/secrets/srv/api_key", "/home/me/creds.json"}, g.read); diff != "" {
+		t.Errorf("allow_read (-want +got):\n%s", diff)
+	}
+	var secrets []string
+	for _, n := range notes {
+		if n.Kind == WarnSecret {
+			secrets = append(secrets, n.Text)
+		}
+	}
+	if len(secrets) != 2 || !strings.Contains(secrets[0], "env API_KEY: its value is now in /state/secrets/srv/api_key") ||
+		!strings.Contains(secrets[1], "env PRIVATE_KEY holds a secret, now in the declaration") {
+		t.Errorf("secret notes: %q", secrets)
+	}
+}
+
 // packageOf finds the package from a launcher or a node_modules path.
 func TestPackageOf(t *testing.T) {
 	t.Parallel()

@@ -62,6 +62,19 @@ type Options struct {
 	// StartTimeout bounds a plugin's start: the go-plugin handshake, and
 	// then Describe and ListTools. Default 10s.
 	StartTimeout time.Duration
+	// StartTimeoutFor, when not nil, gives the named plugin's own start
+	// limit; 0 keeps StartTimeout.
+	StartTimeoutFor func(name string) time.Duration
+	// StartTimeoutSetting names what sets the start limit, for the error
+	// of a start that exceeds it ("start_timeout in the plugins block"):
+	// the operator reads there where to raise it. Empty: not named.
+	StartTimeoutSetting string
+	// NextStep, when not nil, suggests the one thing the operator can do
+	// about a plugin's failure (a grant to add, a variable to set; package
+	// diagnose): it gets the plugin's name, the error's text and the
+	// excerpt of its stderr, and returns "" when it knows none. The step
+	// is logged with the failure and shown in PluginStatus.NextStep.
+	NextStep func(name, errText, stderr string) string
 	// Debounce is how long a file must be quiet after a directory event
 	// before it is (re)loaded or unloaded. Default 10ms. An ELF file whose
 	// headers do not parse yet (still being copied) waits for further writes.
@@ -198,6 +211,16 @@ const (
 	defaultIdleTimeout    = 10 * time.Minute
 	defaultMaxInFlight    = 256
 )
+
+// startTimeout is the named plugin's start limit.
+func (o *Options) startTimeout(name string) time.Duration {
+	if o.StartTimeoutFor != nil {
+		if d := o.StartTimeoutFor(name); d > 0 {
+			return d
+		}
+	}
+	return o.StartTimeout
+}
 
 // New checks opts and returns a Manager for opts.Dir, which must be an
 // existing directory. Nothing starts until Run.

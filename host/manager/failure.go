@@ -1,0 +1,225 @@
+package manager
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/plughost/plughost/internal/atomicfile"
+)
+
+// How a failure reaches the operator. Three rules:
+//
+//   - A failure says why in the terms of what failed. A native plugin that
+//     breaks the go-plugin handshake gets go-plugin's message and the
+//     launcher's hint (Launch.Diagnose: built for this platform, nothing
+//     on stdout first). A declared server knows nothing of go-plugin: its
+//     wrapper exits when the server does, so its error is the exit
+//     ("exited while starting: exit status 1") and the last lines of its
+//     stderr, where the server wrote why.
+//   - A start that runs out of time names the limit and what sets it
+//     (Options.StartTimeoutSetting), so that the operator knows what to
+//     raise, and what was not answered in time.
+//   - A failure is logged once per change of state: the first failure
+//     after a load, or a failure other than the last one logged, at ERROR
+//     with its stderr and next step; the same failure again (a restart
+//     failing as the last one did, or another plughost command loading
+//     the same broken plugin: the catalog cache directory remembers the
+//     last one logged) in one line at INFO. A successful load forgets it.
+
+// ErrStartTimeout is matched (errors.Is) by the error of a plugin that did
+// not complete its start within its limit (Options.StartTimeout).
+var ErrStartTimeout = errors.New("start timed out")
+
+// startTimeout is the error of a start over its limit.
+type startTimeout struct {
+	what    string // what was not answered in time
+	limit   time.Duration
+	setting string // Options.StartTimeoutSetting
+}
+
+func (e *startTimeout) Error() string {
+	s := fmt.Sprintf("%s within %v", e.what, e.limit)
+	if e.setting != "" {
+		s += " (" + e.setting + ")"
+	}
+	return s
+}
+
+func (e *startTimeout) Is(target error) bool { return target == ErrStartTimeout }
+
+// goPluginTimeout is go-plugin's (v1.8.0) error when the handshake line
+// did not come within ClientConfig.StartTimeout.
+const goPluginTimeout = "timeout while waiting for plugin to start"
+
+// startFailure rewrites the error of a failed start (err, with exit the
+// process's own exit, "" when it was killed or never started) in the terms
+// of what failed; see the rules above. ctx is the start's: when it ended,
+// the start was cancelled, not timed out.
+func (in *instance) startFailure(ctx context.Context, err error, exit string) error {
+	declared := in.wrapper() != nil
+	limit := in.opts.startTimeout(in.name)
+	switch {
+	case strings.Contains(err.Error(), goPluginTimeout):
+		what := "did not complete the go-plugin handshake"
+		if declared {
+			// The wrapper shakes hands once the server has answered
+			// initialize and listed what it offers.
+			what = "the server did not answer initialize and list what it offers"
+		}
+		return &startTimeout{what: what, limit: limit, setting: in.opts.StartTimeoutSetting}
+	case errors.Is(err, context.DeadlineExceeded) && ctx.Err() == nil:
+		// Describe or a first list after the handshake.
+		return &startTimeout{what: "did not describe itself and list what it offers", limit: limit, setting: in.opts.StartTimeoutSetting}
+	case declared && exit != "" && !strings.HasPrefix(exit, "signal: "):
+		return fmt.Errorf("exited while starting: %s", exit)
+	}
+	return nil
+}
+
+// stderrForError is the excerpt of the plugin's stderr its errors quote:
+// the head and tail of a native plugin's (a Go panic's first line is at
+// its head), the last lines of a declared server's, where a server says
+// why it gave up.
+func (in *instance) stderrForError() string {
+	if in.wrapper() != nil {
+		return in.out.excerpt.lastLines(tailLines)
+	}
+	return in.out.excerpt.String()
+}
+
+// tailLines is how many of its last stderr lines a declared server's
+// error quotes (within excerptTail bytes).
+const tailLines = 10
+
+// lastLines returns the last n lines of the stderr, within its last
+// excerptTail bytes, after a line "…" when earlier lines are left out.
+func (e *excerpt) lastLines(n int) string {
+	e.mu.Lock()
+	var text string
+	if e.total == int64(len(e.head)+len(e.tail)) {
+		text = string(e.head) + string(e.tail)
+	} else {
+		tail := e.tail
+		if len(tail) > excerptTail {
+			tail = tail[len(tail)-excerptTail:]
+		}
+		text = "…\n" + string(tail)
+	}
+	e.mu.Unlock()
+	lines := strings.Split(strings.TrimRight(text, "\n"), "\n")
+	if strings.HasPrefix(text, "…\n") {
+		lines = lines[1:] // the marker
+		if len(lines) > 1 {
+			lines = lines[1:] // the first line, most likely cut
+		}
+	}
+	if len(lines) > n {
+		lines = lines[len(lines)-n:]
+	}
+	out := strings.Join(lines, "\n")
+	if out != strings.TrimRight(text, "\n") && out != "" {
+		out = "…\n" + out
+	}
+	return out
+}
+
+// nextStep is the operator's next step for the failure err (Options.NextStep).
+func (s *supervisor) nextStep(err error) string {
+	if s.m.opts.NextStep == nil || err == nil {
+		return ""
+	}
+	text, stderr := splitStderr(err)
+	return s.m.opts.NextStep(s.name, text, stderr)
+}
+
+// setError records err as the plugin's last error, with its next step.
+func (s *supervisor) setError(st *PluginStatus, err error, suffix string) {
+	st.setError(err, suffix)
+	st.NextStep = s.nextStep(err)
+}
+
+// reportFailure logs the failure err under msg: at ERROR with its stderr
+// and next step when it is news (see the rules above), else in one line at
+// INFO.
+func (s *supervisor) reportFailure(msg string, err error) {
+	text, _ := splitStderr(err)
+	key := failureKey(s.path, text)
+	s.mu.Lock()
+	seen := s.lastFailure == key
+	s.lastFailure = key
+	s.mu.Unlock()
+	if !seen && s.m.cache != nil {
+		seen = s.m.cache.failureSeen(s.name, key)
+	}
+	if seen {
+		s.log.Info(msg+", as when last logged (plughost plugins shows its stderr and next step)", "error", firstLine(text))
+		return
+	}
+	args := []any{"error", err}
+	if step := s.nextStep(err); step != "" {
+		args = append(args, "next_step", step)
+	}
+	s.log.Error(msg, args...)
+	if s.m.cache != nil {
+		s.m.cache.noteFailure(s.name, key)
+	}
+}
+
+// recovered forgets the last failure logged: the plugin loaded.
+func (s *supervisor) recovered() {
+	s.mu.Lock()
+	s.lastFailure = ""
+	s.mu.Unlock()
+	if s.m.cache != nil {
+		s.m.cache.forgetFailure(s.name)
+	}
+}
+
+// failureKey identifies a failure of the plugin at path by its error's
+// text (without its stderr, which may hold times and pids).
+func failureKey(path, text string) string {
+	sum := sha256.Sum256([]byte(path + "\x00" + text))
+	return hex.EncodeToString(sum[:])
+}
+
+func firstLine(s string) string {
+	if i := strings.IndexByte(s, '\n'); i >= 0 {
+		return s[:i] + " …"
+	}
+	return s
+}
+
+// The failure last logged of each plugin is kept in the catalog cache
+// directory as <name>.failure, holding its failureKey: a later plughost
+// command that meets the same failure does not log it whole again.
+
+func (c *catalogCache) failurePath(name string) string {
+	return filepath.Join(c.dir, name+".failure")
+}
+
+func (c *catalogCache) failureSeen(name, key string) bool {
+	b, err := os.ReadFile(c.failurePath(name))
+	return err == nil && strings.TrimSpace(string(b)) == key
+}
+
+func (c *catalogCache) noteFailure(name, key string) {
+	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+		return
+	}
+	if err := atomicfile.Write(c.failurePath(name), []byte(key+"\n")); err != nil {
+		c.log.Debug("could not remember the failure logged", "plugin", name, "error", err)
+	}
+}
+
+func (c *catalogCache) forgetFailure(name string) {
+	if err := os.Remove(c.failurePath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		c.log.Debug("could not forget the failure logged", "plugin", name, "error", err)
+	}
+}

@@ -11,6 +11,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/hashicorp/go-hclog"
+
 	"github.com/plughost/plughost/internal/atomicfile"
 )
 
@@ -30,8 +32,8 @@ import (
 //     after a load, or a failure other than the last one logged, at ERROR
 //     with its stderr and next step; the same failure again (a restart
 //     failing as the last one did, or another plughost command loading
-//     the same broken plugin: the catalog cache directory remembers the
-//     last one logged) in one line at INFO. A successful load forgets it.
+//     the same broken plugin: Options.FailureDir remembers the last one
+//     logged) in one line at INFO. A successful load forgets it.
 
 // ErrStartTimeout is matched (errors.Is) by the error of a plugin that did
 // not complete its start within its limit (Options.StartTimeout).
@@ -136,7 +138,7 @@ func (s *supervisor) nextStep(err error) string {
 		return ""
 	}
 	text, stderr := splitStderr(err)
-	return s.m.opts.NextStep(s.name, text, stderr)
+	return s.m.opts.NextStep(s.name, s.path, text, stderr)
 }
 
 // setError records err as the plugin's last error, with its next step.
@@ -155,8 +157,8 @@ func (s *supervisor) reportFailure(msg string, err error) {
 	seen := s.lastFailure == key
 	s.lastFailure = key
 	s.mu.Unlock()
-	if !seen && s.m.cache != nil {
-		seen = s.m.cache.failureSeen(s.name, key)
+	if !seen {
+		seen = s.m.failures.seen(s.name, key)
 	}
 	if seen {
 		s.log.Info(msg+", as when last logged (plughost plugins shows its stderr and next step)", "error", firstLine(text))
@@ -167,9 +169,7 @@ func (s *supervisor) reportFailure(msg string, err error) {
 		args = append(args, "next_step", step)
 	}
 	s.log.Error(msg, args...)
-	if s.m.cache != nil {
-		s.m.cache.noteFailure(s.name, key)
-	}
+	s.m.failures.note(s.name, key)
 }
 
 // recovered forgets the last failure logged: the plugin loaded.
@@ -177,9 +177,7 @@ func (s *supervisor) recovered() {
 	s.mu.Lock()
 	s.lastFailure = ""
 	s.mu.Unlock()
-	if s.m.cache != nil {
-		s.m.cache.forgetFailure(s.name)
-	}
+	s.m.failures.forget(s.name)
 }
 
 // failureKey identifies a failure of the plugin at path by its error's
@@ -196,30 +194,43 @@ func firstLine(s string) string {
 	return s
 }
 
-// The failure last logged of each plugin is kept in the catalog cache
-// directory as <name>.failure, holding its failureKey: a later plughost
-// command that meets the same failure does not log it whole again.
-
-func (c *catalogCache) failurePath(name string) string {
-	return filepath.Join(c.dir, name+".failure")
+// failureMemory keeps the failure last logged whole of each plugin in a
+// directory (Options.FailureDir) as <name>.failure, holding its
+// failureKey: another plughost process that meets the same failure does
+// not log it whole again. A zero failureMemory remembers nothing.
+type failureMemory struct {
+	dir string
+	log hclog.Logger
 }
 
-func (c *catalogCache) failureSeen(name, key string) bool {
-	b, err := os.ReadFile(c.failurePath(name))
+func (f failureMemory) path(name string) string { return filepath.Join(f.dir, name+".failure") }
+
+func (f failureMemory) seen(name, key string) bool {
+	if f.dir == "" {
+		return false
+	}
+	b, err := os.ReadFile(f.path(name))
 	return err == nil && strings.TrimSpace(string(b)) == key
 }
 
-func (c *catalogCache) noteFailure(name, key string) {
-	if err := os.MkdirAll(c.dir, 0o700); err != nil {
+func (f failureMemory) note(name, key string) {
+	if f.dir == "" {
 		return
 	}
-	if err := atomicfile.Write(c.failurePath(name), []byte(key+"\n")); err != nil {
-		c.log.Debug("could not remember the failure logged", "plugin", name, "error", err)
+	if err := os.MkdirAll(f.dir, 0o700); err != nil {
+		f.log.Debug("could not remember the failure logged", "plugin", name, "error", err)
+		return
+	}
+	if err := atomicfile.Write(f.path(name), []byte(key+"\n")); err != nil {
+		f.log.Debug("could not remember the failure logged", "plugin", name, "error", err)
 	}
 }
 
-func (c *catalogCache) forgetFailure(name string) {
-	if err := os.Remove(c.failurePath(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
-		c.log.Debug("could not forget the failure logged", "plugin", name, "error", err)
+func (f failureMemory) forget(name string) {
+	if f.dir == "" {
+		return
+	}
+	if err := os.Remove(f.path(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
+		f.log.Debug("could not forget the failure logged", "plugin", name, "error", err)
 	}
 }

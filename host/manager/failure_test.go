@@ -42,7 +42,7 @@ exit 1`)
 	var gotName, gotErr, gotStderr string
 	h := start(t, dir, Options{
 		Wrapper: []string{wrapper},
-		NextStep: func(name, errText, stderr string) string {
+		NextStep: func(name, _, errText, stderr string) string {
 			gotName, gotErr, gotStderr = name, errText, stderr
 			return `add allow_read = ["/srv/docs"]`
 		},
@@ -121,11 +121,11 @@ func TestStartTimeoutNamesItsSetting(t *testing.T) {
 // forgets it, so that the next failure is news.
 func TestFailureLoggedOncePerChange(t *testing.T) {
 	t.Parallel()
-	dir, cache := t.TempDir(), t.TempDir()
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "failures")
 	plugin := filepath.Join(dir, "tp")
 	writeScript(t, plugin, "echo 'config.yaml: no such file' >&2; exit 2")
 	run := func() *harness {
-		h := start(t, dir, Options{CacheDir: cache})
+		h := start(t, dir, Options{FailureDir: cache})
 		h.ready()
 		return h
 	}

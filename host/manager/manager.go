@@ -71,10 +71,10 @@ type Options struct {
 	StartTimeoutSetting string
 	// NextStep, when not nil, suggests the one thing the operator can do
 	// about a plugin's failure (a grant to add, a variable to set; package
-	// diagnose): it gets the plugin's name, the error's text and the
-	// excerpt of its stderr, and returns "" when it knows none. The step
-	// is logged with the failure and shown in PluginStatus.NextStep.
-	NextStep func(name, errText, stderr string) string
+	// diagnose): it gets the plugin's name and file, the error's text and
+	// the excerpt of its stderr, and returns "" when it knows none. The
+	// step is logged with the failure and shown in PluginStatus.NextStep.
+	NextStep func(name, path, errText, stderr string) string
 	// Debounce is how long a file must be quiet after a directory event
 	// before it is (re)loaded or unloaded. Default 10ms. An ELF file whose
 	// headers do not parse yet (still being copied) waits for further writes.
@@ -110,6 +110,14 @@ type Options struct {
 	// host's run directory, so that a host that dies leaves them where the
 	// next one sweeps them. Empty: the system tmp.
 	SocketDir string
+
+	// FailureDir is where the failure last logged of each plugin is
+	// remembered (NAME.failure, a digest of its error), so that another
+	// process meeting the same failure of the same file (each plughost
+	// command loads the plugins anew) logs it in one line, not whole
+	// again; a successful load forgets it. Created if missing. Empty:
+	// remembered within this Manager only.
+	FailureDir string
 
 	// CacheDir is the catalog cache: one file per plugin holding what it
 	// offered when it last ran, so that the next start publishes it before
@@ -181,8 +189,9 @@ type Manager struct {
 	log  hclog.Logger
 	pub  Publisher
 
-	cache   *catalogCache // nil: none
-	loadSem chan struct{} // LoadConcurrency tokens
+	cache    *catalogCache // nil: none
+	failures failureMemory // Options.FailureDir
+	loadSem  chan struct{} // LoadConcurrency tokens
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -199,9 +208,11 @@ type Manager struct {
 	refused map[string]PluginStatus
 }
 
+// DefaultStartTimeout is Options.StartTimeout's default.
+const DefaultStartTimeout = 10 * time.Second
+
 // Defaults of Options.
 const (
-	defaultStartTimeout   = 10 * time.Second
 	defaultDebounce       = 10 * time.Millisecond
 	defaultBackoffInitial = 250 * time.Millisecond
 	defaultBackoffMax     = 30 * time.Second
@@ -256,7 +267,7 @@ func New(opts *Options) (*Manager, error) {
 		v    *time.Duration
 		def  time.Duration
 	}{
-		{"StartTimeout", &o.StartTimeout, defaultStartTimeout},
+		{"StartTimeout", &o.StartTimeout, DefaultStartTimeout},
 		{"Debounce", &o.Debounce, defaultDebounce},
 		{"BackoffInitial", &o.BackoffInitial, defaultBackoffInitial},
 		{"BackoffMax", &o.BackoffMax, defaultBackoffMax},
@@ -320,6 +331,7 @@ func New(opts *Options) (*Manager, error) {
 		log:      o.Logger,
 		pub:      pub,
 		cache:    cache,
+		failures: failureMemory{dir: o.FailureDir, log: o.Logger.Named("failures")},
 		loadSem:  make(chan struct{}, o.LoadConcurrency),
 		ready:    make(chan struct{}),
 		plugins:  make(map[string]*supervisor),

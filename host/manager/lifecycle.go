@@ -351,7 +351,7 @@ func (l *life) running() stage {
 	case <-cur.exited():
 		desc := cur.getRunner().exitDescription()
 		cur.stop(0, false)
-		err := withStderr(fmt.Errorf("exited: %s", desc), cur.out.excerpt.String())
+		err := withStderr(fmt.Errorf("exited: %s", desc), cur.stderrForError())
 		l.cur = nil
 		// It stays published while it restarts (its tools do not leave and
 		// come back in every client's list); parking unpublishes it (died).

@@ -1,9 +1,11 @@
 package manager
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -233,4 +235,40 @@ func (f failureMemory) forget(name string) {
 	if err := os.Remove(f.path(name)); err != nil && !errors.Is(err, os.ErrNotExist) {
 		f.log.Debug("could not forget the failure logged", "plugin", name, "error", err)
 	}
+}
+
+// maxAdvisedResult bounds the tool results adviseCall reads: an error
+// result is a few lines, and a large result is not read twice.
+const maxAdvisedResult = 16 << 10
+
+// adviseCall logs at WARN, once per process of the plugin and step, the
+// next step (Options.NextStep) for a tool call whose isError result says
+// why in words it knows: a server without network that tried to reach a
+// host, a path its sandbox hides. Such a server starts well and fails
+// only when called, so its calls are where the operator learns it.
+func (in *instance) adviseCall(toolName string, res json.RawMessage) {
+	if in.opts.NextStep == nil || len(res) > maxAdvisedResult || !bytes.Contains(res, []byte(`"isError"`)) {
+		return
+	}
+	var r struct {
+		Content []struct{ Type, Text string } `json:"content"`
+		IsError bool                          `json:"isError"`
+	}
+	if json.Unmarshal(res, &r) != nil || !r.IsError {
+		return
+	}
+	var text []string
+	for _, c := range r.Content {
+		if c.Type == "text" {
+			text = append(text, c.Text)
+		}
+	}
+	step := in.opts.NextStep(in.name, in.path, strings.Join(text, "\n"), "")
+	if step == "" {
+		return
+	}
+	if _, dup := in.advised.LoadOrStore(step, true); dup {
+		return
+	}
+	in.log.Warn("a tool call failed for a reason the operator can fix", "tool", toolName, "error", firstLine(strings.Join(text, "\n")), "next_step", step)
 }

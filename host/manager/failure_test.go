@@ -217,3 +217,35 @@ func replaceScript(t *testing.T, path, body string) {
 		t.Fatal(err)
 	}
 }
+
+// A plugin that starts well and fails only when called (a server without
+// network reaching a host, a path its sandbox hides) says why in its
+// isError result: the next step for it is logged at WARN, once per step.
+func TestFailedCallsNextStepLoggedOnce(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{NextStep: func(name, path, errText, stderr string) string {
+		if strings.Contains(errText, "EAI_AGAIN") {
+			return "add allow_net to plugin " + name
+		}
+		return ""
+	}})
+	p := h.expect("set", "tp").p
+	for range 3 {
+		if _, err := call(t, p, "fail", `{"text":"getaddrinfo EAI_AGAIN api.github.com"}`); err == nil || !strings.Contains(err.Error(), "EAI_AGAIN") {
+			t.Fatalf("fail: %v, want its isError result", err)
+		}
+	}
+	if _, err := call(t, p, "fail", `{"text":"bad argument"}`); err == nil {
+		t.Fatal("fail did not fail")
+	}
+	mustCall(t, p, "pid", `{}`)
+	e := h.logs.await(t, "test", "a tool call failed for a reason the operator can fix")
+	if e["@level"] != "warn" || e["tool"] != "fail" || e["next_step"] != "add allow_net to plugin tp" {
+		t.Errorf("log entry %v", e)
+	}
+	if n := h.logs.count("test", "a tool call failed"); n != 1 {
+		t.Errorf("logged %d times, want once", n)
+	}
+}

@@ -65,6 +65,8 @@ type instance struct {
 	subs     map[string]bool // resources the plugin is subscribed to
 
 	stopOnce sync.Once
+	// advised holds the next steps adviseCall logged.
+	advised sync.Map
 }
 
 // launch starts a plugin process and brings it to the point where what it

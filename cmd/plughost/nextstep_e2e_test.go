@@ -164,3 +164,38 @@ func TestCallLogsAFailureOnce(t *testing.T) {
 		t.Errorf("plughost plugins no longer shows the failure whole:\n%s", stdout)
 	}
 }
+
+// fetchServer is a node MCP server over stdio whose one tool, fetch,
+// looks up a host name: without network the lookup fails, and the tool
+// answers with the error, as a fetch or API server does.
+const fetchServer = `
+const rl = require("readline").createInterface({ input: process.stdin });
+const send = (m) => process.stdout.write(JSON.stringify(m) + "\n");
+rl.on("line", (line) => {
+  const m = JSON.parse(line);
+  if (m.id === undefined) return;
+  if (m.method === "initialize") return send({ jsonrpc: "2.0", id: m.id, result: { protocolVersion: m.params.protocolVersion, capabilities: { tools: {} }, serverInfo: { name: "fetch", version: "1" } } });
+  if (m.method === "tools/list") return send({ jsonrpc: "2.0", id: m.id, result: { tools: [{ name: "fetch", inputSchema: { type: "object" } }] } });
+  if (m.method === "tools/call") return require("dns").lookup("api.github.com", (err) =>
+    send({ jsonrpc: "2.0", id: m.id, result: { content: [{ type: "text", text: String(err) }], isError: !!err } }));
+  send({ jsonrpc: "2.0", id: m.id, result: {} });
+});`
+
+// A server without network that starts well and fails only when a call
+// reaches out gets, in plughost's log, the allow_net to add (issue 29).
+func TestCallWithoutNetworkLogsTheAllowNetStep(t *testing.T) {
+	t.Parallel()
+	node, err := exec.LookPath("node")
+	if err != nil {
+		t.Skip("node is not installed")
+	}
+	dir := t.TempDir()
+	writeServerDecl(t, dir, "fetch", map[string]any{"command": node, "args": []string{"-e", fetchServer}})
+	stdout, stderr, err := runCLIIn(t, userEnv(t), "call", "fetch", "--plugins", dir)
+	if code := exitCode(err); code != 1 || !strings.Contains(stdout, "getaddrinfo EAI_AGAIN api.github.com") {
+		t.Errorf("plughost call fetch: exit %d, stdout %q; want the tool's error\nstderr:\n%s", code, stdout, stderr)
+	}
+	if !regexp.MustCompile(`\[WARN\]  plughost\.plugins: a tool call failed for a reason the operator can fix: plugin=fetch tool=fetch .*next_step=".*add allow_net = \[\\"api\.github\.com:443\\"\]`).MatchString(stderr) {
+		t.Errorf("the log does not give the allow_net step:\n%s", stderr)
+	}
+}

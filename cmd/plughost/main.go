@@ -21,6 +21,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/plughost/plughost/host/wrapped"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -115,6 +116,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.As(err, new(*wrapped.ServerExitedError)):
+		fmt.Fprintf(stderr, "plughost %s: %v\n", cmd, err)
+		var se *wrapped.ServerExitedError
+		errors.As(err, &se)
+		return se.ExitCode() // the server's own, for the host to report
 	default:
 		fmt.Fprintf(stderr, "plughost %s: %v\n", cmd, err)
 		return 1

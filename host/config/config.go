@@ -53,6 +53,8 @@
 //	  start        = "lazy"   # "eager": start every plugin at once and keep it up
 //	                          # "lazy": start one when a request needs it (default: eager)
 //	  idle_timeout = "10m"    # a lazy plugin with nothing to do is stopped after this
+//	  start_timeout = "10s"   # how long a plugin may take to start (a declared server:
+//	                          # to answer initialize and list what it offers); default 10s
 //	  cache        = true     # the catalog cache: true (the default directory),
 //	                          # false (none), or a directory
 //
@@ -238,6 +240,8 @@ type Plugins struct {
 	Start string
 	// IdleTimeout is idle_timeout; 0 when not set.
 	IdleTimeout time.Duration
+	// StartTimeout is start_timeout; 0 when not set.
+	StartTimeout time.Duration
 	// CacheOff is true for cache = false.
 	CacheOff bool
 	// CacheDir is the directory of cache = "DIR"; "" when not set or a
@@ -251,10 +255,12 @@ type Plugins struct {
 	Expose map[string]*expose.Rules
 }
 
-// PluginStart is one plugin's start mode and idle timeout.
+// PluginStart is one plugin's start mode, idle timeout and start
+// timeout.
 type PluginStart struct {
-	Start       string
-	IdleTimeout time.Duration
+	Start        string
+	IdleTimeout  time.Duration
+	StartTimeout time.Duration
 }
 
 // Sandbox holds the policies of the sandbox block.
@@ -381,7 +387,7 @@ func diag(r hcl.Range, summary, detail string) error {
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: r.Ptr()}}
 }
 
-var startSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "start"}, {Name: "idle_timeout"}}}
+var startSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "start"}, {Name: "idle_timeout"}, {Name: "start_timeout"}}}
 
 func (p *Plugins) decode(body hcl.Body) error {
 	schema := hcl.BodySchema{
@@ -396,7 +402,7 @@ func (p *Plugins) decode(body hcl.Body) error {
 	if err := decodeStart(&def, content.Attributes); err != nil {
 		return err
 	}
-	p.Start, p.IdleTimeout = def.Start, def.IdleTimeout
+	p.Start, p.IdleTimeout, p.StartTimeout = def.Start, def.IdleTimeout, def.StartTimeout
 	if a, ok := content.Attributes["cache"]; ok {
 		v, diags := a.Expr.Value(nil)
 		if diags.HasErrors() {
@@ -444,11 +450,11 @@ func (p *Plugins) decode(body hcl.Body) error {
 	return nil
 }
 
-// decodeStart reads start and idle_timeout.
+// decodeStart reads start, idle_timeout and start_timeout.
 func decodeStart(ps *PluginStart, attrs hcl.Attributes) error {
 	for _, name := range slices.Sorted(maps.Keys(attrs)) {
 		a := attrs[name]
-		if name != "start" && name != "idle_timeout" {
+		if name != "start" && name != "idle_timeout" && name != "start_timeout" {
 			continue
 		}
 		v, diags := a.Expr.Value(nil)
@@ -461,16 +467,20 @@ func decodeStart(ps *PluginStart, attrs hcl.Attributes) error {
 				return diag(a.Expr.Range(), "Invalid start", `start must be "eager" or "lazy"`)
 			}
 			ps.Start = v.AsString()
-		case "idle_timeout":
-			want := `idle_timeout must be a positive duration such as "10m" or "30s"`
+		case "idle_timeout", "start_timeout":
+			want := name + ` must be a positive duration such as "10m" or "30s"`
 			if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
-				return diag(a.Expr.Range(), "Invalid idle_timeout", want)
+				return diag(a.Expr.Range(), "Invalid "+name, want)
 			}
 			d, err := time.ParseDuration(v.AsString())
 			if err != nil || d <= 0 {
-				return diag(a.Expr.Range(), "Invalid idle_timeout", want)
+				return diag(a.Expr.Range(), "Invalid "+name, want)
 			}
-			ps.IdleTimeout = d
+			if name == "idle_timeout" {
+				ps.IdleTimeout = d
+			} else {
+				ps.StartTimeout = d
+			}
 		}
 	}
 	return nil

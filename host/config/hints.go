@@ -17,7 +17,7 @@ var homes = map[string]string{
 	"cpu": "sandbox { } or a plugin block inside it", "env": "sandbox { } or a plugin block inside it",
 	"timeout": "sandbox { } or a plugin block inside it", "runtime": "a plugin block inside sandbox { }",
 	"dir": "a plugin block inside sandbox { }", "path": "search { } or a dir block inside a plugin block of sandbox { }", "write": "a dir block inside a plugin block of sandbox { }",
-	"start": "plugins { } or a plugin block inside it", "idle_timeout": "plugins { } or a plugin block inside it",
+	"start": "plugins { } or a plugin block inside it", "idle_timeout": "plugins { } or a plugin block inside it", "start_timeout": "plugins { } or a plugin block inside it",
 	"cache":          "plugins { }",
 	"state_key_file": "stateless { }", "state_ttl": "stateless { }",
 	"ttl": "tasks { }", "poll_interval": "tasks { }", "max_running": "tasks { }", "max_result_size": "tasks { }",

@@ -92,6 +92,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = serve(rest, stdin, stdout, stderr)
 	case "plugins":
 		err = listPlugins(rest, stdout, stderr)
+	case "check":
+		err = checkCommand(rest, stdout, stderr)
+	case "init":
+		err = initCommand(rest, stdout, stderr)
 	case "call":
 		err = callTool(rest, stdout, stderr)
 	case "import":

@@ -48,4 +48,3 @@ func stateSealer(cfg config.Stateless, getenv func(string) string, log hclog.Log
 	log.Debug("requestState is sealed with a shared key", "from", source)
 	return s, nil
 }
-

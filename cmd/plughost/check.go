@@ -84,6 +84,7 @@ func summary(cfg *config.Config, path, from string) string {
 func preflightServe(hf *hostFlags) error {
 	path, _ := config.Locate(hf.config, os.Getenv)
 	o := &preflight.Options{Config: path}
+	redistore.LogTo(hclog.NewNullLogger()) // a failed dial is a problem reported; serve's own store logs again
 	if hf.tls != nil {
 		o.TLSCert, o.TLSKey = hf.tls.cert, hf.tls.key
 	}

@@ -50,7 +50,7 @@ func TestCheck(t *testing.T) {
 		tls   bool // give serve's --tls-cert and --tls-key, which do not exist
 		want  []string
 	}{
-		"an empty file serves": {hcl: ""},
+		"an empty file serves":             {hcl: ""},
 		"the starter configuration serves": {hcl: "sandbox {\n}\nplugins {\n  start = \"lazy\"\n}\n"},
 		"every diagnostic, not the first and a count": {
 			hcl: "audit {\n  fil = \"audit.jsonl\"\n}\nsandbox {\n  memory = \"lots\"\n}\n",

@@ -185,6 +185,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if path, from := config.Locate(h.config, os.Getenv); from == config.FromEnv || from == config.FromDefault {
+		log.Info("configuration", "file", path, "from", from) // not on the command line: say which
+	}
 	if cfg.Auth != nil && !h.http {
 		log.Info("the auth block applies to serve --http; over stdio the caller is the user running plughost")
 	}

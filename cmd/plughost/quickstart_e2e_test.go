@@ -118,7 +118,7 @@ func TestReadmeQuickstart(t *testing.T) {
 		t.Errorf("the snippet's command is %s; want the installed %s", desktop.Command, installed)
 	}
 	tools := runAsClient(t, desktop, env)
-	for _, want := range []string{"echo", "files_read"} {
+	for _, want := range []string{"echo", "get_current_time", "create_file"} {
 		if !slices.Contains(tools, want) {
 			t.Errorf("Claude Desktop's snippet, run: tools %v; want %s among them\nquickstart output:\n%s", tools, want, out.String())
 		}

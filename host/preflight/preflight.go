@@ -96,11 +96,15 @@ type Report struct {
 	Problems []Problem
 }
 
-// Err is nil when the report has no problems; else an error listing
-// every one, one to a line, as `plughost check` prints them.
+// Err is nil when the report has no problems; else an error saying the
+// one problem, or listing every one, one to a line, as `plughost check`
+// prints them.
 func (r *Report) Err() error {
-	if len(r.Problems) == 0 {
+	switch len(r.Problems) {
+	case 0:
 		return nil
+	case 1: // as serve said it before it listed problems
+		return errors.New(r.Problems[0].String())
 	}
 	var b strings.Builder
 	fmt.Fprintf(&b, "%d problem(s) stop plughost from serving (plughost check lists them too):", len(r.Problems))
@@ -167,7 +171,7 @@ func Check(o *Options) *Report {
 	}
 	if o.TLSCert != "" && o.TLSKey != "" {
 		if rl, err := tlsreload.New(o.TLSCert, o.TLSKey, nil); err != nil {
-			r.add("--tls-cert, --tls-key", err.Error(), "give a PEM certificate (chain) and its private key")
+			r.add("--tls-cert, --tls-key", err.Error(), "") // tlsreload says which file, and what is wrong with it
 		} else {
 			rl.Close()
 		}

@@ -59,7 +59,8 @@ type hostFlags struct {
 func (h *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.plugins, "plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins, created if missing)")
 	fs.StringVar(&h.workspace, "workspace", "", "directory the files plugin writes into (default $XDG_DATA_HOME/plughost/workspace)")
-	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see README \"Sandbox\")")
+	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see README \"Sandbox\"); "+
+		"default $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl when it exists")
 	fs.StringVar(&h.logLevel, "log-level", envOr("PLUGHOST_LOG_LEVEL", "info"), "log level: trace, debug, info, warn, error (logs go to stderr)")
 }
 

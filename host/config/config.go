@@ -1,5 +1,7 @@
 // Package config reads plughost's configuration file (plughost serve
-// --config FILE), written in HCL. Each area of the host has one top-level
+// --config FILE, else $PLUGHOST_CONFIG, else
+// ~/.config/plughost/plughost.hcl when it exists: see Locate), written in
+// HCL. Each area of the host has one top-level
 // block: sandbox, plugins, stateless, tasks, search, audit, limits, auth,
 // access and trust (see Trust). The
 // sandbox block:

@@ -17,8 +17,9 @@
 //   - rules: the access block's CEL rules compile when the file is read,
 //     so a rule that does not compile is a configuration diagnostic.
 //
-// Each Problem says where (file:line, a flag or a variable), what, and how
-// to fix it:
+// When the file itself has mistakes, they are all reported, and what it
+// names is checked once it reads. Each Problem says where (file:line, a
+// flag or a variable), what, and how to fix it:
 //
 //	rep := preflight.Check(&preflight.Options{Config: "plughost.hcl"})
 //	for _, p := range rep.Problems {

@@ -83,7 +83,13 @@ func TestReadmeQuickstart(t *testing.T) {
 	// An empty home, as a new user has; Go's caches stay the test's own
 	// (a build from nothing would take minutes, and the network).
 	home := t.TempDir()
-	env := userEnv(home)
+	var env []string
+	for _, kv := range userEnv(home) {
+		name, _, _ := strings.Cut(kv, "=")
+		if name != "MAKEFLAGS" && name != "MAKELEVEL" && name != "MFLAGS" { // a new user's shell, not make test's
+			env = append(env, kv)
+		}
+	}
 	for _, name := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS", "GOPROXY", "GOTOOLCHAIN"} {
 		out, err := exec.Command("go", "env", name).Output()
 		if err != nil {

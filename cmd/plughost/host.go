@@ -59,7 +59,8 @@ type hostFlags struct {
 func (h *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.plugins, "plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins, created if missing)")
 	fs.StringVar(&h.workspace, "workspace", "", "directory the files plugin writes into (default $XDG_DATA_HOME/plughost/workspace)")
-	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see README \"Sandbox\")")
+	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see README \"Sandbox\"); "+
+		"default $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl when it exists")
 	fs.StringVar(&h.logLevel, "log-level", envOr("PLUGHOST_LOG_LEVEL", "info"), "log level: trace, debug, info, warn, error (logs go to stderr)")
 }
 
@@ -184,6 +185,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	cfg, err := loadConfig(h.config)
 	if err != nil {
 		return nil, err
+	}
+	if path, from := config.Locate(h.config, os.Getenv); from == config.FromEnv || from == config.FromDefault {
+		log.Info("configuration", "file", path, "from", from) // not on the command line: say which
 	}
 	if cfg.Auth != nil && !h.http {
 		log.Info("the auth block applies to serve --http; over stdio the caller is the user running plughost")

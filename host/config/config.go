@@ -1,5 +1,7 @@
 // Package config reads plughost's configuration file (plughost serve
-// --config FILE), written in HCL. Each area of the host has one top-level
+// --config FILE, else $PLUGHOST_CONFIG, else
+// ~/.config/plughost/plughost.hcl when it exists: see Locate), written in
+// HCL. Each area of the host has one top-level
 // block: sandbox, plugins, stateless, tasks, search, audit, limits, auth,
 // access and trust (see Trust). The
 // sandbox block:
@@ -168,6 +170,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/big"
@@ -306,16 +309,17 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}}})
-	if diags.HasErrors() {
-		return nil, diags
-	}
+	// Every block is read even when another has errors, so that the
+	// file's mistakes are reported together (plughost check lists each).
+	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}}})
 	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
 		Trust: Trust{Plugin: map[string]string{}}}
 	seen := map[string]bool{}
+	var others []error
 	for _, b := range content.Blocks {
 		if seen[b.Type] {
-			return nil, diag(b.DefRange, "Duplicate "+b.Type+" block", "the file may have one "+b.Type+" block")
+			all = append(all, diag(b.DefRange, "Duplicate "+b.Type+" block", "the file may have one "+b.Type+" block").(hcl.Diagnostics)...)
+			continue
 		}
 		seen[b.Type] = true
 		var err error
@@ -344,9 +348,19 @@ func parse(src []byte, filename string) (*Config, error) {
 		case "access":
 			cfg.Access, err = decodeAccess(b.Body)
 		}
-		if err != nil {
-			return nil, err
+		if d, ok := err.(hcl.Diagnostics); ok {
+			all = append(all, d...)
+		} else if err != nil {
+			others = append(others, err) // the access block's rules: CEL's errors, each at its file:line:column
 		}
+	}
+	switch {
+	case all.HasErrors() && others != nil:
+		return nil, errors.Join(append([]error{all}, others...)...)
+	case all.HasErrors():
+		return nil, all
+	case others != nil:
+		return nil, errors.Join(others...)
 	}
 	return cfg, nil
 }

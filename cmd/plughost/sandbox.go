@@ -61,6 +61,8 @@ func newLauncher(cfg *config.Config, workspace, tmpDir string, log hclog.Logger,
 			if err := wrappedLaunch(name, cmd, pol, os.Getenv, log); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}
+			cmd.Env = append(cmd.Env, envStartTimeout+"="+startTimeoutOf(cfg, name).String())
+			pol.Env = append(pol.Env, envStartTimeout)
 		} else {
 			grantWorkspace(pol, name, workspace)
 		}

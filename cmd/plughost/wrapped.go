@@ -10,6 +10,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -36,6 +37,10 @@ const (
 	envServerToken        = "PLUGHOST_SERVER_TOKEN"
 	envServerClientSecret = "PLUGHOST_SERVER_CLIENT_SECRET"
 	envServerLogin        = "PLUGHOST_SERVER_LOGIN"
+	// envStartTimeout is the plugin's start limit (start_timeout): the
+	// wrapper waits for the server a second longer, so that the host's
+	// limit, whose error names its setting, is the one that fires.
+	envStartTimeout = "PLUGHOST_START_TIMEOUT"
 )
 
 // wrapperArgs is the manager's Options.Wrapper: this very binary.
@@ -49,7 +54,9 @@ func wrapperArgs() ([]string, error) {
 
 // serveWrapped runs the wrapper: it connects to the declared server and
 // serves it as a plugin until the host stops it, or exits 1 when the server
-// goes away (the host then restarts it, as it would a crashed plugin).
+// goes away (the host then restarts it, as it would a crashed plugin). A
+// server that exits before answering initialize makes it exit with the
+// server's status (wrapped.ServerExitedError), after its stderr.
 func serveWrapped(args []string, stderr io.Writer) error {
 	logger := hclog.New(&hclog.LoggerOptions{Name: "wrapped", Level: hclog.Debug, Output: stderr, JSONFormat: true})
 	var s *declared.Server
@@ -91,7 +98,13 @@ func serveWrapped(args []string, stderr io.Writer) error {
 	os.Unsetenv(envServerToken)
 	os.Unsetenv(envServerClientSecret)
 	os.Unsetenv(envServerLogin)
-	p, gone, err := wrapped.Start(context.Background(), &wrapped.Options{Server: s, Token: token, OAuth: handler, Name: "plughost", Version: version, Logger: logger})
+	var connectTimeout time.Duration
+	if d, err := time.ParseDuration(os.Getenv(envStartTimeout)); err == nil && d > 0 {
+		connectTimeout = d + time.Second
+	}
+	os.Unsetenv(envStartTimeout)
+	p, gone, err := wrapped.Start(context.Background(), &wrapped.Options{Server: s, Token: token, OAuth: handler, Name: "plughost", Version: version, Logger: logger,
+		ConnectTimeout: connectTimeout})
 	if err != nil {
 		return err
 	}

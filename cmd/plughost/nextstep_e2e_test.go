@@ -24,9 +24,9 @@ func runCLIIn(t *testing.T, env []string, args ...string) (stdout, stderr string
 	return out.String(), errOut.String(), err
 }
 
-// userEnv is the environment of one user's successive commands: their
+// xdgEnv is the environment of one user's successive commands: their
 // own data, cache and state directories.
-func userEnv(t *testing.T) []string {
+func xdgEnv(t *testing.T) []string {
 	return []string{"XDG_DATA_HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir(), "XDG_STATE_HOME=" + t.TempDir()}
 }
 
@@ -62,7 +62,7 @@ func TestPluginsShowsWhyADeclaredServerFailed(t *testing.T) {
 	writeServerDecl(t, dir, "mem", map[string]any{"command": node, "args": []string{"-e",
 		`require("dns").lookup("registry.npmjs.org", (err) => { console.error(String(err)); process.exit(3) })`}})
 
-	stdout, stderr, err := runCLIIn(t, userEnv(t), "plugins", "--plugins", dir)
+	stdout, stderr, err := runCLIIn(t, xdgEnv(t), "plugins", "--plugins", dir)
 	if code := exitCode(err); code != 1 {
 		t.Errorf("plughost plugins exited with %d (%v), want 1\nstderr:\n%s", code, err, stderr)
 	}
@@ -87,7 +87,7 @@ func TestPluginsShowsWhyADeclaredServerFailed(t *testing.T) {
 		t.Errorf("the log does not give mem's failure with the allow_net step:\n%s", stderr)
 	}
 
-	stdout, _, _ = runCLIIn(t, userEnv(t), "plugins", "--json", "--plugins", dir)
+	stdout, _, _ = runCLIIn(t, xdgEnv(t), "plugins", "--json", "--plugins", dir)
 	var r report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("no JSON report: %v\n%s", err, stdout)
@@ -117,7 +117,7 @@ func TestDeclaredServerStartTimeoutNamesItsSetting(t *testing.T) {
 	if err := os.WriteFile(config, []byte("plugins {\n  plugin \"mute\" {\n    start_timeout = \"1500ms\"\n  }\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	stdout, stderr, err := runCLIIn(t, userEnv(t), "plugins", "--plugins", dir, "--config", config)
+	stdout, stderr, err := runCLIIn(t, xdgEnv(t), "plugins", "--plugins", dir, "--config", config)
 	if code := exitCode(err); code != 1 {
 		t.Errorf("plughost plugins exited with %d (%v), want 1\nstderr:\n%s", code, err, stderr)
 	}
@@ -142,7 +142,7 @@ func TestCallLogsAFailureOnce(t *testing.T) {
 	copyPlugin(t, "echo", dir, "echo")
 	writeServerDecl(t, dir, "docs", map[string]any{"command": "/bin/sh", "args": []string{"-c",
 		`echo "Cannot access directory /srv/docs" >&2; exit 1`}})
-	env := userEnv(t)
+	env := xdgEnv(t)
 	errorLine := regexp.MustCompile(`(?m)^\S+ \[ERROR\] .*plugin=docs`)
 	var logged int
 	for i := range 2 {
@@ -191,7 +191,7 @@ func TestCallWithoutNetworkLogsTheAllowNetStep(t *testing.T) {
 	}
 	dir := t.TempDir()
 	writeServerDecl(t, dir, "fetch", map[string]any{"command": node, "args": []string{"-e", fetchServer}})
-	stdout, stderr, err := runCLIIn(t, userEnv(t), "call", "fetch", "--plugins", dir)
+	stdout, stderr, err := runCLIIn(t, xdgEnv(t), "call", "fetch", "--plugins", dir)
 	if code := exitCode(err); code != 1 || !strings.Contains(stdout, "getaddrinfo EAI_AGAIN api.github.com") {
 		t.Errorf("plughost call fetch: exit %d, stdout %q; want the tool's error\nstderr:\n%s", code, stdout, stderr)
 	}

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/importer"
 )
 
@@ -24,7 +25,7 @@ import (
 func importServers(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	dir := fs.String("plugins", "", "plugin directory to write the declarations into (default $XDG_DATA_HOME/plughost/plugins)")
-	configOut := fs.String("config-out", "", "the configuration file to add the servers' plugin blocks to, made when missing (default $"+envConfig+
+	configOut := fs.String("config-out", "", "the configuration file to add the servers' plugin blocks to, made when missing (default $"+config.EnvConfig+
 		", else $XDG_CONFIG_HOME/plughost/plughost.hcl); - prints them instead")
 	force := fs.Bool("force", false, "overwrite existing declarations, and replace the plugin blocks of the same names in the configuration file")
 	stateFlag := fs.String("state", "", "plughost's state directory, serve's: secret files go under DIR/secrets, a server's data under DIR/plugins/NAME/data (default $XDG_STATE_HOME/plughost)")
@@ -63,8 +64,11 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 	}
 	cfgPath := *configOut
 	if cfgPath == "" {
-		if cfgPath = importConfigPath(); cfgPath == "" {
-			return usageError(stderr, fs, "no configuration file: neither $%s, XDG_CONFIG_HOME nor HOME is set; pass --config-out FILE", envConfig)
+		if cfgPath = os.Getenv(config.EnvConfig); cfgPath == "" {
+			cfgPath = config.DefaultPath(nil)
+		}
+		if cfgPath == "" {
+			return usageError(stderr, fs, "no configuration file: neither $%s, XDG_CONFIG_HOME nor HOME is set; pass --config-out FILE", config.EnvConfig)
 		}
 	}
 	rep := importer.Import(f, &importer.Options{PluginDir: pluginDir, Force: *force, DryRun: *dryRun, StateDir: state})
@@ -122,28 +126,6 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 		return errors.New(strings.Join(what, ", ") + " (see above)") // exit status 1
 	}
 	return nil
-}
-
-// envConfig names the configuration file for clients whose own flags clash
-// with --config.
-const envConfig = "PLUGHOST_CONFIG"
-
-// importConfigPath is the configuration file import writes to by default:
-// $PLUGHOST_CONFIG, else plughost.hcl in $XDG_CONFIG_HOME/plughost (or
-// ~/.config/plughost); "" when none can be told.
-func importConfigPath() string {
-	if p := os.Getenv(envConfig); p != "" {
-		return p
-	}
-	base := os.Getenv("XDG_CONFIG_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return ""
-		}
-		base = filepath.Join(home, ".config")
-	}
-	return filepath.Join(base, "plughost", "plughost.hcl")
 }
 
 // writeImportConfig adds blocks to the configuration file at path

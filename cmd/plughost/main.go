@@ -47,11 +47,13 @@ Usage:
   plughost plugins --diff NAME                         print, word by word, how NAME's held-back definitions differ
                                                        from the approved ones
   plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result
-  plughost import [--plugins DIR] [--config-out FILE] [--force] [--dry-run] FILE
+  plughost import [--plugins DIR] [--config-out FILE] [--state DIR] [--force] [--dry-run] FILE
                                                        write a NAME.mcp.json declaration for each MCP server of a
-                                                       Claude Desktop, Cursor or VS Code configuration, print what
-                                                       was not carried over and the sandbox grants to decide
-                                                       (status 1 if anything was not carried over fully)
+                                                       Claude Desktop, Cursor or VS Code configuration, and the
+                                                       grants each needs into the configuration file (default
+                                                       $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl);
+                                                       print them and what was not carried over (status 1 if
+                                                       anything was not carried over fully)
   plughost approve NAME [--plugins DIR] [--digest D]   approve the plugin file NAME as it is now (its SHA-256) and
                                                        its definitions in the trust file: in trust mode "pinned" it
                                                        runs, without a restart, and what it offers is pinned

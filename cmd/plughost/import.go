@@ -18,10 +18,13 @@ import (
 // configuration (Claude Desktop's claude_desktop_config.json, Cursor's
 // mcp.json, VS Code's .vscode/mcp.json or settings.json) and writes one
 // declaration, NAME.mcp.json, per server into the plugin directory
-// (package importer has the rules). It prints, per server, what it could
-// not carry over and what the operator must decide, then a sandbox block
-// with the grants it suggests. Its exit status is 1 when anything was not
-// carried over fully or was skipped, so that a script notices.
+// (package importer has the rules), the files it takes out of them
+// (secrets, a server's data) under plughost's state directory, and the
+// plugin block each server needs into one configuration file, the one
+// `plughost serve --config` starts with. It prints, per server, what it
+// granted, moved or could not carry over, then the blocks. Its exit status
+// is 1 when anything was not carried over fully or was skipped (a block
+// kept included), so that a script notices.
 func importServers(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("import", flag.ContinueOnError)
 	dir := fs.String("plugins", "", "plugin directory to write the declarations into (default $XDG_DATA_HOME/plughost/plugins)")

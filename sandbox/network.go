@@ -114,27 +114,33 @@ import (
 // several directories, separated by ':'.
 var CertEnv = []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT"}
 
-// resolvConf is the resolver's configuration, and resolvTargets the
-// files it commonly links to (globs).
-var (
-	resolvConf    = "/etc/resolv.conf"
-	resolvTargets = []string{
+// netFiles are the paths NetworkGrants looks at (tests use their own).
+type netFiles struct {
+	resolvConf    string   // the resolver's configuration
+	resolvTargets []string // globs of the files it commonly links to
+	resolverFiles []string // read by name resolution besides resolv.conf
+	certFiles     []string // the certificate stores
+	opensslDirs   []string // the usual OPENSSLDIRs; the system's own is added
+}
+
+// machineNetFiles are this machine's.
+var machineNetFiles = netFiles{
+	resolvConf: "/etc/resolv.conf",
+	resolvTargets: []string{
 		"/run/systemd/resolve/stub-resolv.conf", "/run/systemd/resolve/resolv.conf",
 		"/run/NetworkManager/*resolv.conf", "/run/resolvconf/resolv.conf",
-	}
-	// resolverFiles are read by name resolution besides resolv.conf.
-	resolverFiles = []string{"/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/services", "/etc/protocols"}
-	// certFiles are the certificate stores.
-	certFiles = []string{
+	},
+	resolverFiles: []string{"/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/services", "/etc/protocols"},
+	certFiles: []string{
 		"/etc/ssl/certs", "/etc/ssl/cert.pem", "/etc/ssl/openssl.cnf",
 		"/etc/pki/tls/certs", "/etc/pki/tls/cert.pem", "/etc/pki/tls/openssl.cnf", "/etc/pki/ca-trust",
 		"/etc/ca-certificates", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
-	}
-	// opensslDirs are the usual OPENSSLDIRs; the system's own is added.
-	opensslDirs = []string{"/usr/lib/ssl", "/usr/local/ssl", "/etc/ssl", "/etc/pki/tls"}
-	// libcryptoGlobs find the system's libcrypto.
-	libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto.so.*", "/usr/lib/libcrypto.so.*", "/lib/*/libcrypto.so.*", "/lib64/libcrypto.so.*"}
-)
+	},
+	opensslDirs: []string{"/usr/lib/ssl", "/usr/local/ssl", "/etc/ssl", "/etc/pki/tls"},
+}
+
+// libcryptoGlobs find the system's libcrypto.
+var libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto.so.*", "/usr/lib/libcrypto.so.*", "/lib/*/libcrypto.so.*", "/lib64/libcrypto.so.*"}
 
 // NetworkGrants returns what a plugin under pol needs, beyond its policy,
 // for name resolution and TLS on this machine (see the comment above
@@ -144,21 +150,27 @@ var (
 // Both are nil when pol permits no outbound traffic. In list mode
 // resolv.conf is left out: names come from the private hosts file.
 func NetworkGrants(pol *Policy, env []string) (read, vars []string) {
+	return machineNetFiles.grants(pol, env, systemOpenSSLDir())
+}
+
+// grants is NetworkGrants over the paths of f, with the system's
+// OPENSSLDIR sysSSL (none when empty).
+func (f *netFiles) grants(pol *Policy, env []string, sysSSL []string) (read, vars []string) {
 	mode := pol.net()
 	if mode != NetAll && mode != NetList {
 		return nil, nil
 	}
 	var paths []string
 	if mode == NetAll {
-		paths = append(paths, linkChain(resolvConf)...)
-		for _, g := range resolvTargets {
+		paths = append(paths, linkChain(f.resolvConf)...)
+		for _, g := range f.resolvTargets {
 			m, _ := filepath.Glob(g)
 			paths = append(paths, m...)
 		}
 	}
-	paths = append(paths, resolverFiles...)
-	paths = append(paths, certFiles...)
-	for _, d := range slices.Concat(opensslDirs, systemOpenSSLDir()) {
+	paths = append(paths, f.resolverFiles...)
+	paths = append(paths, f.certFiles...)
+	for _, d := range slices.Concat(f.opensslDirs, sysSSL) {
 		paths = append(paths, filepath.Join(d, "certs"), filepath.Join(d, "cert.pem"), filepath.Join(d, "openssl.cnf"))
 	}
 	for _, name := range CertEnv {

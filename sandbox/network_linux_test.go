@@ -1,0 +1,137 @@
+package sandbox
+
+import (
+	"bytes"
+	"errors"
+	"io/fs"
+	"net"
+	"os"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// lookupPlugin is the test binary run as a plugin that resolves the names
+// of $SANDBOX_TEST_NAMES with Go's resolver and prints, per name, its
+// addresses or "not found", then whether it could read resolv.conf.
+func lookupPlugin() {
+	var out []string
+	for _, name := range strings.Split(os.Getenv("SANDBOX_TEST_NAMES"), ",") {
+		addrs, err := net.LookupHost(name)
+		var dnsErr *net.DNSError
+		switch {
+		case err == nil:
+			slices.Sort(addrs)
+			out = append(out, name+": "+strings.Join(addrs, " "))
+		case errors.As(err, &dnsErr) && dnsErr.IsNotFound:
+			out = append(out, name+": not found")
+		default:
+			out = append(out, name+": "+err.Error())
+		}
+	}
+	_, err := os.ReadFile("/etc/resolv.conf")
+	switch {
+	case errors.Is(err, fs.ErrPermission):
+		out = append(out, "resolv.conf: EACCES")
+	case err != nil:
+		out = append(out, "resolv.conf: "+err.Error())
+	default:
+		out = append(out, "resolv.conf: read")
+	}
+	os.Stdout.WriteString(strings.Join(out, "; ") + "\n")
+	os.Exit(0)
+}
+
+// runLookup wraps lookupPlugin under pol and returns its output and report.
+func runLookup(t *testing.T, opts Options, pol *Policy, names string) (string, *Report, error) {
+	t.Helper()
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	opts.StateDir = t.TempDir()
+	opts.PassEnv = []string{"SANDBOX_TEST_PLUGIN", "SANDBOX_TEST_NAMES"}
+	l, err := New(&opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	cmd := &exec.Cmd{Path: self, Args: []string{self}, Env: append(os.Environ(), "SANDBOX_TEST_PLUGIN=lookup", "SANDBOX_TEST_NAMES="+names), Stdout: &out, Stderr: &errOut}
+	launch, err := l.Wrap("lookup", pol, cmd)
+	if err != nil {
+		return "", nil, err
+	}
+	if err := launch.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := launch.Started(launch.Cmd.Process.Pid)
+	waitErr := launch.Cmd.Wait()
+	launch.Exited()
+	if err == nil && waitErr != nil {
+		t.Fatalf("plugin: %v\nstderr: %s", waitErr, errOut.String())
+	}
+	return out.String(), rep, err
+}
+
+// allow_net as a list: the listed name resolves to what the host's
+// resolver said at launch, another name (which the same DNS server would
+// answer) does not, and resolv.conf is out of reach. The machine's
+// /etc/hosts is untouched.
+func TestListModeResolvesOnlyItsNames(t *testing.T) {
+	r := testDNS(t, map[string]string{"listed.example.test": "192.0.2.7", "other.example.test": "192.0.2.8"})
+	hostsBefore, _ := os.ReadFile("/etc/hosts")
+	pol := &Policy{Net: NetList, NetAllow: []string{"listed.example.test:443"}}
+	out, rep, err := runLookup(t, Options{Resolver: r}, pol, "listed.example.test,other.example.test")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := "listed.example.test: 192.0.2.7; other.example.test: not found; resolv.conf: EACCES\n"; out != want {
+		t.Errorf("plugin output = %q, want %q", out, want)
+	}
+	if !slices.Contains(rep.Active, LayerNetNames) {
+		t.Errorf("layer %s not active: %v (missing %v)", LayerNetNames, rep.Active, rep.Missing)
+	}
+	if after, _ := os.ReadFile("/etc/hosts"); !bytes.Equal(after, hostsBefore) {
+		t.Errorf("the machine's /etc/hosts changed:\n%s", after)
+	}
+
+	t.Run("a listed name that does not resolve", func(t *testing.T) {
+		_, _, err := runLookup(t, Options{Resolver: r}, &Policy{Net: NetList, NetAllow: []string{"listed.example.test:443", "gone.example.test:443"}}, "")
+		if err == nil || !strings.Contains(err.Error(), `allow_net "gone.example.test:443"`) {
+			t.Errorf("Wrap = %v, want an error naming the entry", err)
+		}
+	})
+	t.Run("no namespaces", func(t *testing.T) {
+		_, rep, err := runLookup(t, Options{Resolver: r, NoNamespaces: true}, pol, "listed.example.test")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if why := rep.Missing[LayerNetNames]; !strings.Contains(why, "not confined") {
+			t.Errorf("missing %v: want %s reported, saying names are not confined", rep.Missing, LayerNetNames)
+		}
+	})
+	t.Run("strict without namespaces", func(t *testing.T) {
+		_, _, err := runLookup(t, Options{Resolver: r, NoNamespaces: true}, &Policy{Net: NetList, NetAllow: pol.NetAllow, Strict: true}, "")
+		if !errors.Is(err, ErrUnavailable) {
+			t.Errorf("Wrap = %v, want ErrUnavailable", err)
+		}
+	})
+}
+
+// allow_net = "all": the machine's resolver configuration is readable.
+func TestAllModeReadsResolverFiles(t *testing.T) {
+	if _, err := os.Stat("/etc/resolv.conf"); err != nil {
+		t.Skip("this machine has no /etc/resolv.conf")
+	}
+	out, rep, err := runLookup(t, Options{}, &Policy{Net: NetAll}, "localhost")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.HasSuffix(out, "; resolv.conf: read\n") {
+		t.Errorf("plugin output = %q, want resolv.conf read", out)
+	}
+	if slices.Contains(rep.Active, LayerNetNames) {
+		t.Errorf("layer %s active under allow_net all", LayerNetNames)
+	}
+}

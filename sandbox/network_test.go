@@ -52,7 +52,7 @@ func fakeMachine(t *testing.T) (*netFiles, string) {
 	link("etc/ssl/certs/corp.pem", filepath.Join(root, "usr/local/share/ca-certificates/corp.crt"))
 	link("etc/ssl/certs/1a2b3c4d.0", "corp.pem")
 	link("etc/ssl/certs/outside.pem", filepath.Join(root, "opt/corp/ca.pem")) // an administrator's link elsewhere
-	link("etc/ssl/certs/key.pem", "../private/server.key")                     // never granted through a link
+	link("etc/ssl/certs/key.pem", "../private/server.key")                    // never granted through a link
 	link("usr/lib/ssl/certs", "../../../etc/ssl/certs")
 	link("usr/lib/ssl/private", "../../../etc/ssl/private")
 	link("usr/lib/ssl/openssl.cnf", "../../../etc/ssl/openssl.cnf")

@@ -14,14 +14,53 @@ import (
 	"time"
 )
 
-// # What the network needs besides sockets
+// CertEnv lists the variables naming extra certificates that a plugin with
+// network gets from the host's environment, when set there, with the files
+// and directories they name granted read-only. SSL_CERT_DIR may list
+// several directories, separated by ':'.
+var CertEnv = []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT"}
+
+// netFiles are the paths NetworkGrants looks at (tests use their own).
+type netFiles struct {
+	resolvConf    string   // the resolver's configuration
+	resolvTargets []string // globs of the files it commonly links to
+	resolverFiles []string // read by name resolution besides resolv.conf
+	certFiles     []string // the certificate stores
+	opensslDirs   []string // the usual OPENSSLDIRs; the system's own is added
+}
+
+// machineNetFiles are this machine's.
+var machineNetFiles = netFiles{
+	resolvConf: "/etc/resolv.conf",
+	resolvTargets: []string{
+		"/run/systemd/resolve/stub-resolv.conf", "/run/systemd/resolve/resolv.conf",
+		"/run/NetworkManager/*resolv.conf", "/run/resolvconf/resolv.conf",
+	},
+	resolverFiles: []string{"/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/services", "/etc/protocols"},
+	certFiles: []string{
+		"/etc/ssl/certs", "/etc/ssl/cert.pem", "/etc/ssl/openssl.cnf",
+		"/etc/pki/tls/certs", "/etc/pki/tls/cert.pem", "/etc/pki/tls/openssl.cnf", "/etc/pki/ca-trust",
+		"/etc/ca-certificates", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
+	},
+	opensslDirs: []string{"/usr/lib/ssl", "/usr/local/ssl", "/etc/ssl", "/etc/pki/tls"},
+}
+
+// libcryptoGlobs find the system's libcrypto.
+var libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto.so.*", "/usr/lib/libcrypto.so.*", "/lib/*/libcrypto.so.*", "/lib64/libcrypto.so.*"}
+
+// NetworkGrants returns what a plugin under pol needs, beyond its policy,
+// for name resolution and TLS on this machine: read lists the paths that exist, as named and, for links,
+// where they lead; vars the names of the variables of [CertEnv] set in env
+// (the plugin's prepared environment, the host's own), to pass through.
+// Both are nil when pol permits no outbound traffic. In list mode
+// resolv.conf is left out: names come from the private hosts file.
 //
 // A program that fetches https://api.example.com/ reads files before its
 // first packet: the resolver's configuration to turn the name into an
 // address, and the certificate store to check who answers. A sandboxed
 // plugin reads nothing it was not granted, so a plugin whose allow_net
 // permits outbound traffic (NetAll, NetList) is granted them too,
-// read-only, by [NetworkGrants]; the launcher applies them to every plugin
+// read-only: NetworkGrants says which on this machine; the launcher applies them to every plugin
 // and declared server (stdio or remote) with network, and lists them in
 // $PLUGHOST_GRANTS' allow_read and the host's debug log ("network
 // grants"). Without network none of it is granted, and no variable below is
@@ -87,8 +126,7 @@ import (
 //   - proxy settings (HTTPS_PROXY and friends): their values may carry
 //     credentials; the operator passes them with env = [...].
 //
-// # allow_net as a list: exactly those names
-//
+// allow_net as a list: exactly those names.
 // With allow_net = ["api.example.com:443"] the host resolves each listed
 // name at launch through its own resolver ([Options.Resolver]), writes a
 // hosts file with those names and their addresses (and localhost) and an
@@ -107,48 +145,6 @@ import (
 // it does not stop a hostile one. Where the machine refuses namespaces
 // there is no private /etc/hosts: the report lists net-names as missing
 // (the host logs it), and names are not confined.
-
-// CertEnv lists the variables naming extra certificates that a plugin with
-// network gets from the host's environment, when set there, with the files
-// and directories they name granted read-only. SSL_CERT_DIR may list
-// several directories, separated by ':'.
-var CertEnv = []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT"}
-
-// netFiles are the paths NetworkGrants looks at (tests use their own).
-type netFiles struct {
-	resolvConf    string   // the resolver's configuration
-	resolvTargets []string // globs of the files it commonly links to
-	resolverFiles []string // read by name resolution besides resolv.conf
-	certFiles     []string // the certificate stores
-	opensslDirs   []string // the usual OPENSSLDIRs; the system's own is added
-}
-
-// machineNetFiles are this machine's.
-var machineNetFiles = netFiles{
-	resolvConf: "/etc/resolv.conf",
-	resolvTargets: []string{
-		"/run/systemd/resolve/stub-resolv.conf", "/run/systemd/resolve/resolv.conf",
-		"/run/NetworkManager/*resolv.conf", "/run/resolvconf/resolv.conf",
-	},
-	resolverFiles: []string{"/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/services", "/etc/protocols"},
-	certFiles: []string{
-		"/etc/ssl/certs", "/etc/ssl/cert.pem", "/etc/ssl/openssl.cnf",
-		"/etc/pki/tls/certs", "/etc/pki/tls/cert.pem", "/etc/pki/tls/openssl.cnf", "/etc/pki/ca-trust",
-		"/etc/ca-certificates", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
-	},
-	opensslDirs: []string{"/usr/lib/ssl", "/usr/local/ssl", "/etc/ssl", "/etc/pki/tls"},
-}
-
-// libcryptoGlobs find the system's libcrypto.
-var libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto.so.*", "/usr/lib/libcrypto.so.*", "/lib/*/libcrypto.so.*", "/lib64/libcrypto.so.*"}
-
-// NetworkGrants returns what a plugin under pol needs, beyond its policy,
-// for name resolution and TLS on this machine (see the comment above
-// [CertEnv]): read lists the paths that exist, as named and, for links,
-// where they lead; vars the names of the variables of [CertEnv] set in env
-// (the plugin's prepared environment, the host's own), to pass through.
-// Both are nil when pol permits no outbound traffic. In list mode
-// resolv.conf is left out: names come from the private hosts file.
 func NetworkGrants(pol *Policy, env []string) (read, vars []string) {
 	return machineNetFiles.grants(pol, env, systemOpenSSLDir())
 }
@@ -320,7 +316,7 @@ func checkNetHost(hostport string) error {
 
 // confinedNames resolves the names of allow_net's entries with r and
 // returns the hosts file and nsswitch.conf that let exactly those resolve
-// (see the comment above [CertEnv]). A name that does not resolve is an
+// (see [NetworkGrants]). A name that does not resolve is an
 // error naming its entry.
 func confinedNames(ctx context.Context, r *net.Resolver, entries []string) (hosts, nsswitch []byte, err error) {
 	if r == nil {

@@ -2,7 +2,9 @@ package sandbox
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"os"
@@ -39,25 +41,43 @@ func lookupPlugin() {
 	default:
 		out = append(out, "resolv.conf: read")
 	}
+	if os.Getenv("SANDBOX_TEST_CERT") == "1" {
+		file := os.Getenv("SSL_CERT_FILE")
+		_, err := os.ReadFile(file)
+		switch {
+		case file == "":
+			out = append(out, "SSL_CERT_FILE: unset")
+		case errors.Is(err, fs.ErrPermission):
+			out = append(out, "SSL_CERT_FILE: EACCES")
+		case err != nil:
+			out = append(out, "SSL_CERT_FILE: "+err.Error())
+		default:
+			out = append(out, "SSL_CERT_FILE: read")
+		}
+		var g Grants
+		_ = json.Unmarshal([]byte(os.Getenv(GrantsEnv)), &g)
+		out = append(out, fmt.Sprintf("granted: %v %v", slices.Contains(g.AllowRead, file), slices.Contains(g.Env, "SSL_CERT_FILE")))
+	}
 	os.Stdout.WriteString(strings.Join(out, "; ") + "\n")
 	os.Exit(0)
 }
 
 // runLookup wraps lookupPlugin under pol and returns its output and report.
-func runLookup(t *testing.T, opts Options, pol *Policy, names string) (string, *Report, error) {
+// env is added to the plugin's prepared environment.
+func runLookup(t *testing.T, opts Options, pol *Policy, names string, env ...string) (string, *Report, error) {
 	t.Helper()
 	self, err := os.Executable()
 	if err != nil {
 		t.Fatal(err)
 	}
 	opts.StateDir = t.TempDir()
-	opts.PassEnv = []string{"SANDBOX_TEST_PLUGIN", "SANDBOX_TEST_NAMES"}
+	opts.PassEnv = []string{"SANDBOX_TEST_PLUGIN", "SANDBOX_TEST_NAMES", "SANDBOX_TEST_CERT"}
 	l, err := New(&opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var out, errOut bytes.Buffer
-	cmd := &exec.Cmd{Path: self, Args: []string{self}, Env: append(os.Environ(), "SANDBOX_TEST_PLUGIN=lookup", "SANDBOX_TEST_NAMES="+names), Stdout: &out, Stderr: &errOut}
+	cmd := &exec.Cmd{Path: self, Args: []string{self}, Env: append(append(os.Environ(), "SANDBOX_TEST_PLUGIN=lookup", "SANDBOX_TEST_NAMES="+names), env...), Stdout: &out, Stderr: &errOut}
 	launch, err := l.Wrap("lookup", pol, cmd)
 	if err != nil {
 		return "", nil, err
@@ -133,5 +153,38 @@ func TestAllModeReadsResolverFiles(t *testing.T) {
 	}
 	if slices.Contains(rep.Active, LayerNetNames) {
 		t.Errorf("layer %s active under allow_net all", LayerNetNames)
+	}
+}
+
+// A variable naming extra certificates that the host has set is passed to
+// a plugin with network, with its file readable (a file under /tmp, which
+// the plugin's mount namespace hides, is put back) and both listed in
+// $PLUGHOST_GRANTS; a plugin without network gets neither.
+func TestCertEnvWithNetwork(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil { // as root the plugin is uid 65534
+		t.Fatal(err)
+	}
+	cert := dir + "/corp-ca.pem"
+	if err := os.WriteFile(cert, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, c := range map[string]struct {
+		pol  Policy
+		want string
+	}{
+		"all":  {Policy{Net: NetAll}, "SSL_CERT_FILE: read; granted: true true"},
+		"list": {Policy{Net: NetList, NetAllow: []string{"127.0.0.1:443"}}, "SSL_CERT_FILE: read; granted: true true"},
+		"none": {Policy{}, "SSL_CERT_FILE: unset; granted: false false"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			out, _, err := runLookup(t, Options{}, &c.pol, "localhost", "SANDBOX_TEST_CERT=1", "SSL_CERT_FILE="+cert)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasSuffix(out, "; "+c.want+"\n") {
+				t.Errorf("plugin output = %q, want it to end with %q", out, c.want)
+			}
+		})
 	}
 }

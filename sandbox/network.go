@@ -334,8 +334,8 @@ func confinedNames(ctx context.Context, r *net.Resolver, entries []string) (host
 		}
 		host, _, _ := net.SplitHostPort(hp)
 		host = strings.TrimSuffix(strings.ToLower(host), ".")
-		if host == "" || net.ParseIP(host) != nil || seen[host] {
-			continue
+		if host == "" || host == "localhost" || net.ParseIP(host) != nil || seen[host] {
+			continue // localhost is there already
 		}
 		seen[host] = true
 		addrs, err := r.LookupIPAddr(ctx, host)

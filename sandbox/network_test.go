@@ -188,12 +188,12 @@ func testDNS(t *testing.T, zone map[string]string) *net.Resolver {
 func TestConfinedNames(t *testing.T) {
 	t.Parallel()
 	r := testDNS(t, map[string]string{"api.example.test": "192.0.2.7"})
-	hosts, nss, err := confinedNames(t.Context(), r, []string{"api.example.test:443", "API.example.test.:8443", "10.1.2.3:22", "[::1]:80"})
+	hosts, nss, err := confinedNames(t.Context(), r, []string{"api.example.test:443", "API.example.test.:8443", "10.1.2.3:22", "[::1]:80", "localhost:8080"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if got := string(hosts); !strings.Contains(got, "\n192.0.2.7\tapi.example.test\n") || strings.Count(got, "api.example.test") != 1 ||
-		!strings.Contains(got, "127.0.0.1\tlocalhost\n") || strings.Contains(got, "10.1.2.3") {
+		!strings.Contains(got, "127.0.0.1\tlocalhost\n") || strings.Count(got, "\tlocalhost") != 2 || strings.Contains(got, "10.1.2.3") {
 		t.Errorf("hosts file:\n%s", got)
 	}
 	if !strings.Contains(string(nss), "\nhosts: files\n") {

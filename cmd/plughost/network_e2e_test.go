@@ -236,7 +236,16 @@ func (w *netWorld) run(t *testing.T, uid int, node string) {
 	}
 	bundle, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
 	write(filepath.Join(certs, "ca-certificates.crt"), append(bundle, w.caPEM...))
-	if err := os.Symlink("/usr/local/share/ca-certificates/plughost-test-ca.crt", filepath.Join(certs, "plughost-test-ca.pem")); err != nil {
+	// The administrator's copy lives in /usr/local/share/ca-certificates
+	// (mounted from localCA); a machine without that directory gets it in
+	// the store itself.
+	caFile, mounts := "/usr/local/share/ca-certificates/plughost-test-ca.crt", [][2]string{
+		{filepath.Join(base, "resolv.conf"), "/etc/resolv.conf"}, {certs, "/etc/ssl/certs"}, {localCA, "/usr/local/share/ca-certificates"}}
+	if _, err := os.Stat("/usr/local/share/ca-certificates"); err != nil {
+		caFile, mounts = "/etc/ssl/certs/plughost-test-ca.crt", mounts[:2]
+		write(filepath.Join(certs, "plughost-test-ca.crt"), w.caPEM)
+	}
+	if err := os.Symlink(caFile, filepath.Join(certs, "plughost-test-ca.pem")); err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink("plughost-test-ca.pem", filepath.Join(certs, w.caHash+".0")); err != nil {
@@ -281,14 +290,12 @@ func (w *netWorld) run(t *testing.T, uid int, node string) {
 	if err := os.Chmod(bin.dir, 0o755); err != nil { // uid 1000 and 65534 run what TestMain built
 		t.Fatal(err)
 	}
-	const mounts = `set -e
-mount --bind "$1" /etc/resolv.conf
-mount --bind "$2" /etc/ssl/certs
-mount --bind "$3" /usr/local/share/ca-certificates
-shift 3
-exec "$@"`
-	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c", mounts, "sh",
-		filepath.Join(base, "resolv.conf"), certs, localCA}, args...)...)
+	sh := "set -e\n"
+	for _, m := range mounts {
+		sh += fmt.Sprintf("mount --bind %q %q\n", m[0], m[1])
+	}
+	sh += `exec "$@"`
+	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c", sh, "sh"}, args...)...)
 	// Only the system store: none of the variables that name further
 	// certificates (this machine's environment sets some).
 	for _, kv := range os.Environ() {

@@ -223,7 +223,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	if sockDir != "" {
 		write = append(write, sockDir)
 	}
-	read, write = canonical(read), canonical(write)
+	read, write = append(canonical(read), hiddenLinks(read)...), canonical(write)
 	var hide []string
 	if p.namespaces {
 		for _, h := range hiddenDirs {
@@ -442,6 +442,25 @@ func canonical(paths []string) []string {
 		}
 		if !slices.Contains(out, r) {
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hiddenLinks returns the symbolic links among paths (and those a chain of
+// links starting at one passes through) that lie in a hidden directory:
+// canonical keeps only where they lead, but a program opens the path it
+// was given (SSL_CERT_FILE=/home/me/ca.pem, a link), which is gone in the
+// plugin's mount namespace unless it is put back too. The stage puts each
+// back as the file or directory it leads to.
+func hiddenLinks(paths []string) []string {
+	var out []string
+	for _, p := range paths {
+		chain := linkChain(p)
+		for _, q := range chain[:max(len(chain)-1, 0)] { // the last is no link
+			if slices.ContainsFunc(hiddenDirs, func(h string) bool { return within(q, h) }) && !slices.Contains(out, q) {
+				out = append(out, q)
+			}
 		}
 	}
 	return out

@@ -169,16 +169,28 @@ func TestCertEnvWithNetwork(t *testing.T) {
 	if err := os.WriteFile(cert, []byte("-----BEGIN CERTIFICATE-----\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	// A link to it, in another directory the plugin's namespace hides:
+	// the path given is put back, not only where it leads.
+	links := t.TempDir()
+	if err := os.Chmod(links, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	link := links + "/ca.pem"
+	if err := os.Symlink(cert, link); err != nil {
+		t.Fatal(err)
+	}
 	for name, c := range map[string]struct {
 		pol  Policy
+		file string
 		want string
 	}{
-		"all":  {Policy{Net: NetAll}, "SSL_CERT_FILE: read; granted: true true"},
-		"list": {Policy{Net: NetList, NetAllow: []string{"127.0.0.1:443"}}, "SSL_CERT_FILE: read; granted: true true"},
-		"none": {Policy{}, "SSL_CERT_FILE: unset; granted: false false"},
+		"all, a link": {Policy{Net: NetAll}, link, "SSL_CERT_FILE: read; granted: true true"},
+		"all":         {Policy{Net: NetAll}, cert, "SSL_CERT_FILE: read; granted: true true"},
+		"list":        {Policy{Net: NetList, NetAllow: []string{"127.0.0.1:443"}}, cert, "SSL_CERT_FILE: read; granted: true true"},
+		"none":        {Policy{}, cert, "SSL_CERT_FILE: unset; granted: false false"},
 	} {
 		t.Run(name, func(t *testing.T) {
-			out, _, err := runLookup(t, Options{}, &c.pol, "localhost", "SANDBOX_TEST_CERT=1", "SSL_CERT_FILE="+cert)
+			out, _, err := runLookup(t, Options{}, &c.pol, "localhost", "SANDBOX_TEST_CERT=1", "SSL_CERT_FILE="+c.file)
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -223,7 +223,9 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	if sockDir != "" {
 		write = append(write, sockDir)
 	}
-	read, write = append(canonical(read), hiddenLinks(read)...), canonical(write)
+	write = canonical(write)
+	canon := canonical(read)
+	read = append(canon, hiddenLinks(read, slices.Concat(canon, write))...)
 	var hide []string
 	if p.namespaces {
 		for _, h := range hiddenDirs {
@@ -452,13 +454,16 @@ func canonical(paths []string) []string {
 // canonical keeps only where they lead, but a program opens the path it
 // was given (SSL_CERT_FILE=/home/me/ca.pem, a link), which is gone in the
 // plugin's mount namespace unless it is put back too. The stage puts each
-// back as the file or directory it leads to.
-func hiddenLinks(paths []string) []string {
+// back as the file or directory it leads to. A link inside a directory
+// put back (one of back) comes back with it, and is left alone: mounting
+// over the link would cover it.
+func hiddenLinks(paths, back []string) []string {
 	var out []string
 	for _, p := range paths {
 		chain := linkChain(p)
 		for _, q := range chain[:max(len(chain)-1, 0)] { // the last is no link
-			if slices.ContainsFunc(hiddenDirs, func(h string) bool { return within(q, h) }) && !slices.Contains(out, q) {
+			inside := slices.ContainsFunc(back, func(b string) bool { return q != b && within(q, b) })
+			if !inside && slices.ContainsFunc(hiddenDirs, func(h string) bool { return within(q, h) }) && !slices.Contains(out, q) {
 				out = append(out, q)
 			}
 		}

@@ -9,6 +9,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -198,5 +199,31 @@ func TestCertEnvWithNetwork(t *testing.T) {
 				t.Errorf("plugin output = %q, want it to end with %q", out, c.want)
 			}
 		})
+	}
+}
+
+// hiddenLinks: a link under a hidden directory is put back (a program
+// opens the path it was given), unless a directory put back holds it.
+func TestHiddenLinks(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if !within(dir, "/tmp") {
+		t.Skipf("the test's temporary directory %s is not under /tmp", dir)
+	}
+	target := dir + "/target.pem"
+	if err := os.WriteFile(target, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range []string{"/alone", "/granted/inside"} {
+		if err := os.MkdirAll(filepath.Dir(dir+l), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(target, dir+l); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got := hiddenLinks([]string{dir + "/alone", dir + "/granted/inside", target, "/etc/hosts"}, []string{target, dir + "/granted"})
+	if want := []string{dir + "/alone"}; !slices.Equal(got, want) {
+		t.Errorf("hiddenLinks = %v, want %v", got, want)
 	}
 }

@@ -160,10 +160,8 @@ func wrappedLaunch(name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(
 			}
 		}
 		if pol.Net == "" {
-			pol.Net = sandbox.NetAll
+			pol.Net = sandbox.NetAll // name resolution and certificates come with it (sandbox.NetworkGrants)
 		}
-		// Name resolution and TLS roots.
-		pol.AllowRead = append(pol.AllowRead, "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates")
 	} else {
 		for _, k := range slices.Sorted(maps.Keys(s.EnvFiles)) {
 			if err := sourceGranted("", "", "env_files: "+k, s.EnvFiles[k], pol, name); err != nil {

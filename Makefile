@@ -6,7 +6,7 @@ PLUGINS := $(patsubst plugins/%/,%,$(sort $(dir $(wildcard plugins/*/main.go))))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
 LDFLAGS := -X main.version=$(VERSION)
 
-.PHONY: all build test tidy-check deploy-check run proto clean conformance
+.PHONY: all build test tidy-check deploy-check run proto clean conformance install uninstall
 
 all: build
 
@@ -40,6 +40,27 @@ tidy-check:
 deploy-check: build
 	cd deploy/check && $(GO) mod tidy -diff && $(GO) vet ./... && \
 		PLUGHOST_BIN=$(CURDIR)/$(BIN)/plughost $(GO) test -count=1 ./...
+
+## install: bin/plughost to $(PREFIX)/bin (default ~/.local/bin) and the bundled plugins to the default plugin
+## directory, $(PLUGINDIR) ($XDG_DATA_HOME/plughost/plugins, i.e. ~/.local/share/plughost/plugins). Each file is
+## written as .NAME.tmp beside its place and renamed over it: a running plughost watches the plugin directory and
+## never sees half a binary. Then `plughost init` writes a configuration and prints the clients' snippets.
+PREFIX    ?= $(HOME)/.local
+DATA_HOME := $(or $(XDG_DATA_HOME),$(HOME)/.local/share)
+PLUGINDIR ?= $(DATA_HOME)/plughost/plugins
+install: build
+	@mkdir -p $(PREFIX)/bin $(PLUGINDIR)
+	@install -m 0755 $(BIN)/plughost $(PREFIX)/bin/.plughost.tmp && mv -f $(PREFIX)/bin/.plughost.tmp $(PREFIX)/bin/plughost
+	@echo "installed $(PREFIX)/bin/plughost"
+	@for p in $(PLUGINS); do install -m 0755 $(BIN)/plugins/$$p $(PLUGINDIR)/.$$p.tmp && \
+		mv -f $(PLUGINDIR)/.$$p.tmp $(PLUGINDIR)/$$p || exit 1; done
+	@echo "installed the bundled plugins ($(PLUGINS)) in $(PLUGINDIR)"
+	@case ":$$PATH:" in *":$(PREFIX)/bin:"*) ;; *) echo "note: $(PREFIX)/bin is not on your PATH: add it, e.g. export PATH=\"$(PREFIX)/bin:\$$PATH\"";; esac
+
+## uninstall: removes what install put in place (the configuration and the plugin directory's other files stay)
+uninstall:
+	rm -f $(PREFIX)/bin/plughost
+	@for p in $(PLUGINS); do rm -f $(PLUGINDIR)/$$p; done
 
 ## run: serve the bundled plugins over Streamable HTTP on 127.0.0.1:8080/mcp (the workspace of `files` is bin/workspace)
 run: build

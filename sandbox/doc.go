@@ -39,6 +39,10 @@
 //     Landlock ABI 9, Landlock cannot stop connect() to a pathname socket.
 //     As root, vm.memfd_noexec is set to 2 in the plugin's pid namespace:
 //     every memfd is sealed against execution.
+//     With allow_net as a list, a private /etc/hosts holding only the
+//     listed names (resolved by the host at launch) and an nsswitch.conf
+//     saying "hosts: files" are mounted over the machine's (layer
+//     net-names; see [NetworkGrants]).
 //  5. rlimits: RLIMIT_DATA (not RLIMIT_AS, which breaks the Go runtime),
 //     RLIMIT_NOFILE, RLIMIT_CORE=0, and RLIMIT_NPROC (which counts per uid:
 //     as root, where every plugin is uid 65534, the pids cgroup bounds each
@@ -71,6 +75,11 @@
 // default seccomp profile, or [Options.NoNamespaces]), Landlock, seccomp and
 // rlimits still apply. On other systems than Linux there is no sandbox:
 // plugins run with the host's rights and strict policies are refused.
+//
+// A plugin whose policy permits outbound traffic may also read what name
+// resolution and TLS need on this machine (the resolver's files, the
+// certificate stores) and gets the variables naming extra certificates the
+// host has set: see [NetworkGrants].
 //
 // A "#!" script may read and execute its interpreter. A Policy's Runtime
 // (node, python) grants what that interpreter needs besides, read-only:

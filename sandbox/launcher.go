@@ -3,6 +3,7 @@ package sandbox
 import (
 	"errors"
 	"fmt"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,6 +43,9 @@ type Options struct {
 	// as under Docker's default seccomp profile: plugins then get Landlock,
 	// seccomp and rlimits only (and strict policies refuse to start).
 	NoNamespaces bool
+	// Resolver resolves the names of a plugin's allow_net list at launch
+	// (see [NetworkGrants]). Nil means net.DefaultResolver, the host's own.
+	Resolver *net.Resolver
 }
 
 // Launch is a plugin command wrapped in the sandbox.
@@ -123,6 +127,7 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 	if err := pol.Check(); err != nil {
 		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
 	}
+	pol = l.withNetwork(plugin, pol, cmd.Env)
 	pol, grants := pol.granted(plugin)
 	cmd.Env = append(cmd.Env, GrantsEnv+"="+grants)
 	if pol.Disabled {
@@ -130,6 +135,25 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 		return &Launch{Cmd: cmd, Started: func(int) (*Report, error) { return &Report{}, nil }, Exited: func() string { return "" }}, nil
 	}
 	return l.wrap(plugin, pol, cmd, false)
+}
+
+// withNetwork returns pol with what name resolution and TLS need
+// (NetworkGrants) added to its read paths and passed variables, and logs
+// them (debug); pol itself when it permits no outbound traffic.
+func (l *Launcher) withNetwork(plugin string, pol *Policy, env []string) *Policy {
+	read, vars := NetworkGrants(pol, env)
+	if len(read) == 0 && len(vars) == 0 {
+		return pol
+	}
+	c := pol.Clone()
+	c.AllowRead = append(c.AllowRead, read...)
+	for _, v := range vars {
+		if !slices.Contains(c.Env, v) {
+			c.Env = append(c.Env, v)
+		}
+	}
+	l.log.Debug("network grants: name resolution and certificates, read-only", "plugin", plugin, "allow_net", string(pol.net()), "read", read, "env", vars)
+	return c
 }
 
 // scrubEnv keeps the entries of env whose names are allowed (the last value

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -92,21 +93,22 @@ type stageSpec struct {
 	Args []string `json:"args"`
 	Env  []string `json:"env"`
 
-	Probe      bool     `json:"probe,omitempty"` // report, then exit 0 instead of exec
-	Need       []Layer  `json:"need,omitempty"`  // strict: refuse unless all are active
-	Namespaces bool     `json:"namespaces"`      // the stage is in new namespaces
-	PidNS      bool     `json:"pidns"`
-	DropUID    int      `json:"drop_uid"` // -1: keep (user namespace); else setres[ug]id to it
-	Hide       []string `json:"hide,omitempty"`
-	Read       []string `json:"read,omitempty"`
-	Write      []string `json:"write,omitempty"`
-	Devices    []string `json:"devices,omitempty"`
-	Net        NetMode  `json:"net"`
-	Ports      []uint16 `json:"ports,omitempty"`
-	Data       uint64   `json:"rlimit_data"`
-	Nproc      uint64   `json:"rlimit_nproc"` // 0: not set
-	Nofile     uint64   `json:"rlimit_nofile"`
-	JIT        bool     `json:"jit,omitempty"` // writable and executable mappings allowed
+	Probe      bool       `json:"probe,omitempty"` // report, then exit 0 instead of exec
+	Need       []Layer    `json:"need,omitempty"`  // strict: refuse unless all are active
+	Namespaces bool       `json:"namespaces"`      // the stage is in new namespaces
+	PidNS      bool       `json:"pidns"`
+	DropUID    int        `json:"drop_uid"` // -1: keep (user namespace); else setres[ug]id to it
+	Hide       []string   `json:"hide,omitempty"`
+	Read       []string   `json:"read,omitempty"`
+	Write      []string   `json:"write,omitempty"`
+	Devices    []string   `json:"devices,omitempty"`
+	Net        NetMode    `json:"net"`
+	Ports      []uint16   `json:"ports,omitempty"`
+	Binds      []fileBind `json:"binds,omitempty"` // mounted read-only over their targets (allow_net's names)
+	Data       uint64     `json:"rlimit_data"`
+	Nproc      uint64     `json:"rlimit_nproc"` // 0: not set
+	Nofile     uint64     `json:"rlimit_nofile"`
+	JIT        bool       `json:"jit,omitempty"` // writable and executable mappings allowed
 }
 
 // stageReport is the stage's answer on the report pipe: one line with the
@@ -152,6 +154,20 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
 	}
 
+	// allow_net as a list: only its names resolve (see NetworkGrants),
+	// through a private /etc/hosts the stage mounts, which takes a mount
+	// namespace.
+	var hostsFile, nsswitchFile []byte
+	if pol.net() == NetList {
+		if p.namespaces {
+			if hostsFile, nsswitchFile, err = confinedNames(context.Background(), l.opts.Resolver, pol.NetAllow); err != nil {
+				return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
+			}
+		} else {
+			hostMissing[LayerNetNames] = "no mount namespace for a private /etc/hosts (" + p.nsErr + "): names are not confined to allow_net's list"
+		}
+	}
+
 	dir := filepath.Join(l.opts.StateDir, plugin)
 	data := filepath.Join(dir, "data")
 	if err := os.MkdirAll(data, 0o700); err != nil {
@@ -168,6 +184,22 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		return nil, fmt.Errorf("sandbox: tmp directory: %w", err)
 	}
 	_ = os.Chmod(dir, 0o711)
+	cleanup := []string{tmp}
+	var binds []fileBind
+	if hostsFile != nil {
+		// Beside tmp, not in it: the plugin may write its tmp, and these
+		// are the host's; the stage mounts them before it hides both.
+		names := tmp + "-names"
+		cleanup = append(cleanup, names)
+		if binds, err = writeNameFiles(names, hostsFile, nsswitchFile); err != nil {
+			removeAll(cleanup)
+			return nil, fmt.Errorf("sandbox: allow_net's names: %w", err)
+		}
+		if len(binds) == 0 {
+			hostMissing[LayerNetNames] = "this machine has no /etc/hosts to mount the private one over: names are not confined to allow_net's list"
+		}
+		l.log.Debug("allow_net: only these names resolve", "plugin", plugin, "hosts", string(hostsFile))
+	}
 	sockDir := envValue(cmd.Env, "PLUGIN_UNIX_SOCKET_DIR")
 	dropUID := -1
 	if p.root {
@@ -177,6 +209,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 				continue
 			}
 			if err := os.Chown(d, sandboxUID, sandboxUID); err != nil {
+				removeAll(cleanup)
 				return nil, fmt.Errorf("sandbox: giving %s to uid %d: %w", d, sandboxUID, err)
 			}
 		}
@@ -190,7 +223,9 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	if sockDir != "" {
 		write = append(write, sockDir)
 	}
-	read, write = canonical(read), canonical(write)
+	write = canonical(write)
+	canon := canonical(read)
+	read = append(canon, hiddenLinks(read, slices.Concat(canon, write))...)
 	var hide []string
 	if p.namespaces {
 		for _, h := range hiddenDirs {
@@ -220,7 +255,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		Path: path, Args: cmd.Args, Env: env, Probe: probe,
 		Namespaces: p.namespaces, PidNS: p.namespaces,
 		DropUID: dropUID, Hide: hide, Read: read, Write: write, Devices: devices,
-		Net: pol.net(), Ports: ports,
+		Net: pol.net(), Ports: ports, Binds: binds,
 		Data: uint64(pol.memory()), Nofile: uint64(pol.files()), JIT: jit,
 	}
 	if p.root || p.namespaces {
@@ -239,23 +274,69 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		}
 		if pol.net() == NetList {
 			spec.Need = append(spec.Need, LayerLandlockNet)
+			if p.namespaces {
+				spec.Need = append(spec.Need, LayerNetNames)
+			}
 		}
 	}
-	return l.stage(plugin, pol, cmd, spec, hostActive, hostMissing, netns, tmp)
+	return l.stage(plugin, pol, cmd, spec, hostActive, hostMissing, netns, cleanup)
+}
+
+// fileBind is a file the stage mounts read-only over another in the
+// plugin's mount namespace.
+type fileBind struct {
+	Source string `json:"source"`
+	Target string `json:"target"`
+}
+
+// writeNameFiles writes the private hosts file and nsswitch.conf of a
+// plugin with an allow_net list into dir, readable by all and writable by
+// none, and returns the mounts that put them over the machine's (those
+// that exist: where a link leads).
+func writeNameFiles(dir string, hosts, nsswitch []byte) ([]fileBind, error) {
+	if err := os.Mkdir(dir, 0o755); err != nil {
+		return nil, err
+	}
+	var binds []fileBind
+	for _, f := range []struct {
+		name, over string
+		data       []byte
+	}{{"hosts", "/etc/hosts", hosts}, {"nsswitch.conf", "/etc/nsswitch.conf", nsswitch}} {
+		src := filepath.Join(dir, f.name)
+		if err := os.WriteFile(src, f.data, 0o444); err != nil {
+			return nil, err
+		}
+		target, err := filepath.EvalSymlinks(f.over)
+		if err != nil {
+			if f.name == "hosts" {
+				return nil, nil
+			}
+			continue
+		}
+		binds = append(binds, fileBind{Source: src, Target: target})
+	}
+	return binds, nil
+}
+
+func removeAll(paths []string) {
+	for _, p := range paths {
+		os.RemoveAll(p)
+	}
 }
 
 // stage builds the Launch that re-executes plughost as the stage.
-func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSpec, hostActive []Layer, hostMissing map[Layer]string, netns bool, tmp string) (*Launch, error) {
+// cleanup lists the directories removed once the process has exited.
+func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSpec, hostActive []Layer, hostMissing map[Layer]string, netns bool, cleanup []string) (*Launch, error) {
 	specR, specW, err := os.Pipe()
 	if err != nil {
-		os.RemoveAll(tmp)
+		removeAll(cleanup)
 		return nil, err
 	}
 	repR, repW, err := os.Pipe()
 	if err != nil {
 		specR.Close()
 		specW.Close()
-		os.RemoveAll(tmp)
+		removeAll(cleanup)
 		return nil, err
 	}
 	stage := &exec.Cmd{
@@ -337,7 +418,7 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 	}
 	launch.Exited = func() string {
 		closeAll()
-		os.RemoveAll(tmp)
+		removeAll(cleanup)
 		cgMu.Lock()
 		defer cgMu.Unlock()
 		return cg.remove()
@@ -363,6 +444,28 @@ func canonical(paths []string) []string {
 		}
 		if !slices.Contains(out, r) {
 			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// hiddenLinks returns the symbolic links among paths (and those a chain of
+// links starting at one passes through) that lie in a hidden directory:
+// canonical keeps only where they lead, but a program opens the path it
+// was given (SSL_CERT_FILE=/home/me/ca.pem, a link), which is gone in the
+// plugin's mount namespace unless it is put back too. The stage puts each
+// back as the file or directory it leads to. A link inside a directory
+// put back (one of back) comes back with it, and is left alone: mounting
+// over the link would cover it.
+func hiddenLinks(paths, back []string) []string {
+	var out []string
+	for _, p := range paths {
+		chain := linkChain(p)
+		for _, q := range chain[:max(len(chain)-1, 0)] { // the last is no link
+			inside := slices.ContainsFunc(back, func(b string) bool { return q != b && within(q, b) })
+			if !inside && slices.ContainsFunc(hiddenDirs, func(h string) bool { return within(q, h) }) && !slices.Contains(out, q) {
+				out = append(out, q)
+			}
 		}
 	}
 	return out

@@ -36,6 +36,7 @@ const (
 	LayerSeccomp      Layer = "seccomp"        // the syscall filter
 	LayerMemfdNoExec  Layer = "memfd-noexec"   // nothing executed from memory: no executable memfd, no execveat(AT_EMPTY_PATH)
 	LayerWriteXorExec Layer = "write-xor-exec" // no memory mapped writable and executable at once (absent under allow_jit)
+	LayerNetNames     Layer = "net-names"      // allow_net as a list: only its names resolve (a private /etc/hosts; see NetworkGrants)
 )
 
 // NetMode says how much network a plugin gets.
@@ -174,6 +175,9 @@ func (p *Policy) Check() error {
 		}
 		for _, hp := range p.NetAllow {
 			if _, err := netPort(hp); err != nil {
+				return fmt.Errorf("allow_net: %w", err)
+			}
+			if err := checkNetHost(hp); err != nil {
 				return fmt.Errorf("allow_net: %w", err)
 			}
 		}

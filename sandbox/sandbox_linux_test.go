@@ -18,6 +18,9 @@ import (
 // with SANDBOX_TEST_PLUGIN=1 it prints what it can do and exits.
 func TestMain(m *testing.M) {
 	RunStageIfRequested()
+	if os.Getenv("SANDBOX_TEST_PLUGIN") == "lookup" {
+		lookupPlugin()
+	}
 	if os.Getenv("SANDBOX_TEST_PLUGIN") == "1" {
 		_, err := os.ReadFile("/etc/shadow")
 		fd, serr := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
@@ -214,6 +217,8 @@ func TestPolicyCheck(t *testing.T) {
 		"relative read":   {Policy{AllowRead: []string{"etc"}}, `allow_read: "etc" is not an absolute path`},
 		"list without":    {Policy{Net: NetList}, "allow_net: the list is empty"},
 		"bad port":        {Policy{Net: NetList, NetAllow: []string{"example.com:http"}}, "port must be 1-65535"},
+		"bad host":        {Policy{Net: NetList, NetAllow: []string{"a b.example.com:443"}}, "neither a host name nor an IP address"},
+		"any host":        {Policy{Net: NetList, NetAllow: []string{":443", "[::1]:80", "10.0.0.1:22"}}, ""},
 		"list in none":    {Policy{NetAllow: []string{"a:1"}}, "needs network mode"},
 		"tiny memory":     {Policy{Memory: 1 << 20}, "too little"},
 		"env with equals": {Policy{Env: []string{"A=B"}}, "not a variable name"},

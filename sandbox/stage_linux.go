@@ -113,6 +113,13 @@ func confine(spec *stageSpec) (*Report, error) {
 	}
 
 	if spec.Namespaces {
+		if len(spec.Binds) > 0 { // first: their sources are in directories privateMounts hides
+			if err := bindFiles(spec.Binds); err != nil {
+				miss(LayerNetNames, err)
+			} else {
+				ok(LayerNetNames)
+			}
+		}
 		if err := privateMounts(spec); err != nil {
 			miss(LayerMounts, err)
 		} else {
@@ -203,6 +210,29 @@ func setMemfdNoExec() bool {
 		return false
 	}
 	return os.WriteFile("/proc/sys/vm/memfd_noexec", []byte("2"), 0) == nil
+}
+
+// bindFiles mounts each bind's source read-only over its target, in this
+// process's mount namespace, made private first so that nothing reaches the
+// host's.
+func bindFiles(binds []fileBind) error {
+	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
+		return fmt.Errorf("making / private: %w", err)
+	}
+	for _, b := range binds {
+		fd, err := unix.OpenTree(unix.AT_FDCWD, b.Source, unix.OPEN_TREE_CLONE|unix.OPEN_TREE_CLOEXEC)
+		if err != nil {
+			return fmt.Errorf("cloning %s: %w", b.Source, err)
+		}
+		attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY | unix.MOUNT_ATTR_NOSUID | unix.MOUNT_ATTR_NODEV | unix.MOUNT_ATTR_NOEXEC}
+		_ = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH, &attr) // Landlock grants it read-only anyway
+		err = unix.MoveMount(fd, "", unix.AT_FDCWD, b.Target, unix.MOVE_MOUNT_F_EMPTY_PATH)
+		unix.Close(fd)
+		if err != nil {
+			return fmt.Errorf("mounting %s over %s: %w", b.Source, b.Target, err)
+		}
+	}
+	return nil
 }
 
 // privateMounts hides hiddenDirs under empty read-only tmpfs, puts the

@@ -144,6 +144,9 @@ func unknownTool(h *host, name string) error {
 		if p.Stderr != "" {
 			fmt.Fprintf(&b, "\n  stderr:\n%s", indent(p.Stderr, "    "))
 		}
+		if p.NextStep != "" {
+			fmt.Fprintf(&b, "\n  next step: %s", p.NextStep)
+		}
 	}
 	return errors.New(b.String())
 }

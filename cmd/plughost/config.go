@@ -1,20 +1,29 @@
 package main
 
 import (
+	"os"
 	"slices"
 
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/preflight"
 )
 
-// loadConfig reads the --config file; without one, every setting has its
-// default.
+// loadConfig reads the configuration file config.Locate finds: the
+// --config flag's (path), else $PLUGHOST_CONFIG's, else
+// ~/.config/plughost/plughost.hcl when it exists; without one, every
+// setting has its default. Every mistake of the file is listed, one to a
+// line.
 func loadConfig(path string) (*config.Config, error) {
-	if path == "" {
+	if path, _ = config.Locate(path, os.Getenv); path == "" {
 		return &config.Config{Sandbox: config.Sandbox{Plugins: nil}}, nil
 	}
-	return config.Load(path)
+	cfg, err := config.Load(path)
+	if err != nil {
+		return nil, preflight.ConfigError(err)
+	}
+	return cfg, nil
 }
 
 // warnUnknownPlugins logs a warning for each plugin block of cfg that

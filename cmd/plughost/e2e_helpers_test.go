@@ -40,6 +40,11 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	defer os.RemoveAll(dir)
+	// No test reads the configuration of the user running the tests
+	// (~/.config/plughost/plughost.hcl, or $PLUGHOST_CONFIG's): every
+	// plughost these tests start inherits this environment.
+	os.Setenv("XDG_CONFIG_HOME", filepath.Join(dir, "config"))
+	os.Unsetenv("PLUGHOST_CONFIG")
 	bin.dir = dir
 	bin.plughost = filepath.Join(dir, "plughost")
 	bin.plugins = map[string]string{}

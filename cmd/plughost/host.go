@@ -63,7 +63,8 @@ type hostFlags struct {
 func (h *hostFlags) register(fs *flag.FlagSet) {
 	fs.StringVar(&h.plugins, "plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins, created if missing)")
 	fs.StringVar(&h.workspace, "workspace", "", "directory the files plugin writes into (default $XDG_DATA_HOME/plughost/workspace)")
-	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see README \"Sandbox\")")
+	fs.StringVar(&h.config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see README \"Sandbox\"); "+
+		"default $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl when it exists")
 	fs.StringVar(&h.logLevel, "log-level", envOr("PLUGHOST_LOG_LEVEL", "info"), "log level: trace, debug, info, warn, error (logs go to stderr)")
 }
 
@@ -189,6 +190,9 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 	if err != nil {
 		return nil, err
 	}
+	if path, from := config.Locate(h.config, os.Getenv); from == config.FromEnv || from == config.FromDefault {
+		log.Info("configuration", "file", path, "from", from) // not on the command line: say which
+	}
 	if cfg.Auth != nil && !h.http {
 		log.Info("the auth block applies to serve --http; over stdio the caller is the user running plughost")
 	}
@@ -272,6 +276,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		MaxInFlight: cfg.Limits.PluginInFlight,
 		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },
 	}
+	failureOptions(mopts, cfg)
 	if cfg.Auth != nil {
 		mopts.PassClaims = cfg.Auth.PassClaims
 	}

@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"flag"
-	"fmt"
 	"io"
 	"net"
 	"os"
@@ -18,6 +17,7 @@ import (
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/streamable"
 	"github.com/plughost/plughost/host/oauth"
+	"github.com/plughost/plughost/host/preflight"
 )
 
 // httpFlags are serve's flags for Streamable HTTP. They fill an
@@ -77,13 +77,9 @@ func oauthVerifier(hf *hostFlags, stderr io.Writer) (*oauth.Verifier, error) {
 	log := hclog.New(&hclog.LoggerOptions{Name: "plughost.oauth", Level: hclog.LevelFromString(hf.logLevel), Output: stderr})
 	o := &oauth.Options{Issuers: a.Issuers, Resource: a.Resource, Scopes: a.Scopes, Leeway: a.Leeway, Logger: log}
 	if a.IntrospectionEndpoint != "" {
-		secret := os.Getenv("PLUGHOST_OAUTH_CLIENT_SECRET")
-		if a.ClientSecretFile != "" {
-			b, err := os.ReadFile(a.ClientSecretFile)
-			if err != nil {
-				return nil, fmt.Errorf("auth: client_secret_file: %w", err)
-			}
-			secret = strings.TrimSpace(string(b))
+		secret, err := preflight.ClientSecret(a, os.Getenv) // as plughost check reads it
+		if err != nil {
+			return nil, err
 		}
 		o.Introspection = &oauth.Introspection{Endpoint: a.IntrospectionEndpoint, ClientID: a.ClientID, ClientSecret: secret}
 	}

@@ -1,5 +1,7 @@
 // Command plughost is an MCP server whose tools live in plugin processes.
 //
+//	plughost init    [--config FILE] [--force]           write a starter configuration, print the clients' snippets
+//	plughost check   [--config FILE]                     report what would stop serve, with file:line and fix
 //	plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
 //	plughost plugins [--plugins DIR] [--json]            load each plugin, print its tools and failures, exit
 //	plughost plugins --diff NAME                        how NAME's held-back definitions changed, word by word
@@ -22,6 +24,7 @@ import (
 	"os"
 	"strings"
 
+	"github.com/plughost/plughost/host/wrapped"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -31,6 +34,11 @@ var version = "dev"
 const usage = `plughost: an MCP server whose tools live in plugin processes.
 
 Usage:
+  plughost init    [--config FILE] [--force]           write a starter configuration (default
+                                                       ~/.config/plughost/plughost.hcl), create the plugin directory,
+                                                       print the snippets of Claude Desktop, Cursor, VS Code, Claude Code
+  plughost check   [--config FILE]                     report everything serve would refuse (files, variables, keys,
+                                                       redis, rules), each with file:line and its fix (status 1 if any)
   plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
   plughost serve   --http ADDR [--token T] [...]       serve MCP over Streamable HTTP at http://ADDR/mcp
   plughost serve   --device-listen ADDR [...]          also accept devices (framed ##START protocol over TCP)
@@ -40,11 +48,13 @@ Usage:
   plughost plugins --diff NAME                         print, word by word, how NAME's held-back definitions differ
                                                        from the approved ones
   plughost call TOOL [--args JSON] [--plugins DIR]     call one tool without an LLM, print the result
-  plughost import [--plugins DIR] [--config-out FILE] [--force] [--dry-run] FILE
+  plughost import [--plugins DIR] [--config-out FILE] [--state DIR] [--force] [--dry-run] FILE
                                                        write a NAME.mcp.json declaration for each MCP server of a
-                                                       Claude Desktop, Cursor or VS Code configuration, print what
-                                                       was not carried over and the sandbox grants to decide
-                                                       (status 1 if anything was not carried over fully)
+                                                       Claude Desktop, Cursor or VS Code configuration, and the
+                                                       grants each needs into the configuration file (default
+                                                       $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl);
+                                                       print them and what was not carried over (status 1 if
+                                                       anything was not carried over fully)
   plughost approve NAME [--plugins DIR] [--digest D]   approve the plugin file NAME as it is now (its SHA-256) and
                                                        its definitions in the trust file: in trust mode "pinned" it
                                                        runs, without a restart, and what it offers is pinned
@@ -63,7 +73,8 @@ Common flags:
                     i.e. ~/.local/share/plughost/plugins; created if missing)
   --workspace DIR   directory the bundled files plugin writes into
                     (default $XDG_DATA_HOME/plughost/workspace)
-  --config FILE     HCL configuration file (sandbox policies, trust modes; see README "Sandbox", "Trust")
+  --config FILE     HCL configuration file (sandbox policies, trust modes; see README "Sandbox", "Trust");
+                    default $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl when it exists
   --log-level L     trace, debug, info, warn, error (default info; logs go to stderr)
 
 Run "plughost COMMAND --help" for a command's flags.
@@ -96,6 +107,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = serve(rest, stdin, stdout, stderr)
 	case "plugins":
 		err = listPlugins(rest, stdout, stderr)
+	case "check":
+		err = checkCommand(rest, stdout, stderr)
+	case "init":
+		err = initCommand(rest, stdout, stderr)
 	case "call":
 		err = callTool(rest, stdout, stderr)
 	case "import":
@@ -121,6 +136,11 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		return 0
 	case errors.Is(err, errUsage):
 		return 2
+	case errors.As(err, new(*wrapped.ServerExitedError)):
+		fmt.Fprintf(stderr, "plughost %s: %v\n", cmd, err)
+		var se *wrapped.ServerExitedError
+		errors.As(err, &se)
+		return se.ExitCode() // the server's own, for the host to report
 	default:
 		fmt.Fprintf(stderr, "plughost %s: %v\n", cmd, err)
 		return 1

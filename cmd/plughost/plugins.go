@@ -118,8 +118,12 @@ type pluginReport struct {
 	// values and headers are not shown: they may hold secrets.
 	Declared string `json:"declared,omitempty"`
 	Error    string `json:"error,omitempty"`
-	// Stderr is the excerpt of the plugin's stderr that Error ends with.
+	// Stderr is the excerpt of the plugin's stderr that goes with Error:
+	// a declared server's last lines, a binary's head and tail.
 	Stderr string `json:"stderr,omitempty"`
+	// NextStep is the one thing to do about Error (a grant to add, a
+	// variable to set, a limit to raise; package diagnose), when known.
+	NextStep string `json:"nextStep,omitempty"`
 	// Trust is the plugin's trust check, when a trust mode other than
 	// open applies: its mode, state, digest, signer and, when
 	// quarantined, why.
@@ -195,7 +199,7 @@ func newReport(h *host) *report {
 	}
 	for _, st := range h.manager.Status() {
 		p := pluginReport{Name: st.Name, File: st.Path, State: string(st.State), Failed: failedPlugin(st), Version: st.Version,
-			Renamed: st.Renamed, Sandbox: st.Sandbox, Error: st.LastError, Stderr: st.LastStderr,
+			Renamed: st.Renamed, Sandbox: st.Sandbox, Error: st.LastError, Stderr: st.LastStderr, NextStep: st.NextStep,
 			Tools: []offerReport{}, Prompts: []offerReport{}, Resources: []resourceReport{}, Templates: []templateReport{},
 			Refused: []refusalReport{}, Declared: declaredSummary(st.Path), Hidden: st.Hidden}
 		if p.Failed {
@@ -317,6 +321,9 @@ func (r *report) print(w io.Writer) error {
 			for _, l := range strings.Split(p.Stderr, "\n") {
 				t.text("      %s", l)
 			}
+		}
+		if p.NextStep != "" {
+			t.text("    next step: %s", p.NextStep)
 		}
 		if p.Renamed != "" {
 			t.text("  (%s)", p.Renamed)

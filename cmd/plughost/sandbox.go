@@ -69,6 +69,8 @@ func newLauncher(ctx context.Context, cfg *config.Config, workspace, tmpDir stri
 			if err := wrappedLaunch(ctx, name, cmd, pol, os.Getenv, installer, log); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}
+			cmd.Env = append(cmd.Env, envStartTimeout+"="+startTimeoutOf(cfg, name).String())
+			pol.Env = append(pol.Env, envStartTimeout)
 		} else {
 			grantWorkspace(pol, name, workspace)
 		}

@@ -3,13 +3,13 @@ package main
 import (
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/embeddings"
 	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/preflight"
 	"github.com/plughost/plughost/host/toolsearch"
 )
 
@@ -60,20 +60,9 @@ func followSearch(cat *catalog.Catalog, x *toolsearch.Index, s *config.Search, l
 // semanticIndex returns an index that ranks by meaning as well, through
 // the endpoint e names, its key read from e's file or variable.
 func semanticIndex(e *config.Embeddings, log hclog.Logger) (*toolsearch.Index, error) {
-	var key string
-	switch {
-	case e.APIKeyFile != "":
-		b, err := os.ReadFile(e.APIKeyFile)
-		if err != nil {
-			return nil, fmt.Errorf("search: the embeddings key: %w", err)
-		}
-		if key = strings.TrimSpace(string(b)); key == "" {
-			return nil, fmt.Errorf("search: the embeddings key file %s is empty", e.APIKeyFile)
-		}
-	case e.APIKeyEnv != "":
-		if key = strings.TrimSpace(os.Getenv(e.APIKeyEnv)); key == "" {
-			return nil, fmt.Errorf("search: the embeddings key: $%s is not set", e.APIKeyEnv)
-		}
+	key, err := preflight.EmbeddingsKey(e, os.Getenv) // as plughost check reads it
+	if err != nil {
+		return nil, err
 	}
 	c, err := embeddings.New(embeddings.Options{URL: e.URL, Model: e.Model, Key: key, Dimensions: e.Dimensions, Timeout: e.Timeout})
 	if err != nil {

@@ -40,6 +40,11 @@ func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {
 	if err := hf.tls.check(httpf.addr, hf.devices.listen, hf.observe.metricsListen); err != nil {
 		return usageError(stderr, fs, "%v", err)
 	}
+	// What plughost check reports stops the start, before anything runs
+	// (and everything is reported, not the first problem).
+	if err := preflightServe(&hf); err != nil {
+		return err
+	}
 	if httpf.addr != "" {
 		hf.http = true
 		return serveHTTP(&hf, &httpf, stderr)

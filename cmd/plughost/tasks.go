@@ -9,18 +9,16 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/preflight"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tasks/redistore"
 )
 
 // The environment variables that give the password of the tasks' redis
-// (never the configuration file, nor a flag).
+// (preflight reads them; never the configuration file, nor a flag).
 const (
-	// envRedisPassword holds the password itself; it wins over any file.
-	envRedisPassword = "PLUGHOST_REDIS_PASSWORD"
-	// envRedisPasswordFile names a file holding the password, used when
-	// the redis block names none.
-	envRedisPasswordFile = "PLUGHOST_REDIS_PASSWORD_FILE"
+	envRedisPassword     = preflight.EnvRedisPassword
+	envRedisPasswordFile = preflight.EnvRedisPasswordFile
 )
 
 // taskService returns serve's task service (MCP's tasks extension) as the
@@ -84,16 +82,12 @@ func taskStore(cfg config.Tasks, replica string, getenv func(string) string, log
 	return store, "in redis at " + r.Address, nil
 }
 
-// redisPassword returns the password of the redis block; "" for none.
+// redisPassword returns the password of the redis block; "" for none
+// (preflight.RedisPassword, as plughost check reads it).
 func redisPassword(r *config.Redis, getenv func(string) string, log hclog.Logger) (string, error) {
-	secret, source, err := findSecret(getenv, envRedisPassword, r.PasswordFile, "password_file in the tasks block's redis block",
-		envRedisPasswordFile, "redis password")
-	switch {
-	case err != nil || source == "":
-		return "", err
-	case len(secret) == 0:
-		return "", fmt.Errorf("%s is empty", source)
+	password, source, err := preflight.RedisPassword(r, getenv)
+	if err == nil && source != "" {
+		log.Debug("redis password", "from", source)
 	}
-	log.Debug("redis password", "from", source)
-	return string(secret), nil
+	return password, err
 }

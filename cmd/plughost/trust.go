@@ -1,7 +1,6 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -15,6 +14,7 @@ import (
 	"github.com/plughost/plughost/host/audit"
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/preflight"
 	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -23,24 +23,9 @@ import (
 // open beyond loopback, and the approve and revoke commands (README
 // "Trust").
 
-// trustFile is the trust file of cfg: its trust block's file, else
-// $XDG_STATE_HOME/plughost/trust.json (~/.local/state/plughost/trust.json):
-// the state the operator's plughost keeps, out of the plugin directory so
-// that whoever may drop a plugin there cannot approve it too.
-func trustFile(cfg *config.Config) (string, error) {
-	if cfg.Trust.File != "" {
-		return cfg.Trust.File, nil
-	}
-	base := os.Getenv("XDG_STATE_HOME")
-	if base == "" {
-		home, err := os.UserHomeDir()
-		if err != nil {
-			return "", errors.New("no trust file: neither XDG_STATE_HOME nor HOME is set; name one with trust { file = ... } in --config")
-		}
-		base = filepath.Join(home, ".local", "state")
-	}
-	return filepath.Join(base, "plughost", "trust.json"), nil
-}
+// trustFile is the trust file of cfg (preflight.TrustFile): its trust
+// block's file, else $XDG_STATE_HOME/plughost/trust.json.
+func trustFile(cfg *config.Config) (string, error) { return preflight.TrustFile(cfg, os.Getenv) }
 
 // newTrust is the Checker of cfg's trust block; nil when every plugin is
 // in mode open (nothing to check, nothing to watch). Each state change is

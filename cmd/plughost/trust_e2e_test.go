@@ -143,7 +143,7 @@ func TestTrustRequestedVersusGranted(t *testing.T) {
 	config := filepath.Join(state, "plughost.hcl")
 	if err := os.WriteFile(config, []byte(`sandbox {
   plugin "askplugin" {
-    allow_net = ["api.example.com:443"]
+    allow_net = ["localhost:443"]
   }
   plugin "notes" {
     env = ["ACME_TOKEN"]
@@ -160,7 +160,7 @@ trust {
 	}
 	out, code := plughostCmd(t, "plugins", "--plugins", dir, "--config", config)
 	for _, want := range []string{
-		`(?m)^askplugin +running .*\n  asks for: net api\.example\.com:443; env ASKPLUGIN_TOKEN\n  NOT GRANTED \(it runs without\): env ASKPLUGIN_TOKEN\n`,
+		`(?m)^askplugin +running .*\n  asks for: net localhost:443; env ASKPLUGIN_TOKEN\n  NOT GRANTED \(it runs without\): env ASKPLUGIN_TOKEN\n`,
 		`(?m)^notes +quarantined +not approved \(plughost approve notes\)\n  \(declared server: /bin/false\)\n  trust: pinned, pending, sha256:[0-9a-f]{64}\n` +
 			`  asks for: read /srv/notes; net api\.acme\.com:443; env ACME_TOKEN\n  NOT GRANTED \(it runs without\): read /srv/notes; net api\.acme\.com:443\n`,
 	} {

@@ -5,10 +5,12 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
@@ -36,6 +38,10 @@ const (
 	envServerToken        = "PLUGHOST_SERVER_TOKEN"
 	envServerClientSecret = "PLUGHOST_SERVER_CLIENT_SECRET"
 	envServerLogin        = "PLUGHOST_SERVER_LOGIN"
+	// envStartTimeout is the plugin's start limit (start_timeout): the
+	// wrapper waits for the server a second longer, so that the host's
+	// limit, whose error names its setting, is the one that fires.
+	envStartTimeout = "PLUGHOST_START_TIMEOUT"
 )
 
 // wrapperArgs is the manager's Options.Wrapper: this very binary.
@@ -49,7 +55,9 @@ func wrapperArgs() ([]string, error) {
 
 // serveWrapped runs the wrapper: it connects to the declared server and
 // serves it as a plugin until the host stops it, or exits 1 when the server
-// goes away (the host then restarts it, as it would a crashed plugin).
+// goes away (the host then restarts it, as it would a crashed plugin). A
+// server that exits before answering initialize makes it exit with the
+// server's status (wrapped.ServerExitedError), after its stderr.
 func serveWrapped(args []string, stderr io.Writer) error {
 	logger := hclog.New(&hclog.LoggerOptions{Name: "wrapped", Level: hclog.Debug, Output: stderr, JSONFormat: true})
 	var s *declared.Server
@@ -64,6 +72,13 @@ func serveWrapped(args []string, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
+	if s.Headers, err = s.HeaderValues(); err != nil { // none when the host handed the declaration over
+		return err
+	}
+	if s.Env, err = s.EnvValues(); err != nil {
+		return err
+	}
+	s.HeaderFiles, s.EnvFiles = nil, nil
 	token := os.Getenv(envServerToken)
 	if token == "" && s.Remote() {
 		if token, err = s.Token(os.Getenv); err != nil {
@@ -84,7 +99,13 @@ func serveWrapped(args []string, stderr io.Writer) error {
 	os.Unsetenv(envServerToken)
 	os.Unsetenv(envServerClientSecret)
 	os.Unsetenv(envServerLogin)
-	p, gone, err := wrapped.Start(context.Background(), &wrapped.Options{Server: s, Token: token, OAuth: handler, Name: "plughost", Version: version, Logger: logger})
+	var connectTimeout time.Duration
+	if d, err := time.ParseDuration(os.Getenv(envStartTimeout)); err == nil && d > 0 {
+		connectTimeout = d + time.Second
+	}
+	os.Unsetenv(envStartTimeout)
+	p, gone, err := wrapped.Start(context.Background(), &wrapped.Options{Server: s, Token: token, OAuth: handler, Name: "plughost", Version: version, Logger: logger,
+		ConnectTimeout: connectTimeout})
 	if err != nil {
 		return err
 	}
@@ -129,6 +150,12 @@ func wrappedLaunch(ctx context.Context, name string, cmd *exec.Cmd, pol *sandbox
 		if err != nil {
 			return err
 		}
+		// The header files are read here, by the host, and handed to the
+		// wrapper with the declaration: the files stay outside its box.
+		if s.Headers, err = s.HeaderValues(); err != nil {
+			return err
+		}
+		s.HeaderFiles = nil
 		if token != "" {
 			cmd.Env = append(cmd.Env, envServerToken+"="+token)
 			pol.Env = append(pol.Env, envServerToken)
@@ -139,11 +166,20 @@ func wrappedLaunch(ctx context.Context, name string, cmd *exec.Cmd, pol *sandbox
 			}
 		}
 		if pol.Net == "" {
-			pol.Net = sandbox.NetAll
+			pol.Net = sandbox.NetAll // name resolution and certificates come with it (sandbox.NetworkGrants)
 		}
-		// Name resolution and TLS roots.
-		pol.AllowRead = append(pol.AllowRead, "/etc/resolv.conf", "/etc/hosts", "/etc/nsswitch.conf", "/etc/ssl", "/etc/ca-certificates", "/usr/share/ca-certificates")
 	} else {
+		for _, k := range slices.Sorted(maps.Keys(s.EnvFiles)) {
+			if err := sourceGranted("", "", "env_files: "+k, s.EnvFiles[k], pol, name); err != nil {
+				return err
+			}
+		}
+		// Read here, by the host, as header_files are: the files stay
+		// outside the box.
+		if s.Env, err = s.EnvValues(); err != nil {
+			return err
+		}
+		s.EnvFiles = nil
 		if err := packageLaunch(ctx, name, s, pol, installer, log); err != nil {
 			return err
 		}
@@ -175,13 +211,19 @@ func wrappedLaunch(ctx context.Context, name string, cmd *exec.Cmd, pol *sandbox
 }
 
 // tokenGranted checks that the operator granted the declared server the
-// source of its bearer token: the variable passed to it (env in its
-// sandbox block), the file readable by it (allow_read, or a dir block). A
-// declaration is a file dropped into the directory: on its own it may not
-// have plughost read one of its variables or files and send it away.
+// source of its bearer token and of its header_files: the variable passed
+// to it (env in its sandbox block), the file readable by it (allow_read,
+// or a dir block). A declaration is a file dropped into the directory: on
+// its own it may not have plughost read one of its variables or files and
+// send it away.
 func tokenGranted(s *declared.Server, pol *sandbox.Policy, name string) error {
 	if err := sourceGranted("bearer_token_env", s.BearerTokenEnv, "bearer_token_file", s.BearerTokenFile, pol, name); err != nil {
 		return err
+	}
+	for _, h := range slices.Sorted(maps.Keys(s.HeaderFiles)) {
+		if err := sourceGranted("", "", "header_files: "+h, s.HeaderFiles[h], pol, name); err != nil {
+			return err
+		}
 	}
 	if o := s.OAuth; o != nil {
 		return sourceGranted("oauth: client_secret_env", o.ClientSecretEnv, "oauth: client_secret_file", o.ClientSecretFile, pol, name)

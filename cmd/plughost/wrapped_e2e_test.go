@@ -7,7 +7,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"syscall"
@@ -515,65 +514,6 @@ func TestWrappedRemoteServer(t *testing.T) {
 		t.Error("the cancelled call returned a result")
 	}
 	stderrA.await(t, "sleep cancelled")
-}
-
-// `plughost import` of a Claude Desktop file holding the three reference
-// servers (installed once, as import advises, and run on Node 22) writes
-// declarations under which all three load, once the operator has made the
-// decision import leaves to them (granting the filesystem server its
-// directory).
-func TestImportedServersLoad(t *testing.T) {
-	t.Parallel()
-	everything, node := referenceServer(t, "server-everything")
-	filesystem, _ := referenceServer(t, "server-filesystem")
-	memory, _ := referenceServer(t, "server-memory")
-	docs := t.TempDir()
-	sample, err := json.Marshal(map[string]any{"mcpServers": map[string]any{
-		"everything": map[string]any{"command": node, "args": []string{everything, "stdio"}},
-		"filesystem": map[string]any{"command": node, "args": []string{filesystem, docs}},
-		"memory":     map[string]any{"command": node, "args": []string{memory}, "env": map[string]string{"MEMORY_FILE_PATH": "${HOME}/memory.jsonl"}},
-	}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	file := filepath.Join(t.TempDir(), "claude_desktop_config.json")
-	if err := os.WriteFile(file, sample, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	dir, config := t.TempDir(), filepath.Join(t.TempDir(), "plughost.hcl")
-	out, err := exec.Command(bin.plughost, "import", "--plugins", dir, "--config-out", config, file).CombinedOutput()
-	if err != nil {
-		t.Fatalf("import: %v\n%s", err, out)
-	}
-	hcl, err := os.ReadFile(config)
-	if err != nil {
-		t.Fatal(err)
-	}
-	decided := strings.Replace(string(hcl), "# allow_read", "allow_read", 1) // the operator's decision
-	if decided == string(hcl) {
-		t.Fatalf("import left no allow_read decision for the filesystem server:\n%s", hcl)
-	}
-	if err := os.WriteFile(config, []byte(decided), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	cmd := exec.Command(bin.plughost, "plugins", "--plugins", dir, "--config", config)
-	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
-	listing, err := cmd.CombinedOutput()
-	if err != nil {
-		t.Fatalf("plughost plugins: %v\n%s\nimport said:\n%s", err, listing, out)
-	}
-	for _, name := range []string{"everything", "filesystem", "memory"} {
-		if !regexp.MustCompile(`(?m)^` + name + ` +running`).Match(listing) {
-			t.Errorf("%s is not running:\n%s", name, listing)
-		}
-	}
-	// What each runs is shown; its env values (which may be secrets) are not.
-	if want := "(declared server: " + node + " " + everything + " stdio)"; !strings.Contains(string(listing), want) {
-		t.Errorf("the listing lacks %q:\n%s", want, listing)
-	}
-	if strings.Contains(string(listing), "memory.jsonl") {
-		t.Errorf("the listing shows a declaration's env:\n%s", listing)
-	}
 }
 
 // A wrapped server over MCP 2026-07-28 (no session, HTTP): the server's

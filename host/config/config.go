@@ -1,5 +1,7 @@
 // Package config reads plughost's configuration file (plughost serve
-// --config FILE), written in HCL. Each area of the host has one top-level
+// --config FILE, else $PLUGHOST_CONFIG, else
+// ~/.config/plughost/plughost.hcl when it exists: see Locate), written in
+// HCL. Each area of the host has one top-level
 // block: sandbox, plugins, stateless, tasks, search, audit, limits, auth,
 // access and trust (see Trust). The
 // sandbox block:
@@ -53,6 +55,8 @@
 //	  start        = "lazy"   # "eager": start every plugin at once and keep it up
 //	                          # "lazy": start one when a request needs it (default: eager)
 //	  idle_timeout = "10m"    # a lazy plugin with nothing to do is stopped after this
+//	  start_timeout = "10s"   # how long a plugin may take to start (a declared server:
+//	                          # to answer initialize and list what it offers); default 10s
 //	  cache        = true     # the catalog cache: true (the default directory),
 //	                          # false (none), or a directory
 //	  install_timeout = "5m"  # the limit of a declared npx/uvx server's install
@@ -168,6 +172,7 @@
 package config
 
 import (
+	"errors"
 	"fmt"
 	"maps"
 	"math/big"
@@ -240,6 +245,8 @@ type Plugins struct {
 	Start string
 	// IdleTimeout is idle_timeout; 0 when not set.
 	IdleTimeout time.Duration
+	// StartTimeout is start_timeout; 0 when not set.
+	StartTimeout time.Duration
 	// CacheOff is true for cache = false.
 	CacheOff bool
 	// CacheDir is the directory of cache = "DIR"; "" when not set or a
@@ -256,10 +263,12 @@ type Plugins struct {
 	InstallTimeout time.Duration
 }
 
-// PluginStart is one plugin's start mode and idle timeout.
+// PluginStart is one plugin's start mode, idle timeout and start
+// timeout.
 type PluginStart struct {
-	Start       string
-	IdleTimeout time.Duration
+	Start        string
+	IdleTimeout  time.Duration
+	StartTimeout time.Duration
 }
 
 // Sandbox holds the policies of the sandbox block.
@@ -305,16 +314,17 @@ func parse(src []byte, filename string) (*Config, error) {
 	if diags.HasErrors() {
 		return nil, diags
 	}
-	content, diags := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}}})
-	if diags.HasErrors() {
-		return nil, diags
-	}
+	// Every block is read even when another has errors, so that the
+	// file's mistakes are reported together (plughost check lists each).
+	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}}})
 	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
 		Trust: Trust{Plugin: map[string]string{}}}
 	seen := map[string]bool{}
+	var others []error
 	for _, b := range content.Blocks {
 		if seen[b.Type] {
-			return nil, diag(b.DefRange, "Duplicate "+b.Type+" block", "the file may have one "+b.Type+" block")
+			all = append(all, diag(b.DefRange, "Duplicate "+b.Type+" block", "the file may have one "+b.Type+" block").(hcl.Diagnostics)...)
+			continue
 		}
 		seen[b.Type] = true
 		var err error
@@ -343,9 +353,19 @@ func parse(src []byte, filename string) (*Config, error) {
 		case "access":
 			cfg.Access, err = decodeAccess(b.Body)
 		}
-		if err != nil {
-			return nil, err
+		if d, ok := err.(hcl.Diagnostics); ok {
+			all = append(all, d...)
+		} else if err != nil {
+			others = append(others, err) // the access block's rules: CEL's errors, each at its file:line:column
 		}
+	}
+	switch {
+	case all.HasErrors() && others != nil:
+		return nil, errors.Join(append([]error{all}, others...)...)
+	case all.HasErrors():
+		return nil, all
+	case others != nil:
+		return nil, errors.Join(others...)
 	}
 	return cfg, nil
 }
@@ -386,7 +406,7 @@ func diag(r hcl.Range, summary, detail string) error {
 	return hcl.Diagnostics{{Severity: hcl.DiagError, Summary: summary, Detail: detail, Subject: r.Ptr()}}
 }
 
-var startSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "start"}, {Name: "idle_timeout"}}}
+var startSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "start"}, {Name: "idle_timeout"}, {Name: "start_timeout"}}}
 
 func (p *Plugins) decode(body hcl.Body) error {
 	schema := hcl.BodySchema{
@@ -401,7 +421,7 @@ func (p *Plugins) decode(body hcl.Body) error {
 	if err := decodeStart(&def, content.Attributes); err != nil {
 		return err
 	}
-	p.Start, p.IdleTimeout = def.Start, def.IdleTimeout
+	p.Start, p.IdleTimeout, p.StartTimeout = def.Start, def.IdleTimeout, def.StartTimeout
 	if a, ok := content.Attributes["cache"]; ok {
 		v, diags := a.Expr.Value(nil)
 		if diags.HasErrors() {
@@ -464,11 +484,11 @@ func (p *Plugins) decode(body hcl.Body) error {
 	return nil
 }
 
-// decodeStart reads start and idle_timeout.
+// decodeStart reads start, idle_timeout and start_timeout.
 func decodeStart(ps *PluginStart, attrs hcl.Attributes) error {
 	for _, name := range slices.Sorted(maps.Keys(attrs)) {
 		a := attrs[name]
-		if name != "start" && name != "idle_timeout" {
+		if name != "start" && name != "idle_timeout" && name != "start_timeout" {
 			continue
 		}
 		v, diags := a.Expr.Value(nil)
@@ -481,16 +501,20 @@ func decodeStart(ps *PluginStart, attrs hcl.Attributes) error {
 				return diag(a.Expr.Range(), "Invalid start", `start must be "eager" or "lazy"`)
 			}
 			ps.Start = v.AsString()
-		case "idle_timeout":
-			want := `idle_timeout must be a positive duration such as "10m" or "30s"`
+		case "idle_timeout", "start_timeout":
+			want := name + ` must be a positive duration such as "10m" or "30s"`
 			if v.IsNull() || !v.IsKnown() || v.Type() != cty.String {
-				return diag(a.Expr.Range(), "Invalid idle_timeout", want)
+				return diag(a.Expr.Range(), "Invalid "+name, want)
 			}
 			d, err := time.ParseDuration(v.AsString())
 			if err != nil || d <= 0 {
-				return diag(a.Expr.Range(), "Invalid idle_timeout", want)
+				return diag(a.Expr.Range(), "Invalid "+name, want)
 			}
-			ps.IdleTimeout = d
+			if name == "idle_timeout" {
+				ps.IdleTimeout = d
+			} else {
+				ps.StartTimeout = d
+			}
 		}
 	}
 	return nil

@@ -101,6 +101,7 @@ func TestParseErrors(t *testing.T) {
 		"bad idle":           {"plugins {\n  plugin \"x\" {\n    idle_timeout = \"soon\"\n  }\n}\n", `plughost.hcl:3,20-26: Invalid idle_timeout`},
 		"zero idle":          {"plugins {\n  idle_timeout = \"0s\"\n}\n", `plughost.hcl:2,18-22: Invalid idle_timeout`},
 		"bad install":        {"plugins {\n  install_timeout = \"later\"\n}\n", `plughost.hcl:2,21-28: Invalid install_timeout`},
+		"bad start timeout":  {"plugins {\n  start_timeout = \"-1s\"\n}\n", `plughost.hcl:2,19-24: Invalid start_timeout`},
 		"bad cache":          {"plugins {\n  cache = 3\n}\n", `plughost.hcl:2,11-12: Invalid cache; cache must be true, false or a directory`},
 		"plugin cache":       {"plugins {\n  plugin \"x\" {\n    cache = false\n  }\n}\n", `plughost.hcl:3,5-10: Unsupported argument`},
 		"two plugins":        {"plugins {}\nplugins {}\n", `plughost.hcl:2,1-8: Duplicate plugins block`},
@@ -153,16 +154,18 @@ func TestParsePlugins(t *testing.T) {
 plugins {
   start        = "lazy"
   idle_timeout = "10m"
+  start_timeout = "20s"
   cache        = "/var/cache/plughost"
   plugin "fetch" {
     start = "eager"
+    start_timeout = "2m"
   }
   plugin "files" {
     idle_timeout = "30s"
   }
 }
-`, Plugins{Start: "lazy", IdleTimeout: 10 * time.Minute, CacheDir: "/var/cache/plughost", Plugin: map[string]PluginStart{
-			"fetch": {Start: "eager"}, "files": {IdleTimeout: 30 * time.Second},
+`, Plugins{Start: "lazy", IdleTimeout: 10 * time.Minute, StartTimeout: 20 * time.Second, CacheDir: "/var/cache/plughost", Plugin: map[string]PluginStart{
+			"fetch": {Start: "eager", StartTimeout: 2 * time.Minute}, "files": {IdleTimeout: 30 * time.Second},
 		}}},
 		"cache off": {"plugins {\n  cache = false\n}\n", Plugins{CacheOff: true, Plugin: map[string]PluginStart{}}},
 		"cache on":  {"plugins {\n  cache = true\n}\n", Plugins{Plugin: map[string]PluginStart{}}},

@@ -11,6 +11,7 @@
 //
 //	{"command": "node", "args": ["/opt/mcp/server.js"], "env": {"LEVEL": "info"}}
 //	{"url": "https://mcp.example.com/mcp", "bearer_token_file": "/run/secrets/example"}
+//	{"url": "https://mcp.example.com/mcp", "header_files": {"X-API-Key": "/run/secrets/example-key"}}
 //	{"url": "https://mcp.example.com/mcp", "oauth": {}}
 //
 // The last is a remote server that is an OAuth resource server: plughost
@@ -36,6 +37,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net"
 	"net/url"
 	"os"
@@ -79,6 +81,10 @@ type Server struct {
 	// Env adds to the environment the sandbox gives it (HOME is its data
 	// directory, TMPDIR its tmp directory, PATH the sandbox's).
 	Env map[string]string `json:"env,omitempty"`
+	// EnvFiles add variables whose values are secrets kept in files
+	// (variable → absolute path), read by the host when it starts the
+	// server, as HeaderFiles are for a remote one.
+	EnvFiles map[string]string `json:"env_files,omitempty"`
 	// Cwd is its working directory; empty means its data directory.
 	Cwd string `json:"cwd,omitempty"`
 
@@ -86,6 +92,12 @@ type Server struct {
 	URL string `json:"url,omitempty"`
 	// Headers are sent with every request to it.
 	Headers map[string]string `json:"headers,omitempty"`
+	// HeaderFiles are headers sent with every request whose values are
+	// secrets kept in files (header name → absolute path): an API key, a
+	// cookie. A file is read by the host when it starts the server, must
+	// be its owner's alone (chmod 600) and loses its trailing white space;
+	// the operator grants it with allow_read, as bearer_token_file.
+	HeaderFiles map[string]string `json:"header_files,omitempty"`
 	// BearerTokenFile names a file holding the token sent as
 	// "Authorization: Bearer …" (trailing white space removed), read by
 	// the host when it starts the server.
@@ -104,7 +116,7 @@ type Server struct {
 
 // fields are the members a declaration may have, for the "did you mean"
 // of an unknown one.
-var fields = []string{"type", "command", "args", "env", "cwd", "url", "headers", "bearer_token_file", "bearer_token_env", "oauth", "requests"}
+var fields = []string{"type", "command", "args", "env", "env_files", "cwd", "url", "headers", "header_files", "bearer_token_file", "bearer_token_env", "oauth", "requests"}
 
 // Load reads and parses the declaration at path.
 func Load(path string) (*Server, error) {
@@ -155,8 +167,8 @@ func Parse(b []byte) (*Server, error) {
 
 // check fills Type and reports the first mistake.
 func (s *Server) check() error {
-	remote := s.URL != "" || len(s.Headers) > 0 || s.BearerTokenFile != "" || s.BearerTokenEnv != "" || s.OAuth != nil
-	local := s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || s.Cwd != ""
+	remote := s.URL != "" || len(s.Headers) > 0 || len(s.HeaderFiles) > 0 || s.BearerTokenFile != "" || s.BearerTokenEnv != "" || s.OAuth != nil
+	local := s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || len(s.EnvFiles) > 0 || s.Cwd != ""
 	switch {
 	case s.Type == "" && s.Command != "":
 		s.Type = TypeStdio
@@ -178,12 +190,22 @@ func (s *Server) check() error {
 				return fmt.Errorf("env: %q is not a variable name", k)
 			}
 		}
+		for k, path := range s.EnvFiles {
+			switch _, dup := s.Env[k]; {
+			case k == "" || strings.ContainsAny(k, "=\x00"):
+				return fmt.Errorf("env_files: %q is not a variable name", k)
+			case dup:
+				return fmt.Errorf("env and env_files both give %s: give one", k)
+			case !strings.HasPrefix(path, "/"):
+				return fmt.Errorf("env_files: %s: %q is not an absolute path", k, path)
+			}
+		}
 		if s.Cwd != "" && !strings.HasPrefix(s.Cwd, "/") && !ownDir(s.Cwd) {
 			return fmt.Errorf("cwd: %q is not an absolute path", s.Cwd)
 		}
 	case TypeHTTP, TypeSSE:
 		if local {
-			return errors.New(`a remote server has no "command", "args", "env" or "cwd": those are a stdio server's`)
+			return errors.New(`a remote server has no "command", "args", "env", "env_files" or "cwd": those are a stdio server's`)
 		}
 		u, err := url.Parse(s.URL)
 		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
@@ -199,6 +221,18 @@ func (s *Server) check() error {
 		for k := range s.Headers {
 			if strings.EqualFold(k, "Authorization") && (bearer || s.OAuth != nil) {
 				return errors.New(`headers: "Authorization" and a bearer token or "oauth": give one`)
+			}
+		}
+		for k, path := range s.HeaderFiles {
+			switch {
+			case strings.EqualFold(k, "Authorization") && (bearer || s.OAuth != nil):
+				return errors.New(`header_files: "Authorization" and a bearer token or "oauth": give one`)
+			case slices.ContainsFunc(slices.Collect(maps.Keys(s.Headers)), func(h string) bool { return strings.EqualFold(h, k) }):
+				return fmt.Errorf("headers and header_files both give %q: give one", k)
+			case k == "" || strings.ContainsAny(k, " :\r\n\x00"):
+				return fmt.Errorf("header_files: %q is not a header name", k)
+			case !strings.HasPrefix(path, "/"):
+				return fmt.Errorf("header_files: %s: %q is not an absolute path", k, path)
 			}
 		}
 		if s.OAuth != nil {
@@ -270,6 +304,77 @@ func (s *Server) Token(getenv func(string) string) (string, error) {
 		return t, nil
 	}
 	return "", nil
+}
+
+// HeaderValues returns the headers to send: Headers, and the value of
+// each of HeaderFiles read from its file (trailing white space removed).
+// A file open to group or others, empty or over MaxSize is refused;
+// errors name the header and the file, never a value.
+func (s *Server) HeaderValues() (map[string]string, error) {
+	if len(s.HeaderFiles) == 0 {
+		return s.Headers, nil
+	}
+	out := maps.Clone(s.Headers)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.HeaderFiles)) {
+		v, err := readSecret(s.HeaderFiles[k])
+		if err != nil {
+			return nil, fmt.Errorf("header_files: %s: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// EnvValues returns the variables to add to a stdio server's environment:
+// Env, and the value of each of EnvFiles read from its file, as
+// HeaderValues reads a header's.
+func (s *Server) EnvValues() (map[string]string, error) {
+	if len(s.EnvFiles) == 0 {
+		return s.Env, nil
+	}
+	out := maps.Clone(s.Env)
+	if out == nil {
+		out = map[string]string{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.EnvFiles)) {
+		v, err := readSecret(s.EnvFiles[k])
+		if err != nil {
+			return nil, fmt.Errorf("env_files: %s: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
+}
+
+// readSecret reads the secret in the file at path.
+func readSecret(path string) (string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	st, err := f.Stat() // of the file opened, not of a name that may change meanwhile
+	if err != nil {
+		return "", err
+	}
+	if perm := st.Mode().Perm(); !st.Mode().IsRegular() || perm&0o077 != 0 {
+		return "", fmt.Errorf("%s must be a regular file its owner's alone (mode %04o): chmod 600 %s", path, perm, path)
+	}
+	b, err := io.ReadAll(io.LimitReader(f, MaxSize+1))
+	if err != nil {
+		return "", err
+	}
+	v := strings.TrimRight(string(b), " \t\r\n")
+	switch {
+	case len(b) > MaxSize:
+		return "", fmt.Errorf("%s is over %d bytes: not a header value", path, MaxSize)
+	case v == "" || strings.ContainsAny(v, "\r\n\x00"):
+		return "", fmt.Errorf("%s is empty or holds more than one line", path)
+	}
+	return v, nil
 }
 
 // EnvList returns Env as NAME=value entries, sorted.

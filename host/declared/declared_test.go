@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/google/go-cmp/cmp"
+
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -30,6 +32,10 @@ func TestParseAccepts(t *testing.T) {
 		{"streamableHttp", `{"type":"streamableHttp","url":"http://h/mcp"}`, Server{Type: TypeHTTP, URL: "http://h/mcp"}},
 		{"headers", `{"url":"https://h/mcp","headers":{"X-Key":"k","Authorization":"Bearer t"}}`,
 			Server{Type: TypeHTTP, URL: "https://h/mcp", Headers: map[string]string{"X-Key": "k", "Authorization": "Bearer t"}}},
+		{"env files", `{"command":"srv","env_files":{"API_KEY":"/run/secrets/k"},"env":{"LEVEL":"info"}}`,
+			Server{Type: TypeStdio, Command: "srv", EnvFiles: map[string]string{"API_KEY": "/run/secrets/k"}, Env: map[string]string{"LEVEL": "info"}}},
+		{"header files", `{"url":"https://h/mcp","header_files":{"X-API-Key":"/run/secrets/k"},"headers":{"X-Team":"core"}}`,
+			Server{Type: TypeHTTP, URL: "https://h/mcp", HeaderFiles: map[string]string{"X-API-Key": "/run/secrets/k"}, Headers: map[string]string{"X-Team": "core"}}},
 		{"token file", `{"url":"https://h/mcp","bearer_token_file":"/run/secrets/t"}`,
 			Server{Type: TypeHTTP, URL: "https://h/mcp", BearerTokenFile: "/run/secrets/t"}},
 		{"token env", `{"url":"https://h/mcp","bearer_token_env":"TOKEN","headers":{"X-Key":"k"}}`,
@@ -74,6 +80,15 @@ func TestParseRefuses(t *testing.T) {
 		{"sse without url", `{"type":"sse"}`, []string{`url: "" is not`}},
 		{"both token sources", `{"url":"https://h/mcp","bearer_token_file":"/f","bearer_token_env":"T"}`, []string{"bearer_token_file and bearer_token_env: give one"}},
 		{"authorization and token", `{"url":"https://h/mcp","headers":{"authorization":"Bearer x"},"bearer_token_env":"T"}`, []string{`headers: "Authorization" and a bearer token`}},
+		{"env file on remote", `{"url":"https://h/mcp","env_files":{"K":"/k"}}`, []string{`a remote server has no`}},
+		{"env file relative", `{"command":"srv","env_files":{"K":"k"}}`, []string{`env_files: K: "k" is not an absolute path`}},
+		{"env file and env", `{"command":"srv","env_files":{"K":"/k"},"env":{"K":"v"}}`, []string{`env and env_files both give K`}},
+		{"env file bad name", `{"command":"srv","env_files":{"A=B":"/k"}}`, []string{`env_files: "A=B" is not a variable name`}},
+		{"header file on stdio", `{"command":"srv","header_files":{"K":"/k"}}`, []string{`a stdio server has no`}},
+		{"header file relative", `{"url":"https://h/mcp","header_files":{"K":"k"}}`, []string{`header_files: K: "k" is not an absolute path`}},
+		{"header file and header", `{"url":"https://h/mcp","header_files":{"x-key":"/k"},"headers":{"X-Key":"v"}}`, []string{`headers and header_files both give "x-key"`}},
+		{"header file authorization and token", `{"url":"https://h/mcp","header_files":{"Authorization":"/k"},"bearer_token_env":"T"}`, []string{`header_files: "Authorization" and a bearer token`}},
+		{"header file bad name", `{"url":"https://h/mcp","header_files":{"X Key":"/k"}}`, []string{`header_files: "X Key" is not a header name`}},
 		{"env name with =", `{"command":"srv","env":{"A=B":"c"}}`, []string{`env: "A=B" is not a variable name`}},
 		{"empty env name", `{"command":"srv","env":{"":"c"}}`, []string{`env: "" is not a variable name`}},
 		{"relative cwd", `{"command":"srv","cwd":"data"}`, []string{`cwd: "data" is not an absolute path`}},
@@ -212,5 +227,50 @@ func TestName(t *testing.T) {
 		if name, ok := Name(c.base); ok != c.ok || (ok && name != c.name) {
 			t.Errorf("Name(%q) = %q, %v; want %q, %v", c.base, name, ok, c.name, c.ok)
 		}
+	}
+}
+
+// HeaderValues (and EnvValues alike) reads each file, trimmed, refusing a file open to
+// others, an empty one and one of several lines; Headers stay as they are.
+func TestHeaderValues(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	write := func(name, content string, mode os.FileMode) string {
+		p := filepath.Join(dir, name)
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cases := map[string]struct {
+		path    string
+		want    string
+		wantErr string
+	}{
+		"trimmed":      {path: write("ok", "k-123\n", 0o600), want: "k-123"},
+		"open":         {path: write("open", "k", 0o644), wantErr: "chmod 600"},
+		"empty":        {path: write("empty", "\n", 0o600), wantErr: "is empty"},
+		"two lines":    {path: write("two", "a\nb\n", 0o600), wantErr: "more than one line"},
+		"missing file": {path: filepath.Join(dir, "none"), wantErr: "no such file"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			s := &Server{Headers: map[string]string{"X-Team": "core"}, HeaderFiles: map[string]string{"X-API-Key": c.path}}
+			h, err := s.HeaderValues()
+			e := &Server{Env: map[string]string{"X-Team": "core"}, EnvFiles: map[string]string{"X-API-Key": c.path}}
+			if ev, eerr := e.EnvValues(); !cmp.Equal(ev, h) || (eerr == nil) != (err == nil) {
+				t.Errorf("EnvValues() = %v, %v; HeaderValues() = %v, %v: want the same", ev, eerr, h, err)
+			}
+			if c.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), c.wantErr) || !strings.Contains(err.Error(), "header_files: X-API-Key") {
+					t.Fatalf("HeaderValues() = %v, %v; want an error with %q", h, err, c.wantErr)
+				}
+				return
+			}
+			if err != nil || h["X-API-Key"] != c.want || h["X-Team"] != "core" || len(s.Headers) != 1 {
+				t.Fatalf("HeaderValues() = %v, %v; want X-API-Key %q and X-Team (Headers untouched: %v)", h, err, c.want, s.Headers)
+			}
+		})
 	}
 }

@@ -58,9 +58,12 @@
 // is listed and published again (and an update of a subscribed resource
 // reaches a [ResourceUpdater] publisher). A
 // plugin that fails any step is logged with the reason (and the head and
-// the tail of its stderr: PluginStatus.LastStderr), is reported as
-// [StateFailed], and is retried only when its file changes; the other
-// plugins are unaffected. A process killed by a signal the host did not
+// the tail of its stderr, or a declared server's last lines:
+// PluginStatus.LastStderr; and Options.NextStep's suggestion), is
+// reported as [StateFailed], and is retried only when its file changes;
+// the other plugins are unaffected. A start over its limit fails with
+// [ErrStartTimeout], naming the limit and Options.StartTimeoutSetting. The
+// same failure again is logged in one line, not whole (failure.go). A process killed by a signal the host did not
 // send while it starts (an operator's kill, the OOM killer) is not a broken
 // plugin: that counts as a death, restarted as below. A definition the manager cannot publish (one
 // without its name or URI, or listed twice) is logged and reported in

@@ -65,6 +65,8 @@ type instance struct {
 	subs     map[string]bool // resources the plugin is subscribed to
 
 	stopOnce sync.Once
+	// advised holds the next steps adviseCall logged.
+	advised sync.Map
 }
 
 // launch starts a plugin process and brings it to the point where what it
@@ -87,7 +89,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 		RunnerFunc:       in.runnerFunc,
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: opts.SocketDir},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		StartTimeout:     opts.StartTimeout,
+		StartTimeout:     opts.startTimeout(name),
 		Logger:           pluginLogger{opts.Logger, &in.noHandshake},
 		// A Go plugin's os.Stdout and os.Stderr once it serves.
 		SyncStdout: in.out.syncStdout,
@@ -103,12 +105,15 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 			in.awaitExit(exitWait)
 		}
 		in.stop(0, false)
-		if d := in.selfExit(); strings.HasPrefix(d, "signal: ") {
+		d := in.selfExit()
+		if why := in.startFailure(ctx, err, d); why != nil {
+			err = why
+		} else if strings.HasPrefix(d, "signal: ") {
 			err = &killedStarting{fmt.Errorf("%w (the plugin was killed while starting: %s)", err, d)}
 		} else if d != "" {
 			err = fmt.Errorf("%w (the plugin exited by itself: %s)", err, d)
 		}
-		return nil, withStderr(err, in.out.excerpt.String())
+		return nil, withStderr(err, in.stderrForError())
 	}
 	wctx, cancel := context.WithCancel(context.Background())
 	in.watchCancel = cancel
@@ -228,7 +233,7 @@ func (in *instance) connect(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("dispense %q: got %T, want *pluginproto.Client", pluginproto.PluginName, raw)
 	}
-	ctx, cancel := context.WithTimeout(ctx, in.opts.StartTimeout)
+	ctx, cancel := context.WithTimeout(ctx, in.opts.startTimeout(in.name))
 	defer cancel()
 	desc, err := pp.Describe(ctx, in.opts.HostVersion) // ErrContractVersion unless it matches the handshake
 	if err != nil {

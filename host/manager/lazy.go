@@ -279,7 +279,7 @@ func (l *life) waking() stage {
 		return l.quarantine(v)
 	case err != nil:
 		l.launchFailed(err)
-		s.log.Error("plugin failed to start on demand", "error", err)
+		s.reportFailure("plugin failed to start on demand", err)
 		s.g.fail(err)
 		return l.died(err)
 	}

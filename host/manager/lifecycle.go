@@ -201,13 +201,13 @@ func (l *life) loading() stage {
 		// A remote server that cannot be reached now may be later: it is
 		// retried as a crashed plugin is restarted.
 		l.launchFailed(err)
-		s.log.Error("remote server unreachable; retrying", "error", err)
+		s.reportFailure("remote server unreachable; retrying", err)
 		l.unpublish("is unreachable: " + err.Error())
 		l.settled()
 		return l.died(err)
 	case err != nil:
 		l.launchFailed(err)
-		s.log.Error("plugin failed to load; it will be retried when its file changes", "error", err)
+		s.reportFailure("plugin failed to load; it will be retried when its file changes", err)
 		l.unpublish("failed to load: " + err.Error())
 		s.update(func(st *PluginStatus) { st.State = StateFailed })
 		l.settled()
@@ -240,7 +240,7 @@ func (l *life) restarting() stage {
 	case err != nil:
 		l.launchFailed(err)
 		l.s.g.fail(err) // the requests waiting for this start
-		l.s.log.Error("plugin failed to restart", "error", err)
+		l.s.reportFailure("plugin failed to restart", err)
 		return l.holdRequests(l.died(err), "could not be restarted ("+err.Error()+")")
 	}
 	l.publish(in, false)
@@ -259,7 +259,7 @@ func (l *life) launch() (*instance, error) {
 
 // launchFailed records a failed (re)start of a plugin that is down.
 func (l *life) launchFailed(err error) {
-	l.s.update(func(st *PluginStatus) { st.setError(err, ""); st.PID = 0; st.Sandbox = nil })
+	l.s.update(func(st *PluginStatus) { l.s.setError(st, err, ""); st.PID = 0; st.Sandbox = nil })
 	l.s.settleChanges()
 }
 
@@ -283,6 +283,7 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 	force = force || l.orphaned
 	l.orphaned = false
 	s.running(in, clearErr)
+	s.recovered()
 	s.g.set(in)
 	l.show(in.desc, in.lists, force)
 	s.log.Info(msg, append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
@@ -350,13 +351,13 @@ func (l *life) running() stage {
 	case <-cur.exited():
 		desc := cur.getRunner().exitDescription()
 		cur.stop(0, false)
-		err := withStderr(fmt.Errorf("exited: %s", desc), cur.out.excerpt.String())
+		err := withStderr(fmt.Errorf("exited: %s", desc), cur.stderrForError())
 		l.cur = nil
 		// It stays published while it restarts (its tools do not leave and
 		// come back in every client's list); parking unpublishes it (died).
 		l.orphaned = l.last != nil
-		s.log.Error("plugin exited", "error", err)
-		s.update(func(st *PluginStatus) { st.setError(err, ""); st.PID = 0; st.Sandbox = nil })
+		s.reportFailure("plugin exited", err)
+		s.update(func(st *PluginStatus) { s.setError(st, err, ""); st.PID = 0; st.Sandbox = nil })
 		return l.holdRequests(l.died(err), "exited ("+desc+")")
 
 	case <-cur.changed:
@@ -395,8 +396,8 @@ func (l *life) reloading() stage {
 		// process of the file it replaced, whose trust is gone with it.
 		return l.quarantine(v)
 	case err != nil:
-		s.log.Error("reloading the changed plugin failed; the running process keeps serving", "error", err)
-		s.update(func(st *PluginStatus) { st.State = StateRunning; st.setError(err, "") })
+		s.reportFailure("reloading the changed plugin failed; the running process keeps serving", err)
+		s.update(func(st *PluginStatus) { st.State = StateRunning; s.setError(st, err, "") })
 		s.settleChanges()
 		return stageRunning
 	}
@@ -426,7 +427,7 @@ func (l *life) died(err error) stage {
 	if len(l.deaths) >= o.CrashLimit && !s.remote() { // a remote server is retried for as long as it is declared
 		why := fmt.Sprintf("crashed %d times within %v; parked until the file changes", len(l.deaths), o.CrashWindow)
 		l.unpublish("is parked: " + why)
-		s.update(func(st *PluginStatus) { st.State = StateParked; st.setError(err, "; "+why) })
+		s.update(func(st *PluginStatus) { st.State = StateParked; s.setError(st, err, "; "+why) })
 		s.event(EventParked) // before the log line, which tests await
 		s.log.Error("plugin parked", "reason", why, "last_error", err)
 		return stageParked

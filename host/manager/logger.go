@@ -24,6 +24,13 @@ type pluginLogger struct {
 	quiet *atomic.Bool
 }
 
+// processExited is what go-plugin (v1.8.0) logs when a plugin's process
+// ends: at ERROR with its exit status, or at INFO. The manager says it
+// better, once: a death as "plugin exited" with the stderr, a failed
+// start as the load's failure, and an unload is what was asked for. So
+// it is logged at DEBUG.
+const processExited = "plugin process exited"
+
 // notGraceful is what go-plugin (v1.8.0, Client.Kill) warns when it kills
 // a plugin that did not exit after being asked to, or could not be asked.
 const notGraceful = "plugin failed to exit gracefully"
@@ -51,7 +58,13 @@ func (l pluginLogger) Log(level hclog.Level, msg string, args ...any) {
 }
 func (l pluginLogger) Trace(msg string, args ...any) { l.Logger.Trace(msg, renameArgs(args)...) }
 func (l pluginLogger) Debug(msg string, args ...any) { l.Logger.Debug(msg, renameArgs(args)...) }
-func (l pluginLogger) Info(msg string, args ...any)  { l.Logger.Info(msg, renameArgs(args)...) }
+func (l pluginLogger) Info(msg string, args ...any) {
+	if msg == processExited {
+		l.Logger.Debug(msg, renameArgs(args)...)
+		return
+	}
+	l.Logger.Info(msg, renameArgs(args)...)
+}
 func (l pluginLogger) Warn(msg string, args ...any) {
 	if msg == notGraceful && l.quiet != nil && l.quiet.Load() {
 		l.Logger.Debug(msg+" (it never completed its handshake: nothing to shut down gracefully)", renameArgs(args)...)
@@ -59,7 +72,13 @@ func (l pluginLogger) Warn(msg string, args ...any) {
 	}
 	l.Logger.Warn(msg, renameArgs(args)...)
 }
-func (l pluginLogger) Error(msg string, args ...any) { l.Logger.Error(msg, renameArgs(args)...) }
+func (l pluginLogger) Error(msg string, args ...any) {
+	if msg == processExited {
+		l.Logger.Debug(msg, renameArgs(args)...)
+		return
+	}
+	l.Logger.Error(msg, renameArgs(args)...)
+}
 
 func (l pluginLogger) With(args ...any) hclog.Logger {
 	return pluginLogger{l.Logger.With(renameArgs(args)...), l.quiet}

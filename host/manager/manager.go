@@ -62,6 +62,19 @@ type Options struct {
 	// StartTimeout bounds a plugin's start: the go-plugin handshake, and
 	// then Describe and ListTools. Default 10s.
 	StartTimeout time.Duration
+	// StartTimeoutFor, when not nil, gives the named plugin's own start
+	// limit; 0 keeps StartTimeout.
+	StartTimeoutFor func(name string) time.Duration
+	// StartTimeoutSetting names what sets the start limit, for the error
+	// of a start that exceeds it ("start_timeout in the plugins block"):
+	// the operator reads there where to raise it. Empty: not named.
+	StartTimeoutSetting string
+	// NextStep, when not nil, suggests the one thing the operator can do
+	// about a plugin's failure (a grant to add, a variable to set; package
+	// diagnose): it gets the plugin's name and file, the error's text and
+	// the excerpt of its stderr, and returns "" when it knows none. The
+	// step is logged with the failure and shown in PluginStatus.NextStep.
+	NextStep func(name, path, errText, stderr string) string
 	// Debounce is how long a file must be quiet after a directory event
 	// before it is (re)loaded or unloaded. Default 10ms. An ELF file whose
 	// headers do not parse yet (still being copied) waits for further writes.
@@ -97,6 +110,14 @@ type Options struct {
 	// host's run directory, so that a host that dies leaves them where the
 	// next one sweeps them. Empty: the system tmp.
 	SocketDir string
+
+	// FailureDir is where the failure last logged of each plugin is
+	// remembered (NAME.failure, a digest of its error), so that another
+	// process meeting the same failure of the same file (each plughost
+	// command loads the plugins anew) logs it in one line, not whole
+	// again; a successful load forgets it. Created if missing. Empty:
+	// remembered within this Manager only.
+	FailureDir string
 
 	// CacheDir is the catalog cache: one file per plugin holding what it
 	// offered when it last ran, so that the next start publishes it before
@@ -168,8 +189,9 @@ type Manager struct {
 	log  hclog.Logger
 	pub  Publisher
 
-	cache   *catalogCache // nil: none
-	loadSem chan struct{} // LoadConcurrency tokens
+	cache    *catalogCache // nil: none
+	failures failureMemory // Options.FailureDir
+	loadSem  chan struct{} // LoadConcurrency tokens
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -186,9 +208,11 @@ type Manager struct {
 	refused map[string]PluginStatus
 }
 
+// DefaultStartTimeout is Options.StartTimeout's default.
+const DefaultStartTimeout = 10 * time.Second
+
 // Defaults of Options.
 const (
-	defaultStartTimeout   = 10 * time.Second
 	defaultDebounce       = 10 * time.Millisecond
 	defaultBackoffInitial = 250 * time.Millisecond
 	defaultBackoffMax     = 30 * time.Second
@@ -198,6 +222,16 @@ const (
 	defaultIdleTimeout    = 10 * time.Minute
 	defaultMaxInFlight    = 256
 )
+
+// startTimeout is the named plugin's start limit.
+func (o *Options) startTimeout(name string) time.Duration {
+	if o.StartTimeoutFor != nil {
+		if d := o.StartTimeoutFor(name); d > 0 {
+			return d
+		}
+	}
+	return o.StartTimeout
+}
 
 // New checks opts and returns a Manager for opts.Dir, which must be an
 // existing directory. Nothing starts until Run.
@@ -233,7 +267,7 @@ func New(opts *Options) (*Manager, error) {
 		v    *time.Duration
 		def  time.Duration
 	}{
-		{"StartTimeout", &o.StartTimeout, defaultStartTimeout},
+		{"StartTimeout", &o.StartTimeout, DefaultStartTimeout},
 		{"Debounce", &o.Debounce, defaultDebounce},
 		{"BackoffInitial", &o.BackoffInitial, defaultBackoffInitial},
 		{"BackoffMax", &o.BackoffMax, defaultBackoffMax},
@@ -297,6 +331,7 @@ func New(opts *Options) (*Manager, error) {
 		log:      o.Logger,
 		pub:      pub,
 		cache:    cache,
+		failures: failureMemory{dir: o.FailureDir, log: o.Logger.Named("failures")},
 		loadSem:  make(chan struct{}, o.LoadConcurrency),
 		ready:    make(chan struct{}),
 		plugins:  make(map[string]*supervisor),

@@ -90,6 +90,7 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 	if err != nil {
 		return nil, in.failure(ctx, call.Name, lim.d, err)
 	}
+	in.adviseCall(call.Name, res)
 	return res, nil
 }
 
@@ -127,6 +128,7 @@ func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call,
 			release()
 			in.leave()
 			done(res, nil)
+			go in.adviseCall(call.Name, res) // not on the plugin's stream reader
 			return
 		}
 		go func() {

@@ -343,9 +343,14 @@ func (r *procRunner) PID() int {
 	return r.pid
 }
 
-// Diagnose explains the usual reasons for a failed handshake; go-plugin
-// appends it to the error. The launcher's explanation comes first.
+// Diagnose explains the usual reasons for a failed handshake of a native
+// plugin; go-plugin appends it to the error. The launcher's explanation
+// comes first. A declared server's wrapper gets none: the handshake is
+// plughost's own business, and the server's stderr says why it failed.
 func (r *procRunner) Diagnose(context.Context) string {
+	if len(r.wrapper) > 0 {
+		return "" // a declared server: its start error is its exit and stderr (startFailure)
+	}
 	if r.diagnoseHook != nil {
 		if why := r.diagnoseHook(); why != "" {
 			return why

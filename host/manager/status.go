@@ -89,6 +89,10 @@ type PluginStatus struct {
 	// and its last 2 KiB with the number of bytes elided between them.
 	// Empty otherwise. (The log line of the failure quotes it at its end.)
 	LastStderr string
+	// NextStep is the one thing the operator can do about LastError (a
+	// grant to add, a variable to set), from Options.NextStep; empty when
+	// none is known.
+	NextStep string
 	// Refused lists the definitions the plugin listed that the manager
 	// did not publish (one without its name or URI, one listed twice),
 	// each with the reason; the catalog checks and may refuse the rest
@@ -133,7 +137,7 @@ type Refusal struct {
 // setError records err (nil: none) as the last error, followed by suffix.
 func (st *PluginStatus) setError(err error, suffix string) {
 	if err == nil {
-		st.LastError, st.LastStderr = "", ""
+		st.LastError, st.LastStderr, st.NextStep = "", "", ""
 		return
 	}
 	text, stderr := splitStderr(err)

@@ -72,13 +72,16 @@ type supervisor struct {
 	// listed is what the plugin offers as last listed, before vet held
 	// anything back (Manager.Definitions); nil when unknown.
 	listed []trust.Definition
+	// lastFailure is the failureKey of the failure last logged whole;
+	// "" since the plugin last loaded (reportFailure).
+	lastFailure string
 }
 
 func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
 	ctx, cancel := context.WithCancel(ctx)
 	lazy, idle := m.opts.startMode(f.name)
 	return &supervisor{
-		g:           newGate(f.name, m.opts.StartTimeout+m.opts.StopTimeout),
+		g:           newGate(f.name, m.opts.startTimeout(f.name)+m.opts.StopTimeout),
 		lazy:        lazy,
 		idle:        idle,
 		fingerprint: m.opts.fingerprint(f.name),

@@ -50,7 +50,11 @@ func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 			}
 		}
 		cmd := exec.Command(command, st.Args...)
-		cmd.Env = st.Env
+		// The host's environment, which the sandbox scrubs to what the
+		// policy names: the step's own variables and, since it has the
+		// network, those that point at extra certificates
+		// (sandbox.NetworkGrants: NODE_EXTRA_CA_CERTS, SSL_CERT_FILE…).
+		cmd.Env = append(os.Environ(), st.Env...)
 		for _, e := range st.Env {
 			name, _, _ := strings.Cut(e, "=")
 			pol.Env = append(pol.Env, name)

@@ -60,7 +60,9 @@ type Options struct {
 	// that belong to no single request, and the bridge's own trouble.
 	Logger hclog.Logger
 	// ConnectTimeout bounds the connection and the first lists (default
-	// 30 s: the host's start timeout is about as long).
+	// 30 s). The host bounds the whole start of the plugin too; plughost
+	// sets this a little past the host's limit, so that the host's, which
+	// names its setting, is the one that fires.
 	ConnectTimeout time.Duration
 }
 
@@ -114,7 +116,7 @@ func start(ctx context.Context, o *Options, t mcp.Transport) (*pluginproto.Plugi
 	defer cancel()
 	cs, err := client.Connect(cctx, t, &mcp.ClientSessionOptions{ProtocolVersion: ProtocolVersion})
 	if err != nil {
-		return nil, nil, fmt.Errorf("connect to the server: %w", err)
+		return nil, nil, connectError(t, cctx, timeout, err)
 	}
 	b.cs = cs
 	caps := cs.InitializeResult().Capabilities

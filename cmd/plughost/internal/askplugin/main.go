@@ -33,8 +33,9 @@ import (
 func main() {
 	p := pluginproto.New("askplugin", "1")
 	// More than a test's configuration grants: `plughost plugins` shows
-	// the difference.
-	p.Request(pluginproto.Requests{Net: []string{"api.example.com:443"}, Env: []string{"ASKPLUGIN_TOKEN"}})
+	// the difference. The name is localhost: a granted allow_net list's
+	// names must resolve when the plugin starts, on any machine.
+	p.Request(pluginproto.Requests{Net: []string{"localhost:443"}, Env: []string{"ASKPLUGIN_TOKEN"}})
 	p.AddTool(pluginproto.Tool{Name: "read_note", Description: "Reads a file of the notes directory.",
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"file":{"type":"string"}},"required":["file"]}`)},
 		func(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {

@@ -37,6 +37,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log"
 	"os"
@@ -104,6 +105,14 @@ func main() {
 				return nil, err
 			}
 			return pluginproto.TextResult(os.Getenv(args.Name)), nil
+		})
+	p.AddTool(pluginproto.Tool{Name: "fail", InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}}}`)},
+		func(_ context.Context, req *pluginproto.Request) (*pluginproto.Result, error) {
+			var args struct{ Text string }
+			if err := req.Bind(&args); err != nil {
+				return nil, err
+			}
+			return nil, errors.New(args.Text) // an isError result
 		})
 	p.AddTool(pluginproto.Tool{Name: "spawn"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
 		exe, err := os.Executable()

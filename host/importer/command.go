@@ -1,4 +1,4 @@
-package main
+package importer
 
 import (
 	"fmt"
@@ -18,9 +18,10 @@ var (
 )
 
 // command looks at what a stdio server runs: its interpreter (for the
-// runtime preset), a launcher that downloads the package at every start
-// (npx, uvx, pipx run), a container engine, and the paths among its
-// arguments, which the sandbox will have to grant.
+// runtime preset), a launcher that installs a package (npx, uvx, pipx run),
+// whether the server is one known to call outside services (netNeeds), a
+// container engine, and the paths among its arguments, env values and cwd
+// (see paths).
 func (c *converter) command(name string, s *declared.Server, g *grants, add func(string, string, ...any)) {
 	base := filepath.Base(s.Command)
 	g.runtime = runtimeOf(base)
@@ -30,54 +31,77 @@ func (c *converter) command(name string, s *declared.Server, g *grants, add func
 	switch base {
 	case "docker", "podman", "nerdctl":
 		g.container = true
-		add(notCarried, "%s runs the server in a container: that needs the container daemon's socket, which the sandbox does not grant "+
+		add(NotCarried, "%s runs the server in a container: that needs the container daemon's socket, which the sandbox does not grant "+
 			"(and granting it is as good as root), so it cannot run in plughost's sandbox as it is; run the container outside plughost "+
 			"serving Streamable HTTP and declare its url, or install the server itself", base)
 		return
 	}
-	if tool, pkg := downloader(base, s.Args); pkg != "" {
-		g.netWhy = tool + " downloads " + pkg + " at every start"
-		install := fmt.Sprintf("npm install --prefix /opt/mcp/%s %s", name, pkg)
-		declare := fmt.Sprintf(`"command": "node", "args": ["/opt/mcp/%s/node_modules/%s/<the file its package.json \"bin\" names>", …]`, name, stripVersion(pkg))
-		cache := "npm"
-		if tool != "npx" {
-			cache = "uv"
-			if tool == "pipx run" {
-				cache = "pipx"
-			}
-			install = fmt.Sprintf("python3 -m venv /opt/mcp/%s && /opt/mcp/%s/bin/pip install %s", name, name, pkg)
-			declare = fmt.Sprintf(`"command": "/opt/mcp/%s/bin/%s" (the script it installs), runtime = "python"`, name, stripVersion(pkg))
+	tool, pkg := downloader(base, s.Args)
+	if pkg != "" {
+		add(InfoNote, "%s %s: plughost installs it once, at the server's first start, into the server's own cache "+
+			"(that step alone has the network); later starts run offline from there", tool, pkg)
+	}
+	known := packageOf(pkg, s.Args)
+	if host, ok := netNeeds[known]; ok {
+		g.net = "all"
+		g.netWhy = known + " calls outside services at run time"
+		if host != "" {
+			g.netWhy += fmt.Sprintf("; to narrow it: allow_net = [%q]", host)
 		}
-		add(infoNote, "%s downloads %s at every start: that needs the network (the sandbox has none by default: the snippet grants "+
-			`allow_net = "all"`+") and a writable %s cache; better, install it once:\n    %s\n  and declare %s, with no network (plughost grants the program and its package itself)",
-			tool, pkg, cache, install, declare)
+		add(GrantNote, `allow_net = "all": %s`, g.netWhy)
+	} else {
+		add(InfoNote, `no network: if it calls an outside API, add allow_net = ["HOST:443"] to its plugin block`)
 	}
-	var paths []string
-	program := g.runtime != "" // the first file argument of an interpreter is its script, which plughost grants itself
-	for _, a := range append(slices.Clone(s.Args), s.Cwd) {
-		for _, p := range slices.Compact([]string{a, a[strings.IndexByte(a, '=')+1:]}) { // --root=/srv/data too
-			if !filepath.IsAbs(p) || slices.Contains(g.read, p) {
-				continue
-			}
-			if isDir, ok := c.stat(p); ok {
-				if program && !isDir {
-					program = false
-					add(infoNote, "%s is the program %s runs: the snippet's runtime line grants it (plughost grants a node_modules tree it lies in by itself)", p, base)
-					continue
-				}
-				g.read = append(g.read, p)
-				kind := "file"
-				if isDir {
-					kind = "directory"
-				}
-				paths = append(paths, p+" ("+kind+")")
-			}
+	c.paths(name, s, known, pkg != "", g, add)
+}
+
+// netNeeds are the servers of the official set (and a few common ones)
+// that call outside services at run time, by package, with the host to
+// narrow allow_net to when there is one (""; any host: fetch, a browser,
+// a database named in the arguments). import grants them allow_net =
+// "all"; every other server gets no network, with a line saying how to
+// add it: import cannot tell what a server calls.
+var netNeeds = map[string]string{
+	"@modelcontextprotocol/server-github":                  "api.github.com:443",
+	"@modelcontextprotocol/server-gitlab":                  "gitlab.com:443",
+	"@modelcontextprotocol/server-slack":                   "slack.com:443",
+	"@modelcontextprotocol/server-brave-search":            "api.search.brave.com:443",
+	"@modelcontextprotocol/server-google-maps":             "maps.googleapis.com:443",
+	"@modelcontextprotocol/server-gdrive":                  "www.googleapis.com:443",
+	"@modelcontextprotocol/server-sentry":                  "sentry.io:443",
+	"@modelcontextprotocol/server-everart":                 "",
+	"@modelcontextprotocol/server-puppeteer":               "",
+	"@modelcontextprotocol/server-postgres":                "",
+	"@modelcontextprotocol/server-redis":                   "",
+	"@modelcontextprotocol/server-aws-kb-retrieval-server": "",
+	"mcp-server-fetch":                                     "",
+	"mcp-server-sentry":                                    "sentry.io:443",
+	"@brave/brave-search-mcp-server":                       "api.search.brave.com:443",
+}
+
+// packageOf returns the package a server runs, without its version: pkg
+// (what a launcher names) or the package of an argument inside a
+// node_modules tree (node /opt/mcp/node_modules/@scope/pkg/dist/index.js);
+// "" when neither.
+func packageOf(pkg string, args []string) string {
+	if pkg != "" {
+		return stripVersion(pkg)
+	}
+	for _, a := range args {
+		_, rest, ok := strings.Cut(a, "/node_modules/")
+		if !ok {
+			continue
 		}
+		for strings.Contains(rest, "/node_modules/") { // the innermost package
+			_, rest, _ = strings.Cut(rest, "/node_modules/")
+		}
+		parts := strings.SplitN(rest, "/", 3)
+		if strings.HasPrefix(parts[0], "@") && len(parts) > 1 {
+			return parts[0] + "/" + parts[1]
+		}
+		return parts[0]
 	}
-	if len(paths) > 0 {
-		add(decideNote, "it names paths on this machine that it will need granted (commented out in the snippet: allow_read, or allow_write to let it change them): %s",
-			strings.Join(paths, ", "))
-	}
+	return ""
 }
 
 // runtimeOf returns the runtime preset of an interpreter's or launcher's
@@ -110,7 +134,7 @@ func shebang(line string) string {
 }
 
 // downloader returns the launcher and the package when command (a base
-// name) and args download a package at every start: npx, uvx, uv tool run,
+// name) and args run a package a launcher installs: npx, uvx, uv tool run,
 // pipx run.
 func downloader(command string, args []string) (tool, pkg string) {
 	valued := map[string][]string{ // flags that take a value, the package's flag first

@@ -1,0 +1,78 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/diagnose"
+	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/sandbox"
+)
+
+// startTimeoutSetting is what sets a plugin's start limit, as its errors
+// name it.
+const startTimeoutSetting = "start_timeout in the plugins block"
+
+// failureOptions wires what a plugin's failure tells the operator: its
+// start limit from the plugins block (named in the error of a start over
+// it), the next step (package diagnose, over the plugin's sandbox policy),
+// and where the failure last logged is remembered so that the next
+// command does not log it whole again.
+func failureOptions(o *manager.Options, cfg *config.Config) {
+	o.StartTimeout = cfg.Plugins.StartTimeout
+	o.StartTimeoutFor = func(name string) time.Duration { return cfg.Plugins.Plugin[name].StartTimeout }
+	o.StartTimeoutSetting = startTimeoutSetting
+	o.NextStep = func(name, path, errText, stderr string) string {
+		return diagnose.NextStep(failureOf(cfg.Sandbox.PolicyFor(name), name, path, errText, stderr))
+	}
+	o.FailureDir = failureDir()
+}
+
+// startTimeoutOf is the plugin name's start limit, as the manager
+// applies it.
+func startTimeoutOf(cfg *config.Config, name string) time.Duration {
+	if d := cfg.Plugins.Plugin[name].StartTimeout; d > 0 {
+		return d
+	}
+	if d := cfg.Plugins.StartTimeout; d > 0 {
+		return d
+	}
+	return manager.DefaultStartTimeout
+}
+
+// failureOf is what diagnose needs to know of a failure of the plugin
+// name at path under the policy pol.
+func failureOf(pol *sandbox.Policy, name, path, errText, stderr string) diagnose.Failure {
+	_, isDecl := declared.Name(filepath.Base(path))
+	net := string(pol.Net)
+	if pol.Disabled {
+		net = string(sandbox.NetAll) // no sandbox: the host's network
+	}
+	if isDecl {
+		if s, err := declared.Load(path); err == nil && s.Remote() && pol.Net == "" {
+			net = string(sandbox.NetAll) // wrappedLaunch grants it
+		}
+	}
+	return diagnose.Failure{
+		Plugin: name, Declared: isDecl, Error: errText, Stderr: stderr,
+		Net: net, NetAllow: pol.NetAllow,
+		Exists: func(p string) bool { _, err := os.Stat(p); return err == nil },
+	}
+}
+
+// failureDir is $XDG_CACHE_HOME/plughost/failures (default
+// ~/.cache/plughost/failures); "" when neither is set.
+func failureDir() string {
+	base := os.Getenv("XDG_CACHE_HOME")
+	if base == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return ""
+		}
+		base = filepath.Join(home, ".cache")
+	}
+	return filepath.Join(base, "plughost", "failures")
+}

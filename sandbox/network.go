@@ -1,0 +1,353 @@
+package sandbox
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+)
+
+// CertEnv lists the variables naming extra certificates that a plugin with
+// network gets from the host's environment, when set there, with the files
+// and directories they name granted read-only. SSL_CERT_DIR may list
+// several directories, separated by ':'.
+var CertEnv = []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS", "REQUESTS_CA_BUNDLE", "CURL_CA_BUNDLE", "PIP_CERT"}
+
+// netFiles are the paths NetworkGrants looks at (tests use their own).
+type netFiles struct {
+	resolvConf    string   // the resolver's configuration
+	resolvTargets []string // globs of the files it commonly links to
+	resolverFiles []string // read by name resolution besides resolv.conf
+	certFiles     []string // the certificate stores
+	opensslDirs   []string // the usual OPENSSLDIRs; the system's own is added
+}
+
+// machineNetFiles are this machine's.
+var machineNetFiles = netFiles{
+	resolvConf: "/etc/resolv.conf",
+	resolvTargets: []string{
+		"/run/systemd/resolve/stub-resolv.conf", "/run/systemd/resolve/resolv.conf",
+		"/run/NetworkManager/*resolv.conf", "/run/resolvconf/resolv.conf",
+	},
+	resolverFiles: []string{"/etc/hosts", "/etc/nsswitch.conf", "/etc/gai.conf", "/etc/host.conf", "/etc/services", "/etc/protocols"},
+	certFiles: []string{
+		"/etc/ssl/certs", "/etc/ssl/cert.pem", "/etc/ssl/openssl.cnf",
+		"/etc/pki/tls/certs", "/etc/pki/tls/cert.pem", "/etc/pki/tls/openssl.cnf", "/etc/pki/ca-trust",
+		"/etc/ca-certificates", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
+	},
+	opensslDirs: []string{"/usr/lib/ssl", "/usr/local/ssl", "/etc/ssl", "/etc/pki/tls"},
+}
+
+// libcryptoGlobs find the system's libcrypto.
+var libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto.so.*", "/usr/lib/libcrypto.so.*", "/lib/*/libcrypto.so.*", "/lib64/libcrypto.so.*"}
+
+// NetworkGrants returns what a plugin under pol needs, beyond its policy,
+// for name resolution and TLS on this machine: read lists the paths that exist, as named and, for links,
+// where they lead; vars the names of the variables of [CertEnv] set in env
+// (the plugin's prepared environment, the host's own), to pass through.
+// Both are nil when pol permits no outbound traffic. In list mode
+// resolv.conf is left out: names come from the private hosts file.
+//
+// A program that fetches https://api.example.com/ reads files before its
+// first packet: the resolver's configuration to turn the name into an
+// address, and the certificate store to check who answers. A sandboxed
+// plugin reads nothing it was not granted, so a plugin whose allow_net
+// permits outbound traffic (NetAll, NetList) is granted them too,
+// read-only: NetworkGrants says which on this machine; the launcher applies them to every plugin
+// and declared server (stdio or remote) with network, and lists them in
+// $PLUGHOST_GRANTS' allow_read and the host's debug log ("network
+// grants"). Without network none of it is granted, and no variable below is
+// passed: such a plugin's name lookups fail at once (EAI_AGAIN in node,
+// "no such host" in Go).
+//
+// Name resolution (glibc, musl, Go and node all read these):
+//
+//   - /etc/resolv.conf and every link on its way to the file (systemd-
+//     resolved's /run/systemd/resolve/stub-resolv.conf or resolv.conf,
+//     NetworkManager's /run/NetworkManager/*resolv.conf, resolvconf's
+//     /run/resolvconf/resolv.conf); those files are granted whenever they
+//     exist, so that a link switched among them after the launch still
+//     leads somewhere readable. Under /run, which the plugin does not see,
+//     each file is put back on its own: a daemon that replaces one by
+//     renaming a new file over it leaves the plugin the one of its launch
+//     until it restarts (the stub's content never changes);
+//   - /etc/hosts, /etc/nsswitch.conf, /etc/gai.conf, /etc/host.conf,
+//     /etc/services, /etc/protocols.
+//
+// Certificates:
+//
+//   - /etc/ssl/certs (Debian's ca-certificates.crt and the hashed links
+//     OpenSSL looks certificates up by), /etc/ssl/cert.pem (Alpine's,
+//     and OpenSSL's default file where its directory is /etc/ssl, as in
+//     the node binaries of nodejs.org), /etc/ssl/openssl.cnf;
+//   - Fedora's /etc/pki/tls/certs, /etc/pki/tls/cert.pem,
+//     /etc/pki/tls/openssl.cnf and /etc/pki/ca-trust (which those link
+//     into);
+//   - where the certificates come from: /etc/ca-certificates,
+//     /usr/share/ca-certificates, /usr/local/share/ca-certificates (an
+//     administrator's own CA: update-ca-certificates links it into
+//     /etc/ssl/certs), and the target of every link in the certificate
+//     directories that leads elsewhere;
+//   - the certs, cert.pem and openssl.cnf of the directory the system's
+//     OpenSSL was built with (OPENSSLDIR: Debian's /usr/lib/ssl, which
+//     links into /etc/ssl), read from the libcrypto the dynamic linker
+//     would load (its "OPENSSLDIR: ..." string), without running openssl;
+//     and of the usual ones (/usr/lib/ssl, /usr/local/ssl, /etc/ssl,
+//     /etc/pki/tls).
+//
+// The variables naming further certificates ([CertEnv]: SSL_CERT_FILE and
+// SSL_CERT_DIR for OpenSSL, Go and most programs, NODE_EXTRA_CA_CERTS for
+// node, REQUESTS_CA_BUNDLE for Python's requests, CURL_CA_BUNDLE for curl
+// and programs that follow it, PIP_CERT for pip) are passed through when
+// the host has them set, and the files and directories they name granted.
+//
+// Not granted, on purpose:
+//
+//   - /etc/ssl/private, and whatever "private" a certificate directory
+//     holds: keys, not certificates;
+//   - nscd's socket (/var/run/nscd/socket) and systemd-resolved's varlink
+//     socket (/run/systemd/resolve/io.systemd.Resolve). Landlock before
+//     ABI 9 cannot stop connect() to a pathname unix socket, so the
+//     sandbox keeps every socket out of the plugin's sight (/run and /var
+//     are hidden) rather than grant one: these are services running
+//     outside the box, for the whole machine (nscd answers passwd and
+//     group lookups too). Neither is needed: without nscd's socket glibc
+//     resolves by itself, and without the varlink socket nss-resolve says
+//     UNAVAIL, after which glibc's dns module reads resolv.conf and asks
+//     the server it names (127.0.0.53, resolved's stub, for one) like
+//     any other;
+//   - proxy settings (HTTPS_PROXY and friends): their values may carry
+//     credentials; the operator passes them with env = [...].
+//
+// allow_net as a list: exactly those names.
+// With allow_net = ["api.example.com:443"] the host resolves each listed
+// name at launch through its own resolver ([Options.Resolver]), writes a
+// hosts file with those names and their addresses (and localhost) and an
+// nsswitch.conf saying "hosts: files", and the stage mounts them read-only
+// over /etc/hosts and /etc/nsswitch.conf in the plugin's mount namespace
+// (layer net-names). resolv.conf is not granted, and the seccomp filter
+// refuses UDP sockets in list mode, so no DNS query leaves the plugin: a
+// listed name resolves to what the host found, any other fails at once
+// (ENOTFOUND in node). A listed name that does not resolve at launch fails
+// the start, naming the entry. The addresses are the host's answer at
+// launch: a plugin keeps them until it restarts.
+//
+// Names are confined, addresses are not: Landlock restricts connect() by
+// port only, so a plugin that knows an address may connect to it on a
+// listed port; the hosts file keeps a well-behaved program to its names,
+// it does not stop a hostile one. Where the machine refuses namespaces
+// there is no private /etc/hosts: the report lists net-names as missing
+// (the host logs it), and names are not confined.
+func NetworkGrants(pol *Policy, env []string) (read, vars []string) {
+	return machineNetFiles.grants(pol, env, systemOpenSSLDir())
+}
+
+// grants is NetworkGrants over the paths of f, with the system's
+// OPENSSLDIR sysSSL (none when empty).
+func (f *netFiles) grants(pol *Policy, env []string, sysSSL []string) (read, vars []string) {
+	mode := pol.net()
+	if mode != NetAll && mode != NetList {
+		return nil, nil
+	}
+	var paths []string
+	if mode == NetAll {
+		paths = append(paths, linkChain(f.resolvConf)...)
+		for _, g := range f.resolvTargets {
+			m, _ := filepath.Glob(g)
+			paths = append(paths, m...)
+		}
+	}
+	paths = append(paths, f.resolverFiles...)
+	paths = append(paths, f.certFiles...)
+	for _, d := range slices.Concat(f.opensslDirs, sysSSL) {
+		paths = append(paths, filepath.Join(d, "certs"), filepath.Join(d, "cert.pem"), filepath.Join(d, "openssl.cnf"))
+	}
+	for _, name := range CertEnv {
+		v := envValue(env, name)
+		if v == "" {
+			continue
+		}
+		vars = append(vars, name)
+		for _, p := range filepath.SplitList(v) {
+			if filepath.IsAbs(p) && filepath.Clean(p) != "/" {
+				paths = append(paths, filepath.Clean(p))
+			}
+		}
+	}
+	for _, p := range paths {
+		for _, q := range linkChain(p) {
+			if !slices.Contains(read, q) {
+				read = append(read, q)
+			}
+		}
+	}
+	read = append(read, linkTargets(read)...)
+	return read, vars
+}
+
+// linkChain returns path, when it exists, and every file a chain of
+// symbolic links starting at it passes through, ending with the file
+// itself: /etc/resolv.conf, /run/systemd/resolve/stub-resolv.conf. A path
+// whose last element is no link (its directories may be) is returned
+// alone.
+func linkChain(path string) []string {
+	var out []string
+	for range 16 {
+		fi, err := os.Lstat(path)
+		if err != nil {
+			return out
+		}
+		out = append(out, path)
+		if fi.Mode()&os.ModeSymlink == 0 {
+			return out
+		}
+		to, err := os.Readlink(path)
+		if err != nil {
+			return out
+		}
+		if !filepath.IsAbs(to) {
+			to = filepath.Join(filepath.Dir(path), to)
+		}
+		path = filepath.Clean(to)
+	}
+	return out
+}
+
+// linkTargets returns the files that links in the directories among
+// granted (the certificate directories: resolver files are files) lead
+// to, when no granted path holds them already: a CA an administrator
+// linked into /etc/ssl/certs from elsewhere. A "private" directory is never
+// looked into, nor granted through a link.
+func linkTargets(granted []string) []string {
+	var out []string
+	covered := func(p string) bool {
+		return slices.ContainsFunc(slices.Concat(granted, out), func(g string) bool { return within(p, g) })
+	}
+	for _, dir := range granted {
+		if filepath.Base(dir) == "private" {
+			continue
+		}
+		entries, err := os.ReadDir(dir) // fails on a file
+		if err != nil {
+			continue
+		}
+		for _, e := range entries {
+			if e.Type()&os.ModeSymlink == 0 {
+				continue
+			}
+			real, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name()))
+			if err != nil || covered(real) || strings.Contains(real, "/private/") {
+				continue
+			}
+			if len(out) == 256 {
+				return out // a store of links into everywhere: enough
+			}
+			out = append(out, real)
+		}
+	}
+	return out
+}
+
+// systemOpenSSLDir is the OPENSSLDIR of the system's libcrypto, nil when
+// none is found: read once from the library's "OPENSSLDIR: "DIR"" string.
+var systemOpenSSLDir = sync.OnceValue(func() []string {
+	var libs []string
+	for _, g := range libcryptoGlobs {
+		m, _ := filepath.Glob(g)
+		libs = append(libs, m...)
+	}
+	for _, lib := range libs {
+		if dir := opensslDirOf(lib); dir != "" {
+			return []string{dir}
+		}
+	}
+	return nil
+})
+
+var opensslDirString = regexp.MustCompile(`OPENSSLDIR: "(/[^"\x00]{0,255})"`)
+
+// opensslDirOf returns the OPENSSLDIR a libcrypto was built with, "" when
+// it says none.
+func opensslDirOf(lib string) string {
+	fi, err := os.Stat(lib)
+	if err != nil || !fi.Mode().IsRegular() || fi.Size() > 64<<20 {
+		return ""
+	}
+	b, err := os.ReadFile(lib)
+	if err != nil {
+		return ""
+	}
+	i := bytes.Index(b, []byte(`OPENSSLDIR: "`))
+	if i < 0 {
+		return ""
+	}
+	m := opensslDirString.FindSubmatch(b[i:min(len(b), i+300)])
+	if m == nil {
+		return ""
+	}
+	return filepath.Clean(string(m[1]))
+}
+
+// resolveTimeout bounds the resolution of allow_net's names at launch.
+const resolveTimeout = 10 * time.Second
+
+// validHost matches the host names allow_net may list.
+var validHost = regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_.-]{0,252})$`)
+
+// checkNetHost reports whether the host part of an allow_net entry is an
+// IP address, a host name or empty (any host on that port).
+func checkNetHost(hostport string) error {
+	host, _, err := net.SplitHostPort(hostport)
+	if err != nil {
+		return fmt.Errorf("%q is not host:port", hostport)
+	}
+	if host == "" || net.ParseIP(host) != nil || validHost.MatchString(host) {
+		return nil
+	}
+	return fmt.Errorf("%q: %q is neither a host name nor an IP address", hostport, host)
+}
+
+// confinedNames resolves the names of allow_net's entries with r and
+// returns the hosts file and nsswitch.conf that let exactly those resolve
+// (see [NetworkGrants]). A name that does not resolve is an
+// error naming its entry.
+func confinedNames(ctx context.Context, r *net.Resolver, entries []string) (hosts, nsswitch []byte, err error) {
+	if r == nil {
+		r = net.DefaultResolver
+	}
+	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
+	defer cancel()
+	var b bytes.Buffer
+	b.WriteString("# Written by plughost: the names of this plugin's allow_net, resolved by the host at launch.\n# No other name resolves here.\n")
+	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
+	seen := map[string]bool{}
+	for _, hp := range entries {
+		if err := checkNetHost(hp); err != nil {
+			return nil, nil, fmt.Errorf("allow_net: %w", err)
+		}
+		host, _, _ := net.SplitHostPort(hp)
+		host = strings.TrimSuffix(strings.ToLower(host), ".")
+		if host == "" || host == "localhost" || net.ParseIP(host) != nil || seen[host] {
+			continue // localhost is there already
+		}
+		seen[host] = true
+		addrs, err := r.LookupIPAddr(ctx, host)
+		if err == nil && len(addrs) == 0 {
+			err = fmt.Errorf("no address")
+		}
+		if err != nil {
+			return nil, nil, fmt.Errorf("allow_net %q: the host cannot resolve %s: %w", hp, host, err)
+		}
+		for _, a := range addrs {
+			fmt.Fprintf(&b, "%s\t%s\n", a.IP, host)
+		}
+	}
+	return b.Bytes(), []byte("# Written by plughost: names come from /etc/hosts only (allow_net's list).\nhosts: files\n"), nil
+}

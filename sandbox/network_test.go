@@ -1,0 +1,211 @@
+package sandbox
+
+import (
+	"context"
+	"net"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/miekg/dns"
+)
+
+// fakeMachine builds, under a temporary root, a machine's resolver and
+// certificate files the way Debian with systemd-resolved lays them out,
+// and returns its netFiles and root.
+func fakeMachine(t *testing.T) (*netFiles, string) {
+	t.Helper()
+	root := t.TempDir()
+	file := func(p string) {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	link := func(p, to string) {
+		p = filepath.Join(root, p)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Symlink(to, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, f := range []string{
+		"run/systemd/resolve/stub-resolv.conf", "run/systemd/resolve/resolv.conf",
+		"run/systemd/resolve/io.systemd.Resolve", // the varlink socket (a file will do)
+		"run/NetworkManager/no-stub-resolv.conf", "run/nscd/socket",
+		"etc/hosts", "etc/nsswitch.conf", "etc/services", // no gai.conf, host.conf, protocols
+		"etc/ssl/certs/ca-certificates.crt", "etc/ssl/openssl.cnf", "etc/ssl/private/server.key",
+		"usr/share/ca-certificates/mozilla/Root_CA.crt", "usr/local/share/ca-certificates/corp.crt",
+		"opt/corp/ca.pem", "opt/extra.pem", "opt/d1/x.pem", "opt/d2/y.pem",
+	} {
+		file(f)
+	}
+	link("etc/resolv.conf", "../run/systemd/resolve/stub-resolv.conf")
+	link("etc/ssl/certs/Root_CA.pem", filepath.Join(root, "usr/share/ca-certificates/mozilla/Root_CA.crt"))
+	link("etc/ssl/certs/corp.pem", filepath.Join(root, "usr/local/share/ca-certificates/corp.crt"))
+	link("etc/ssl/certs/1a2b3c4d.0", "corp.pem")
+	link("etc/ssl/certs/outside.pem", filepath.Join(root, "opt/corp/ca.pem")) // an administrator's link elsewhere
+	link("etc/ssl/certs/key.pem", "../private/server.key")                    // never granted through a link
+	link("usr/lib/ssl/certs", "../../../etc/ssl/certs")
+	link("usr/lib/ssl/private", "../../../etc/ssl/private")
+	link("usr/lib/ssl/openssl.cnf", "../../../etc/ssl/openssl.cnf")
+	in := func(ps ...string) []string {
+		out := make([]string, len(ps))
+		for i, p := range ps {
+			out[i] = filepath.Join(root, p)
+		}
+		return out
+	}
+	return &netFiles{
+		resolvConf:    filepath.Join(root, "etc/resolv.conf"),
+		resolvTargets: in("run/systemd/resolve/stub-resolv.conf", "run/systemd/resolve/resolv.conf", "run/NetworkManager/*resolv.conf", "run/resolvconf/resolv.conf"),
+		resolverFiles: in("etc/hosts", "etc/nsswitch.conf", "etc/gai.conf", "etc/host.conf", "etc/services", "etc/protocols"),
+		certFiles:     in("etc/ssl/certs", "etc/ssl/cert.pem", "etc/ssl/openssl.cnf", "etc/pki/tls/certs", "etc/ca-certificates", "usr/share/ca-certificates", "usr/local/share/ca-certificates"),
+		opensslDirs:   in("etc/ssl", "usr/local/ssl"),
+	}, root
+}
+
+func TestNetworkGrants(t *testing.T) {
+	t.Parallel()
+	files, root := fakeMachine(t)
+	r := func(p string) string { return filepath.Join(root, p) }
+	env := []string{"HOME=/root", "SSL_CERT_FILE=" + r("opt/extra.pem"), "SSL_CERT_DIR=" + r("opt/d1") + ":" + r("opt/d2") + ":relative",
+		"NODE_EXTRA_CA_CERTS=" + r("opt/missing.pem"), "GIT_SSL_CAINFO=" + r("opt/corp/ca.pem"), "PIP_CERT="}
+	resolver := []string{r("etc/resolv.conf"), r("run/systemd/resolve/stub-resolv.conf"), r("run/systemd/resolve/resolv.conf"), r("run/NetworkManager/no-stub-resolv.conf")}
+	common := []string{r("etc/hosts"), r("etc/nsswitch.conf"), r("etc/services"),
+		r("etc/ssl/certs"), r("etc/ssl/openssl.cnf"), r("usr/share/ca-certificates"), r("usr/local/share/ca-certificates"),
+		r("usr/lib/ssl/certs"), r("usr/lib/ssl/openssl.cnf"), // the system's OPENSSLDIR, linking into /etc/ssl
+		r("opt/extra.pem"), r("opt/d1"), r("opt/d2"), r("opt/corp/ca.pem")}
+	for name, tc := range map[string]struct {
+		pol      Policy
+		want     []string // among read
+		notWant  []string // not among read
+		wantVars []string
+	}{
+		"none":         {pol: Policy{}, notWant: slices.Concat(resolver, common)},
+		"none, named":  {pol: Policy{Net: NetNone}, notWant: slices.Concat(resolver, common)},
+		"all":          {pol: Policy{Net: NetAll}, want: slices.Concat(resolver, common), wantVars: []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"}},
+		"list: no DNS": {pol: Policy{Net: NetList, NetAllow: []string{"api.example.com:443"}}, want: common, notWant: resolver, wantVars: []string{"SSL_CERT_FILE", "SSL_CERT_DIR", "NODE_EXTRA_CA_CERTS"}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			read, vars := files.grants(&tc.pol, env, []string{r("usr/lib/ssl")})
+			for _, w := range tc.want {
+				if !slices.Contains(read, w) {
+					t.Errorf("%s not granted; read = %v", w, read)
+				}
+			}
+			for _, w := range tc.notWant {
+				if slices.Contains(read, w) {
+					t.Errorf("%s granted; read = %v", w, read)
+				}
+			}
+			for _, p := range read {
+				if strings.Contains(p, "private") || strings.Contains(p, "io.systemd") || strings.Contains(p, "nscd") ||
+					strings.HasSuffix(p, "gai.conf") || strings.Contains(p, "missing") {
+					t.Errorf("granted %s (keys, sockets and paths that do not exist never are)", p)
+				}
+			}
+			if !slices.Equal(vars, tc.wantVars) {
+				t.Errorf("vars = %v, want %v", vars, tc.wantVars)
+			}
+		})
+	}
+}
+
+// The real machine: whatever it has, keys and sockets are never granted
+// and every path granted exists.
+func TestNetworkGrantsThisMachine(t *testing.T) {
+	t.Parallel()
+	read, _ := NetworkGrants(&Policy{Net: NetAll}, nil)
+	for _, p := range read {
+		if _, err := os.Lstat(p); err != nil {
+			t.Errorf("granted %s: %v", p, err)
+		}
+		if strings.Contains(p, "/private") || strings.Contains(p, "nscd") || strings.Contains(p, "io.systemd") {
+			t.Errorf("granted %s", p)
+		}
+	}
+	if _, err := os.Stat("/etc/resolv.conf"); err == nil && !slices.Contains(read, "/etc/resolv.conf") {
+		t.Errorf("/etc/resolv.conf not granted: %v", read)
+	}
+}
+
+func TestOpenSSLDirOf(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	lib := filepath.Join(dir, "libcrypto.so.3")
+	if err := os.WriteFile(lib, []byte("\x7fELF\x00junk\x00OPENSSLDIR: \"/usr/lib/ssl\"\x00more"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := opensslDirOf(lib); got != "/usr/lib/ssl" {
+		t.Errorf("opensslDirOf = %q, want /usr/lib/ssl", got)
+	}
+	if err := os.WriteFile(lib, []byte("\x7fELF no dir"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := opensslDirOf(lib); got != "" {
+		t.Errorf("opensslDirOf = %q, want none", got)
+	}
+}
+
+// testDNS serves the names of zone (name → IPv4 address; every other name
+// NXDOMAIN) over UDP on a loopback port, and returns a resolver asking it.
+func testDNS(t *testing.T, zone map[string]string) *net.Resolver {
+	t.Helper()
+	pc, err := net.ListenPacket("udp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &dns.Server{PacketConn: pc, Handler: dns.HandlerFunc(func(w dns.ResponseWriter, q *dns.Msg) {
+		m := new(dns.Msg)
+		m.SetReply(q)
+		name := strings.TrimSuffix(strings.ToLower(q.Question[0].Name), ".")
+		addr, ok := zone[name]
+		switch {
+		case !ok:
+			m.Rcode = dns.RcodeNameError
+		case q.Question[0].Qtype == dns.TypeA:
+			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Question[0].Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 60}, A: net.ParseIP(addr)})
+		}
+		w.WriteMsg(m)
+	})}
+	go srv.ActivateAndServe()
+	t.Cleanup(func() { srv.Shutdown() })
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, _, _ string) (net.Conn, error) {
+		var d net.Dialer
+		return d.DialContext(ctx, "udp", pc.LocalAddr().String())
+	}}
+}
+
+func TestConfinedNames(t *testing.T) {
+	t.Parallel()
+	r := testDNS(t, map[string]string{"api.example.test": "192.0.2.7"})
+	hosts, nss, err := confinedNames(t.Context(), r, []string{"api.example.test:443", "API.example.test.:8443", "10.1.2.3:22", "[::1]:80", "localhost:8080"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(hosts); !strings.Contains(got, "\n192.0.2.7\tapi.example.test\n") || strings.Count(got, "api.example.test") != 1 ||
+		!strings.Contains(got, "127.0.0.1\tlocalhost\n") || strings.Count(got, "\tlocalhost") != 2 || strings.Contains(got, "10.1.2.3") {
+		t.Errorf("hosts file:\n%s", got)
+	}
+	if !strings.Contains(string(nss), "\nhosts: files\n") {
+		t.Errorf("nsswitch.conf:\n%s", nss)
+	}
+	_, _, err = confinedNames(t.Context(), r, []string{"api.example.test:443", "gone.example.test:443"})
+	if err == nil || !strings.Contains(err.Error(), `allow_net "gone.example.test:443"`) {
+		t.Errorf("an unresolvable name: err = %v, want one naming its entry", err)
+	}
+	for _, bad := range []string{"a b:443", "evil\n1.2.3.4 bank.example:443", "#x:1"} {
+		if err := (&Policy{Net: NetList, NetAllow: []string{bad}}).Check(); err == nil {
+			t.Errorf("Check accepted allow_net %q", bad)
+		}
+	}
+}

@@ -94,7 +94,11 @@ internal/npmregistry/node_modules: internal/npmregistry/package-lock.json
 ## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets
 ## (bench/ is its own module, so the peers never enter the product; not run by CI). BENCH_FLAGS adds flags
 ## (bin/bench/bench -h), e.g. BENCH_FLAGS='-only calls,grpc'. The wrapped section runs server-everything on the
-## Node 22 of conformance/node_modules, directly and through plughost; the toolsearch section, ../shared/toolsearch as
+## Node 22 of conformance/node_modules, directly and through plughost; the install section, a declared
+## `npx -y @modelcontextprotocol/server-memory@VERSION` (pinned by conformance/package-lock.json): its first start
+## (the sandboxed install, from a local Verdaccio with an uplink to `npm config get registry`, primed untimed), its
+## later, offline starts and a read_graph call's p50/p90, each against node running the same tree directly (one run:
+## `make bench-bin && bin/bench/bench -only install`, ~2 min); the toolsearch section, ../shared/toolsearch as
 ## 70 corpusplugin plugins, in full and in tool search mode. Then a call over HTTP with authorization off, with the static
 ## token and with OAuth (a JWT checked per request), as ratios (HTTPAuth's vs-off); tool search's index: its speed over 10,013 tools,
 ## and its ranking by words and by meaning (a real model, conformance/embeddings.mjs) on ../shared/toolsearch.
@@ -102,7 +106,7 @@ internal/npmregistry/node_modules: internal/npmregistry/package-lock.json
 bench-bin: build
 	cd bench && $(GO) build -o ../$(BIN)/bench/ ./...
 	$(GO) build -o $(BIN)/bench/corpusplugin ./internal/toolsearcheval/corpusplugin
-bench: bench-bin conformance/node_modules
+bench: bench-bin conformance/node_modules internal/npmregistry/node_modules
 	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask|HTTPAuth' -benchmem ./host/mcp/streamable
 	$(GO) test -run '^$$' -bench 'BridgeCall|GoSDKClientCall' -benchmem ./host/wrapped
@@ -110,8 +114,8 @@ bench: bench-bin conformance/node_modules
 	$(GO) test -run '^$$' -bench 'CallWithRules|ListWithRules' -benchmem ./host/catalog
 	$(GO) test -run '^$$' -bench 'Rule' -benchmem ./host/access
 	$(GO) test -run 'TestRanking' -v -bench 'SemanticRanking' -benchtime 1x ./host/toolsearch
-## bench-quick: the same, shorter (under a minute once built)
-bench-quick: bench-bin conformance/node_modules
+## bench-quick: the same, shorter (under two minutes once built, the install section's 50 s included)
+bench-quick: bench-bin conformance/node_modules internal/npmregistry/node_modules
 	$(BIN)/bench/bench -quick -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 
 ## fuzz: every fuzz target in turn, FUZZTIME each (default 10m, so about 1.5 hours), one worker (-parallel 1);

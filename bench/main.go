@@ -3,11 +3,11 @@
 // peer next to the targets of issue 6.
 //
 //	make bench          # the full run (a few minutes)
-//	make bench-quick    # under a minute, for iteration
+//	make bench-quick    # a short run, for iteration
 //
 // or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
 //
-//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,toolsearch]
+//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,install,toolsearch]
 //
 // The servers: plughost serving the bundled echo plugin; and, serving the
 // same echo tool in-process, a go-sdk server (raw-schema tool), an mcp-go
@@ -16,6 +16,10 @@
 // over its stdin/stdout, or over Streamable HTTP with keep-alive once
 // `plughost serve --http` exists. Server CPU and peak RSS come from /proc
 // (proc.go) and cover the host and its plugin processes together.
+//
+// The install section measures a declared npx one-liner's first start (the
+// install), its later starts and its calls against node running the same
+// server directly (install.go).
 //
 // The toolsearch section measures tool search mode (issue 19) on
 // ../shared/toolsearch through MCP (toolsearch.go).
@@ -59,6 +63,9 @@ type config struct {
 	node       string   // Node 22 (the wrapped section), symlinks resolved
 	everything string   // server-everything's dist/index.js (the wrapped section)
 	toolSearch string   // ../shared/toolsearch (the toolsearch section)
+	lockfile   string   // conformance/package-lock.json: the install section's server version
+	verdaccio  string   // Verdaccio's program (the install section's registry)
+	uplink     string   // the registry Verdaccio fetches from; empty: npm config get registry
 
 	textLen  int
 	inFlight int
@@ -73,15 +80,18 @@ type config struct {
 func main() {
 	var cfg config
 	var only, noSandbox string
-	flag.BoolVar(&cfg.quick, "quick", false, "a short run (under a minute) for iteration")
+	flag.BoolVar(&cfg.quick, "quick", false, "a short run for iteration (fewer calls, starts and installs)")
 	flag.StringVar(&cfg.plughostBn, "plughost", "bin/plughost", "the plughost binary")
 	flag.StringVar(&cfg.pluginsDir, "plugins", "bin/plugins", "the directory of the bundled plugins (echo is used)")
 	flag.StringVar(&cfg.binDir, "bin", "bin/bench", "the directory of the benchmark's binaries (peer-*, tenplugin, grpcfloor)")
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "where the JSON figures are written")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc, wrapped, toolsearch (default all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc, wrapped, install, toolsearch (default all)")
 	flag.StringVar(&cfg.toolSearch, "toolsearch", "../shared/toolsearch", "the tool-search corpus (tools.jsonl, queries-dev.jsonl), for the toolsearch section")
 	flag.StringVar(&cfg.node, "node", "conformance/node_modules/.bin/node", "the node binary of the wrapped section (Node 22, from npm ci in conformance/)")
 	flag.StringVar(&cfg.everything, "everything", "conformance/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "server-everything's entry point, for the wrapped section")
+	flag.StringVar(&cfg.lockfile, "lockfile", "conformance/package-lock.json", "the npm lockfile that pins server-memory's version, for the install section")
+	flag.StringVar(&cfg.verdaccio, "verdaccio", "internal/npmregistry/node_modules/verdaccio/bin/verdaccio", "Verdaccio's program (npm ci in internal/npmregistry), the install section's registry")
+	flag.StringVar(&cfg.uplink, "uplink", "", "the registry `URL` the install section's Verdaccio fetches server-memory and its dependencies from (default: npm config get registry)")
 	flag.StringVar(&noSandbox, "nosandbox-args", "", "extra `ARGS` for plughost serve that turn the sandbox off, for the no-sandbox rows (default: a --config file with sandbox { disabled = true } when plughost has a sandbox)")
 	flag.Parse()
 	if err := run(&cfg, only, noSandbox); err != nil {
@@ -103,7 +113,7 @@ func run(cfg *config, only, noSandbox string) error {
 	} else {
 		cfg.seqCalls, cfg.warmup, cfg.duration, cfg.coldRuns, cfg.scale, cfg.listRuns = 5000, 500, 5*time.Second, 20, []int{1, 10, 100}, 100
 	}
-	for _, p := range []*string{&cfg.plughostBn, &cfg.pluginsDir, &cfg.binDir, &cfg.outDir, &cfg.node, &cfg.everything, &cfg.toolSearch} {
+	for _, p := range []*string{&cfg.plughostBn, &cfg.pluginsDir, &cfg.binDir, &cfg.outDir, &cfg.node, &cfg.everything, &cfg.toolSearch, &cfg.lockfile, &cfg.verdaccio} {
 		abs, err := filepath.Abs(*p)
 		if err != nil {
 			return err
@@ -236,6 +246,30 @@ func run(cfg *config, only, noSandbox string) error {
 			return fmt.Errorf("wrapped: %w (run npm ci in conformance/, or pass -node and -everything)", err)
 		default:
 			fmt.Fprintf(os.Stderr, "bench: wrapped section skipped: %v (run npm ci in conformance/)\n", err)
+		}
+	}
+	if section("install") {
+		// The registry runs on the Node 22 of conformance/.
+		node, err := filepath.EvalSymlinks(cfg.node)
+		if err == nil {
+			cfg.node = node
+			_, err = os.Stat(cfg.verdaccio)
+		}
+		switch {
+		case err == nil:
+			first := 3
+			if cfg.quick {
+				first = 1
+			}
+			f, err := benchInstall(ctx, cfg, first)
+			if err != nil {
+				return fmt.Errorf("install: %w", err)
+			}
+			rep.Install = f
+		case cfg.only != nil:
+			return fmt.Errorf("install: %w (run npm ci in conformance/ and internal/npmregistry/)", err)
+		default:
+			fmt.Fprintf(os.Stderr, "bench: install section skipped: %v (run npm ci in conformance/ and internal/npmregistry/)\n", err)
 		}
 	}
 	if section("toolsearch") {

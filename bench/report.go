@@ -23,6 +23,8 @@ type report struct {
 	Scale    []scaleFigures    `json:"scale"`
 	OnDemand []onDemandFigures `json:"on_demand"`
 	Wrapped  []wrappedFigures  `json:"wrapped"`
+	// Install is nil when the section did not run.
+	Install *installFigures `json:"install,omitempty"`
 	// ToolSearch is nil when the section did not run.
 	ToolSearch *toolSearchFigures `json:"tool_search,omitempty"`
 	Targets    []target           `json:"targets"`
@@ -260,6 +262,9 @@ func printReport(w io.Writer, r *report) {
 				f.Server, directName, v.ColdStart, v.P50, v.P99, v.CallsPerS, v.CPU, v.PeakRSS)
 		}
 		fmt.Fprintln(w)
+	}
+	if r.Install != nil {
+		printInstall(w, r.Install)
 	}
 	if r.ToolSearch != nil {
 		printToolSearch(w, r.ToolSearch)

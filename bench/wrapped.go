@@ -81,24 +81,33 @@ func wrappedSpecs(cfg *config) ([]serverSpec, error) {
 func benchStartup(ctx context.Context, cfg *config, sp serverSpec, runs int) (latencies, error) {
 	var lat latencies
 	for range runs {
-		s, err := startServer(ctx, sp, stdio, cfg.work)
+		d, err := startOnce(ctx, cfg, sp, "echo", 30*time.Second)
 		if err != nil {
 			return nil, err
 		}
-		if _, err := initialize(ctx, s.conn); err != nil {
-			s.stop()
-			return nil, fmt.Errorf("%w (stderr: %s)", err, s.stderrTail())
-		}
-		if _, err := waitForTools(ctx, s.conn, 30*time.Second, hasTool("echo")); err != nil {
-			s.stop()
-			return nil, fmt.Errorf("%w (stderr: %s)", err, s.stderrTail())
-		}
-		lat = append(lat, time.Since(s.start))
-		if err := s.stop(); err != nil {
-			return nil, err
-		}
+		lat = append(lat, d)
 	}
 	return lat, nil
+}
+
+// startOnce starts sp's process over stdio, measures exec → initialize → a
+// tools/list holding tool (waiting at most limit for it), and stops the
+// process.
+func startOnce(ctx context.Context, cfg *config, sp serverSpec, tool string, limit time.Duration) (time.Duration, error) {
+	s, err := startServer(ctx, sp, stdio, cfg.work)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := initialize(ctx, s.conn); err != nil {
+		s.stop()
+		return 0, fmt.Errorf("%w (stderr: %s)", err, s.stderrTail())
+	}
+	if _, err := waitForTools(ctx, s.conn, limit, hasTool(tool)); err != nil {
+		s.stop()
+		return 0, fmt.Errorf("%w (stderr: %s)", err, s.stderrTail())
+	}
+	d := time.Since(s.start)
+	return d, s.stop()
 }
 
 // benchWrapped measures each server of wrappedSpecs: cold start, then calls.

@@ -2,6 +2,8 @@
 // pinned by package.json and package-lock.json beside this file (make
 // test runs npm ci here), serving on a loopback port only the packages a
 // test publishes to it, with no uplink to any other registry.
+// (Run, without a test, can give it one: the benchmark's install section
+// fetches a real server's dependencies through it.)
 //
 //	reg := npmregistry.Start(t, node)
 //	reg.Publish(t, npmregistry.Package{Name: "@acme/hello-mcp", Version: "1.0.0", Files: files})
@@ -44,57 +46,113 @@ func dir() string {
 // internal/npmregistry; make test does it).
 func Start(t testing.TB, node string) *Registry {
 	t.Helper()
-	main := filepath.Join(dir(), "node_modules", "verdaccio", "bin", "verdaccio")
-	if _, err := os.Stat(main); err != nil {
-		t.Fatalf("%v\nthe npm registry of the install-once tests is Verdaccio: npm ci in internal/npmregistry (make test runs it)", err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
+	r, stop, err := Run(node, &Options{Dir: t.TempDir()})
 	if err != nil {
 		t.Fatal(err)
 	}
+	t.Cleanup(stop)
+	return r
+}
+
+// Options configure Run. The zero value (or nil) is a registry that serves
+// only what is published to it, in a temporary directory.
+type Options struct {
+	// Dir holds the registry's configuration and storage; empty: a new
+	// temporary directory, removed by stop.
+	Dir string
+	// Verdaccio is the path of Verdaccio's program; empty: the one npm ci
+	// installed beside this file (a binary built elsewhere, such as the
+	// benchmark's, names it, since this file's path is the build's).
+	Verdaccio string
+	// Uplink is a registry URL that Verdaccio asks for what it does not
+	// hold, keeping every answer and tarball it fetches; empty: no uplink,
+	// a package nobody published is a 404. Fetched metadata counts as
+	// fresh for an hour, so that once a package has been installed
+	// through the registry, installing it again asks the uplink nothing.
+	// Tests leave it empty: they must not depend on the network.
+	Uplink string
+}
+
+// Run starts Verdaccio with the node binary node and returns once it
+// listens; stop kills it (and removes Dir when Run made it).
+func Run(node string, opts *Options) (r *Registry, stop func(), err error) {
+	if opts == nil {
+		opts = &Options{}
+	}
+	main := opts.Verdaccio
+	if main == "" {
+		main = filepath.Join(dir(), "node_modules", "verdaccio", "bin", "verdaccio")
+	}
+	if _, err := os.Stat(main); err != nil {
+		return nil, nil, fmt.Errorf("%w\nthe npm registry of the install-once tests is Verdaccio: npm ci in internal/npmregistry (make test runs it)", err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, nil, err
+	}
 	addr := l.Addr().String()
 	l.Close()
-	work := t.TempDir()
+	work, cleanup := opts.Dir, func() {}
+	if work == "" {
+		if work, err = os.MkdirTemp("", "npmregistry-"); err != nil {
+			return nil, nil, err
+		}
+		cleanup = func() { os.RemoveAll(work) }
+	} else if err := os.MkdirAll(work, 0o700); err != nil {
+		return nil, nil, err
+	}
+	uplinks, proxy := "{}", ""
+	if opts.Uplink != "" {
+		// maxage: metadata fetched once is fresh for an hour; cache: keep
+		// the tarballs.
+		uplinks = fmt.Sprintf("\n  upstream:\n    url: %s\n    maxage: 1h\n    cache: true\n    timeout: 60s", opts.Uplink)
+		proxy = "\n    proxy: upstream"
+	}
 	config := fmt.Sprintf(`storage: %s
-uplinks: {}
+uplinks: %s
 packages:
   '**':
     access: $all
-    publish: $all
+    publish: $all%s
 auth:
   htpasswd:
     file: %s
     max_users: -1
 log: {type: stdout, format: json, level: http}
-`, filepath.Join(work, "storage"), filepath.Join(work, "htpasswd"))
+`, filepath.Join(work, "storage"), uplinks, proxy, filepath.Join(work, "htpasswd"))
 	cfgPath := filepath.Join(work, "config.yaml")
 	if err := os.WriteFile(cfgPath, []byte(config), 0o600); err != nil {
-		t.Fatal(err)
+		cleanup()
+		return nil, nil, err
 	}
 	cmd := exec.Command(node, main, "--config", cfgPath, "--listen", addr)
 	cmd.Env = append(os.Environ(), "NODE_NO_WARNINGS=1")
 	out, err := cmd.StdoutPipe()
 	if err != nil {
-		t.Fatal(err)
+		cleanup()
+		return nil, nil, err
 	}
 	var stderr strings.Builder
 	cmd.Stderr = &stderr
 	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
+		cleanup()
+		return nil, nil, err
 	}
-	r := &Registry{URL: "http://" + addr + "/"}
+	r = &Registry{URL: "http://" + addr + "/"}
 	ready := make(chan struct{})
 	go r.read(out, ready)
-	t.Cleanup(func() {
+	stop = func() {
 		_ = cmd.Process.Kill()
 		_ = cmd.Wait()
-	})
+		cleanup()
+	}
 	select {
 	case <-ready:
 	case <-time.After(60 * time.Second):
-		t.Fatalf("verdaccio did not start:\n%s", stderr.String())
+		stop()
+		return nil, nil, fmt.Errorf("verdaccio did not start:\n%s", stderr.String())
 	}
-	return r
+	return r, stop, nil
 }
 
 // read follows Verdaccio's JSON log: ready is closed once it listens;

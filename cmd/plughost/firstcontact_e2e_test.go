@@ -210,10 +210,9 @@ func TestFirstContact(t *testing.T) {
 	t.Run("as imported", func(t *testing.T) {
 		start := time.Now()
 		c := serve(t)
-		for _, pkg := range []string{"@modelcontextprotocol/server-filesystem@2026.8.31", "@modelcontextprotocol/server-memory@2026.8.31",
-			"@plughost-test/fetch-mcp@1.0.0"} {
-			awaitInstall(t, c.stderr, pkg, 3*time.Minute)
-		}
+		awaitInstall(t, c.stderr, "@modelcontextprotocol/server-filesystem@2026.8.31", true, 3*time.Minute)
+		awaitInstall(t, c.stderr, "@modelcontextprotocol/server-memory@2026.8.31", true, 3*time.Minute)
+		awaitInstall(t, c.stderr, "@plughost-test/fetch-mcp@1.0.0", false, 3*time.Minute) // npm publish to Verdaccio records no size
 		for _, tool := range []string{"list_directory", "write_file", "create_entities", "read_graph", "fetch"} {
 			c.awaitTool(t, tool)
 		}
@@ -313,8 +312,9 @@ func TestFirstContact(t *testing.T) {
 }
 
 // awaitInstall waits, up to d, for the log to say that pkg (name@version)
-// was installed, and fails at once when it says an install failed.
-func awaitInstall(t *testing.T, b *lineBuffer, pkg string, d time.Duration) {
+// was installed, and fails at once when it says an install failed; the
+// install must have been announced, with its size when sized.
+func awaitInstall(t *testing.T, b *lineBuffer, pkg string, sized bool, d time.Duration) {
 	t.Helper()
 	deadline := time.After(d)
 	for {
@@ -322,8 +322,14 @@ func awaitInstall(t *testing.T, b *lineBuffer, pkg string, d time.Duration) {
 		log, changed := b.buf.String(), b.changed
 		b.mu.Unlock()
 		if strings.Contains(log, "installed "+pkg+" in ") {
-			if !strings.Contains(log, "installing "+pkg) {
-				t.Errorf("the install of %s was not announced:\n%s", pkg, log)
+			// Announced, with the size the registry gives (npm view's
+			// dist.unpackedSize): "installing NAME@VERSION (31.9 kB)…".
+			announced := `installing ` + regexp.QuoteMeta(pkg) + `…`
+			if sized {
+				announced = `installing ` + regexp.QuoteMeta(pkg) + ` \([0-9.]+ [kM]?B\)…`
+			}
+			if !regexp.MustCompile(announced).MatchString(log) {
+				t.Errorf("the install of %s was not announced (%s):\n%s", pkg, announced, log)
 			}
 			return
 		}

@@ -202,13 +202,41 @@ func (r *Registry) Mirror(t testing.TB, lockfile string, roots ...string) []stri
 		t.Fatalf("npm pack of %d packages: %v\n%s", len(specs), err, stderr.String())
 	}
 	var packed []struct {
+		Name     string `json:"name"`
 		Filename string `json:"filename"`
 	}
 	if err := json.Unmarshal(out, &packed); err != nil || len(packed) != len(specs) {
 		t.Fatalf("npm pack printed %d packages for %d (%v):\n%s", len(packed), len(specs), err, out)
 	}
+	// Four packages at a time; the versions of one in turn (the last one
+	// published is its latest).
+	byName := map[string][]string{}
+	var names []string
 	for _, p := range packed {
-		r.PublishTarball(t, filepath.Join(dest, p.Filename))
+		if byName[p.Name] == nil {
+			names = append(names, p.Name)
+		}
+		byName[p.Name] = append(byName[p.Name], filepath.Join(dest, p.Filename))
+	}
+	errs := make(chan error, len(names))
+	sem := make(chan struct{}, 4)
+	for _, name := range names {
+		sem <- struct{}{}
+		go func() {
+			defer func() { <-sem }()
+			for _, file := range byName[name] {
+				if err := r.publishTarball(file); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for range names {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
 	}
 	return specs
 }
@@ -310,18 +338,24 @@ func Closure(lockfile string, roots ...string) ([]string, error) {
 // tarball is stored unchanged.
 func (r *Registry) PublishTarball(t testing.TB, path string) {
 	t.Helper()
-	tgz, err := os.ReadFile(path)
-	if err != nil {
+	if err := r.publishTarball(path); err != nil {
 		t.Fatal(err)
 	}
-	manifest, err := tarballManifest(tgz)
+}
+
+func (r *Registry) publishTarball(path string) error {
+	tgz, err := os.ReadFile(path)
 	if err != nil {
-		t.Fatalf("%s: %v", path, err)
+		return err
+	}
+	manifest, files, size, err := tarballManifest(tgz)
+	if err != nil {
+		return fmt.Errorf("%s: %w", path, err)
 	}
 	name, _ := manifest["name"].(string)
 	version, _ := manifest["version"].(string)
 	if name == "" || version == "" {
-		t.Fatalf("%s: its package.json has no name or version", path)
+		return fmt.Errorf("%s: its package.json has no name or version", path)
 	}
 	sha1sum, sha512sum := sha1.Sum(tgz), sha512.Sum512(tgz)
 	file := name + "-" + version + ".tgz"
@@ -330,6 +364,8 @@ func (r *Registry) PublishTarball(t testing.TB, path string) {
 		"integrity": "sha512-" + base64.StdEncoding.EncodeToString(sha512sum[:]),
 		"shasum":    hex.EncodeToString(sha1sum[:]),
 		"tarball":   r.URL + name + "/-/" + file,
+		// What npm publish adds, as the public registry has it.
+		"fileCount": files, "unpackedSize": size,
 	}
 	body, err := json.Marshal(map[string]any{
 		"_id": name, "name": name, "description": manifest["description"],
@@ -340,47 +376,56 @@ func (r *Registry) PublishTarball(t testing.TB, path string) {
 			"content_type": "application/octet-stream", "data": base64.StdEncoding.EncodeToString(tgz), "length": len(tgz)}},
 	})
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	req, err := http.NewRequest(http.MethodPut, r.URL+strings.Replace(name, "/", "%2f", 1), bytes.NewReader(body))
 	if err != nil {
-		t.Fatal(err)
+		return err
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Authorization", "Bearer test")
 	resp, err := http.DefaultClient.Do(req)
 	if err != nil {
-		t.Fatalf("publish %s@%s: %v", name, version, err)
+		return fmt.Errorf("publish %s@%s: %w", name, version, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode/100 != 2 {
 		msg, _ := io.ReadAll(resp.Body)
-		t.Fatalf("publish %s@%s: %s: %s", name, version, resp.Status, msg)
+		return fmt.Errorf("publish %s@%s: %s: %s", name, version, resp.Status, msg)
 	}
+	return nil
 }
 
 // tarballManifest reads package.json at the top of a package tarball
-// (its one top directory, "package/" as npm packs it).
-func tarballManifest(tgz []byte) (map[string]any, error) {
+// (its one top directory, "package/" as npm packs it), and counts its
+// files and their size.
+func tarballManifest(tgz []byte) (manifest map[string]any, files int, size int64, err error) {
 	zr, err := gzip.NewReader(bytes.NewReader(tgz))
 	if err != nil {
-		return nil, err
+		return nil, 0, 0, err
 	}
 	tr := tar.NewReader(zr)
 	for {
 		h, err := tr.Next()
 		if err == io.EOF {
-			return nil, fmt.Errorf("no package.json")
+			break
 		}
 		if err != nil {
-			return nil, err
+			return nil, 0, 0, err
 		}
-		if dir, file, ok := strings.Cut(strings.TrimPrefix(h.Name, "./"), "/"); ok && dir != "" && file == "package.json" {
-			var m map[string]any
-			if err := json.NewDecoder(tr).Decode(&m); err != nil {
-				return nil, fmt.Errorf("package.json: %w", err)
+		if h.Typeflag != tar.TypeReg {
+			continue
+		}
+		files++
+		size += h.Size
+		if dir, file, ok := strings.Cut(strings.TrimPrefix(h.Name, "./"), "/"); ok && dir != "" && file == "package.json" && manifest == nil {
+			if err := json.NewDecoder(tr).Decode(&manifest); err != nil {
+				return nil, 0, 0, fmt.Errorf("package.json: %w", err)
 			}
-			return m, nil
 		}
 	}
+	if manifest == nil {
+		return nil, 0, 0, fmt.Errorf("no package.json")
+	}
+	return manifest, files, size, nil
 }

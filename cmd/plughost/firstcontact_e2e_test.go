@@ -264,19 +264,21 @@ func TestFirstContact(t *testing.T) {
 			t.Errorf("the memory server's file %s: %q, %v", memFile, b, err)
 		}
 
-		// fetch: no network, and the log says what to add.
+		// fetch: no network, and the log says what to add: the host and
+		// port of the URL it was given.
 		got, isErr := callTool(t, c, "fetch", nil)
 		if !isErr || !regexp.MustCompile(`^(EAI_AGAIN|ENOTFOUND): getaddrinfo \S+ some\.test\.name`).MatchString(got) {
 			t.Errorf("fetch without allow_net = %q (isError %v), want a failure to resolve some.test.name", got, isErr)
 		}
 		awaitLog(t, c.stderr, regexp.MustCompile(`\[WARN\] .*a tool call failed for a reason the operator can fix: .*tool=fetch .*`+
-			`next_step="add allow_net = \[\\"some\.test\.name:[0-9]+\\"\] \(or \\"all\\"\) to plugin \\"fetch\\" in the sandbox block`), 30*time.Second)
+			`next_step="add allow_net = \[\\"some\.test\.name:`+w.port+`\\"\] \(or \\"all\\"\) to plugin \\"fetch\\" in the sandbox block`), 30*time.Second)
 	})
 	if t.Failed() {
 		return
 	}
 
-	// The user adds allow_net to fetch's plugin block, as its comment says.
+	// The user adds the allow_net the log named to fetch's plugin block,
+	// where import's comment says.
 	edited := strings.Replace(string(cfg), string(fetchBlock[0]),
 		strings.Replace(string(fetchBlock[0]), commented, fmt.Sprintf("    allow_net = [\"some.test.name:%s\"]", w.port), 1), 1)
 	if edited == string(cfg) {

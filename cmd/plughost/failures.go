@@ -1,8 +1,11 @@
 package main
 
 import (
+	"maps"
 	"os"
 	"path/filepath"
+	"regexp"
+	"slices"
 	"time"
 
 	"github.com/plughost/plughost/host/config"
@@ -51,16 +54,37 @@ func failureOf(pol *sandbox.Policy, name, path, errText, stderr string) diagnose
 	if pol.Disabled {
 		net = string(sandbox.NetAll) // no sandbox: the host's network
 	}
+	var urls []string
 	if isDecl {
-		if s, err := declared.Load(path); err == nil && s.Remote() && pol.Net == "" {
-			net = string(sandbox.NetAll) // wrappedLaunch grants it
+		if s, err := declared.Load(path); err == nil {
+			if s.Remote() && pol.Net == "" {
+				net = string(sandbox.NetAll) // wrappedLaunch grants it
+			}
+			urls = declaredURLs(s)
 		}
 	}
 	return diagnose.Failure{
 		Plugin: name, Declared: isDecl, Error: errText, Stderr: stderr,
-		Net: net, NetAllow: pol.NetAllow,
+		Net: net, NetAllow: pol.NetAllow, URLs: urls,
 		Exists: func(p string) bool { _, err := os.Stat(p); return err == nil },
 	}
+}
+
+// urlIn finds a URL in an argument or a value ("--api=https://h:8443/v1").
+var urlIn = regexp.MustCompile(`[A-Za-z][A-Za-z0-9+.-]*://[^\s"'<>,]+`)
+
+// declaredURLs are the URLs a declared server is given, in its arguments
+// and env values (in the order of its args, then of its env's names): the
+// ports a failure to reach their hosts names.
+func declaredURLs(s *declared.Server) []string {
+	var urls []string
+	for _, a := range s.Args {
+		urls = append(urls, urlIn.FindAllString(a, -1)...)
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.Env)) {
+		urls = append(urls, urlIn.FindAllString(s.Env[k], -1)...)
+	}
+	return urls
 }
 
 // failureDir is $XDG_CACHE_HOME/plughost/failures (default

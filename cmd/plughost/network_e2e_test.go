@@ -71,7 +71,8 @@ func TestNetworkNamesAndCertificates(t *testing.T) {
 }
 
 // netWorld is the test's outside world: a CA, an HTTPS server whose
-// certificate it signed, and a DNS server naming it.
+// certificate it signed, and a DNS server naming it (and the further
+// names newNetWorld is given, all on 127.0.0.1).
 type netWorld struct {
 	caPEM   []byte
 	caHash  string // OpenSSL's subject hash of the CA: its link's name in a hashed directory
@@ -79,8 +80,12 @@ type netWorld struct {
 	port    string // the HTTPS server's port
 }
 
-func newNetWorld(t *testing.T) *netWorld {
+func newNetWorld(t *testing.T, names ...string) *netWorld {
 	t.Helper()
+	known := map[string]bool{"some.test.name.": true, "other.test.name.": true}
+	for _, n := range names {
+		known[strings.ToLower(n)+"."] = true
+	}
 	w := &netWorld{}
 	caKey, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
 	if err != nil {
@@ -128,8 +133,8 @@ func newNetWorld(t *testing.T) *netWorld {
 	go srv.ServeTLS(l, "", "")
 	t.Cleanup(func() { srv.Close() })
 
-	// The DNS server: some.test.name and other.test.name are 127.0.0.1;
-	// every other name does not exist. resolv.conf cannot name a port, so
+	// The DNS server: some.test.name, other.test.name (and names) are
+	// 127.0.0.1; every other name does not exist. resolv.conf cannot name a port, so
 	// it listens on port 53 of an address of 127/8 of its own.
 	handler := dns.HandlerFunc(func(rw dns.ResponseWriter, q *dns.Msg) {
 		m := new(dns.Msg)
@@ -137,7 +142,7 @@ func newNetWorld(t *testing.T) *netWorld {
 		m.Authoritative = true
 		name := strings.ToLower(q.Question[0].Name)
 		switch {
-		case name != "some.test.name." && name != "other.test.name.":
+		case !known[name]:
 			m.Rcode = dns.RcodeNameError
 		case q.Question[0].Qtype == dns.TypeA:
 			m.Answer = append(m.Answer, &dns.A{Hdr: dns.RR_Header{Name: q.Question[0].Name, Rrtype: dns.TypeA, Class: dns.ClassINET, Ttl: 5}, A: net.IPv4(127, 0, 0, 1)})
@@ -209,48 +214,8 @@ func (w *netWorld) run(t *testing.T, uid int, node string) {
 			t.Fatal(err)
 		}
 	}
-	plugins, server, certs, localCA := dir("plugins"), dir("server"), dir("certs"), dir("local-ca")
-	write(filepath.Join(base, "resolv.conf"), []byte("nameserver "+w.dnsAddr+"\noptions timeout:2 attempts:2\n"))
-
-	// The test CA, installed as update-ca-certificates would.
-	write(filepath.Join(localCA, "plughost-test-ca.crt"), w.caPEM)
-	entries, err := os.ReadDir("/etc/ssl/certs")
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, e := range entries {
-		src, dst := filepath.Join("/etc/ssl/certs", e.Name()), filepath.Join(certs, e.Name())
-		switch {
-		case e.Type()&os.ModeSymlink != 0:
-			to, _ := os.Readlink(src)
-			err = os.Symlink(to, dst)
-		case e.Type().IsRegular():
-			var b []byte
-			if b, err = os.ReadFile(src); err == nil {
-				err = os.WriteFile(dst, b, 0o644)
-			}
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-	}
-	bundle, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
-	write(filepath.Join(certs, "ca-certificates.crt"), append(bundle, w.caPEM...))
-	// The administrator's copy lives in /usr/local/share/ca-certificates
-	// (mounted from localCA); a machine without that directory gets it in
-	// the store itself.
-	caFile, mounts := "/usr/local/share/ca-certificates/plughost-test-ca.crt", [][2]string{
-		{filepath.Join(base, "resolv.conf"), "/etc/resolv.conf"}, {certs, "/etc/ssl/certs"}, {localCA, "/usr/local/share/ca-certificates"}}
-	if _, err := os.Stat("/usr/local/share/ca-certificates"); err != nil {
-		caFile, mounts = "/etc/ssl/certs/plughost-test-ca.crt", mounts[:2]
-		write(filepath.Join(certs, "plughost-test-ca.crt"), w.caPEM)
-	}
-	if err := os.Symlink(caFile, filepath.Join(certs, "plughost-test-ca.pem")); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.Symlink("plughost-test-ca.pem", filepath.Join(certs, w.caHash+".0")); err != nil {
-		t.Fatal(err)
-	}
+	plugins, server := dir("plugins"), dir("server")
+	mounts := w.systemFiles(t, base)
 
 	// The node server: MCP over stdio by hand, one tool (named by its
 	// argument) that fetches a URL with node's https module.
@@ -290,12 +255,7 @@ func (w *netWorld) run(t *testing.T, uid int, node string) {
 	if err := os.Chmod(bin.dir, 0o755); err != nil { // uid 1000 and 65534 run what TestMain built
 		t.Fatal(err)
 	}
-	sh := "set -e\n"
-	for _, m := range mounts {
-		sh += fmt.Sprintf("mount --bind %q %q\n", m[0], m[1])
-	}
-	sh += `exec "$@"`
-	cmd := exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c", sh, "sh"}, args...)...)
+	cmd := unshared(mounts, args...)
 	// Only the system store: none of the variables that name further
 	// certificates (this machine's environment sets some).
 	for _, kv := range os.Environ() {
@@ -358,13 +318,93 @@ func (w *netWorld) run(t *testing.T, uid int, node string) {
 	c.stderr.await(t, "allow_net: only these names resolve")
 }
 
+// systemFiles writes under base the machine's resolver configuration and
+// certificate store as the test's world wants them — a resolv.conf naming
+// its DNS server, a copy of /etc/ssl/certs with the test CA installed as
+// update-ca-certificates would — and returns the bind mounts (file or
+// directory, over what) that put them in place in a private mount
+// namespace (unshared).
+func (w *netWorld) systemFiles(t *testing.T, base string) (mounts [][2]string) {
+	t.Helper()
+	dir := func(name string) string {
+		p := filepath.Join(base, name)
+		if err := os.MkdirAll(p, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	write := func(path string, data []byte) {
+		if err := os.WriteFile(path, data, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	certs, localCA := dir("certs"), dir("local-ca")
+	write(filepath.Join(base, "resolv.conf"), []byte("nameserver "+w.dnsAddr+"\noptions timeout:2 attempts:2\n"))
+
+	// The test CA, installed as update-ca-certificates would.
+	write(filepath.Join(localCA, "plughost-test-ca.crt"), w.caPEM)
+	entries, err := os.ReadDir("/etc/ssl/certs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		src, dst := filepath.Join("/etc/ssl/certs", e.Name()), filepath.Join(certs, e.Name())
+		switch {
+		case e.Type()&os.ModeSymlink != 0:
+			to, _ := os.Readlink(src)
+			err = os.Symlink(to, dst)
+		case e.Type().IsRegular():
+			var b []byte
+			if b, err = os.ReadFile(src); err == nil {
+				err = os.WriteFile(dst, b, 0o644)
+			}
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	bundle, _ := os.ReadFile("/etc/ssl/certs/ca-certificates.crt")
+	write(filepath.Join(certs, "ca-certificates.crt"), append(bundle, w.caPEM...))
+	// The administrator's copy lives in /usr/local/share/ca-certificates
+	// (mounted from localCA); a machine without that directory gets it in
+	// the store itself.
+	caFile := "/usr/local/share/ca-certificates/plughost-test-ca.crt"
+	mounts = [][2]string{
+		{filepath.Join(base, "resolv.conf"), "/etc/resolv.conf"}, {certs, "/etc/ssl/certs"}, {localCA, "/usr/local/share/ca-certificates"}}
+	if _, err := os.Stat("/usr/local/share/ca-certificates"); err != nil {
+		caFile, mounts = "/etc/ssl/certs/plughost-test-ca.crt", mounts[:2]
+		write(filepath.Join(certs, "plughost-test-ca.crt"), w.caPEM)
+	}
+	if err := os.Symlink(caFile, filepath.Join(certs, "plughost-test-ca.pem")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("plughost-test-ca.pem", filepath.Join(certs, w.caHash+".0")); err != nil {
+		t.Fatal(err)
+	}
+	return mounts
+}
+
+// unshared is the command args run in a private mount namespace where
+// mounts (as systemFiles returns them) are bound in place.
+func unshared(mounts [][2]string, args ...string) *exec.Cmd {
+	sh := "set -e\n"
+	for _, m := range mounts {
+		sh += fmt.Sprintf("mount --bind %q %q\n", m[0], m[1])
+	}
+	sh += `exec "$@"`
+	return exec.Command("unshare", append([]string{"--mount", "--propagation", "private", "--", "/bin/sh", "-c", sh, "sh"}, args...)...)
+}
+
 // fetchServerJS is an MCP server over stdio written by hand with node's
-// built-ins only: its one tool, named by its first argument, fetches the
-// URL it is given and answers the body, or the error's code and message.
+// built-ins only: its one tool, named by its first argument (default
+// "fetch"), fetches the URL it is given (or, when FETCH_URL is set, that
+// one, and takes no arguments) and answers the body, or the error's code
+// and message.
 const fetchServerJS = `'use strict';
 const https = require('https');
 const readline = require('readline');
-const tool = process.argv[2];
+const tool = process.argv[2] || 'fetch';
+const fixed = process.env.FETCH_URL;
 const send = (m) => process.stdout.write(JSON.stringify(m) + '\n');
 readline.createInterface({ input: process.stdin }).on('line', (line) => {
   let m;
@@ -378,10 +418,10 @@ readline.createInterface({ input: process.stdin }).on('line', (line) => {
       return reply({});
     case 'tools/list':
       return reply({ tools: [{ name: tool, description: 'Fetches a URL over HTTPS',
-        inputSchema: { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] } }] });
+        inputSchema: fixed ? { type: 'object' } : { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] } }] });
     case 'tools/call': {
       const done = (text, isError) => reply({ content: [{ type: 'text', text }], isError });
-      https.get(m.params.arguments.url, { timeout: 20000 }, (res) => {
+      https.get(fixed || m.params.arguments.url, { timeout: 20000 }, (res) => {
         let body = '';
         res.setEncoding('utf8');
         res.on('data', (d) => { body += d; });

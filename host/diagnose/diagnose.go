@@ -30,6 +30,7 @@ package diagnose
 
 import (
 	"fmt"
+	"net/url"
 	"regexp"
 	"slices"
 	"strings"
@@ -50,6 +51,11 @@ type Failure struct {
 	// with NetAllow its "host:port" entries.
 	Net      string
 	NetAllow []string
+	// URLs are the URLs the plugin was given (a declared server's
+	// arguments and env values): when an error names a host but not its
+	// port, as Node's and Go's resolver errors do, the port of a URL
+	// naming that host (or its scheme's) is the one to grant, not 443.
+	URLs []string
 	// Exists, when not nil, reports whether a path exists on this machine
 	// (outside the sandbox); nil assumes it does.
 	Exists func(path string) bool
@@ -102,9 +108,14 @@ func network(f Failure, text string) string {
 			break
 		}
 	}
-	port := "443"
+	port := ""
 	if m := portPattern.FindStringSubmatch(text); m != nil {
 		port = m[1]
+	} else if host != "" {
+		port = urlPort(f.URLs, host)
+	}
+	if port == "" {
+		port = "443"
 	}
 	switch f.Net {
 	case "all":
@@ -120,6 +131,28 @@ func network(f Failure, text string) string {
 		return fmt.Sprintf("add allow_net = [%q] (or \"all\") %s: it has no network, and it tried to reach %s", host+":"+port, f.inSandbox(), host)
 	}
 	return fmt.Sprintf("add allow_net = \"all\" (or [\"HOST:443\"]) %s: it has no network, and it tried to use it", f.inSandbox())
+}
+
+// urlPort is the port of the first of urls naming host: its own, or its
+// scheme's (80 for http and ws, 443 for https and wss); "" when none
+// names host.
+func urlPort(urls []string, host string) string {
+	for _, raw := range urls {
+		u, err := url.Parse(raw)
+		if err != nil || !strings.EqualFold(strings.TrimSuffix(u.Hostname(), "."), host) {
+			continue
+		}
+		if p := u.Port(); p != "" {
+			return p
+		}
+		switch strings.ToLower(u.Scheme) {
+		case "http", "ws":
+			return "80"
+		case "https", "wss":
+			return "443"
+		}
+	}
+	return ""
 }
 
 // A path failure: the error (errno name or text) and the path, in the

@@ -47,6 +47,20 @@ func TestNextStep(t *testing.T) {
 			Failure{Plugin: "py", Stderr: `requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api.example.com', port=8443): Max retries exceeded with url: /v1 (Caused by NameResolutionError("<urllib3.connection.HTTPSConnection object at 0x7f>: Failed to resolve 'api.example.com' ([Errno -3] Temporary failure in name resolution)"))`},
 			`add allow_net = ["api.example.com:8443"] (or "all") to plugin "py" in the sandbox block: it has no network, and it tried to reach api.example.com`,
 		},
+		"node getaddrinfo, the port of the URL it was given": {
+			Failure{Plugin: "fetch", Error: "EAI_AGAIN: getaddrinfo EAI_AGAIN some.test.name",
+				URLs: []string{"http://registry.test:4873/", "https://Some.Test.Name:8443/page"}},
+			`add allow_net = ["some.test.name:8443"] (or "all") to plugin "fetch" in the sandbox block: it has no network, and it tried to reach some.test.name`,
+		},
+		"go lookup, a plain http URL": {
+			Failure{Plugin: "ollama", Stderr: `Post "http://ollama.lan/api/chat": dial tcp: lookup ollama.lan: no such host`,
+				URLs: []string{"http://ollama.lan/api"}},
+			`add allow_net = ["ollama.lan:80"] (or "all") to plugin "ollama" in the sandbox block: it has no network, and it tried to reach ollama.lan`,
+		},
+		"a URL naming another host: 443": {
+			Failure{Plugin: "gh", Stderr: "getaddrinfo ENOTFOUND api.github.com", URLs: []string{"http://localhost:8080/"}},
+			`add allow_net = ["api.github.com:443"] (or "all") to plugin "gh" in the sandbox block: it has no network, and it tried to reach api.github.com`,
+		},
 		"python socket, no host named": {
 			Failure{Plugin: "py", Stderr: "socket.gaierror: [Errno -3] Temporary failure in name resolution"},
 			`add allow_net = "all" (or ["HOST:443"]) to plugin "py" in the sandbox block: it has no network, and it tried to use it`,

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -46,6 +47,25 @@ type Options struct {
 	// Resolver resolves the names of a plugin's allow_net list at launch
 	// (see [NetworkGrants]). Nil means net.DefaultResolver, the host's own.
 	Resolver *net.Resolver
+	// StageTimeout bounds how long Launch.Started waits for the sandbox
+	// stage to confine itself and exec the plugin (milliseconds, as a
+	// rule): past it the stage's process group is killed and Started
+	// fails wrapping [ErrStageTimeout]. 0 means [DefaultStageTimeout].
+	StageTimeout time.Duration
+}
+
+// DefaultStageTimeout is Options.StageTimeout's default.
+const DefaultStageTimeout = 30 * time.Second
+
+// ErrStageTimeout is returned (wrapped) by Launch.Started when the sandbox
+// stage did not report within Options.StageTimeout.
+var ErrStageTimeout = errors.New("sandbox stage timed out")
+
+func (l *Launcher) stageTimeout() time.Duration {
+	if l.opts.StageTimeout > 0 {
+		return l.opts.StageTimeout
+	}
+	return DefaultStageTimeout
 }
 
 // Launch is a plugin command wrapped in the sandbox.
@@ -54,7 +74,8 @@ type Launch struct {
 	Cmd *exec.Cmd
 	// Started must be called once Cmd has started: it puts the process in
 	// its cgroups, lets the stage go on, and waits until the stage has
-	// exec'd the plugin (or failed, or refused under a strict policy).
+	// exec'd the plugin (or failed, or refused under a strict policy), at
+	// most Options.StageTimeout.
 	Started func(pid int) (*Report, error)
 	// Exited must be called once the process has been reaped: it removes
 	// the plugin's cgroups, and returns why the sandbox killed it (for

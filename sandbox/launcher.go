@@ -148,7 +148,7 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 	if err := pol.Check(); err != nil {
 		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
 	}
-	pol = l.withNetwork(plugin, pol, cmd.Env)
+	pol = l.withNetwork(plugin, pol, cmd)
 	pol, grants := pol.granted(plugin)
 	cmd.Env = append(cmd.Env, GrantsEnv+"="+grants)
 	if pol.Disabled {
@@ -159,12 +159,22 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 }
 
 // withNetwork returns pol with what name resolution and TLS need
-// (NetworkGrants) added to its read paths and passed variables, and logs
-// them (debug); pol itself when it permits no outbound traffic.
-func (l *Launcher) withNetwork(plugin string, pol *Policy, env []string) *Policy {
-	read, vars := NetworkGrants(pol, env)
+// (NetworkGrants) added to its read paths and passed variables, and
+// NODE_EXTRA_CA_CERTS set in cmd's environment when the host has none
+// (NodeCAEnv), and logs them (debug); pol itself when it permits no
+// outbound traffic.
+func (l *Launcher) withNetwork(plugin string, pol *Policy, cmd *exec.Cmd) *Policy {
+	read, vars := NetworkGrants(pol, cmd.Env)
 	if len(read) == 0 && len(vars) == 0 {
 		return pol
+	}
+	logArgs := []any{"plugin", plugin, "allow_net", string(pol.net())}
+	if kv := NodeCAEnv(pol, cmd.Env); kv != "" {
+		cmd.Env = append(cmd.Env, kv)
+		name, file, _ := strings.Cut(kv, "=")
+		vars = append(vars, name)
+		read = append(read, linkChain(file)...)
+		logArgs = append(logArgs, "set", kv)
 	}
 	c := pol.Clone()
 	c.AllowRead = append(c.AllowRead, read...)
@@ -173,7 +183,7 @@ func (l *Launcher) withNetwork(plugin string, pol *Policy, env []string) *Policy
 			c.Env = append(c.Env, v)
 		}
 	}
-	l.log.Debug("network grants: name resolution and certificates, read-only", "plugin", plugin, "allow_net", string(pol.net()), "read", read, "env", vars)
+	l.log.Debug("network grants: name resolution and certificates, read-only", append(logArgs, "read", read, "env", vars)...)
 	return c
 }
 

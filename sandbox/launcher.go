@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 )
@@ -46,6 +47,25 @@ type Options struct {
 	// Resolver resolves the names of a plugin's allow_net list at launch
 	// (see [NetworkGrants]). Nil means net.DefaultResolver, the host's own.
 	Resolver *net.Resolver
+	// StageTimeout bounds how long Launch.Started waits for the sandbox
+	// stage to confine itself and exec the plugin (milliseconds, as a
+	// rule): past it the stage's process group is killed and Started
+	// fails wrapping [ErrStageTimeout]. 0 means [DefaultStageTimeout].
+	StageTimeout time.Duration
+}
+
+// DefaultStageTimeout is Options.StageTimeout's default.
+const DefaultStageTimeout = 30 * time.Second
+
+// ErrStageTimeout is returned (wrapped) by Launch.Started when the sandbox
+// stage did not report within Options.StageTimeout.
+var ErrStageTimeout = errors.New("sandbox stage timed out")
+
+func (l *Launcher) stageTimeout() time.Duration {
+	if l.opts.StageTimeout > 0 {
+		return l.opts.StageTimeout
+	}
+	return DefaultStageTimeout
 }
 
 // Launch is a plugin command wrapped in the sandbox.
@@ -54,7 +74,8 @@ type Launch struct {
 	Cmd *exec.Cmd
 	// Started must be called once Cmd has started: it puts the process in
 	// its cgroups, lets the stage go on, and waits until the stage has
-	// exec'd the plugin (or failed, or refused under a strict policy).
+	// exec'd the plugin (or failed, or refused under a strict policy), at
+	// most Options.StageTimeout.
 	Started func(pid int) (*Report, error)
 	// Exited must be called once the process has been reaped: it removes
 	// the plugin's cgroups, and returns why the sandbox killed it (for
@@ -127,7 +148,7 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 	if err := pol.Check(); err != nil {
 		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
 	}
-	pol = l.withNetwork(plugin, pol, cmd.Env)
+	pol = l.withNetwork(plugin, pol, cmd)
 	pol, grants := pol.granted(plugin)
 	cmd.Env = append(cmd.Env, GrantsEnv+"="+grants)
 	if pol.Disabled {
@@ -138,12 +159,22 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 }
 
 // withNetwork returns pol with what name resolution and TLS need
-// (NetworkGrants) added to its read paths and passed variables, and logs
-// them (debug); pol itself when it permits no outbound traffic.
-func (l *Launcher) withNetwork(plugin string, pol *Policy, env []string) *Policy {
-	read, vars := NetworkGrants(pol, env)
+// (NetworkGrants) added to its read paths and passed variables, and
+// NODE_EXTRA_CA_CERTS set in cmd's environment when the host has none
+// (NodeCAEnv), and logs them (debug); pol itself when it permits no
+// outbound traffic.
+func (l *Launcher) withNetwork(plugin string, pol *Policy, cmd *exec.Cmd) *Policy {
+	read, vars := NetworkGrants(pol, cmd.Env)
 	if len(read) == 0 && len(vars) == 0 {
 		return pol
+	}
+	logArgs := []any{"plugin", plugin, "allow_net", string(pol.net())}
+	if kv := NodeCAEnv(pol, cmd.Env); kv != "" {
+		cmd.Env = append(cmd.Env, kv)
+		name, file, _ := strings.Cut(kv, "=")
+		vars = append(vars, name)
+		read = append(read, linkChain(file)...)
+		logArgs = append(logArgs, "set", kv)
 	}
 	c := pol.Clone()
 	c.AllowRead = append(c.AllowRead, read...)
@@ -152,7 +183,7 @@ func (l *Launcher) withNetwork(plugin string, pol *Policy, env []string) *Policy
 			c.Env = append(c.Env, v)
 		}
 	}
-	l.log.Debug("network grants: name resolution and certificates, read-only", "plugin", plugin, "allow_net", string(pol.net()), "read", read, "env", vars)
+	l.log.Debug("network grants: name resolution and certificates, read-only", append(logArgs, "read", read, "env", vars)...)
 	return c
 }
 

@@ -13,6 +13,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -381,14 +382,36 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 			// plugins together; the pids cgroup bounds this one.
 			spec.Nproc = 0
 		}
+		// The stage confines itself in milliseconds; one that does not
+		// report in StageTimeout never will (it spun in Landlock's
+		// all-threads call once): its process group is killed, and the
+		// start fails saying which step hung.
+		limit := l.stageTimeout()
+		deadline := time.Now().Add(limit)
+		timedOut := func(err error) error {
+			if !errors.Is(err, os.ErrDeadlineExceeded) {
+				return nil
+			}
+			_ = syscall.Kill(-pid, syscall.SIGKILL) // the stage leads its group (Setsid)
+			_ = syscall.Kill(pid, syscall.SIGKILL)
+			return fmt.Errorf("sandbox: the sandbox stage of %s did not report within %s (it confines the process before exec; its process group was killed; see the plugin's stderr): %w", plugin, limit, ErrStageTimeout)
+		}
+		_ = specW.SetWriteDeadline(deadline)
 		if err := json.NewEncoder(specW).Encode(&spec); err != nil {
+			if terr := timedOut(err); terr != nil {
+				return nil, terr
+			}
 			return nil, fmt.Errorf("sandbox: sending the policy to the stage: %w", err)
 		}
 		specW.Close()
+		_ = repR.SetReadDeadline(deadline)
 		sc := bufio.NewScanner(repR)
 		sc.Buffer(nil, 1<<20)
 		var got stageReport
 		if !sc.Scan() {
+			if terr := timedOut(sc.Err()); terr != nil {
+				return nil, terr
+			}
 			return nil, errors.New("sandbox: the stage exited before reporting (see the plugin's stderr)")
 		}
 		if err := json.Unmarshal(sc.Bytes(), &got); err != nil {
@@ -406,6 +429,9 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 			if json.Unmarshal(sc.Bytes(), &tail) == nil && tail.Err != "" {
 				return rep, stageError(tail.Err)
 			}
+		}
+		if terr := timedOut(sc.Err()); terr != nil {
+			return nil, terr
 		}
 		if len(rep.Missing) > 0 {
 			args := []any{"plugin", plugin}

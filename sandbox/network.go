@@ -27,6 +27,7 @@ type netFiles struct {
 	resolverFiles []string // read by name resolution besides resolv.conf
 	certFiles     []string // the certificate stores
 	opensslDirs   []string // the usual OPENSSLDIRs; the system's own is added
+	caBundles     []string // the system store as one file, by preference (NodeCAEnv)
 }
 
 // machineNetFiles are this machine's.
@@ -43,6 +44,46 @@ var machineNetFiles = netFiles{
 		"/etc/ca-certificates", "/usr/share/ca-certificates", "/usr/local/share/ca-certificates",
 	},
 	opensslDirs: []string{"/usr/lib/ssl", "/usr/local/ssl", "/etc/ssl", "/etc/pki/tls"},
+	caBundles:   []string{"/etc/ssl/certs/ca-certificates.crt", "/etc/pki/tls/certs/ca-bundle.crt", "/etc/ssl/cert.pem"},
+}
+
+// NodeCAEnv returns the "NODE_EXTRA_CA_CERTS=FILE" entry that a plugin
+// under pol gets, with env the plugin's prepared environment (the host's
+// own), or "" for none.
+//
+// Node ignores the system certificate store (nodejs.org's builds and
+// NodeSource's alike: its bundled CAs, plus the file NODE_EXTRA_CA_CERTS
+// names), so a node server reaching a host whose certificate chains to a
+// CA the administrator installed in the store (a company's proxy, an
+// internal registry) fails outside the box unless the user set that
+// variable; and inside it unless the host had it set. So that a plugin
+// with network works as it does outside in that common case too, one whose
+// policy permits outbound traffic (NetAll, NetList) gets
+// NODE_EXTRA_CA_CERTS set to the system's bundle when the host has none:
+// the first of /etc/ssl/certs/ca-certificates.crt (Debian),
+// /etc/pki/tls/certs/ca-bundle.crt (Fedora) and /etc/ssl/cert.pem (Alpine)
+// that exists, which [NetworkGrants] grants already. Every such plugin, not
+// only those the host sees run node: the sandbox sees a declared server's
+// wrapper, or a plugin that starts node as a child, and the variable means
+// nothing to other programs. The host's own value, when set, is passed
+// through instead ([CertEnv]); a declaration's env may set its own.
+func NodeCAEnv(pol *Policy, env []string) string {
+	return machineNetFiles.nodeCAEnv(pol, env)
+}
+
+func (f *netFiles) nodeCAEnv(pol *Policy, env []string) string {
+	if m := pol.net(); m != NetAll && m != NetList {
+		return ""
+	}
+	if envValue(env, "NODE_EXTRA_CA_CERTS") != "" {
+		return ""
+	}
+	for _, b := range f.caBundles {
+		if fi, err := os.Stat(b); err == nil && fi.Mode().IsRegular() {
+			return "NODE_EXTRA_CA_CERTS=" + b
+		}
+	}
+	return ""
 }
 
 // libcryptoGlobs find the system's libcrypto.
@@ -107,6 +148,8 @@ var libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto
 // node, REQUESTS_CA_BUNDLE for Python's requests, CURL_CA_BUNDLE for curl
 // and programs that follow it, PIP_CERT for pip) are passed through when
 // the host has them set, and the files and directories they name granted.
+// When the host has no NODE_EXTRA_CA_CERTS, the launcher sets it to the
+// system's bundle ([NodeCAEnv]): node reads no other store.
 //
 // Not granted, on purpose:
 //

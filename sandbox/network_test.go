@@ -69,7 +69,41 @@ func fakeMachine(t *testing.T) (*netFiles, string) {
 		resolverFiles: in("etc/hosts", "etc/nsswitch.conf", "etc/gai.conf", "etc/host.conf", "etc/services", "etc/protocols"),
 		certFiles:     in("etc/ssl/certs", "etc/ssl/cert.pem", "etc/ssl/openssl.cnf", "etc/pki/tls/certs", "etc/ca-certificates", "usr/share/ca-certificates", "usr/local/share/ca-certificates"),
 		opensslDirs:   in("etc/ssl", "usr/local/ssl"),
+		caBundles:     in("etc/ssl/certs/ca-certificates.crt", "etc/pki/tls/certs/ca-bundle.crt", "etc/ssl/cert.pem"),
 	}, root
+}
+
+// NODE_EXTRA_CA_CERTS is set to the system's bundle for a plugin with
+// network when the host has none: the first bundle that exists.
+func TestNodeCAEnv(t *testing.T) {
+	t.Parallel()
+	files, root := fakeMachine(t)
+	debian := "NODE_EXTRA_CA_CERTS=" + filepath.Join(root, "etc/ssl/certs/ca-certificates.crt")
+	all, list := &Policy{Net: NetAll}, &Policy{Net: NetList, NetAllow: []string{"registry.example.com:443"}}
+	for name, tc := range map[string]struct {
+		pol  *Policy
+		env  []string
+		want string
+	}{
+		"no network":          {pol: &Policy{}, want: ""},
+		"all":                 {pol: all, env: []string{"HOME=/root"}, want: debian},
+		"list":                {pol: list, want: debian},
+		"the host's own":      {pol: all, env: []string{"NODE_EXTRA_CA_CERTS=/opt/corp.pem"}, want: ""},
+		"the host's, empty":   {pol: all, env: []string{"NODE_EXTRA_CA_CERTS="}, want: debian},
+		"SSL_CERT_FILE alone": {pol: all, env: []string{"SSL_CERT_FILE=/opt/corp.pem"}, want: debian},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			if got := files.nodeCAEnv(tc.pol, tc.env); got != tc.want {
+				t.Errorf("nodeCAEnv = %q, want %q", got, tc.want)
+			}
+		})
+	}
+	fedora := *files
+	fedora.caBundles = []string{filepath.Join(root, "etc/pki/tls/certs/ca-bundle.crt"), filepath.Join(root, "etc/ssl/certs"), filepath.Join(root, "etc/hosts")}
+	if got, want := fedora.nodeCAEnv(all, nil), "NODE_EXTRA_CA_CERTS="+filepath.Join(root, "etc/hosts"); got != want {
+		t.Errorf("nodeCAEnv skipping a missing file and a directory = %q, want %q", got, want)
+	}
 }
 
 func TestNetworkGrants(t *testing.T) {

@@ -7,8 +7,11 @@ import (
 	"os/exec"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"golang.org/x/net/bpf"
 	"golang.org/x/sys/unix"
@@ -369,4 +372,125 @@ func TestScriptPlugins(t *testing.T) {
 			}
 		})
 	}
+}
+
+// A path granted inside a directory granted under a hidden one (a venv's
+// console script inside the venv, both read-only) comes back with the
+// directory. Putting it back on its own created its mount point inside
+// the read-only directory (EROFS), which failed the private mounts before
+// the fresh /proc: Landlock's all-threads call then waited forever for
+// another process's threads. A writable path inside a read-only one
+// still gets its own writable mount.
+func TestNestedPutBack(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	if !within(base, "/tmp") {
+		t.Skipf("the test's temporary directory %s is not under /tmp", base)
+	}
+	if err := os.Chmod(base, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	venv := filepath.Join(base, "venv")
+	data := writeFile(t, filepath.Join(venv, "lib", "data.txt"), "granted twice\n", 0o644)
+	state := filepath.Join(venv, "state")
+	if err := os.MkdirAll(state, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(state, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	script := writeFile(t, filepath.Join(venv, "bin", "server"),
+		"#!/bin/sh\nread a < "+data+" && echo \"$a\" && echo written > "+state+"/out && read b < "+state+"/out && echo \"$b\"\n"+
+			"(echo no > "+venv+"/lib/new) 2>/dev/null || echo read-only\n", 0o755)
+	l, err := New(&Options{StateDir: t.TempDir(), StageTimeout: 20 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	cmd := &exec.Cmd{Path: script, Args: []string{script}, Stdout: &out, Stderr: &errOut}
+	launch, err := l.Wrap("nested", &Policy{AllowRead: []string{venv, data, script}, AllowWrite: []string{state}}, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := launch.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	rep, err := launch.Started(launch.Cmd.Process.Pid)
+	waitErr := launch.Cmd.Wait()
+	launch.Exited()
+	if err != nil {
+		t.Fatalf("Started: %v\nstderr: %s", err, errOut.String())
+	}
+	if want := "granted twice\nwritten\nread-only\n"; out.String() != want || waitErr != nil {
+		t.Errorf("plugin output %q (exit %v, stderr %q), want %q", out.String(), waitErr, errOut.String(), want)
+	}
+	for _, ly := range []Layer{LayerMounts, LayerLandlock} {
+		if !slices.Contains(rep.Active, ly) {
+			t.Errorf("layer %s not active: missing %v", ly, rep.Missing)
+		}
+	}
+}
+
+// A stage that never reports fails Started after Options.StageTimeout,
+// naming the stage, and its process group is killed. The stage here is a
+// script that sleeps instead of confining anything.
+func TestStageTimeout(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	stage := writeFile(t, filepath.Join(dir, "stage"), "#!/bin/sh\n[ \"$2\" = nscheck ] && exit 0\n( while :; do sleep 1; done ) &\nexec sleep 600\n", 0o755)
+	l, err := New(&Options{StateDir: t.TempDir(), Self: stage, StageTimeout: 300 * time.Millisecond})
+	if err != nil {
+		t.Fatal(err)
+	}
+	cmd := &exec.Cmd{Path: "/bin/true", Args: []string{"/bin/true"}}
+	launch, err := l.Wrap("hangs", nil, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := launch.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	start := time.Now()
+	_, err = launch.Started(launch.Cmd.Process.Pid)
+	if !errors.Is(err, ErrStageTimeout) || !strings.Contains(err.Error(), "sandbox stage of hangs did not report within 300ms") {
+		t.Errorf("Started = %v, want ErrStageTimeout naming the sandbox stage and the limit", err)
+	}
+	waited := make(chan error, 1)
+	go func() { waited <- launch.Cmd.Wait() }()
+	select {
+	case err := <-waited:
+		if ws, ok := launch.Cmd.ProcessState.Sys().(syscall.WaitStatus); !ok || ws.Signal() != syscall.SIGKILL {
+			t.Errorf("the stage exited with %v, want killed", err)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the stage still runs 10s after Started gave up")
+	}
+	launch.Exited()
+	if d := time.Since(start); d > 5*time.Second {
+		t.Errorf("Started returned after %s, want about 300ms", d)
+	}
+	if pids := processesWithArg(t, stage); len(pids) > 0 {
+		t.Errorf("processes of the stage's group still run: %v", pids)
+	}
+}
+
+// processesWithArg lists the pids whose command line has arg.
+func processesWithArg(t *testing.T, arg string) []int {
+	t.Helper()
+	ents, _ := os.ReadDir("/proc")
+	var out []int
+	for _, e := range ents {
+		pid, err := strconv.Atoi(e.Name())
+		if err != nil {
+			continue
+		}
+		cl, _ := os.ReadFile("/proc/" + e.Name() + "/cmdline")
+		if slices.Contains(strings.Split(string(cl), "\x00"), arg) {
+			out = append(out, pid)
+		}
+	}
+	return out
 }

@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
+	"strings"
 	"syscall"
 
 	"github.com/landlock-lsm/go-landlock/landlock"
@@ -120,7 +122,14 @@ func confine(spec *stageSpec) (*Report, error) {
 				ok(LayerNetNames)
 			}
 		}
-		if err := privateMounts(spec); err != nil {
+		err := privateMounts(spec)
+		// The fresh /proc even when a put-back failed: Landlock's
+		// all-threads calls (psx) list this process's threads in
+		// /proc/PID/task, and the host's /proc there is another process.
+		if perr := mountProc(spec); perr != nil && err == nil {
+			err = perr
+		}
+		if err != nil {
 			miss(LayerMounts, err)
 		} else {
 			ok(LayerMounts)
@@ -140,7 +149,10 @@ func confine(spec *stageSpec) (*Report, error) {
 		ok(LayerNoNewPrivs)
 	}
 
-	abi, llNet, err := applyLandlock(spec)
+	abi, llNet, err := 0, false, procIsOwn()
+	if err == nil {
+		abi, llNet, err = applyLandlock(spec)
+	}
 	switch {
 	case err != nil:
 		miss(LayerLandlock, err)
@@ -235,9 +247,43 @@ func bindFiles(binds []fileBind) error {
 	return nil
 }
 
-// privateMounts hides hiddenDirs under empty read-only tmpfs, puts the
-// allowed paths beneath them back (read-only for Read), and mounts a fresh
-// /proc for the new pid namespace.
+// procIsOwn returns an error unless /proc is the proc of this process's
+// pid namespace: go-landlock applies Landlock to every thread through psx,
+// which finds the threads in /proc/<getpid()>/task and waits until each
+// has answered its signal. In a new pid namespace getpid() is 1, and in
+// the host's /proc that is another process, whose threads never answer:
+// the stage would spin there forever instead of reporting.
+func procIsOwn() error {
+	self, err := os.Readlink("/proc/self")
+	if err != nil {
+		return fmt.Errorf("no /proc: %w", err)
+	}
+	if self != strconv.Itoa(os.Getpid()) {
+		return fmt.Errorf("/proc is not this pid namespace's (/proc/self is %s, the stage is pid %d): not applied to every thread", self, os.Getpid())
+	}
+	return nil
+}
+
+// mountProc mounts a fresh /proc for the stage's new pid namespace.
+func mountProc(spec *stageSpec) error {
+	if !spec.PidNS {
+		return nil
+	}
+	if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
+		return fmt.Errorf("mounting a fresh /proc: %w", err)
+	}
+	return nil
+}
+
+// privateMounts hides hiddenDirs under empty read-only tmpfs and puts the
+// allowed paths beneath them back (read-only for Read).
+//
+// A path inside another one put back comes back with it (the clones are
+// recursive), so it is put back only when it needs a mount of its own: a
+// writable path inside a read-only one. Outer paths go first, so that the
+// inner one's mount point is there, in the outer clone, and is mounted
+// over rather than created: a file inside a read-only directory cannot be
+// (EROFS), which failed the whole step.
 func privateMounts(spec *stageSpec) error {
 	if err := unix.Mount("", "/", "", unix.MS_REC|unix.MS_PRIVATE, ""); err != nil {
 		return fmt.Errorf("making / private: %w", err)
@@ -246,6 +292,7 @@ func privateMounts(spec *stageSpec) error {
 		fd   int
 		path string
 		dir  bool
+		rw   bool
 	}
 	var backs []back
 	defer func() {
@@ -272,7 +319,7 @@ func privateMounts(spec *stageSpec) error {
 			attr := unix.MountAttr{Attr_set: unix.MOUNT_ATTR_RDONLY}
 			_ = unix.MountSetattr(fd, "", unix.AT_EMPTY_PATH|unix.AT_RECURSIVE, &attr)
 		}
-		backs = append(backs, back{fd, p, fi.IsDir()})
+		backs = append(backs, back{fd, p, fi.IsDir(), !ro})
 		return nil
 	}
 	for _, p := range spec.Read {
@@ -285,6 +332,9 @@ func privateMounts(spec *stageSpec) error {
 			return err
 		}
 	}
+	// A directory sorts before what it holds; the same path read-only
+	// before writable (the clones' order, kept by the stable sort).
+	slices.SortStableFunc(backs, func(a, b back) int { return strings.Compare(a.path, b.path) })
 	for _, h := range spec.Hide {
 		if fi, err := os.Lstat(h); err != nil || !fi.IsDir() {
 			continue // absent, or a symlink (/var/run → /run) into a hidden dir
@@ -293,8 +343,16 @@ func privateMounts(spec *stageSpec) error {
 			return fmt.Errorf("hiding %s: %w", h, err)
 		}
 	}
+	var placed []back
 	for _, b := range backs {
-		if b.dir {
+		if slices.ContainsFunc(placed, func(o back) bool { return within(b.path, o.path) && (o.rw || !b.rw) }) {
+			continue // back already, with the rights it needs
+		}
+		placed = append(placed, b)
+		if _, err := os.Lstat(b.path); err == nil {
+			// Inside a path put back (a writable one inside a read-only
+			// one): its mount point is there.
+		} else if b.dir {
 			if err := os.MkdirAll(b.path, 0o755); err != nil {
 				return fmt.Errorf("putting back %s: %w", b.path, err)
 			}
@@ -318,11 +376,6 @@ func privateMounts(spec *stageSpec) error {
 		}
 		if err := unix.Mount("", h, "", unix.MS_REMOUNT|unix.MS_BIND|unix.MS_RDONLY|unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
 			return fmt.Errorf("making %s read-only: %w", h, err)
-		}
-	}
-	if spec.PidNS {
-		if err := unix.Mount("proc", "/proc", "proc", unix.MS_NOSUID|unix.MS_NODEV|unix.MS_NOEXEC, ""); err != nil {
-			return fmt.Errorf("mounting a fresh /proc: %w", err)
 		}
 	}
 	return nil

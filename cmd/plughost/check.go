@@ -14,10 +14,12 @@ import (
 	"github.com/plughost/plughost/host/tasks/redistore"
 )
 
-// checkCommand is `plughost check [--config FILE]`: what would stop serve
-// from starting with the configuration (package preflight, which serve
-// runs first too), each problem with its file:line and fix, and status 1;
-// else a short summary and status 0.
+// checkCommand is `plughost check [--config FILE] [--plugins DIR]`: what
+// would stop serve from starting with the configuration (package
+// preflight, which serve runs first too), and what would stop a declared
+// server of the plugin directory (its secrets' sources missing or not
+// granted), each problem with its file:line and fix, and status 1; else a
+// short summary and status 0.
 func checkCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("check", flag.ContinueOnError)
 	cfgFlag := fs.String("config", "", "HCL configuration file (default $"+config.EnvConfig+", else ~/.config/plughost/plughost.hcl when it exists)")
@@ -25,6 +27,7 @@ func checkCommand(args []string, stdout, stderr io.Writer) error {
 	fs.StringVar(&tlsf.cert, "tls-cert", "", "serve's --tls-cert, to check as well")
 	fs.StringVar(&tlsf.key, "tls-key", "", "serve's --tls-key, to check as well")
 	auditLog := fs.String("audit-log", "", "serve's --audit-log, to check instead of the audit block's file")
+	plugins := fs.String("plugins", "", "plugin directory whose declared servers (NAME.mcp.json) are checked too (default $XDG_DATA_HOME/plughost/plugins, when it exists)")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -36,7 +39,15 @@ func checkCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	redistore.LogTo(hclog.NewNullLogger()) // a failed dial is a problem below, not a log line
 	path, from := config.Locate(*cfgFlag, os.Getenv)
-	rep := preflight.Check(&preflight.Options{Config: path, TLSCert: tlsf.cert, TLSKey: tlsf.key, AuditLog: *auditLog})
+	pluginDir := *plugins
+	if pluginDir == "" {
+		if d := defaultDir("plugins"); d != "" {
+			if st, err := os.Stat(d); err == nil && st.IsDir() {
+				pluginDir = d
+			}
+		}
+	}
+	rep := preflight.Check(&preflight.Options{Config: path, TLSCert: tlsf.cert, TLSKey: tlsf.key, AuditLog: *auditLog, Plugins: pluginDir})
 	if len(rep.Problems) > 0 {
 		for _, p := range rep.Problems {
 			fmt.Fprintln(stdout, p)

@@ -169,3 +169,30 @@ func TestConfigLocation(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckDeclarations: check --plugins DIR also reports a declared
+// server whose token file is not granted to it, at the declaration's file
+// with the grant to add; serve still starts (that server alone would fail).
+func TestCheckDeclarations(t *testing.T) {
+	t.Parallel()
+	base := t.TempDir()
+	token := filepath.Join(base, "token")
+	if err := os.WriteFile(token, []byte("s3cret\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	plugins := filepath.Join(base, "plugins")
+	if err := os.MkdirAll(plugins, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	declare(t, plugins, "remote", map[string]any{"url": "https://api.example.com/mcp", "bearer_token_file": token})
+	path := writeConfigIn(t, filepath.Join(base, "etc"), "sandbox {\n}\n")
+	out, errOut, code := plughostEnv(t, nil, "check", "--config", path, "--plugins", plugins)
+	want := filepath.Join(plugins, "remote.mcp.json") + `: bearer_token_file ` + token + ` is not granted to server "remote": it does not start` +
+		"\n    fix: add allow_read = [\"" + token + "\"] to sandbox { plugin \"remote\" { ... } } in " + path + "\n"
+	if code != 1 || out != want {
+		t.Fatalf("check: status %d, stdout:\n%s\nwant status 1 and:\n%s\nstderr:\n%s", code, out, want, errOut)
+	}
+	if _, serveErr, serveCode := plughostEnv(t, nil, "serve", "--plugins", plugins, "--workspace", t.TempDir(), "--config", path); serveCode != 0 {
+		t.Fatalf("serve: status %d\n%s", serveCode, serveErr)
+	}
+}

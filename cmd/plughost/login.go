@@ -61,7 +61,7 @@ func loginCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	// As when the host starts it: a declaration may not have plughost read
 	// a file or variable the operator did not grant and send it away.
-	if err := tokenGranted(s, cfg.Sandbox.PolicyFor(name), name); err != nil {
+	if err := s.Granted(cfg.Sandbox.PolicyFor(name), name); err != nil {
 		return err
 	}
 	secret, err := s.OAuth.ClientSecret(os.Getenv)

@@ -1,7 +1,7 @@
 // Command plughost is an MCP server whose tools live in plugin processes.
 //
 //	plughost init    [--config FILE] [--force]           write a starter configuration, print the clients' snippets
-//	plughost check   [--config FILE]                     report what would stop serve, with file:line and fix
+//	plughost check   [--config FILE] [--plugins DIR]     report what would stop serve or a declared server, with fix
 //	plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
 //	plughost plugins [--plugins DIR] [--json]            load each plugin, print its tools and failures, exit
 //	plughost plugins --diff NAME                        how NAME's held-back definitions changed, word by word
@@ -38,7 +38,9 @@ Usage:
                                                        ~/.config/plughost/plughost.hcl), create the plugin directory,
                                                        print the snippets of Claude Desktop, Cursor, VS Code, Claude Code
   plughost check   [--config FILE]                     report everything serve would refuse (files, variables, keys,
-                                                       redis, rules), each with file:line and its fix (status 1 if any)
+                                                       redis, rules) and the plugin directory's declared servers'
+                                                       secret sources (--plugins DIR), each with where and its fix
+                                                       (status 1 if any)
   plughost serve   [--plugins DIR] [--workspace DIR]   serve MCP over stdio
   plughost serve   --http ADDR [--token T] [...]       serve MCP over Streamable HTTP at http://ADDR/mcp
   plughost serve   --device-listen ADDR [...]          also accept devices (framed ##START protocol over TCP)

@@ -42,8 +42,9 @@ import (
 // linked into /etc/ssl/certs with OpenSSL's hashed name, appended to
 // ca-certificates.crt), over the store. Four declared servers then fetch
 // https://some.test.name:PORT/ from the test's HTTPS server: a node server
-// of our own (node --use-openssl-ca: the system store, as Debian's node
-// does by default) with allow_net = "all" gets the page; the same without
+// of our own (plain node, which reads no system store: the sandbox sets
+// NODE_EXTRA_CA_CERTS to the store's bundle, the host having none) with
+// allow_net = "all" gets the page; the same without
 // allow_net gets a resolution error; with allow_net listing
 // some.test.name:PORT it gets the page, and other.test.name (which the
 // same DNS server answers) does not resolve; and a remote declaration
@@ -223,7 +224,7 @@ func (w *netWorld) run(t *testing.T, uid int, node string) {
 	write(script, []byte(fetchServerJS))
 	url := "https://some.test.name:" + w.port + "/"
 	decl := func(name string) {
-		declare(t, plugins, name, map[string]any{"command": node, "args": []string{"--use-openssl-ca", script, name}})
+		declare(t, plugins, name, map[string]any{"command": node, "args": []string{script, name}})
 	}
 	decl("fetch_all")
 	decl("fetch_none")

@@ -54,6 +54,22 @@ func packageSpec(path string) *packages.Spec {
 	return spec
 }
 
+// installedPackage is the package the declared server name (declaration
+// at path) runs, installed; nil when it is no package runner's one-liner
+// or not installed yet.
+func installedPackage(name, path string) *packages.Installed {
+	spec := packageSpec(path)
+	if spec == nil {
+		return nil
+	}
+	dir, err := packagesDir(name)
+	if err != nil {
+		return nil
+	}
+	in, _ := packages.Current(dir, spec)
+	return in
+}
+
 // newInstaller is the Installer of the declared server name, whose steps
 // run in sb. The user's npm settings come along without their
 // credentials, unless pol (the server's policy) grants their .npmrc.
@@ -114,9 +130,9 @@ func packageLaunch(ctx context.Context, name string, s *declared.Server, pol *sa
 		pol.AllowRead = append(pol.AllowRead, in.Tree)
 	}
 	// A venv's program is granted its venv by sandbox.ServerGrants (the
-	// #! line names the venv's python). Granting the tree as well hangs
-	// the sandbox's stage before it execs (seen 2026-11-27: allow_read of
-	// a venv, or of its parent, beside that grant), so it is not.
+	// #! line names the venv's python): the tree needs no grant of its
+	// own. (Granting it as well once hung the sandbox's stage: a path put
+	// back inside another one; the sandbox handles that now.)
 	log.Debug("declared server runs its installed package", "plugin", name, "package", in.String(), "tree", in.Tree)
 	return nil
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -139,10 +140,30 @@ func TestPackageInstallOnce(t *testing.T) {
 	}
 	c.cs.Close()
 
+	// plughost plugins says which package and version the server runs.
+	cmd := exec.Command(bin.plughost, "plugins", "--plugins", dir, "--json")
+	cmd.Env = append(append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir()), env...)
+	js, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("plughost plugins --json: %v\n%s", err, js)
+	}
+	var rep report
+	if err := json.Unmarshal(js, &rep); err != nil || len(rep.Plugins) != 1 || rep.Plugins[0].Package == nil {
+		t.Fatalf("plughost plugins --json (%v):\n%s", err, js)
+	}
+	today := time.Now().Format(time.DateOnly)
+	if pk := rep.Plugins[0].Package; pk.Manager != "npm" || pk.Name != "@acme/hello-mcp" || pk.Version != "1.0.0" || pk.Declared != "^1" ||
+		pk.InstalledAt.Local().Format(time.DateOnly) != today || pk.Summary != "@acme/hello-mcp@1.0.0" || !strings.HasPrefix(pk.Tree, state) {
+		t.Errorf("plughost plugins --json: package %+v", pk)
+	}
+
 	declare(t, dir, "nope", map[string]any{"command": "npx", "args": []string{"-y", "@acme/nope"}})
 	out, code := plughostWith(t, env, "plugins", "--plugins", dir)
 	if code != 1 || !strings.Contains(out, "npm error 404 Not Found - GET "+reg.URL+"@acme%2fnope") {
 		t.Fatalf("a package the registry does not have (exit %d):\n%s", code, out)
+	}
+	if want := "  package: @acme/hello-mcp@1.0.0 (installed " + today + ")\n"; !strings.Contains(out, want) {
+		t.Errorf("plughost plugins does not show %q:\n%s", want, out)
 	}
 }
 

@@ -9,6 +9,7 @@ import (
 	"net/url"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/config"
@@ -117,7 +118,10 @@ type pluginReport struct {
 	// runs or reaches: its command and arguments, or its URL. Its env
 	// values and headers are not shown: they may hold secrets.
 	Declared string `json:"declared,omitempty"`
-	Error    string `json:"error,omitempty"`
+	// Package is the package a declared server's package runner one-liner
+	// (npx -y PKG, uvx PKG) installed and runs, once installed.
+	Package *packageReport `json:"package,omitempty"`
+	Error   string         `json:"error,omitempty"`
 	// Stderr is the excerpt of the plugin's stderr that goes with Error:
 	// a declared server's last lines, a binary's head and tail.
 	Stderr string `json:"stderr,omitempty"`
@@ -154,6 +158,21 @@ type trustReport struct {
 	Digest string `json:"digest,omitempty"`
 	Signer string `json:"signer,omitempty"`
 	Reason string `json:"reason,omitempty"`
+}
+
+// packageReport is the installed package of a declared server
+// (packages.Installed).
+type packageReport struct {
+	Manager string `json:"manager"` // npm, pip
+	Name    string `json:"name"`
+	Version string `json:"version"` // the exact version installed
+	// Declared is the version or range the declaration asks for ("" for
+	// the newest).
+	Declared    string    `json:"declared,omitempty"`
+	InstalledAt time.Time `json:"installedAt"`
+	Tree        string    `json:"tree"`
+	// Summary is "@acme/notes-mcp@1.2.3", "notes-mcp==1.2.3".
+	Summary string `json:"summary"`
 }
 
 // offerReport is a tool or a prompt.
@@ -202,6 +221,10 @@ func newReport(h *host) *report {
 			Renamed: st.Renamed, Sandbox: st.Sandbox, Error: st.LastError, Stderr: st.LastStderr, NextStep: st.NextStep,
 			Tools: []offerReport{}, Prompts: []offerReport{}, Resources: []resourceReport{}, Templates: []templateReport{},
 			Refused: []refusalReport{}, Declared: declaredSummary(st.Path), Hidden: st.Hidden}
+		if in := installedPackage(st.Name, st.Path); in != nil {
+			p.Package = &packageReport{Manager: in.Manager, Name: in.Name, Version: in.Version, Declared: in.Declared,
+				InstalledAt: in.InstalledAt, Tree: in.Tree, Summary: in.String()}
+		}
 		if p.Failed {
 			r.Failed++
 		}
@@ -330,6 +353,9 @@ func (r *report) print(w io.Writer) error {
 		}
 		if p.Declared != "" {
 			t.text("  (declared server: %s)", p.Declared)
+		}
+		if pk := p.Package; pk != nil {
+			t.text("  package: %s (installed %s)", pk.Summary, pk.InstalledAt.Local().Format(time.DateOnly))
 		}
 		p.printTrust(&t)
 		for _, hd := range p.Held {

@@ -3,6 +3,7 @@ package main
 import (
 	"strings"
 	"testing"
+	"time"
 )
 
 // The human form of `plughost plugins`: rows aligned across the whole
@@ -20,6 +21,11 @@ func TestReportPrint(t *testing.T) {
 			}},
 		{Name: "a-long-plugin-name", State: "failed",
 			Error: "start: Unrecognized remote plugin message: \nFailed to read any lines", Stderr: stderr},
+		{Name: "memory", State: "running", Version: "0.6.0", Sandbox: []string{"landlock"},
+			Declared: "npx -y @modelcontextprotocol/server-memory",
+			Package: &packageReport{Manager: "npm", Name: "@modelcontextprotocol/server-memory", Version: "2026.8.31",
+				InstalledAt: time.Date(2026, 11, 27, 12, 0, 0, 0, time.Local), Summary: "@modelcontextprotocol/server-memory@2026.8.31"},
+			Tools: []offerReport{{Name: "read_graph", ExposedName: "read_graph"}}},
 	}}
 	var b strings.Builder
 	if err := r.print(&b); err != nil {
@@ -35,6 +41,10 @@ a-long-plugin-name  failed   start: Unrecognized remote plugin message:
     stderr of a-long-plugin-name:
       Error: boom
           at main (/srv/plugin.js:1:7)
+memory              running  version 0.6.0    sandbox landlock
+  (declared server: npx -y @modelcontextprotocol/server-memory)
+  package: @modelcontextprotocol/server-memory@2026.8.31 (installed 2026-11-27)
+  read_graph
 `
 	if got := b.String(); got != want {
 		t.Errorf("printed:\n%s\nwant:\n%s", got, want)

@@ -5,11 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
-	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"slices"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -143,7 +141,7 @@ func wrappedLaunch(ctx context.Context, name string, cmd *exec.Cmd, pol *sandbox
 		return err
 	}
 	if s.Remote() {
-		if err := tokenGranted(s, pol, name); err != nil {
+		if err := s.Granted(pol, name); err != nil { // its token's, headers' and OAuth secret's sources
 			return err
 		}
 		token, err := s.Token(getenv)
@@ -169,10 +167,8 @@ func wrappedLaunch(ctx context.Context, name string, cmd *exec.Cmd, pol *sandbox
 			pol.Net = sandbox.NetAll // name resolution and certificates come with it (sandbox.NetworkGrants)
 		}
 	} else {
-		for _, k := range slices.Sorted(maps.Keys(s.EnvFiles)) {
-			if err := sourceGranted("", "", "env_files: "+k, s.EnvFiles[k], pol, name); err != nil {
-				return err
-			}
+		if err := s.Granted(pol, name); err != nil { // its env_files
+			return err
 		}
 		// Read here, by the host, as header_files are: the files stay
 		// outside the box.
@@ -207,46 +203,6 @@ func wrappedLaunch(ctx context.Context, name string, cmd *exec.Cmd, pol *sandbox
 	}
 	cmd.Env = append(cmd.Env, envServer+"="+string(raw))
 	pol.Env = append(pol.Env, envServer)
-	return nil
-}
-
-// tokenGranted checks that the operator granted the declared server the
-// source of its bearer token and of its header_files: the variable passed
-// to it (env in its sandbox block), the file readable by it (allow_read,
-// or a dir block). A declaration is a file dropped into the directory: on
-// its own it may not have plughost read one of its variables or files and
-// send it away.
-func tokenGranted(s *declared.Server, pol *sandbox.Policy, name string) error {
-	if err := sourceGranted("bearer_token_env", s.BearerTokenEnv, "bearer_token_file", s.BearerTokenFile, pol, name); err != nil {
-		return err
-	}
-	for _, h := range slices.Sorted(maps.Keys(s.HeaderFiles)) {
-		if err := sourceGranted("", "", "header_files: "+h, s.HeaderFiles[h], pol, name); err != nil {
-			return err
-		}
-	}
-	if o := s.OAuth; o != nil {
-		return sourceGranted("oauth: client_secret_env", o.ClientSecretEnv, "oauth: client_secret_file", o.ClientSecretFile, pol, name)
-	}
-	return nil
-}
-
-// sourceGranted checks that a secret's source, the variable env or the
-// file (named by the members envMember and fileMember), is granted to the
-// plugin name by its policy pol.
-func sourceGranted(envMember, env, fileMember, file string, pol *sandbox.Policy, name string) error {
-	switch {
-	case env != "" && !slices.Contains(pol.Env, env):
-		return fmt.Errorf("%s %s: the operator passes it to this server with env = [%q] in sandbox { plugin %q { ... } }", envMember, env, env, name)
-	case file != "":
-		file = filepath.Clean(file)
-		if real, err := filepath.EvalSymlinks(file); err == nil {
-			file = real // where a link leads is what would be read
-		}
-		if !pol.Readable(file) {
-			return fmt.Errorf("%s %s: the operator grants it to this server with allow_read = [%q] in sandbox { plugin %q { ... } }", fileMember, file, file, name)
-		}
-	}
 	return nil
 }
 

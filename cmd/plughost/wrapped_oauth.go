@@ -17,7 +17,7 @@ import (
 
 // oauthLaunch prepares the wrapper of the declared server name, whose
 // declaration has an "oauth" member o: the client secret (its source
-// granted, as tokenGranted checked) passes in the wrapper's environment;
+// granted, as declared.Server.Granted checked) passes in the wrapper's environment;
 // a login's token directory (oauthclient.StoreDir: the host's state
 // directory, tokens/NAME) is made and granted to this server's sandbox,
 // writable, so that the wrapper writes back the tokens it refreshes (why

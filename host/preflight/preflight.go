@@ -15,7 +15,13 @@
 //   - redis: the tasks' redis block is dialled (bounded by a few seconds)
 //     and logged in to with the password serve would use;
 //   - rules: the access block's CEL rules compile when the file is read,
-//     so a rule that does not compile is a configuration diagnostic.
+//     so a rule that does not compile is a configuration diagnostic;
+//   - declarations, when Options.Plugins names the plugin directory
+//     (plughost check; not serve, where such a server alone fails): each
+//     declared server's secret sources (bearer_token_file and _env,
+//     header_files, env_files, oauth's client secret) exist and are
+//     granted to it by its sandbox block, each problem at the
+//     declaration's file.
 //
 // When the file itself has mistakes, they are all reported, and what it
 // names is checked once it reads. Each Problem says where (file:line, a
@@ -86,6 +92,12 @@ type Options struct {
 	// AuditLog is serve's --audit-log, which wins over the audit block's
 	// file; "" when not given.
 	AuditLog string
+	// Plugins is the plugin directory whose declared servers
+	// (NAME.mcp.json) are checked too: each secret source they name
+	// exists (a file readable, a variable set) and is granted to the
+	// server by its sandbox block. "" checks none. serve leaves it
+	// empty: such a server fails to start, the others serve.
+	Plugins string
 }
 
 // Report is what Check found.
@@ -176,6 +188,9 @@ func Check(o *Options) *Report {
 		} else {
 			rl.Close()
 		}
+	}
+	if o.Plugins != "" {
+		r.checkDeclarations(o.Plugins, cfg, o.Config, getenv)
 	}
 	return r
 }

@@ -73,6 +73,15 @@ func PipSettings(getenv func(string) string, auth bool) (args, read []string) {
 	return args, read
 }
 
+// pythonEnv is the environment of every Python step, beside -I (isolated
+// mode: no PYTHON* variable, no user site-packages, no script directory
+// on sys.path): the step's HOME is the server's data directory, which
+// the server writes, and a .pth file it planted in
+// ~/.local/lib/python3.X/site-packages would run in the step, with the
+// network and the tree about to be hashed writable. PYTHONNOUSERSITE
+// says it again, for any python the step starts itself.
+var pythonEnv = []string{"PYTHONNOUSERSITE=1"}
+
 // pipArgs are the options of every pip step: pip's own configuration
 // files and variables ignored (--isolated: the settings are the step's
 // arguments), no version check, no prompt.
@@ -97,14 +106,14 @@ func (i *Installer) installPip(ctx context.Context, s *Spec) (*Installed, error)
 	if err != nil {
 		return nil, err
 	}
-	if _, stderr, err := i.opts.Run(ctx, Step{What: "resolve", Command: "python3", Args: []string{"-m", "venv", "--without-pip", venv}, Runtime: "python",
-		Write: []string{scratch}}); err != nil {
+	if _, stderr, err := i.opts.Run(ctx, Step{What: "resolve", Command: "python3", Args: []string{"-I", "-m", "venv", "--without-pip", venv}, Runtime: "python",
+		Env: pythonEnv, Write: []string{scratch}}); err != nil {
 		return nil, stepError("resolve", s, stderr, err)
 	}
 	report := filepath.Join(scratch, "report.json")
-	args := append([]string{filepath.Join(pip, "pip"), "install", "--dry-run", "--ignore-installed", "--quiet", "--report", report}, i.pipArgs()...)
+	args := append([]string{"-I", filepath.Join(pip, "pip"), "install", "--dry-run", "--ignore-installed", "--quiet", "--report", report}, i.pipArgs()...)
 	if _, stderr, err := i.opts.Run(ctx, Step{What: "resolve", Command: filepath.Join(venv, "bin", "python"), Args: append(args, want),
-		Runtime: "python", Read: append(append([]string{pip}, distroFiles()...), i.opts.PipRead...), Write: []string{scratch}}); err != nil {
+		Runtime: "python", Env: pythonEnv, Read: append(append([]string{pip}, distroFiles()...), i.opts.PipRead...), Write: []string{scratch}}); err != nil {
 		return nil, stepError("resolve", s, stderr, err)
 	}
 	b, err := os.ReadFile(report)
@@ -159,13 +168,13 @@ func (i *Installer) installPip(ctx context.Context, s *Spec) (*Installed, error)
 	if err := os.WriteFile(pending, []byte(strings.Join(reqs, "\n")+"\n"), 0o644); err != nil {
 		return nil, err
 	}
-	if _, stderr, err := i.opts.Run(ctx, Step{What: "install", Command: "python3", Args: []string{"-m", "venv", "--without-pip", venv}, Runtime: "python",
-		Write: []string{in.Tree}}); err != nil {
+	if _, stderr, err := i.opts.Run(ctx, Step{What: "install", Command: "python3", Args: []string{"-I", "-m", "venv", "--without-pip", venv}, Runtime: "python",
+		Env: pythonEnv, Write: []string{in.Tree}}); err != nil {
 		return nil, stepError("install", s, stderr, err)
 	}
-	args = append([]string{filepath.Join(pip, "pip"), "install", "--require-hashes", "--no-deps", "--quiet", "-r", pending}, i.pipArgs()...)
+	args = append([]string{"-I", filepath.Join(pip, "pip"), "install", "--require-hashes", "--no-deps", "--quiet", "-r", pending}, i.pipArgs()...)
 	if _, stderr, err := i.opts.Run(ctx, Step{What: "install", Command: filepath.Join(venv, "bin", "python"), Args: args,
-		Runtime: "python", Read: append(append([]string{pip}, distroFiles()...), i.opts.PipRead...), Write: []string{in.Tree}}); err != nil {
+		Runtime: "python", Env: pythonEnv, Read: append(append([]string{pip}, distroFiles()...), i.opts.PipRead...), Write: []string{in.Tree}}); err != nil {
 		return nil, stepError("install", s, stderr, err)
 	}
 	if err := own(in.Tree); err != nil {

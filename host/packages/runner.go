@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 
@@ -21,14 +22,28 @@ import (
 // directories are given to it for the step, and taken back after.
 const sandboxUID = 65534
 
+// stepEnv is the environment every step gets, whatever its program:
+// no Python user site-packages (see SandboxRunner).
+var stepEnv = []string{"PYTHONNOUSERSITE=1"}
+
 // SandboxRunner runs the steps of the server's installs in sb's sandbox,
-// under the server's name (its data directory is the step's HOME), each
-// with the host's network (the registry, a proxy: name resolution and
-// TLS roots are what the sandbox grants any process with the network),
-// its program and runtime readable, the step's paths, 2 GiB, 256
-// processes, 4096 open files and a JIT (npm runs on node). The server's
-// sandbox block does not apply: the step runs the package manager, not
-// the server, and reads nothing of the server's grants.
+// under the server's name, each with the host's network (the registry, a
+// proxy: name resolution and TLS roots are what the sandbox grants any
+// process with the network), its program and runtime readable, the
+// step's paths, 2 GiB, 256 processes, 4096 open files and a JIT (npm
+// runs on node). The server's sandbox block does not apply: the step
+// runs the package manager, not the server, and reads nothing of the
+// server's grants.
+//
+// The sandbox makes the server's data directory the step's HOME, and
+// the server writes there: nothing a step reads for its configuration
+// or code is taken from it. Python runs isolated (-I) with
+// PYTHONNOUSERSITE=1 (every step gets it), so no user site-packages,
+// .pth file or PYTHON* variable of HOME's applies; pip runs --isolated,
+// with its settings as arguments. npm reads only the files its
+// arguments name (--userconfig: the filtered settings the install
+// writes, --globalconfig: an empty file), never ~/.npmrc, and its cache
+// is the one --cache names.
 func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 	return func(ctx context.Context, st Step) (stdout, stderr []byte, err error) {
 		command, err := sandbox.LookCommand(st.Command, sandbox.PluginPATH)
@@ -54,8 +69,9 @@ func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 		// policy names: the step's own variables and, since it has the
 		// network, those that point at extra certificates
 		// (sandbox.NetworkGrants: NODE_EXTRA_CA_CERTS, SSL_CERT_FILE…).
-		cmd.Env = append(os.Environ(), st.Env...)
-		for _, e := range st.Env {
+		env := append(slices.Clone(stepEnv), st.Env...)
+		cmd.Env = append(os.Environ(), env...)
+		for _, e := range env {
 			name, _, _ := strings.Cut(e, "=")
 			pol.Env = append(pol.Env, name)
 		}

@@ -1,0 +1,84 @@
+package packages
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+)
+
+// recorder is a Runner that records the steps and fails the n-th (from
+// 1), succeeding (printing nothing) before it.
+type recorder struct {
+	mu    sync.Mutex
+	steps []Step
+	fail  int
+	out   []byte // what the steps print on stdout
+}
+
+var errStep = errors.New("step failed")
+
+func (r *recorder) run(_ context.Context, st Step) ([]byte, []byte, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.steps = append(r.steps, st)
+	if len(r.steps) == r.fail {
+		return nil, []byte("ERROR: failed"), errStep
+	}
+	return r.out, nil, nil
+}
+
+func newInstaller(t *testing.T, r *recorder) *Installer {
+	t.Helper()
+	i, err := New(&Options{Dir: t.TempDir(), Run: r.run})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return i
+}
+
+// The Python steps run with HOME the server's data directory: they must
+// not read a user site-packages (a planted .pth) from it.
+func TestPipStepsIgnoreUserSite(t *testing.T) {
+	t.Parallel()
+	if _, err := pipWheel(); err != nil {
+		t.Skip(err)
+	}
+	for fail := 1; fail <= 2; fail++ {
+		r := &recorder{fail: fail}
+		i := newInstaller(t, r)
+		s := &Spec{Manager: Pip, Name: "notes-mcp"}
+		if _, err := i.Install(context.Background(), s, false); err == nil || !strings.Contains(err.Error(), errStep.Error()) {
+			t.Fatalf("Install = %v, want the step's error", err)
+		}
+		st := r.steps[len(r.steps)-1]
+		if len(st.Args) == 0 || st.Args[0] != "-I" {
+			t.Errorf("step %d: python %q, want -I (isolated) first", fail, st.Args)
+		}
+		if !slices.Contains(st.Env, "PYTHONNOUSERSITE=1") {
+			t.Errorf("step %d: env %q lacks PYTHONNOUSERSITE=1", fail, st.Env)
+		}
+	}
+	if !slices.Contains(stepEnv, "PYTHONNOUSERSITE=1") {
+		t.Errorf("stepEnv = %q: every sandboxed step should get PYTHONNOUSERSITE=1", stepEnv)
+	}
+}
+
+// npm reads its configuration from the files the install names, never
+// from HOME's .npmrc.
+func TestNPMStepsNameTheirConfig(t *testing.T) {
+	t.Parallel()
+	r := &recorder{fail: 1}
+	i := newInstaller(t, r)
+	if _, err := i.Install(context.Background(), &Spec{Manager: NPM, Name: "notes-mcp"}, false); err == nil || !strings.Contains(err.Error(), errStep.Error()) {
+		t.Fatalf("Install = %v, want the step's error", err)
+	}
+	args := strings.Join(r.steps[0].Args, " ")
+	for _, want := range []string{"--userconfig ", "--globalconfig ", "--cache "} {
+		if !strings.Contains(args, want) {
+			t.Errorf("npm %s: no %s", args, want)
+		}
+	}
+}

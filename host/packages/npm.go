@@ -28,26 +28,43 @@ type npmView struct {
 
 // npmArgs are the options of every npm step: the filtered settings as
 // its only configuration, its cache in the server's, no network beside
-// the registry's (no audit, no update check, no funding notice).
-func (i *Installer) npmArgs() (args, read []string, err error) {
-	rc := filepath.Join(i.opts.Dir, "npmrc")
-	global := filepath.Join(i.opts.Dir, "npmrc-global")
+// the registry's (no audit, no update check, no funding notice). The
+// settings are written in a directory of the install's own, which done
+// removes: with the operator's grant they hold their tokens, which stay
+// on disk no longer than the steps that read them.
+func (i *Installer) npmArgs() (args, read []string, done func(), err error) {
+	dir, err := os.MkdirTemp(i.opts.Dir, ".npmrc-")
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	done = func() { os.RemoveAll(dir) }
+	// 0711: the step reads the files in it as the sandbox's uid when
+	// the host is root, and lists nothing.
+	if err := os.Chmod(dir, 0o711); err != nil {
+		done()
+		return nil, nil, nil, err
+	}
+	rc := filepath.Join(dir, "npmrc")
+	global := filepath.Join(dir, "npmrc-global")
 	// 0600: with the operator's grant it holds their tokens. The step
 	// reads it as the sandbox's uid when the host is root.
 	if err := os.WriteFile(rc, []byte(i.opts.NPM.NPMRC), 0o600); err != nil {
-		return nil, nil, err
+		done()
+		return nil, nil, nil, err
 	}
 	if os.Geteuid() == 0 {
 		if err := os.Chown(rc, sandboxUID, sandboxUID); err != nil {
-			return nil, nil, err
+			done()
+			return nil, nil, nil, err
 		}
 	}
 	if err := os.WriteFile(global, nil, 0o644); err != nil {
-		return nil, nil, err
+		done()
+		return nil, nil, nil, err
 	}
 	args = []string{"--userconfig", rc, "--globalconfig", global, "--cache", filepath.Join(i.opts.Dir, "npm-cache"),
 		"--no-update-notifier", "--no-audit", "--no-fund", "--logs-max=0", "--color=false"}
-	return args, append([]string{rc, global}, i.opts.NPM.Read...), nil
+	return args, append([]string{rc, global}, i.opts.NPM.Read...), done, nil
 }
 
 // installNPM resolves spec with npm view, then installs that exact
@@ -58,10 +75,11 @@ func (i *Installer) npmArgs() (args, read []string, err error) {
 // node FILE), --save-exact, and the lockfile npm writes is the record
 // of what was installed.
 func (i *Installer) installNPM(ctx context.Context, s *Spec, online bool) (*Installed, error) {
-	common, read, err := i.npmArgs()
+	common, read, done, err := i.npmArgs()
 	if err != nil {
 		return nil, err
 	}
+	defer done()
 	cache := filepath.Join(i.opts.Dir, "npm-cache")
 	if err := os.MkdirAll(cache, 0o700); err != nil {
 		return nil, err

@@ -3,6 +3,9 @@ package packages
 import (
 	"context"
 	"errors"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -79,6 +82,44 @@ func TestNPMStepsNameTheirConfig(t *testing.T) {
 	for _, want := range []string{"--userconfig ", "--globalconfig ", "--cache "} {
 		if !strings.Contains(args, want) {
 			t.Errorf("npm %s: no %s", args, want)
+		}
+	}
+}
+
+// The npm settings the steps read (with the operator's grant, their
+// tokens) do not outlive the install.
+func TestNPMSettingsRemovedAfterInstall(t *testing.T) {
+	t.Parallel()
+	for fail := 1; fail <= 3; fail++ {
+		r := &recorder{fail: fail, out: []byte(`{"name":"notes-mcp","version":"1.0.0"}`)}
+		i, err := New(&Options{Dir: t.TempDir(), Run: r.run, NPM: &Settings{NPMRC: "//npm.example/:_authToken=SECRET\n"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, _ = i.Install(context.Background(), &Spec{Manager: NPM, Name: "notes-mcp"}, false)
+		var rc string
+		for j, a := range r.steps[0].Args {
+			if a == "--userconfig" {
+				rc = r.steps[0].Args[j+1]
+			}
+		}
+		if rc == "" {
+			t.Fatalf("npm %q: no --userconfig", r.steps[0].Args)
+		}
+		err = filepath.WalkDir(i.opts.Dir, func(p string, d fs.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			if b, _ := os.ReadFile(p); strings.Contains(string(b), "SECRET") {
+				t.Errorf("fail at step %d: %s holds the token after the install", fail, p)
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := os.Stat(filepath.Dir(rc)); err == nil && filepath.Dir(rc) != i.opts.Dir {
+			t.Errorf("fail at step %d: %s is left", fail, filepath.Dir(rc))
 		}
 	}
 }

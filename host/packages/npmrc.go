@@ -3,6 +3,7 @@ package packages
 import (
 	"bufio"
 	"fmt"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -21,8 +22,9 @@ type Settings struct {
 	// Read are the files the settings name that the step must read (a
 	// cafile).
 	Read []string
-	// Dropped names the keys left out because they are credentials, so
-	// that a failure to authenticate can say why.
+	// Dropped names the keys left out because they are credentials, and
+	// those whose URL's user and password were removed, so that a
+	// failure to authenticate can say why.
 	Dropped []string
 }
 
@@ -34,12 +36,35 @@ type Settings struct {
 var npmKept = regexp.MustCompile(`^(registry|@[a-z0-9._~-]+:registry|cafile|ca|strict-ssl|proxy|https-proxy|http-proxy|noproxy|no-proxy|` +
 	`fetch-retries|fetch-retry-mintimeout|fetch-retry-maxtimeout|fetch-timeout|maxsockets|prefer-online|prefer-offline)$`)
 
+// npmURLKey are the kept npm settings whose value is a URL, which may
+// hold a user and password (https://user:pass@host/): without the
+// operator's grant, those are removed as the other credentials are.
+var npmURLKey = regexp.MustCompile(`^(registry|@[a-z0-9._~-]+:registry|proxy|https-proxy|http-proxy)$`)
+
+// stripUserinfo is the URL v without its user and password, and whether
+// it had any. A value that is not a URL with a host is returned as is.
+func stripUserinfo(v string) (string, bool) {
+	u, err := url.Parse(v)
+	if err != nil || u.User == nil || u.Host == "" {
+		if i := strings.Index(v, "@"); err != nil && i >= 0 && strings.Contains(v[:i], "://") {
+			// unparsable, with what looks like userinfo: keep the scheme
+			// and what follows the last @ (the host).
+			scheme, _, _ := strings.Cut(v, "://")
+			return scheme + "://" + v[strings.LastIndex(v, "@")+1:], true
+		}
+		return v, false
+	}
+	u.User = nil
+	return u.String(), true
+}
+
 // NPMSettings reads npm's settings as npm would: its configuration files
 // in order (npm's globalconfig, then the user's userconfig; a file that
 // does not exist is skipped), then the npm_config_* variables of
 // environ, which override them. A ${VAR} in a value is expanded from
-// getenv, as npm does. With auth, the credentials are kept too: the
-// operator granted them.
+// getenv, as npm does. Credentials are left out: the keys that hold them
+// and the user and password of a URL-valued key (registry, proxy). With
+// auth, they are kept too: the operator granted them.
 func NPMSettings(configs []string, environ []string, getenv func(string) string, auth bool) (*Settings, error) {
 	kv := map[string]string{}
 	var dropped []string
@@ -50,6 +75,12 @@ func NPMSettings(configs []string, environ []string, getenv func(string) string,
 			return
 		}
 		if npmKept.MatchString(k) || (auth && isNPMCredential(k)) {
+			if !auth && npmURLKey.MatchString(k) {
+				if stripped, ok := stripUserinfo(v); ok {
+					v = stripped
+					dropped = append(dropped, k)
+				}
+			}
 			kv[k] = v
 		} else if isNPMCredential(k) {
 			dropped = append(dropped, k)

@@ -123,3 +123,46 @@ func TestNPMSettingsRemovedAfterInstall(t *testing.T) {
 		}
 	}
 }
+
+// A URL-valued npm setting keeps its user and password only when the
+// operator granted the credentials.
+func TestNPMSettingsURLCredentials(t *testing.T) {
+	t.Parallel()
+	tests := []struct {
+		line     string
+		want     string // without the grant
+		wantDrop bool
+	}{
+		{"registry=https://user:pass@npm.corp.example/", "registry=https://npm.corp.example/", true},
+		{"registry=https://token@npm.corp.example/", "registry=https://npm.corp.example/", true},
+		{"@acme:registry=https://u:p@npm.acme.example/x/", "@acme:registry=https://npm.acme.example/x/", true},
+		{"proxy=http://user:pass@proxy.example:3128", "proxy=http://proxy.example:3128", true},
+		{"https-proxy=http://user:pass@proxy.example:3128", "https-proxy=http://proxy.example:3128", true},
+		{"http-proxy=http://user:p%zz@proxy.example:3128", "http-proxy=http://proxy.example:3128", true},
+		{"registry=https://npm.corp.example/", "registry=https://npm.corp.example/", false},
+		{"noproxy=user@host", "noproxy=user@host", false},
+		{"cafile=/etc/a@b/ca.pem", "cafile=/etc/a@b/ca.pem", false},
+	}
+	for _, tc := range tests {
+		for _, auth := range []bool{false, true} {
+			rc := filepath.Join(t.TempDir(), "npmrc")
+			if err := os.WriteFile(rc, []byte(tc.line+"\n"), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			s, err := NPMSettings([]string{rc}, nil, func(string) string { return "" }, auth)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, drop := tc.want, tc.wantDrop
+			if auth {
+				want, drop = tc.line, false
+			}
+			if got := strings.TrimSpace(s.NPMRC); got != want {
+				t.Errorf("%s (auth %v): %q, want %q", tc.line, auth, got, want)
+			}
+			if (len(s.Dropped) > 0) != drop {
+				t.Errorf("%s (auth %v): Dropped %q", tc.line, auth, s.Dropped)
+			}
+		}
+	}
+}

@@ -263,6 +263,30 @@ func treeName(name, version string) string {
 	return strings.ReplaceAll(name, "/", "+") + "@" + version
 }
 
+// versionPattern is what a registry may report as a version: semver
+// (1.2.3-beta.1+build) and PEP 440 (1!2.0.post1+local) both fit, a path
+// does not. maxVersion bounds its length.
+var versionPattern = regexp.MustCompile(`^[0-9A-Za-z][0-9A-Za-z.+!_-]*$`)
+
+const maxVersion = 128
+
+// treePath is the tree of version of the package name under
+// Dir/trees. The version is the registry's word, and the path is
+// renamed and removed as the host's user: a version that is not one
+// (a "/", "..", a control character) is refused, as is a path that
+// would not be a directory right under Dir/trees.
+func (i *Installer) treePath(name, version string) (string, error) {
+	if len(version) > maxVersion || !versionPattern.MatchString(version) {
+		return "", fmt.Errorf("cannot install %s: the registry reports the version %q, which is not a version", name, version)
+	}
+	trees := filepath.Join(i.opts.Dir, "trees")
+	tree := filepath.Join(trees, treeName(name, version))
+	if base := filepath.Base(tree); filepath.Dir(tree) != trees || base == "." || base == ".." || strings.HasPrefix(base, ".") {
+		return "", fmt.Errorf("cannot install %s@%s: its tree %s would not be in %s", name, version, tree, trees)
+	}
+	return tree, nil
+}
+
 // stepError is a failed step's error: the package manager's own error
 // lines (npm error …, ERROR: …) without npm's boilerplate, else the end
 // of its stderr.

@@ -101,7 +101,9 @@ func (i *Installer) installNPM(ctx context.Context, s *Spec, online bool) (*Inst
 		return nil, fmt.Errorf("cannot resolve %s: npm view printed %q: %v", s, strings.TrimSpace(string(out)), err)
 	}
 	in := &Installed{Format: RecordFormat, Manager: NPM, Name: s.Name, Declared: s.Version, Bin: s.Bin, Version: v.Version}
-	in.Tree = filepath.Join(i.opts.Dir, "trees", treeName(s.Name, v.Version))
+	if in.Tree, err = i.treePath(s.Name, v.Version); err != nil {
+		return nil, err
+	}
 	if _, err := os.Stat(filepath.Join(in.Tree, "package-lock.json")); err == nil {
 		return i.record(in) // that version is installed already (beside the one that runs)
 	}

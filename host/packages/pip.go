@@ -144,7 +144,9 @@ func (i *Installer) installPip(ctx context.Context, s *Spec) (*Installed, error)
 	}
 	sort.Strings(reqs)
 	in := &Installed{Format: RecordFormat, Manager: Pip, Name: s.Name, Declared: s.Version, Bin: s.Bin, Version: version}
-	in.Tree = filepath.Join(i.opts.Dir, "trees", treeName(s.Name, version))
+	if in.Tree, err = i.treePath(s.Name, version); err != nil {
+		return nil, err
+	}
 	lock := filepath.Join(in.Tree, "requirements.txt")
 	if _, err := os.Stat(lock); err == nil {
 		return i.recordPip(in)

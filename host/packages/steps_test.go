@@ -166,3 +166,57 @@ func TestNPMSettingsURLCredentials(t *testing.T) {
 		}
 	}
 }
+
+// The version is the registry's word: one that is not a version never
+// names a path outside Dir/trees.
+func TestTreePath(t *testing.T) {
+	t.Parallel()
+	i := newInstaller(t, &recorder{})
+	trees := filepath.Join(i.opts.Dir, "trees")
+	tests := []struct {
+		name, version string
+		ok            bool
+	}{
+		{"notes-mcp", "1.2.3", true},
+		{"@acme/notes-mcp", "1.2.3-beta.1+build.5", true},
+		{"notes-mcp", "1!2.0.post1+local_x", true},
+		{"notes-mcp", "2024.1.0rc1", true},
+		{"notes-mcp", "", false},
+		{"notes-mcp", "../../../etc", false},
+		{"notes-mcp", "1.0/../../x", false},
+		{"notes-mcp", "..", false},
+		{"notes-mcp", ".1", false},
+		{"notes-mcp", "-1", false},
+		{"notes-mcp", "1.0\n", false},
+		{"notes-mcp", "1.0 x", false},
+		{"notes-mcp", "1.0\\x", false},
+		{"notes-mcp", strings.Repeat("1", 129), false},
+		{"..", "1.0", false}, // a hidden name, as the install's scratch trees are
+		{".hidden", "1.0", false},
+	}
+	for _, tc := range tests {
+		tree, err := i.treePath(tc.name, tc.version)
+		if (err == nil) != tc.ok {
+			t.Errorf("treePath(%q, %q) = %q, %v; want ok %v", tc.name, tc.version, tree, err, tc.ok)
+			continue
+		}
+		if err == nil && filepath.Dir(tree) != trees {
+			t.Errorf("treePath(%q, %q) = %q, not in %s", tc.name, tc.version, tree, trees)
+		}
+	}
+}
+
+// An install refuses a version that would name a path elsewhere before
+// it touches anything.
+func TestInstallRefusesBadVersion(t *testing.T) {
+	t.Parallel()
+	r := &recorder{out: []byte(`{"name":"notes-mcp","version":"../../victim"}`)}
+	i := newInstaller(t, r)
+	_, err := i.Install(context.Background(), &Spec{Manager: NPM, Name: "notes-mcp"}, false)
+	if err == nil || !strings.Contains(err.Error(), "not a version") {
+		t.Fatalf("Install = %v, want a refusal of the version", err)
+	}
+	if len(r.steps) != 1 {
+		t.Errorf("%d steps ran, want only the resolution", len(r.steps))
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"syscall"
 
 	"github.com/plughost/plughost/sandbox"
@@ -75,8 +76,9 @@ func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 			name, _, _ := strings.Cut(e, "=")
 			pol.Env = append(pol.Env, name)
 		}
-		var out, errb bytes.Buffer
-		cmd.Stdout, cmd.Stderr = &out, &errb
+		out := &limitBuffer{max: maxStepStdout}
+		errb := &tailBuffer{max: maxStepStderr}
+		cmd.Stdout, cmd.Stderr = out, errb
 		l, err := sb.Wrap(server, pol, cmd)
 		if err != nil {
 			return nil, nil, err
@@ -87,6 +89,7 @@ func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 		}
 		pid := l.Cmd.Process.Pid
 		kill := func() { _ = syscall.Kill(-pid, syscall.SIGKILL); _ = l.Cmd.Process.Kill() }
+		out.setOver(kill)
 		stop := context.AfterFunc(ctx, kill)
 		defer stop()
 		if _, err := l.Started(pid); err != nil {
@@ -100,11 +103,101 @@ func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 		if ctx.Err() != nil {
 			return out.Bytes(), errb.Bytes(), ctx.Err()
 		}
+		if out.overflowed() {
+			return nil, errb.Bytes(), fmt.Errorf("%s printed more than %d MiB on its standard output: stopped", st.Command, maxStepStdout>>20)
+		}
 		if err != nil && why != "" {
 			err = fmt.Errorf("%w (%s)", err, why)
 		}
 		return out.Bytes(), errb.Bytes(), err
 	}
+}
+
+// maxStepStdout bounds what a step may print on its standard output (npm
+// view's JSON, pip's report): more is an error, and stops the step.
+// maxStepStderr is how much of the end of its standard error is kept
+// (a failure's message is its tail).
+const (
+	maxStepStdout = 16 << 20
+	maxStepStderr = 64 << 10
+)
+
+// limitBuffer keeps what is written up to max bytes; past it, it keeps
+// nothing more, records the overflow and calls the function setOver
+// gave it (once).
+type limitBuffer struct {
+	mu   sync.Mutex
+	buf  bytes.Buffer
+	max  int
+	over bool
+	stop func()
+}
+
+func (b *limitBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if b.over {
+		return len(p), nil
+	}
+	if b.buf.Len()+len(p) > b.max {
+		b.over = true
+		if b.stop != nil {
+			b.stop()
+		}
+		return len(p), nil
+	}
+	return b.buf.Write(p)
+}
+
+// setOver sets the function called on overflow (at once, if it is
+// past already).
+func (b *limitBuffer) setOver(stop func()) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	b.stop = stop
+	if b.over {
+		stop()
+	}
+}
+
+func (b *limitBuffer) overflowed() bool {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return b.over
+}
+
+func (b *limitBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf.Bytes())
+}
+
+// tailBuffer keeps the last max bytes written to it.
+type tailBuffer struct {
+	mu  sync.Mutex
+	buf []byte
+	max int
+}
+
+func (b *tailBuffer) Write(p []byte) (int, error) {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	n := len(p)
+	if len(p) >= b.max {
+		b.buf = append(b.buf[:0], p[len(p)-b.max:]...)
+		return n, nil
+	}
+	if drop := len(b.buf) + len(p) - b.max; drop > 0 {
+		b.buf = append(b.buf[:0], b.buf[drop:]...)
+	}
+	b.buf = append(b.buf, p...)
+	return n, nil
+}
+
+func (b *tailBuffer) Bytes() []byte {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return bytes.Clone(b.buf)
 }
 
 // own gives the tree at dir back to the host's user after a step that

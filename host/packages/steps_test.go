@@ -220,3 +220,48 @@ func TestInstallRefusesBadVersion(t *testing.T) {
 		t.Errorf("%d steps ran, want only the resolution", len(r.steps))
 	}
 }
+
+// A step's standard output is kept up to a bound, past which the step is
+// stopped; of its standard error, the end is kept.
+func TestStepOutputBounds(t *testing.T) {
+	t.Parallel()
+	if maxStepStdout > 64<<20 || maxStepStderr > 1<<20 {
+		t.Errorf("bounds %d, %d: too large to buffer", maxStepStdout, maxStepStderr)
+	}
+	out := &limitBuffer{max: 10}
+	stopped := 0
+	out.setOver(func() { stopped++ })
+	for _, w := range []string{"0123", "4567", "89"} {
+		if n, err := out.Write([]byte(w)); n != len(w) || err != nil {
+			t.Fatalf("Write = %d, %v", n, err)
+		}
+	}
+	if out.overflowed() || string(out.Bytes()) != "0123456789" || stopped != 0 {
+		t.Fatalf("at the bound: %q, overflowed %v, stopped %d", out.Bytes(), out.overflowed(), stopped)
+	}
+	for range 3 {
+		if n, err := out.Write([]byte("x")); n != 1 || err != nil {
+			t.Fatalf("Write past the bound = %d, %v: the step would block", n, err)
+		}
+	}
+	if !out.overflowed() || string(out.Bytes()) != "0123456789" || stopped != 1 {
+		t.Errorf("past the bound: %q, overflowed %v, stopped %d times, want once", out.Bytes(), out.overflowed(), stopped)
+	}
+	late := &limitBuffer{max: 1}
+	_, _ = late.Write([]byte("xx"))
+	late.setOver(func() { stopped++ })
+	if stopped != 2 {
+		t.Error("an overflow before the step's start does not stop it")
+	}
+
+	errb := &tailBuffer{max: 8}
+	var all strings.Builder
+	for _, w := range []string{"abc", "defgh", "ij", "", "klmnopqrstuvwxyz", "12"} {
+		_, _ = errb.Write([]byte(w))
+		all.WriteString(w)
+		s := all.String()
+		if want := s[max(0, len(s)-8):]; string(errb.Bytes()) != want {
+			t.Errorf("after %q: tail %q, want %q", w, errb.Bytes(), want)
+		}
+	}
+}

@@ -13,6 +13,7 @@ import (
 
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/packages"
 	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -64,7 +65,11 @@ func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	old, err := inst.Current(spec)
+	pkgDir, err := packagesDir(plugin)
+	if err != nil {
+		return err
+	}
+	old, err := packages.Current(pkgDir, spec)
 	if err != nil {
 		return err
 	}

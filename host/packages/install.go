@@ -149,19 +149,12 @@ func (in *Installed) matches(s *Spec) bool {
 	return in.Format == RecordFormat && in.Manager == s.Manager && in.Name == s.Name && in.Declared == s.Version && in.Bin == s.Bin
 }
 
-// Current returns the installed version that runs for spec, offline:
-// nil when none is (never installed, or installed for another
-// declaration). It reads and checks nothing but the record and that the
-// entry file is there.
-func (i *Installer) Current(s *Spec) (*Installed, error) {
-	return current(i.opts.Dir, s)
-}
-
-// Current is Installer.Current without an Installer: what the trust
-// check and plughost plugins read.
-func Current(dir string, s *Spec) (*Installed, error) { return current(dir, s) }
-
-func current(dir string, s *Spec) (*Installed, error) {
+// Current returns the installed version that runs for spec in the
+// package cache dir (Options.Dir), offline: nil when none is (never
+// installed, or installed for another declaration). It reads and checks
+// nothing but the record and that the entry file is there; it needs no
+// Installer (the trust check and plughost plugins read it).
+func Current(dir string, s *Spec) (*Installed, error) {
 	b, err := os.ReadFile(filepath.Join(dir, recordName))
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil, nil
@@ -183,7 +176,7 @@ func current(dir string, s *Spec) (*Installed, error) {
 // there is none: the first start's wait. Concurrent calls (two hosts, a
 // reload) install once: the second waits for the first.
 func (i *Installer) Ensure(ctx context.Context, s *Spec) (*Installed, error) {
-	if in, err := i.Current(s); in != nil || err != nil {
+	if in, err := Current(i.opts.Dir, s); in != nil || err != nil {
 		return in, err
 	}
 	unlock, err := i.lock()
@@ -191,7 +184,7 @@ func (i *Installer) Ensure(ctx context.Context, s *Spec) (*Installed, error) {
 		return nil, err
 	}
 	defer unlock()
-	if in, err := i.Current(s); in != nil || err != nil {
+	if in, err := Current(i.opts.Dir, s); in != nil || err != nil {
 		return in, err // installed while we waited
 	}
 	in, err := i.Install(ctx, s, false)

@@ -174,12 +174,13 @@ func Current(dir string, s *Spec) (*Installed, error) {
 
 // Ensure returns the installed version of spec, installing it first when
 // there is none: the first start's wait. Concurrent calls (two hosts, a
-// reload) install once: the second waits for the first.
+// reload, plughost upgrade) install once: the second waits for the
+// first, as long as ctx lets it.
 func (i *Installer) Ensure(ctx context.Context, s *Spec) (*Installed, error) {
 	if in, err := Current(i.opts.Dir, s); in != nil || err != nil {
 		return in, err
 	}
-	unlock, err := i.lock()
+	unlock, err := i.lock(ctx)
 	if err != nil {
 		return nil, err
 	}
@@ -187,7 +188,7 @@ func (i *Installer) Ensure(ctx context.Context, s *Spec) (*Installed, error) {
 	if in, err := Current(i.opts.Dir, s); in != nil || err != nil {
 		return in, err // installed while we waited
 	}
-	in, err := i.Install(ctx, s, false)
+	in, err := i.install(ctx, s, false)
 	if err != nil {
 		return nil, err
 	}
@@ -197,8 +198,21 @@ func (i *Installer) Ensure(ctx context.Context, s *Spec) (*Installed, error) {
 // Install resolves spec to an exact version and installs it in a tree of
 // its own, beside any other (a tree of that version already there is
 // reused). It does not make it the version that runs (Use does). online
-// asks the registry even when a cached answer would do (an upgrade).
+// asks the registry even when a cached answer would do (an upgrade). It
+// holds the server's install lock, which it waits for as long as ctx
+// lets it: an upgrade and a start's Ensure never write the same tree at
+// once.
 func (i *Installer) Install(ctx context.Context, s *Spec, online bool) (*Installed, error) {
+	unlock, err := i.lock(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer unlock()
+	return i.install(ctx, s, online)
+}
+
+// install is Install with the lock held.
+func (i *Installer) install(ctx context.Context, s *Spec, online bool) (*Installed, error) {
 	ctx, cancel := context.WithTimeout(ctx, i.opts.Timeout)
 	defer cancel()
 	if err := os.MkdirAll(filepath.Join(i.opts.Dir, "trees"), 0o711); err != nil {
@@ -234,20 +248,39 @@ func (i *Installer) Use(in *Installed) error {
 	return atomicfile.Write(filepath.Join(i.opts.Dir, recordName), append(b, '\n'))
 }
 
-// lock takes the server's install lock (flock on Dir/.lock).
-func (i *Installer) lock() (unlock func(), err error) {
+// lockPoll is how often lock tries again for a lock another holds.
+const lockPoll = 100 * time.Millisecond
+
+// lock takes the server's install lock (flock on Dir/.lock), waiting
+// for another install that holds it until ctx is done: ctx's error
+// then, saying what it waited for.
+func (i *Installer) lock(ctx context.Context) (unlock func(), err error) {
 	if err := os.MkdirAll(i.opts.Dir, 0o711); err != nil {
 		return nil, err
 	}
-	f, err := os.OpenFile(filepath.Join(i.opts.Dir, ".lock"), os.O_CREATE|os.O_RDWR, 0o600)
+	path := filepath.Join(i.opts.Dir, ".lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
 	if err != nil {
 		return nil, err
 	}
-	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
-		f.Close()
-		return nil, err
+	t := time.NewTicker(lockPoll)
+	defer t.Stop()
+	for {
+		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
+		if err == nil {
+			return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+		}
+		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
+			f.Close()
+			return nil, fmt.Errorf("install lock %s: %w", path, err)
+		}
+		select {
+		case <-ctx.Done():
+			f.Close()
+			return nil, fmt.Errorf("waiting for another install of this server (%s) to finish: %w", path, ctx.Err())
+		case <-t.C:
+		}
 	}
-	return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
 }
 
 // treeName is the directory of one version's tree under Dir/trees:

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 )
 
 // recorder is a Runner that records the steps and fails the n-th (from
@@ -263,5 +264,36 @@ func TestStepOutputBounds(t *testing.T) {
 		if want := s[max(0, len(s)-8):]; string(errb.Bytes()) != want {
 			t.Errorf("after %q: tail %q, want %q", w, errb.Bytes(), want)
 		}
+	}
+}
+
+// Install (plughost upgrade's) and Ensure (a start's) take the server's
+// install lock, and wait for it no longer than their context lets them.
+func TestInstallWaitsForTheLock(t *testing.T) {
+	t.Parallel()
+	r := &recorder{fail: 1}
+	i := newInstaller(t, r)
+	unlock, err := i.lock(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := &Spec{Manager: NPM, Name: "notes-mcp"}
+	for name, call := range map[string]func(context.Context) error{
+		"Install": func(ctx context.Context) error { _, err := i.Install(ctx, s, true); return err },
+		"Ensure":  func(ctx context.Context) error { _, err := i.Ensure(ctx, s); return err },
+	} {
+		ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
+		err := call(ctx)
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Errorf("%s with the lock held elsewhere = %v, want the context's error", name, err)
+		}
+	}
+	if len(r.steps) != 0 {
+		t.Errorf("%d steps ran while another install held the lock", len(r.steps))
+	}
+	unlock()
+	if _, err := i.Install(context.Background(), s, false); err == nil || len(r.steps) != 1 {
+		t.Errorf("Install once the lock is free = %v, %d steps; want the step's failure", err, len(r.steps))
 	}
 }

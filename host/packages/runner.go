@@ -37,14 +37,16 @@ var stepEnv = []string{"PYTHONNOUSERSITE=1"}
 // server's grants.
 //
 // The sandbox makes the server's data directory the step's HOME, and
-// the server writes there: nothing a step reads for its configuration
-// or code is taken from it. Python runs isolated (-I) with
-// PYTHONNOUSERSITE=1 (every step gets it), so no user site-packages,
-// .pth file or PYTHON* variable of HOME's applies; pip runs --isolated,
-// with its settings as arguments. npm reads only the files its
+// the server writes there: no configuration a step reads is taken from
+// it. Python runs isolated (-I) with PYTHONNOUSERSITE=1 (every step
+// gets it), so neither a user site-packages nor a .pth file under HOME
+// is read; pip runs --isolated, with its settings as arguments. npm reads only the files its
 // arguments name (--userconfig: the filtered settings the install
 // writes, --globalconfig: an empty file), never ~/.npmrc, and its cache
-// is the one --cache names.
+// is the one --cache names. (Node itself still lists ~/.node_modules
+// and ~/.node_libraries among its global module folders, looked in only
+// for a module npm's own tree lacks; the step cannot be given another
+// HOME while the sandbox sets it.)
 func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 	return func(ctx context.Context, st Step) (stdout, stderr []byte, err error) {
 		command, err := sandbox.LookCommand(st.Command, sandbox.PluginPATH)

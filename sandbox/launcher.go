@@ -164,7 +164,10 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 // (NodeCAEnv), and logs them (debug); pol itself when it permits no
 // outbound traffic.
 func (l *Launcher) withNetwork(plugin string, pol *Policy, cmd *exec.Cmd) *Policy {
-	read, vars := NetworkGrants(pol, cmd.Env)
+	read, vars, refused := NetworkGrants(pol, cmd.Env)
+	for _, r := range refused {
+		l.log.Warn("certificate path not granted: it would expose more than certificates", "plugin", plugin, "path", r)
+	}
 	if len(read) == 0 && len(vars) == 0 {
 		return pol
 	}

@@ -56,6 +56,7 @@ func fakeMachine(t *testing.T) (*netFiles, string) {
 	link("usr/lib/ssl/certs", "../../../etc/ssl/certs")
 	link("usr/lib/ssl/private", "../../../etc/ssl/private")
 	link("usr/lib/ssl/openssl.cnf", "../../../etc/ssl/openssl.cnf")
+	link("etc/ssl/certs/keys", "../private") // the private directory itself: never granted either
 	in := func(ps ...string) []string {
 		out := make([]string, len(ps))
 		for i, p := range ps {
@@ -130,7 +131,7 @@ func TestNetworkGrants(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			read, vars := files.grants(&tc.pol, env, []string{r("usr/lib/ssl")})
+			read, vars, _ := files.grants(&tc.pol, env, []string{r("usr/lib/ssl")})
 			for _, w := range tc.want {
 				if !slices.Contains(read, w) {
 					t.Errorf("%s not granted; read = %v", w, read)
@@ -154,11 +155,77 @@ func TestNetworkGrants(t *testing.T) {
 	}
 }
 
+// A certificate variable never grants keys, nor "/", /etc or the home
+// directory and its parents: such a path is refused (and reported); the
+// variable is still passed.
+func TestNetworkGrantsCertVarRefused(t *testing.T) {
+	t.Parallel()
+	files, root := fakeMachine(t)
+	r := func(p string) string { return filepath.Join(root, p) }
+	for _, f := range []string{"home/u/ca.pem", "opt/ssl/certs/a.pem", "opt/ssl/private/k.key"} {
+		if err := os.MkdirAll(filepath.Dir(r(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(r(f), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(r("etc/ssl/private"), r("opt/keys")); err != nil { // a link to the private directory itself
+		t.Fatal(err)
+	}
+	if err := os.Symlink(r("etc/ssl"), r("opt/sslink")); err != nil { // a link to a directory holding one
+		t.Fatal(err)
+	}
+	home := r("home/u")
+	for name, tc := range map[string]struct {
+		value   string // of SSL_CERT_DIR
+		granted bool
+	}{
+		"a certificate directory":          {value: r("opt/d1"), granted: true},
+		"a file in home":                   {value: r("home/u/ca.pem"), granted: true},
+		"/etc/ssl, holding private":        {value: r("etc/ssl"), granted: false},
+		"the private directory":            {value: r("etc/ssl/private"), granted: false},
+		"the private directory, slash":     {value: r("etc/ssl/private") + "/", granted: false},
+		"a key":                            {value: r("etc/ssl/private/server.key"), granted: false},
+		"a link to the private directory":  {value: r("opt/keys"), granted: false},
+		"a link to a directory holding it": {value: r("opt/sslink"), granted: false},
+		"a link named private":             {value: r("usr/lib/ssl"), granted: false},
+		"another directory holding it":     {value: r("opt/ssl"), granted: false},
+		"root":                             {value: "/", granted: false},
+		"/etc":                             {value: "/etc", granted: false},
+		"/etc/":                            {value: "/etc/", granted: false},
+		"home":                             {value: home, granted: false},
+		"home's parent":                    {value: r("home"), granted: false},
+		"home's grandparent":               {value: root, granted: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := []string{"HOME=" + home, "SSL_CERT_DIR=" + tc.value}
+			read, vars, refused := files.grants(&Policy{Net: NetAll}, env, nil)
+			p := filepath.Clean(tc.value)
+			if got := slices.Contains(read, p); got != tc.granted {
+				t.Errorf("%s granted = %v, want %v; refused = %v", p, got, tc.granted, refused)
+			}
+			if got := len(refused) == 1; got == tc.granted {
+				t.Errorf("refused = %v, want it refused: %v", refused, !tc.granted)
+			}
+			if !slices.Contains(vars, "SSL_CERT_DIR") {
+				t.Errorf("vars = %v, want SSL_CERT_DIR passed", vars)
+			}
+			for _, g := range read {
+				if isPrivate(g) || g == "/" || g == "/etc" || within(home, g) && g != r("home/u/ca.pem") {
+					t.Errorf("granted %s", g)
+				}
+			}
+		})
+	}
+}
+
 // The real machine: whatever it has, keys and sockets are never granted
 // and every path granted exists.
 func TestNetworkGrantsThisMachine(t *testing.T) {
 	t.Parallel()
-	read, _ := NetworkGrants(&Policy{Net: NetAll}, nil)
+	read, _, _ := NetworkGrants(&Policy{Net: NetAll}, nil)
 	for _, p := range read {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("granted %s: %v", p, err)

@@ -291,7 +291,7 @@ func unsafeCertPath(path, home string) string {
 // symbolic links starting at it passes through, ending with the file
 // itself: /etc/resolv.conf, /run/systemd/resolve/stub-resolv.conf. A path
 // whose last element is no link (its directories may be) is returned
-// alone.
+// alone. A relative link is followed from its directory's real path.
 func linkChain(path string) []string {
 	var out []string
 	for range 16 {
@@ -308,7 +308,14 @@ func linkChain(path string) []string {
 			return out
 		}
 		if !filepath.IsAbs(to) {
-			to = filepath.Join(filepath.Dir(path), to)
+			// Relative to the link's directory where it really is: when
+			// that is reached through a link itself, "..", joined
+			// lexically, would lead elsewhere.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return out
+			}
+			to = filepath.Join(dir, to)
 		}
 		path = filepath.Clean(to)
 	}

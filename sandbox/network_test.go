@@ -155,6 +155,38 @@ func TestNetworkGrants(t *testing.T) {
 	}
 }
 
+// A relative link whose directory is reached through a link leads from
+// the directory's real place, not from the path as named.
+func TestLinkChainRelativeInLinkedDir(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := func(p string) string { return filepath.Join(root, p) }
+	for _, f := range []string{"real/ca.pem", "ca.pem"} { // the second, a decoy where ".." leads lexically
+		if err := os.MkdirAll(filepath.Dir(r(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(r(f), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(r("real/certs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../ca.pem", r("real/certs/ca.pem")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real/certs", r("alias")); err != nil {
+		t.Fatal(err)
+	}
+	got := linkChain(r("alias/ca.pem"))
+	if want := []string{r("alias/ca.pem"), r("real/ca.pem")}; !slices.Equal(got, want) {
+		t.Errorf("linkChain = %v, want %v", got, want)
+	}
+}
+
 // A certificate variable never grants keys, nor "/", /etc or the home
 // directory and its parents: such a path is refused (and reported); the
 // variable is still passed.

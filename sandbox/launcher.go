@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -47,6 +48,11 @@ type Options struct {
 	// Resolver resolves the names of a plugin's allow_net list at launch
 	// (see [NetworkGrants]). Nil means net.DefaultResolver, the host's own.
 	Resolver *net.Resolver
+	// Context bounds the work Wrap does before the plugin starts that may
+	// wait on the network (resolving allow_net's names): when it ends,
+	// Wrap fails. The host passes its own, which its shutdown cancels.
+	// Nil means context.Background().
+	Context context.Context
 	// StageTimeout bounds how long Launch.Started waits for the sandbox
 	// stage to confine itself and exec the plugin (milliseconds, as a
 	// rule): past it the stage's process group is killed and Started
@@ -122,6 +128,14 @@ func New(opts *Options) (*Launcher, error) {
 	}
 	l := &Launcher{opts: o, log: o.Logger}
 	return l, nil
+}
+
+// context is Options.Context, context.Background() when nil.
+func (l *Launcher) context() context.Context {
+	if l.opts.Context != nil {
+		return l.opts.Context
+	}
+	return context.Background()
 }
 
 // platform is what this machine offers, probed at the first call.

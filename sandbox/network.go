@@ -398,7 +398,8 @@ func opensslDirOf(lib string) string {
 	return filepath.Clean(string(m[1]))
 }
 
-// resolveTimeout bounds the resolution of allow_net's names at launch.
+// resolveTimeout bounds the resolution of each of allow_net's names at
+// launch.
 const resolveTimeout = 10 * time.Second
 
 // validHost matches the host names allow_net may list.
@@ -420,13 +421,12 @@ func checkNetHost(hostport string) error {
 // confinedNames resolves the names of allow_net's entries with r and
 // returns the hosts file and nsswitch.conf that let exactly those resolve
 // (see [NetworkGrants]). A name that does not resolve is an
-// error naming its entry.
-func confinedNames(ctx context.Context, r *net.Resolver, entries []string) (hosts, nsswitch []byte, err error) {
+// error naming its entry. Each lookup gets its own timeout (a slow name
+// does not eat the others' time); ctx ending stops them all.
+func confinedNames(ctx context.Context, r *net.Resolver, entries []string, timeout time.Duration) (hosts, nsswitch []byte, err error) {
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
-	defer cancel()
 	var b bytes.Buffer
 	b.WriteString("# Written by plughost: the names of this plugin's allow_net, resolved by the host at launch.\n# No other name resolves here.\n")
 	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
@@ -441,7 +441,9 @@ func confinedNames(ctx context.Context, r *net.Resolver, entries []string) (host
 			continue // localhost is there already
 		}
 		seen[host] = true
-		addrs, err := r.LookupIPAddr(ctx, host)
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		addrs, err := r.LookupIPAddr(lctx, host)
+		cancel()
 		if err == nil && len(addrs) == 0 {
 			err = fmt.Errorf("no address")
 		}

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -321,7 +322,7 @@ func testDNS(t *testing.T, zone map[string]string) *net.Resolver {
 func TestConfinedNames(t *testing.T) {
 	t.Parallel()
 	r := testDNS(t, map[string]string{"api.example.test": "192.0.2.7"})
-	hosts, nss, err := confinedNames(t.Context(), r, []string{"api.example.test:443", "API.example.test.:8443", "10.1.2.3:22", "[::1]:80", "localhost:8080"})
+	hosts, nss, err := confinedNames(t.Context(), r, []string{"api.example.test:443", "API.example.test.:8443", "10.1.2.3:22", "[::1]:80", "localhost:8080"}, resolveTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -332,7 +333,7 @@ func TestConfinedNames(t *testing.T) {
 	if !strings.Contains(string(nss), "\nhosts: files\n") {
 		t.Errorf("nsswitch.conf:\n%s", nss)
 	}
-	_, _, err = confinedNames(t.Context(), r, []string{"api.example.test:443", "gone.example.test:443"})
+	_, _, err = confinedNames(t.Context(), r, []string{"api.example.test:443", "gone.example.test:443"}, resolveTimeout)
 	if err == nil || !strings.Contains(err.Error(), `allow_net "gone.example.test:443"`) {
 		t.Errorf("an unresolvable name: err = %v, want one naming its entry", err)
 	}
@@ -340,5 +341,47 @@ func TestConfinedNames(t *testing.T) {
 		if err := (&Policy{Net: NetList, NetAllow: []string{bad}}).Check(); err == nil {
 			t.Errorf("Check accepted allow_net %q", bad)
 		}
+	}
+}
+
+// slowResolver answers like testDNS's r, each query after delay, or not
+// before ctx ends.
+func slowResolver(r *net.Resolver, delay time.Duration) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return r.Dial(ctx, network, addr)
+	}}
+}
+
+// Each name gets its own timeout: several slow names, each within it, all
+// resolve though together they take longer.
+func TestConfinedNamesTimeoutPerName(t *testing.T) {
+	t.Parallel()
+	zone := map[string]string{}
+	var entries []string
+	for _, n := range strings.Split("abcdefghij", "") {
+		zone[n+".example.test"] = "192.0.2.1"
+		entries = append(entries, n+".example.test:443")
+	}
+	r := slowResolver(testDNS(t, zone), 100*time.Millisecond)
+	if _, _, err := confinedNames(t.Context(), r, entries, time.Second); err != nil {
+		t.Errorf("10 names of 100 ms or so each, 1 s per name: %v", err)
+	}
+}
+
+// The caller's context ending stops the lookups at once.
+func TestConfinedNamesCanceled(t *testing.T) {
+	t.Parallel()
+	r := slowResolver(testDNS(t, map[string]string{"a.example.test": "192.0.2.1"}), time.Hour)
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, _, err := confinedNames(ctx, r, []string{"a.example.test:443"}, resolveTimeout)
+	if err == nil || time.Since(start) > resolveTimeout/2 {
+		t.Errorf("confinedNames after cancel = %v in %v, want an error at once", err, time.Since(start))
 	}
 }

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"net"
@@ -47,6 +48,11 @@ type Options struct {
 	// Resolver resolves the names of a plugin's allow_net list at launch
 	// (see [NetworkGrants]). Nil means net.DefaultResolver, the host's own.
 	Resolver *net.Resolver
+	// Context bounds the work Wrap does before the plugin starts that may
+	// wait on the network (resolving allow_net's names): when it ends,
+	// Wrap fails. The host passes its own, which its shutdown cancels.
+	// Nil means context.Background().
+	Context context.Context
 	// StageTimeout bounds how long Launch.Started waits for the sandbox
 	// stage to confine itself and exec the plugin (milliseconds, as a
 	// rule): past it the stage's process group is killed and Started
@@ -124,6 +130,14 @@ func New(opts *Options) (*Launcher, error) {
 	return l, nil
 }
 
+// context is Options.Context, context.Background() when nil.
+func (l *Launcher) context() context.Context {
+	if l.opts.Context != nil {
+		return l.opts.Context
+	}
+	return context.Background()
+}
+
 // platform is what this machine offers, probed at the first call.
 func (l *Launcher) platform() *platform {
 	l.probe.Do(func() { l.plat = probePlatform(&l.opts) })
@@ -164,7 +178,10 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 // (NodeCAEnv), and logs them (debug); pol itself when it permits no
 // outbound traffic.
 func (l *Launcher) withNetwork(plugin string, pol *Policy, cmd *exec.Cmd) *Policy {
-	read, vars := NetworkGrants(pol, cmd.Env)
+	read, vars, refused := NetworkGrants(pol, cmd.Env)
+	for _, r := range refused {
+		l.log.Warn("certificate path not granted: it would expose more than certificates", "plugin", plugin, "path", r)
+	}
 	if len(read) == 0 && len(vars) == 0 {
 		return pol
 	}

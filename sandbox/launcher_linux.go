@@ -2,7 +2,6 @@ package sandbox
 
 import (
 	"bufio"
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -161,7 +160,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	var hostsFile, nsswitchFile []byte
 	if pol.net() == NetList {
 		if p.namespaces {
-			if hostsFile, nsswitchFile, err = confinedNames(context.Background(), l.opts.Resolver, pol.NetAllow); err != nil {
+			if hostsFile, nsswitchFile, err = confinedNames(l.context(), l.opts.Resolver, pol.NetAllow, resolveTimeout); err != nil {
 				return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
 			}
 		} else {

@@ -92,8 +92,9 @@ var libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto
 // NetworkGrants returns what a plugin under pol needs, beyond its policy,
 // for name resolution and TLS on this machine: read lists the paths that exist, as named and, for links,
 // where they lead; vars the names of the variables of [CertEnv] set in env
-// (the plugin's prepared environment, the host's own), to pass through.
-// Both are nil when pol permits no outbound traffic. In list mode
+// (the plugin's prepared environment, the host's own), to pass through;
+// refused the paths those variables name that are not granted, and why.
+// All are nil when pol permits no outbound traffic. In list mode
 // resolv.conf is left out: names come from the private hosts file.
 //
 // A program that fetches https://api.example.com/ reads files before its
@@ -147,7 +148,13 @@ var libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto
 // SSL_CERT_DIR for OpenSSL, Go and most programs, NODE_EXTRA_CA_CERTS for
 // node, REQUESTS_CA_BUNDLE for Python's requests, CURL_CA_BUNDLE for curl
 // and programs that follow it, PIP_CERT for pip) are passed through when
-// the host has them set, and the files and directories they name granted.
+// the host has them set, and the files and directories they name granted,
+// except a path that is "/", /etc, $HOME or one of its parents, a
+// "private" directory or beneath one, or a directory holding an entry
+// named "private" (SSL_CERT_DIR=/etc/ssl would grant /etc/ssl/private):
+// that path is refused whole, returned in refused, and the launcher logs
+// a warning; the variable is still passed through (the plugin cannot read
+// what it names).
 // When the host has no NODE_EXTRA_CA_CERTS, the launcher sets it to the
 // system's bundle ([NodeCAEnv]): node reads no other store.
 //
@@ -188,16 +195,20 @@ var libcryptoGlobs = []string{"/usr/lib/*/libcrypto.so.*", "/usr/lib64/libcrypto
 // it does not stop a hostile one. Where the machine refuses namespaces
 // there is no private /etc/hosts: the report lists net-names as missing
 // (the host logs it), and names are not confined.
-func NetworkGrants(pol *Policy, env []string) (read, vars []string) {
+func NetworkGrants(pol *Policy, env []string) (read, vars, refused []string) {
 	return machineNetFiles.grants(pol, env, systemOpenSSLDir())
 }
 
 // grants is NetworkGrants over the paths of f, with the system's
 // OPENSSLDIR sysSSL (none when empty).
-func (f *netFiles) grants(pol *Policy, env []string, sysSSL []string) (read, vars []string) {
+func (f *netFiles) grants(pol *Policy, env []string, sysSSL []string) (read, vars, refused []string) {
 	mode := pol.net()
 	if mode != NetAll && mode != NetList {
-		return nil, nil
+		return nil, nil, nil
+	}
+	home := envValue(env, "HOME")
+	if home == "" {
+		home, _ = os.UserHomeDir()
 	}
 	var paths []string
 	if mode == NetAll {
@@ -219,9 +230,15 @@ func (f *netFiles) grants(pol *Policy, env []string, sysSSL []string) (read, var
 		}
 		vars = append(vars, name)
 		for _, p := range filepath.SplitList(v) {
-			if filepath.IsAbs(p) && filepath.Clean(p) != "/" {
-				paths = append(paths, filepath.Clean(p))
+			if !filepath.IsAbs(p) {
+				continue
 			}
+			p = filepath.Clean(p)
+			if why := unsafeCertPath(p, home); why != "" {
+				refused = append(refused, name+"="+p+": "+why)
+				continue
+			}
+			paths = append(paths, p)
 		}
 	}
 	for _, p := range paths {
@@ -231,15 +248,50 @@ func (f *netFiles) grants(pol *Policy, env []string, sysSSL []string) (read, var
 			}
 		}
 	}
-	read = append(read, linkTargets(read)...)
-	return read, vars
+	read = append(read, linkTargets(read, home)...)
+	return read, vars, refused
+}
+
+// isPrivate reports whether p is a directory named "private" or beneath one.
+func isPrivate(p string) bool {
+	return filepath.Base(p) == "private" || strings.Contains(p+"/", "/private/")
+}
+
+// unsafeCertPath says why path, named by a variable of [CertEnv], is not
+// granted, "" when it may be: when it, any link on its way or where it
+// leads is "/", /etc, home (the user's home directory) or one of home's
+// parents; is a "private" directory or beneath one; or is a directory
+// that holds an entry named "private" (SSL_CERT_DIR=/etc/ssl would grant
+// /etc/ssl/private, the keys: the user's group ssl-cert, when they are in
+// it, still reads them in the sandbox's user namespace). Such a path is
+// refused whole, not narrowed to its certificates: the host's variable is
+// a mistake worth fixing, which the launcher logs.
+func unsafeCertPath(path, home string) string {
+	chain := linkChain(path)
+	if real, err := filepath.EvalSymlinks(path); err == nil {
+		chain = append(chain, real)
+	}
+	for _, p := range chain {
+		switch {
+		case p == "/" || p == "/etc":
+			return p + " is too broad"
+		case home != "" && home != "/" && within(filepath.Clean(home), p):
+			return p + " holds the home directory"
+		case isPrivate(p):
+			return p + " is a private directory (keys)"
+		}
+		if _, err := os.Lstat(filepath.Join(p, "private")); err == nil {
+			return p + " holds a private directory (keys)"
+		}
+	}
+	return ""
 }
 
 // linkChain returns path, when it exists, and every file a chain of
 // symbolic links starting at it passes through, ending with the file
 // itself: /etc/resolv.conf, /run/systemd/resolve/stub-resolv.conf. A path
 // whose last element is no link (its directories may be) is returned
-// alone.
+// alone. A relative link is followed from its directory's real path.
 func linkChain(path string) []string {
 	var out []string
 	for range 16 {
@@ -256,7 +308,14 @@ func linkChain(path string) []string {
 			return out
 		}
 		if !filepath.IsAbs(to) {
-			to = filepath.Join(filepath.Dir(path), to)
+			// Relative to the link's directory where it really is: when
+			// that is reached through a link itself, "..", joined
+			// lexically, would lead elsewhere.
+			dir, err := filepath.EvalSymlinks(filepath.Dir(path))
+			if err != nil {
+				return out
+			}
+			to = filepath.Join(dir, to)
 		}
 		path = filepath.Clean(to)
 	}
@@ -267,8 +326,9 @@ func linkChain(path string) []string {
 // granted (the certificate directories: resolver files are files) lead
 // to, when no granted path holds them already: a CA an administrator
 // linked into /etc/ssl/certs from elsewhere. A "private" directory is never
-// looked into, nor granted through a link.
-func linkTargets(granted []string) []string {
+// looked into, nor granted through a link, nor is any target
+// [unsafeCertPath] refuses (a directory holding one, "/", /etc, home).
+func linkTargets(granted []string, home string) []string {
 	var out []string
 	covered := func(p string) bool {
 		return slices.ContainsFunc(slices.Concat(granted, out), func(g string) bool { return within(p, g) })
@@ -286,7 +346,7 @@ func linkTargets(granted []string) []string {
 				continue
 			}
 			real, err := filepath.EvalSymlinks(filepath.Join(dir, e.Name()))
-			if err != nil || covered(real) || strings.Contains(real, "/private/") {
+			if err != nil || covered(real) || unsafeCertPath(real, home) != "" {
 				continue
 			}
 			if len(out) == 256 {
@@ -338,7 +398,8 @@ func opensslDirOf(lib string) string {
 	return filepath.Clean(string(m[1]))
 }
 
-// resolveTimeout bounds the resolution of allow_net's names at launch.
+// resolveTimeout bounds the resolution of each of allow_net's names at
+// launch.
 const resolveTimeout = 10 * time.Second
 
 // validHost matches the host names allow_net may list.
@@ -360,13 +421,12 @@ func checkNetHost(hostport string) error {
 // confinedNames resolves the names of allow_net's entries with r and
 // returns the hosts file and nsswitch.conf that let exactly those resolve
 // (see [NetworkGrants]). A name that does not resolve is an
-// error naming its entry.
-func confinedNames(ctx context.Context, r *net.Resolver, entries []string) (hosts, nsswitch []byte, err error) {
+// error naming its entry. Each lookup gets its own timeout (a slow name
+// does not eat the others' time); ctx ending stops them all.
+func confinedNames(ctx context.Context, r *net.Resolver, entries []string, timeout time.Duration) (hosts, nsswitch []byte, err error) {
 	if r == nil {
 		r = net.DefaultResolver
 	}
-	ctx, cancel := context.WithTimeout(ctx, resolveTimeout)
-	defer cancel()
 	var b bytes.Buffer
 	b.WriteString("# Written by plughost: the names of this plugin's allow_net, resolved by the host at launch.\n# No other name resolves here.\n")
 	b.WriteString("127.0.0.1\tlocalhost\n::1\tlocalhost ip6-localhost ip6-loopback\n")
@@ -381,7 +441,9 @@ func confinedNames(ctx context.Context, r *net.Resolver, entries []string) (host
 			continue // localhost is there already
 		}
 		seen[host] = true
-		addrs, err := r.LookupIPAddr(ctx, host)
+		lctx, cancel := context.WithTimeout(ctx, timeout)
+		addrs, err := r.LookupIPAddr(lctx, host)
+		cancel()
 		if err == nil && len(addrs) == 0 {
 			err = fmt.Errorf("no address")
 		}

@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +14,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 )
 
 // lookupPlugin is the test binary run as a plugin that resolves the names
@@ -121,6 +123,15 @@ func TestListModeResolvesOnlyItsNames(t *testing.T) {
 		_, _, err := runLookup(t, Options{Resolver: r}, &Policy{Net: NetList, NetAllow: []string{"listed.example.test:443", "gone.example.test:443"}}, "")
 		if err == nil || !strings.Contains(err.Error(), `allow_net "gone.example.test:443"`) {
 			t.Errorf("Wrap = %v, want an error naming the entry", err)
+		}
+	})
+	t.Run("the host's context ends", func(t *testing.T) {
+		ctx, cancel := context.WithCancel(t.Context())
+		time.AfterFunc(100*time.Millisecond, cancel)
+		start := time.Now()
+		_, _, err := runLookup(t, Options{Resolver: slowResolver(r, time.Hour), Context: ctx}, pol, "")
+		if err == nil || !strings.Contains(err.Error(), "listed.example.test") || time.Since(start) > resolveTimeout/2 {
+			t.Errorf("Wrap = %v after %v, want a failure once Options.Context ends", err, time.Since(start))
 		}
 	})
 	t.Run("no namespaces", func(t *testing.T) {

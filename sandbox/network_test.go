@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/miekg/dns"
 )
@@ -56,6 +57,7 @@ func fakeMachine(t *testing.T) (*netFiles, string) {
 	link("usr/lib/ssl/certs", "../../../etc/ssl/certs")
 	link("usr/lib/ssl/private", "../../../etc/ssl/private")
 	link("usr/lib/ssl/openssl.cnf", "../../../etc/ssl/openssl.cnf")
+	link("etc/ssl/certs/keys", "../private") // the private directory itself: never granted either
 	in := func(ps ...string) []string {
 		out := make([]string, len(ps))
 		for i, p := range ps {
@@ -130,7 +132,7 @@ func TestNetworkGrants(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			read, vars := files.grants(&tc.pol, env, []string{r("usr/lib/ssl")})
+			read, vars, _ := files.grants(&tc.pol, env, []string{r("usr/lib/ssl")})
 			for _, w := range tc.want {
 				if !slices.Contains(read, w) {
 					t.Errorf("%s not granted; read = %v", w, read)
@@ -154,11 +156,109 @@ func TestNetworkGrants(t *testing.T) {
 	}
 }
 
+// A relative link whose directory is reached through a link leads from
+// the directory's real place, not from the path as named.
+func TestLinkChainRelativeInLinkedDir(t *testing.T) {
+	t.Parallel()
+	root, err := filepath.EvalSymlinks(t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	r := func(p string) string { return filepath.Join(root, p) }
+	for _, f := range []string{"real/ca.pem", "ca.pem"} { // the second, a decoy where ".." leads lexically
+		if err := os.MkdirAll(filepath.Dir(r(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(r(f), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.MkdirAll(r("real/certs"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("../ca.pem", r("real/certs/ca.pem")); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("real/certs", r("alias")); err != nil {
+		t.Fatal(err)
+	}
+	got := linkChain(r("alias/ca.pem"))
+	if want := []string{r("alias/ca.pem"), r("real/ca.pem")}; !slices.Equal(got, want) {
+		t.Errorf("linkChain = %v, want %v", got, want)
+	}
+}
+
+// A certificate variable never grants keys, nor "/", /etc or the home
+// directory and its parents: such a path is refused (and reported); the
+// variable is still passed.
+func TestNetworkGrantsCertVarRefused(t *testing.T) {
+	t.Parallel()
+	files, root := fakeMachine(t)
+	r := func(p string) string { return filepath.Join(root, p) }
+	for _, f := range []string{"home/u/ca.pem", "opt/ssl/certs/a.pem", "opt/ssl/private/k.key"} {
+		if err := os.MkdirAll(filepath.Dir(r(f)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(r(f), []byte("x\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.Symlink(r("etc/ssl/private"), r("opt/keys")); err != nil { // a link to the private directory itself
+		t.Fatal(err)
+	}
+	if err := os.Symlink(r("etc/ssl"), r("opt/sslink")); err != nil { // a link to a directory holding one
+		t.Fatal(err)
+	}
+	home := r("home/u")
+	for name, tc := range map[string]struct {
+		value   string // of SSL_CERT_DIR
+		granted bool
+	}{
+		"a certificate directory":          {value: r("opt/d1"), granted: true},
+		"a file in home":                   {value: r("home/u/ca.pem"), granted: true},
+		"/etc/ssl, holding private":        {value: r("etc/ssl"), granted: false},
+		"the private directory":            {value: r("etc/ssl/private"), granted: false},
+		"the private directory, slash":     {value: r("etc/ssl/private") + "/", granted: false},
+		"a key":                            {value: r("etc/ssl/private/server.key"), granted: false},
+		"a link to the private directory":  {value: r("opt/keys"), granted: false},
+		"a link to a directory holding it": {value: r("opt/sslink"), granted: false},
+		"a link named private":             {value: r("usr/lib/ssl"), granted: false},
+		"another directory holding it":     {value: r("opt/ssl"), granted: false},
+		"root":                             {value: "/", granted: false},
+		"/etc":                             {value: "/etc", granted: false},
+		"/etc/":                            {value: "/etc/", granted: false},
+		"home":                             {value: home, granted: false},
+		"home's parent":                    {value: r("home"), granted: false},
+		"home's grandparent":               {value: root, granted: false},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			env := []string{"HOME=" + home, "SSL_CERT_DIR=" + tc.value}
+			read, vars, refused := files.grants(&Policy{Net: NetAll}, env, nil)
+			p := filepath.Clean(tc.value)
+			if got := slices.Contains(read, p); got != tc.granted {
+				t.Errorf("%s granted = %v, want %v; refused = %v", p, got, tc.granted, refused)
+			}
+			if got := len(refused) == 1; got == tc.granted {
+				t.Errorf("refused = %v, want it refused: %v", refused, !tc.granted)
+			}
+			if !slices.Contains(vars, "SSL_CERT_DIR") {
+				t.Errorf("vars = %v, want SSL_CERT_DIR passed", vars)
+			}
+			for _, g := range read {
+				if isPrivate(g) || g == "/" || g == "/etc" || within(home, g) && g != r("home/u/ca.pem") {
+					t.Errorf("granted %s", g)
+				}
+			}
+		})
+	}
+}
+
 // The real machine: whatever it has, keys and sockets are never granted
 // and every path granted exists.
 func TestNetworkGrantsThisMachine(t *testing.T) {
 	t.Parallel()
-	read, _ := NetworkGrants(&Policy{Net: NetAll}, nil)
+	read, _, _ := NetworkGrants(&Policy{Net: NetAll}, nil)
 	for _, p := range read {
 		if _, err := os.Lstat(p); err != nil {
 			t.Errorf("granted %s: %v", p, err)
@@ -222,7 +322,7 @@ func testDNS(t *testing.T, zone map[string]string) *net.Resolver {
 func TestConfinedNames(t *testing.T) {
 	t.Parallel()
 	r := testDNS(t, map[string]string{"api.example.test": "192.0.2.7"})
-	hosts, nss, err := confinedNames(t.Context(), r, []string{"api.example.test:443", "API.example.test.:8443", "10.1.2.3:22", "[::1]:80", "localhost:8080"})
+	hosts, nss, err := confinedNames(t.Context(), r, []string{"api.example.test:443", "API.example.test.:8443", "10.1.2.3:22", "[::1]:80", "localhost:8080"}, resolveTimeout)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -233,7 +333,7 @@ func TestConfinedNames(t *testing.T) {
 	if !strings.Contains(string(nss), "\nhosts: files\n") {
 		t.Errorf("nsswitch.conf:\n%s", nss)
 	}
-	_, _, err = confinedNames(t.Context(), r, []string{"api.example.test:443", "gone.example.test:443"})
+	_, _, err = confinedNames(t.Context(), r, []string{"api.example.test:443", "gone.example.test:443"}, resolveTimeout)
 	if err == nil || !strings.Contains(err.Error(), `allow_net "gone.example.test:443"`) {
 		t.Errorf("an unresolvable name: err = %v, want one naming its entry", err)
 	}
@@ -241,5 +341,47 @@ func TestConfinedNames(t *testing.T) {
 		if err := (&Policy{Net: NetList, NetAllow: []string{bad}}).Check(); err == nil {
 			t.Errorf("Check accepted allow_net %q", bad)
 		}
+	}
+}
+
+// slowResolver answers like testDNS's r, each query after delay, or not
+// before ctx ends.
+func slowResolver(r *net.Resolver, delay time.Duration) *net.Resolver {
+	return &net.Resolver{PreferGo: true, Dial: func(ctx context.Context, network, addr string) (net.Conn, error) {
+		select {
+		case <-time.After(delay):
+		case <-ctx.Done():
+			return nil, ctx.Err()
+		}
+		return r.Dial(ctx, network, addr)
+	}}
+}
+
+// Each name gets its own timeout: several slow names, each within it, all
+// resolve though together they take longer.
+func TestConfinedNamesTimeoutPerName(t *testing.T) {
+	t.Parallel()
+	zone := map[string]string{}
+	var entries []string
+	for _, n := range strings.Split("abcdefghij", "") {
+		zone[n+".example.test"] = "192.0.2.1"
+		entries = append(entries, n+".example.test:443")
+	}
+	r := slowResolver(testDNS(t, zone), 100*time.Millisecond)
+	if _, _, err := confinedNames(t.Context(), r, entries, time.Second); err != nil {
+		t.Errorf("10 names of 100 ms or so each, 1 s per name: %v", err)
+	}
+}
+
+// The caller's context ending stops the lookups at once.
+func TestConfinedNamesCanceled(t *testing.T) {
+	t.Parallel()
+	r := slowResolver(testDNS(t, map[string]string{"a.example.test": "192.0.2.1"}), time.Hour)
+	ctx, cancel := context.WithCancel(t.Context())
+	time.AfterFunc(50*time.Millisecond, cancel)
+	start := time.Now()
+	_, _, err := confinedNames(ctx, r, []string{"a.example.test:443"}, resolveTimeout)
+	if err == nil || time.Since(start) > resolveTimeout/2 {
+		t.Errorf("confinedNames after cancel = %v in %v, want an error at once", err, time.Since(start))
 	}
 }

@@ -55,6 +55,7 @@ func newLauncher(ctx context.Context, cfg *config.Config, workspace, tmpDir stri
 		TmpDir:   tmpDir,
 		PassEnv:  []string{pluginproto.Handshake.MagicCookieKey},
 		Logger:   log,
+		Context:  ctx, // the host's: its shutdown stops resolving allow_net's names
 	})
 	if err != nil {
 		return nil, err

@@ -170,7 +170,7 @@ func Check(o *Options) *Report {
 	r.checkTrust(cfg, getenv, at)
 	if s := cfg.Search; s != nil && s.Embeddings != nil {
 		if _, err := EmbeddingsKey(s.Embeddings, getenv); err != nil {
-			where, fix := at("search", "embeddings", "api_key_file"), "make the file readable, holding the key"
+			where, fix := at("search", "embeddings", "api_key_file"), "make the file readable, its owner's alone (chmod 600), holding the key"
 			if s.Embeddings.APIKeyFile == "" {
 				where, fix = at("search", "embeddings", "api_key_env"), "export $"+s.Embeddings.APIKeyEnv+" in serve's environment"
 			}
@@ -179,7 +179,7 @@ func Check(o *Options) *Report {
 	}
 	if a := cfg.Auth; a != nil && a.ClientSecretFile != "" {
 		if _, err := ClientSecret(a, getenv); err != nil {
-			r.add(at("auth", "client_secret_file"), err.Error(), "make the file readable, holding the secret")
+			r.add(at("auth", "client_secret_file"), err.Error(), "make the file readable, its owner's alone (chmod 600), holding the secret")
 		}
 	}
 	if o.TLSCert != "" && o.TLSKey != "" {

@@ -83,14 +83,16 @@ func RedisPassword(r *config.Redis, getenv func(string) string) (password, sourc
 
 // EmbeddingsKey returns the key of the search block's embeddings
 // endpoint: its api_key_file's content or its api_key_env's value,
-// trimmed; "" when the block names neither (no key is sent).
+// trimmed; "" when the block names neither (no key is sent). The file is
+// read as a state key file is ([ReadSecretFile]: its owner's alone, at
+// most MaxKeyFile bytes).
 func EmbeddingsKey(e *config.Embeddings, getenv func(string) string) (string, error) {
 	var key string
 	switch {
 	case e.APIKeyFile != "":
-		b, err := os.ReadFile(e.APIKeyFile)
+		b, err := ReadSecretFile(e.APIKeyFile, "search: the embeddings key file "+e.APIKeyFile)
 		if err != nil {
-			return "", fmt.Errorf("search: the embeddings key: %w", err)
+			return "", err
 		}
 		if key = strings.TrimSpace(string(b)); key == "" {
 			return "", fmt.Errorf("search: the embeddings key file %s is empty", e.APIKeyFile)
@@ -105,13 +107,15 @@ func EmbeddingsKey(e *config.Embeddings, getenv func(string) string) (string, er
 
 // ClientSecret returns the auth block's introspection client secret: its
 // client_secret_file's content, trimmed, else $PLUGHOST_OAUTH_CLIENT_SECRET.
+// The file is read as a state key file is ([ReadSecretFile]: its owner's
+// alone, at most MaxKeyFile bytes).
 func ClientSecret(a *config.Auth, getenv func(string) string) (string, error) {
 	if a.ClientSecretFile == "" {
 		return getenv(EnvClientSecret), nil
 	}
-	b, err := os.ReadFile(a.ClientSecretFile)
+	b, err := ReadSecretFile(a.ClientSecretFile, "auth: client_secret_file "+a.ClientSecretFile)
 	if err != nil {
-		return "", fmt.Errorf("auth: client_secret_file: %w", err)
+		return "", err
 	}
 	return strings.TrimSpace(string(b)), nil
 }
@@ -145,7 +149,8 @@ func FindSecret(getenv func(string) string, envValue, configFile, configKey, env
 }
 
 // ReadSecretFile reads the secret in the file at path (a state key, the
-// tasks' redis password); source names it in errors. The file must exist
+// tasks' redis password, the embeddings key, the introspection client
+// secret); source names it in errors. The file must exist
 // and, when it is a regular file, be its owner's alone (chmod 600); a
 // symlink is judged by its target.
 func ReadSecretFile(path, source string) ([]byte, error) {

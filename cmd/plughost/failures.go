@@ -63,11 +63,36 @@ func failureOf(pol *sandbox.Policy, name, path, errText, stderr string) diagnose
 			urls = declaredURLs(s)
 		}
 	}
+	home, _ := os.UserHomeDir()
 	return diagnose.Failure{
 		Plugin: name, Declared: isDecl, Error: errText, Stderr: stderr,
 		Net: net, NetAllow: pol.NetAllow, URLs: urls,
 		Exists: func(p string) bool { _, err := os.Stat(p); return err == nil },
+		Home:   home, Own: plughostDirs(),
 	}
+}
+
+// plughostDirs are plughost's own directories: its configuration
+// directory ($PLUGHOST_CONFIG's and the default one's), its state, data
+// and cache directories. No next step proposes granting one to a plugin.
+func plughostDirs() []string {
+	var dirs []string
+	if e := os.Getenv(config.EnvConfig); e != "" {
+		dirs = append(dirs, filepath.Dir(e))
+	}
+	if p := config.DefaultPath(nil); p != "" {
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	if s, err := stateDir(); err == nil {
+		dirs = append(dirs, s)
+	}
+	if d := defaultDir(""); d != "" {
+		dirs = append(dirs, d)
+	}
+	if d := failureDir(); d != "" {
+		dirs = append(dirs, filepath.Dir(d))
+	}
+	return dirs
 }
 
 // urlIn finds a URL in an argument or a value ("--api=https://h:8443/v1").

@@ -74,13 +74,7 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 			return usageError(stderr, fs, "no configuration file: neither $%s, XDG_CONFIG_HOME nor HOME is set; pass --config-out FILE", config.EnvConfig)
 		}
 	}
-	own := []string{filepath.Dir(cfgPath), defaultDir(""), failureDir()} // plughost's configuration, data and cache directories: never granted to a server
-	if e := os.Getenv(config.EnvConfig); e != "" {
-		own = append(own, filepath.Dir(e))
-	}
-	if p := config.DefaultPath(nil); p != "" {
-		own = append(own, filepath.Dir(p))
-	}
+	own := append(plughostDirs(), filepath.Dir(cfgPath)) // never granted to a server
 	rep := importer.Import(f, &importer.Options{PluginDir: pluginDir, Force: *force, DryRun: *dryRun, StateDir: state, Own: own})
 	incomplete, skipped := 0, 0
 	for _, s := range rep.Servers {

@@ -241,7 +241,14 @@ func (f failureMemory) forget(name string) {
 // result is a few lines, and a large result is not read twice.
 const maxAdvisedResult = 16 << 10
 
-// adviseCall logs at WARN, once per process of the plugin and step, the
+// maxAdvised bounds the distinct next steps adviseCall logs per process
+// of a plugin: its results are the plugin's to word, and one naming a new
+// host in every call would otherwise grow the steps remembered, and the
+// log, without end.
+const maxAdvised = 16
+
+// adviseCall logs at WARN, once per process of the plugin and step (and
+// for at most maxAdvised steps, then once that it stops), the
 // next step (Options.NextStep) for a tool call whose isError result says
 // why in words it knows: a server without network that tried to reach a
 // host, a path its sandbox hides. Such a server starts well and fails
@@ -267,8 +274,24 @@ func (in *instance) adviseCall(toolName string, res json.RawMessage) {
 	if step == "" {
 		return
 	}
-	if _, dup := in.advised.LoadOrStore(step, true); dup {
+	in.advisedMu.Lock()
+	switch {
+	case in.advised[step]:
+		in.advisedMu.Unlock()
+		return
+	case len(in.advised) >= maxAdvised:
+		stop := !in.advisedOff
+		in.advisedOff = true
+		in.advisedMu.Unlock()
+		if stop {
+			in.log.Warn("tool calls failed for more reasons than are worth advising on: no more next steps for its failed calls until it restarts", "tool", toolName, "advised", maxAdvised)
+		}
 		return
 	}
+	if in.advised == nil {
+		in.advised = map[string]bool{}
+	}
+	in.advised[step] = true
+	in.advisedMu.Unlock()
 	in.log.Warn("a tool call failed for a reason the operator can fix", "tool", toolName, "error", firstLine(strings.Join(text, "\n")), "next_step", step)
 }

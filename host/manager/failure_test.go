@@ -249,3 +249,30 @@ func TestFailedCallsNextStepLoggedOnce(t *testing.T) {
 		t.Errorf("logged %d times, want once", n)
 	}
 }
+
+// A plugin whose failed calls name a new reason each time (its results
+// are its own to word) gets at most maxAdvised next steps logged, then
+// one line saying that advising stopped: what adviseCall remembers, and
+// the log, stay bounded.
+func TestFailedCallsAdviceIsBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{NextStep: func(name, path, errText, stderr string) string {
+		return "add allow_net for " + errText
+	}})
+	p := h.expect("set", "tp").p
+	const advised = 16 // maxAdvised
+	for i := range advised + 8 {
+		if _, err := call(t, p, "fail", fmt.Sprintf(`{"text":"getaddrinfo EAI_AGAIN host%d.example"}`, i)); err == nil {
+			t.Fatal("fail did not fail")
+		}
+	}
+	mustCall(t, p, "pid", `{}`)
+	if n := h.logs.count("test", "a tool call failed for a reason the operator can fix"); n != advised {
+		t.Errorf("%d next steps logged, want %d", n, advised)
+	}
+	if n := h.logs.count("test", "no more next steps"); n != 1 {
+		t.Errorf("the stop logged %d times, want once", n)
+	}
+}

@@ -22,16 +22,21 @@ const startTimeoutSetting = "start_timeout in the plugins block"
 // failureOptions wires what a plugin's failure tells the operator: its
 // start limit from the plugins block (named in the error of a start over
 // it), the next step (package diagnose, over the plugin's sandbox policy),
-// and where the failure last logged is remembered so that the next
-// command does not log it whole again.
-func failureOptions(o *manager.Options, cfg *config.Config) {
+// and, for a command that loads and exits (oneShot: plugins, call), where
+// the failure last logged is remembered so that the next command does not
+// log it whole again. serve remembers nothing across processes: a daemon
+// restarted into the same failure logs it whole in its own log, once per
+// process.
+func failureOptions(o *manager.Options, cfg *config.Config, oneShot bool) {
 	o.StartTimeout = cfg.Plugins.StartTimeout
 	o.StartTimeoutFor = func(name string) time.Duration { return cfg.Plugins.Plugin[name].StartTimeout }
 	o.StartTimeoutSetting = startTimeoutSetting
 	o.NextStep = func(name, path, errText, stderr string) string {
 		return diagnose.NextStep(failureOf(cfg.Sandbox.PolicyFor(name), name, path, errText, stderr))
 	}
-	o.FailureDir = failureDir()
+	if oneShot {
+		o.FailureDir = failureDir()
+	}
 }
 
 // startTimeoutOf is the plugin name's start limit, as the manager
@@ -63,11 +68,36 @@ func failureOf(pol *sandbox.Policy, name, path, errText, stderr string) diagnose
 			urls = declaredURLs(s)
 		}
 	}
+	home, _ := os.UserHomeDir()
 	return diagnose.Failure{
 		Plugin: name, Declared: isDecl, Error: errText, Stderr: stderr,
 		Net: net, NetAllow: pol.NetAllow, URLs: urls,
 		Exists: func(p string) bool { _, err := os.Stat(p); return err == nil },
+		Home:   home, Own: plughostDirs(),
 	}
+}
+
+// plughostDirs are plughost's own directories: its configuration
+// directory ($PLUGHOST_CONFIG's and the default one's), its state, data
+// and cache directories. No next step proposes granting one to a plugin.
+func plughostDirs() []string {
+	var dirs []string
+	if e := os.Getenv(config.EnvConfig); e != "" {
+		dirs = append(dirs, filepath.Dir(e))
+	}
+	if p := config.DefaultPath(nil); p != "" {
+		dirs = append(dirs, filepath.Dir(p))
+	}
+	if s, err := stateDir(); err == nil {
+		dirs = append(dirs, s)
+	}
+	if d := defaultDir(""); d != "" {
+		dirs = append(dirs, d)
+	}
+	if d := failureDir(); d != "" {
+		dirs = append(dirs, filepath.Dir(d))
+	}
+	return dirs
 }
 
 // urlIn finds a URL in an argument or a value ("--api=https://h:8443/v1").

@@ -7,7 +7,9 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/diagnose"
+	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -30,5 +32,30 @@ func TestFailureOfDeclaredURLs(t *testing.T) {
 	want := `add allow_net = ["some.test.name:8443"] (or "all") to plugin "fetch" in the sandbox block: it has no network, and it tried to reach some.test.name`
 	if got := diagnose.NextStep(f); got != want {
 		t.Errorf("next step:\n got %s\nwant %s", got, want)
+	}
+}
+
+// Only a command that loads and exits (plugins, call) remembers the
+// failure last logged across processes: serve, a daemon, logs each
+// failure whole once per process, so that one restarted into the same
+// failure still writes its stderr and next step to its own log.
+func TestFailureDirOnlyForOneShotCommands(t *testing.T) {
+	cache := t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	cfg, err := config.Parse([]byte(""), "c.hcl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var oneShot, serve manager.Options
+	failureOptions(&oneShot, cfg, true)
+	failureOptions(&serve, cfg, false)
+	if want := filepath.Join(cache, "plughost", "failures"); oneShot.FailureDir != want {
+		t.Errorf("a one-shot command's FailureDir %q, want %q", oneShot.FailureDir, want)
+	}
+	if serve.FailureDir != "" {
+		t.Errorf("serve's FailureDir %q, want none: it logs each failure once per process", serve.FailureDir)
+	}
+	if serve.NextStep == nil || serve.StartTimeoutSetting != startTimeoutSetting {
+		t.Error("serve lost its next steps or its start limit's setting")
 	}
 }

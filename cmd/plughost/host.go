@@ -276,7 +276,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		MaxInFlight: cfg.Limits.PluginInFlight,
 		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },
 	}
-	failureOptions(mopts, cfg)
+	failureOptions(mopts, cfg, !h.serving)
 	if cfg.Auth != nil {
 		mopts.PassClaims = cfg.Auth.PassClaims
 	}

@@ -74,7 +74,8 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 			return usageError(stderr, fs, "no configuration file: neither $%s, XDG_CONFIG_HOME nor HOME is set; pass --config-out FILE", config.EnvConfig)
 		}
 	}
-	rep := importer.Import(f, &importer.Options{PluginDir: pluginDir, Force: *force, DryRun: *dryRun, StateDir: state})
+	own := append(plughostDirs(), filepath.Dir(cfgPath)) // never granted to a server
+	rep := importer.Import(f, &importer.Options{PluginDir: pluginDir, Force: *force, DryRun: *dryRun, StateDir: state, Own: own})
 	incomplete, skipped := 0, 0
 	for _, s := range rep.Servers {
 		fmt.Fprintln(stdout)

@@ -23,7 +23,13 @@
 //  2. A path the server may not read or write (EACCES, EPERM, EROFS,
 //     ENOENT, or "cannot access"): allow_write for a write (or a
 //     read-only file system), allow_read otherwise. A path that does not
-//     exist on this machine either is a path to fix, not to grant.
+//     exist on this machine either is a path to fix, not to grant. The
+//     path comes from text the plugin controls, so a grant that would give
+//     it more than a server should have is never proposed: of /, the
+//     home itself, a path in a dot-directory of the home (~/.ssh,
+//     ~/.config, …) or one that is, holds or lies in one of plughost's own
+//     directories (Failure.Own). Then the step only says what the server
+//     reported, and to grant a narrower path if it needs one.
 //  3. A variable the server requires: where to set it.
 //  4. A start over its time limit: the limit to raise.
 package diagnose
@@ -31,6 +37,7 @@ package diagnose
 import (
 	"fmt"
 	"net/url"
+	"path/filepath"
 	"regexp"
 	"slices"
 	"strings"
@@ -59,6 +66,12 @@ type Failure struct {
 	// Exists, when not nil, reports whether a path exists on this machine
 	// (outside the sandbox); nil assumes it does.
 	Exists func(path string) bool
+	// Home is the user's home directory ("" none known), and Own
+	// plughost's own directories (configuration, state, data, cache): a
+	// grant of /, Home, a path in a dot-directory of Home or a path
+	// that is, holds or lies in one of Own is never proposed.
+	Home string
+	Own  []string
 }
 
 // NextStep returns the one next step for f, or "" when no rule knows one.
@@ -194,6 +207,11 @@ func path(f Failure, text string) string {
 		return ""
 	}
 	p = strings.TrimRight(p, ".")
+	if p == "" {
+		return ""
+	}
+	p = filepath.Clean(p)
+	reported := p
 	write := writeOps.MatchString(op) || writeOps.MatchString(errText)
 	exists := f.Exists == nil || f.Exists(p)
 	if write && !exists {
@@ -210,9 +228,39 @@ func path(f Failure, text string) string {
 		if !writeOps.MatchString(errText) && isFile(p) {
 			p = parent(p) // a file written in place is often replaced by a rename
 		}
+		if f.guarded(p) {
+			return fmt.Sprintf("the server reports it cannot write %s; grant a narrower path if it needs one", reported)
+		}
 		return fmt.Sprintf("add allow_write = [%q] %s", p, f.inSandbox())
 	}
+	if f.guarded(p) {
+		return fmt.Sprintf("the server reports it cannot read %s; grant a narrower path if it needs one", reported)
+	}
 	return fmt.Sprintf("add allow_read = [%q] %s", p, f.inSandbox())
+}
+
+// guarded reports whether a grant of p (clean, absolute) must not be
+// proposed: it is /, the home itself, lies in a dot-directory of the home,
+// or is, holds or lies in one of plughost's own directories.
+func (f Failure) guarded(p string) bool {
+	within := func(a, b string) bool { return a == b || b == "/" || strings.HasPrefix(a, b+"/") } // a is b or under it
+	if p == "/" || !filepath.IsAbs(p) {
+		return true
+	}
+	if home := filepath.Clean(f.Home); f.Home != "" {
+		if within(home, p) { // the home, or a directory holding it
+			return true
+		}
+		if rest, ok := strings.CutPrefix(p, home+"/"); ok && strings.HasPrefix(rest, ".") {
+			return true // ~/.ssh, ~/.config/…: keys and every program's configuration
+		}
+	}
+	for _, d := range f.Own {
+		if d = filepath.Clean(d); d != "" && filepath.IsAbs(d) && (within(d, p) || within(p, d)) {
+			return true
+		}
+	}
+	return false
 }
 
 // isFile guesses, from its name alone, that p names a file (it has an

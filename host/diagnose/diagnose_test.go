@@ -176,3 +176,85 @@ func TestNextStep(t *testing.T) {
 		})
 	}
 }
+
+// The path of a path failure comes from text the plugin controls (its
+// stderr, its tool results): a grant of /, the home, a dot-directory of
+// the home or plughost's own directories is never proposed; the step
+// says what the server reported instead.
+func TestNextStepProposesNoWideGrant(t *testing.T) {
+	t.Parallel()
+	exists := func(p string) bool {
+		switch p {
+		case "/", "/home", "/home/me", "/home/me/.ssh", "/home/me/.ssh/id_ed25519", "/home/me/.config", "/home/me/.config/plughost",
+			"/home/me/.config/plughost/plughost.hcl", "/srv", "/srv/plughost", "/srv/plughost/state", "/srv/plughost/state/trust.json", "/home/me/notes.txt", "/home/me/Documents":
+			return true
+		}
+		return false
+	}
+	own := []string{"/srv/plughost/state", "/home/me/.local/share/plughost"}
+	tests := map[string]struct {
+		stderr, want string
+	}{
+		"a key, by node": {
+			"Error: EACCES: permission denied, open '/home/me/.ssh/id_ed25519'",
+			"the server reports it cannot read /home/me/.ssh/id_ed25519; grant a narrower path if it needs one",
+		},
+		"a key, by a path with ..": {
+			"open /home/me/Documents/../.ssh/id_ed25519: permission denied",
+			"the server reports it cannot read /home/me/.ssh/id_ed25519; grant a narrower path if it needs one",
+		},
+		"a key, by python": {
+			"PermissionError: [Errno 13] Permission denied: '/home/me/.ssh/id_ed25519'",
+			"the server reports it cannot read /home/me/.ssh/id_ed25519; grant a narrower path if it needs one",
+		},
+		"a directory to create in /": {
+			"mkdir /foo: read-only file system",
+			"the server reports it cannot write /foo; grant a narrower path if it needs one",
+		},
+		"/ itself": {
+			"Error: EACCES: permission denied, scandir '/'",
+			"the server reports it cannot read /; grant a narrower path if it needs one",
+		},
+		"the home itself": {
+			"Error: EACCES: permission denied, scandir '/home/me'",
+			"the server reports it cannot read /home/me; grant a narrower path if it needs one",
+		},
+		"a directory holding the home": {
+			"ls: cannot access '/home': Permission denied",
+			"the server reports it cannot read /home; grant a narrower path if it needs one",
+		},
+		"a file to create in the home": {
+			"open /home/me/new.txt: read-only file system",
+			"the server reports it cannot write /home/me/new.txt; grant a narrower path if it needs one",
+		},
+		"a file written in place in the home": {
+			"Error: EACCES: permission denied, open '/home/me/notes.txt'",
+			`add allow_read = ["/home/me/notes.txt"] to plugin "fs" in the sandbox block`,
+		},
+		"plughost's configuration": {
+			"Error: EROFS: read-only file system, open '/home/me/.config/plughost/plughost.hcl'",
+			"the server reports it cannot write /home/me/.config/plughost/plughost.hcl; grant a narrower path if it needs one",
+		},
+		"plughost's state dir": {
+			"Error: EACCES: permission denied, open '/srv/plughost/state/trust.json'",
+			"the server reports it cannot read /srv/plughost/state/trust.json; grant a narrower path if it needs one",
+		},
+		"a directory holding plughost's state": {
+			"Error: EACCES: permission denied, scandir '/srv/plughost'",
+			"the server reports it cannot read /srv/plughost; grant a narrower path if it needs one",
+		},
+		"a directory beside them is still proposed": {
+			"Error: EACCES: permission denied, scandir '/home/me/Documents'",
+			`add allow_read = ["/home/me/Documents"] to plugin "fs" in the sandbox block`,
+		},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			got := NextStep(Failure{Plugin: "fs", Stderr: tt.stderr, Exists: exists, Home: "/home/me", Own: own})
+			if got != tt.want {
+				t.Errorf("NextStep(%q)\n got %s\nwant %s", tt.stderr, got, tt.want)
+			}
+		})
+	}
+}

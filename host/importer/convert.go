@@ -42,18 +42,24 @@ type Note struct {
 // grants are the sandbox settings of one server's plugin block, and the
 // files import writes for it besides its declaration.
 type grants struct {
-	runtime   string     // "node", "python" or ""
-	net       string     // "all" or "" (none)
-	netWhy    string     // why the network is granted
-	read      []string   // allow_read: paths it names, secret files
-	write     []string   // allow_write: directories it names
-	env       []string   // host variables passed through as they were (${env:X} as X)
-	envDecide []string   // env entries dropped: "NAME: why", commented out
-	remote    bool       // a remote server: the host connects to it
-	container bool       // a container engine: nothing the sandbox can grant
-	secrets   []secret   // secret files to write
-	copies    []fileCopy // files to copy into its data directory
+	runtime string   // "node", "python" or ""
+	net     string   // "all" or "" (none)
+	netWhy  string   // why the network is granted
+	read    []string // allow_read: paths it names, secret files
+	write   []string // allow_write: directories it names
+	// writeDecide are the directories it names that are not granted
+	// (guarded): written commented out, with why.
+	writeDecide []writeDecision
+	env         []string   // host variables passed through as they were (${env:X} as X)
+	envDecide   []string   // env entries dropped: "NAME: why", commented out
+	remote      bool       // a remote server: the host connects to it
+	container   bool       // a container engine: nothing the sandbox can grant
+	secrets     []secret   // secret files to write
+	copies      []fileCopy // files to copy into its data directory
 }
+
+// writeDecision is a directory not granted, and why.
+type writeDecision struct{ path, why string }
 
 // secret is a secret file import writes (mode 0600).
 type secret struct{ path, value string }
@@ -94,6 +100,8 @@ var secretName = regexp.MustCompile(`(?i)(token|key|secret|passw|credential|auth
 type converter struct {
 	inputs   map[string]input
 	stateDir string                             // plughost's state directory: secrets/, plugins/NAME/data
+	home     string                             // the user's home directory ("" unknown)
+	own      []string                           // plughost's own directories, never granted (guarded)
 	stat     func(string) (isDir bool, ok bool) // os.Stat, replaceable in tests
 	head     func(string) string                // the first line of a file, for its #!
 }

@@ -100,6 +100,13 @@ type Options struct {
 	// It must be absolute, and serve's (plughost's stateDir), or the
 	// servers will not find what was copied for them.
 	StateDir string
+	// Home is the user's home directory ("" means os.UserHomeDir), and
+	// Own plughost's own directories besides StateDir and PluginDir (its
+	// configuration directory, its cache): a server naming a directory
+	// that is /, Home itself, or holds or lies in one of them or in a
+	// directory of keys (~/.ssh, …) is granted nothing automatically.
+	Home string
+	Own  []string
 
 	// stat and head replace os.Stat and the reading of a file's first
 	// line in tests; nil means the real ones.
@@ -143,7 +150,11 @@ func (s *Server) Full() bool {
 // one, see naming.ForFile) another already has is skipped, as is one that
 // cannot be declared or whose file exists (unless opts.Force).
 func Import(f *File, opts *Options) *Report {
-	c := &converter{inputs: f.inputs, stateDir: opts.StateDir, stat: opts.stat, head: opts.head}
+	c := &converter{inputs: f.inputs, stateDir: opts.StateDir, home: opts.Home, stat: opts.stat, head: opts.head}
+	if c.home == "" {
+		c.home, _ = os.UserHomeDir()
+	}
+	c.own = ownDirs(c.home, append([]string{opts.StateDir, opts.PluginDir}, opts.Own...))
 	if c.stat == nil {
 		c.stat = statPath
 	}
@@ -215,4 +226,21 @@ func writeDeclaration(path string, d *declared.Server, opts *Options, s *Server)
 	}
 	s.Status = "wrote " + path
 	return nil
+}
+
+// ownDirs returns plughost's own directories: those given, and under home
+// the default ones ($XDG_*_HOME unset), cleaned, empty ones left out.
+func ownDirs(home string, given []string) []string {
+	var own []string
+	if home != "" {
+		for _, d := range []string{".config/plughost", ".local/state/plughost", ".local/share/plughost", ".cache/plughost"} {
+			given = append(given, filepath.Join(home, d))
+		}
+	}
+	for _, d := range given {
+		if filepath.IsAbs(d) && !slices.Contains(own, filepath.Clean(d)) {
+			own = append(own, filepath.Clean(d))
+		}
+	}
+	return own
 }

@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -27,13 +28,16 @@ func (f fakeFS) stat(p string) (isDir, ok bool) {
 var machine = fakeFS{
 	"/": true, "/home": true, "/home/me": true, "/home/me/Documents": true, "/home/me/memory.jsonl": false,
 	"/home/me/creds.json": false, "/usr": true, "/usr/share/dict": true, "/opt/mcp/server.js": false,
-	"/opt/lib/node_modules": true,
+	"/opt/lib/node_modules": true, "/home/me/.ssh": true, "/home/me/.config": true, "/home/me/.config/plughost": true,
+	"/home/me/.local": true, "/home/me/.local/share/plughost/plugins": true, "/home/me/.ssh/keys": true, "/state": true,
+	"/home/me/.config/editor": true, "/srv/plughost-state": true, "/srv": true,
 }
 
 // convertOne converts one entry on machine, with state dir /state.
 func convertOne(t *testing.T, name, entry string) (*declared.Server, []Note, grants) {
 	t.Helper()
-	c := &converter{inputs: map[string]input{}, stateDir: "/state", stat: machine.stat, head: func(string) string { return "" }}
+	c := &converter{inputs: map[string]input{}, stateDir: "/state", home: "/home/me", own: ownDirs("/home/me", []string{"/state", "/srv/plughost-state"}),
+		stat: machine.stat, head: func(string) string { return "" }}
 	s, notes, g, err := c.convert(name, json.RawMessage(entry))
 	if err != nil {
 		t.Fatalf("convert(%s): %v", entry, err)
@@ -144,6 +148,62 @@ func TestPaths(t *testing.T) {
 				t.Errorf("its block does not parse: %v", err)
 			}
 		})
+	}
+}
+
+// A directory that is /, the home, or holds or lies in plughost's own
+// directories or a directory of keys is granted nothing: its grant is
+// written commented out, with a decide: line saying why.
+func TestPathsGuarded(t *testing.T) {
+	t.Parallel()
+	cases := map[string]struct {
+		dir, why string
+	}{
+		"/":                     {"/", "the whole filesystem"},
+		"the home":              {"/home/me", "your whole home"},
+		"the home, unclean":     {"/home/me/", "your whole home"},
+		"~/.ssh":                {"/home/me/.ssh", "read your keys (/home/me/.ssh)"},
+		"under ~/.ssh":          {"/home/me/.ssh/keys", "read your keys (/home/me/.ssh)"},
+		"~/.config as a whole":  {"/home/me/.config", "plughost's own configuration or state (/home/me/.config/plughost)"},
+		"plughost's config dir": {"/home/me/.config/plughost", "plughost's own configuration or state (/home/me/.config/plughost)"},
+		"holds plughost's data": {"/home/me/.local", "plughost's own configuration or state (/home/me/.local/state/plughost)"},
+		"the plugin directory":  {"/home/me/.local/share/plughost/plugins", "plughost's own configuration or state (/home/me/.local/share/plughost)"},
+		"the state dir":         {"/state", "plughost's own configuration or state (/state)"},
+		"holds a given own dir": {"/srv", "plughost's own configuration or state (/srv/plughost-state)"},
+	}
+	for name, c := range cases {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			entry := `{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem",` + strconv.Quote(c.dir) + `]}`
+			_, notes, g := convertOne(t, "srv", entry)
+			if len(g.write) != 0 || len(g.read) != 0 {
+				t.Errorf("%s granted: allow_read %v allow_write %v, want nothing", c.dir, g.read, g.write)
+			}
+			var text []string
+			for _, n := range notes {
+				text = append(text, n.Kind+": "+n.Text)
+			}
+			all := strings.Join(text, "\n")
+			clean := filepath.Clean(c.dir)
+			if want := "decide: args[2] " + clean + ": NOT granted: "; !strings.Contains(all, want) || !strings.Contains(all, c.why) || !strings.Contains(all, "narrower directory") {
+				t.Errorf("notes lack %q, %q and a narrower directory:\n%s", want, c.why, all)
+			}
+			snippet := Snippet([]Server{{Name: "srv", grants: g}})
+			if want := "    # allow_write = [" + strconv.Quote(clean) + "] # decide: not granted: "; !strings.Contains(snippet, want) || !strings.Contains(snippet, c.why) {
+				t.Errorf("snippet lacks %q (%s):\n%s", want, c.why, snippet)
+			}
+			if _, err := config.Parse([]byte(snippet), "snippet.hcl"); err != nil {
+				t.Errorf("its block does not parse: %v", err)
+			}
+		})
+	}
+	// A directory beside them is still granted (one in ~/.config too: not
+	// ~/.config as a whole).
+	for _, dir := range []string{"/home/me/Documents", "/home/me/.config/editor"} {
+		_, _, g := convertOne(t, "srv", `{"command":"npx","args":["-y","@modelcontextprotocol/server-filesystem","`+dir+`"]}`)
+		if !slices.Equal(g.write, []string{dir}) {
+			t.Errorf("%s: allow_write %v, want [%s]", dir, g.write, dir)
+		}
 	}
 }
 

@@ -19,7 +19,15 @@ import (
 //
 //   - a path under a system directory (/usr, /etc, /opt, …) is granted
 //     read-only: a server has no business writing there;
-//   - an existing directory is granted read-write (allow_write): the
+//   - an existing directory that is /, your home itself, or that holds or
+//     lies in one of plughost's own directories (configuration, state
+//     with its secrets and trust file, data with the plugin directory) or
+//     a directory of keys (~/.ssh, ~/.gnupg, ~/.aws; ~/.config as a
+//     whole) is granted nothing: a server that could write there could
+//     change plughost's configuration and give itself any grant, or read
+//     your keys. The grant is written commented out, with a decide: line
+//     saying why and to name a narrower directory (guarded);
+//   - any other existing directory is granted read-write (allow_write): the
 //     filesystem server's roots are the user's choice of what it may
 //     change, and in the desktop host it could; the line says how to
 //     narrow it to allow_read;
@@ -143,6 +151,12 @@ func (c *converter) place(name, from, p string, isStore, inEnv bool, g *grants, 
 		add(InfoNote, "%s %s does not exist here: nothing granted", from, p)
 	case isStore && !isDir, inEnv && !exists && parentIsDir:
 		return c.move(name, from, p, exists, g, add)
+	case exists && isDir && c.guarded(p) != "":
+		why := c.guarded(p)
+		g.writeDecide = append(g.writeDecide, writeDecision{path: p, why: why})
+		add(DecideNote, "%s %s: NOT granted: %s. Its plugin block has allow_write = [%q] commented out; "+
+			"grant a narrower directory instead, one holding only what the server should see or change (e.g. %s)",
+			from, p, why, p, c.narrower(p))
 	case exists && isDir:
 		g.write = append(g.write, p)
 		add(GrantNote, "%s %s: read-write (a directory: in the desktop host the server had your rights on it); "+
@@ -182,4 +196,49 @@ func (c *converter) dataDir(name string) string {
 // underSystem reports whether p is one of systemDirs or lies under one.
 func underSystem(p string) bool {
 	return slices.ContainsFunc(systemDirs, func(d string) bool { return p == d || strings.HasPrefix(p, d+"/") })
+}
+
+// keyDirs are the directories under the home that hold keys and
+// credentials, or (~/.config) every program's configuration: no server is
+// granted one of them, or a directory holding one, automatically.
+var keyDirs = []string{".ssh", ".gnupg", ".aws", ".config"}
+
+// guarded says why the directory p must not be granted to a server
+// automatically: it is /, the home itself, or it holds or lies in one of
+// plughost's own directories or a directory of keys (keyDirs); "" when
+// none of these.
+func (c *converter) guarded(p string) string {
+	within := func(a, b string) bool { return a == b || strings.HasPrefix(a, b+"/") } // a is b or under it
+	if p == "/" {
+		return "it is the whole filesystem: the server could change plughost's own configuration (and so give itself any grant) and read your keys"
+	}
+	if c.home != "" && p == c.home {
+		return "it is your whole home: the server could change plughost's own configuration (and so give itself any grant) and read your keys (~/.ssh)"
+	}
+	for _, d := range c.own {
+		if d != "" && (within(d, p) || within(p, d)) {
+			return fmt.Sprintf("it would let the server change plughost's own configuration or state (%s), and so give itself any grant", d)
+		}
+	}
+	if c.home != "" {
+		for _, k := range keyDirs {
+			d := filepath.Join(c.home, k)
+			if within(d, p) || k != ".config" && within(p, d) { // ~/.config as a whole, not a directory of it
+				if k == ".config" {
+					return fmt.Sprintf("it would let the server change every program's configuration (%s), plughost's included, and so give itself any grant", d)
+				}
+				return fmt.Sprintf("it would let the server read your keys (%s)", d)
+			}
+		}
+	}
+	return ""
+}
+
+// narrower suggests, for the guarded directory p, a directory to grant
+// instead.
+func (c *converter) narrower(p string) string {
+	if c.home != "" && (p == "/" || p == c.home || strings.HasPrefix(c.home, p+"/")) {
+		return filepath.Join(c.home, "Documents") + ", or a project directory"
+	}
+	return "a subdirectory holding only the server's files"
 }

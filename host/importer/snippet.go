@@ -52,6 +52,9 @@ func Blocks(servers []Server) []Block {
 			if len(g.write) > 0 {
 				fmt.Fprintf(&b, "    allow_write = %s # the directories it names: move to allow_read those it only reads\n", hclList(g.write))
 			}
+			for _, d := range g.writeDecide {
+				fmt.Fprintf(&b, "    # allow_write = %s # decide: not granted: %s; grant a narrower directory\n", hclList([]string{d.path}), d.why)
+			}
 			if len(g.env) > 0 {
 				fmt.Fprintf(&b, "    env = %s # passed through from plughost's own environment\n", hclList(g.env))
 			}

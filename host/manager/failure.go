@@ -31,7 +31,8 @@ import (
 //     (Options.StartTimeoutSetting), so that the operator knows what to
 //     raise, and what was not answered in time.
 //   - A failure is logged once per change of state: the first failure
-//     after a load, or a failure other than the last one logged, at ERROR
+//     after a load, or a failure other than the last one logged (its
+//     error, its next step or its stderr's last line differ), at ERROR
 //     with its stderr and next step; the same failure again (a restart
 //     failing as the last one did, or another plughost command loading
 //     the same broken plugin: Options.FailureDir remembers the last one
@@ -153,8 +154,9 @@ func (s *supervisor) setError(st *PluginStatus, err error, suffix string) {
 // and next step when it is news (see the rules above), else in one line at
 // INFO.
 func (s *supervisor) reportFailure(msg string, err error) {
-	text, _ := splitStderr(err)
-	key := failureKey(s.path, text)
+	text, stderr := splitStderr(err)
+	step := s.nextStep(err)
+	key := failureKey(s.path, text, step, stderr)
 	s.mu.Lock()
 	seen := s.lastFailure == key
 	s.lastFailure = key
@@ -167,7 +169,7 @@ func (s *supervisor) reportFailure(msg string, err error) {
 		return
 	}
 	args := []any{"error", err}
-	if step := s.nextStep(err); step != "" {
+	if step != "" {
 		args = append(args, "next_step", step)
 	}
 	s.log.Error(msg, args...)
@@ -183,9 +185,14 @@ func (s *supervisor) recovered() {
 }
 
 // failureKey identifies a failure of the plugin at path by its error's
-// text (without its stderr, which may hold times and pids).
-func failureKey(path, text string) string {
-	sum := sha256.Sum256([]byte(path + "\x00" + text))
+// text, its next step and the last line of its stderr (where a server
+// says why it gave up), not the rest of its stderr, which may hold times
+// and pids: the same exit after the operator fixed one grant, a server
+// now missing another, is news.
+func failureKey(path, text, step, stderr string) string {
+	stderr = strings.TrimRight(stderr, "\n")
+	last := stderr[strings.LastIndexByte(stderr, '\n')+1:]
+	sum := sha256.Sum256([]byte(path + "\x00" + text + "\x00" + step + "\x00" + last))
 	return hex.EncodeToString(sum[:])
 }
 
@@ -241,7 +248,14 @@ func (f failureMemory) forget(name string) {
 // result is a few lines, and a large result is not read twice.
 const maxAdvisedResult = 16 << 10
 
-// adviseCall logs at WARN, once per process of the plugin and step, the
+// maxAdvised bounds the distinct next steps adviseCall logs per process
+// of a plugin: its results are the plugin's to word, and one naming a new
+// host in every call would otherwise grow the steps remembered, and the
+// log, without end.
+const maxAdvised = 16
+
+// adviseCall logs at WARN, once per process of the plugin and step (and
+// for at most maxAdvised steps, then once that it stops), the
 // next step (Options.NextStep) for a tool call whose isError result says
 // why in words it knows: a server without network that tried to reach a
 // host, a path its sandbox hides. Such a server starts well and fails
@@ -267,8 +281,24 @@ func (in *instance) adviseCall(toolName string, res json.RawMessage) {
 	if step == "" {
 		return
 	}
-	if _, dup := in.advised.LoadOrStore(step, true); dup {
+	in.advisedMu.Lock()
+	switch {
+	case in.advised[step]:
+		in.advisedMu.Unlock()
+		return
+	case len(in.advised) >= maxAdvised:
+		stop := !in.advisedOff
+		in.advisedOff = true
+		in.advisedMu.Unlock()
+		if stop {
+			in.log.Warn("tool calls failed for more reasons than are worth advising on: no more next steps for its failed calls until it restarts", "tool", toolName, "advised", maxAdvised)
+		}
 		return
 	}
+	if in.advised == nil {
+		in.advised = map[string]bool{}
+	}
+	in.advised[step] = true
+	in.advisedMu.Unlock()
 	in.log.Warn("a tool call failed for a reason the operator can fix", "tool", toolName, "error", firstLine(strings.Join(text, "\n")), "next_step", step)
 }

@@ -249,3 +249,67 @@ func TestFailedCallsNextStepLoggedOnce(t *testing.T) {
 		t.Errorf("logged %d times, want once", n)
 	}
 }
+
+// A plugin whose failed calls name a new reason each time (its results
+// are its own to word) gets at most maxAdvised next steps logged, then
+// one line saying that advising stopped: what adviseCall remembers, and
+// the log, stay bounded.
+func TestFailedCallsAdviceIsBounded(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
+	h := start(t, dir, Options{NextStep: func(name, path, errText, stderr string) string {
+		return "add allow_net for " + errText
+	}})
+	p := h.expect("set", "tp").p
+	const advised = 16 // maxAdvised
+	for i := range advised + 8 {
+		if _, err := call(t, p, "fail", fmt.Sprintf(`{"text":"getaddrinfo EAI_AGAIN host%d.example"}`, i)); err == nil {
+			t.Fatal("fail did not fail")
+		}
+	}
+	mustCall(t, p, "pid", `{}`)
+	if n := h.logs.count("test", "a tool call failed for a reason the operator can fix"); n != advised {
+		t.Errorf("%d next steps logged, want %d", n, advised)
+	}
+	if n := h.logs.count("test", "no more next steps"); n != 1 {
+		t.Errorf("the stop logged %d times, want once", n)
+	}
+}
+
+// A failure with the same error text but another last stderr line or
+// next step (the operator fixed one grant; the server now misses another)
+// is news: logged whole again, by another command too.
+func TestFailureWithNewStderrIsNews(t *testing.T) {
+	t.Parallel()
+	dir, cache := t.TempDir(), filepath.Join(t.TempDir(), "failures")
+	wrapper := filepath.Join(t.TempDir(), "wrapper")
+	writeDecl(t, filepath.Join(dir, "docs.mcp.json"), `{"command":"/bin/true"}`)
+	run := func(stderr string) *harness {
+		replaceScript(t, wrapper, "echo 'starting at '$$ >&2; echo '"+stderr+"' >&2; exit 1")
+		h := start(t, dir, Options{Wrapper: []string{wrapper}, FailureDir: cache, NextStep: func(_, _, _, stderr string) string {
+			if strings.Contains(stderr, "/srv/b") {
+				return "grant /srv/b" // the same step for the last two runs
+			}
+			return ""
+		}})
+		h.ready()
+		return h
+	}
+	for i, c := range []struct{ stderr, level string }{
+		{"Cannot access directory /srv/a", "error"},
+		{"Cannot access directory /srv/a", "info"},  // the same: a line at info
+		{"Cannot access directory /srv/b", "error"}, // a new last line and step
+		{"Error: /srv/b is not readable", "error"},  // a new last line, the same step
+	} {
+		h := run(c.stderr)
+		e := h.logs.await(t, "test", "plugin failed to load")
+		if e["@level"] != c.level {
+			t.Errorf("run %d (%s): logged %v, want it at %s", i, c.stderr, e, c.level)
+		}
+		if s := h.status("docs"); s.LastError != "exited while starting: exit status 1" {
+			t.Errorf("run %d: LastError %q", i, s.LastError)
+		}
+		h.stop()
+	}
+}

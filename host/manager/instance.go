@@ -65,8 +65,11 @@ type instance struct {
 	subs     map[string]bool // resources the plugin is subscribed to
 
 	stopOnce sync.Once
-	// advised holds the next steps adviseCall logged.
-	advised sync.Map
+	// advised holds the next steps adviseCall logged (at most
+	// maxAdvised), advisedOff that it stopped advising.
+	advisedMu  sync.Mutex
+	advised    map[string]bool
+	advisedOff bool
 }
 
 // launch starts a plugin process and brings it to the point where what it

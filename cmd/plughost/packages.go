@@ -205,19 +205,27 @@ func installDeclared(cfg *config.Config, name, path string, stderr io.Writer) er
 	if spec == nil {
 		return nil
 	}
-	state, err := stateDir()
-	if err != nil {
-		return err
-	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "plughost", Output: stderr, Level: hclog.Info})
-	sb, err := sandbox.New(&sandbox.Options{StateDir: filepath.Join(state, "plugins"), Logger: log})
-	if err != nil {
-		return err
-	}
-	inst, err := newInstaller(sb, name, cfg.Sandbox.PolicyFor(name), cfg.Plugins.InstallTimeout, log)
+	inst, err := commandInstaller(cfg, name, stderr)
 	if err != nil {
 		return err
 	}
 	_, err = inst.Ensure(context.Background(), spec)
 	return err
+}
+
+// commandInstaller is the Installer of the declared server name for a
+// one-shot command (approve, upgrade): its steps run in a sandbox of the
+// command's own, under the server's policy in cfg, with progress logged
+// to stderr.
+func commandInstaller(cfg *config.Config, name string, stderr io.Writer) (*packages.Installer, error) {
+	state, err := stateDir()
+	if err != nil {
+		return nil, err
+	}
+	log := hclog.New(&hclog.LoggerOptions{Name: "plughost", Output: stderr, Level: hclog.Info})
+	sb, err := sandbox.New(&sandbox.Options{StateDir: filepath.Join(state, "plugins"), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	return newInstaller(sb, name, cfg.Sandbox.PolicyFor(name), cfg.Plugins.InstallTimeout, log)
 }

@@ -5,17 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"path/filepath"
 	"slices"
 	"strings"
-
-	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/packages"
 	"github.com/plughost/plughost/host/trust"
-	"github.com/plughost/plughost/sandbox"
 )
 
 // upgradeCommand is `plughost upgrade NAME`: the declared server NAME,
@@ -52,16 +48,7 @@ func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 	if spec == nil {
 		return fmt.Errorf("%s is not a declared npx, bunx, uvx or pipx run server: there is no package to upgrade", file)
 	}
-	state, err := stateDir()
-	if err != nil {
-		return err
-	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "plughost", Output: stderr, Level: hclog.Info})
-	sb, err := sandbox.New(&sandbox.Options{StateDir: filepath.Join(state, "plugins"), Logger: log})
-	if err != nil {
-		return err
-	}
-	inst, err := newInstaller(sb, plugin, cfg.Sandbox.PolicyFor(plugin), cfg.Plugins.InstallTimeout, log)
+	inst, err := commandInstaller(cfg, plugin, stderr)
 	if err != nil {
 		return err
 	}

@@ -39,16 +39,12 @@ func failureOptions(o *manager.Options, cfg *config.Config, oneShot bool) {
 	}
 }
 
-// startTimeoutOf is the plugin name's start limit, as the manager
-// applies it.
+// startTimeoutOf is the plugin name's start limit, as the manager applies
+// it (manager.Options.StartTimeoutOf over failureOptions' settings).
 func startTimeoutOf(cfg *config.Config, name string) time.Duration {
-	if d := cfg.Plugins.Plugin[name].StartTimeout; d > 0 {
-		return d
-	}
-	if d := cfg.Plugins.StartTimeout; d > 0 {
-		return d
-	}
-	return manager.DefaultStartTimeout
+	var o manager.Options
+	failureOptions(&o, cfg, false)
+	return o.StartTimeoutOf(name)
 }
 
 // failureOf is what diagnose needs to know of a failure of the plugin

@@ -69,7 +69,7 @@ const goPluginTimeout = "timeout while waiting for plugin to start"
 // the start was cancelled, not timed out.
 func (in *instance) startFailure(ctx context.Context, err error, exit string) error {
 	declared := in.wrapper() != nil
-	limit := in.opts.startTimeout(in.name)
+	limit := in.opts.StartTimeoutOf(in.name)
 	switch {
 	case strings.Contains(err.Error(), goPluginTimeout):
 		what := "did not complete the go-plugin handshake"

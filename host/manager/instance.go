@@ -92,7 +92,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 		RunnerFunc:       in.runnerFunc,
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: opts.SocketDir},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		StartTimeout:     opts.startTimeout(name),
+		StartTimeout:     opts.StartTimeoutOf(name),
 		Logger:           pluginLogger{opts.Logger, &in.noHandshake},
 		// A Go plugin's os.Stdout and os.Stderr once it serves.
 		SyncStdout: in.out.syncStdout,
@@ -236,7 +236,7 @@ func (in *instance) connect(ctx context.Context) error {
 	if !ok {
 		return fmt.Errorf("dispense %q: got %T, want *pluginproto.Client", pluginproto.PluginName, raw)
 	}
-	ctx, cancel := context.WithTimeout(ctx, in.opts.startTimeout(in.name))
+	ctx, cancel := context.WithTimeout(ctx, in.opts.StartTimeoutOf(in.name))
 	defer cancel()
 	desc, err := pp.Describe(ctx, in.opts.HostVersion) // ErrContractVersion unless it matches the handshake
 	if err != nil {

@@ -223,14 +223,20 @@ const (
 	defaultMaxInFlight    = 256
 )
 
-// startTimeout is the named plugin's start limit.
-func (o *Options) startTimeout(name string) time.Duration {
+// StartTimeoutOf is the start limit of the plugin name: StartTimeoutFor's
+// answer when positive, else StartTimeout, else DefaultStartTimeout. A
+// launcher that must know it (a wrapper timing its server's start) asks
+// here rather than repeating the rule.
+func (o *Options) StartTimeoutOf(name string) time.Duration {
 	if o.StartTimeoutFor != nil {
 		if d := o.StartTimeoutFor(name); d > 0 {
 			return d
 		}
 	}
-	return o.StartTimeout
+	if o.StartTimeout > 0 {
+		return o.StartTimeout
+	}
+	return DefaultStartTimeout
 }
 
 // New checks opts and returns a Manager for opts.Dir, which must be an

@@ -81,7 +81,7 @@ func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
 	ctx, cancel := context.WithCancel(ctx)
 	lazy, idle := m.opts.startMode(f.name)
 	return &supervisor{
-		g:           newGate(f.name, m.opts.startTimeout(f.name)+m.opts.StopTimeout),
+		g:           newGate(f.name, m.opts.StartTimeoutOf(f.name)+m.opts.StopTimeout),
 		lazy:        lazy,
 		idle:        idle,
 		fingerprint: m.opts.fingerprint(f.name),

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"encoding/json"
 	"fmt"
 	"net"
@@ -162,26 +161,7 @@ func TestFirstContact(t *testing.T) {
 		}
 		cmd := unshared(w.systemFiles(t, files), bin.plughost, "serve", "--config", config)
 		cmd.Env = env
-		c, client := newWrappedClient()
-		c.stderr = newLineBuffer()
-		cmd.Stderr = c.stderr
-		ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
-		defer cancel()
-		cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sessionEra)
-		if err != nil {
-			t.Fatalf("connect: %v\nstderr:\n%s", err, c.stderr)
-		}
-		c.cs = cs
-		t.Cleanup(func() {
-			cs.Close()
-			if leftover := processesRunning(home); len(leftover) > 0 {
-				t.Errorf("server processes outlived the host: %v", leftover)
-			}
-			if t.Failed() {
-				t.Logf("plughost stderr:\n%s", c.stderr)
-			}
-		})
-		return c
+		return connectServe(t, cmd, 30*time.Second, home)
 	}
 	toolNames := func(t *testing.T, c *wrappedClient) []string {
 		t.Helper()

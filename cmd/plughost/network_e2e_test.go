@@ -266,25 +266,7 @@ func (w *netWorld) run(t *testing.T, uid int, node string) {
 	}
 	cmd.Env = append(cmd.Env, "XDG_DATA_HOME="+data, "XDG_CACHE_HOME="+cache, "XDG_STATE_HOME="+state, "HOME="+base)
 
-	c, client := newWrappedClient()
-	c.stderr = newLineBuffer()
-	cmd.Stderr = c.stderr
-	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
-	defer cancel()
-	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sessionEra)
-	if err != nil {
-		t.Fatalf("connect: %v\nstderr:\n%s", err, c.stderr)
-	}
-	c.cs = cs
-	t.Cleanup(func() {
-		cs.Close()
-		if leftover := processesRunning(base); len(leftover) > 0 {
-			t.Errorf("server processes outlived the host: %v", leftover)
-		}
-		if t.Failed() {
-			t.Logf("plughost stderr:\n%s", c.stderr)
-		}
-	})
+	c := connectServe(t, cmd, 60*time.Second, base)
 	for _, tool := range []string{"fetch_all", "fetch_none", "fetch_list"} {
 		c.awaitTool(t, tool)
 	}

@@ -101,7 +101,6 @@ func newWrappedClient() (*wrappedClient, *mcp.Client) {
 // last) and connects a wrappedClient speaking 2025-11-25.
 func serveWrappedStdio(t *testing.T, dir, config string, env ...string) *wrappedClient {
 	t.Helper()
-	c, client := newWrappedClient()
 	args := []string{"serve", "--plugins", dir, "--log-level", "debug"}
 	if config != "" {
 		args = append(args, "--config", config)
@@ -109,9 +108,20 @@ func serveWrappedStdio(t *testing.T, dir, config string, env ...string) *wrapped
 	cmd := exec.Command(bin.plughost, args...)
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
 	cmd.Env = append(cmd.Env, env...)
+	return connectServe(t, cmd, 30*time.Second, dir)
+}
+
+// connectServe starts cmd (a plughost serve over stdio, its environment
+// set), connects a wrappedClient speaking 2025-11-25 within timeout, and
+// at cleanup closes it and checks that no server process whose command
+// line names processDir outlived the host (logging plughost's stderr when
+// the test failed).
+func connectServe(t *testing.T, cmd *exec.Cmd, timeout time.Duration, processDir string) *wrappedClient {
+	t.Helper()
+	c, client := newWrappedClient()
 	c.stderr = newLineBuffer()
 	cmd.Stderr = c.stderr
-	ctx, cancel := context.WithTimeout(t.Context(), 30*time.Second)
+	ctx, cancel := context.WithTimeout(t.Context(), timeout)
 	defer cancel()
 	cs, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, sessionEra)
 	if err != nil {
@@ -120,8 +130,8 @@ func serveWrappedStdio(t *testing.T, dir, config string, env ...string) *wrapped
 	c.cs = cs
 	t.Cleanup(func() {
 		cs.Close()
-		if leftover := processesRunning(dir); len(leftover) > 0 {
-			t.Errorf("wrapped server processes outlived the host: %v", leftover)
+		if leftover := processesRunning(processDir); len(leftover) > 0 {
+			t.Errorf("server processes outlived the host: %v", leftover)
 		}
 		if t.Failed() {
 			t.Logf("plughost stderr:\n%s", c.stderr)

@@ -9,9 +9,9 @@ import (
 	"sync/atomic"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 	"golang.org/x/time/rate"
 )
 
@@ -84,34 +84,34 @@ type callParams struct {
 	traceParent, traceState string
 }
 
-func decodeCallTool(params []byte) (callParams, *wire.Error) {
+func decodeCallTool(params []byte) (callParams, *jsonrpc.Error) {
 	var p callParams
 	var nameRaw []byte
-	for k, v := range wire.Members(params) {
+	for k, v := range jsonrpc.Members(params) {
 		switch {
-		case wire.KeyIs(k, "name"):
+		case jsonrpc.KeyIs(k, "name"):
 			nameRaw = v
-		case wire.KeyIs(k, "arguments"):
+		case jsonrpc.KeyIs(k, "arguments"):
 			p.args = v
-		case wire.KeyIs(k, "_meta"):
-			if !wire.IsObject(v) {
-				return p, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta must be an object")
+		case jsonrpc.KeyIs(k, "_meta"):
+			if !jsonrpc.IsObject(v) {
+				return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta must be an object")
 			}
-			p.token = wire.Member(v, "progressToken")
-			p.traceParent, _ = wire.Unquote(wire.Member(v, "traceparent"))
-			p.traceState, _ = wire.Unquote(wire.Member(v, "tracestate"))
+			p.token = jsonrpc.Member(v, "progressToken")
+			p.traceParent, _ = jsonrpc.Unquote(jsonrpc.Member(v, "traceparent"))
+			p.traceState, _ = jsonrpc.Unquote(jsonrpc.Member(v, "tracestate"))
 		}
 	}
 	var ok bool
-	p.name, ok = wire.Unquote(nameRaw)
+	p.name, ok = jsonrpc.Unquote(nameRaw)
 	switch {
 	case !ok:
-		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: tools/call needs name, a string")
-	case p.args != nil && !wire.IsObject(p.args) && string(p.args) != "null":
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs name, a string")
+	case p.args != nil && !jsonrpc.IsObject(p.args) && string(p.args) != "null":
 		// null is "no arguments" to some clients: the catalog defaults it.
-		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: arguments must be an object")
-	case p.token != nil && !wire.ValidID(p.token):
-		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: arguments must be an object")
+	case p.token != nil && !jsonrpc.ValidID(p.token):
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
 	}
 	return p, nil
 }
@@ -134,7 +134,7 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 		token = keep[len(keep)-len(token):]
 	}
 
-	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, token: token, st: in.st}
+	c := &call{s: s, key: jsonrpc.IDKey(id), id: id, rp: in.rp, token: token, st: in.st}
 	c.tc = tool.Call{Name: p.name, Arguments: args, Log: c.log, ClientCapabilities: s.capsOf(in.st).raw,
 		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}
 	ctx := in.ctx
@@ -195,7 +195,7 @@ func (s *Session) startOpSlot(in incoming, op callOp, slotless bool) func() {
 // round input rounds.
 func (s *Session) startOpRound(in incoming, op callOp, slotless bool, round int) func() {
 	id := append([]byte(nil), in.msg.ID...) // the transport's bytes: copy
-	c := &call{s: s, key: wire.IDKey(id), id: id, rp: in.rp, op: op, slotless: slotless, st: in.st, round: round}
+	c := &call{s: s, key: jsonrpc.IDKey(id), id: id, rp: in.rp, op: op, slotless: slotless, st: in.st, round: round}
 	c.ctx, c.cancel = context.WithCancel(in.ctx)
 	if !s.admit(c) {
 		return nil
@@ -235,7 +235,7 @@ func (s *Session) admit(c *call) bool {
 	if _, dup := t.inflight[c.key]; dup {
 		t.mu.Unlock()
 		c.cancel()
-		s.respondError(c.rp, c.id, wire.NewError(wire.CodeInvalidRequest, "invalid request: request id "+string(c.id)+" is already in use"))
+		s.respondError(c.rp, c.id, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: request id "+string(c.id)+" is already in use"))
 		return false
 	}
 	t.inflight[c.key] = c
@@ -263,17 +263,17 @@ type opEnder interface {
 }
 
 // decodeCancelled reads the requestId of notifications/cancelled.
-func decodeCancelled(params []byte) ([]byte, *wire.Error) {
-	id := wire.Member(params, "requestId")
-	if id == nil || !wire.ValidID(id) {
-		return nil, wire.NewError(wire.CodeInvalidParams, "notifications/cancelled without a valid requestId")
+func decodeCancelled(params []byte) ([]byte, *jsonrpc.Error) {
+	id := jsonrpc.Member(params, "requestId")
+	if id == nil || !jsonrpc.ValidID(id) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "notifications/cancelled without a valid requestId")
 	}
 	return id, nil
 }
 
 // cancelled handles notifications/cancelled: the request's context ends and
 // its response is suppressed. Unknown and finished ids are ignored.
-func (s *Session) cancelled(id []byte) { s.calls.cancel(wire.IDKey(id)) }
+func (s *Session) cancelled(id []byte) { s.calls.cancel(jsonrpc.IDKey(id)) }
 
 // run waits for a slot, runs the call and answers it. A call whose
 // provider needs the client's input goes on through inputRounds: on a
@@ -428,17 +428,17 @@ func (c *call) finish(res json.RawMessage, err error) {
 		return
 	}
 
-	bp := wire.GetBuf()
-	defer wire.PutBuf(bp)
+	bp := jsonrpc.GetBuf()
+	defer jsonrpc.PutBuf(bp)
 	b := *bp
 	switch {
 	case c.op != nil:
 		b = c.op.answer(b, c, res, err)
 	case err == nil:
-		b = wire.AppendResultHead(b, c.id)
+		b = jsonrpc.AppendResultHead(b, c.id)
 		mark := len(b)
 		var ok bool
-		if b, ok = wire.AppendObject(b, res); !ok {
+		if b, ok = jsonrpc.AppendObject(b, res); !ok {
 			s.srv.log.Error("a tool returned an invalid result", "tool", c.tc.Name, "result", string(res))
 			b = append(b[:mark], tool.ErrorResult("tool "+strconv.Quote(c.tc.Name)+" returned an invalid result (not a JSON object)")...)
 		}
@@ -447,12 +447,12 @@ func (c *call) finish(res json.RawMessage, err error) {
 		}
 		b = append(b, '}')
 	case c.st != nil && missingCapability(err) != nil:
-		b = wire.AppendError(b, c.id, missingCapability(err))
+		b = jsonrpc.AppendError(b, c.id, missingCapability(err))
 	default:
 		if res, rpcErr := tool.Outcome(err); rpcErr != nil {
-			b = wire.AppendError(b, c.id, wire.NewError(rpcErr.Code, rpcErr.Message))
+			b = jsonrpc.AppendError(b, c.id, jsonrpc.NewError(rpcErr.Code, rpcErr.Message))
 		} else {
-			b = wire.AppendResultHead(b, c.id)
+			b = jsonrpc.AppendResultHead(b, c.id)
 			mark := len(b)
 			b = append(b, res...)
 			if c.st != nil {
@@ -488,24 +488,24 @@ func (c *call) progress(p tool.Progress) {
 		return
 	}
 	c.last, c.sentAny = p.Progress, true
-	bp := wire.GetBuf()
-	b := wire.AppendNotificationHead(*bp, "notifications/progress")
+	bp := jsonrpc.GetBuf()
+	b := jsonrpc.AppendNotificationHead(*bp, "notifications/progress")
 	b = append(b, `,"params":{"progressToken":`...)
 	b = append(b, c.token...)
 	b = append(b, `,"progress":`...)
-	b = wire.AppendNumber(b, p.Progress)
+	b = jsonrpc.AppendNumber(b, p.Progress)
 	if p.Total != 0 && finite(p.Total) {
 		b = append(b, `,"total":`...)
-		b = wire.AppendNumber(b, p.Total)
+		b = jsonrpc.AppendNumber(b, p.Total)
 	}
 	if p.Message != "" && (c.st != nil || c.s.life.version.Load() != vOriginal) {
 		b = append(b, `,"message":`...)
-		b = wire.AppendString(b, p.Message)
+		b = jsonrpc.AppendString(b, p.Message)
 	}
 	b = append(b, "}}"...)
 	*bp = b
 	c.s.write(c.rp.out, b)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 }
 
 // paced reports whether the call may send one more notification now
@@ -546,22 +546,22 @@ func (c *call) log(l tool.Log) {
 	if c.finished || !c.paced() {
 		return
 	}
-	bp := wire.GetBuf()
-	defer wire.PutBuf(bp)
-	b := wire.AppendNotificationHead(*bp, "notifications/message")
+	bp := jsonrpc.GetBuf()
+	defer jsonrpc.PutBuf(bp)
+	b := jsonrpc.AppendNotificationHead(*bp, "notifications/message")
 	b = append(b, `,"params":{"level":"`...)
 	b = append(b, levels[lv]...)
 	b = append(b, '"')
 	if l.Logger != "" {
 		b = append(b, `,"logger":`...)
-		b = wire.AppendString(b, l.Logger)
+		b = jsonrpc.AppendString(b, l.Logger)
 	}
 	b = append(b, `,"data":`...)
 	if len(l.Data) == 0 {
 		b = append(b, "null"...)
 	} else {
 		var ok bool
-		if b, ok = wire.AppendJSON(b, l.Data); !ok {
+		if b, ok = jsonrpc.AppendJSON(b, l.Data); !ok {
 			c.s.srv.log.Warn("dropped a tool log whose data is not JSON", "data", string(l.Data))
 			return
 		}

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Server-to-client requests: the server asks a client something
@@ -95,7 +95,7 @@ func (s *Session) request(ctx context.Context, method string, params []byte) (js
 // notifications/cancelled goes the same way.
 func (s *Session) requestOn(ctx context.Context, out Sink, method string, params []byte) (json.RawMessage, error) {
 	id := []byte(`"plughost-` + strconv.FormatUint(s.client.seq.Add(1), 10) + `"`)
-	key := wire.IDKey(id)
+	key := jsonrpc.IDKey(id)
 	or := &outRequest{method: method, done: make(chan outResult, 1)}
 	cr := &s.client
 	cr.mu.Lock()
@@ -111,10 +111,10 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 		cr.mu.Unlock()
 	}
 
-	bp := wire.GetBuf()
-	*bp = wire.AppendRequest(*bp, id, method, params)
+	bp := jsonrpc.GetBuf()
+	*bp = jsonrpc.AppendRequest(*bp, id, method, params)
 	err := out.Write(*bp)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 	if err != nil {
 		forget()
 		return nil, fmt.Errorf("mcp: %s: writing to the client: %w", method, err)
@@ -138,11 +138,11 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 		}
 		reason := "the server no longer needs the result: " + context.Cause(ctx).Error()
 		cancelled := func(b []byte) []byte {
-			b = wire.AppendNotificationHead(b, "notifications/cancelled")
+			b = jsonrpc.AppendNotificationHead(b, "notifications/cancelled")
 			b = append(b, `,"params":{"requestId":`...)
 			b = append(b, id...)
 			b = append(b, `,"reason":`...)
-			b = wire.AppendString(b, reason)
+			b = jsonrpc.AppendString(b, reason)
 			return append(b, "}}"...)
 		}
 		s.send(out, cancelled)
@@ -160,12 +160,12 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 // response routes a response from the client to the server request it
 // answers. A response to no request of ours (an unknown or abandoned id) is
 // ignored.
-func (s *Session) response(m wire.Message) {
-	if m.ID == nil || !wire.ValidID(m.ID) {
+func (s *Session) response(m jsonrpc.Message) {
+	if m.ID == nil || !jsonrpc.ValidID(m.ID) {
 		s.srv.log.Debug("ignored a response from the client without a valid id")
 		return
 	}
-	key := wire.IDKey(m.ID)
+	key := jsonrpc.IDKey(m.ID)
 	cr := &s.client
 	cr.mu.Lock()
 	or := cr.pending[key]
@@ -187,7 +187,7 @@ func (s *Session) response(m wire.Message) {
 		} else {
 			r.err = &ClientError{Method: or.method, Code: *e.Code, Message: *e.Message}
 		}
-	case !wire.IsObject(m.Result):
+	case !jsonrpc.IsObject(m.Result):
 		r.err = fmt.Errorf("mcp: %s: %w: its result is not a JSON object: %.200s", or.method, errBadAnswer, m.Result)
 	default:
 		// The message's bytes belong to the transport: copy.
@@ -243,20 +243,20 @@ func (srv *Server) sampler() *Session {
 // notifications/cancelled and the error wraps ctx's cause.
 func (srv *Server) CreateMessage(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	const method = "sampling/createMessage"
-	if !json.Valid(params) || !wire.IsObject(params) {
+	if !json.Valid(params) || !jsonrpc.IsObject(params) {
 		return nil, fmt.Errorf("mcp: %s: params must be a JSON object", method)
 	}
 	s := srv.sampler()
 	if s == nil {
 		return nil, fmt.Errorf("mcp: %s: %w", method, ErrNoSamplingClient)
 	}
-	bp := wire.GetBuf()
-	defer wire.PutBuf(bp)
+	bp := jsonrpc.GetBuf()
+	defer jsonrpc.PutBuf(bp)
 	b := *bp
 	if s.samplingTools() {
-		b, _ = wire.AppendJSON(b, params)
+		b, _ = jsonrpc.AppendJSON(b, params)
 	} else {
-		b = wire.AppendObjectWithout(b, params, "tools", "toolChoice")
+		b = jsonrpc.AppendObjectWithout(b, params, "tools", "toolChoice")
 	}
 	*bp = b
 	return s.request(ctx, method, b)

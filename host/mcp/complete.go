@@ -4,8 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // completion/complete: the server checks the shape of the params and
@@ -15,51 +15,51 @@ const needComplete = "invalid params: completion/complete needs ref (an object) 
 
 // decodeComplete checks the params of completion/complete and returns a
 // compact copy of them.
-func decodeComplete(params []byte) (json.RawMessage, *wire.Error) {
+func decodeComplete(params []byte) (json.RawMessage, *jsonrpc.Error) {
 	var ref, arg, ctx []byte
-	for k, v := range wire.Members(params) {
+	for k, v := range jsonrpc.Members(params) {
 		switch {
-		case wire.KeyIs(k, "ref"):
+		case jsonrpc.KeyIs(k, "ref"):
 			ref = v
-		case wire.KeyIs(k, "argument"):
+		case jsonrpc.KeyIs(k, "argument"):
 			arg = v
-		case wire.KeyIs(k, "context"):
+		case jsonrpc.KeyIs(k, "context"):
 			ctx = v
-		case wire.KeyIs(k, "_meta"):
+		case jsonrpc.KeyIs(k, "_meta"):
 			if err := checkMeta(v); err != nil {
 				return nil, err
 			}
 		}
 	}
-	if !wire.IsObject(ref) || !wire.IsObject(arg) {
-		return nil, wire.NewError(wire.CodeInvalidParams, needComplete)
+	if !jsonrpc.IsObject(ref) || !jsonrpc.IsObject(arg) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, needComplete)
 	}
-	switch typ, _ := wire.Unquote(wire.Member(ref, "type")); typ {
+	switch typ, _ := jsonrpc.Unquote(jsonrpc.Member(ref, "type")); typ {
 	case "ref/prompt":
-		if _, ok := wire.Unquote(wire.Member(ref, "name")); !ok {
-			return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: a ref/prompt needs name, a string")
+		if _, ok := jsonrpc.Unquote(jsonrpc.Member(ref, "name")); !ok {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/prompt needs name, a string")
 		}
 	case "ref/resource":
-		if _, ok := wire.Unquote(wire.Member(ref, "uri")); !ok {
-			return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: a ref/resource needs uri, a string")
+		if _, ok := jsonrpc.Unquote(jsonrpc.Member(ref, "uri")); !ok {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/resource needs uri, a string")
 		}
 	default:
-		return nil, wire.NewError(wire.CodeInvalidParams, `invalid params: ref.type must be "ref/prompt" or "ref/resource"`)
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: ref.type must be "ref/prompt" or "ref/resource"`)
 	}
-	_, nameOK := wire.Unquote(wire.Member(arg, "name"))
-	_, valueOK := wire.Unquote(wire.Member(arg, "value"))
+	_, nameOK := jsonrpc.Unquote(jsonrpc.Member(arg, "name"))
+	_, valueOK := jsonrpc.Unquote(jsonrpc.Member(arg, "value"))
 	if !nameOK || !valueOK {
-		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: argument needs name and value, strings")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: argument needs name and value, strings")
 	}
 	if ctx != nil {
-		if !wire.IsObject(ctx) {
-			return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: context must be an object")
+		if !jsonrpc.IsObject(ctx) {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: context must be an object")
 		}
-		if err := checkStringMap(wire.Member(ctx, "arguments"), "context.arguments"); err != nil {
+		if err := checkStringMap(jsonrpc.Member(ctx, "arguments"), "context.arguments"); err != nil {
 			return nil, err
 		}
 	}
-	p, _ := wire.AppendJSON(nil, params) // the transport's bytes: copy
+	p, _ := jsonrpc.AppendJSON(nil, params) // the transport's bytes: copy
 	return p, nil
 }
 
@@ -85,7 +85,7 @@ func (o *completeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 }
 
 func (o *completeOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
-	return appendAnswer(b, c, "completion/complete", res, err, func(err error) *wire.Error {
+	return appendAnswer(b, c, "completion/complete", res, err, func(err error) *jsonrpc.Error {
 		if errors.Is(err, tool.ErrUnknownPrompt) || errors.Is(err, tool.ErrUnknownResource) || errors.Is(err, tool.ErrBadArguments) {
 			return invalidParams(err)
 		}

@@ -3,8 +3,8 @@
 // It knows nothing of plugins: it serves a [Catalog], which lists tools,
 // resources, resource templates and prompts (as MCP objects, already JSON),
 // runs tools, reads resources, renders prompts, completes arguments and
-// reports resource updates. It knows nothing of bytes
-// on the wire either: [wire] reads, classifies and writes JSON-RPC, and the
+// reports resource updates. It knows nothing of bytes on the wire either:
+// [jsonrpc] (internal/jsonrpc) reads, classifies and writes JSON-RPC, and the
 // transports frame it — [stdio] (newline-delimited, for desktop hosts) and
 // host/mcp/streamable (Streamable HTTP and the legacy HTTP+SSE endpoint).
 //
@@ -266,7 +266,7 @@
 //  1. Read (stdio.Transport.Read), on the session's read loop
 //     (Server.ServeStdio): one read syscall may bring many lines; a line
 //     over the size limit is skipped and answered -32600.
-//  2. Check and Decode (wire), same goroutine: JSON and UTF-8 validity
+//  2. Check and Decode (jsonrpc), same goroutine: JSON and UTF-8 validity
 //     (-32700), the JSON-RPC shape (-32600), classification as request,
 //     notification or response. Nothing is copied.
 //  3. The method table (lookup, methods.go), same goroutine: unknown or

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 
@@ -117,7 +117,7 @@ type client struct {
 	methods   map[string]string
 	stateless map[string]bool // ids of the stateless requests sent
 	flushed   func() bool     // stdio: everything written has reached the client; nil otherwise
-	asked     map[string]bool // the ids (wire.IDKey) of the server's requests received
+	asked     map[string]bool // the ids (jsonrpc.IDKey) of the server's requests received
 	version   string
 }
 
@@ -136,8 +136,8 @@ func newClient(t testing.TB, o clientOptions) *client {
 	add := func(line []byte) {
 		c.mu.Lock()
 		c.out = append(c.out, line)
-		if m, err := wire.Decode(line); err == nil && m.Kind == wire.Request {
-			c.asked[wire.IDKey(m.ID)] = true
+		if m, err := jsonrpc.Decode(line); err == nil && m.Kind == jsonrpc.Request {
+			c.asked[jsonrpc.IDKey(m.ID)] = true
 		}
 		c.mu.Unlock()
 		c.poke()
@@ -210,7 +210,7 @@ func (c *client) record(msg []byte) {
 		}
 		return
 	}
-	if json.Unmarshal(msg, &one) == nil && len(one.ID) > 0 && wire.ValidID(one.ID) && one.Method != "" {
+	if json.Unmarshal(msg, &one) == nil && len(one.ID) > 0 && jsonrpc.ValidID(one.ID) && one.Method != "" {
 		var p struct {
 			Params struct {
 				Meta map[string]json.RawMessage `json:"_meta"`
@@ -218,9 +218,9 @@ func (c *client) record(msg []byte) {
 		}
 		json.Unmarshal(msg, &p)
 		c.mu.Lock()
-		c.methods[wire.IDKey(one.ID)] = one.Method
+		c.methods[jsonrpc.IDKey(one.ID)] = one.Method
 		if p.Params.Meta["io.modelcontextprotocol/protocolVersion"] != nil {
-			c.stateless[wire.IDKey(one.ID)] = true
+			c.stateless[jsonrpc.IDKey(one.ID)] = true
 		}
 		c.mu.Unlock()
 	}
@@ -390,7 +390,7 @@ func (c *client) check(line []byte) {
 	}
 	if json.Unmarshal(line, &msg) == nil {
 		c.mu.Lock()
-		if (len(msg.ID) > 0 && c.stateless[wire.IDKey(msg.ID)]) || msg.Params.Meta["io.modelcontextprotocol/subscriptionId"] != nil {
+		if (len(msg.ID) > 0 && c.stateless[jsonrpc.IDKey(msg.ID)]) || msg.Params.Meta["io.modelcontextprotocol/subscriptionId"] != nil {
 			version = mcptest.Stateless
 		}
 		c.mu.Unlock()
@@ -401,7 +401,7 @@ func (c *client) check(line []byte) {
 	if err := mcptest.CheckSchema(c.t, version, line, func(id json.RawMessage) string {
 		c.mu.Lock()
 		defer c.mu.Unlock()
-		return methods[wire.IDKey(id)]
+		return methods[jsonrpc.IDKey(id)]
 	}); err != nil {
 		c.t.Errorf("server wrote a message the schema rejects: %s\n%v", line, err)
 	}

@@ -11,8 +11,8 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // A provider's requests to the client. A tools/call, resources/read or
@@ -178,15 +178,15 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 			} else {
 				answers = append(answers, ',')
 			}
-			answers = wire.AppendString(answers, r.key)
+			answers = jsonrpc.AppendString(answers, r.key)
 			answers = append(answers, ':')
-			answers, _ = wire.AppendJSON(answers, res)
+			answers, _ = jsonrpc.AppendJSON(answers, res)
 		case ctx.Err() != nil:
 			return nil, ctx.Err()
 		case errors.As(err, &ce):
 			fail(r.key, ce.Code, ce.Message)
 		case errors.Is(err, errBadAnswer):
-			fail(r.key, wire.CodeInternalError, strings.TrimPrefix(err.Error(), "mcp: "+r.method+": "))
+			fail(r.key, jsonrpc.CodeInternalError, strings.TrimPrefix(err.Error(), "mcp: "+r.method+": "))
 		case errors.Is(err, errInputTimeout):
 			return nil, tool.Errorf(tool.ErrTimedOut, "the client did not answer %s (the provider's input request %q) within %v",
 				r.method, r.key, limit)
@@ -217,7 +217,7 @@ func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
 			Method *string         `json:"method"`
 			Params json.RawMessage `json:"params"`
 		}
-		if json.Unmarshal(v, &r) != nil || !wire.IsObject(v) {
+		if json.Unmarshal(v, &r) != nil || !jsonrpc.IsObject(v) {
 			return nil, fmt.Errorf("request %q is not a JSON object", key)
 		}
 		if r.Method == nil {
@@ -233,14 +233,14 @@ func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
 		switch {
 		case r.Params == nil && ir.method == "roots/list":
 			ir.params = emptyObject
-		case r.Params == nil || !wire.IsObject(r.Params):
+		case r.Params == nil || !jsonrpc.IsObject(r.Params):
 			return nil, fmt.Errorf("request %q (%s): params must be an object", key, ir.method)
 		default:
-			ir.params, _ = wire.AppendJSON(nil, r.Params)
+			ir.params, _ = jsonrpc.AppendJSON(nil, r.Params)
 		}
 		if ir.method == "elicitation/create" {
-			if mode := wire.Member(ir.params, "mode"); mode != nil {
-				ir.mode, _ = wire.Unquote(mode)
+			if mode := jsonrpc.Member(ir.params, "mode"); mode != nil {
+				ir.mode, _ = jsonrpc.Unquote(mode)
 				if ir.mode != "form" && ir.mode != "url" {
 					return nil, fmt.Errorf("request %q (elicitation/create): mode must be \"form\" or \"url\", not %s", key, mode)
 				}
@@ -277,7 +277,7 @@ func cannotAsk(r inputRequest, caps *clientCaps, v int) string {
 		switch {
 		case !caps.sampling:
 			return "the client did not declare the sampling capability"
-		case wire.Member(r.params, "tools") == nil && wire.Member(r.params, "toolChoice") == nil:
+		case jsonrpc.Member(r.params, "tools") == nil && jsonrpc.Member(r.params, "toolChoice") == nil:
 		case !caps.samplingTools:
 			return "the client did not declare the sampling.tools capability (tools in sampling)"
 		case v > vLatest:

@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/plughost/plughost/host/mcp/sealed"
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // A provider's need for the client's input, in the stateless revision
@@ -92,22 +92,22 @@ func (s *Session) capsOf(st *stateless) *clientCaps {
 // inputResponses that are not an object of objects (null included), a
 // requestState that is not a string or does not open, are -32602 naming
 // the problem; the provider is not run.
-func (s *Session) retryInput(in incoming, method, target string) (*tool.Input, int, *wire.Error) {
+func (s *Session) retryInput(in incoming, method, target string) (*tool.Input, int, *jsonrpc.Error) {
 	params := in.msg.Params
-	stateRaw, respRaw := wire.Member(params, "requestState"), wire.Member(params, "inputResponses")
+	stateRaw, respRaw := jsonrpc.Member(params, "requestState"), jsonrpc.Member(params, "inputResponses")
 	var responses json.RawMessage
 	if respRaw != nil {
-		if !wire.IsObject(respRaw) {
-			return nil, 0, wire.NewError(wire.CodeInvalidParams, "invalid params: inputResponses must be an object (key → the client's result)")
+		if !jsonrpc.IsObject(respRaw) {
+			return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses must be an object (key → the client's result)")
 		}
-		for k, v := range wire.Members(respRaw) {
-			if !wire.IsObject(v) {
-				key, _ := wire.Unquote(k)
-				return nil, 0, wire.NewError(wire.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
+		for k, v := range jsonrpc.Members(respRaw) {
+			if !jsonrpc.IsObject(v) {
+				key, _ := jsonrpc.Unquote(k)
+				return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
 					"] is not an object (a CreateMessageResult, ElicitResult or ListRootsResult)")
 			}
 		}
-		responses, _ = wire.AppendJSON(nil, respRaw) // the transport's bytes: copy
+		responses, _ = jsonrpc.AppendJSON(nil, respRaw) // the transport's bytes: copy
 	}
 	if stateRaw == nil {
 		if responses == nil {
@@ -115,9 +115,9 @@ func (s *Session) retryInput(in incoming, method, target string) (*tool.Input, i
 		}
 		return &tool.Input{Responses: responses}, 0, nil
 	}
-	sealedState, ok := wire.Unquote(stateRaw)
+	sealedState, ok := jsonrpc.Unquote(stateRaw)
 	if !ok {
-		return nil, 0, wire.NewError(wire.CodeInvalidParams, "invalid params: requestState must be a string")
+		return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState must be a string")
 	}
 	payload, err := s.srv.sealer.Open(statePurpose(method, target), sealedState)
 	if err != nil {
@@ -130,14 +130,14 @@ func (s *Session) retryInput(in incoming, method, target string) (*tool.Input, i
 		default:
 			why = "it fails the integrity check: it was altered, or made for another request or by a server with another key"
 		}
-		return nil, 0, wire.NewError(wire.CodeInvalidParams, "invalid params: requestState is not valid: "+why)
+		return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState is not valid: "+why)
 	}
 	var st inputState
 	if err := json.Unmarshal(payload, &st); err != nil {
-		return nil, 0, wire.NewError(wire.CodeInvalidParams, "invalid params: requestState is not valid: its contents do not decode")
+		return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState is not valid: its contents do not decode")
 	}
-	if st.Args != argsDigest(wire.Member(params, "arguments")) {
-		return nil, 0, wire.NewError(wire.CodeInvalidParams, "invalid params: requestState was made for other arguments: "+
+	if st.Args != argsDigest(jsonrpc.Member(params, "arguments")) {
+		return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState was made for other arguments: "+
 			"send the request again with the arguments it had, or without requestState to start over")
 	}
 	return &tool.Input{Responses: responses, State: st.State, Provider: st.Provider, Errors: st.Errors}, st.Round, nil
@@ -219,15 +219,15 @@ func (c *call) inputRequiredResult(err error) (res json.RawMessage, ferr error, 
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = wire.AppendString(b, r.key)
+		b = jsonrpc.AppendString(b, r.key)
 		b = append(b, `:{"method":`...)
-		b = wire.AppendString(b, r.method)
+		b = jsonrpc.AppendString(b, r.method)
 		b = append(b, `,"params":`...)
 		b = append(b, r.params...)
 		b = append(b, '}')
 	}
 	b = append(b, `},"requestState":`...)
-	b = wire.AppendString(b, state)
+	b = jsonrpc.AppendString(b, state)
 	return append(b, '}'), nil, nil
 }
 

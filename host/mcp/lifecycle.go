@@ -3,7 +3,7 @@ package mcp
 import (
 	"encoding/json"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // initParams are the params of initialize the server reads.
@@ -14,7 +14,7 @@ type initParams struct {
 	info    string     // clientInfo as "name/version", for Options.OnCallEnd
 }
 
-func decodeInitialize(params []byte) (initParams, *wire.Error) {
+func decodeInitialize(params []byte) (initParams, *jsonrpc.Error) {
 	var p struct {
 		ProtocolVersion *string          `json:"protocolVersion"`
 		Capabilities    *json.RawMessage `json:"capabilities"`
@@ -24,13 +24,13 @@ func decodeInitialize(params []byte) (initParams, *wire.Error) {
 		} `json:"clientInfo"`
 	}
 	if params == nil || json.Unmarshal(params, &p) != nil || p.ProtocolVersion == nil {
-		return initParams{}, wire.NewError(wire.CodeInvalidParams,
+		return initParams{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
 			"invalid params: initialize needs protocolVersion (a string), capabilities (an object) and clientInfo (an object with name and version)")
 	}
 	ip := initParams{version: *p.ProtocolVersion}
 	if p.Capabilities != nil {
-		if !wire.IsObject(*p.Capabilities) {
-			return initParams{}, wire.NewError(wire.CodeInvalidParams, "invalid params: capabilities must be an object")
+		if !jsonrpc.IsObject(*p.Capabilities) {
+			return initParams{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: capabilities must be an object")
 		}
 		ip.caps = parseClientCaps(*p.Capabilities)
 	} else {
@@ -47,7 +47,7 @@ func decodeInitialize(params []byte) (initParams, *wire.Error) {
 // speaks it, the latest otherwise.
 func (s *Session) initialize(in incoming, p initParams) func() {
 	if !s.life.state.CompareAndSwap(stateNew, stateInitializing) {
-		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidRequest, "invalid request: session already initialized"))
+		s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: session already initialized"))
 		return nil
 	}
 	v := vLatest
@@ -104,23 +104,23 @@ var emptyObject = json.RawMessage(`{}`)
 // parseClientCaps reads the capabilities object of initialize.
 func parseClientCaps(raw []byte) clientCaps {
 	var c clientCaps
-	if b, ok := wire.AppendJSON(nil, raw); ok {
+	if b, ok := jsonrpc.AppendJSON(nil, raw); ok {
 		c.raw = b
 	} else {
 		c.raw = emptyObject
 	}
-	sampling := wire.Member(raw, "sampling")
-	if wire.IsObject(sampling) {
+	sampling := jsonrpc.Member(raw, "sampling")
+	if jsonrpc.IsObject(sampling) {
 		c.sampling = true
-		c.samplingTools = wire.IsObject(wire.Member(sampling, "tools"))
+		c.samplingTools = jsonrpc.IsObject(jsonrpc.Member(sampling, "tools"))
 	}
-	if e := wire.Member(raw, "elicitation"); wire.IsObject(e) {
-		form, url := wire.Member(e, "form"), wire.Member(e, "url")
+	if e := jsonrpc.Member(raw, "elicitation"); jsonrpc.IsObject(e) {
+		form, url := jsonrpc.Member(e, "form"), jsonrpc.Member(e, "url")
 		// An empty elicitation object (2025-06-18's only form) means form.
-		c.elicitForm = wire.IsObject(form) || (form == nil && url == nil)
-		c.elicitURL = wire.IsObject(url)
+		c.elicitForm = jsonrpc.IsObject(form) || (form == nil && url == nil)
+		c.elicitURL = jsonrpc.IsObject(url)
 	}
-	c.roots = wire.IsObject(wire.Member(raw, "roots"))
-	c.tasks = wire.IsObject(wire.Member(wire.Member(raw, "extensions"), extTasks))
+	c.roots = jsonrpc.IsObject(jsonrpc.Member(raw, "roots"))
+	c.tasks = jsonrpc.IsObject(jsonrpc.Member(jsonrpc.Member(raw, "extensions"), extTasks))
 	return c
 }

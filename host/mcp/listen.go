@@ -8,9 +8,9 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // subscriptions/listen, the stateless revision's one stream of
@@ -59,11 +59,11 @@ type listenParams struct {
 	tasks []string // taskIds (the tasks extension), each once
 }
 
-func decodeListen(params []byte) (listenParams, *wire.Error) {
+func decodeListen(params []byte) (listenParams, *jsonrpc.Error) {
 	var p listenParams
-	n := wire.Member(params, "notifications")
-	if n == nil || !wire.IsObject(n) {
-		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: subscriptions/listen needs notifications, an object naming what to receive")
+	n := jsonrpc.Member(params, "notifications")
+	if n == nil || !jsonrpc.IsObject(n) {
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: subscriptions/listen needs notifications, an object naming what to receive")
 	}
 	var f struct {
 		Tools     *bool     `json:"toolsListChanged"`
@@ -73,12 +73,12 @@ func decodeListen(params []byte) (listenParams, *wire.Error) {
 		Tasks     []string  `json:"taskIds"`
 	}
 	if err := json.Unmarshal(n, &f); err != nil {
-		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: notifications: the list_changed members must be booleans, "+
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: notifications: the list_changed members must be booleans, "+
 			"resourceSubscriptions and taskIds arrays of strings")
 	}
 	for _, id := range f.Tasks {
 		if id == "" {
-			return p, wire.NewError(wire.CodeInvalidParams, "invalid params: taskIds: a task id must not be empty")
+			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: a task id must not be empty")
 		}
 		if !slices.Contains(p.tasks, id) {
 			p.tasks = append(p.tasks, id)
@@ -95,7 +95,7 @@ func decodeListen(params []byte) (listenParams, *wire.Error) {
 	if f.URIs != nil {
 		for _, u := range *f.URIs {
 			if u == "" {
-				return p, wire.NewError(wire.CodeInvalidParams, "invalid params: resourceSubscriptions: a URI must not be empty")
+				return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions: a URI must not be empty")
 			}
 			if !slices.Contains(p.uris, u) {
 				p.uris = append(p.uris, u)
@@ -110,17 +110,17 @@ func (s *Session) listen(in incoming, p listenParams) func() {
 	switch {
 	case len(p.uris) > s.subs.max:
 		s.srv.limitHit(LimitSubscriptions)
-		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
+		s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
 			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(s.subs.max)))
 		return nil
 	case len(p.tasks) > s.subs.max:
 		s.srv.limitHit(LimitSubscriptions)
-		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: taskIds names "+
+		s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds names "+
 			strconv.Itoa(len(p.tasks))+" tasks; one stream may name at most "+strconv.Itoa(s.subs.max)))
 		return nil
 	case len(p.tasks) > 0 && (in.st == nil || !in.st.caps.tasks || s.srv.tasks == nil):
 		if s.srv.tasks == nil {
-			s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeInvalidParams, "invalid params: taskIds: this server runs no tasks"))
+			s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: this server runs no tasks"))
 		} else {
 			s.respondError(in.rp, in.msg.ID, needTasks("subscriptions/listen with taskIds"))
 		}
@@ -290,7 +290,7 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 // acknowledgement is notifications/subscriptions/acknowledged: every list
 // kind asked, and the URIs subscribed.
 func (o *listenOp) acknowledgement(id []byte) []byte {
-	b := wire.AppendNotificationHead(nil, "notifications/subscriptions/acknowledged")
+	b := jsonrpc.AppendNotificationHead(nil, "notifications/subscriptions/acknowledged")
 	b = append(b, `,"params":{"_meta":{"`+metaSubscriptionID+`":`...)
 	b = append(b, id...)
 	b = append(b, `},"notifications":{`...)
@@ -320,7 +320,7 @@ func (o *listenOp) acknowledgement(id []byte) []byte {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = wire.AppendString(b, id)
+			b = jsonrpc.AppendString(b, id)
 		}
 		b = append(b, ']')
 	}
@@ -335,7 +335,7 @@ func (o *listenOp) acknowledgement(id []byte) []byte {
 					b = append(b, ',')
 				}
 				i++
-				b = wire.AppendString(b, uri)
+				b = jsonrpc.AppendString(b, uri)
 			}
 		}
 		o.mu.Unlock()
@@ -347,13 +347,13 @@ func (o *listenOp) acknowledgement(id []byte) []byte {
 // appendListenNotification appends a notification of method sent on the
 // listen stream id (with the URI for resources/updated).
 func appendListenNotification(b []byte, method string, id []byte, uri string) []byte {
-	b = wire.AppendNotificationHead(b, method)
+	b = jsonrpc.AppendNotificationHead(b, method)
 	b = append(b, `,"params":{"_meta":{"`+metaSubscriptionID+`":`...)
 	b = append(b, id...)
 	b = append(b, '}')
 	if uri != "" {
 		b = append(b, `,"uri":`...)
-		b = wire.AppendString(b, uri)
+		b = jsonrpc.AppendString(b, uri)
 	}
 	return append(b, "}}"...)
 }
@@ -363,11 +363,11 @@ func appendListenNotification(b []byte, method string, id []byte, uri string) []
 func (o *listenOp) answer(b []byte, c *call, _ json.RawMessage, err error) []byte {
 	if err != nil {
 		if errors.Is(err, tool.ErrRefused) {
-			return wire.AppendError(b, c.id, invalidParams(err))
+			return jsonrpc.AppendError(b, c.id, invalidParams(err))
 		}
-		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInternalError, "internal error: subscriptions/listen: "+err.Error()))
+		return jsonrpc.AppendError(b, c.id, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: subscriptions/listen: "+err.Error()))
 	}
-	b = wire.AppendResultHead(b, c.id)
+	b = jsonrpc.AppendResultHead(b, c.id)
 	b = append(b, `{"resultType":"complete","_meta":{"`+metaSubscriptionID+`":`...)
 	b = append(b, c.id...)
 	return append(b, "}}}"...)
@@ -399,7 +399,7 @@ func dueTask(due []*tasks.Task, t *tasks.Task) []*tasks.Task {
 // appendTaskNotification appends notifications/tasks for t on the listen
 // stream id: the task as tasks/get would show it.
 func appendTaskNotification(b []byte, id []byte, t *tasks.Task) []byte {
-	b = wire.AppendNotificationHead(b, "notifications/tasks")
+	b = jsonrpc.AppendNotificationHead(b, "notifications/tasks")
 	b = append(b, `,"params":{"_meta":{"`+metaSubscriptionID+`":`...)
 	b = append(b, id...)
 	b = append(b, "},"...)

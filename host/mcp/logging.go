@@ -4,7 +4,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // levels are the MCP logging levels, least severe first.
@@ -22,8 +22,8 @@ func levelIndex(name string) int {
 	return -1
 }
 
-func decodeSetLevel(params []byte) (int, *wire.Error) {
-	name, ok := wire.Unquote(wire.Member(params, "level"))
+func decodeSetLevel(params []byte) (int, *jsonrpc.Error) {
+	name, ok := jsonrpc.Unquote(jsonrpc.Member(params, "level"))
 	if i := levelIndex(name); ok && i >= 0 {
 		return i, nil
 	}
@@ -31,7 +31,7 @@ func decodeSetLevel(params []byte) (int, *wire.Error) {
 	if ok {
 		m = "invalid params: unknown level " + strconv.Quote(name)
 	}
-	return 0, wire.NewError(wire.CodeInvalidParams, m+"; want one of "+strings.Join(levels[:], ", "))
+	return 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, m+"; want one of "+strings.Join(levels[:], ", "))
 }
 
 func (s *Session) setLevel(in incoming, level int) func() {

@@ -5,7 +5,7 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // The method table: every MCP method the server knows, one entry each.
@@ -104,7 +104,7 @@ type method struct {
 // and where its response goes.
 type incoming struct {
 	ctx context.Context
-	msg wire.Message
+	msg jsonrpc.Message
 	rp  reply
 	// st is set for a request of the stateless revision: what its _meta
 	// says, in place of the session's state.
@@ -113,7 +113,7 @@ type incoming struct {
 
 // request makes the serve function of a request: params decode with
 // decode (its error is the answer), then handle runs.
-func request[P any](decode func(params []byte) (P, *wire.Error), handle func(*Session, incoming, P) (run func())) func(*Session, incoming) func() {
+func request[P any](decode func(params []byte) (P, *jsonrpc.Error), handle func(*Session, incoming, P) (run func())) func(*Session, incoming) func() {
 	return func(s *Session, in incoming) func() {
 		p, err := decode(in.msg.Params)
 		if err != nil {
@@ -126,7 +126,7 @@ func request[P any](decode func(params []byte) (P, *wire.Error), handle func(*Se
 
 // notification makes the serve function of a notification: params that
 // do not decode are logged and ignored, as a notification has no answer.
-func notification[P any](decode func(params []byte) (P, *wire.Error), handle func(*Session, P)) func(*Session, incoming) func() {
+func notification[P any](decode func(params []byte) (P, *jsonrpc.Error), handle func(*Session, P)) func(*Session, incoming) func() {
 	return func(s *Session, in incoming) func() {
 		p, err := decode(in.msg.Params)
 		if err != nil {
@@ -140,7 +140,7 @@ func notification[P any](decode func(params []byte) (P, *wire.Error), handle fun
 
 // noParams decodes the params of a method that takes none (any are
 // ignored).
-func noParams([]byte) (struct{}, *wire.Error) { return struct{}{}, nil }
+func noParams([]byte) (struct{}, *jsonrpc.Error) { return struct{}{}, nil }
 
 // table holds every method the server knows, by name.
 var table = map[string]*method{}
@@ -204,13 +204,13 @@ func init() {
 // request with. v is the session's negotiated version (an index into
 // versions), or -1 before initialize. (A method of the stateless revision
 // alone never comes here: dispatchOne serves it statelessly.)
-func lookup(name []byte, v int) (*method, *wire.Error) {
+func lookup(name []byte, v int) (*method, *jsonrpc.Error) {
 	m := table[string(name)]
 	switch {
 	case m == nil:
-		return nil, wire.NewError(wire.CodeMethodNotFound, "method not found: "+string(name))
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+string(name))
 	case v >= 0 && !m.revs.has(v):
-		return nil, wire.NewError(wire.CodeMethodNotFound, "method not found: "+m.name+
+		return nil, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+m.name+
 			" (not in protocol version "+versions[v]+")")
 	}
 	return m, nil

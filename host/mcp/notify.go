@@ -4,8 +4,8 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Notifications unrelated to any request: list_changed of tools, resources
@@ -136,7 +136,7 @@ func (s *Session) notifier() {
 			if s.Initialized() {
 				for _, l := range listChanged {
 					if bits&l.bit != 0 {
-						s.send(s.conn.Notify, func(b []byte) []byte { return wire.AppendNotification(b, l.method, nil) })
+						s.send(s.conn.Notify, func(b []byte) []byte { return jsonrpc.AppendNotification(b, l.method, nil) })
 					}
 				}
 				for _, uri := range updated {
@@ -144,9 +144,9 @@ func (s *Session) notifier() {
 						continue
 					}
 					s.send(s.conn.Notify, func(b []byte) []byte {
-						b = wire.AppendNotificationHead(b, "notifications/resources/updated")
+						b = jsonrpc.AppendNotificationHead(b, "notifications/resources/updated")
 						b = append(b, `,"params":{"uri":`...)
-						b = wire.AppendString(b, uri)
+						b = jsonrpc.AppendString(b, uri)
 						return append(b, "}}"...)
 					})
 				}

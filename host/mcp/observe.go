@@ -11,9 +11,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/trace"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Outcome is how a tools/call ended, in a fixed set of values: metrics
@@ -206,7 +206,7 @@ func outcome(res json.RawMessage, err error, cancelled, own bool) Outcome {
 		return OutcomeCancelled
 	case err == nil && own:
 		return OutcomeInputRequired
-	case err == nil && string(wire.Member(res, "isError")) == "true":
+	case err == nil && string(jsonrpc.Member(res, "isError")) == "true":
 		return OutcomeToolError
 	case err == nil:
 		return OutcomeOK

@@ -16,8 +16,8 @@ import (
 	"github.com/google/go-cmp/cmp/cmpopts"
 
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // tracing is mcptest.Echo that names its provider, as the catalog does,
@@ -187,7 +187,7 @@ type countingSink struct {
 func (s *countingSink) Write(b []byte) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if m := wire.Member(b, "method"); m != nil {
+	if m := jsonrpc.Member(b, "method"); m != nil {
 		s.n[string(m)]++
 	}
 	return nil

@@ -5,7 +5,7 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // What the long calls other than tools/call share: checking _meta, and
@@ -13,12 +13,12 @@ import (
 
 // checkMeta checks a request's _meta: an object whose progressToken, if
 // any, is a string or an integer.
-func checkMeta(meta []byte) *wire.Error {
-	if !wire.IsObject(meta) {
-		return wire.NewError(wire.CodeInvalidParams, "invalid params: _meta must be an object")
+func checkMeta(meta []byte) *jsonrpc.Error {
+	if !jsonrpc.IsObject(meta) {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta must be an object")
 	}
-	if tok := wire.Member(meta, "progressToken"); tok != nil && !wire.ValidID(tok) {
-		return wire.NewError(wire.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
+	if tok := jsonrpc.Member(meta, "progressToken"); tok != nil && !jsonrpc.ValidID(tok) {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
 	}
 	return nil
 }
@@ -29,18 +29,18 @@ func checkMeta(meta []byte) *wire.Error {
 // client (errInputLimit) is -32602 naming it; any other error becomes
 // what fault says, or -32603 naming it when fault says nothing (fault may
 // be nil).
-func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err error, fault func(error) *wire.Error) []byte {
+func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err error, fault func(error) *jsonrpc.Error) []byte {
 	if err == nil {
 		mark := len(b)
-		b = wire.AppendResultHead(b, c.id)
+		b = jsonrpc.AppendResultHead(b, c.id)
 		var ok bool
-		if b, ok = wire.AppendObject(b, res); ok {
+		if b, ok = jsonrpc.AppendObject(b, res); ok {
 			if c.st != nil && !c.own {
 				members := resultTypeComplete
 				if _, read := c.op.(*readOp); read {
 					members = readResultMembers
 				}
-				b = insertMembers(b, mark+len(wire.AppendResultHead(nil, c.id)), members)
+				b = insertMembers(b, mark+len(jsonrpc.AppendResultHead(nil, c.id)), members)
 			}
 			return append(b, '}')
 		}
@@ -48,7 +48,7 @@ func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err err
 		c.s.srv.log.Error("a provider returned an invalid result", "method", method, "result", string(res))
 		err = fmt.Errorf("the provider returned an invalid result (not a JSON object)")
 	}
-	var e *wire.Error
+	var e *jsonrpc.Error
 	switch {
 	case c.st != nil && missingCapability(err) != nil:
 		e = missingCapability(err)
@@ -59,12 +59,12 @@ func appendAnswer(b []byte, c *call, method string, res json.RawMessage, err err
 	}
 	if e == nil {
 		c.s.srv.log.Debug("request failed", "method", method, "error", err)
-		e = wire.NewError(wire.CodeInternalError, "internal error: "+method+": "+err.Error())
+		e = jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: "+method+": "+err.Error())
 	}
-	return wire.AppendError(b, c.id, e)
+	return jsonrpc.AppendError(b, c.id, e)
 }
 
 // invalidParams is the -32602 error naming err.
-func invalidParams(err error) *wire.Error {
-	return wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error())
+func invalidParams(err error) *jsonrpc.Error {
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error())
 }

@@ -5,8 +5,8 @@ import (
 	"errors"
 	"strconv"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Prompts: prompts/list is answered inline (tools.go), prompts/get is a
@@ -18,24 +18,24 @@ type promptParams struct {
 	args []byte // nil when absent or null
 }
 
-func decodeGetPrompt(params []byte) (promptParams, *wire.Error) {
+func decodeGetPrompt(params []byte) (promptParams, *jsonrpc.Error) {
 	var p promptParams
 	var nameRaw []byte
-	for k, v := range wire.Members(params) {
+	for k, v := range jsonrpc.Members(params) {
 		switch {
-		case wire.KeyIs(k, "name"):
+		case jsonrpc.KeyIs(k, "name"):
 			nameRaw = v
-		case wire.KeyIs(k, "arguments"):
+		case jsonrpc.KeyIs(k, "arguments"):
 			p.args = v
-		case wire.KeyIs(k, "_meta"):
+		case jsonrpc.KeyIs(k, "_meta"):
 			if err := checkMeta(v); err != nil {
 				return p, err
 			}
 		}
 	}
 	var ok bool
-	if p.name, ok = wire.Unquote(nameRaw); !ok {
-		return p, wire.NewError(wire.CodeInvalidParams, "invalid params: prompts/get needs name, a string")
+	if p.name, ok = jsonrpc.Unquote(nameRaw); !ok {
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: prompts/get needs name, a string")
 	}
 	if string(p.args) == "null" {
 		p.args = nil // as absent: the catalog defaults it
@@ -48,17 +48,17 @@ func decodeGetPrompt(params []byte) (promptParams, *wire.Error) {
 
 // checkStringMap checks that obj, when not nil, is an object of strings,
 // as prompt arguments are.
-func checkStringMap(obj []byte, what string) *wire.Error {
+func checkStringMap(obj []byte, what string) *jsonrpc.Error {
 	if obj == nil {
 		return nil
 	}
-	if !wire.IsObject(obj) {
-		return wire.NewError(wire.CodeInvalidParams, "invalid params: "+what+" must be an object")
+	if !jsonrpc.IsObject(obj) {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+what+" must be an object")
 	}
-	for k, v := range wire.Members(obj) {
-		if _, ok := wire.Unquote(v); !ok {
-			name, _ := wire.Unquote(k)
-			return wire.NewError(wire.CodeInvalidParams, "invalid params: "+what+" must be an object of strings; "+
+	for k, v := range jsonrpc.Members(obj) {
+		if _, ok := jsonrpc.Unquote(v); !ok {
+			name, _ := jsonrpc.Unquote(k)
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+what+" must be an object of strings; "+
 				strconv.Quote(name)+" is not a string")
 		}
 	}
@@ -71,7 +71,7 @@ type promptOp struct{ g tool.PromptGet }
 func (s *Session) startGetPrompt(in incoming, p promptParams) func() {
 	var args json.RawMessage
 	if p.args != nil {
-		args, _ = wire.AppendJSON(nil, p.args) // the transport's bytes: copy
+		args, _ = jsonrpc.AppendJSON(nil, p.args) // the transport's bytes: copy
 	}
 	op := &promptOp{g: tool.PromptGet{Name: p.name, Arguments: args, ClientCapabilities: s.capsOf(in.st).raw,
 		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}}
@@ -86,7 +86,7 @@ func (o *promptOp) exec(c *call, in *tool.Input) (json.RawMessage, error) {
 }
 
 func (o *promptOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
-	return appendAnswer(b, c, "prompts/get", res, err, func(err error) *wire.Error {
+	return appendAnswer(b, c, "prompts/get", res, err, func(err error) *jsonrpc.Error {
 		if errors.Is(err, tool.ErrUnknownPrompt) || errors.Is(err, tool.ErrBadArguments) {
 			return invalidParams(err)
 		}

@@ -7,8 +7,8 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Resources: resources/read is a long call to the catalog; a session's
@@ -21,32 +21,32 @@ import (
 const CodeResourceNotFound = -32002
 
 // resourceNotFound is the -32002 error for uri, naming err.
-func resourceNotFound(uri string, err error) *wire.Error {
-	data := append([]byte(`{"uri":`), wire.AppendString(nil, uri)...)
-	return &wire.Error{Code: CodeResourceNotFound, Message: "resource not found: " + err.Error(), Data: append(data, '}')}
+func resourceNotFound(uri string, err error) *jsonrpc.Error {
+	data := append([]byte(`{"uri":`), jsonrpc.AppendString(nil, uri)...)
+	return &jsonrpc.Error{Code: CodeResourceNotFound, Message: "resource not found: " + err.Error(), Data: append(data, '}')}
 }
 
 // decodeURI returns the params decoding of method, whose params are a uri.
-func decodeURI(method string) func(params []byte) (string, *wire.Error) {
+func decodeURI(method string) func(params []byte) (string, *jsonrpc.Error) {
 	need := "invalid params: " + method + " needs uri, a string"
-	return func(params []byte) (string, *wire.Error) {
+	return func(params []byte) (string, *jsonrpc.Error) {
 		var raw []byte
-		for k, v := range wire.Members(params) {
+		for k, v := range jsonrpc.Members(params) {
 			switch {
-			case wire.KeyIs(k, "uri"):
+			case jsonrpc.KeyIs(k, "uri"):
 				raw = v
-			case wire.KeyIs(k, "_meta"):
+			case jsonrpc.KeyIs(k, "_meta"):
 				if err := checkMeta(v); err != nil {
 					return "", err
 				}
 			}
 		}
-		uri, ok := wire.Unquote(raw)
+		uri, ok := jsonrpc.Unquote(raw)
 		switch {
 		case !ok:
-			return "", wire.NewError(wire.CodeInvalidParams, need)
+			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, need)
 		case uri == "":
-			return "", wire.NewError(wire.CodeInvalidParams, "invalid params: uri must not be empty")
+			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: uri must not be empty")
 		}
 		return uri, nil
 	}
@@ -69,11 +69,11 @@ func (o *readOp) exec(c *call, in *tool.Input) (json.RawMessage, error) {
 }
 
 func (o *readOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
-	return appendAnswer(b, c, "resources/read", res, err, func(err error) *wire.Error {
+	return appendAnswer(b, c, "resources/read", res, err, func(err error) *jsonrpc.Error {
 		if errors.Is(err, tool.ErrUnknownResource) {
 			e := resourceNotFound(o.r.URI, err)
 			if c.st != nil {
-				e.Code = wire.CodeInvalidParams // SEP-2164: 2026-07-28's code for it
+				e.Code = jsonrpc.CodeInvalidParams // SEP-2164: 2026-07-28's code for it
 			}
 			return e
 		}
@@ -339,7 +339,7 @@ func (o *subscribeOp) end(c *call, err error) {
 }
 
 func (o *subscribeOp) answer(b []byte, c *call, res json.RawMessage, err error) []byte {
-	return appendAnswer(b, c, "resources/subscribe", res, err, func(err error) *wire.Error {
+	return appendAnswer(b, c, "resources/subscribe", res, err, func(err error) *jsonrpc.Error {
 		switch {
 		case errors.Is(err, tool.ErrUnknownResource):
 			return resourceNotFound(o.uri, err)

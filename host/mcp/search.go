@@ -9,9 +9,9 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/toolsearch"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Tool search mode (Options.ToolSearch): when hundreds of tools would flood
@@ -251,7 +251,7 @@ func unwrapCall(call *tool.Call) (*tool.Call, json.RawMessage) {
 	if err := json.Unmarshal(orEmpty(call.Arguments), &args); err != nil || args.Name == nil {
 		return nil, tool.ErrorResult(CallToolName + `: invalid arguments: "name" is required and must be a string, "arguments" an object`)
 	}
-	if a := args.Arguments; len(a) > 0 && string(a) != "null" && !wire.IsObject(a) {
+	if a := args.Arguments; len(a) > 0 && string(a) != "null" && !jsonrpc.IsObject(a) {
 		return nil, tool.ErrorResult(CallToolName + `: invalid arguments: "arguments" must be an object`)
 	}
 	fwd := *call
@@ -332,7 +332,7 @@ func searchResult(query string, hits []toolsearch.Hit) json.RawMessage {
 	defs := make([]json.RawMessage, len(hits))
 	for i, h := range hits {
 		defs[i] = h.Def
-		d, _ := wire.Unquote(wire.Member(h.Def, "description")) // the catalog checked the definition; a description that is no string is none
+		d, _ := jsonrpc.Unquote(jsonrpc.Member(h.Def, "description")) // the catalog checked the definition; a description that is no string is none
 		desc, _, _ := strings.Cut(strings.TrimSpace(d), "\n")
 		fmt.Fprintf(&text, "\n- %s: %s", h.Name, desc)
 	}

@@ -15,9 +15,9 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/plughost/plughost/host/mcp/sealed"
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 
 	"github.com/plughost/plughost/host/mcp/stdio"
 )
@@ -461,7 +461,7 @@ func (s *Session) readLoop(ctx context.Context, t Transport) error {
 			s.srv.log.Warn("refused an oversized message", "error", err)
 			s.srv.limitHit(LimitMessageSize)
 			s.send(t, func(b []byte) []byte {
-				return wire.AppendError(b, nil, wire.NewError(wire.CodeInvalidRequest, "invalid request: "+err.Error()))
+				return jsonrpc.AppendError(b, nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "invalid request: "+err.Error()))
 			})
 			continue
 		case err == io.EOF:

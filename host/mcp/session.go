@@ -5,7 +5,7 @@ import (
 	"sync"
 	"sync/atomic"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // A Session is the protocol state of one MCP session. It reads nothing by
@@ -224,21 +224,23 @@ type reply struct {
 // returns the rest of the work (running the long calls) as a function to be
 // called exactly once, or nil.
 func (s *Session) dispatch(ctx context.Context, msg []byte, out Sink) (run func()) {
-	if perr := wire.Check(msg); perr != nil {
-		s.send(out, func(b []byte) []byte { return wire.AppendError(b, nil, perr) })
+	if perr := jsonrpc.Check(msg); perr != nil {
+		s.send(out, func(b []byte) []byte { return jsonrpc.AppendError(b, nil, perr) })
 		return nil
 	}
-	if !wire.IsBatch(msg) {
+	if !jsonrpc.IsBatch(msg) {
 		return s.dispatchOne(ctx, msg, reply{out: out})
 	}
 	fail := func(m string) {
-		s.send(out, func(b []byte) []byte { return wire.AppendError(b, nil, wire.NewError(wire.CodeInvalidRequest, m)) })
+		s.send(out, func(b []byte) []byte {
+			return jsonrpc.AppendError(b, nil, jsonrpc.NewError(jsonrpc.CodeInvalidRequest, m))
+		})
 	}
 	if s.negotiated() != vBatch {
 		fail("invalid request: JSON-RPC batches are supported only in protocol version 2025-03-26")
 		return nil
 	}
-	elems := wire.Elements(msg)
+	elems := jsonrpc.Elements(msg)
 	if len(elems) == 0 {
 		fail("invalid request: empty batch")
 		return nil
@@ -271,7 +273,7 @@ func (s *Session) dispatch(ctx context.Context, msg []byte, out Sink) (run func(
 
 // dispatchOne is dispatch for a single message: the method table decides.
 func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run func()) {
-	m, derr := wire.Decode(msg)
+	m, derr := jsonrpc.Decode(msg)
 	if derr != nil {
 		s.respondError(rp, derr.ID, derr)
 		return nil
@@ -279,7 +281,7 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 	in := incoming{ctx: ctx, msg: m, rp: rp}
 	if IsStateless(m) {
 		if s.sessionOnly {
-			s.respondError(rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+string(m.Method)+
+			s.respondError(rp, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+string(m.Method)+
 				" (this transport, HTTP+SSE, serves protocol versions up to "+versions[vLatest]+" after initialize; "+
 				StatelessVersion+" is served on the Streamable HTTP endpoint)"))
 			return nil
@@ -287,10 +289,10 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		return s.dispatchStateless(in)
 	}
 	switch m.Kind {
-	case wire.Response:
+	case jsonrpc.Response:
 		s.response(m)
 		return nil
-	case wire.Notification:
+	case jsonrpc.Notification:
 		if e := table[string(m.Method)]; e != nil && e.notification && e.serve != nil {
 			return e.serve(s, in)
 		}
@@ -303,7 +305,7 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		s.respondError(rp, m.ID, lerr)
 		return nil
 	case e.notification:
-		s.respondError(rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+e.name))
+		s.respondError(rp, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+e.name))
 		return nil
 	case !e.beforeInit && !s.Initialized():
 		s.respondError(rp, m.ID, errNotInitialized)
@@ -324,10 +326,10 @@ func (s *Session) dispatchStateless(in incoming) (run func()) {
 	e := table[string(m.Method)]
 	switch {
 	case e == nil || e.notification:
-		s.respondError(in.rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+string(m.Method)))
+		s.respondError(in.rp, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+string(m.Method)))
 		return nil
 	case e.revs&statelessEra == 0:
-		s.respondError(in.rp, m.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+e.name+
+		s.respondError(in.rp, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+e.name+
 			" is not in protocol version "+StatelessVersion))
 		return nil
 	}
@@ -335,14 +337,14 @@ func (s *Session) dispatchStateless(in incoming) (run func()) {
 	return e.serve(s, in)
 }
 
-var errNotInitialized = wire.NewError(wire.CodeInvalidRequest, "session not initialized: send initialize first")
+var errNotInitialized = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not initialized: send initialize first")
 
 // send builds a message in a pooled buffer and writes it to out.
 func (s *Session) send(out Sink, build func([]byte) []byte) {
-	bp := wire.GetBuf()
+	bp := jsonrpc.GetBuf()
 	*bp = build(*bp)
 	s.write(out, *bp)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 }
 
 func (s *Session) write(out Sink, msg []byte) {
@@ -363,17 +365,17 @@ func (s *Session) respond(rp reply, msg []byte) {
 }
 
 func (s *Session) respondResult(rp reply, id, result []byte) {
-	bp := wire.GetBuf()
-	*bp = wire.AppendResult(*bp, id, result)
+	bp := jsonrpc.GetBuf()
+	*bp = jsonrpc.AppendResult(*bp, id, result)
 	s.respond(rp, *bp)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 }
 
-func (s *Session) respondError(rp reply, id []byte, e *wire.Error) {
-	bp := wire.GetBuf()
-	*bp = wire.AppendError(*bp, id, e)
+func (s *Session) respondError(rp reply, id []byte, e *jsonrpc.Error) {
+	bp := jsonrpc.GetBuf()
+	*bp = jsonrpc.AppendError(*bp, id, e)
 	s.respond(rp, *bp)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 }
 
 // batchReply gathers the responses to a batch into one JSON array.

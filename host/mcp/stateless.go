@@ -7,8 +7,8 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // The stateless revision, MCP 2026-07-28. It has no initialize and no
@@ -64,11 +64,11 @@ type stateless struct {
 // of the stateless revision: its params' _meta names a protocol version,
 // or its method exists only in that revision. Transports route with it
 // (Streamable HTTP serves such a request without a session).
-func IsStateless(m wire.Message) bool {
-	if m.Kind != wire.Request {
+func IsStateless(m jsonrpc.Message) bool {
+	if m.Kind != jsonrpc.Request {
 		return false
 	}
-	if meta := wire.Member(m.Params, "_meta"); meta != nil && wire.Member(meta, metaProtocolVersion) != nil {
+	if meta := jsonrpc.Member(m.Params, "_meta"); meta != nil && jsonrpc.Member(meta, metaProtocolVersion) != nil {
 		return true
 	}
 	e := table[string(m.Method)]
@@ -81,8 +81,8 @@ func IsStateless(m wire.Message) bool {
 // else the error it would be answered (-32602, or -32022 for a version the
 // server does not speak statelessly). The Streamable HTTP transport checks
 // the version against its header and answers these with 400.
-func InspectStateless(m wire.Message) (version string, err *wire.Error) {
-	version, _ = wire.Unquote(wire.Member(wire.Member(m.Params, "_meta"), metaProtocolVersion))
+func InspectStateless(m jsonrpc.Message) (version string, err *jsonrpc.Error) {
+	version, _ = jsonrpc.Unquote(jsonrpc.Member(jsonrpc.Member(m.Params, "_meta"), metaProtocolVersion))
 	_, err = decodeStateless(m.Params)
 	return version, err
 }
@@ -96,58 +96,58 @@ var supportedVersions = append([]string{StatelessVersion}, versions[:]...)
 // -32022, naming what it speaks) and the client's capabilities (an
 // object); clientInfo, when present, an object; logLevel, when present, a
 // level.
-func decodeStateless(params []byte) (*stateless, *wire.Error) {
-	meta := wire.Member(params, "_meta")
-	if meta == nil || !wire.IsObject(meta) {
-		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: a "+StatelessVersion+" request needs _meta, an object with "+
+func decodeStateless(params []byte) (*stateless, *jsonrpc.Error) {
+	meta := jsonrpc.Member(params, "_meta")
+	if meta == nil || !jsonrpc.IsObject(meta) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a "+StatelessVersion+" request needs _meta, an object with "+
 			metaProtocolVersion+" and "+metaClientCapabilities)
 	}
-	pvRaw := wire.Member(meta, metaProtocolVersion)
-	pv, ok := wire.Unquote(pvRaw)
+	pvRaw := jsonrpc.Member(meta, metaProtocolVersion)
+	pv, ok := jsonrpc.Unquote(pvRaw)
 	switch {
 	case pvRaw == nil:
-		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta needs "+metaProtocolVersion+", a string")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta needs "+metaProtocolVersion+", a string")
 	case !ok:
-		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta's "+metaProtocolVersion+" must be a string")
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaProtocolVersion+" must be a string")
 	case pv != StatelessVersion:
 		return nil, unsupportedVersion(pv)
 	}
 	st := &stateless{level: -1}
-	caps := wire.Member(meta, metaClientCapabilities)
-	if caps == nil || !wire.IsObject(caps) {
-		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta needs "+metaClientCapabilities+", an object (empty when the client supports no optional capability)")
+	caps := jsonrpc.Member(meta, metaClientCapabilities)
+	if caps == nil || !jsonrpc.IsObject(caps) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta needs "+metaClientCapabilities+", an object (empty when the client supports no optional capability)")
 	}
 	st.caps = parseClientCaps(caps)
-	if info := wire.Member(meta, metaClientInfo); info != nil {
-		if !wire.IsObject(info) {
-			return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta's "+metaClientInfo+" must be an object with name and version")
+	if info := jsonrpc.Member(meta, metaClientInfo); info != nil {
+		if !jsonrpc.IsObject(info) {
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaClientInfo+" must be an object with name and version")
 		}
-		name, _ := wire.Unquote(wire.Member(info, "name"))
-		version, _ := wire.Unquote(wire.Member(info, "version"))
+		name, _ := jsonrpc.Unquote(jsonrpc.Member(info, "name"))
+		version, _ := jsonrpc.Unquote(jsonrpc.Member(info, "version"))
 		st.client = clientName(name, version)
 	}
-	if lvRaw := wire.Member(meta, metaLogLevel); lvRaw != nil {
-		name, ok := wire.Unquote(lvRaw)
+	if lvRaw := jsonrpc.Member(meta, metaLogLevel); lvRaw != nil {
+		name, ok := jsonrpc.Unquote(lvRaw)
 		if st.level = levelIndex(name); !ok || st.level < 0 {
-			return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: _meta's "+metaLogLevel+" must be one of "+
+			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaLogLevel+" must be one of "+
 				strconv.Quote(levels[0])+"…"+strconv.Quote(levels[len(levels)-1]))
 		}
 	}
-	if tok := wire.Member(meta, "progressToken"); tok != nil && !wire.ValidID(tok) {
-		return nil, wire.NewError(wire.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
+	if tok := jsonrpc.Member(meta, "progressToken"); tok != nil && !jsonrpc.ValidID(tok) {
+		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
 	}
 	return st, nil
 }
 
 // unsupportedVersion is the -32022 error for a protocol version requested
 // in _meta that the server does not speak statelessly.
-func unsupportedVersion(requested string) *wire.Error {
+func unsupportedVersion(requested string) *jsonrpc.Error {
 	data := []byte(`{"requested":`)
-	data = wire.AppendString(data, requested)
+	data = jsonrpc.AppendString(data, requested)
 	// Without a session only the stateless version is spoken: listing the
 	// others would invite a retry that fails the same way.
 	data = append(data, `,"supported":["`+StatelessVersion+`"]}`...)
-	return &wire.Error{Code: CodeUnsupportedVersion, Message: "unsupported protocol version " + strconv.Quote(requested) +
+	return &jsonrpc.Error{Code: CodeUnsupportedVersion, Message: "unsupported protocol version " + strconv.Quote(requested) +
 		": this server speaks " + StatelessVersion + " without a session, and older versions after initialize", Data: data}
 }
 
@@ -182,8 +182,8 @@ func insertMembers(b []byte, at int, members []byte) []byte {
 		return b
 	}
 	for _, name := range hostMembers {
-		if wire.Member(obj, name) != nil {
-			clean := wire.AppendObjectWithout(nil, obj, hostMembers...)
+		if jsonrpc.Member(obj, name) != nil {
+			clean := jsonrpc.AppendObjectWithout(nil, obj, hostMembers...)
 			b = append(b[:at], clean...)
 			obj = b[at:]
 			break
@@ -241,18 +241,18 @@ func discoverResult(version, instructions string, withTasks bool) []byte {
 	b = append(b, caps...)
 	if instructions != "" {
 		b = append(b, `,"instructions":`...)
-		b = wire.AppendString(b, instructions)
+		b = jsonrpc.AppendString(b, instructions)
 	}
 	b = append(b, `,"_meta":{"`+metaServerInfo+`":{"name":"plughost","version":`...)
-	b = wire.AppendString(b, version)
+	b = jsonrpc.AppendString(b, version)
 	return append(b, "}}"...)
 }
 
 // discover answers server/discover: what a session's initialize result
 // would say, for the stateless revision, cacheable.
 func (s *Session) discover(in incoming, _ struct{}) func() {
-	bp := wire.GetBuf()
-	b := wire.AppendResultHead(*bp, in.msg.ID)
+	bp := jsonrpc.GetBuf()
+	b := jsonrpc.AppendResultHead(*bp, in.msg.ID)
 	b = append(b, '{')
 	b = s.srv.appendCacheable(b)
 	b = append(b, ',')
@@ -260,18 +260,18 @@ func (s *Session) discover(in incoming, _ struct{}) func() {
 	b = append(b, "}}"...)
 	*bp = b
 	s.respond(in.rp, b)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 	return nil
 }
 
 // missingCapability returns the -32021 error of a stateless request that
 // failed for a client capability it did not declare (err is a
 // *tool.CapabilityRequired), or nil.
-func missingCapability(err error) *wire.Error {
+func missingCapability(err error) *jsonrpc.Error {
 	var cr *tool.CapabilityRequired
-	if !errors.As(err, &cr) || !wire.IsObject(cr.Capabilities) {
+	if !errors.As(err, &cr) || !jsonrpc.IsObject(cr.Capabilities) {
 		return nil
 	}
 	data := append([]byte(`{"requiredCapabilities":`), cr.Capabilities...)
-	return &wire.Error{Code: CodeMissingCapability, Message: "missing required client capability: " + cr.Message, Data: append(data, '}')}
+	return &jsonrpc.Error{Code: CodeMissingCapability, Message: "missing required client capability: " + cr.Message, Data: append(data, '}')}
 }

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Tasks: MCP 2026-07-28's tasks extension (io.modelcontextprotocol/tasks,
@@ -45,8 +45,8 @@ const extTasks = "io.modelcontextprotocol/tasks"
 
 // needTasks is the -32021 error of a request that needs the tasks
 // extension declared.
-func needTasks(what string) *wire.Error {
-	return &wire.Error{Code: CodeMissingCapability, Message: "missing required client capability: " + what +
+func needTasks(what string) *jsonrpc.Error {
+	return &jsonrpc.Error{Code: CodeMissingCapability, Message: "missing required client capability: " + what +
 		" needs the " + extTasks + " extension declared in _meta's clientCapabilities.extensions",
 		Data: []byte(`{"requiredCapabilities":{"extensions":{"` + extTasks + `":{}}}}`)}
 }
@@ -54,7 +54,7 @@ func needTasks(what string) *wire.Error {
 // taskSupport returns a tool definition's execution.taskSupport ("" when
 // absent or "forbidden").
 func taskSupport(def []byte) string {
-	ts, _ := wire.Unquote(wire.Member(wire.Member(def, "execution"), "taskSupport"))
+	ts, _ := jsonrpc.Unquote(jsonrpc.Member(jsonrpc.Member(def, "execution"), "taskSupport"))
 	if ts == "optional" || ts == "required" {
 		return ts
 	}
@@ -254,14 +254,14 @@ func (c *call) createTask() {
 	if cancelled || t.req.Err() != nil { // nobody learns of the task: it is cancelled
 		_ = srv.tasks.Cancel(context.WithoutCancel(c.ctx), task.ID)
 	} else {
-		bp := wire.GetBuf()
-		b := wire.AppendResultHead(*bp, c.id)
+		bp := jsonrpc.GetBuf()
+		b := jsonrpc.AppendResultHead(*bp, c.id)
 		b = append(b, `{"resultType":"task",`...)
 		b = task.AppendWire(b, false)
 		b = append(b, "}}"...)
 		*bp = b
 		c.s.respond(c.rp, b)
-		wire.PutBuf(bp)
+		jsonrpc.PutBuf(bp)
 	}
 	done()
 	close(t.ready)
@@ -307,7 +307,7 @@ func (c *call) runTask(res json.RawMessage, err error) {
 		if errors.Is(hostErr, errTaskStore) {
 			msg = errTaskStore.Error() // the store's detail is the operator's, in the log
 		}
-		_ = run.Fail(bg, wire.CodeInternalError, "the task's input round failed: "+msg)
+		_ = run.Fail(bg, jsonrpc.CodeInternalError, "the task's input round failed: "+msg)
 	case err == nil:
 		_ = run.Complete(bg, res)
 	case missingCapability(err) != nil:
@@ -317,7 +317,7 @@ func (c *call) runTask(res json.RawMessage, err error) {
 		if _, rpcErr := tool.Outcome(err); rpcErr != nil {
 			_ = run.Fail(bg, rpcErr.Code, rpcErr.Message)
 		} else if failedCall(err) {
-			_ = run.Fail(bg, wire.CodeInternalError, err.Error())
+			_ = run.Fail(bg, jsonrpc.CodeInternalError, err.Error())
 		} else {
 			_ = run.Complete(bg, tool.ErrorResult(err.Error()))
 		}
@@ -373,9 +373,9 @@ func (c *call) taskInput(err error) (*tool.Input, error) {
 		if len(b) > 1 {
 			b = append(b, ',')
 		}
-		b = wire.AppendString(b, prefix+r.key)
+		b = jsonrpc.AppendString(b, prefix+r.key)
 		b = append(b, `:{"method":`...)
-		b = wire.AppendString(b, r.method)
+		b = jsonrpc.AppendString(b, r.method)
 		b = append(b, `,"params":`...)
 		b = append(b, r.params...)
 		b = append(b, '}')
@@ -393,13 +393,13 @@ func (c *call) taskInput(err error) (*tool.Input, error) {
 	}
 	// The provider's own keys again.
 	r := []byte{'{'}
-	for k, v := range wire.Members(answers) {
-		key, _ := wire.Unquote(k)
+	for k, v := range jsonrpc.Members(answers) {
+		key, _ := jsonrpc.Unquote(k)
 		if own, ok := strings.CutPrefix(key, prefix); ok {
 			if len(r) > 1 {
 				r = append(r, ',')
 			}
-			r = wire.AppendString(r, own)
+			r = jsonrpc.AppendString(r, own)
 			r = append(r, ':')
 			r = append(r, v...)
 		}
@@ -423,7 +423,7 @@ func progressMessage(p tool.Progress) string {
 // logMessage is a task's status message for a log message of level lv:
 // its data, as text when it is a string.
 func logMessage(lv int, l tool.Log) string {
-	text, ok := wire.Unquote(l.Data)
+	text, ok := jsonrpc.Unquote(l.Data)
 	if !ok {
 		text = string(l.Data)
 	}
@@ -439,28 +439,28 @@ type taskParams struct {
 
 // decodeTask returns the decoder of method's params: a taskId, a string,
 // and for tasks/update inputResponses, an object of objects.
-func decodeTask(method string) func([]byte) (taskParams, *wire.Error) {
-	return func(params []byte) (taskParams, *wire.Error) {
+func decodeTask(method string) func([]byte) (taskParams, *jsonrpc.Error) {
+	return func(params []byte) (taskParams, *jsonrpc.Error) {
 		p := taskParams{method: method}
 		var ok bool
-		if p.id, ok = wire.Unquote(wire.Member(params, "taskId")); !ok || p.id == "" {
-			return p, wire.NewError(wire.CodeInvalidParams, "invalid params: "+method+" needs taskId, a non-empty string")
+		if p.id, ok = jsonrpc.Unquote(jsonrpc.Member(params, "taskId")); !ok || p.id == "" {
+			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs taskId, a non-empty string")
 		}
 		if method != "tasks/update" {
 			return p, nil
 		}
-		resp := wire.Member(params, "inputResponses")
-		if !wire.IsObject(resp) {
-			return p, wire.NewError(wire.CodeInvalidParams, "invalid params: tasks/update needs inputResponses, an object (key → the client's result)")
+		resp := jsonrpc.Member(params, "inputResponses")
+		if !jsonrpc.IsObject(resp) {
+			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs inputResponses, an object (key → the client's result)")
 		}
-		for k, v := range wire.Members(resp) {
-			if !wire.IsObject(v) {
-				key, _ := wire.Unquote(k)
-				return p, wire.NewError(wire.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
+		for k, v := range jsonrpc.Members(resp) {
+			if !jsonrpc.IsObject(v) {
+				key, _ := jsonrpc.Unquote(k)
+				return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
 					"] is not an object (a CreateMessageResult, ElicitResult or ListRootsResult)")
 			}
 		}
-		p.responses, _ = wire.AppendJSON(nil, resp) // the transport's bytes: copy
+		p.responses, _ = jsonrpc.AppendJSON(nil, resp) // the transport's bytes: copy
 		return p, nil
 	}
 }
@@ -470,7 +470,7 @@ func decodeTask(method string) func([]byte) (taskParams, *wire.Error) {
 func (s *Session) startTask(in incoming, p taskParams) func() {
 	switch {
 	case s.srv.tasks == nil:
-		s.respondError(in.rp, in.msg.ID, wire.NewError(wire.CodeMethodNotFound, "method not found: "+p.method+" (this server runs no tasks)"))
+		s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+p.method+" (this server runs no tasks)"))
 		return nil
 	case in.st == nil || !in.st.caps.tasks:
 		s.respondError(in.rp, in.msg.ID, needTasks(p.method))
@@ -502,18 +502,18 @@ func (o *taskOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 func (o *taskOp) answer(b []byte, c *call, _ json.RawMessage, err error) []byte {
 	switch {
 	case errors.Is(err, tasks.ErrTooLarge):
-		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error()))
+		return jsonrpc.AppendError(b, c.id, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error()))
 	case errors.Is(err, tasks.ErrNotFound):
-		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInvalidParams, "invalid params: no task "+strconv.Quote(o.p.id)+
+		return jsonrpc.AppendError(b, c.id, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: no task "+strconv.Quote(o.p.id)+
 			": it never existed, or it expired"))
 	case err != nil:
 		// The store's failure (Redis unreachable, say): its detail is the
 		// operator's, in the log.
 		c.s.srv.log.Error("a task request failed", "method", o.p.method, "task", o.p.id, "error", err)
-		return wire.AppendError(b, c.id, wire.NewError(wire.CodeInternalError, "internal error: "+o.p.method+
+		return jsonrpc.AppendError(b, c.id, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: "+o.p.method+
 			": the task store failed; try again later"))
 	}
-	b = wire.AppendResultHead(b, c.id)
+	b = jsonrpc.AppendResultHead(b, c.id)
 	b = append(b, `{"resultType":"complete"`...)
 	if o.task != nil {
 		b = append(b, ',')

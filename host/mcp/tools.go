@@ -6,8 +6,8 @@ import (
 	"errors"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // The lists: tools/list, resources/list, resources/templates/list and
@@ -16,14 +16,14 @@ import (
 // catalog's first load is over (Options.Ready); before, they wait for it.
 
 // decodeCursor reads the cursor of a list request ("" when absent).
-func decodeCursor(params []byte) (cursor string, err *wire.Error) {
-	raw := wire.Member(params, "cursor")
+func decodeCursor(params []byte) (cursor string, err *jsonrpc.Error) {
+	raw := jsonrpc.Member(params, "cursor")
 	if raw == nil {
 		return "", nil
 	}
-	c, ok := wire.Unquote(raw)
+	c, ok := jsonrpc.Unquote(raw)
 	if !ok {
-		return "", wire.NewError(wire.CodeInvalidParams, "invalid params: cursor must be a string")
+		return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cursor must be a string")
 	}
 	return c, nil
 }
@@ -144,8 +144,8 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 	}
 	var bp *[]byte
 	var b []byte
-	if size <= wire.MaxPooled {
-		bp = wire.GetBuf()
+	if size <= jsonrpc.MaxPooled {
+		bp = jsonrpc.GetBuf()
 		b = *bp
 	} else {
 		b = make([]byte, 0, size)
@@ -154,7 +154,7 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 	s.respond(in.rp, b)
 	if bp != nil {
 		*bp = b
-		wire.PutBuf(bp)
+		jsonrpc.PutBuf(bp)
 	}
 }
 
@@ -166,12 +166,12 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 func (s *Session) appendList(b, id []byte, st *stateless, method, member string, items []json.RawMessage, next string, err error) []byte {
 	switch {
 	case errors.Is(err, tool.ErrInvalidCursor):
-		return wire.AppendError(b, id, wire.NewError(wire.CodeInvalidParams, "invalid params: "+err.Error()))
+		return jsonrpc.AppendError(b, id, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error()))
 	case err != nil:
 		s.srv.log.Error(method+" failed", "error", err)
-		return wire.AppendError(b, id, wire.NewError(wire.CodeInternalError, "internal error: "+method+": "+err.Error()))
+		return jsonrpc.AppendError(b, id, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: "+method+": "+err.Error()))
 	}
-	b = wire.AppendResultHead(b, id)
+	b = jsonrpc.AppendResultHead(b, id)
 	b = append(b, '{')
 	if st != nil {
 		b = s.srv.appendCacheable(b)
@@ -187,7 +187,7 @@ func (s *Session) appendList(b, id []byte, st *stateless, method, member string,
 			b = append(b, ',')
 		}
 		var ok bool
-		if b, ok = wire.AppendObject(b, t); !ok {
+		if b, ok = jsonrpc.AppendObject(b, t); !ok {
 			b = b[:mark]
 			s.srv.log.Error(method+": dropped an item that is not a JSON object", "item", string(t))
 			continue
@@ -197,7 +197,7 @@ func (s *Session) appendList(b, id []byte, st *stateless, method, member string,
 	b = append(b, ']')
 	if next != "" {
 		b = append(b, `,"nextCursor":`...)
-		b = wire.AppendString(b, next)
+		b = jsonrpc.AppendString(b, next)
 	}
 	return append(b, "}}"...)
 }

@@ -1,11 +1,11 @@
 package mcp
 
-import "github.com/plughost/plughost/host/mcp/wire"
+import "github.com/plughost/plughost/internal/jsonrpc"
 
 // ErrMessageTooLarge is returned (wrapped) by [Transport.Read] for an
 // incoming message over the size limit. The transport has skipped the
 // message and stays usable; the server answers with a JSON-RPC error.
-var ErrMessageTooLarge = wire.ErrTooLarge
+var ErrMessageTooLarge = jsonrpc.ErrTooLarge
 
 // A Sink receives outgoing JSON-RPC messages, one complete message per call.
 // Write must be safe for concurrent use, must not interleave messages and

@@ -6,7 +6,7 @@ import (
 	"time"
 	"unicode/utf8"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // member is one member of a JSON object: its key, unquoted, and its raw
@@ -22,11 +22,11 @@ func members(obj json.RawMessage) (ms []member, ok bool) {
 	if obj == nil {
 		return nil, true
 	}
-	if !json.Valid(obj) || !wire.IsObject(obj) {
+	if !json.Valid(obj) || !jsonrpc.IsObject(obj) {
 		return nil, false
 	}
-	for k, v := range wire.Members(obj) {
-		key, _ := wire.Unquote(k) // a valid object's keys are strings
+	for k, v := range jsonrpc.Members(obj) {
+		key, _ := jsonrpc.Unquote(k) // a valid object's keys are strings
 		ms = append(ms, member{key, v})
 	}
 	return ms, true
@@ -42,9 +42,9 @@ func object(ms []member) json.RawMessage {
 		if i > 0 {
 			b = append(b, ',')
 		}
-		b = wire.AppendString(b, m.key)
+		b = jsonrpc.AppendString(b, m.key)
 		b = append(b, ':')
-		b, _ = wire.AppendJSON(b, m.val) // members() validated it
+		b, _ = jsonrpc.AppendJSON(b, m.val) // members() validated it
 	}
 	return append(b, '}')
 }
@@ -53,7 +53,7 @@ func object(ms []member) json.RawMessage {
 func errorObject(code int, message string) json.RawMessage {
 	b := append([]byte(`{"code":`), strconv.Itoa(code)...)
 	b = append(b, `,"message":`...)
-	b = wire.AppendString(b, message)
+	b = jsonrpc.AppendString(b, message)
 	return append(b, '}')
 }
 

@@ -10,7 +10,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Run is the owner's handle on one task it runs. Its methods are safe for
@@ -137,7 +137,7 @@ func (r *Run) NeedInput(ctx context.Context, requests json.RawMessage, state str
 	keys := make([]string, 0, len(reqs))
 	var methods []string
 	for _, m := range reqs {
-		method, ok := wire.Unquote(wire.Member(m.val, "method"))
+		method, ok := jsonrpc.Unquote(jsonrpc.Member(m.val, "method"))
 		switch {
 		case !ok:
 			return fmt.Errorf("input request %q has no method", m.key)
@@ -240,7 +240,7 @@ func (r *Run) Complete(ctx context.Context, result json.RawMessage) error {
 		msg := fmt.Sprintf("the result is %d bytes, over the bound of %d", len(result), r.s.maxResult)
 		return r.end(ctx, func(t *Task) { fail(t, codeInternal, msg) })
 	}
-	obj, ok := wire.AppendObject(nil, result)
+	obj, ok := jsonrpc.AppendObject(nil, result)
 	if !ok {
 		return r.end(ctx, func(t *Task) { fail(t, codeInternal, "the call's result is not a JSON object") })
 	}

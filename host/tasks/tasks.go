@@ -26,7 +26,7 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Status is a task's status.
@@ -104,12 +104,12 @@ type Task struct {
 // (answers, state, asked keys, owner, tool) never show.
 func (t *Task) AppendWire(b []byte, detailed bool) []byte {
 	b = append(b, `"taskId":`...)
-	b = wire.AppendString(b, t.ID)
+	b = jsonrpc.AppendString(b, t.ID)
 	b = append(b, `,"status":`...)
-	b = wire.AppendString(b, string(t.Status))
+	b = jsonrpc.AppendString(b, string(t.Status))
 	if t.StatusMessage != "" {
 		b = append(b, `,"statusMessage":`...)
-		b = wire.AppendString(b, t.StatusMessage)
+		b = jsonrpc.AppendString(b, t.StatusMessage)
 	}
 	b = append(b, `,"createdAt":"`...)
 	b = t.Created.UTC().AppendFormat(b, wireTime)
@@ -143,7 +143,7 @@ func appendObject(b []byte, name string, v json.RawMessage) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	if out, ok := wire.AppendObject(b, v); ok {
+	if out, ok := jsonrpc.AppendObject(b, v); ok {
 		return out
 	}
 	return append(b, '{', '}')

@@ -16,7 +16,7 @@ import (
 	"io"
 	"sync"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Transport is the newline-delimited transport of the MCP stdio binding: one
@@ -33,7 +33,7 @@ type Transport struct {
 // New returns the transport reading messages from in and writing them
 // to out. A line longer than limit bytes is skipped as it streams past,
 // never held in memory whole, and Read reports it with an error wrapping
-// wire.ErrTooLarge.
+// jsonrpc.ErrTooLarge.
 func New(in io.Reader, out io.Writer, limit int) *Transport {
 	size := 64 << 10
 	if limit < size {
@@ -116,7 +116,7 @@ func (t *Transport) discard() error {
 }
 
 func (t *Transport) tooLarge() error {
-	return fmt.Errorf("%w: a line exceeds the limit of %d bytes", wire.ErrTooLarge, t.limit)
+	return fmt.Errorf("%w: a line exceeds the limit of %d bytes", jsonrpc.ErrTooLarge, t.limit)
 }
 
 // Write writes msg and a newline. It may return before msg is written,

@@ -13,7 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 func TestStdioRead(t *testing.T) {
@@ -50,7 +50,7 @@ func TestStdioRead(t *testing.T) {
 				var got []string
 				for {
 					line, err := r.Read()
-					if errors.Is(err, wire.ErrTooLarge) {
+					if errors.Is(err, jsonrpc.ErrTooLarge) {
 						got = append(got, tooLarge)
 						continue
 					}
@@ -77,8 +77,8 @@ func TestStdioDiscardsWithoutBuffering(t *testing.T) {
 	const limit = 100_000
 	huge := io.MultiReader(strings.NewReader(`{"x":"`), io.LimitReader(repeatReader('x'), 64<<20), strings.NewReader("\"}\n{}\n"))
 	r := New(huge, io.Discard, limit)
-	if _, err := r.Read(); !errors.Is(err, wire.ErrTooLarge) {
-		t.Fatalf("Read = %v, want wire.ErrTooLarge", err)
+	if _, err := r.Read(); !errors.Is(err, jsonrpc.ErrTooLarge) {
+		t.Fatalf("Read = %v, want jsonrpc.ErrTooLarge", err)
 	}
 	if c := cap(r.long); c > 4*limit {
 		t.Errorf("kept a %d-byte buffer for a %d-byte limit", c, limit)

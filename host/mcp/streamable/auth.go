@@ -10,8 +10,8 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/oauth"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Authorization: the static token (Options.Token) and OAuth access tokens
@@ -58,7 +58,7 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request) *http.Re
 			msg = "unauthorized: the bearer token is not valid"
 		}
 		w.Header().Set("WWW-Authenticate", challenge)
-		httpError(w, http.StatusUnauthorized, nil, wire.CodeInvalidRequest, msg)
+		httpError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, msg)
 		return nil
 	}
 	token, ok := bearer(got)
@@ -82,26 +82,26 @@ func (h *httpHandler) authorize(w http.ResponseWriter, r *http.Request) *http.Re
 	switch {
 	case errors.Is(err, oauth.ErrNoToken):
 		w.Header().Set("WWW-Authenticate", challenge)
-		httpError(w, http.StatusUnauthorized, nil, wire.CodeInvalidRequest,
+		httpError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest,
 			"unauthorized: send an OAuth access token (Authorization: Bearer <token>); see "+v.MetadataURL())
 	case errors.Is(err, oauth.ErrInsufficientScope):
 		w.Header().Set("WWW-Authenticate", challenge+`, error="insufficient_scope", error_description="`+quotable(desc)+`"`)
 		h.log.Info("refused a token without the needed scope", "subject", caller.Subject, "client_id", caller.ClientID,
 			"jti", caller.TokenID)
-		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "forbidden: insufficient scope: "+desc)
+		httpError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "forbidden: insufficient scope: "+desc)
 	case errors.As(err, &pending):
 		w.Header().Set("Retry-After", strconv.Itoa(int(math.Ceil(pending.RetryAfter.Seconds()))))
 		h.log.Debug("a token names a signing key not known yet", "remote", r.RemoteAddr, "retry_after", pending.RetryAfter)
-		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, "service unavailable: "+desc+"; retry then")
+		httpError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInvalidRequest, "service unavailable: "+desc+"; retry then")
 	case errors.Is(err, oauth.ErrIssuerUnavailable):
 		w.Header().Set("Retry-After", "10")
 		h.log.Warn("cannot check an access token", "error", err)
-		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest,
+		httpError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInvalidRequest,
 			"service unavailable: the authorization server cannot be reached to check the token; retry shortly")
 	default:
 		w.Header().Set("WWW-Authenticate", challenge+`, error="invalid_token", error_description="`+quotable(desc)+`"`)
 		h.log.Debug("refused an access token", "remote", r.RemoteAddr, "why", desc)
-		httpError(w, http.StatusUnauthorized, nil, wire.CodeInvalidRequest, "unauthorized: invalid token: "+desc)
+		httpError(w, http.StatusUnauthorized, nil, jsonrpc.CodeInvalidRequest, "unauthorized: invalid token: "+desc)
 	}
 	return nil
 }
@@ -144,7 +144,7 @@ func (h *httpHandler) isMetadataPath(path string) bool {
 func (h *httpHandler) serveMetadata(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead && r.Method != http.MethodOptions {
 		w.Header().Set("Allow", "GET, HEAD")
-		httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: use GET")
+		httpError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "method not allowed: use GET")
 		return
 	}
 	hd := w.Header()

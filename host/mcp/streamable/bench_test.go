@@ -10,8 +10,8 @@ import (
 
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // BenchmarkHTTPCall is one tools/call round trip over a real loopback
@@ -117,7 +117,7 @@ func BenchmarkHTTPTask(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
 			created := post(b, h, body)
-			id, ok := wire.Unquote(wire.Member(wire.Member([]byte(created), "result"), "taskId"))
+			id, ok := jsonrpc.Unquote(jsonrpc.Member(jsonrpc.Member([]byte(created), "result"), "taskId"))
 			if !ok {
 				b.Fatalf("no task: %s", created)
 			}
@@ -125,7 +125,7 @@ func BenchmarkHTTPTask(b *testing.B) {
 			for {
 				polls++
 				got := post(b, get, `{"jsonrpc":"2.0","id":2,"method":"tasks/get","params":{"taskId":"`+id+`",`+meta+`}}`)
-				if status, _ := wire.Unquote(wire.Member(wire.Member([]byte(got), "result"), "status")); status == "completed" {
+				if status, _ := jsonrpc.Unquote(jsonrpc.Member(jsonrpc.Member([]byte(got), "result"), "status")); status == "completed" {
 					break
 				}
 			}

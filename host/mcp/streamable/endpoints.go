@@ -7,7 +7,7 @@ import (
 	"path"
 	"strings"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Extra endpoints (Options.Endpoints): each is an httpHandler of its own
@@ -58,7 +58,7 @@ func (h *httpHandler) serveMCP(w http.ResponseWriter, r *http.Request) {
 		h.delete(w, r)
 	default:
 		w.Header().Set("Allow", "GET, POST, DELETE")
-		httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: use POST, GET or DELETE")
+		httpError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "method not allowed: use POST, GET or DELETE")
 	}
 }
 

@@ -6,14 +6,14 @@ import (
 	"strings"
 	"time"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // get opens a stream: the session's own, or with Last-Event-ID the one the
 // client lost, replayed from after that event.
 func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "text", "event-stream") {
-		httpError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
+		httpError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
 		return
 	}
 	hs := h.lookup(w, r)
@@ -29,7 +29,7 @@ func (h *httpHandler) get(w http.ResponseWriter, r *http.Request) {
 		known := streamID < hs.nextStream
 		hs.mu.Unlock()
 		if !ok || !known {
-			httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "bad request: Last-Event-ID "+strconv.Quote(last)+" names no event of this session")
+			httpError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "bad request: Last-Event-ID "+strconv.Quote(last)+" names no event of this session")
 			return
 		}
 		resume = true

@@ -10,7 +10,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // A legacySession is one session of the deprecated HTTP+SSE transport
@@ -45,10 +45,10 @@ func (ls *legacySession) Read() ([]byte, error) {
 }
 
 func (ls *legacySession) Write(msg []byte) error {
-	bp := wire.GetBuf()
+	bp := jsonrpc.GetBuf()
 	*bp = appendEvent(*bp, "message", nil, msg)
 	err := ls.conn.write(*bp)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 	return err
 }
 
@@ -64,7 +64,7 @@ func (ls *legacySession) session() *mcp.Session {
 // legacyOpen serves GET /sse: the session's stream, for as long as it lasts.
 func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "text", "event-stream") {
-		httpError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
+		httpError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest, "not acceptable: the Accept header must list text/event-stream")
 		return
 	}
 	ls := &legacySession{
@@ -85,7 +85,7 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 		return true
 	}) {
 		h.opts.Meter.LimitHit(LimitSessions)
-		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, h.fullMessage())
+		httpError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInvalidRequest, h.fullMessage())
 		return
 	}
 	h.opts.Meter.Sessions(TransportSSE, +1)
@@ -126,18 +126,18 @@ func (h *httpHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	}
 	id := r.URL.Query().Get("sessionId")
 	if id == "" {
-		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "bad request: missing sessionId query parameter (GET "+PathSSE+" first)")
+		httpError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "bad request: missing sessionId query parameter (GET "+PathSSE+" first)")
 		return
 	}
 	h.mu.Lock()
 	ls := h.legacy[id]
 	h.mu.Unlock()
 	if ls == nil {
-		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "session not found: it is unknown or ended; open a new one with GET "+PathSSE)
+		httpError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session not found: it is unknown or ended; open a new one with GET "+PathSSE)
 		return
 	}
 	if !sameCaller(ls.caller, callerOf(r)) {
-		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "forbidden: the session belongs to another caller")
+		httpError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "forbidden: the session belongs to another caller")
 		return
 	}
 	bp := h.readBody(w, r)
@@ -145,8 +145,8 @@ func (h *httpHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	msg := bytes.Clone(*bp) // Serve reads it after this handler returns
-	wire.PutBuf(bp)
-	if perr := wire.Check(msg); perr != nil {
+	jsonrpc.PutBuf(bp)
+	if perr := jsonrpc.Check(msg); perr != nil {
 		httpError(w, http.StatusBadRequest, nil, perr.Code, perr.Message)
 		return
 	}
@@ -157,7 +157,7 @@ func (h *httpHandler) legacyPost(w http.ResponseWriter, r *http.Request) {
 	case ls.in <- msg:
 		w.WriteHeader(http.StatusAccepted)
 	case <-ls.gone:
-		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "session ended; open a new one with GET "+PathSSE)
+		httpError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session ended; open a new one with GET "+PathSSE)
 	case <-r.Context().Done():
 	}
 }

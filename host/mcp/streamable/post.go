@@ -10,13 +10,13 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // post serves a POSTed JSON-RPC message (or 2025-03-26 batch).
 func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	if !accepts(r, "application", "json") || !accepts(r, "text", "event-stream") {
-		httpError(w, http.StatusNotAcceptable, nil, wire.CodeInvalidRequest,
+		httpError(w, http.StatusNotAcceptable, nil, jsonrpc.CodeInvalidRequest,
 			"not acceptable: the Accept header must list both application/json and text/event-stream")
 		return
 	}
@@ -27,9 +27,9 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	if bp == nil {
 		return
 	}
-	defer wire.PutBuf(bp)
+	defer jsonrpc.PutBuf(bp)
 	body := *bp
-	if perr := wire.Check(body); perr != nil {
+	if perr := jsonrpc.Check(body); perr != nil {
 		httpError(w, http.StatusBadRequest, nil, perr.Code, perr.Message)
 		return
 	}
@@ -38,12 +38,12 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 	// _meta, and one whose _meta says so whatever session id it carries
 	// (it has no use for one).
 	sid := r.Header.Get("Mcp-Session-Id")
-	m, derr := wire.Decode(body) // a batch does not decode: it is a session's
+	m, derr := jsonrpc.Decode(body) // a batch does not decode: it is a session's
 	if sid == "" && isStatelessPost(r, m) || sid != "" && mcp.IsStateless(m) {
 		h.stateless(w, r, body, m, derr)
 		return
 	}
-	if sid == "" && derr == nil && m.Kind == wire.Request && string(m.Method) == "initialize" {
+	if sid == "" && derr == nil && m.Kind == jsonrpc.Request && string(m.Method) == "initialize" {
 		h.initialize(w, r, body)
 		return
 	}
@@ -97,12 +97,12 @@ func (h *httpHandler) allow(w http.ResponseWriter, lim *rate.Limiter, n int, id 
 	}
 	w.Header().Set("Retry-After", strconv.Itoa(int((delay+time.Second-1)/time.Second)))
 	data := `{"retryAfterMs":` + strconv.FormatInt(delay.Milliseconds(), 10) + `}`
-	bp := wire.GetBuf()
-	*bp = wire.AppendError(*bp, id, &wire.Error{Code: codeRateLimited, Message: msg, Data: []byte(data)})
+	bp := jsonrpc.GetBuf()
+	*bp = jsonrpc.AppendError(*bp, id, &jsonrpc.Error{Code: codeRateLimited, Message: msg, Data: []byte(data)})
 	w.Header()["Content-Type"] = hdrJSON
 	w.WriteHeader(http.StatusTooManyRequests)
 	w.Write(*bp)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 	return false
 }
 
@@ -114,18 +114,18 @@ const codeRateLimited = -32029
 // batch) that will be answered: requests, and messages that do not decode.
 // For a single request it returns its id too.
 func countRequests(body []byte) (n int, id []byte) {
-	if !wire.IsBatch(body) {
-		m, err := wire.Decode(body)
+	if !jsonrpc.IsBatch(body) {
+		m, err := jsonrpc.Decode(body)
 		switch {
 		case err != nil:
 			return 1, nil
-		case m.Kind == wire.Request:
+		case m.Kind == jsonrpc.Request:
 			return 1, m.ID
 		}
 		return 0, nil
 	}
-	for _, e := range wire.Elements(body) {
-		if m, err := wire.Decode(e); err != nil || m.Kind == wire.Request {
+	for _, e := range jsonrpc.Elements(body) {
+		if m, err := jsonrpc.Decode(e); err != nil || m.Kind == jsonrpc.Request {
 			n++
 		}
 	}
@@ -167,7 +167,7 @@ func (h *httpHandler) initialize(w http.ResponseWriter, r *http.Request, body []
 		} else {
 			h.opts.Meter.LimitHit(LimitSessions)
 		}
-		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, msg)
+		httpError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInvalidRequest, msg)
 		return
 	}
 	w.Header().Set("Mcp-Session-Id", hs.id)
@@ -210,7 +210,7 @@ func (p *postSink) Write(msg []byte) error {
 		p.hs.emit(p.st, msg)
 	case p.json:
 		p.hs.h.log.Warn("dropped a message after the response", "message", string(msg))
-	case wire.Classify(msg) == wire.Response:
+	case jsonrpc.Classify(msg) == jsonrpc.Response:
 		p.json = true
 		writeJSON(p.w, msg)
 	default:
@@ -269,7 +269,7 @@ func (p *postSink) finish(requests int) {
 		closed := p.hs.closed
 		p.hs.mu.Unlock()
 		if closed {
-			httpError(p.w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "session ended while the request ran")
+			httpError(p.w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "session ended while the request ran")
 			return
 		}
 		p.w.WriteHeader(http.StatusNoContent) // cancelled: no response

@@ -9,7 +9,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Routing headers (SEP-2243). A stateless POST mirrors parts of its body
@@ -58,9 +58,9 @@ const maxSchemaDepth = 32
 // name: an unknown tool, or a body without the name, is not this check's
 // business (the call answers -32602) beyond Mcp-Name. MCP-Protocol-Version
 // is checked elsewhere.
-func checkRoutingHeaders(r *http.Request, m wire.Message, toolDef func(name string) json.RawMessage) *wire.Error {
-	fail := func(msg string) *wire.Error {
-		return &wire.Error{Code: mcp.CodeHeaderMismatch, Message: "header mismatch: " + msg, ID: m.ID}
+func checkRoutingHeaders(r *http.Request, m jsonrpc.Message, toolDef func(name string) json.RawMessage) *jsonrpc.Error {
+	fail := func(msg string) *jsonrpc.Error {
+		return &jsonrpc.Error{Code: mcp.CodeHeaderMismatch, Message: "header mismatch: " + msg, ID: m.ID}
 	}
 	method := string(m.Method)
 	hv, problem := routingHeader(r, hdrMethod, false)
@@ -84,7 +84,7 @@ func checkRoutingHeaders(r *http.Request, m wire.Message, toolDef func(name stri
 	default:
 		return nil
 	}
-	name, ok := wire.Unquote(wire.Member(m.Params, member))
+	name, ok := jsonrpc.Unquote(jsonrpc.Member(m.Params, member))
 	if !ok {
 		return nil // the method answers -32602
 	}
@@ -105,9 +105,9 @@ func checkRoutingHeaders(r *http.Request, m wire.Message, toolDef func(name stri
 	if def == nil {
 		return nil
 	}
-	args := wire.Member(m.Params, "arguments")
+	args := jsonrpc.Member(m.Params, "arguments")
 	var msg string
-	walkHeaderParams(wire.Member(def, "inputSchema"), nil, 0, func(path []string, suffix string) bool {
+	walkHeaderParams(jsonrpc.Member(def, "inputSchema"), nil, 0, func(path []string, suffix string) bool {
 		msg = checkParam(r, suffix, path, args)
 		return msg == ""
 	})
@@ -127,13 +127,13 @@ func walkHeaderParams(schema []byte, path []string, depth int, fn func(path []st
 	if depth >= maxSchemaDepth {
 		return true
 	}
-	for k, sub := range wire.Members(wire.Member(schema, "properties")) {
-		key, ok := wire.Unquote(k)
-		if !ok || !wire.IsObject(sub) {
+	for k, sub := range jsonrpc.Members(jsonrpc.Member(schema, "properties")) {
+		key, ok := jsonrpc.Unquote(k)
+		if !ok || !jsonrpc.IsObject(sub) {
 			continue
 		}
 		p := append(path[:len(path):len(path)], key)
-		if suffix, ok := wire.Unquote(wire.Member(sub, "x-mcp-header")); ok && isHTTPToken(suffix) {
+		if suffix, ok := jsonrpc.Unquote(jsonrpc.Member(sub, "x-mcp-header")); ok && isHTTPToken(suffix) {
 			if !fn(p, suffix) {
 				return false
 			}
@@ -153,12 +153,12 @@ func walkHeaderParams(schema []byte, path []string, depth int, fn func(path []st
 // one winning, so the header could mirror one member and the plugin read
 // another.
 func ambiguous(obj []byte, name string) bool {
-	if !wire.IsObject(obj) {
+	if !jsonrpc.IsObject(obj) {
 		return false
 	}
 	exact, folded := 0, 0
-	for k := range wire.Members(obj) {
-		key, _ := wire.Unquote(k)
+	for k := range jsonrpc.Members(obj) {
+		key, _ := jsonrpc.Unquote(k)
 		switch {
 		case key == name:
 			exact++
@@ -177,7 +177,7 @@ func checkParam(r *http.Request, suffix string, path []string, args []byte) stri
 			return "argument " + quoteValue(strings.Join(path, ".")) + " is ambiguous: its object has more than one member named " +
 				quoteValue(k) + " up to case, and a plugin may read another than the one the " + hdrParamStart + suffix + " header mirrors"
 		}
-		v = wire.Member(v, k) // nil once v is not an object
+		v = jsonrpc.Member(v, k) // nil once v is not an object
 	}
 	arg := "argument " + quoteValue(strings.Join(path, "."))
 	hv, problem := routingHeader(r, header, true)
@@ -197,7 +197,7 @@ func checkParam(r *http.Request, suffix string, path []string, args []byte) stri
 		}
 		return ""
 	case '"':
-		s, _ := wire.Unquote(v)
+		s, _ := jsonrpc.Unquote(v)
 		if hv == nil {
 			return "the " + header + " header is required: " + arg + " is " + quoteValue(s)
 		}

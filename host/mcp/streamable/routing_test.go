@@ -10,7 +10,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // routingTools are the tools checkRoutingHeaders' tests know, by name.
@@ -257,10 +257,10 @@ func TestRoutingHeaders(t *testing.T) {
 				body += `,"params":` + tc.params
 			}
 			body += "}"
-			if perr := wire.Check([]byte(body)); perr != nil {
+			if perr := jsonrpc.Check([]byte(body)); perr != nil {
 				t.Fatalf("bad test body %s: %s", body, perr.Message)
 			}
-			m, derr := wire.Decode([]byte(body))
+			m, derr := jsonrpc.Decode([]byte(body))
 			if derr != nil {
 				t.Fatalf("bad test body %s: %s", body, derr.Message)
 			}
@@ -295,7 +295,7 @@ func TestRoutingHeaders(t *testing.T) {
 func TestRoutingHeaderNamesOnTheWire(t *testing.T) {
 	t.Parallel()
 	body := `{"jsonrpc":"2.0","id":"a","method":"tools/call","params":{"name":"test_header_param","arguments":{"region":"us-west1"}}}`
-	m, derr := wire.Decode([]byte(body))
+	m, derr := jsonrpc.Decode([]byte(body))
 	if derr != nil {
 		t.Fatal(derr.Message)
 	}

@@ -22,8 +22,8 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/mcp/wire"
 	"github.com/plughost/plughost/host/oauth"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Options configure [Serve]. The zero value (or nil) means defaults,
@@ -353,12 +353,12 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		fallthrough
 	default:
 		if mcpAt = h.extra[r.URL.Path]; mcpAt == nil {
-			httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
+			httpError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, "not found: the MCP endpoint is "+PathMCP)
 			return
 		}
 	}
 	if h.loopback && !loopbackHost(r.Host) {
-		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest,
+		httpError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest,
 			"forbidden: Host "+strconv.Quote(r.Host)+" is not a loopback name (DNS rebinding protection)")
 		return
 	}
@@ -368,7 +368,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if o := r.Header.Get("Origin"); o != "" {
 		if !h.originAllowed(o, r.Host) {
-			httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest,
+			httpError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest,
 				"forbidden: Origin "+strconv.Quote(o)+" is not allowed (allow it with --allowed-origin)")
 			return
 		}
@@ -394,7 +394,7 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 	if h.draining.Load() {
 		w.Header().Set("Connection", "close")
-		httpError(w, http.StatusServiceUnavailable, nil, wire.CodeInvalidRequest, "service unavailable: the server is shutting down")
+		httpError(w, http.StatusServiceUnavailable, nil, jsonrpc.CodeInvalidRequest, "service unavailable: the server is shutting down")
 		return
 	}
 	switch {
@@ -403,21 +403,21 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case r.URL.Path == PathMetrics:
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
-			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: use GET")
+			httpError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "method not allowed: use GET")
 			return
 		}
 		h.opts.Metrics.ServeHTTP(w, r)
 	case r.URL.Path == PathSSE:
 		if r.Method != http.MethodGet {
 			w.Header().Set("Allow", "GET")
-			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: GET "+PathSSE+" opens an HTTP+SSE session")
+			httpError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "method not allowed: GET "+PathSSE+" opens an HTTP+SSE session")
 			return
 		}
 		h.legacyOpen(w, r)
 	case r.URL.Path == PathMessage:
 		if r.Method != http.MethodPost {
 			w.Header().Set("Allow", "POST")
-			httpError(w, http.StatusMethodNotAllowed, nil, wire.CodeInvalidRequest, "method not allowed: POST messages to "+PathMessage)
+			httpError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "method not allowed: POST messages to "+PathMessage)
 			return
 		}
 		h.legacyPost(w, r)
@@ -449,7 +449,7 @@ func checkContentType(w http.ResponseWriter, r *http.Request) bool {
 	if mt, _, err := mime.ParseMediaType(ct); err == nil && mt == "application/json" {
 		return true
 	}
-	httpError(w, http.StatusUnsupportedMediaType, nil, wire.CodeInvalidRequest,
+	httpError(w, http.StatusUnsupportedMediaType, nil, jsonrpc.CodeInvalidRequest,
 		"unsupported media type "+strconv.Quote(ct)+": POST a JSON-RPC message as application/json")
 	return false
 }
@@ -468,7 +468,7 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 	rc := http.NewResponseController(w)
 	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
 	defer rc.SetReadDeadline(time.Time{})
-	bp := wire.GetBuf()
+	bp := jsonrpc.GetBuf()
 	buf := *bp
 	if n := int(r.ContentLength) + 1; n > cap(buf) { // +1 sees EOF without growing
 		buf = make([]byte, 0, min(n, 64<<10)) // grown as the bytes arrive
@@ -481,7 +481,7 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 		buf = buf[:len(buf)+m]
 		*bp = buf
 		if int64(len(buf)) > limit {
-			wire.PutBuf(bp)
+			jsonrpc.PutBuf(bp)
 			h.tooLarge(w)
 			return nil
 		}
@@ -489,8 +489,8 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 			return bp
 		}
 		if err != nil {
-			wire.PutBuf(bp)
-			httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, "bad request: reading the body: "+err.Error())
+			jsonrpc.PutBuf(bp)
+			httpError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "bad request: reading the body: "+err.Error())
 			return nil
 		}
 	}
@@ -506,25 +506,25 @@ const jsonWriteTimeout = 10 * time.Second
 func (h *httpHandler) tooLarge(w http.ResponseWriter) {
 	h.opts.Meter.LimitHit(LimitBodySize)
 	w.Header().Set("Connection", "close")
-	httpError(w, http.StatusRequestEntityTooLarge, nil, wire.CodeInvalidRequest,
+	httpError(w, http.StatusRequestEntityTooLarge, nil, jsonrpc.CodeInvalidRequest,
 		"request too large: the body exceeds the limit of "+strconv.FormatInt(h.opts.MaxBodySize, 10)+" bytes")
 }
 
 // httpError answers with status and a JSON-RPC error response as body.
 func httpError(w http.ResponseWriter, status int, id []byte, code int, msg string) {
-	httpErrorData(w, status, id, wire.NewError(code, msg))
+	httpErrorData(w, status, id, jsonrpc.NewError(code, msg))
 }
 
 // httpErrorData answers with status and the JSON-RPC error e, data
 // included.
-func httpErrorData(w http.ResponseWriter, status int, id []byte, e *wire.Error) {
-	bp := wire.GetBuf()
-	*bp = wire.AppendError(*bp, id, e)
+func httpErrorData(w http.ResponseWriter, status int, id []byte, e *jsonrpc.Error) {
+	bp := jsonrpc.GetBuf()
+	*bp = jsonrpc.AppendError(*bp, id, e)
 	w.Header()["Content-Type"] = hdrJSON
 	w.Header().Set("Content-Length", strconv.Itoa(len(*bp)))
 	w.WriteHeader(status)
 	w.Write(*bp)
-	wire.PutBuf(bp)
+	jsonrpc.PutBuf(bp)
 }
 
 // newSessionID returns 32 bytes from the system's CSPRNG, base64url: 43

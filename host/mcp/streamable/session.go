@@ -11,7 +11,7 @@ import (
 	"golang.org/x/time/rate"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // An httpSession is one Streamable HTTP session: the protocol [Session],
@@ -176,7 +176,7 @@ func (hs *httpSession) checkIdle() {
 func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSession {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
-		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest,
+		httpError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
 			"bad request: missing Mcp-Session-Id header (send initialize first; its response carries the session id)")
 		return nil
 	}
@@ -185,7 +185,7 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 		if v == mcp.StatelessVersion {
 			msg = "bad request: MCP-Protocol-Version " + v + " is served without a session: send the request without Mcp-Session-Id, with its _meta"
 		}
-		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest, msg)
+		httpError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, msg)
 		return nil
 	}
 	h.mu.Lock()
@@ -196,12 +196,12 @@ func (h *httpHandler) lookup(w http.ResponseWriter, r *http.Request) *httpSessio
 		if h.wasEvicted(id) {
 			msg = h.evictedMessage()
 		}
-		httpError(w, http.StatusNotFound, nil, wire.CodeInvalidRequest, msg)
+		httpError(w, http.StatusNotFound, nil, jsonrpc.CodeInvalidRequest, msg)
 		return nil
 	}
 	if !sameCaller(hs.caller, callerOf(r)) {
 		hs.leave()
-		httpError(w, http.StatusForbidden, nil, wire.CodeInvalidRequest, "forbidden: the session belongs to another caller")
+		httpError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest, "forbidden: the session belongs to another caller")
 		return nil
 	}
 	return hs

@@ -8,7 +8,7 @@ import (
 	"time"
 
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/mcp/wire"
+	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
 // Stateless requests (MCP 2026-07-28) on the same endpoint as sessions. A
@@ -27,7 +27,7 @@ import (
 // -32022 as the stateless revision says), or, without the header, its
 // body says so in _meta. A 2025 client's initialize has no such header,
 // and its later requests name the session's version.
-func isStatelessPost(r *http.Request, m wire.Message) bool {
+func isStatelessPost(r *http.Request, m jsonrpc.Message) bool {
 	if v := r.Header.Get("Mcp-Protocol-Version"); v != "" {
 		return !mcp.SpeaksVersion(v)
 	}
@@ -36,9 +36,9 @@ func isStatelessPost(r *http.Request, m wire.Message) bool {
 
 // stateless serves a stateless POST (see above): body, decoded as m (derr
 // when it does not decode; a batch never does).
-func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte, m wire.Message, derr *wire.Error) {
-	if wire.IsBatch(body) {
-		httpError(w, http.StatusBadRequest, nil, wire.CodeInvalidRequest,
+func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []byte, m jsonrpc.Message, derr *jsonrpc.Error) {
+	if jsonrpc.IsBatch(body) {
+		httpError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest,
 			"invalid request: JSON-RPC batches are not part of protocol version "+mcp.StatelessVersion)
 		return
 	}
@@ -46,7 +46,7 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 	case derr != nil:
 		httpError(w, http.StatusBadRequest, derr.ID, derr.Code, derr.Message)
 		return
-	case m.Kind != wire.Request:
+	case m.Kind != jsonrpc.Request:
 		// Notifications and responses have no use without a session
 		// (a stateless client cancels by closing its response).
 		w.WriteHeader(http.StatusAccepted)
@@ -84,7 +84,7 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 	if h.draining.Load() {
 		h.mu.Unlock()
 		w.Header().Set("Connection", "close")
-		httpError(w, http.StatusServiceUnavailable, m.ID, wire.CodeInvalidRequest, "service unavailable: the server is shutting down")
+		httpError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeInvalidRequest, "service unavailable: the server is shutting down")
 		return
 	}
 	h.statelessWG.Add(1)
@@ -96,7 +96,7 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 	default:
 		h.opts.Meter.LimitHit(LimitStateless)
 		w.Header().Set("Retry-After", "1")
-		httpError(w, http.StatusServiceUnavailable, m.ID, wire.CodeInvalidRequest, "service unavailable: "+
+		httpError(w, http.StatusServiceUnavailable, m.ID, jsonrpc.CodeInvalidRequest, "service unavailable: "+
 			strconv.Itoa(cap(h.statelessSlots))+" stateless requests are being served, the most this server allows; retry shortly")
 		return
 	}
@@ -119,14 +119,14 @@ func (h *httpHandler) stateless(w http.ResponseWriter, r *http.Request, body []b
 // removed, initialize included, is answered so); 200 otherwise, errors of
 // the server's own included.
 func statusOf(msg []byte) int {
-	e := wire.Member(msg, "error")
+	e := jsonrpc.Member(msg, "error")
 	if e == nil {
 		return http.StatusOK
 	}
-	switch code, _ := strconv.Atoi(string(wire.Member(e, "code"))); code {
-	case mcp.CodeHeaderMismatch, mcp.CodeMissingCapability, mcp.CodeUnsupportedVersion, wire.CodeInvalidParams, wire.CodeInvalidRequest:
+	switch code, _ := strconv.Atoi(string(jsonrpc.Member(e, "code"))); code {
+	case mcp.CodeHeaderMismatch, mcp.CodeMissingCapability, mcp.CodeUnsupportedVersion, jsonrpc.CodeInvalidParams, jsonrpc.CodeInvalidRequest:
 		return http.StatusBadRequest
-	case wire.CodeMethodNotFound:
+	case jsonrpc.CodeMethodNotFound:
 		return http.StatusNotFound
 	}
 	return http.StatusOK
@@ -153,7 +153,7 @@ func (p *statelessSink) Write(msg []byte) error {
 		return p.conn.write(appendEvent(nil, "message", nil, msg))
 	case p.done:
 		return nil
-	case wire.Classify(msg) == wire.Response:
+	case jsonrpc.Classify(msg) == jsonrpc.Response:
 		p.done = true
 		if st := statusOf(msg); st != http.StatusOK {
 			p.w.Header()["Content-Type"] = hdrJSON

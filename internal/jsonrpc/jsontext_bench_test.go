@@ -1,6 +1,6 @@
 //go:build goexperiment.jsonv2
 
-package wire
+package jsonrpc
 
 import (
 	"bytes"
@@ -12,7 +12,7 @@ import (
 // library's tokenizer (GOEXPERIMENT=jsonv2): one pass that validates and
 // walks the top-level members, keeping their raw values. Run it with
 //
-//	GOEXPERIMENT=jsonv2 go test -run '^$' -bench Decode -benchmem ./host/mcp/wire
+//	GOEXPERIMENT=jsonv2 go test -run '^$' -bench Decode -benchmem ./internal/jsonrpc
 //
 // It decided the scanner (see the package doc).
 func BenchmarkDecodeJSONText(b *testing.B) {

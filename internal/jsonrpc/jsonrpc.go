@@ -1,7 +1,9 @@
-// Package wire reads, classifies and writes JSON-RPC 2.0 messages. It is
+// Package jsonrpc reads, classifies and writes JSON-RPC 2.0 messages. It is
 // the only code in the host that looks at the raw bytes of a message; it
 // knows nothing of MCP, only of JSON-RPC: ids, methods, params, results and
-// errors.
+// errors. It imports nothing of the host, so every layer may use it without
+// climbing: the MCP server (host/mcp) and its transports, and the task
+// store (host/tasks), which keeps results as the raw JSON they travel as.
 //
 // # Reading
 //
@@ -11,10 +13,10 @@
 // one message as a [Request], a [Notification] or a [Response] and returns
 // its parts, which alias the input (nothing is copied or allocated):
 //
-//	if perr := wire.Check(b); perr != nil { … answer perr with a null id … }
-//	m, err := wire.Decode(b)
+//	if perr := jsonrpc.Check(b); perr != nil { … answer perr with a null id … }
+//	m, err := jsonrpc.Decode(b)
 //	if err != nil { … answer err with err.ID … }
-//	switch m.Kind { case wire.Request: … m.ID, m.Method, m.Params … }
+//	switch m.Kind { case jsonrpc.Request: … m.ID, m.Method, m.Params … }
 //
 // Params and results stay raw JSON: [Member] and [Members] read an
 // object's members, [Unquote] a string, [IsObject] checks a value's type.
@@ -41,12 +43,12 @@
 // (each one kept must be copied) and it allocates per message. Measured on
 // a 200-byte tools/call (BenchmarkDecode and BenchmarkDecodeJSONText,
 // GOEXPERIMENT=jsonv2 go test -run '^$' -bench Decode -benchmem
-// ./host/mcp/wire): this scanner 376–402 ns, 0 allocations; jsontext
+// ./internal/jsonrpc): this scanner 376–402 ns, 0 allocations; jsontext
 // 432–495 ns, 3 allocations and 168 B. The difference is small against a
 // call's cost either way; what decided it is that jsontext needs an
 // experiment flag (or a second module) and copies, while this scanner is
 // 150 lines, fuzzed (FuzzDecode checks it against encoding/json).
-package wire
+package jsonrpc
 
 import (
 	"bytes"

@@ -13,8 +13,8 @@ import (
 	"github.com/plughost/plughost/host/mcp"
 )
 
-// Over stdio the catalog starts calls without a goroutine waiting for them.
-var _ mcp.CallStarter = (*catalog.Catalog)(nil)
+// The catalog is what the MCP server serves.
+var _ mcp.Catalog = (*catalog.Catalog)(nil)
 
 // serve runs the MCP server over stdio until stdin closes or a signal arrives.
 func serve(args []string, stdin io.Reader, stdout, stderr io.Writer) error {

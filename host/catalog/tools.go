@@ -218,20 +218,17 @@ func (c *Catalog) ListTools(cursor string) (tools []json.RawMessage, nextCursor 
 //     is wrapped naming tool and provider ("tool "x" of provider "p":
 //     …"). A cancelled ctx shows as the provider's error wrapping ctx's.
 //
-// No lock is held while the provider runs.
+// No lock is held while the provider runs. CallTool is StartCall waited
+// for (tool.Await), for the callers that need to wait (`plughost call`).
 func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
-	r, fwd, err := c.route(call)
-	if err != nil {
-		return nil, err
-	}
-	res, err := r.p.CallTool(ctx, &fwd)
-	return c.answer(r, call.Name, res, err)
+	return tool.Await(ctx, c.StartCall, call)
 }
 
-// StartCall is CallTool without waiting, when the tool's provider is a
-// tool.Starter: done gets what CallTool would have returned, from the
-// provider's goroutine (see tool.Starter), or at once for a call refused
-// here. For any other provider a goroutine runs CallTool.
+// StartCall is the catalog's one call path: it routes call, starts it on
+// its provider and returns; done gets what CallTool returns. A
+// tool.Starter's answer comes from the provider's goroutine (see
+// tool.Starter), a call refused here at once; for any other provider a
+// goroutine runs its CallTool.
 func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	r, fwd, err := c.route(call)
 	if err != nil {

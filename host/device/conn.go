@@ -312,20 +312,30 @@ func (c *conn) Tools() []tool.Def {
 	return defs
 }
 
-// CallTool sends a call frame and waits for the device's result. The
-// catalog has checked call.Arguments against the service's schema. A
-// disconnect is tool.ErrGone, no result in time tool.ErrTimedOut, each
-// naming the tool and the device.
+// CallTool is StartCall waited for (tool.Await).
 func (c *conn) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
-	res, err := c.call(ctx, call.Name, call.Arguments)
-	switch {
-	case errors.Is(err, ErrDisconnected):
-		return nil, tool.Errorf(tool.ErrGone, "tool %q of provider %q: %w", call.Name, c.Name(), err)
-	case errors.Is(err, ErrCallTimeout):
-		return nil, tool.Errorf(tool.ErrTimedOut, "tool %q of provider %q: %w", call.Name, c.Name(), err)
-	}
-	return res, err
+	return tool.Await(ctx, c.StartCall, call)
 }
+
+// StartCall is the device's one call path (tool.Starter): on a goroutine
+// of its own it sends a call frame and waits for the device's result,
+// which done gets. The catalog has checked call.Arguments against the
+// service's schema. A disconnect is tool.ErrGone, no result in time
+// tool.ErrTimedOut, each naming the tool and the device.
+func (c *conn) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+	go func() {
+		res, err := c.call(ctx, call.Name, call.Arguments)
+		switch {
+		case errors.Is(err, ErrDisconnected):
+			err = tool.Errorf(tool.ErrGone, "tool %q of provider %q: %w", call.Name, c.Name(), err)
+		case errors.Is(err, ErrCallTimeout):
+			err = tool.Errorf(tool.ErrTimedOut, "tool %q of provider %q: %w", call.Name, c.Name(), err)
+		}
+		done(res, err)
+	}()
+}
+
+var _ tool.Starter = (*conn)(nil)
 
 // service returns the registered service of that name, or an error
 // wrapping tool.ErrGone when the device no longer offers it.

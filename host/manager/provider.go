@@ -71,30 +71,15 @@ func (p *provider) About() tool.About {
 }
 
 // CallTool runs the call on the plugin under its time limit (the sandbox
-// policy's timeout, Launch.CallTimeout). call.Arguments is the catalog's:
-// never empty. Errors are tool.ErrRefused once the plugin is stopping,
+// policy's timeout, Launch.CallTimeout) and waits for it: StartCall
+// waited for (tool.Await). call.Arguments is the catalog's: never empty.
+// Errors are tool.ErrRefused once the plugin is stopping,
 // tool.ErrTimedOut past the time limit, those of callError, or ctx's.
 func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
-	if err := p.heldError(trust.KindTool, call.Name); err != nil {
-		return nil, err
-	}
-	in, err := p.g.acquire(ctx, fmt.Sprintf("tool %q", call.Name))
-	if err != nil {
-		return nil, err
-	}
-	defer in.leave()
-	ctx, lim, release := in.limit(ctx)
-	defer release()
-	untimeWhenTask(call, lim)
-	res, err := in.pp.CallTool(ctx, p.request(call))
-	if err != nil {
-		return nil, in.failure(ctx, call.Name, lim.d, err)
-	}
-	in.adviseCall(call.Name, res)
-	return res, nil
+	return tool.Await(ctx, p.StartCall, call)
 }
 
-// StartCall is CallTool without waiting (tool.Starter): the plugin's
+// StartCall is the provider's one call path (tool.Starter): the plugin's
 // stream reader delivers the call's notifications and answer. A failure is
 // explained on a goroutine of its own, since callError may wait a moment
 // for the plugin's exit.

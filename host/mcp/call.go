@@ -164,14 +164,15 @@ func (s *Session) startCall(in incoming, p callParams) func() {
 		return nil
 	}
 	t := &s.calls
-	if starter, ok := s.srv.catalog.(CallStarter); ok && s.inline && in.rp.batch == nil && s.srv.isReady() {
+	if s.inline && in.rp.batch == nil && s.srv.isReady() {
 		select {
 		case t.slots <- struct{}{}:
 			c.slot = true
 			if c.task != nil {
 				c.task.arm(c)
 			}
-			starter.StartCall(c.ctx, &c.tc, c.started)
+			t.inline.Add(1)
+			s.srv.catalog.StartCall(c.ctx, &c.tc, c.started)
 			return nil
 		default: // all slots busy: a worker waits for one
 		}
@@ -293,16 +294,12 @@ func (c *call) run() {
 		// the request it serves) once it is one: it goes on on the
 		// provider's goroutine, or one of its own.
 		c.task.arm(c)
-		if starter, ok := s.srv.catalog.(CallStarter); ok {
-			starter.StartCall(c.ctx, &c.tc, c.started)
-		} else {
-			go func() { c.started(s.srv.catalog.CallTool(c.ctx, &c.tc)) }()
-		}
+		s.srv.catalog.StartCall(c.ctx, &c.tc, c.started)
 		<-c.task.answered // the worker's end may end the request (a stateless POST)
 		return
 	}
 	if c.op == nil {
-		res, err = s.srv.catalog.CallTool(c.ctx, &c.tc)
+		res, err = tool.Await(c.ctx, s.srv.catalog.StartCall, &c.tc)
 	} else {
 		res, err = c.op.exec(c, nil)
 	}
@@ -345,7 +342,8 @@ func (c *call) dropSlot() {
 	}
 }
 
-// started is the done of a call started inline (CallStarter), called on
+// started is the done of a call started without a worker waiting for it
+// (inline over stdio, or one that may become a task), called on
 // the provider's goroutine. A provider that needs the client's input is
 // rare: only then is the call handed to a goroutine of its own, which may
 // wait for the client.
@@ -370,7 +368,7 @@ func (c *call) exec(in *tool.Input) (json.RawMessage, error) {
 		return c.op.exec(c, in)
 	}
 	c.tc.Input = in
-	return c.s.srv.catalog.CallTool(c.ctx, &c.tc)
+	return tool.Await(c.ctx, c.s.srv.catalog.StartCall, &c.tc)
 }
 
 // leave takes the call out of its session: its slot, its entry in the

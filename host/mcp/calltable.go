@@ -14,6 +14,9 @@ type callTable struct {
 	// most maxWaiting at once.
 	waiting    atomic.Int64
 	maxWaiting int64
+	// inline counts the tools/calls started on the read loop, without a
+	// worker (Session.inline; TestCallsStartInline reads it).
+	inline atomic.Int64
 
 	mu       sync.Mutex
 	inflight map[string]*call

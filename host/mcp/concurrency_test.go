@@ -224,7 +224,7 @@ func TestWriteErrorEndsServe(t *testing.T) {
 
 // TestCallsStartInline: over stdio a call starts on the read loop through
 // the catalog's StartCall (no worker); over other transports, and inside a
-// batch, a worker runs CallTool. Either way the answer is the same.
+// batch, a worker starts it and waits. Either way the answer is the same.
 func TestCallsStartInline(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
@@ -250,8 +250,8 @@ func TestCallsStartInline(t *testing.T) {
 			if len(got) != 1 || got[0] != want {
 				t.Errorf("got %q, want %s", got, want)
 			}
-			if n := c.cat.Started(); (n == 1) != tt.inline {
-				t.Errorf("%d calls through StartCall, want inline=%v", n, tt.inline)
+			if n := c.session.Load().calls.inline.Load(); (n == 1) != tt.inline {
+				t.Errorf("%d calls started on the read loop, want inline=%v", n, tt.inline)
 			}
 		})
 	}

@@ -302,11 +302,11 @@
 //     syscall (the coalescer), without a writer goroutine.
 //
 // Two goroutine hand-offs per call in the host, both inside gRPC. When all
-// slots are taken, or for a call inside a batch, or for a provider that
-// cannot start calls (a device), step 5 runs on a worker goroutine that
-// waits for a slot and calls Catalog.CallTool, and the answer comes back
-// to that worker; with 4×MaxInFlight calls pending on workers (calls
-// waiting for the client hold none), the read loop stops reading.
+// slots are taken, or for a call inside a batch, step 5 runs on a worker
+// goroutine that waits for a slot, starts the call (Catalog.StartCall)
+// and waits for it (tool.Await): the answer comes back to that worker;
+// with 4×MaxInFlight calls pending on workers (calls waiting for the
+// client hold none), the read loop stops reading.
 //
 // resources/read, prompts/get and completion/complete take the worker's
 // path, through steps 1–4 then Catalog.ReadResource, GetPrompt or Complete
@@ -328,7 +328,7 @@
 // stream), registered by id among the requests pending at the client, and
 // waits; the client's response arrives like any message (steps 1–2, on
 // the read loop or a POST) and is routed by id to it. With every answer in
-// hand it calls the catalog again (CallTool, ReadResource or GetPrompt,
+// hand it calls the catalog again (StartCall, ReadResource or GetPrompt,
 // with Input), and the next answer goes through step 7 again.
 //
 // In a 2025-03-26 batch, the batch's worker waits until each of its calls
@@ -336,8 +336,8 @@
 // batch's response.
 //
 // Over Streamable HTTP (host/mcp/streamable), steps 2–8 run on the POST's
-// handler goroutine with Catalog.CallTool (no worker): it waits for the
-// answer, which the stream reader hands it (three hand-offs), and writes
+// handler goroutine, which starts the call and waits for the answer,
+// which the stream reader hands it (three hand-offs), and writes
 // it as the HTTP response; a call in input rounds stays on that goroutine,
 // the client's answers arriving in other POSTs. The answer of each POST is
 // its own.

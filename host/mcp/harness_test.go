@@ -23,8 +23,6 @@ import (
 	"github.com/plughost/plughost/host/mcp/stdio"
 )
 
-var _ CallStarter = (*mcptest.Catalog)(nil)
-
 // TestMain fails the run if any goroutine of this package outlives the tests.
 func TestMain(m *testing.M) { os.Exit(mcptest.RunCheckingLeaks(m, "plughost/host/mcp.")) }
 

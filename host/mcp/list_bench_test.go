@@ -29,8 +29,8 @@ func newListCatalog(n int) listCatalog {
 }
 
 func (c listCatalog) ListTools(string) ([]json.RawMessage, string, error) { return c.tools, "", nil }
-func (listCatalog) CallTool(context.Context, *tool.Call) (json.RawMessage, error) {
-	return nil, tool.ErrUnknownTool
+func (listCatalog) StartCall(_ context.Context, _ *tool.Call, done func(json.RawMessage, error)) {
+	done(nil, tool.ErrUnknownTool)
 }
 func (listCatalog) Subscribe(func(tool.Change)) func() { return func() {} }
 

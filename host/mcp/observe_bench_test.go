@@ -57,9 +57,9 @@ func BenchmarkCallObserved(b *testing.B) {
 // routed is mcptest.Echo naming its provider, as the catalog does.
 type routed struct{ mcptest.Echo }
 
-func (r routed) CallTool(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
+func (r routed) StartCall(ctx context.Context, c *tool.Call, done func(json.RawMessage, error)) {
 	c.Provider = "echo"
-	return r.Echo.CallTool(ctx, c)
+	r.Echo.StartCall(ctx, c, done)
 }
 
 // chanTransport hands messages over channels and tells of each one written.

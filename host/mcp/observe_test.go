@@ -28,15 +28,16 @@ type tracing struct {
 	calls [][2]string
 }
 
-func (c *tracing) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+func (c *tracing) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	if call.Name == "nope" {
-		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
+		done(nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name))
+		return
 	}
 	call.Provider = "echo-provider"
 	c.mu.Lock()
 	c.calls = append(c.calls, [2]string{call.TraceParent, call.TraceState})
 	c.mu.Unlock()
-	return c.Echo.CallTool(ctx, call)
+	c.Echo.StartCall(ctx, call, done)
 }
 
 type nopSink struct{}
@@ -169,13 +170,13 @@ type flooding struct {
 	n int
 }
 
-func (c flooding) CallTool(_ context.Context, call *tool.Call) (json.RawMessage, error) {
+func (c flooding) StartCall(_ context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	call.Provider = "flood-provider"
 	for i := range c.n {
 		call.Progress(tool.Progress{Progress: float64(i + 1)})
 		call.Log(tool.Log{Level: "info", Data: json.RawMessage(`"line"`)})
 	}
-	return tool.TextResult("flooded"), nil
+	done(tool.TextResult("flooded"), nil)
 }
 
 // countingSink counts the notifications written to it, by method.

@@ -116,12 +116,6 @@ type searchCatalog struct {
 	addFound int
 }
 
-// searchStarter is a searchCatalog whose catalog is a CallStarter.
-type searchStarter struct {
-	*searchCatalog
-	starter CallStarter
-}
-
 // withSearch returns c in search mode as ts says, and its searchCatalog
 // (the sessions list their found tools with it).
 func withSearch(c Catalog, ts *ToolSearch) (Catalog, *searchCatalog) {
@@ -136,9 +130,6 @@ func withSearch(c Catalog, ts *ToolSearch) (Catalog, *searchCatalog) {
 	sc.addFound = min(max(ts.AddFound, 0), MaxAddFound)
 	sc.lookup, _ = c.(ToolLookup)
 	sc.seer, _ = c.(seer)
-	if st, ok := c.(CallStarter); ok {
-		return &searchStarter{searchCatalog: sc, starter: st}, sc
-	}
 	return sc, sc
 }
 
@@ -199,26 +190,9 @@ func (sc *searchCatalog) Tool(name string) json.RawMessage {
 	return sc.lookup.Tool(name)
 }
 
-// CallTool serves the host's tools and passes any other call on.
-func (sc *searchCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
-	switch call.Name {
-	case SearchToolName:
-		call.Provider, call.Routed = HostProvider, SearchToolName
-		return sc.search(ctx, call.Arguments, call.Guard), nil
-	case CallToolName:
-		fwd, failed := unwrapCall(call)
-		if failed != nil {
-			return failed, nil
-		}
-		res, err := sc.Catalog.CallTool(ctx, fwd)
-		call.Provider, call.Routed = fwd.Provider, fwd.Routed
-		return unknownAsResult(fwd.Name, res, err)
-	}
-	return sc.Catalog.CallTool(ctx, call)
-}
-
-// StartCall is CallTool through the catalog's StartCall.
-func (ss *searchStarter) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+// StartCall serves the host's tools and passes any other call on to the
+// catalog's StartCall.
+func (ss *searchCatalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	switch call.Name {
 	case SearchToolName:
 		call.Provider, call.Routed = HostProvider, SearchToolName
@@ -231,12 +205,12 @@ func (ss *searchStarter) StartCall(ctx context.Context, call *tool.Call, done fu
 			done(failed, nil)
 			return
 		}
-		ss.starter.StartCall(ctx, fwd, func(res json.RawMessage, err error) {
+		ss.Catalog.StartCall(ctx, fwd, func(res json.RawMessage, err error) {
 			call.Provider, call.Routed = fwd.Provider, fwd.Routed
 			done(unknownAsResult(fwd.Name, res, err))
 		})
 	default:
-		ss.starter.StartCall(ctx, call, done)
+		ss.Catalog.StartCall(ctx, call, done)
 	}
 }
 

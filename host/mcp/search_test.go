@@ -93,7 +93,7 @@ func forBothTransports(t *testing.T, f func(t *testing.T, c *client)) {
 	for _, stdio := range []bool{false, true} {
 		name := "chan"
 		if stdio {
-			name = "stdio" // calls started inline (CallStarter)
+			name = "stdio" // calls started inline
 		}
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -27,7 +27,7 @@ import (
 // implements it. Implementations must be safe for concurrent use.
 //
 // A tool.Call, tool.Read or tool.PromptGet carries the client's declared
-// capabilities (ClientCapabilities, {} when none). CallTool, ReadResource
+// capabilities (ClientCapabilities, {} when none). A call, ReadResource
 // and GetPrompt may return an *tool.InputRequired: the server then asks
 // its client and calls again with Input set (see the package doc).
 type Catalog interface {
@@ -39,15 +39,24 @@ type Catalog interface {
 	// a provider publishes it). One that is not framed as an object is
 	// dropped with an error log.
 	ListTools(cursor string) (tools []json.RawMessage, nextCursor string, err error)
-	// CallTool runs a tool; call.Name is the exposed name.
+	// StartCall starts a tool's call and returns (tool.StartFunc);
+	// call.Name is the exposed name. done is called exactly once, with the
+	// call's result or error, possibly before StartCall returns; call's
+	// Progress and Log are called before it, in order, on the same
+	// goroutine as done. When ctx ends, done must come soon, with ctx's
+	// error. done writes the response: it must not be called with a lock
+	// held that the server's writes could wait for. Over stdio a call
+	// starts on the goroutine that read it and is answered on the one
+	// that learns its result (a plugin's stream reader), which saves two
+	// goroutine hand-offs per call.
+	//
 	// errors.Is(err, tool.ErrUnknownTool) → JSON-RPC -32602; any other
 	// error → an isError CallToolResult naming the cause (tool.ErrorResult).
 	// A result must be a valid JSON object and is passed through as bytes,
 	// unparsed (plugins' results are checked by pluginproto's Client,
 	// devices' are built by host/device); one not framed as an object
 	// becomes an isError result, and one with line breaks is compacted.
-	// CallTool must return soon after ctx ends.
-	CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error)
+	StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error))
 	// Subscribe calls fn after each (already coalesced) burst of changes
 	// of the lists, saying which changed; cancel stops it. fn does not
 	// block.
@@ -82,21 +91,6 @@ type Catalog interface {
 	// OnResourceUpdated calls fn with the URI of each subscribed resource
 	// whose contents changed; cancel stops it. fn does not block.
 	OnResourceUpdated(fn func(uri string)) (cancel func())
-}
-
-// A CallStarter is a Catalog that can start a call without a goroutine
-// waiting for it. Over stdio the server then starts each call on the
-// goroutine that read it and answers it on the goroutine that learns its
-// result (a plugin's stream reader), which saves two goroutine hand-offs
-// per call.
-type CallStarter interface {
-	// StartCall starts call and returns. done is called exactly once, with
-	// what CallTool would have returned, possibly before StartCall returns;
-	// call's Progress and Log are called before it, in order, on the same
-	// goroutine as done. When ctx ends, done must come soon, with ctx's
-	// error. done writes the response: it must not be called with a lock
-	// held that the server's writes could wait for.
-	StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error))
 }
 
 // Options configure a [Server]. The zero value (or nil) means defaults.
@@ -381,9 +375,8 @@ func NewServer(c Catalog, opts *Options) *Server {
 // running the host as its Caller: whoever can write to stdin is that user.
 //
 // A tools/call starts on the goroutine that read it and is answered on the
-// goroutine that learns its result, when the catalog implements
-// [CallStarter]: stdio has one client, whose writes may block only each
-// other.
+// goroutine that learns its result (Catalog.StartCall): stdio has one
+// client, whose writes may block only each other.
 func (srv *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
 	return srv.serve(ctx, stdio.New(in, out, srv.maxMsg), func(s *Session) { s.SetPeer(Peer{Caller: localCaller()}) }, true)
 }

@@ -35,8 +35,8 @@ type Session struct {
 	found  *foundTools // nil unless ToolSearch.AddFound (and never stateless)
 	view   view        // what the caller may see (Options.Access)
 
-	// inline lets long calls start on the read loop, when the catalog is a
-	// CallStarter (set before the first message; stdio only).
+	// inline lets tools/calls start on the read loop (Catalog.StartCall;
+	// set before the first message; stdio only).
 	inline bool
 	// sessionOnly: the transport serves only sessions (HTTP+SSE), so a
 	// stateless request is answered -32601 (set before the first message).

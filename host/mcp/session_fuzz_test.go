@@ -20,7 +20,7 @@ import (
 // makes it up: one progress report, one log message and a result, each
 // passed on as pluginproto's Client passes them: log data unchecked, a
 // result only when it is valid JSON text, UTF-8 included (the Client
-// refuses anything but a JSON object, FuzzPluginFrame checks that; Catalog.CallTool's contract
+// refuses anything but a JSON object, FuzzPluginFrame checks that; Catalog.StartCall's contract
 // is valid JSON, and the server turns a non-object into an isError).
 type pluginReply struct {
 	level, message  string
@@ -35,26 +35,28 @@ type replyCatalog struct {
 	reply pluginReply
 }
 
-func (c *replyCatalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+// StartCall answers on a goroutine of its own, as a plugin's stream
+// reader does.
+func (c *replyCatalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	if call.Name != "plugin" {
-		return c.Catalog.CallTool(ctx, call)
+		c.Catalog.StartCall(ctx, call, done)
+		return
 	}
-	if call.Progress != nil {
-		call.Progress(tool.Progress{Progress: c.reply.progress, Total: c.reply.total, Message: c.reply.message})
-	}
-	if call.Log != nil {
-		call.Log(tool.Log{Level: c.reply.level, Logger: c.reply.message, Data: c.reply.data})
-	}
-	if !json.Valid(c.reply.result) || !utf8.Valid(c.reply.result) {
-		return nil, errors.New("the plugin's result is not valid JSON text")
-	}
-	return c.reply.result, nil
+	go func() { done(c.reply.answer(call)) }()
 }
 
-// StartCall answers on a goroutine of its own, as a plugin's stream
-// reader does (CallStarter).
-func (c *replyCatalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
-	go func() { done(c.CallTool(ctx, call)) }()
+// answer is what the plugin said to call.
+func (r pluginReply) answer(call *tool.Call) (json.RawMessage, error) {
+	if call.Progress != nil {
+		call.Progress(tool.Progress{Progress: r.progress, Total: r.total, Message: r.message})
+	}
+	if call.Log != nil {
+		call.Log(tool.Log{Level: r.level, Logger: r.message, Data: r.data})
+	}
+	if !json.Valid(r.result) || !utf8.Valid(r.result) {
+		return nil, errors.New("the plugin's result is not valid JSON text")
+	}
+	return r.result, nil
 }
 
 // callAnswer starts the answer to FuzzSession's call of the plugin.

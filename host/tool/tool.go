@@ -146,7 +146,9 @@ type Provider interface {
 }
 
 // A Starter is a Provider that can also start a call without a goroutine
-// waiting for it (a plugin, whose stream reader delivers the answer).
+// waiting for it (a plugin, whose stream reader delivers the answer; a
+// device). Its StartCall is its one call path, and its CallTool is
+// StartCall waited for (Await).
 type Starter interface {
 	Provider
 	// StartCall is CallTool without waiting: done gets what CallTool
@@ -156,6 +158,25 @@ type Starter interface {
 	// done comes soon, and a notification already on its way may still
 	// follow it. call must stay untouched until done.
 	StartCall(ctx context.Context, call *Call, done func(json.RawMessage, error))
+}
+
+// A StartFunc starts a call and returns; done gets the call's answer,
+// exactly once (a Starter's StartCall, or the catalog's).
+type StartFunc func(ctx context.Context, call *Call, done func(json.RawMessage, error))
+
+// Await is the synchronous form of a StartFunc: it starts call and waits
+// for its answer. A layer keeps one asynchronous call path, StartCall, and
+// Await gives its CallTool to the callers that need to wait (a
+// tool.Provider's CallTool, `plughost call`).
+func Await(ctx context.Context, start StartFunc, call *Call) (json.RawMessage, error) {
+	type answer struct {
+		res json.RawMessage
+		err error
+	}
+	ch := make(chan answer, 1)
+	start(ctx, call, func(res json.RawMessage, err error) { ch <- answer{res, err} })
+	a := <-ch
+	return a.res, a.err
 }
 
 // ErrorResult returns an MCP CallToolResult with isError: true and msg as its

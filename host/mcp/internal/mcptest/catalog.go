@@ -52,9 +52,8 @@ type Catalog struct {
 	// execs counts the runs of input scripts.
 	execs atomic.Int64
 
-	running atomic.Int64 // calls inside CallTool right now
-	peak    atomic.Int64 // the most calls ever inside CallTool at once
-	started atomic.Int64 // calls that came through StartCall
+	running atomic.Int64 // calls running right now
+	peak    atomic.Int64 // the most calls ever running at once
 	// OnChange, when set, is called after a call parks (tests' event hook).
 	OnChange func()
 	// NoPark makes slow return at once (for fuzzing).
@@ -115,7 +114,7 @@ func (c *Catalog) page(cursor string, names []string, item func(string) string) 
 	return items, next, nil
 }
 
-func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
+func (c *Catalog) call(ctx context.Context, call *tool.Call) (json.RawMessage, error) {
 	n := c.running.Add(1)
 	defer c.running.Add(-1)
 	for p := c.peak.Load(); n > p && !c.peak.CompareAndSwap(p, n); p = c.peak.Load() {
@@ -195,15 +194,11 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 	return nil, fmt.Errorf("%w: %q", tool.ErrUnknownTool, call.Name)
 }
 
-// StartCall runs CallTool on a goroutine of its own, as a plugin's stream
-// reader would answer (mcp.CallStarter).
+// StartCall runs the call on a goroutine of its own, as a plugin's stream
+// reader would answer (mcp.Catalog).
 func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
-	c.started.Add(1)
-	go func() { done(c.CallTool(ctx, call)) }()
+	go func() { done(c.call(ctx, call)) }()
 }
-
-// Started counts the calls that came through StartCall.
-func (c *Catalog) Started() int64 { return c.started.Load() }
 
 func (c *Catalog) park(ctx context.Context) *parkedCall {
 	p := &parkedCall{ctx: ctx, release: make(chan struct{})}
@@ -285,10 +280,10 @@ func (c *Catalog) Subscribers() int {
 	return len(c.subs)
 }
 
-// Running is the number of calls inside CallTool now.
+// Running is the number of calls running now.
 func (c *Catalog) Running() int64 { return c.running.Load() }
 
-// Peak is the most calls ever inside CallTool at once.
+// Peak is the most calls ever running at once.
 func (c *Catalog) Peak() int64 { return c.peak.Load() }
 
 // Parked is the number of slow calls parked, live or not yet gone.

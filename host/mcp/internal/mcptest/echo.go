@@ -16,8 +16,10 @@ var echoResult = tool.TextResult("hello")
 // ListTools lists nothing.
 func (Echo) ListTools(string) ([]json.RawMessage, string, error) { return nil, "", nil }
 
-// CallTool answers "hello".
-func (Echo) CallTool(context.Context, *tool.Call) (json.RawMessage, error) { return echoResult, nil }
+// StartCall answers "hello", at once.
+func (Echo) StartCall(_ context.Context, _ *tool.Call, done func(json.RawMessage, error)) {
+	done(echoResult, nil)
+}
 
 // Subscribe never calls fn.
 func (Echo) Subscribe(func(tool.Change)) func() { return func() {} }

@@ -74,48 +74,6 @@ type call struct {
 	dropped int
 }
 
-// callParams are the params of tools/call, aliasing the message.
-type callParams struct {
-	name  string
-	args  []byte // nil when absent; JSON null stands for absent too
-	token []byte // _meta.progressToken; nil when absent
-	// traceParent and traceState are _meta's W3C trace context, unchecked
-	// (setTrace checks them); "" when absent.
-	traceParent, traceState string
-}
-
-func decodeCallTool(params []byte) (callParams, *jsonrpc.Error) {
-	var p callParams
-	var nameRaw []byte
-	for k, v := range jsonrpc.Members(params) {
-		switch {
-		case jsonrpc.KeyIs(k, "name"):
-			nameRaw = v
-		case jsonrpc.KeyIs(k, "arguments"):
-			p.args = v
-		case jsonrpc.KeyIs(k, "_meta"):
-			if !jsonrpc.IsObject(v) {
-				return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta must be an object")
-			}
-			p.token = jsonrpc.Member(v, "progressToken")
-			p.traceParent, _ = jsonrpc.Unquote(jsonrpc.Member(v, "traceparent"))
-			p.traceState, _ = jsonrpc.Unquote(jsonrpc.Member(v, "tracestate"))
-		}
-	}
-	var ok bool
-	p.name, ok = jsonrpc.Unquote(nameRaw)
-	switch {
-	case !ok:
-		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tools/call needs name, a string")
-	case p.args != nil && !jsonrpc.IsObject(p.args) && string(p.args) != "null":
-		// null is "no arguments" to some clients: the catalog defaults it.
-		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: arguments must be an object")
-	case p.token != nil && !jsonrpc.ValidID(p.token):
-		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
-	}
-	return p, nil
-}
-
 // startCall registers a tools/call in flight and returns the function
 // that runs it, or nil after answering with an error.
 func (s *Session) startCall(in incoming, p callParams) func() {
@@ -263,18 +221,9 @@ type opEnder interface {
 	end(c *call, err error)
 }
 
-// decodeCancelled reads the requestId of notifications/cancelled.
-func decodeCancelled(params []byte) ([]byte, *jsonrpc.Error) {
-	id := jsonrpc.Member(params, "requestId")
-	if id == nil || !jsonrpc.ValidID(id) {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "notifications/cancelled without a valid requestId")
-	}
-	return id, nil
-}
-
 // cancelled handles notifications/cancelled: the request's context ends and
 // its response is suppressed. Unknown and finished ids are ignored.
-func (s *Session) cancelled(id []byte) { s.calls.cancel(jsonrpc.IDKey(id)) }
+func (s *Session) cancelled(p cancelParams) { s.calls.cancel(jsonrpc.IDKey(p.id)) }
 
 // run waits for a slot, runs the call and answers it. A call whose
 // provider needs the client's input goes on through inputRounds: on a

@@ -8,66 +8,15 @@ import (
 	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
-// completion/complete: the server checks the shape of the params and
-// hands them to the catalog as the client sent them, on a long call.
-
-const needComplete = "invalid params: completion/complete needs ref (an object) and argument (an object with name and value, strings)"
-
-// decodeComplete checks the params of completion/complete and returns a
-// compact copy of them.
-func decodeComplete(params []byte) (json.RawMessage, *jsonrpc.Error) {
-	var ref, arg, ctx []byte
-	for k, v := range jsonrpc.Members(params) {
-		switch {
-		case jsonrpc.KeyIs(k, "ref"):
-			ref = v
-		case jsonrpc.KeyIs(k, "argument"):
-			arg = v
-		case jsonrpc.KeyIs(k, "context"):
-			ctx = v
-		case jsonrpc.KeyIs(k, "_meta"):
-			if err := checkMeta(v); err != nil {
-				return nil, err
-			}
-		}
-	}
-	if !jsonrpc.IsObject(ref) || !jsonrpc.IsObject(arg) {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, needComplete)
-	}
-	switch typ, _ := jsonrpc.Unquote(jsonrpc.Member(ref, "type")); typ {
-	case "ref/prompt":
-		if _, ok := jsonrpc.Unquote(jsonrpc.Member(ref, "name")); !ok {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/prompt needs name, a string")
-		}
-	case "ref/resource":
-		if _, ok := jsonrpc.Unquote(jsonrpc.Member(ref, "uri")); !ok {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/resource needs uri, a string")
-		}
-	default:
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: ref.type must be "ref/prompt" or "ref/resource"`)
-	}
-	_, nameOK := jsonrpc.Unquote(jsonrpc.Member(arg, "name"))
-	_, valueOK := jsonrpc.Unquote(jsonrpc.Member(arg, "value"))
-	if !nameOK || !valueOK {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: argument needs name and value, strings")
-	}
-	if ctx != nil {
-		if !jsonrpc.IsObject(ctx) {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: context must be an object")
-		}
-		if err := checkStringMap(jsonrpc.Member(ctx, "arguments"), "context.arguments"); err != nil {
-			return nil, err
-		}
-	}
-	p, _ := jsonrpc.AppendJSON(nil, params) // the transport's bytes: copy
-	return p, nil
-}
+// completion/complete: the server checks the shape of the params
+// (completeParams) and hands them to the catalog as the client sent them,
+// on a long call.
 
 // completeOp is a completion/complete.
 type completeOp struct{ params json.RawMessage }
 
-func (s *Session) startComplete(in incoming, params json.RawMessage) func() {
-	return s.startOp(in, &completeOp{params: params})
+func (s *Session) startComplete(in incoming, p completeParams) func() {
+	return s.startOp(in, &completeOp{params: p.raw})
 }
 
 func (o *completeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {

@@ -6,43 +6,6 @@ import (
 	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
-// initParams are the params of initialize the server reads.
-type initParams struct {
-	version string     // protocolVersion as requested
-	caps    clientCaps // what capabilities declared
-	client  []any      // clientInfo's name and version, for the log
-	info    string     // clientInfo as "name/version", for Options.OnCallEnd
-}
-
-func decodeInitialize(params []byte) (initParams, *jsonrpc.Error) {
-	var p struct {
-		ProtocolVersion *string          `json:"protocolVersion"`
-		Capabilities    *json.RawMessage `json:"capabilities"`
-		ClientInfo      *struct {
-			Name    string `json:"name"`
-			Version string `json:"version"`
-		} `json:"clientInfo"`
-	}
-	if params == nil || json.Unmarshal(params, &p) != nil || p.ProtocolVersion == nil {
-		return initParams{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
-			"invalid params: initialize needs protocolVersion (a string), capabilities (an object) and clientInfo (an object with name and version)")
-	}
-	ip := initParams{version: *p.ProtocolVersion}
-	if p.Capabilities != nil {
-		if !jsonrpc.IsObject(*p.Capabilities) {
-			return initParams{}, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: capabilities must be an object")
-		}
-		ip.caps = parseClientCaps(*p.Capabilities)
-	} else {
-		ip.caps.raw = emptyObject
-	}
-	if p.ClientInfo != nil {
-		ip.client = []any{"client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version}
-		ip.info = clientName(p.ClientInfo.Name, p.ClientInfo.Version)
-	}
-	return ip, nil
-}
-
 // initialize negotiates the version: the one requested if the server
 // speaks it, the latest otherwise.
 func (s *Session) initialize(in incoming, p initParams) func() {
@@ -69,14 +32,14 @@ func (s *Session) initialize(in incoming, p initParams) func() {
 	return nil
 }
 
-func (s *Session) ping(in incoming, _ struct{}) func() {
+func (s *Session) ping(in incoming, _ noParams) func() {
 	s.respondResult(in.rp, in.msg.ID, []byte("{}"))
 	return nil
 }
 
 // initialized handles notifications/initialized: the session is ready,
 // and a client that can sample may now be asked.
-func (s *Session) initialized(struct{}) {
+func (s *Session) initialized(noParams) {
 	if !s.life.state.CompareAndSwap(stateInitialized, stateReady) {
 		s.srv.log.Debug("ignored notifications/initialized", "state", s.life.state.Load())
 	} else if s.life.caps.sampling {

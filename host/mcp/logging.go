@@ -1,12 +1,5 @@
 package mcp
 
-import (
-	"strconv"
-	"strings"
-
-	"github.com/plughost/plughost/internal/jsonrpc"
-)
-
 // levels are the MCP logging levels, least severe first.
 var levels = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
@@ -22,20 +15,8 @@ func levelIndex(name string) int {
 	return -1
 }
 
-func decodeSetLevel(params []byte) (int, *jsonrpc.Error) {
-	name, ok := jsonrpc.Unquote(jsonrpc.Member(params, "level"))
-	if i := levelIndex(name); ok && i >= 0 {
-		return i, nil
-	}
-	m := "invalid params: level must be a string"
-	if ok {
-		m = "invalid params: unknown level " + strconv.Quote(name)
-	}
-	return 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, m+"; want one of "+strings.Join(levels[:], ", "))
-}
-
-func (s *Session) setLevel(in incoming, level int) func() {
-	s.level.Store(int32(level))
+func (s *Session) setLevel(in incoming, p levelParams) func() {
+	s.level.Store(int32(p.level))
 	s.respondResult(in.rp, in.msg.ID, []byte("{}"))
 	return nil
 }

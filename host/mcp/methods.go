@@ -10,8 +10,9 @@ import (
 
 // The method table: every MCP method the server knows, one entry each.
 // An entry says in which protocol revisions the method exists, whether it
-// is served before initialize, the server capability it belongs to, how
-// its params decode, what handles it and whether it is a long call.
+// is served before initialize, the server capability it belongs to, its
+// params type (which the table decodes, params.go), what handles it and
+// whether it is a long call.
 // Adding a method is adding an entry; a method the table does not hold is
 // answered -32601, and so is one that exists only in revisions this
 // session does not speak.
@@ -92,12 +93,13 @@ type method struct {
 	// long marks a long call: it runs on a worker goroutine, the client
 	// can cancel it, and it may report progress and logs.
 	long bool
-	// serve decodes the params and handles the message. For a long call
-	// (and a list that must wait for the catalog's first load) it returns
-	// the rest of the work (run exactly once, on a worker); otherwise it
-	// answers at once and returns nil. Nil for a method
-	// listed only to be answered as out of this server's revisions.
-	serve func(s *Session, in incoming) (run func())
+	// serve decodes the params (as the entry's params type, params.go)
+	// and handles the message. For a long call (and a list that must wait
+	// for the catalog's first load) it returns the rest of the work (run
+	// exactly once, on a worker); otherwise it answers at once and returns
+	// nil. Nil for a method listed only to be answered as out of this
+	// server's revisions.
+	serve serveFunc
 }
 
 // incoming is one message being served: its context, its decoded parts
@@ -111,12 +113,16 @@ type incoming struct {
 	st *stateless
 }
 
-// request makes the serve function of a request: params decode with
-// decode (its error is the answer), then handle runs.
-func request[P any](decode func(params []byte) (P, *jsonrpc.Error), handle func(*Session, incoming, P) (run func())) func(*Session, incoming) func() {
-	return func(s *Session, in incoming) func() {
-		p, err := decode(in.msg.Params)
-		if err != nil {
+// A serveFunc serves one message of the method called name.
+type serveFunc func(s *Session, in incoming, name string) (run func())
+
+// request makes the serve function of a request whose params are a P:
+// they decode into one (its error is the answer), then handle runs with
+// it.
+func request[P any, PP params[P]](handle func(*Session, incoming, P) (run func())) serveFunc {
+	return func(s *Session, in incoming, name string) func() {
+		var p P
+		if err := PP(&p).decode(name, in.msg.Params); err != nil {
 			s.respondError(in.rp, in.msg.ID, err)
 			return nil
 		}
@@ -124,13 +130,14 @@ func request[P any](decode func(params []byte) (P, *jsonrpc.Error), handle func(
 	}
 }
 
-// notification makes the serve function of a notification: params that
-// do not decode are logged and ignored, as a notification has no answer.
-func notification[P any](decode func(params []byte) (P, *jsonrpc.Error), handle func(*Session, P)) func(*Session, incoming) func() {
-	return func(s *Session, in incoming) func() {
-		p, err := decode(in.msg.Params)
-		if err != nil {
-			s.srv.log.Debug("ignored a notification with bad params", "method", string(in.msg.Method), "error", err.Message)
+// notification makes the serve function of a notification whose params
+// are a P: params that do not decode are logged and ignored, as a
+// notification has no answer.
+func notification[P any, PP params[P]](handle func(*Session, P)) serveFunc {
+	return func(s *Session, in incoming, name string) func() {
+		var p P
+		if err := PP(&p).decode(name, in.msg.Params); err != nil {
+			s.srv.log.Debug("ignored a notification with bad params", "method", name, "error", err.Message)
 			return nil
 		}
 		handle(s, p)
@@ -138,62 +145,58 @@ func notification[P any](decode func(params []byte) (P, *jsonrpc.Error), handle 
 	}
 }
 
-// noParams decodes the params of a method that takes none (any are
-// ignored).
-func noParams([]byte) (struct{}, *jsonrpc.Error) { return struct{}{}, nil }
-
 // table holds every method the server knows, by name.
 var table = map[string]*method{}
 
 func init() {
 	for _, m := range []*method{
 		{name: "initialize", revs: sessionEra, beforeInit: true,
-			serve: request(decodeInitialize, (*Session).initialize)},
+			serve: request[initParams]((*Session).initialize)},
 		{name: "ping", revs: sessionEra, beforeInit: true, // 2026-07-28 removed it
-			serve: request(noParams, (*Session).ping)},
+			serve: request[noParams]((*Session).ping)},
 		{name: "notifications/initialized", revs: sessionEra, notification: true,
-			serve: notification(noParams, (*Session).initialized)},
+			serve: notification[noParams]((*Session).initialized)},
 		{name: "notifications/cancelled", revs: sessionEra | statelessEra, notification: true,
-			serve: notification(decodeCancelled, (*Session).cancelled)},
+			serve: notification[cancelParams]((*Session).cancelled)},
 		// 2026-07-28 removed logging/setLevel (a request's _meta names its
 		// log level) but kept the capability: the server sends logs.
 		{name: "logging/setLevel", revs: sessionEra, capability: "logging", capRevs: sessionEra | statelessEra,
-			serve: request(decodeSetLevel, (*Session).setLevel)},
+			serve: request[levelParams]((*Session).setLevel)},
 		{name: "tools/list", revs: sessionEra | statelessEra, capability: "tools",
-			serve: request(decodeCursor, (*Session).listTools)},
+			serve: request[cursorParams]((*Session).listTools)},
 		{name: "tools/call", revs: sessionEra | statelessEra, capability: "tools", long: true,
-			serve: request(decodeCallTool, (*Session).startCall)},
+			serve: request[callParams]((*Session).startCall)},
 		{name: "resources/list", revs: sessionEra | statelessEra, capability: "resources",
-			serve: request(decodeCursor, (*Session).listResources)},
+			serve: request[cursorParams]((*Session).listResources)},
 		{name: "resources/templates/list", revs: sessionEra | statelessEra, capability: "resources",
-			serve: request(decodeCursor, (*Session).listResourceTemplates)},
+			serve: request[cursorParams]((*Session).listResourceTemplates)},
 		{name: "resources/read", revs: sessionEra | statelessEra, capability: "resources", long: true,
-			serve: request(decodeURI("resources/read"), (*Session).startRead)},
+			serve: request[uriParams]((*Session).startRead)},
 		// 2026-07-28 replaced these two by subscriptions/listen.
 		{name: "resources/subscribe", revs: sessionEra, capability: "resources", long: true,
-			serve: request(decodeURI("resources/subscribe"), (*Session).subscribe)},
+			serve: request[uriParams]((*Session).subscribe)},
 		{name: "resources/unsubscribe", revs: sessionEra, capability: "resources", long: true,
-			serve: request(decodeURI("resources/unsubscribe"), (*Session).unsubscribe)},
+			serve: request[uriParams]((*Session).unsubscribe)},
 		{name: "prompts/list", revs: sessionEra | statelessEra, capability: "prompts",
-			serve: request(decodeCursor, (*Session).listPrompts)},
+			serve: request[cursorParams]((*Session).listPrompts)},
 		{name: "prompts/get", revs: sessionEra | statelessEra, capability: "prompts", long: true,
-			serve: request(decodeGetPrompt, (*Session).startGetPrompt)},
+			serve: request[promptParams]((*Session).startGetPrompt)},
 		{name: "completion/complete", revs: sessionEra | statelessEra, long: true,
 			capability: "completions", capRevs: since("2025-03-26") | statelessEra,
-			serve: request(decodeComplete, (*Session).startComplete)},
+			serve: request[completeParams]((*Session).startComplete)},
 		// The stateless revision's own methods.
 		{name: "server/discover", revs: statelessEra,
-			serve: request(noParams, (*Session).discover)},
+			serve: request[noParams]((*Session).discover)},
 		{name: "subscriptions/listen", revs: statelessEra, long: true,
-			serve: request(decodeListen, (*Session).listen)},
+			serve: request[listenParams]((*Session).listen)},
 		// The tasks extension's (tasks.go); its removed v1 methods
 		// (tasks/result, tasks/list) are unknown here, so -32601.
 		{name: "tasks/get", revs: statelessEra, long: true,
-			serve: request(decodeTask("tasks/get"), (*Session).startTask)},
+			serve: request[taskParams]((*Session).startTask)},
 		{name: "tasks/update", revs: statelessEra, long: true,
-			serve: request(decodeTask("tasks/update"), (*Session).startTask)},
+			serve: request[taskParams]((*Session).startTask)},
 		{name: "tasks/cancel", revs: statelessEra, long: true,
-			serve: request(decodeTask("tasks/cancel"), (*Session).startTask)},
+			serve: request[taskParams]((*Session).startTask)},
 	} {
 		table[m.name] = m
 	}

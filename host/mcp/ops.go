@@ -8,20 +8,8 @@ import (
 	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
-// What the long calls other than tools/call share: checking _meta, and
-// answering with the catalog's result or a JSON-RPC error.
-
-// checkMeta checks a request's _meta: an object whose progressToken, if
-// any, is a string or an integer.
-func checkMeta(meta []byte) *jsonrpc.Error {
-	if !jsonrpc.IsObject(meta) {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta must be an object")
-	}
-	if tok := jsonrpc.Member(meta, "progressToken"); tok != nil && !jsonrpc.ValidID(tok) {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
-	}
-	return nil
-}
+// What the long calls other than tools/call share: answering with the
+// catalog's result or a JSON-RPC error.
 
 // appendAnswer appends the response of a long call of method that ended
 // with res or err. A result is spliced (one not framed as a JSON object is

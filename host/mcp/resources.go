@@ -26,36 +26,11 @@ func resourceNotFound(uri string, err error) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeResourceNotFound, Message: "resource not found: " + err.Error(), Data: append(data, '}')}
 }
 
-// decodeURI returns the params decoding of method, whose params are a uri.
-func decodeURI(method string) func(params []byte) (string, *jsonrpc.Error) {
-	need := "invalid params: " + method + " needs uri, a string"
-	return func(params []byte) (string, *jsonrpc.Error) {
-		var raw []byte
-		for k, v := range jsonrpc.Members(params) {
-			switch {
-			case jsonrpc.KeyIs(k, "uri"):
-				raw = v
-			case jsonrpc.KeyIs(k, "_meta"):
-				if err := checkMeta(v); err != nil {
-					return "", err
-				}
-			}
-		}
-		uri, ok := jsonrpc.Unquote(raw)
-		switch {
-		case !ok:
-			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, need)
-		case uri == "":
-			return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: uri must not be empty")
-		}
-		return uri, nil
-	}
-}
-
 // readOp is a resources/read.
 type readOp struct{ r tool.Read }
 
-func (s *Session) startRead(in incoming, uri string) func() {
+func (s *Session) startRead(in incoming, p uriParams) func() {
+	uri := p.uri
 	op := &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.capsOf(in.st).raw,
 		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}}
 	return s.startRetriable(in, op, "resources/read", uri, func(i *tool.Input) { op.r.Input = i })
@@ -250,7 +225,8 @@ func (t *subscriptions) leave(uri string, sub *subscription) {
 // subscribe registers the subscription at once, in arrival order, and
 // leaves asking the catalog to the call. Subscribing again to a URI is
 // answered as the first subscription was, and holds nothing more.
-func (s *Session) subscribe(in incoming, uri string) func() {
+func (s *Session) subscribe(in incoming, p uriParams) func() {
+	uri := p.uri
 	t := &s.subs
 	sub, first, err := t.join(uri)
 	switch {
@@ -355,7 +331,8 @@ func (o *subscribeOp) answer(b []byte, c *call, res json.RawMessage, err error) 
 // unsubscribe forgets the subscription at once, in arrival order; the call
 // releases it. Unsubscribing from a URI not subscribed is answered success
 // too: the client's wish holds.
-func (s *Session) unsubscribe(in incoming, uri string) func() {
+func (s *Session) unsubscribe(in incoming, p uriParams) func() {
+	uri := p.uri
 	t := &s.subs
 	var release func()
 	t.mu.Lock()

@@ -294,7 +294,7 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		return nil
 	case jsonrpc.Notification:
 		if e := table[string(m.Method)]; e != nil && e.notification && e.serve != nil {
-			return e.serve(s, in)
+			return e.serve(s, in, e.name)
 		}
 		s.srv.log.Debug("ignored a notification", "method", string(m.Method))
 		return nil
@@ -311,15 +311,15 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		s.respondError(rp, m.ID, errNotInitialized)
 		return nil
 	}
-	return e.serve(s, in)
+	return e.serve(s, in, e.name)
 }
 
 // dispatchStateless is dispatchOne for a request of the stateless
 // revision: its _meta stands in for the session's state.
 func (s *Session) dispatchStateless(in incoming) (run func()) {
 	m := in.msg
-	st, merr := decodeStateless(m.Params)
-	if merr != nil {
+	st := new(stateless)
+	if merr := st.decode(m.Params); merr != nil {
 		s.respondError(in.rp, m.ID, merr)
 		return nil
 	}
@@ -334,7 +334,7 @@ func (s *Session) dispatchStateless(in incoming) (run func()) {
 		return nil
 	}
 	in.st = st
-	return e.serve(s, in)
+	return e.serve(s, in, e.name)
 }
 
 var errNotInitialized = jsonrpc.NewError(jsonrpc.CodeInvalidRequest, "session not initialized: send initialize first")

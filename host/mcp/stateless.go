@@ -83,7 +83,7 @@ func IsStateless(m jsonrpc.Message) bool {
 // the version against its header and answers these with 400.
 func InspectStateless(m jsonrpc.Message) (version string, err *jsonrpc.Error) {
 	version, _ = jsonrpc.Unquote(jsonrpc.Member(jsonrpc.Member(m.Params, "_meta"), metaProtocolVersion))
-	_, err = decodeStateless(m.Params)
+	err = new(stateless).decode(m.Params)
 	return version, err
 }
 
@@ -91,36 +91,36 @@ func InspectStateless(m jsonrpc.Message) (version string, err *jsonrpc.Error) {
 // first: the stateless one, then those of a session.
 var supportedVersions = append([]string{StatelessVersion}, versions[:]...)
 
-// decodeStateless reads and checks a stateless request's _meta: an object
+// decode reads and checks a stateless request's _meta: an object
 // naming a protocol version the server speaks statelessly (otherwise
 // -32022, naming what it speaks) and the client's capabilities (an
 // object); clientInfo, when present, an object; logLevel, when present, a
 // level.
-func decodeStateless(params []byte) (*stateless, *jsonrpc.Error) {
+func (st *stateless) decode(params []byte) *jsonrpc.Error {
 	meta := jsonrpc.Member(params, "_meta")
 	if meta == nil || !jsonrpc.IsObject(meta) {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a "+StatelessVersion+" request needs _meta, an object with "+
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a "+StatelessVersion+" request needs _meta, an object with "+
 			metaProtocolVersion+" and "+metaClientCapabilities)
 	}
 	pvRaw := jsonrpc.Member(meta, metaProtocolVersion)
 	pv, ok := jsonrpc.Unquote(pvRaw)
 	switch {
 	case pvRaw == nil:
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta needs "+metaProtocolVersion+", a string")
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta needs "+metaProtocolVersion+", a string")
 	case !ok:
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaProtocolVersion+" must be a string")
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaProtocolVersion+" must be a string")
 	case pv != StatelessVersion:
-		return nil, unsupportedVersion(pv)
+		return unsupportedVersion(pv)
 	}
-	st := &stateless{level: -1}
+	st.level = -1
 	caps := jsonrpc.Member(meta, metaClientCapabilities)
 	if caps == nil || !jsonrpc.IsObject(caps) {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta needs "+metaClientCapabilities+", an object (empty when the client supports no optional capability)")
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta needs "+metaClientCapabilities+", an object (empty when the client supports no optional capability)")
 	}
 	st.caps = parseClientCaps(caps)
 	if info := jsonrpc.Member(meta, metaClientInfo); info != nil {
 		if !jsonrpc.IsObject(info) {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaClientInfo+" must be an object with name and version")
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaClientInfo+" must be an object with name and version")
 		}
 		name, _ := jsonrpc.Unquote(jsonrpc.Member(info, "name"))
 		version, _ := jsonrpc.Unquote(jsonrpc.Member(info, "version"))
@@ -129,14 +129,14 @@ func decodeStateless(params []byte) (*stateless, *jsonrpc.Error) {
 	if lvRaw := jsonrpc.Member(meta, metaLogLevel); lvRaw != nil {
 		name, ok := jsonrpc.Unquote(lvRaw)
 		if st.level = levelIndex(name); !ok || st.level < 0 {
-			return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaLogLevel+" must be one of "+
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: _meta's "+metaLogLevel+" must be one of "+
 				strconv.Quote(levels[0])+"…"+strconv.Quote(levels[len(levels)-1]))
 		}
 	}
 	if tok := jsonrpc.Member(meta, "progressToken"); tok != nil && !jsonrpc.ValidID(tok) {
-		return nil, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: progressToken must be a string or an integer")
 	}
-	return st, nil
+	return nil
 }
 
 // unsupportedVersion is the -32022 error for a protocol version requested
@@ -250,7 +250,7 @@ func discoverResult(version, instructions string, withTasks bool) []byte {
 
 // discover answers server/discover: what a session's initialize result
 // would say, for the stateless revision, cacheable.
-func (s *Session) discover(in incoming, _ struct{}) func() {
+func (s *Session) discover(in incoming, _ noParams) func() {
 	bp := jsonrpc.GetBuf()
 	b := jsonrpc.AppendResultHead(*bp, in.msg.ID)
 	b = append(b, '{')

@@ -430,41 +430,6 @@ func logMessage(lv int, l tool.Log) string {
 	return levels[lv] + ": " + text
 }
 
-// taskParams are the params of tasks/get, tasks/update and tasks/cancel.
-type taskParams struct {
-	method    string
-	id        string
-	responses json.RawMessage // tasks/update's inputResponses, owned
-}
-
-// decodeTask returns the decoder of method's params: a taskId, a string,
-// and for tasks/update inputResponses, an object of objects.
-func decodeTask(method string) func([]byte) (taskParams, *jsonrpc.Error) {
-	return func(params []byte) (taskParams, *jsonrpc.Error) {
-		p := taskParams{method: method}
-		var ok bool
-		if p.id, ok = jsonrpc.Unquote(jsonrpc.Member(params, "taskId")); !ok || p.id == "" {
-			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs taskId, a non-empty string")
-		}
-		if method != "tasks/update" {
-			return p, nil
-		}
-		resp := jsonrpc.Member(params, "inputResponses")
-		if !jsonrpc.IsObject(resp) {
-			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs inputResponses, an object (key → the client's result)")
-		}
-		for k, v := range jsonrpc.Members(resp) {
-			if !jsonrpc.IsObject(v) {
-				key, _ := jsonrpc.Unquote(k)
-				return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
-					"] is not an object (a CreateMessageResult, ElicitResult or ListRootsResult)")
-			}
-		}
-		p.responses, _ = jsonrpc.AppendJSON(nil, resp) // the transport's bytes: copy
-		return p, nil
-	}
-}
-
 // startTask starts tasks/get, tasks/update or tasks/cancel: a long call,
 // since the store may be Redis.
 func (s *Session) startTask(in incoming, p taskParams) func() {

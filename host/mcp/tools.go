@@ -15,23 +15,10 @@ import (
 // are answered inline, spliced as the catalog holds them, once the
 // catalog's first load is over (Options.Ready); before, they wait for it.
 
-// decodeCursor reads the cursor of a list request ("" when absent).
-func decodeCursor(params []byte) (cursor string, err *jsonrpc.Error) {
-	raw := jsonrpc.Member(params, "cursor")
-	if raw == nil {
-		return "", nil
-	}
-	c, ok := jsonrpc.Unquote(raw)
-	if !ok {
-		return "", jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cursor must be a string")
-	}
-	return c, nil
-}
-
 // listTools answers one page of the catalog's tools; in tool search mode
 // with AddFound, the session's found tools join the list (found.go),
 // except for a stateless request's.
-func (s *Session) listTools(in incoming, cursor string) func() {
+func (s *Session) listTools(in incoming, p cursorParams) func() {
 	page := s.view.page(s.srv, s.srv.catalog.ListTools, guardedCatalog.ListToolsFor)
 	if s.srv.search != nil {
 		withFound := s.found != nil && in.st == nil
@@ -43,21 +30,21 @@ func (s *Session) listTools(in incoming, cursor string) func() {
 			return s.srv.search.listWith(cursor, found, s.view.guard())
 		}
 	}
-	return s.list(in, &listOp{method: "tools/list", member: "tools", cursor: cursor, page: page})
+	return s.list(in, &listOp{method: "tools/list", member: "tools", cursor: p.cursor, page: page})
 }
 
-func (s *Session) listResources(in incoming, cursor string) func() {
-	return s.list(in, &listOp{method: "resources/list", member: "resources", cursor: cursor,
+func (s *Session) listResources(in incoming, p cursorParams) func() {
+	return s.list(in, &listOp{method: "resources/list", member: "resources", cursor: p.cursor,
 		page: s.view.page(s.srv, s.srv.catalog.ListResources, guardedCatalog.ListResourcesFor)})
 }
 
-func (s *Session) listResourceTemplates(in incoming, cursor string) func() {
-	return s.list(in, &listOp{method: "resources/templates/list", member: "resourceTemplates", cursor: cursor,
+func (s *Session) listResourceTemplates(in incoming, p cursorParams) func() {
+	return s.list(in, &listOp{method: "resources/templates/list", member: "resourceTemplates", cursor: p.cursor,
 		page: s.view.page(s.srv, s.srv.catalog.ListResourceTemplates, guardedCatalog.ListResourceTemplatesFor)})
 }
 
-func (s *Session) listPrompts(in incoming, cursor string) func() {
-	return s.list(in, &listOp{method: "prompts/list", member: "prompts", cursor: cursor,
+func (s *Session) listPrompts(in incoming, p cursorParams) func() {
+	return s.list(in, &listOp{method: "prompts/list", member: "prompts", cursor: p.cursor,
 		page: s.view.page(s.srv, s.srv.catalog.ListPrompts, guardedCatalog.ListPromptsFor)})
 }
 

@@ -15,8 +15,8 @@ import (
 // completeOp is a completion/complete.
 type completeOp struct{ params json.RawMessage }
 
-func (s *Session) startComplete(in incoming, p completeParams) func() {
-	return s.startOp(in, &completeOp{params: p.raw})
+func (h catalogRequests) startComplete(in incoming, p completeParams) func() {
+	return h.calls.startOp(in, &completeOp{params: p.raw})
 }
 
 func (o *completeOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {

@@ -116,17 +116,18 @@ type incoming struct {
 // A serveFunc serves one message of the method called name.
 type serveFunc func(s *Session, in incoming, name string) (run func())
 
-// request makes the serve function of a request whose params are a P:
-// they decode into one (its error is the answer), then handle runs with
-// it.
-func request[P any, PP params[P]](handle func(*Session, incoming, P) (run func())) serveFunc {
+// request makes the serve function of a request whose params are a P,
+// handled by a feature's handler H (handlers.go), which of makes from
+// the session: the params decode into a P (its error is the answer), then
+// handle runs with it.
+func request[P any, PP params[P], H any](of func(*Session) H, handle func(H, incoming, P) (run func())) serveFunc {
 	return func(s *Session, in incoming, name string) func() {
 		var p P
 		if err := PP(&p).decode(name, in.msg.Params); err != nil {
 			s.respondError(in.rp, in.msg.ID, err)
 			return nil
 		}
-		return handle(s, in, p)
+		return handle(of(s), in, p)
 	}
 }
 
@@ -151,9 +152,9 @@ var table = map[string]*method{}
 func init() {
 	for _, m := range []*method{
 		{name: "initialize", revs: sessionEra, beforeInit: true,
-			serve: request[initParams]((*Session).initialize)},
+			serve: request[initParams](self, (*Session).initialize)},
 		{name: "ping", revs: sessionEra, beforeInit: true, // 2026-07-28 removed it
-			serve: request[noParams]((*Session).ping)},
+			serve: request[noParams](self, (*Session).ping)},
 		{name: "notifications/initialized", revs: sessionEra, notification: true,
 			serve: notification[noParams]((*Session).initialized)},
 		{name: "notifications/cancelled", revs: sessionEra | statelessEra, notification: true,
@@ -161,42 +162,42 @@ func init() {
 		// 2026-07-28 removed logging/setLevel (a request's _meta names its
 		// log level) but kept the capability: the server sends logs.
 		{name: "logging/setLevel", revs: sessionEra, capability: "logging", capRevs: sessionEra | statelessEra,
-			serve: request[levelParams]((*Session).setLevel)},
+			serve: request[levelParams](self, (*Session).setLevel)},
 		{name: "tools/list", revs: sessionEra | statelessEra, capability: "tools",
-			serve: request[cursorParams]((*Session).listTools)},
+			serve: request[cursorParams](listsOf, listsHandler.listTools)},
 		{name: "tools/call", revs: sessionEra | statelessEra, capability: "tools", long: true,
-			serve: request[callParams]((*Session).startCall)},
+			serve: request[callParams](self, (*Session).startCall)},
 		{name: "resources/list", revs: sessionEra | statelessEra, capability: "resources",
-			serve: request[cursorParams]((*Session).listResources)},
+			serve: request[cursorParams](listsOf, listsHandler.listResources)},
 		{name: "resources/templates/list", revs: sessionEra | statelessEra, capability: "resources",
-			serve: request[cursorParams]((*Session).listResourceTemplates)},
+			serve: request[cursorParams](listsOf, listsHandler.listResourceTemplates)},
 		{name: "resources/read", revs: sessionEra | statelessEra, capability: "resources", long: true,
-			serve: request[uriParams]((*Session).startRead)},
+			serve: request[uriParams](catalogRequestsOf, catalogRequests.startRead)},
 		// 2026-07-28 replaced these two by subscriptions/listen.
 		{name: "resources/subscribe", revs: sessionEra, capability: "resources", long: true,
-			serve: request[uriParams]((*Session).subscribe)},
+			serve: request[uriParams](subscriptionsOf, subscriptionsHandler.subscribe)},
 		{name: "resources/unsubscribe", revs: sessionEra, capability: "resources", long: true,
-			serve: request[uriParams]((*Session).unsubscribe)},
+			serve: request[uriParams](subscriptionsOf, subscriptionsHandler.unsubscribe)},
 		{name: "prompts/list", revs: sessionEra | statelessEra, capability: "prompts",
-			serve: request[cursorParams]((*Session).listPrompts)},
+			serve: request[cursorParams](listsOf, listsHandler.listPrompts)},
 		{name: "prompts/get", revs: sessionEra | statelessEra, capability: "prompts", long: true,
-			serve: request[promptParams]((*Session).startGetPrompt)},
+			serve: request[promptParams](catalogRequestsOf, catalogRequests.startGetPrompt)},
 		{name: "completion/complete", revs: sessionEra | statelessEra, long: true,
 			capability: "completions", capRevs: since("2025-03-26") | statelessEra,
-			serve: request[completeParams]((*Session).startComplete)},
+			serve: request[completeParams](catalogRequestsOf, catalogRequests.startComplete)},
 		// The stateless revision's own methods.
 		{name: "server/discover", revs: statelessEra,
-			serve: request[noParams]((*Session).discover)},
+			serve: request[noParams](self, (*Session).discover)},
 		{name: "subscriptions/listen", revs: statelessEra, long: true,
-			serve: request[listenParams]((*Session).listen)},
+			serve: request[listenParams](self, (*Session).listen)},
 		// The tasks extension's (tasks.go); its removed v1 methods
 		// (tasks/result, tasks/list) are unknown here, so -32601.
 		{name: "tasks/get", revs: statelessEra, long: true,
-			serve: request[taskParams]((*Session).startTask)},
+			serve: request[taskParams](tasksOf, tasksHandler.start)},
 		{name: "tasks/update", revs: statelessEra, long: true,
-			serve: request[taskParams]((*Session).startTask)},
+			serve: request[taskParams](tasksOf, tasksHandler.start)},
 		{name: "tasks/cancel", revs: statelessEra, long: true,
-			serve: request[taskParams]((*Session).startTask)},
+			serve: request[taskParams](tasksOf, tasksHandler.start)},
 	} {
 		table[m.name] = m
 	}

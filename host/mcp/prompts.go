@@ -14,14 +14,14 @@ import (
 // promptOp is a prompts/get.
 type promptOp struct{ g tool.PromptGet }
 
-func (s *Session) startGetPrompt(in incoming, p promptParams) func() {
+func (h catalogRequests) startGetPrompt(in incoming, p promptParams) func() {
 	var args json.RawMessage
 	if p.args != nil {
 		args, _ = jsonrpc.AppendJSON(nil, p.args) // the transport's bytes: copy
 	}
-	op := &promptOp{g: tool.PromptGet{Name: p.name, Arguments: args, ClientCapabilities: s.capsOf(in.st).raw,
-		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}}
-	return s.startRetriable(in, op, "prompts/get", p.name, func(i *tool.Input) { op.g.Input = i })
+	op := &promptOp{g: tool.PromptGet{Name: p.name, Arguments: args, ClientCapabilities: h.calls.capsOf(in.st).raw,
+		Caller: h.caller, Guard: h.view.guard()}}
+	return h.calls.startRetriable(in, op, "prompts/get", p.name, func(i *tool.Input) { op.g.Input = i })
 }
 
 func (o *promptOp) exec(c *call, in *tool.Input) (json.RawMessage, error) {

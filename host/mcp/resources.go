@@ -29,11 +29,11 @@ func resourceNotFound(uri string, err error) *jsonrpc.Error {
 // readOp is a resources/read.
 type readOp struct{ r tool.Read }
 
-func (s *Session) startRead(in incoming, p uriParams) func() {
+func (h catalogRequests) startRead(in incoming, p uriParams) func() {
 	uri := p.uri
-	op := &readOp{r: tool.Read{URI: uri, ClientCapabilities: s.capsOf(in.st).raw,
-		Caller: &s.conn.Peer.Caller, Guard: s.view.guard()}}
-	return s.startRetriable(in, op, "resources/read", uri, func(i *tool.Input) { op.r.Input = i })
+	op := &readOp{r: tool.Read{URI: uri, ClientCapabilities: h.calls.capsOf(in.st).raw,
+		Caller: h.caller, Guard: h.view.guard()}}
+	return h.calls.startRetriable(in, op, "resources/read", uri, func(i *tool.Input) { op.r.Input = i })
 }
 
 func (o *readOp) exec(c *call, in *tool.Input) (json.RawMessage, error) {
@@ -225,20 +225,20 @@ func (t *subscriptions) leave(uri string, sub *subscription) {
 // subscribe registers the subscription at once, in arrival order, and
 // leaves asking the catalog to the call. Subscribing again to a URI is
 // answered as the first subscription was, and holds nothing more.
-func (s *Session) subscribe(in incoming, p uriParams) func() {
+func (h subscriptionsHandler) subscribe(in incoming, p uriParams) func() {
 	uri := p.uri
-	t := &s.subs
+	t := h.subs
 	sub, first, err := t.join(uri)
 	switch {
 	case errors.Is(err, errSubsClosed):
 		return nil // the session is ending: no response
 	case err != nil:
-		s.respondError(in.rp, in.msg.ID, invalidParams(err))
+		h.calls.respondError(in.rp, in.msg.ID, invalidParams(err))
 		return nil
 	}
 	// A repeated subscription waits for the first one's answer: it must not
 	// hold a slot the first one may be waiting for.
-	run := s.startOpSlot(in, &subscribeOp{uri: uri, sub: sub, first: first}, !first)
+	run := h.calls.startOpSlot(in, &subscribeOp{uri: uri, sub: sub, first: first}, !first)
 	switch {
 	case run != nil:
 	case first:
@@ -331,9 +331,9 @@ func (o *subscribeOp) answer(b []byte, c *call, res json.RawMessage, err error) 
 // unsubscribe forgets the subscription at once, in arrival order; the call
 // releases it. Unsubscribing from a URI not subscribed is answered success
 // too: the client's wish holds.
-func (s *Session) unsubscribe(in incoming, p uriParams) func() {
+func (h subscriptionsHandler) unsubscribe(in incoming, p uriParams) func() {
 	uri := p.uri
-	t := &s.subs
+	t := h.subs
 	var release func()
 	t.mu.Lock()
 	if sub := t.byURI[uri]; sub != nil {
@@ -346,7 +346,7 @@ func (s *Session) unsubscribe(in incoming, p uriParams) func() {
 	}
 	t.mu.Unlock()
 	op := &unsubscribeOp{release: release}
-	run := s.startOp(in, op)
+	run := h.calls.startOp(in, op)
 	if run == nil && release != nil {
 		release() // the call was refused (a duplicate id): release anyway
 	}

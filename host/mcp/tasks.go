@@ -432,16 +432,16 @@ func logMessage(lv int, l tool.Log) string {
 
 // startTask starts tasks/get, tasks/update or tasks/cancel: a long call,
 // since the store may be Redis.
-func (s *Session) startTask(in incoming, p taskParams) func() {
+func (h tasksHandler) start(in incoming, p taskParams) func() {
 	switch {
-	case s.srv.tasks == nil:
-		s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+p.method+" (this server runs no tasks)"))
+	case h.store == nil:
+		h.calls.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+p.method+" (this server runs no tasks)"))
 		return nil
 	case in.st == nil || !in.st.caps.tasks:
-		s.respondError(in.rp, in.msg.ID, needTasks(p.method))
+		h.calls.respondError(in.rp, in.msg.ID, needTasks(p.method))
 		return nil
 	}
-	return s.startOp(in, &taskOp{p: p})
+	return h.calls.startOp(in, &taskOp{p: p})
 }
 
 // taskOp is one tasks/get, tasks/update or tasks/cancel.

@@ -18,34 +18,35 @@ import (
 // listTools answers one page of the catalog's tools; in tool search mode
 // with AddFound, the session's found tools join the list (found.go),
 // except for a stateless request's.
-func (s *Session) listTools(in incoming, p cursorParams) func() {
-	page := s.view.page(s.srv, s.srv.catalog.ListTools, guardedCatalog.ListToolsFor)
-	if s.srv.search != nil {
-		withFound := s.found != nil && in.st == nil
+func (h listsHandler) listTools(in incoming, p cursorParams) func() {
+	srv := h.srv
+	page := h.view.page(srv, srv.catalog.ListTools, guardedCatalog.ListToolsFor)
+	if srv.search != nil {
+		withFound := h.found != nil && in.st == nil
 		page = func(cursor string) ([]json.RawMessage, string, error) {
 			var found []string
 			if withFound {
-				found = s.found.list()
+				found = h.found.list()
 			}
-			return s.srv.search.listWith(cursor, found, s.view.guard())
+			return srv.search.listWith(cursor, found, h.view.guard())
 		}
 	}
-	return s.list(in, &listOp{method: "tools/list", member: "tools", cursor: p.cursor, page: page})
+	return h.list(in, &listOp{method: "tools/list", member: "tools", cursor: p.cursor, page: page})
 }
 
-func (s *Session) listResources(in incoming, p cursorParams) func() {
-	return s.list(in, &listOp{method: "resources/list", member: "resources", cursor: p.cursor,
-		page: s.view.page(s.srv, s.srv.catalog.ListResources, guardedCatalog.ListResourcesFor)})
+func (h listsHandler) listResources(in incoming, p cursorParams) func() {
+	return h.list(in, &listOp{method: "resources/list", member: "resources", cursor: p.cursor,
+		page: h.view.page(h.srv, h.srv.catalog.ListResources, guardedCatalog.ListResourcesFor)})
 }
 
-func (s *Session) listResourceTemplates(in incoming, p cursorParams) func() {
-	return s.list(in, &listOp{method: "resources/templates/list", member: "resourceTemplates", cursor: p.cursor,
-		page: s.view.page(s.srv, s.srv.catalog.ListResourceTemplates, guardedCatalog.ListResourceTemplatesFor)})
+func (h listsHandler) listResourceTemplates(in incoming, p cursorParams) func() {
+	return h.list(in, &listOp{method: "resources/templates/list", member: "resourceTemplates", cursor: p.cursor,
+		page: h.view.page(h.srv, h.srv.catalog.ListResourceTemplates, guardedCatalog.ListResourceTemplatesFor)})
 }
 
-func (s *Session) listPrompts(in incoming, p cursorParams) func() {
-	return s.list(in, &listOp{method: "prompts/list", member: "prompts", cursor: p.cursor,
-		page: s.view.page(s.srv, s.srv.catalog.ListPrompts, guardedCatalog.ListPromptsFor)})
+func (h listsHandler) listPrompts(in incoming, p cursorParams) func() {
+	return h.list(in, &listOp{method: "prompts/list", member: "prompts", cursor: p.cursor,
+		page: h.view.page(h.srv, h.srv.catalog.ListPrompts, guardedCatalog.ListPromptsFor)})
 }
 
 // DefaultReadyWait is how long a list request waits at most for the
@@ -67,13 +68,13 @@ type listOp struct {
 // list answers a list request at once when the catalog is complete
 // (Options.Ready); before, the request waits for it off the read loop, as
 // a call of its own that holds no slot and can be cancelled.
-func (s *Session) list(in incoming, op *listOp) func() {
-	if s.srv.isReady() {
+func (h listsHandler) list(in incoming, op *listOp) func() {
+	if h.srv.isReady() {
 		items, next, err := op.page(op.cursor)
-		s.answerList(in, op.method, op.member, items, next, err)
+		h.answer(in, op.method, op.member, items, next, err)
 		return nil
 	}
-	return s.startOpSlot(in, op, true)
+	return h.calls.startOpSlot(in, op, true)
 }
 
 // isReady reports whether the catalog's first load is over.
@@ -118,11 +119,11 @@ func (srv *Server) awaitReady(ctx context.Context, what string) bool {
 }
 
 func (op *listOp) answer(b []byte, c *call, _ json.RawMessage, _ error) []byte {
-	return c.s.appendList(b, c.id, c.st, op.method, op.member, op.items, op.next, op.err)
+	return c.s.srv.appendList(b, c.id, c.st, op.method, op.member, op.items, op.next, op.err)
 }
 
-// answerList answers a list request with one page (appendList).
-func (s *Session) answerList(in incoming, method, member string, items []json.RawMessage, next string, err error) {
+// answer answers a list request with one page (appendList).
+func (h listsHandler) answer(in incoming, method, member string, items []json.RawMessage, next string, err error) {
 	// The response is built in one buffer of the right size: a page of a
 	// thousand tools is a few hundred KiB, too big for the pool.
 	size := len(in.msg.ID) + len(next) + len(member) + 64
@@ -137,8 +138,8 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 	} else {
 		b = make([]byte, 0, size)
 	}
-	b = s.appendList(b, in.msg.ID, in.st, method, member, items, next, err)
-	s.respond(in.rp, b)
+	b = h.srv.appendList(b, in.msg.ID, in.st, method, member, items, next, err)
+	h.calls.respond(in.rp, b)
 	if bp != nil {
 		*bp = b
 		jsonrpc.PutBuf(bp)
@@ -150,18 +151,18 @@ func (s *Session) answerList(in incoming, method, member string, items []json.Ra
 // stateless request (st not nil) first its resultType and caching hints.
 // An unknown cursor is -32602; any other failure -32603. An item not
 // framed as a JSON object is dropped with an error log.
-func (s *Session) appendList(b, id []byte, st *stateless, method, member string, items []json.RawMessage, next string, err error) []byte {
+func (srv *Server) appendList(b, id []byte, st *stateless, method, member string, items []json.RawMessage, next string, err error) []byte {
 	switch {
 	case errors.Is(err, tool.ErrInvalidCursor):
 		return jsonrpc.AppendError(b, id, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+err.Error()))
 	case err != nil:
-		s.srv.log.Error(method+" failed", "error", err)
+		srv.log.Error(method+" failed", "error", err)
 		return jsonrpc.AppendError(b, id, jsonrpc.NewError(jsonrpc.CodeInternalError, "internal error: "+method+": "+err.Error()))
 	}
 	b = jsonrpc.AppendResultHead(b, id)
 	b = append(b, '{')
 	if st != nil {
-		b = s.srv.appendCacheable(b)
+		b = srv.appendCacheable(b)
 		b = append(b, ',')
 	}
 	b = append(b, '"')
@@ -176,7 +177,7 @@ func (s *Session) appendList(b, id []byte, st *stateless, method, member string,
 		var ok bool
 		if b, ok = jsonrpc.AppendObject(b, t); !ok {
 			b = b[:mark]
-			s.srv.log.Error(method+": dropped an item that is not a JSON object", "item", string(t))
+			srv.log.Error(method+": dropped an item that is not a JSON object", "item", string(t))
 			continue
 		}
 		n++

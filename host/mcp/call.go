@@ -74,6 +74,26 @@ type call struct {
 	dropped int
 }
 
+// callParams are the params of tools/call: namedParams, and what its
+// _meta carries.
+type callParams struct {
+	namedParams
+	token []byte // _meta.progressToken; nil when absent
+	// traceParent and traceState are _meta's W3C trace context, unchecked
+	// (setTrace checks them); "" when absent.
+	traceParent, traceState string
+}
+
+func (p *callParams) decode(method string, raw []byte) *jsonrpc.Error {
+	if err := p.namedParams.decode(method, raw); err != nil {
+		return err
+	}
+	p.token = jsonrpc.Member(p.meta, "progressToken")
+	p.traceParent, _ = jsonrpc.Unquote(jsonrpc.Member(p.meta, "traceparent"))
+	p.traceState, _ = jsonrpc.Unquote(jsonrpc.Member(p.meta, "tracestate"))
+	return nil
+}
+
 // startCall registers a tools/call in flight and returns the function
 // that runs it, or nil after answering with an error.
 func (s *Session) startCall(in incoming, p callParams) func() {
@@ -219,6 +239,19 @@ type callOp interface {
 // response.
 type opEnder interface {
 	end(c *call, err error)
+}
+
+// cancelParams are the params of notifications/cancelled.
+type cancelParams struct {
+	id []byte // requestId, a valid id
+}
+
+func (p *cancelParams) decode(method string, raw []byte) *jsonrpc.Error {
+	p.id = jsonrpc.Member(raw, "requestId")
+	if p.id == nil || !jsonrpc.ValidID(p.id) {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, method+" without a valid requestId")
+	}
+	return nil
 }
 
 // cancelled handles notifications/cancelled: the request's context ends and

@@ -12,6 +12,62 @@ import (
 // (completeParams) and hands them to the catalog as the client sent them,
 // on a long call.
 
+const needComplete = "invalid params: completion/complete needs ref (an object) and argument (an object with name and value, strings)"
+
+// completeParams are the params of completion/complete, checked and
+// handed to the catalog as the client sent them.
+type completeParams struct {
+	raw json.RawMessage // a compact copy of the params
+}
+
+func (p *completeParams) decode(_ string, raw []byte) *jsonrpc.Error {
+	var ref, arg, ctx []byte
+	for k, v := range jsonrpc.Members(raw) {
+		switch {
+		case jsonrpc.KeyIs(k, "ref"):
+			ref = v
+		case jsonrpc.KeyIs(k, "argument"):
+			arg = v
+		case jsonrpc.KeyIs(k, "context"):
+			ctx = v
+		case jsonrpc.KeyIs(k, "_meta"):
+			if err := checkMeta(v); err != nil {
+				return err
+			}
+		}
+	}
+	if !jsonrpc.IsObject(ref) || !jsonrpc.IsObject(arg) {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, needComplete)
+	}
+	switch typ, _ := jsonrpc.Unquote(jsonrpc.Member(ref, "type")); typ {
+	case "ref/prompt":
+		if _, ok := jsonrpc.Unquote(jsonrpc.Member(ref, "name")); !ok {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/prompt needs name, a string")
+		}
+	case "ref/resource":
+		if _, ok := jsonrpc.Unquote(jsonrpc.Member(ref, "uri")); !ok {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/resource needs uri, a string")
+		}
+	default:
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: ref.type must be "ref/prompt" or "ref/resource"`)
+	}
+	_, nameOK := jsonrpc.Unquote(jsonrpc.Member(arg, "name"))
+	_, valueOK := jsonrpc.Unquote(jsonrpc.Member(arg, "value"))
+	if !nameOK || !valueOK {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: argument needs name and value, strings")
+	}
+	if ctx != nil {
+		if !jsonrpc.IsObject(ctx) {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: context must be an object")
+		}
+		if err := checkStringMap(jsonrpc.Member(ctx, "arguments"), "context.arguments"); err != nil {
+			return err
+		}
+	}
+	p.raw, _ = jsonrpc.AppendJSON(nil, raw) // the transport's bytes: copy
+	return nil
+}
+
 // completeOp is a completion/complete.
 type completeOp struct{ params json.RawMessage }
 

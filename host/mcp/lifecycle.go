@@ -6,6 +6,43 @@ import (
 	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
+// initParams are the params of initialize the server reads.
+type initParams struct {
+	version string     // protocolVersion as requested
+	caps    clientCaps // what capabilities declared
+	client  []any      // clientInfo's name and version, for the log
+	info    string     // clientInfo as "name/version", for Options.OnCallEnd
+}
+
+func (ip *initParams) decode(_ string, raw []byte) *jsonrpc.Error {
+	var p struct {
+		ProtocolVersion *string          `json:"protocolVersion"`
+		Capabilities    *json.RawMessage `json:"capabilities"`
+		ClientInfo      *struct {
+			Name    string `json:"name"`
+			Version string `json:"version"`
+		} `json:"clientInfo"`
+	}
+	if raw == nil || json.Unmarshal(raw, &p) != nil || p.ProtocolVersion == nil {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+			"invalid params: initialize needs protocolVersion (a string), capabilities (an object) and clientInfo (an object with name and version)")
+	}
+	ip.version = *p.ProtocolVersion
+	if p.Capabilities != nil {
+		if !jsonrpc.IsObject(*p.Capabilities) {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: capabilities must be an object")
+		}
+		ip.caps = parseClientCaps(*p.Capabilities)
+	} else {
+		ip.caps.raw = emptyObject
+	}
+	if p.ClientInfo != nil {
+		ip.client = []any{"client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version}
+		ip.info = clientName(p.ClientInfo.Name, p.ClientInfo.Version)
+	}
+	return nil
+}
+
 // initialize negotiates the version: the one requested if the server
 // speaks it, the latest otherwise.
 func (s *Session) initialize(in incoming, p initParams) func() {

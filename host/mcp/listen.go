@@ -52,6 +52,58 @@ func (l *listeners) init(max int) {
 // by itself.
 func (srv *Server) EndListeners() { srv.listeners.once.Do(func() { close(srv.listeners.ended) }) }
 
+// listenParams are the params of subscriptions/listen.
+type listenParams struct {
+	lists uint32   // the list kinds asked (listBit)
+	uris  []string // resourceSubscriptions, each once
+	tasks []string // taskIds (the tasks extension), each once
+}
+
+func (p *listenParams) decode(_ string, raw []byte) *jsonrpc.Error {
+	n := jsonrpc.Member(raw, "notifications")
+	if n == nil || !jsonrpc.IsObject(n) {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: subscriptions/listen needs notifications, an object naming what to receive")
+	}
+	var f struct {
+		Tools     *bool     `json:"toolsListChanged"`
+		Resources *bool     `json:"resourcesListChanged"`
+		Prompts   *bool     `json:"promptsListChanged"`
+		URIs      *[]string `json:"resourceSubscriptions"`
+		Tasks     []string  `json:"taskIds"`
+	}
+	if err := json.Unmarshal(n, &f); err != nil {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: notifications: the list_changed members must be booleans, "+
+			"resourceSubscriptions and taskIds arrays of strings")
+	}
+	for _, id := range f.Tasks {
+		if id == "" {
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: a task id must not be empty")
+		}
+		if !slices.Contains(p.tasks, id) {
+			p.tasks = append(p.tasks, id)
+		}
+	}
+	for _, k := range []struct {
+		b   *bool
+		bit uint32
+	}{{f.Tools, listTools}, {f.Resources, listResources}, {f.Prompts, listPrompts}} {
+		if k.b != nil && *k.b {
+			p.lists |= k.bit
+		}
+	}
+	if f.URIs != nil {
+		for _, u := range *f.URIs {
+			if u == "" {
+				return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions: a URI must not be empty")
+			}
+			if !slices.Contains(p.uris, u) {
+				p.uris = append(p.uris, u)
+			}
+		}
+	}
+	return nil
+}
+
 // listen starts a subscriptions/listen request.
 func (s *Session) listen(in incoming, p listenParams) func() {
 	switch {

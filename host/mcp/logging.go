@@ -1,5 +1,12 @@
 package mcp
 
+import (
+	"strconv"
+	"strings"
+
+	"github.com/plughost/plughost/internal/jsonrpc"
+)
+
 // levels are the MCP logging levels, least severe first.
 var levels = [...]string{"debug", "info", "notice", "warning", "error", "critical", "alert", "emergency"}
 
@@ -13,6 +20,23 @@ func levelIndex(name string) int {
 		}
 	}
 	return -1
+}
+
+// levelParams are the params of logging/setLevel.
+type levelParams struct {
+	level int // an index into levels
+}
+
+func (p *levelParams) decode(_ string, raw []byte) *jsonrpc.Error {
+	name, ok := jsonrpc.Unquote(jsonrpc.Member(raw, "level"))
+	if p.level = levelIndex(name); ok && p.level >= 0 {
+		return nil
+	}
+	m := "invalid params: level must be a string"
+	if ok {
+		m = "invalid params: unknown level " + strconv.Quote(name)
+	}
+	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, m+"; want one of "+strings.Join(levels[:], ", "))
 }
 
 func (s *Session) setLevel(in incoming, p levelParams) func() {

@@ -11,6 +11,19 @@ import (
 // What the long calls other than tools/call share: answering with the
 // catalog's result or a JSON-RPC error.
 
+// catalogRequests serves the long calls that ask the catalog on the
+// client's behalf, as the caller: resources/read (resources.go),
+// prompts/get (prompts.go) and completion/complete (complete.go).
+type catalogRequests struct {
+	calls  sessionCalls
+	caller *Caller // the session's
+	view   *view   // what the caller may see
+}
+
+func catalogRequestsOf(s *Session) catalogRequests {
+	return catalogRequests{calls: s, caller: &s.conn.Peer.Caller, view: &s.view}
+}
+
 // appendAnswer appends the response of a long call of method that ended
 // with res or err. A result is spliced (one not framed as a JSON object is
 // -32603); an error over the session's limit of calls waiting for the

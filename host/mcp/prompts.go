@@ -11,6 +11,20 @@ import (
 // Prompts: prompts/list is answered inline (tools.go), prompts/get is a
 // long call to the catalog.
 
+// promptParams are the params of prompts/get: namedParams whose arguments
+// are strings.
+type promptParams struct{ namedParams }
+
+func (p *promptParams) decode(method string, raw []byte) *jsonrpc.Error {
+	if err := p.namedParams.decode(method, raw); err != nil {
+		return err
+	}
+	if string(p.args) == "null" {
+		p.args = nil // as absent: the catalog defaults it
+	}
+	return checkStringMap(p.args, "arguments")
+}
+
 // promptOp is a prompts/get.
 type promptOp struct{ g tool.PromptGet }
 

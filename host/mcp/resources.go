@@ -26,6 +26,46 @@ func resourceNotFound(uri string, err error) *jsonrpc.Error {
 	return &jsonrpc.Error{Code: CodeResourceNotFound, Message: "resource not found: " + err.Error(), Data: append(data, '}')}
 }
 
+// subscriptionsHandler serves resources/subscribe and
+// resources/unsubscribe (resources.go).
+type subscriptionsHandler struct {
+	calls sessionCalls
+	subs  *subscriptions // the session's
+}
+
+func subscriptionsOf(s *Session) subscriptionsHandler {
+	return subscriptionsHandler{calls: s, subs: &s.subs}
+}
+
+// uriParams are the params of resources/read, resources/subscribe and
+// resources/unsubscribe.
+type uriParams struct {
+	uri string // never empty
+}
+
+func (p *uriParams) decode(method string, raw []byte) *jsonrpc.Error {
+	var u []byte
+	for k, v := range jsonrpc.Members(raw) {
+		switch {
+		case jsonrpc.KeyIs(k, "uri"):
+			u = v
+		case jsonrpc.KeyIs(k, "_meta"):
+			if err := checkMeta(v); err != nil {
+				return err
+			}
+		}
+	}
+	var ok bool
+	p.uri, ok = jsonrpc.Unquote(u)
+	switch {
+	case !ok:
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs uri, a string")
+	case p.uri == "":
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: uri must not be empty")
+	}
+	return nil
+}
+
 // readOp is a resources/read.
 type readOp struct{ r tool.Read }
 

@@ -430,6 +430,48 @@ func logMessage(lv int, l tool.Log) string {
 	return levels[lv] + ": " + text
 }
 
+// tasksHandler serves the tasks extension's tasks/get, tasks/update and
+// tasks/cancel (tasks.go).
+type tasksHandler struct {
+	calls sessionCalls
+	store *tasks.Service // Options.Tasks; nil when the server runs none
+}
+
+func tasksOf(s *Session) tasksHandler { return tasksHandler{calls: s, store: s.srv.tasks} }
+
+// taskParams are the params of tasks/get, tasks/update and tasks/cancel:
+// a taskId, a string, and for tasks/update inputResponses, an object of
+// objects.
+type taskParams struct {
+	method    string
+	id        string
+	responses json.RawMessage // tasks/update's inputResponses, owned
+}
+
+func (p *taskParams) decode(method string, raw []byte) *jsonrpc.Error {
+	p.method = method
+	var ok bool
+	if p.id, ok = jsonrpc.Unquote(jsonrpc.Member(raw, "taskId")); !ok || p.id == "" {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs taskId, a non-empty string")
+	}
+	if method != "tasks/update" {
+		return nil
+	}
+	resp := jsonrpc.Member(raw, "inputResponses")
+	if !jsonrpc.IsObject(resp) {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs inputResponses, an object (key → the client's result)")
+	}
+	for k, v := range jsonrpc.Members(resp) {
+		if !jsonrpc.IsObject(v) {
+			key, _ := jsonrpc.Unquote(k)
+			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
+				"] is not an object (a CreateMessageResult, ElicitResult or ListRootsResult)")
+		}
+	}
+	p.responses, _ = jsonrpc.AppendJSON(nil, resp) // the transport's bytes: copy
+	return nil
+}
+
 // startTask starts tasks/get, tasks/update or tasks/cancel: a long call,
 // since the store may be Redis.
 func (h tasksHandler) start(in incoming, p taskParams) func() {

@@ -15,6 +15,36 @@ import (
 // are answered inline, spliced as the catalog holds them, once the
 // catalog's first load is over (Options.Ready); before, they wait for it.
 
+// listsHandler serves tools/list, resources/list,
+// resources/templates/list and prompts/list (tools.go).
+type listsHandler struct {
+	calls sessionCalls
+	srv   *Server
+	view  *view       // what the caller may see
+	found *foundTools // the session's found tools; nil unless ToolSearch.AddFound
+}
+
+func listsOf(s *Session) listsHandler {
+	return listsHandler{calls: s, srv: s.srv, view: &s.view, found: s.found}
+}
+
+// cursorParams are the params of a list request.
+type cursorParams struct {
+	cursor string // "" when absent
+}
+
+func (p *cursorParams) decode(_ string, raw []byte) *jsonrpc.Error {
+	c := jsonrpc.Member(raw, "cursor")
+	if c == nil {
+		return nil
+	}
+	var ok bool
+	if p.cursor, ok = jsonrpc.Unquote(c); !ok {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cursor must be a string")
+	}
+	return nil
+}
+
 // listTools answers one page of the catalog's tools; in tool search mode
 // with AddFound, the session's found tools join the list (found.go),
 // except for a stateless request's.

@@ -224,23 +224,6 @@ func (s *Session) admit(c *call) bool {
 	return true
 }
 
-// A callOp is what a long call other than tools/call does and answers.
-type callOp interface {
-	// exec runs the request on the catalog: in is nil the first time, the
-	// client's answers on the retry of a provider's InputRequired.
-	exec(c *call, in *tool.Input) (json.RawMessage, error)
-	// answer appends the response to the request, which ended with res or
-	// err (never a cancellation).
-	answer(b []byte, c *call, res json.RawMessage, err error) []byte
-}
-
-// An opEnder is a callOp with something to do when its call ends, whether
-// it ran, failed or was cancelled (even before it got a slot), before the
-// response.
-type opEnder interface {
-	end(c *call, err error)
-}
-
 // cancelParams are the params of notifications/cancelled.
 type cancelParams struct {
 	id []byte // requestId, a valid id

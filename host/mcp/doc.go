@@ -222,8 +222,13 @@
 // protocol revisions it exists in, whether it is served before initialize,
 // the server capability it belongs to and the revisions that declare it
 // (the initialize result's capabilities are derived from the table, per
-// version), how its params decode, its handler, and whether it is a long
-// call (run on a worker, cancellable, with progress and logs for tools).
+// version), its params type, its handler, and whether it is a long call
+// (run on a worker, cancellable, with progress and logs for tools). The
+// table decodes and checks a request's params once, into the type its
+// entry names (params.go), and hands the typed value to the handler,
+// which hangs on its feature's handler type holding only the parts of the
+// session it uses (handlers.go): lists (tools.go), catalog requests
+// (ops.go), subscriptions (resources.go), tasks (tasks.go).
 // resources/subscribe and resources/unsubscribe exist up to 2025-11-25
 // only: 2026-07-28 replaced them with subscriptions/listen. A method not
 // in the table is answered -32601, and so is one missing from the

@@ -1,6 +1,9 @@
 package mcp
 
 import (
+	"context"
+	"encoding/json"
+
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/internal/jsonrpc"
 )
@@ -36,5 +39,30 @@ type sessionCalls interface {
 	capsOf(st *stateless) *clientCaps
 }
 
-// self is the handler of the requests that stay on the session.
-func self(s *Session) *Session { return s }
+// incoming is one message being served: its context, its decoded parts
+// and where its response goes.
+type incoming struct {
+	ctx context.Context
+	msg jsonrpc.Message
+	rp  reply
+	// st is set for a request of the stateless revision: what its _meta
+	// says, in place of the session's state.
+	st *stateless
+}
+
+// A callOp is what a long call other than tools/call does and answers.
+type callOp interface {
+	// exec runs the request on the catalog: in is nil the first time, the
+	// client's answers on the retry of a provider's InputRequired.
+	exec(c *call, in *tool.Input) (json.RawMessage, error)
+	// answer appends the response to the request, which ended with res or
+	// err (never a cancellation).
+	answer(b []byte, c *call, res json.RawMessage, err error) []byte
+}
+
+// An opEnder is a callOp with something to do when its call ends, whether
+// it ran, failed or was cancelled (even before it got a slot), before the
+// response.
+type opEnder interface {
+	end(c *call, err error)
+}

@@ -1,7 +1,6 @@
 package mcp
 
 import (
-	"context"
 	"slices"
 	"strings"
 
@@ -16,63 +15,6 @@ import (
 // Adding a method is adding an entry; a method the table does not hold is
 // answered -32601, and so is one that exists only in revisions this
 // session does not speak.
-
-// revisions are the protocol revisions the table knows, newest first. A
-// session speaks those in versions.
-var revisions = [...]string{"2026-07-28", "2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
-// versions are the protocol versions a session speaks, latest first: the
-// revisions that have initialize.
-var versions = [...]string{"2025-11-25", "2025-06-18", "2025-03-26", "2024-11-05"}
-
-const (
-	vLatest      = 0
-	vElicitation = 1 // 2025-06-18: the first version with elicitation/create
-	vBatch       = 2 // 2025-03-26: the only version with JSON-RPC batches
-	vOriginal    = 3 // 2024-11-05: progress notifications have no message
-)
-
-// revSet is a set of revisions: bit i stands for revisions[i].
-type revSet uint8
-
-// revBit returns the set holding only the named revision.
-func revBit(rev string) revSet {
-	for i, r := range revisions {
-		if r == rev {
-			return 1 << i
-		}
-	}
-	panic("mcp: unknown revision " + rev)
-}
-
-// since returns the set of rev and every later revision of the 2025 era
-// (the sessionful one, which 2026-07-28 replaced).
-func since(rev string) revSet {
-	var s revSet
-	for _, v := range versions {
-		s |= revBit(v)
-		if v == rev {
-			return s
-		}
-	}
-	panic("mcp: unknown version " + rev)
-}
-
-var (
-	sessionEra   = since("2024-11-05") // every version a session speaks
-	statelessEra = revBit("2026-07-28")
-)
-
-// versionBits[v] is the set holding only versions[v].
-var versionBits = func() (b [len(versions)]revSet) {
-	for i, v := range versions {
-		b[i] = revBit(v)
-	}
-	return b
-}()
-
-// has reports whether the set holds versions[v].
-func (s revSet) has(v int) bool { return s&versionBits[v] != 0 }
 
 // A method is one entry of the table.
 type method struct {
@@ -100,17 +42,6 @@ type method struct {
 	// nil. Nil for a method listed only to be answered as out of this
 	// server's revisions.
 	serve serveFunc
-}
-
-// incoming is one message being served: its context, its decoded parts
-// and where its response goes.
-type incoming struct {
-	ctx context.Context
-	msg jsonrpc.Message
-	rp  reply
-	// st is set for a request of the stateless revision: what its _meta
-	// says, in place of the session's state.
-	st *stateless
 }
 
 // A serveFunc serves one message of the method called name.
@@ -265,8 +196,5 @@ var capabilityValue = map[string]string{
 	"tools":       `{"listChanged":true}`,
 }
 
-// Versions returns the protocol versions a session speaks, latest first.
-func Versions() []string { return slices.Clone(versions[:]) }
-
-// SpeaksVersion reports whether a session speaks protocol version v.
-func SpeaksVersion(v string) bool { return slices.Contains(versions[:], v) }
+// self is the handler of the requests that stay on the session.
+func self(s *Session) *Session { return s }

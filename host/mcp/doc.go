@@ -228,7 +228,8 @@
 // entry names (params.go), and hands the typed value to the handler,
 // which hangs on its feature's handler type holding only the parts of the
 // session it uses (handlers.go): lists (tools.go), catalog requests
-// (ops.go), subscriptions (resources.go), tasks (tasks.go).
+// (ops.go), subscriptions (resources.go), listen (listen.go), tasks
+// (tasks.go).
 // resources/subscribe and resources/unsubscribe exist up to 2025-11-25
 // only: 2026-07-28 replaced them with subscriptions/listen. A method not
 // in the table is answered -32601, and so is one missing from the

@@ -22,10 +22,11 @@ import (
 //     completion/complete;
 //   - subscriptionsHandler (resources.go): resources/subscribe and
 //     resources/unsubscribe;
+//   - listenHandler (listen.go): subscriptions/listen;
 //   - tasksHandler (tasks.go): tasks/get, tasks/update, tasks/cancel.
 //
-// The session itself keeps its lifecycle, dispatch and replies,
-// tools/call with its input rounds, and subscriptions/listen.
+// The session itself keeps its lifecycle, dispatch and replies, and
+// tools/call with its input rounds.
 
 // sessionCalls is what a feature's handler asks of its session: start a
 // long call (call.go), answer a request, and know the capabilities of the

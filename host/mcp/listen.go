@@ -52,6 +52,19 @@ func (l *listeners) init(max int) {
 // by itself.
 func (srv *Server) EndListeners() { srv.listeners.once.Do(func() { close(srv.listeners.ended) }) }
 
+// listenHandler serves subscriptions/listen.
+type listenHandler struct {
+	calls   sessionCalls
+	srv     *Server
+	max     int           // the most URIs or tasks one stream may name (subscriptions.max)
+	pending *atomic.Int64 // the session's work not yet written (Session.pending)
+	loop    bool          // the session has a read loop (Session.loop)
+}
+
+func listenOf(s *Session) listenHandler {
+	return listenHandler{calls: s, srv: s.srv, max: s.subs.max, pending: &s.pending, loop: s.loop}
+}
+
 // listenParams are the params of subscriptions/listen.
 type listenParams struct {
 	lists uint32   // the list kinds asked (listBit)
@@ -105,28 +118,28 @@ func (p *listenParams) decode(_ string, raw []byte) *jsonrpc.Error {
 }
 
 // listen starts a subscriptions/listen request.
-func (s *Session) listen(in incoming, p listenParams) func() {
+func (h listenHandler) listen(in incoming, p listenParams) func() {
 	switch {
-	case len(p.uris) > s.subs.max:
-		s.srv.limitHit(LimitSubscriptions)
-		s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
-			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(s.subs.max)))
+	case len(p.uris) > h.max:
+		h.srv.limitHit(LimitSubscriptions)
+		h.calls.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
+			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(h.max)))
 		return nil
-	case len(p.tasks) > s.subs.max:
-		s.srv.limitHit(LimitSubscriptions)
-		s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds names "+
-			strconv.Itoa(len(p.tasks))+" tasks; one stream may name at most "+strconv.Itoa(s.subs.max)))
+	case len(p.tasks) > h.max:
+		h.srv.limitHit(LimitSubscriptions)
+		h.calls.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds names "+
+			strconv.Itoa(len(p.tasks))+" tasks; one stream may name at most "+strconv.Itoa(h.max)))
 		return nil
-	case len(p.tasks) > 0 && (in.st == nil || !in.st.caps.tasks || s.srv.tasks == nil):
-		if s.srv.tasks == nil {
-			s.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: this server runs no tasks"))
+	case len(p.tasks) > 0 && (in.st == nil || !in.st.caps.tasks || h.srv.tasks == nil):
+		if h.srv.tasks == nil {
+			h.calls.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: this server runs no tasks"))
 		} else {
-			s.respondError(in.rp, in.msg.ID, needTasks("subscriptions/listen with taskIds"))
+			h.calls.respondError(in.rp, in.msg.ID, needTasks("subscriptions/listen with taskIds"))
 		}
 		return nil
 	}
-	run := s.startOpSlot(in, &listenOp{s: s, p: p, wake: make(chan struct{}, 1)}, true)
-	if run == nil || !s.loop {
+	run := h.calls.startOpSlot(in, &listenOp{pending: h.pending, p: p, wake: make(chan struct{}, 1)}, true)
+	if run == nil || !h.loop {
 		return run // a POST's own session: the POST lasts as long as the stream
 	}
 	// A session's read loop must not give one of its workers to a stream
@@ -140,9 +153,9 @@ var errTooManyListeners = errors.New("subscriptions/listen streams are open, the
 
 // listenOp is one open subscriptions/listen.
 type listenOp struct {
-	s    *Session
-	p    listenParams
-	wake chan struct{} // 1-buffered: something is due (counted in s.pending)
+	pending *atomic.Int64 // the session's
+	p       listenParams
+	wake    chan struct{} // 1-buffered: something is due (counted in pending)
 
 	lists   atomic.Uint32 // the list kinds whose list_changed is due
 	sums    viewSums      // what the caller saw of the lists (access.go)
@@ -161,11 +174,11 @@ func (o *listenOp) poke() {
 	if o.stopped {
 		return
 	}
-	o.s.pending.Add(1)
+	o.pending.Add(1)
 	select {
 	case o.wake <- struct{}{}:
 	default: // already awake: it will see what was recorded
-		o.s.pending.Add(-1)
+		o.pending.Add(-1)
 	}
 }
 

@@ -120,7 +120,7 @@ func init() {
 		{name: "server/discover", revs: statelessEra,
 			serve: request[noParams](self, (*Session).discover)},
 		{name: "subscriptions/listen", revs: statelessEra, long: true,
-			serve: request[listenParams](self, (*Session).listen)},
+			serve: request[listenParams](listenOf, listenHandler.listen)},
 		// The tasks extension's (tasks.go); its removed v1 methods
 		// (tasks/result, tasks/list) are unknown here, so -32601.
 		{name: "tasks/get", revs: statelessEra, long: true,

@@ -84,14 +84,15 @@ type callParams struct {
 	traceParent, traceState string
 }
 
-func (p *callParams) decode(method string, raw []byte) *jsonrpc.Error {
-	if err := p.namedParams.decode(method, raw); err != nil {
-		return err
+func (p callParams) decode(method string, raw []byte) (callParams, *jsonrpc.Error) {
+	var err *jsonrpc.Error
+	if p.namedParams, err = p.namedParams.decode(method, raw); err != nil {
+		return p, err
 	}
 	p.token = jsonrpc.Member(p.meta, "progressToken")
 	p.traceParent, _ = jsonrpc.Unquote(jsonrpc.Member(p.meta, "traceparent"))
 	p.traceState, _ = jsonrpc.Unquote(jsonrpc.Member(p.meta, "tracestate"))
-	return nil
+	return p, nil
 }
 
 // startCall registers a tools/call in flight and returns the function
@@ -229,12 +230,12 @@ type cancelParams struct {
 	id []byte // requestId, a valid id
 }
 
-func (p *cancelParams) decode(method string, raw []byte) *jsonrpc.Error {
+func (p cancelParams) decode(method string, raw []byte) (cancelParams, *jsonrpc.Error) {
 	p.id = jsonrpc.Member(raw, "requestId")
 	if p.id == nil || !jsonrpc.ValidID(p.id) {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, method+" without a valid requestId")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, method+" without a valid requestId")
 	}
-	return nil
+	return p, nil
 }
 
 // cancelled handles notifications/cancelled: the request's context ends and

@@ -20,52 +20,41 @@ type completeParams struct {
 	raw json.RawMessage // a compact copy of the params
 }
 
-func (p *completeParams) decode(_ string, raw []byte) *jsonrpc.Error {
+func (p completeParams) decode(_ string, raw []byte) (completeParams, *jsonrpc.Error) {
 	var ref, arg, ctx []byte
-	for k, v := range jsonrpc.Members(raw) {
-		switch {
-		case jsonrpc.KeyIs(k, "ref"):
-			ref = v
-		case jsonrpc.KeyIs(k, "argument"):
-			arg = v
-		case jsonrpc.KeyIs(k, "context"):
-			ctx = v
-		case jsonrpc.KeyIs(k, "_meta"):
-			if err := checkMeta(v); err != nil {
-				return err
-			}
-		}
+	if _, err := readMembers(raw, []string{"ref", "argument", "context"}, &ref, &arg, &ctx); err != nil {
+		return p, err
 	}
 	if !jsonrpc.IsObject(ref) || !jsonrpc.IsObject(arg) {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, needComplete)
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, needComplete)
 	}
 	switch typ, _ := jsonrpc.Unquote(jsonrpc.Member(ref, "type")); typ {
 	case "ref/prompt":
 		if _, ok := jsonrpc.Unquote(jsonrpc.Member(ref, "name")); !ok {
-			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/prompt needs name, a string")
+			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/prompt needs name, a string")
 		}
 	case "ref/resource":
 		if _, ok := jsonrpc.Unquote(jsonrpc.Member(ref, "uri")); !ok {
-			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/resource needs uri, a string")
+			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: a ref/resource needs uri, a string")
 		}
 	default:
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: ref.type must be "ref/prompt" or "ref/resource"`)
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, `invalid params: ref.type must be "ref/prompt" or "ref/resource"`)
 	}
 	_, nameOK := jsonrpc.Unquote(jsonrpc.Member(arg, "name"))
 	_, valueOK := jsonrpc.Unquote(jsonrpc.Member(arg, "value"))
 	if !nameOK || !valueOK {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: argument needs name and value, strings")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: argument needs name and value, strings")
 	}
 	if ctx != nil {
 		if !jsonrpc.IsObject(ctx) {
-			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: context must be an object")
+			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: context must be an object")
 		}
 		if err := checkStringMap(jsonrpc.Member(ctx, "arguments"), "context.arguments"); err != nil {
-			return err
+			return p, err
 		}
 	}
 	p.raw, _ = jsonrpc.AppendJSON(nil, raw) // the transport's bytes: copy
-	return nil
+	return p, nil
 }
 
 // completeOp is a completion/complete.

@@ -14,7 +14,7 @@ type initParams struct {
 	info    string     // clientInfo as "name/version", for Options.OnCallEnd
 }
 
-func (ip *initParams) decode(_ string, raw []byte) *jsonrpc.Error {
+func (ip initParams) decode(_ string, raw []byte) (initParams, *jsonrpc.Error) {
 	var p struct {
 		ProtocolVersion *string          `json:"protocolVersion"`
 		Capabilities    *json.RawMessage `json:"capabilities"`
@@ -24,13 +24,13 @@ func (ip *initParams) decode(_ string, raw []byte) *jsonrpc.Error {
 		} `json:"clientInfo"`
 	}
 	if raw == nil || json.Unmarshal(raw, &p) != nil || p.ProtocolVersion == nil {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams,
+		return ip, jsonrpc.NewError(jsonrpc.CodeInvalidParams,
 			"invalid params: initialize needs protocolVersion (a string), capabilities (an object) and clientInfo (an object with name and version)")
 	}
 	ip.version = *p.ProtocolVersion
 	if p.Capabilities != nil {
 		if !jsonrpc.IsObject(*p.Capabilities) {
-			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: capabilities must be an object")
+			return ip, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: capabilities must be an object")
 		}
 		ip.caps = parseClientCaps(*p.Capabilities)
 	} else {
@@ -40,7 +40,7 @@ func (ip *initParams) decode(_ string, raw []byte) *jsonrpc.Error {
 		ip.client = []any{"client", p.ClientInfo.Name, "client_version", p.ClientInfo.Version}
 		ip.info = clientName(p.ClientInfo.Name, p.ClientInfo.Version)
 	}
-	return nil
+	return ip, nil
 }
 
 // initialize negotiates the version: the one requested if the server

@@ -72,10 +72,10 @@ type listenParams struct {
 	tasks []string // taskIds (the tasks extension), each once
 }
 
-func (p *listenParams) decode(_ string, raw []byte) *jsonrpc.Error {
+func (p listenParams) decode(_ string, raw []byte) (listenParams, *jsonrpc.Error) {
 	n := jsonrpc.Member(raw, "notifications")
 	if n == nil || !jsonrpc.IsObject(n) {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: subscriptions/listen needs notifications, an object naming what to receive")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: subscriptions/listen needs notifications, an object naming what to receive")
 	}
 	var f struct {
 		Tools     *bool     `json:"toolsListChanged"`
@@ -85,12 +85,12 @@ func (p *listenParams) decode(_ string, raw []byte) *jsonrpc.Error {
 		Tasks     []string  `json:"taskIds"`
 	}
 	if err := json.Unmarshal(n, &f); err != nil {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: notifications: the list_changed members must be booleans, "+
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: notifications: the list_changed members must be booleans, "+
 			"resourceSubscriptions and taskIds arrays of strings")
 	}
 	for _, id := range f.Tasks {
 		if id == "" {
-			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: a task id must not be empty")
+			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: a task id must not be empty")
 		}
 		if !slices.Contains(p.tasks, id) {
 			p.tasks = append(p.tasks, id)
@@ -107,14 +107,14 @@ func (p *listenParams) decode(_ string, raw []byte) *jsonrpc.Error {
 	if f.URIs != nil {
 		for _, u := range *f.URIs {
 			if u == "" {
-				return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions: a URI must not be empty")
+				return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions: a URI must not be empty")
 			}
 			if !slices.Contains(p.uris, u) {
 				p.uris = append(p.uris, u)
 			}
 		}
 	}
-	return nil
+	return p, nil
 }
 
 // listen starts a subscriptions/listen request.

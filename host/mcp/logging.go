@@ -27,16 +27,16 @@ type levelParams struct {
 	level int // an index into levels
 }
 
-func (p *levelParams) decode(_ string, raw []byte) *jsonrpc.Error {
+func (p levelParams) decode(_ string, raw []byte) (levelParams, *jsonrpc.Error) {
 	name, ok := jsonrpc.Unquote(jsonrpc.Member(raw, "level"))
 	if p.level = levelIndex(name); ok && p.level >= 0 {
-		return nil
+		return p, nil
 	}
 	m := "invalid params: level must be a string"
 	if ok {
 		m = "invalid params: unknown level " + strconv.Quote(name)
 	}
-	return jsonrpc.NewError(jsonrpc.CodeInvalidParams, m+"; want one of "+strings.Join(levels[:], ", "))
+	return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, m+"; want one of "+strings.Join(levels[:], ", "))
 }
 
 func (s *Session) setLevel(in incoming, p levelParams) func() {

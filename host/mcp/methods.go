@@ -51,10 +51,11 @@ type serveFunc func(s *Session, in incoming, name string) (run func())
 // handled by a feature's handler H (handlers.go), which of makes from
 // the session: the params decode into a P (its error is the answer), then
 // handle runs with it.
-func request[P any, PP params[P], H any](of func(*Session) H, handle func(H, incoming, P) (run func())) serveFunc {
+func request[P params[P], H any](of func(*Session) H, handle func(H, incoming, P) (run func())) serveFunc {
 	return func(s *Session, in incoming, name string) func() {
-		var p P
-		if err := PP(&p).decode(name, in.msg.Params); err != nil {
+		var zero P
+		p, err := zero.decode(name, in.msg.Params)
+		if err != nil {
 			s.respondError(in.rp, in.msg.ID, err)
 			return nil
 		}
@@ -65,10 +66,11 @@ func request[P any, PP params[P], H any](of func(*Session) H, handle func(H, inc
 // notification makes the serve function of a notification whose params
 // are a P: params that do not decode are logged and ignored, as a
 // notification has no answer.
-func notification[P any, PP params[P]](handle func(*Session, P)) serveFunc {
+func notification[P params[P]](handle func(*Session, P)) serveFunc {
 	return func(s *Session, in incoming, name string) func() {
-		var p P
-		if err := PP(&p).decode(name, in.msg.Params); err != nil {
+		var zero P
+		p, err := zero.decode(name, in.msg.Params)
+		if err != nil {
 			s.srv.log.Debug("ignored a notification with bad params", "method", name, "error", err.Message)
 			return nil
 		}

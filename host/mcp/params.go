@@ -18,17 +18,17 @@ import (
 // contract and the rules several share: a name with its arguments
 // (tools/call, prompts/get), _meta, an object of strings.
 
-// params is what the table asks of a params type P: a *P decodes the
-// params of method into itself.
+// params is what the table asks of a params type P: its decode returns
+// the params of method as a P. (A value, not a pointer: the decoded
+// params stay on the stack.)
 type params[P any] interface {
-	*P
-	decode(method string, raw []byte) *jsonrpc.Error
+	decode(method string, raw []byte) (P, *jsonrpc.Error)
 }
 
 // noParams are the params of a method that takes none (any are ignored).
 type noParams struct{}
 
-func (*noParams) decode(string, []byte) *jsonrpc.Error { return nil }
+func (noParams) decode(string, []byte) (noParams, *jsonrpc.Error) { return noParams{}, nil }
 
 // namedParams are the params of a request naming what it runs
 // (tools/call, prompts/get): name, arguments and _meta.
@@ -38,31 +38,45 @@ type namedParams struct {
 	meta []byte // _meta, an object with a valid progressToken if any; nil when absent
 }
 
-func (p *namedParams) decode(method string, raw []byte) *jsonrpc.Error {
+func (p namedParams) decode(method string, raw []byte) (namedParams, *jsonrpc.Error) {
 	var name []byte
-	for k, v := range jsonrpc.Members(raw) {
-		switch {
-		case jsonrpc.KeyIs(k, "name"):
-			name = v
-		case jsonrpc.KeyIs(k, "arguments"):
-			p.args = v
-		case jsonrpc.KeyIs(k, "_meta"):
-			if err := checkMeta(v); err != nil {
-				return err
-			}
-			p.meta = v
-		}
+	var err *jsonrpc.Error
+	if p.meta, err = readMembers(raw, []string{"name", "arguments"}, &name, &p.args); err != nil {
+		return p, err
 	}
 	var ok bool
 	p.name, ok = jsonrpc.Unquote(name)
 	switch {
 	case !ok:
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs name, a string")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs name, a string")
 	case p.args != nil && !jsonrpc.IsObject(p.args) && string(p.args) != "null":
 		// null is "no arguments" to some clients: the catalog defaults it.
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: arguments must be an object")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: arguments must be an object")
 	}
-	return nil
+	return p, nil
+}
+
+// readMembers reads the members of raw named in names into the places of
+// vals, in the same order (the last one of a repeated name; nil when
+// absent), and checks _meta as it comes (checkMeta): it returns _meta, or
+// the error to answer with.
+func readMembers(raw []byte, names []string, vals ...*[]byte) (meta []byte, err *jsonrpc.Error) {
+	for k, v := range jsonrpc.Members(raw) {
+		if jsonrpc.KeyIs(k, "_meta") {
+			if err := checkMeta(v); err != nil {
+				return nil, err
+			}
+			meta = v
+			continue
+		}
+		for i, name := range names {
+			if jsonrpc.KeyIs(k, name) {
+				*vals[i] = v
+				break
+			}
+		}
+	}
+	return meta, nil
 }
 
 // checkMeta checks a request's _meta: an object, whose progressToken, if

@@ -12,18 +12,19 @@ import (
 func TestParamsDecode(t *testing.T) {
 	t.Parallel()
 	decode := map[string]func(method string, raw []byte) *jsonrpc.Error{
-		"tools/call":            func(m string, raw []byte) *jsonrpc.Error { return new(callParams).decode(m, raw) },
-		"prompts/get":           func(m string, raw []byte) *jsonrpc.Error { return new(promptParams).decode(m, raw) },
-		"resources/read":        func(m string, raw []byte) *jsonrpc.Error { return new(uriParams).decode(m, raw) },
-		"resources/unsubscribe": func(m string, raw []byte) *jsonrpc.Error { return new(uriParams).decode(m, raw) },
-		"tools/list":            func(m string, raw []byte) *jsonrpc.Error { return new(cursorParams).decode(m, raw) },
-		"logging/setLevel":      func(m string, raw []byte) *jsonrpc.Error { return new(levelParams).decode(m, raw) },
-		"tasks/get":             func(m string, raw []byte) *jsonrpc.Error { return new(taskParams).decode(m, raw) },
-		"tasks/update":          func(m string, raw []byte) *jsonrpc.Error { return new(taskParams).decode(m, raw) },
+		"tools/call":            func(m string, raw []byte) *jsonrpc.Error { _, err := callParams{}.decode(m, raw); return err },
+		"prompts/get":           func(m string, raw []byte) *jsonrpc.Error { _, err := promptParams{}.decode(m, raw); return err },
+		"resources/read":        func(m string, raw []byte) *jsonrpc.Error { _, err := uriParams{}.decode(m, raw); return err },
+		"resources/unsubscribe": func(m string, raw []byte) *jsonrpc.Error { _, err := uriParams{}.decode(m, raw); return err },
+		"tools/list":            func(m string, raw []byte) *jsonrpc.Error { _, err := cursorParams{}.decode(m, raw); return err },
+		"logging/setLevel":      func(m string, raw []byte) *jsonrpc.Error { _, err := levelParams{}.decode(m, raw); return err },
+		"tasks/get":             func(m string, raw []byte) *jsonrpc.Error { _, err := taskParams{}.decode(m, raw); return err },
+		"tasks/update":          func(m string, raw []byte) *jsonrpc.Error { _, err := taskParams{}.decode(m, raw); return err },
 		"notifications/cancelled": func(m string, raw []byte) *jsonrpc.Error {
-			return new(cancelParams).decode(m, raw)
+			_, err := cancelParams{}.decode(m, raw)
+			return err
 		},
-		"completion/complete": func(m string, raw []byte) *jsonrpc.Error { return new(completeParams).decode(m, raw) },
+		"completion/complete": func(m string, raw []byte) *jsonrpc.Error { _, err := completeParams{}.decode(m, raw); return err },
 	}
 	tests := []struct {
 		method, params, want string // want "" for no error

@@ -15,14 +15,15 @@ import (
 // are strings.
 type promptParams struct{ namedParams }
 
-func (p *promptParams) decode(method string, raw []byte) *jsonrpc.Error {
-	if err := p.namedParams.decode(method, raw); err != nil {
-		return err
+func (p promptParams) decode(method string, raw []byte) (promptParams, *jsonrpc.Error) {
+	var err *jsonrpc.Error
+	if p.namedParams, err = p.namedParams.decode(method, raw); err != nil {
+		return p, err
 	}
 	if string(p.args) == "null" {
 		p.args = nil // as absent: the catalog defaults it
 	}
-	return checkStringMap(p.args, "arguments")
+	return p, checkStringMap(p.args, "arguments")
 }
 
 // promptOp is a prompts/get.

@@ -43,27 +43,20 @@ type uriParams struct {
 	uri string // never empty
 }
 
-func (p *uriParams) decode(method string, raw []byte) *jsonrpc.Error {
+func (p uriParams) decode(method string, raw []byte) (uriParams, *jsonrpc.Error) {
 	var u []byte
-	for k, v := range jsonrpc.Members(raw) {
-		switch {
-		case jsonrpc.KeyIs(k, "uri"):
-			u = v
-		case jsonrpc.KeyIs(k, "_meta"):
-			if err := checkMeta(v); err != nil {
-				return err
-			}
-		}
+	if _, err := readMembers(raw, []string{"uri"}, &u); err != nil {
+		return p, err
 	}
 	var ok bool
 	p.uri, ok = jsonrpc.Unquote(u)
 	switch {
 	case !ok:
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs uri, a string")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs uri, a string")
 	case p.uri == "":
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: uri must not be empty")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: uri must not be empty")
 	}
-	return nil
+	return p, nil
 }
 
 // readOp is a resources/read.

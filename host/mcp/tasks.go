@@ -448,28 +448,28 @@ type taskParams struct {
 	responses json.RawMessage // tasks/update's inputResponses, owned
 }
 
-func (p *taskParams) decode(method string, raw []byte) *jsonrpc.Error {
+func (p taskParams) decode(method string, raw []byte) (taskParams, *jsonrpc.Error) {
 	p.method = method
 	var ok bool
 	if p.id, ok = jsonrpc.Unquote(jsonrpc.Member(raw, "taskId")); !ok || p.id == "" {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs taskId, a non-empty string")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: "+method+" needs taskId, a non-empty string")
 	}
 	if method != "tasks/update" {
-		return nil
+		return p, nil
 	}
 	resp := jsonrpc.Member(raw, "inputResponses")
 	if !jsonrpc.IsObject(resp) {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs inputResponses, an object (key → the client's result)")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: tasks/update needs inputResponses, an object (key → the client's result)")
 	}
 	for k, v := range jsonrpc.Members(resp) {
 		if !jsonrpc.IsObject(v) {
 			key, _ := jsonrpc.Unquote(k)
-			return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
+			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: inputResponses["+strconv.Quote(key)+
 				"] is not an object (a CreateMessageResult, ElicitResult or ListRootsResult)")
 		}
 	}
 	p.responses, _ = jsonrpc.AppendJSON(nil, resp) // the transport's bytes: copy
-	return nil
+	return p, nil
 }
 
 // startTask starts tasks/get, tasks/update or tasks/cancel: a long call,

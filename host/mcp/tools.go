@@ -33,16 +33,16 @@ type cursorParams struct {
 	cursor string // "" when absent
 }
 
-func (p *cursorParams) decode(_ string, raw []byte) *jsonrpc.Error {
+func (p cursorParams) decode(_ string, raw []byte) (cursorParams, *jsonrpc.Error) {
 	c := jsonrpc.Member(raw, "cursor")
 	if c == nil {
-		return nil
+		return p, nil
 	}
 	var ok bool
 	if p.cursor, ok = jsonrpc.Unquote(c); !ok {
-		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cursor must be a string")
+		return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: cursor must be a string")
 	}
-	return nil
+	return p, nil
 }
 
 // listTools answers one page of the catalog's tools; in tool search mode

@@ -10,7 +10,9 @@
 //     lines);
 //   - every relative link names a file or directory that exists, and every
 //     #anchor a heading of its page, by GitHub's rule (see anchor);
-//   - the README stays a short map: at most readmeMaxLines lines.
+//   - the README stays a short map: at most readmeMaxLines lines;
+//   - every docs/PAGE.md "Heading" a help string or a doc comment of the
+//     Go source points to is a heading of that page.
 package docs
 
 import (
@@ -382,5 +384,64 @@ func TestLinks(t *testing.T) {
 	}
 	if links == 0 {
 		t.Error("no relative link found")
+	}
+}
+
+// sourceRefRE matches a pointer from Go source to a section of a page, as
+// help strings and doc comments write it: docs/security.md "Sandbox" (the
+// quotes possibly escaped inside a Go string).
+var sourceRefRE = regexp.MustCompile(`docs/([a-z0-9-]+\.md),? \\?"([^"\\]+)\\?"`)
+
+// TestSourcePointers checks that every docs/PAGE.md "Heading" the
+// command's help and the packages' comments point a reader to is a
+// heading of that page.
+func TestSourcePointers(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"cmd", "host", "pluginproto", "sandbox", "internal"} {
+		err := filepath.WalkDir(filepath.Join("..", dir), func(path string, d os.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if d.IsDir() && d.Name() == "node_modules" {
+				return filepath.SkipDir
+			}
+			if !d.IsDir() && strings.HasSuffix(path, ".go") {
+				files = append(files, path)
+			}
+			return nil
+		})
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			t.Fatal(err)
+		}
+	}
+	for _, path := range files {
+		src, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range sourceRefRE.FindAllSubmatch(src, -1) {
+			page, heading := string(m[1]), string(m[2])
+			body, err := os.ReadFile(page)
+			if err != nil {
+				t.Errorf("%s: points to docs/%s, which does not exist", path, page)
+				continue
+			}
+			if !anchors(string(body))[anchor(heading)] {
+				t.Errorf("%s: points to docs/%s %q, which has no such heading", path, page, heading)
+			}
+		}
+	}
+}
+
+func TestSourceRefRE(t *testing.T) {
+	for _, tc := range []struct{ src, page, heading string }{
+		{`see docs/security.md "Sandbox", "Trust"`, "security.md", "Sandbox"},
+		{`(see docs/operators.md \"Tool search\")`, "operators.md", "Tool search"},
+		{`docs/operators.md, "Replicas share a state key"`, "operators.md", "Replicas share a state key"},
+	} {
+		m := sourceRefRE.FindStringSubmatch(tc.src)
+		if m == nil || m[1] != tc.page || m[2] != tc.heading {
+			t.Errorf("sourceRefRE in %q = %q; want %s %q", tc.src, m, tc.page, tc.heading)
+		}
 	}
 }

@@ -31,11 +31,6 @@ type Trust interface {
 	Watch(ctx context.Context, changed func()) (done <-chan struct{}, err error)
 }
 
-// errQuarantined is the error of a launch the trust check refused.
-type errQuarantined struct{ v trust.Verdict }
-
-func (e *errQuarantined) Error() string { return "quarantined: " + e.v.Reason }
-
 // checkTrust checks the plugin file as it is now, records the verdict in
 // the status, and returns it. Without Options.Trust every plugin may run.
 // Only run's goroutine calls it once the supervisor runs (it updates
@@ -204,15 +199,6 @@ func (s *supervisor) showRequests(r pluginproto.Requests) {
 		s.log.Warn("plugin asks for more than its sandbox policy grants; it runs with the grant only",
 			"requested", r.String(), "not_granted", denied.String())
 	}
-}
-
-// isQuarantine returns the verdict of a launch the trust check refused.
-func isQuarantine(err error) (trust.Verdict, bool) {
-	var q *errQuarantined
-	if errors.As(err, &q) {
-		return q.v, true
-	}
-	return trust.Verdict{}, false
 }
 
 // ErrNoPlugin is Find's error when no file of the directory is the

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/trust"
@@ -43,7 +42,7 @@ func (s *supervisor) checkTrust() trust.Verdict {
 	var digest string
 	if id, ok := identify(s.path, &s.bin); ok {
 		s.bin = id // the catalog cache's identity too: hashed once
-		digest = "sha256:" + id.SHA256
+		digest = trust.SHA256Digest(id.SHA256)
 	}
 	v := t.Check(s.name, s.path, digest) // "": Check reads the file and says why it cannot
 	s.update(func(st *PluginStatus) { st.Trust = v })
@@ -122,10 +121,10 @@ func (m *Manager) recheckAll() {
 	}
 }
 
-// recheckSigned makes the supervisor of the plugin file a changed
-// signature file (NAME.sig) belongs to check its trust again.
-func (m *Manager) recheckSigned(sigBase string) {
-	path := filepath.Join(m.opts.Dir, strings.TrimSuffix(sigBase, trust.SigSuffix))
+// recheckSigned makes the supervisor of the plugin file of that name
+// check its trust again: its signature file changed.
+func (m *Manager) recheckSigned(file string) {
+	path := filepath.Join(m.opts.Dir, file)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.plugins {
@@ -158,7 +157,8 @@ func (s *supervisor) requestsOf(digest string, d pluginproto.Description, descri
 	if described {
 		return d.Requests
 	}
-	return s.m.cache.requestsOf(s.name, strings.TrimPrefix(digest, "sha256:"))
+	sha, _ := trust.ParseDigest(digest) // "" when unknown
+	return s.m.cache.requestsOf(s.name, sha)
 }
 
 // requestsOf returns the requests of the named plugin's cache entry when

@@ -242,8 +242,8 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		m.log.Warn("plugin directory is gone; keeping the loaded plugins", "dir", m.opts.Dir, "error", err)
 		return
 	}
-	if m.opts.Trust != nil && strings.HasSuffix(base, trust.SigSuffix) {
-		m.recheckSigned(base) // a plugin's signature: its plugin is checked again
+	if file, ok := trust.SignedFile(base); ok && m.opts.Trust != nil {
+		m.recheckSigned(file) // a plugin's signature: its plugin is checked again
 	}
 	f, why, ok := m.inspect(base)
 	name, _ := providerName(base)

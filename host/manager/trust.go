@@ -3,8 +3,6 @@ package manager
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 
@@ -199,30 +197,4 @@ func (s *supervisor) showRequests(r pluginproto.Requests) {
 		s.log.Warn("plugin asks for more than its sandbox policy grants; it runs with the grant only",
 			"requested", r.String(), "not_granted", denied.String())
 	}
-}
-
-// ErrNoPlugin is Find's error when no file of the directory is the
-// named plugin.
-var ErrNoPlugin = errors.New("no such plugin")
-
-// Find returns the provider name and the file of the plugin of that
-// provider name in dir (or of that file name), as a manager of dir with
-// Options.Wrapper set would load it: the first such file by name, an
-// executable or a declaration. It is how `plughost approve NAME` finds
-// what to approve.
-func Find(dir, name string) (provider, path string, err error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", "", err
-	}
-	m := &Manager{opts: Options{Dir: dir, Wrapper: []string{"find"}}}
-	for _, byFile := range []bool{false, true} {
-		for _, e := range entries {
-			f, _, ok := m.inspect(e.Name())
-			if ok && ((!byFile && f.name == name) || (byFile && e.Name() == name)) {
-				return f.name, f.path, nil
-			}
-		}
-	}
-	return "", "", fmt.Errorf("%w %q in %s", ErrNoPlugin, name, dir)
 }

@@ -138,7 +138,7 @@ fuzz:
 chaos:
 	$(GO) test -tags chaos -run '^TestChaos$$' -v -count=1 -timeout 15m ./cmd/plughost
 
-## proto: regenerate pluginproto/internal/pb from pluginproto/proto with the generators pinned in go.mod
+## proto: regenerate internal/pluginpb from pluginproto/proto with the generators pinned in go.mod
 ## (pluginproto/internal/protogen compiles the .proto in Go: no system protoc)
 proto:
 	cd pluginproto && $(GO) generate .

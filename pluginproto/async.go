@@ -6,7 +6,7 @@ import (
 	"fmt"
 	"sync"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // asyncCall is a call started with Client.StartCall on the CallsV2 stream:
@@ -35,7 +35,7 @@ type asyncCall struct {
 
 // start runs req on the CallsV2 stream without waiting: the frames are
 // sent on the calling goroutine, the answer goes to done on the reader's.
-func (m *mux) start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input, done func(json.RawMessage, error)) {
+func (m *mux) start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
 	a := &asyncCall{m: m, ctx: ctx, req: req, done: done}
 	s, id, call, err := m.register(a)
 	if err != nil {
@@ -55,7 +55,7 @@ func (m *mux) start(ctx context.Context, req *CallRequest, args json.RawMessage,
 func (a *asyncCall) cancelled() {
 	if a.m.finish(a.s, a.id) {
 		// On its own goroutine: the stream may be slow to take it.
-		go a.s.send(&pb.HostFrame{CallId: a.id, Msg: &pb.HostFrame_Cancel{Cancel: &pb.CallCancel{}}})
+		go a.s.send(&pluginpb.HostFrame{CallId: a.id, Msg: &pluginpb.HostFrame_Cancel{Cancel: &pluginpb.CallCancel{}}})
 		a.complete(nil, fmt.Errorf("call %q: %w", a.req.Tool, a.ctx.Err()))
 	}
 }
@@ -63,7 +63,7 @@ func (a *asyncCall) cancelled() {
 // deliver handles one frame for the call, on the reader goroutine. A
 // notification that arrives after the call completed (ctx ended meanwhile)
 // may still be delivered: the callbacks must tolerate it.
-func (a *asyncCall) deliver(f *pb.PluginFrame) {
+func (a *asyncCall) deliver(f *pluginpb.PluginFrame) {
 	if f.GetDetach() != nil {
 		a.detachMu.Lock()
 		defer a.detachMu.Unlock()

@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // started is what a StartCall delivered: the progress messages and result
@@ -58,14 +58,14 @@ func TestStartCall(t *testing.T) {
 				return nil
 			}
 			id := f.GetCallId()
-			var out []*pb.PluginFrame
+			var out []*pluginpb.PluginFrame
 			switch f.GetStart().GetTool() {
 			case "ok":
-				out = []*pb.PluginFrame{progressFrame(id, "one"), progressFrame(id, "two"), resultFrame(id, `{"content":[]}`)}
+				out = []*pluginpb.PluginFrame{progressFrame(id, "one"), progressFrame(id, "two"), resultFrame(id, `{"content":[]}`)}
 			case "unknown":
-				out = []*pb.PluginFrame{errorFrame(id, codes.NotFound, `unknown tool "unknown"`)}
+				out = []*pluginpb.PluginFrame{errorFrame(id, codes.NotFound, `unknown tool "unknown"`)}
 			case "invalid":
-				out = []*pb.PluginFrame{resultFrame(id, `[]`)}
+				out = []*pluginpb.PluginFrame{resultFrame(id, `[]`)}
 			default:
 				continue
 			}
@@ -145,8 +145,8 @@ func TestStartCallStreamBreaks(t *testing.T) {
 // A contract-1 plugin's started call runs on its own stream, as CallTool.
 func TestStartCallContract1(t *testing.T) {
 	t.Parallel()
-	c, _ := serve(t, 1, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
-		return s.Send(&pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}})
+	c, _ := serve(t, 1, &fake{call: func(s grpc.BidiStreamingServer[pluginpb.CallToolHostMessage, pluginpb.CallToolPluginMessage]) error {
+		return s.Send(&pluginpb.CallToolPluginMessage{Msg: &pluginpb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}})
 	}})
 	st := start(t.Context(), c, "t")
 	if err := st.wait(t); err != nil || len(st.events) != 1 {

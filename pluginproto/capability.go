@@ -4,7 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // CapabilityRequiredError is a plugin's answer when a call cannot run
@@ -93,7 +93,7 @@ func capabilitiesJSON(needs []capability) json.RawMessage {
 // callCapabilityError is the host's view of a CallError carrying
 // required_capabilities: a *CapabilityRequiredError, or an error wrapping
 // ErrInvalidResult when they are not a JSON object.
-func callCapabilityError(tool string, e *pb.CallError) error {
+func callCapabilityError(tool string, e *pluginpb.CallError) error {
 	caps := e.GetRequiredCapabilities()
 	if !isObject(caps) {
 		return fmt.Errorf("call %q: %w: required_capabilities is not a JSON object: %.80q", tool, ErrInvalidResult, caps)

@@ -11,7 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // sampleTen asks the client's LLM for ten tokens.
@@ -145,14 +145,14 @@ func TestServerCallsV2CapabilityRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := stream.Send(&pb.HostFrame{CallId: 7, Msg: &pb.HostFrame_Start{Start: &pb.CallStart{Tool: "t", ClientCapabilities: []byte(`{}`)}}}); err != nil {
+	if err := stream.Send(&pluginpb.HostFrame{CallId: 7, Msg: &pluginpb.HostFrame_Start{Start: &pluginpb.CallStart{Tool: "t", ClientCapabilities: []byte(`{}`)}}}); err != nil {
 		t.Fatal(err)
 	}
 	got, err := stream.Recv()
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := &pb.PluginFrame{CallId: 7, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{
+	want := &pluginpb.PluginFrame{CallId: 7, Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{
 		Code:                 uint32(codes.FailedPrecondition),
 		Message:              "sampling/createMessage: the client did not declare the capability sampling",
 		RequiredCapabilities: []byte(`{"sampling":{}}`),
@@ -167,8 +167,8 @@ func TestServerCallsV2CapabilityRequired(t *testing.T) {
 // that are not a JSON object make an invalid answer.
 func TestClientCallsCapabilityRequired(t *testing.T) {
 	t.Parallel()
-	capsFrame := func(id uint64, caps string) *pb.PluginFrame {
-		return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{
+	capsFrame := func(id uint64, caps string) *pluginpb.PluginFrame {
+		return &pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{
 			Code: uint32(codes.FailedPrecondition), Message: "needs " + caps, RequiredCapabilities: []byte(caps),
 		}}}
 	}

@@ -12,14 +12,14 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // Client is the host's view of one running plugin, dispensed by go-plugin
 // from ClientPluginSets. It speaks the contract version negotiated in the
 // plugin's handshake, and is safe for concurrent use.
 type Client struct {
-	rpc      pb.PluginClient
+	rpc      pluginpb.PluginClient
 	exited   context.Context        // cancelled by go-plugin when the plugin process exits
 	contract uint32                 // the negotiated contract version
 	calls    callPath               // how calls reach the plugin, chosen by contract
@@ -30,8 +30,8 @@ type Client struct {
 // callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
 // or a CallTool stream per call for a plugin of contract 1 (contract1).
 type callPath interface {
-	call(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input) (json.RawMessage, error)
-	start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input, done func(json.RawMessage, error))
+	call(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error)
+	start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error))
 }
 
 var (
@@ -41,7 +41,7 @@ var (
 
 // newClient returns the Client of a plugin whose handshake named contract,
 // bounded by limits (defaults filled in).
-func newClient(exited context.Context, rpc pb.PluginClient, contract uint32, limits Limits) *Client {
+func newClient(exited context.Context, rpc pluginpb.PluginClient, contract uint32, limits Limits) *Client {
 	c := &Client{rpc: rpc, exited: exited, contract: contract, limits: limits}
 	recv := grpc.MaxCallRecvMsgSize(limits.MaxResultSize)
 	if contract == 1 {
@@ -96,7 +96,7 @@ type Offers struct {
 // contract version than its handshake did, it returns the description and
 // an error wrapping ErrContractVersion.
 func (c *Client) Describe(ctx context.Context, hostVersion string) (Description, error) {
-	resp, err := c.rpc.Describe(ctx, &pb.DescribeRequest{HostContractVersion: c.contract, HostVersion: hostVersion,
+	resp, err := c.rpc.Describe(ctx, &pluginpb.DescribeRequest{HostContractVersion: c.contract, HostVersion: hostVersion,
 		MaxMessageSize: uint32(c.limits.MaxResultSize)})
 	if err != nil {
 		return Description{}, rpcError(ctx, c.exited, "describe", err)
@@ -128,7 +128,7 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 // the client's Limits (items, bytes per definition, bytes in all) is an
 // error wrapping ErrTooLarge naming the limit.
 func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
-	resp, err := c.rpc.ListTools(ctx, &pb.ListToolsRequest{}, grpc.MaxCallRecvMsgSize(c.limits.MaxListSize))
+	resp, err := c.rpc.ListTools(ctx, &pluginpb.ListToolsRequest{}, grpc.MaxCallRecvMsgSize(c.limits.MaxListSize))
 	if err != nil {
 		if e := tooLarge("list tools", "MaxListSize", err); e != nil {
 			return nil, e
@@ -264,7 +264,7 @@ func (c *Client) StartCall(ctx context.Context, req *CallRequest, done func(json
 // callInput is req's Input for the wire, checked; and the check that its
 // Start, which carries the Input, the client's capabilities and at most
 // 64 KiB of arguments, stays within what a plugin accepts in one message.
-func callInput(req *CallRequest) (*pb.Input, error) {
+func callInput(req *CallRequest) (*pluginpb.Input, error) {
 	if req.Input == nil && len(req.ClientCapabilities) < maxPluginMessage/2 {
 		return nil, nil // the common case: nothing to check
 	}
@@ -272,7 +272,7 @@ func callInput(req *CallRequest) (*pb.Input, error) {
 	if err != nil {
 		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
 	}
-	return in, checkSize(fmt.Sprintf("call %q", req.Tool), &pb.HostFrame{CallId: 1 << 63, Msg: &pb.HostFrame_Start{Start: &pb.CallStart{
+	return in, checkSize(fmt.Sprintf("call %q", req.Tool), &pluginpb.HostFrame{CallId: 1 << 63, Msg: &pluginpb.HostFrame_Start{Start: &pluginpb.CallStart{
 		Tool: req.Tool, Arguments: make([]byte, min(len(req.Arguments), argsChunk)), Progress: true, MoreArguments: true,
 		ClientCapabilities: req.ClientCapabilities, Input: in,
 	}}})
@@ -337,7 +337,7 @@ type Change struct {
 // plugin offered in Describe (a change of resources from a plugin that
 // offered none is dropped), so call Describe first.
 func (c *Client) Watch(ctx context.Context, changed func(Change)) error {
-	stream, err := c.rpc.WatchTools(ctx, &pb.WatchToolsRequest{})
+	stream, err := c.rpc.WatchTools(ctx, &pluginpb.WatchToolsRequest{})
 	if err != nil {
 		return rpcError(ctx, c.exited, "watch", err)
 	}
@@ -360,7 +360,7 @@ func (c *Client) Watch(ctx context.Context, changed func(Change)) error {
 
 // change is what msg says, reduced to what the plugin offered: a message
 // with nothing set means its tools changed (all contract 1 can say).
-func (c *Client) change(msg *pb.ToolsChanged) (Change, bool) {
+func (c *Client) change(msg *pluginpb.ToolsChanged) (Change, bool) {
 	if !msg.GetTools() && !msg.GetResources() && !msg.GetPrompts() && len(msg.GetUpdated()) == 0 {
 		return Change{Tools: true}, true
 	}

@@ -9,7 +9,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // The host's side of what a plugin of contract 2 offers besides tools:
@@ -43,7 +43,7 @@ func (c *Client) ListPrompts(ctx context.Context) ([]json.RawMessage, error) {
 
 // list fetches every page of one of the plugin's lists.
 func (c *Client) list(ctx context.Context, what string, offered bool, feature string,
-	rpc func(context.Context, *pb.ListRequest, ...grpc.CallOption) (*pb.ListResponse, error),
+	rpc func(context.Context, *pluginpb.ListRequest, ...grpc.CallOption) (*pluginpb.ListResponse, error),
 ) ([]json.RawMessage, error) {
 	if !offered {
 		return nil, notOffered(what, feature)
@@ -53,7 +53,7 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 	seen := make(map[string]bool)
 	size := 0 // bytes of the items so far
 	for page := 1; ; page++ {
-		resp, err := rpc(ctx, &pb.ListRequest{Cursor: cursor}, grpc.MaxCallRecvMsgSize(c.limits.MaxListSize))
+		resp, err := rpc(ctx, &pluginpb.ListRequest{Cursor: cursor}, grpc.MaxCallRecvMsgSize(c.limits.MaxListSize))
 		if err != nil {
 			if e := tooLarge(what, "MaxListSize", err); e != nil {
 				return nil, e
@@ -117,7 +117,7 @@ func (c *Client) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMe
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	msg := &pb.ReadResourceRequest{Uri: req.URI, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Caller: req.Caller.toPB()}
+	msg := &pluginpb.ReadResourceRequest{Uri: req.URI, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Caller: req.Caller.toPB()}
 	if err := checkSize(what, msg); err != nil {
 		return nil, err
 	}
@@ -171,7 +171,7 @@ func (c *Client) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMes
 	if len(args) == 0 {
 		args = emptyObject
 	}
-	msg := &pb.GetPromptRequest{Name: req.Name, Arguments: args, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Caller: req.Caller.toPB()}
+	msg := &pluginpb.GetPromptRequest{Name: req.Name, Arguments: args, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Caller: req.Caller.toPB()}
 	if err := checkSize(what, msg); err != nil {
 		return nil, err
 	}
@@ -193,7 +193,7 @@ func (c *Client) Complete(ctx context.Context, params json.RawMessage) (json.Raw
 	if !c.offered().Completions {
 		return nil, notOffered(what, "completions")
 	}
-	msg := &pb.CompleteRequest{Params: params}
+	msg := &pluginpb.CompleteRequest{Params: params}
 	if err := checkSize(what, msg); err != nil {
 		return nil, err
 	}
@@ -216,7 +216,7 @@ func (c *Client) SubscribeResource(ctx context.Context, uri string, subscribe bo
 	if !c.offered().ResourceSubscriptions {
 		return notOffered(what, "resource subscriptions")
 	}
-	_, err := c.rpc.SubscribeResource(ctx, &pb.SubscribeResourceRequest{Uri: uri, Unsubscribe: !subscribe})
+	_, err := c.rpc.SubscribeResource(ctx, &pluginpb.SubscribeResourceRequest{Uri: uri, Unsubscribe: !subscribe})
 	if err != nil {
 		return unaryError(ctx, c.exited, what, err, ErrUnknownResource)
 	}
@@ -229,7 +229,7 @@ func notOffered(what, feature string) error {
 
 // answer is a unary rpc's answer: its result, checked to be a JSON object,
 // or its input_required as an *InputRequiredError.
-func answer(what string, result []byte, ir *pb.InputRequired) (json.RawMessage, error) {
+func answer(what string, result []byte, ir *pluginpb.InputRequired) (json.RawMessage, error) {
 	switch {
 	case ir != nil:
 		return nil, inputRequired(what, ir)

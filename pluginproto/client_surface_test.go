@@ -16,7 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // surfaceFake is a plugin of contract 2 that offers everything and answers
@@ -24,57 +24,57 @@ import (
 type surfaceFake struct {
 	fake
 	rpcs      atomic.Int32 // rpcs served other than Describe
-	list      func(rpc, cursor string) (*pb.ListResponse, error)
-	read      func(*pb.ReadResourceRequest) (*pb.ReadResourceResponse, error)
-	get       func(*pb.GetPromptRequest) (*pb.GetPromptResponse, error)
-	complete  func(*pb.CompleteRequest) (*pb.CompleteResponse, error)
-	subscribe func(*pb.SubscribeResourceRequest) error
+	list      func(rpc, cursor string) (*pluginpb.ListResponse, error)
+	read      func(*pluginpb.ReadResourceRequest) (*pluginpb.ReadResourceResponse, error)
+	get       func(*pluginpb.GetPromptRequest) (*pluginpb.GetPromptResponse, error)
+	complete  func(*pluginpb.CompleteRequest) (*pluginpb.CompleteResponse, error)
+	subscribe func(*pluginpb.SubscribeResourceRequest) error
 }
 
-var offerAll = &pb.Offers{Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true}
+var offerAll = &pluginpb.Offers{Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true}
 
-func newSurfaceFake(offers *pb.Offers) *surfaceFake {
-	return &surfaceFake{fake: fake{describe: &pb.DescribeResponse{Name: "f", ContractVersion: 2, Offers: offers}}}
+func newSurfaceFake(offers *pluginpb.Offers) *surfaceFake {
+	return &surfaceFake{fake: fake{describe: &pluginpb.DescribeResponse{Name: "f", ContractVersion: 2, Offers: offers}}}
 }
 
-func (f *surfaceFake) ListResources(_ context.Context, r *pb.ListRequest) (*pb.ListResponse, error) {
+func (f *surfaceFake) ListResources(_ context.Context, r *pluginpb.ListRequest) (*pluginpb.ListResponse, error) {
 	f.rpcs.Add(1)
 	return f.list("resources", r.GetCursor())
 }
 
-func (f *surfaceFake) ListResourceTemplates(_ context.Context, r *pb.ListRequest) (*pb.ListResponse, error) {
+func (f *surfaceFake) ListResourceTemplates(_ context.Context, r *pluginpb.ListRequest) (*pluginpb.ListResponse, error) {
 	f.rpcs.Add(1)
 	return f.list("templates", r.GetCursor())
 }
 
-func (f *surfaceFake) ListPrompts(_ context.Context, r *pb.ListRequest) (*pb.ListResponse, error) {
+func (f *surfaceFake) ListPrompts(_ context.Context, r *pluginpb.ListRequest) (*pluginpb.ListResponse, error) {
 	f.rpcs.Add(1)
 	return f.list("prompts", r.GetCursor())
 }
 
-func (f *surfaceFake) ReadResource(_ context.Context, r *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
+func (f *surfaceFake) ReadResource(_ context.Context, r *pluginpb.ReadResourceRequest) (*pluginpb.ReadResourceResponse, error) {
 	f.rpcs.Add(1)
 	return f.read(r)
 }
 
-func (f *surfaceFake) GetPrompt(_ context.Context, r *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
+func (f *surfaceFake) GetPrompt(_ context.Context, r *pluginpb.GetPromptRequest) (*pluginpb.GetPromptResponse, error) {
 	f.rpcs.Add(1)
 	return f.get(r)
 }
 
-func (f *surfaceFake) Complete(_ context.Context, r *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+func (f *surfaceFake) Complete(_ context.Context, r *pluginpb.CompleteRequest) (*pluginpb.CompleteResponse, error) {
 	f.rpcs.Add(1)
 	return f.complete(r)
 }
 
-func (f *surfaceFake) SubscribeResource(_ context.Context, r *pb.SubscribeResourceRequest) (*pb.SubscribeResourceResponse, error) {
+func (f *surfaceFake) SubscribeResource(_ context.Context, r *pluginpb.SubscribeResourceRequest) (*pluginpb.SubscribeResourceResponse, error) {
 	f.rpcs.Add(1)
-	return &pb.SubscribeResourceResponse{}, f.subscribe(r)
+	return &pluginpb.SubscribeResourceResponse{}, f.subscribe(r)
 }
 
 // describedClient serves f and calls Describe, so that the Client knows
 // what f offers.
-func describedClient(t *testing.T, f pb.PluginServer) *Client {
+func describedClient(t *testing.T, f pluginpb.PluginServer) *Client {
 	t.Helper()
 	c, _ := serve(t, 2, f)
 	if _, err := c.Describe(t.Context(), "test"); err != nil {
@@ -124,12 +124,12 @@ type pages map[string]struct {
 	next  string
 }
 
-func (p pages) list(_, cursor string) (*pb.ListResponse, error) {
+func (p pages) list(_, cursor string) (*pluginpb.ListResponse, error) {
 	page, ok := p[cursor]
 	if !ok {
 		return nil, status.Errorf(codes.InvalidArgument, "unknown cursor %q", cursor)
 	}
-	resp := &pb.ListResponse{NextCursor: page.next}
+	resp := &pluginpb.ListResponse{NextCursor: page.next}
 	for _, it := range page.items {
 		resp.Items = append(resp.Items, []byte(it))
 	}
@@ -146,11 +146,11 @@ func many(n int) []string {
 
 func TestClientListsFetchEveryPageWithinBounds(t *testing.T) {
 	t.Parallel()
-	endless := func(_, cursor string) (*pb.ListResponse, error) {
-		return &pb.ListResponse{Items: [][]byte{[]byte(`{}`)}, NextCursor: cursor + "x"}, nil
+	endless := func(_, cursor string) (*pluginpb.ListResponse, error) {
+		return &pluginpb.ListResponse{Items: [][]byte{[]byte(`{}`)}, NextCursor: cursor + "x"}, nil
 	}
 	tests := map[string]struct {
-		list func(rpc, cursor string) (*pb.ListResponse, error)
+		list func(rpc, cursor string) (*pluginpb.ListResponse, error)
 		want []string
 		err  string // the error's text after "list resources: "
 	}{
@@ -204,8 +204,8 @@ func TestClientListsFetchEveryPageWithinBounds(t *testing.T) {
 func TestClientListsAskTheirRPC(t *testing.T) {
 	t.Parallel()
 	f := newSurfaceFake(offerAll)
-	f.list = func(rpc, _ string) (*pb.ListResponse, error) {
-		return &pb.ListResponse{Items: [][]byte{fmt.Appendf(nil, `{"rpc":%q}`, rpc)}}, nil
+	f.list = func(rpc, _ string) (*pluginpb.ListResponse, error) {
+		return &pluginpb.ListResponse{Items: [][]byte{fmt.Appendf(nil, `{"rpc":%q}`, rpc)}}, nil
 	}
 	c := describedClient(t, f)
 	for rpc, list := range map[string]func(context.Context) ([]json.RawMessage, error){
@@ -258,7 +258,7 @@ func TestInputRequiredIsChecked(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			err := inputRequired("call \"t\"", &pb.InputRequired{Requests: []byte(tc.requests), RequestState: tc.state})
+			err := inputRequired("call \"t\"", &pluginpb.InputRequired{Requests: []byte(tc.requests), RequestState: tc.state})
 			var ir *InputRequiredError
 			if tc.err == "" {
 				if !errors.As(err, &ir) || string(ir.Requests) != tc.requests || ir.State != tc.state {
@@ -276,10 +276,10 @@ func TestInputRequiredIsChecked(t *testing.T) {
 
 func TestClientReadAndGetAnswers(t *testing.T) {
 	t.Parallel()
-	valid := &pb.InputRequired{Requests: []byte(`{"1":{"method":"roots/list"}}`), RequestState: "s"}
+	valid := &pluginpb.InputRequired{Requests: []byte(`{"1":{"method":"roots/list"}}`), RequestState: "s"}
 	type answer struct {
 		result []byte
-		ir     *pb.InputRequired
+		ir     *pluginpb.InputRequired
 		err    error
 	}
 	tests := map[string]struct {
@@ -293,7 +293,7 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 		"a result not an object": {answer: answer{result: []byte(`"x"`)}, wantRead: `: plugin sent an invalid result: not a JSON object: "\"x\""`, isRead: ErrInvalidResult, isGet: ErrInvalidResult},
 		"no answer":              {answer: answer{}, wantRead: ": plugin ended the call without a result", isRead: ErrNoResult, isGet: ErrNoResult},
 		"input required":         {answer: answer{ir: valid}, inputRequiredOK: true},
-		"input required, bad":    {answer: answer{ir: &pb.InputRequired{Requests: []byte(`{}`)}}, wantRead: ": plugin sent an invalid result: input_required: requests is empty", isRead: ErrInvalidResult, isGet: ErrInvalidResult},
+		"input required, bad":    {answer: answer{ir: &pluginpb.InputRequired{Requests: []byte(`{}`)}}, wantRead: ": plugin sent an invalid result: input_required: requests is empty", isRead: ErrInvalidResult, isGet: ErrInvalidResult},
 		"not found": {
 			answer: answer{err: status.Error(codes.NotFound, "nothing there")}, wantRead: ": unknown resource: nothing there", wantGet: ": unknown prompt: nothing there",
 			isRead: ErrUnknownResource, isGet: ErrUnknownPrompt,
@@ -306,23 +306,23 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := newSurfaceFake(offerAll)
-			f.read = func(*pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
-				r := &pb.ReadResourceResponse{}
+			f.read = func(*pluginpb.ReadResourceRequest) (*pluginpb.ReadResourceResponse, error) {
+				r := &pluginpb.ReadResourceResponse{}
 				if tc.answer.result != nil {
-					r.Answer = &pb.ReadResourceResponse_Result{Result: tc.answer.result}
+					r.Answer = &pluginpb.ReadResourceResponse_Result{Result: tc.answer.result}
 				}
 				if tc.answer.ir != nil {
-					r.Answer = &pb.ReadResourceResponse_InputRequired{InputRequired: tc.answer.ir}
+					r.Answer = &pluginpb.ReadResourceResponse_InputRequired{InputRequired: tc.answer.ir}
 				}
 				return r, tc.answer.err
 			}
-			f.get = func(*pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
-				r := &pb.GetPromptResponse{}
+			f.get = func(*pluginpb.GetPromptRequest) (*pluginpb.GetPromptResponse, error) {
+				r := &pluginpb.GetPromptResponse{}
 				if tc.answer.result != nil {
-					r.Answer = &pb.GetPromptResponse_Result{Result: tc.answer.result}
+					r.Answer = &pluginpb.GetPromptResponse_Result{Result: tc.answer.result}
 				}
 				if tc.answer.ir != nil {
-					r.Answer = &pb.GetPromptResponse_InputRequired{InputRequired: tc.answer.ir}
+					r.Answer = &pluginpb.GetPromptResponse_InputRequired{InputRequired: tc.answer.ir}
 				}
 				return r, tc.answer.err
 			}
@@ -362,24 +362,24 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 	t.Parallel()
 	var mu sync.Mutex
-	var reads []*pb.ReadResourceRequest
-	var gets []*pb.GetPromptRequest
+	var reads []*pluginpb.ReadResourceRequest
+	var gets []*pluginpb.GetPromptRequest
 	f := newSurfaceFake(offerAll)
-	f.read = func(r *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
+	f.read = func(r *pluginpb.ReadResourceRequest) (*pluginpb.ReadResourceResponse, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		reads = append(reads, r)
-		return &pb.ReadResourceResponse{Answer: &pb.ReadResourceResponse_Result{Result: []byte(`{}`)}}, nil
+		return &pluginpb.ReadResourceResponse{Answer: &pluginpb.ReadResourceResponse_Result{Result: []byte(`{}`)}}, nil
 	}
-	f.get = func(r *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
+	f.get = func(r *pluginpb.GetPromptRequest) (*pluginpb.GetPromptResponse, error) {
 		mu.Lock()
 		defer mu.Unlock()
 		gets = append(gets, r)
-		return &pb.GetPromptResponse{Answer: &pb.GetPromptResponse_Result{Result: []byte(`{}`)}}, nil
+		return &pluginpb.GetPromptResponse{Answer: &pluginpb.GetPromptResponse_Result{Result: []byte(`{}`)}}, nil
 	}
 	c := describedClient(t, f)
 	in := &Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), Errors: map[string]InputError{"2": {Code: -32601, Message: "no sampling"}}, State: "st"}
-	wantIn := &pb.Input{Responses: []byte(`{"1":{"roots":[]}}`), Errors: map[string]*pb.InputError{"2": {Code: -32601, Message: "no sampling"}}, RequestState: "st"}
+	wantIn := &pluginpb.Input{Responses: []byte(`{"1":{"roots":[]}}`), Errors: map[string]*pluginpb.InputError{"2": {Code: -32601, Message: "no sampling"}}, RequestState: "st"}
 	ctx := t.Context()
 	for _, r := range []*ReadRequest{{URI: "x://a"}, {URI: "x://b", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
 		if _, err := c.ReadResource(ctx, r); err != nil {
@@ -391,14 +391,14 @@ func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	wantReads := []*pb.ReadResourceRequest{
+	wantReads := []*pluginpb.ReadResourceRequest{
 		{Uri: "x://a", ClientCapabilities: []byte(`{}`)},
 		{Uri: "x://b", ClientCapabilities: []byte(`{"roots":{}}`), Input: wantIn},
 	}
 	if diff := cmp.Diff(wantReads, reads, protocmp.Transform()); diff != "" {
 		t.Errorf("reads (-want +got):\n%s", diff)
 	}
-	wantGets := []*pb.GetPromptRequest{
+	wantGets := []*pluginpb.GetPromptRequest{
 		{Name: "a", Arguments: []byte(`{}`), ClientCapabilities: []byte(`{}`)},
 		{Name: "b", Arguments: []byte(`{"x":"y"}`), ClientCapabilities: []byte(`{"roots":{}}`), Input: wantIn},
 	}
@@ -422,17 +422,17 @@ func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 func TestClientCompleteAndSubscribe(t *testing.T) {
 	t.Parallel()
 	f := newSurfaceFake(offerAll)
-	f.complete = func(r *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+	f.complete = func(r *pluginpb.CompleteRequest) (*pluginpb.CompleteResponse, error) {
 		switch string(r.GetParams()) {
 		case `"unknown"`:
 			return nil, status.Error(codes.NotFound, `no prompt "x"`)
 		case `"bad"`:
-			return &pb.CompleteResponse{Result: []byte(`[]`)}, nil
+			return &pluginpb.CompleteResponse{Result: []byte(`[]`)}, nil
 		}
-		return &pb.CompleteResponse{Result: r.GetParams()}, nil
+		return &pluginpb.CompleteResponse{Result: r.GetParams()}, nil
 	}
 	var subs []string
-	f.subscribe = func(r *pb.SubscribeResourceRequest) error {
+	f.subscribe = func(r *pluginpb.SubscribeResourceRequest) error {
 		if r.GetUri() == "x://none" {
 			return status.Error(codes.NotFound, `no resource "x://none"`)
 		}
@@ -468,7 +468,7 @@ func TestClientCompleteAndSubscribe(t *testing.T) {
 // plugin offered; an empty message means the tools changed.
 func TestClientWatchChanges(t *testing.T) {
 	t.Parallel()
-	msgs := []*pb.ToolsChanged{
+	msgs := []*pluginpb.ToolsChanged{
 		{},
 		{Resources: true, Updated: []string{"x://a", ""}},
 		{Prompts: true},                  // prompts not offered: dropped
@@ -476,8 +476,8 @@ func TestClientWatchChanges(t *testing.T) {
 		{Tools: true, Prompts: true},     // tools kept
 		{Resources: true, Prompts: true}, // resources kept
 	}
-	f := newSurfaceFake(&pb.Offers{Resources: true, ResourceSubscriptions: true})
-	f.watch = func(s grpc.ServerStreamingServer[pb.ToolsChanged]) error {
+	f := newSurfaceFake(&pluginpb.Offers{Resources: true, ResourceSubscriptions: true})
+	f.watch = func(s grpc.ServerStreamingServer[pluginpb.ToolsChanged]) error {
 		for _, m := range msgs {
 			if err := s.Send(m); err != nil {
 				return err

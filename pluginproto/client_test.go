@@ -18,23 +18,23 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // serve serves srv over an in-memory connection and returns a Client for it
 // that speaks contract (as if the plugin's handshake had named it), and the
 // server, which the test may stop to play a dying plugin.
-func serve(t testing.TB, contract uint32, srv pb.PluginServer) (*Client, *grpc.Server) {
+func serve(t testing.TB, contract uint32, srv pluginpb.PluginServer) (*Client, *grpc.Server) {
 	t.Helper()
 	return serveLimited(t, contract, srv, nil)
 }
 
 // serveLimited is serve with the host's limits (nil: the defaults).
-func serveLimited(t testing.TB, contract uint32, srv pb.PluginServer, limits *Limits) (*Client, *grpc.Server) {
+func serveLimited(t testing.TB, contract uint32, srv pluginpb.PluginServer, limits *Limits) (*Client, *grpc.Server) {
 	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	s := grpc.NewServer()
-	pb.RegisterPluginServer(s, srv)
+	pluginpb.RegisterPluginServer(s, srv)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -51,43 +51,43 @@ func serveLimited(t testing.TB, contract uint32, srv pb.PluginServer, limits *Li
 		s.Stop()
 		<-served
 	})
-	return newClient(context.Background(), pb.NewPluginClient(cc), contract, limits.withDefaults()), s
+	return newClient(context.Background(), pluginpb.NewPluginClient(cc), contract, limits.withDefaults()), s
 }
 
 // fake is a plugin server that misbehaves as each test asks.
 type fake struct {
-	pb.UnimplementedPluginServer
-	describe *pb.DescribeResponse
+	pluginpb.UnimplementedPluginServer
+	describe *pluginpb.DescribeResponse
 	tools    [][]byte
 	// call serves CallTool (contract 1) after receiving its start.
-	call  func(grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error
-	watch func(grpc.ServerStreamingServer[pb.ToolsChanged]) error
+	call  func(grpc.BidiStreamingServer[pluginpb.CallToolHostMessage, pluginpb.CallToolPluginMessage]) error
+	watch func(grpc.ServerStreamingServer[pluginpb.ToolsChanged]) error
 	// calls serves CallsV2 (contract 2).
 	calls func(callsStream) error
 }
 
-type callsStream = grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]
+type callsStream = grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]
 
 func (f *fake) CallsV2(s callsStream) error {
 	return f.calls(s)
 }
 
-func (f *fake) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+func (f *fake) Describe(context.Context, *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
 	return f.describe, nil
 }
 
-func (f *fake) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
-	return &pb.ListToolsResponse{Tools: f.tools}, nil
+func (f *fake) ListTools(context.Context, *pluginpb.ListToolsRequest) (*pluginpb.ListToolsResponse, error) {
+	return &pluginpb.ListToolsResponse{Tools: f.tools}, nil
 }
 
-func (f *fake) CallTool(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
+func (f *fake) CallTool(s grpc.BidiStreamingServer[pluginpb.CallToolHostMessage, pluginpb.CallToolPluginMessage]) error {
 	if _, err := s.Recv(); err != nil {
 		return err
 	}
 	return f.call(s)
 }
 
-func (f *fake) WatchTools(_ *pb.WatchToolsRequest, s grpc.ServerStreamingServer[pb.ToolsChanged]) error {
+func (f *fake) WatchTools(_ *pluginpb.WatchToolsRequest, s grpc.ServerStreamingServer[pluginpb.ToolsChanged]) error {
 	return f.watch(s)
 }
 
@@ -107,7 +107,7 @@ func recvStarts(s callsStream, n int) (map[string]uint64, error) {
 	return ids, nil
 }
 
-func sendAll(s callsStream, frames ...*pb.PluginFrame) error {
+func sendAll(s callsStream, frames ...*pluginpb.PluginFrame) error {
 	for _, f := range frames {
 		if err := s.Send(f); err != nil {
 			return err
@@ -116,16 +116,16 @@ func sendAll(s callsStream, frames ...*pb.PluginFrame) error {
 	return nil
 }
 
-func progressFrame(id uint64, msg string) *pb.PluginFrame {
-	return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Progress{Progress: &pb.Progress{Message: msg}}}
+func progressFrame(id uint64, msg string) *pluginpb.PluginFrame {
+	return &pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Progress{Progress: &pluginpb.Progress{Message: msg}}}
 }
 
-func resultFrame(id uint64, b string) *pb.PluginFrame {
-	return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Result{Result: []byte(b)}}
+func resultFrame(id uint64, b string) *pluginpb.PluginFrame {
+	return &pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Result{Result: []byte(b)}}
 }
 
-func errorFrame(id uint64, code codes.Code, msg string) *pb.PluginFrame {
-	return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(code), Message: msg}}}
+func errorFrame(id uint64, code codes.Code, msg string) *pluginpb.PluginFrame {
+	return &pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: uint32(code), Message: msg}}}
 }
 
 // callAsync starts a call and returns where its outcome lands, and its
@@ -160,7 +160,7 @@ func TestClientCallsDropsLateAndForeignFrames(t *testing.T) {
 			progressFrame(a, "a late"), // after a's result: dropped
 			resultFrame(a, `{"second":"result"}`),
 			progressFrame(a+b+100, "nobody's"), // an id the host never sent
-			&pb.PluginFrame{CallId: b},         // a frame kind this host does not know
+			&pluginpb.PluginFrame{CallId: b},   // a frame kind this host does not know
 			progressFrame(b, "b1"),
 		); err != nil {
 			return err
@@ -216,7 +216,7 @@ func TestClientCallsErrors(t *testing.T) {
 					return nil
 				}
 				id := f.GetCallId()
-				var out *pb.PluginFrame
+				var out *pluginpb.PluginFrame
 				switch f.GetStart().GetTool() {
 				case "unknown":
 					out = errorFrame(id, codes.NotFound, `unknown tool "unknown"`)
@@ -435,7 +435,7 @@ func TestClientCallsChunksLargeArguments(t *testing.T) {
 					}
 					more := false
 					switch m := f.GetMsg().(type) {
-					case *pb.HostFrame_Start:
+					case *pluginpb.HostFrame_Start:
 						if m.Start.GetTool() == "other" {
 							answered++
 							if err := s.Send(resultFrame(f.GetCallId(), `{"content":[]}`)); err != nil {
@@ -448,7 +448,7 @@ func TestClientCallsChunksLargeArguments(t *testing.T) {
 							_, err := c.CallTool(t.Context(), &CallRequest{Tool: "other"})
 							otherDone <- err
 						}()
-					case *pb.HostFrame_Arguments:
+					case *pluginpb.HostFrame_Arguments:
 						got, more = append(got, m.Arguments.GetData()...), m.Arguments.GetMore()
 					}
 					if chunks++; !more {
@@ -477,7 +477,7 @@ func TestClientCallsChunksLargeArguments(t *testing.T) {
 
 func TestClientDescribe(t *testing.T) {
 	t.Parallel()
-	c, _ := serve(t, 2, &fake{describe: &pb.DescribeResponse{Name: "future", Version: "9", ContractVersion: 3}})
+	c, _ := serve(t, 2, &fake{describe: &pluginpb.DescribeResponse{Name: "future", Version: "9", ContractVersion: 3}})
 	d, err := c.Describe(t.Context(), "host-1")
 	if !errors.Is(err, ErrContractVersion) || !strings.Contains(err.Error(), `plugin "future" speaks contract version 3, but its handshake named 2`) {
 		t.Errorf("err = %v, want ErrContractVersion naming both versions", err)
@@ -500,7 +500,7 @@ func TestClientWatchEnds(t *testing.T) {
 	t.Parallel()
 	t.Run("context cancelled", func(t *testing.T) {
 		t.Parallel()
-		c, _ := serve(t, 2, &fake{watch: func(s grpc.ServerStreamingServer[pb.ToolsChanged]) error {
+		c, _ := serve(t, 2, &fake{watch: func(s grpc.ServerStreamingServer[pluginpb.ToolsChanged]) error {
 			<-s.Context().Done()
 			return nil
 		}})
@@ -512,8 +512,8 @@ func TestClientWatchEnds(t *testing.T) {
 	})
 	t.Run("plugin ends the watch", func(t *testing.T) {
 		t.Parallel()
-		c, _ := serve(t, 2, &fake{watch: func(s grpc.ServerStreamingServer[pb.ToolsChanged]) error {
-			return s.Send(&pb.ToolsChanged{})
+		c, _ := serve(t, 2, &fake{watch: func(s grpc.ServerStreamingServer[pluginpb.ToolsChanged]) error {
+			return s.Send(&pluginpb.ToolsChanged{})
 		}})
 		n := 0
 		err := c.Watch(t.Context(), func(Change) { n++ })
@@ -598,7 +598,7 @@ func TestClientDescribeAbout(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			c, _ := serve(t, 2, &fake{describe: &pb.DescribeResponse{Name: "p", ContractVersion: 2, Title: tc.title, Description: tc.description}})
+			c, _ := serve(t, 2, &fake{describe: &pluginpb.DescribeResponse{Name: "p", ContractVersion: 2, Title: tc.title, Description: tc.description}})
 			d, err := c.Describe(t.Context(), "host-1")
 			if err != nil {
 				t.Fatal(err)

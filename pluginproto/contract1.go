@@ -8,7 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // contract1 is the host's adapter for plugins built against contract 1
@@ -19,28 +19,28 @@ import (
 // difference. pluginproto/testdata/contract1 is a plugin built with the
 // frozen contract-1 SDK that TestContract1Plugin runs through it.
 type contract1 struct {
-	rpc    pb.PluginClient
+	rpc    pluginpb.PluginClient
 	exited context.Context // the plugin process's lifetime; nil in some tests
 	recv   grpc.CallOption // bounds each message the plugin sends (Limits.MaxResultSize)
 }
 
 // start runs call on a goroutine of its own: a contract-1 stream is the
 // call's, and someone must read it.
-func (v contract1) start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input, done func(json.RawMessage, error)) {
+func (v contract1) start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
 	go func() { done(v.call(ctx, req, args, in)) }()
 }
 
 // call runs req on a CallTool stream of its own. Contract 1 knows nothing
 // of the client's capabilities and input: in is dropped (a plugin of
 // contract 1 never asks for input).
-func (v contract1) call(ctx context.Context, req *CallRequest, args json.RawMessage, _ *pb.Input) (json.RawMessage, error) {
+func (v contract1) call(ctx context.Context, req *CallRequest, args json.RawMessage, _ *pluginpb.Input) (json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream
 	stream, err := v.rpc.CallTool(ctx, v.recv)
 	if err != nil {
 		return nil, callError(ctx, v.exited, req.Tool, err)
 	}
-	err = stream.Send(&pb.CallToolHostMessage{Msg: &pb.CallToolHostMessage_Start{Start: &pb.CallStart{
+	err = stream.Send(&pluginpb.CallToolHostMessage{Msg: &pluginpb.CallToolHostMessage_Start{Start: &pluginpb.CallStart{
 		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
 	}}})
 	if err == io.EOF {
@@ -56,15 +56,15 @@ func (v contract1) call(ctx context.Context, req *CallRequest, args json.RawMess
 			return nil, callError(ctx, v.exited, req.Tool, err)
 		}
 		switch m := msg.GetMsg().(type) {
-		case *pb.CallToolPluginMessage_Progress:
+		case *pluginpb.CallToolPluginMessage_Progress:
 			if req.Progress != nil {
 				req.Progress(m.Progress.GetProgress(), m.Progress.GetTotal(), m.Progress.GetMessage())
 			}
-		case *pb.CallToolPluginMessage_Log:
+		case *pluginpb.CallToolPluginMessage_Log:
 			if req.Log != nil {
 				req.Log(m.Log.GetLevel(), m.Log.GetLogger(), m.Log.GetData())
 			}
-		case *pb.CallToolPluginMessage_Result:
+		case *pluginpb.CallToolPluginMessage_Result:
 			if !isObject(m.Result) {
 				return nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, m.Result)
 			}

@@ -9,7 +9,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // The tests of the contract-1 adapter: a Client whose plugin's handshake
@@ -17,9 +17,9 @@ import (
 
 func TestContract1CallErrors(t *testing.T) {
 	t.Parallel()
-	type stream = grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]
-	result := func(b string) *pb.CallToolPluginMessage {
-		return &pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(b)}}
+	type stream = grpc.BidiStreamingServer[pluginpb.CallToolHostMessage, pluginpb.CallToolPluginMessage]
+	result := func(b string) *pluginpb.CallToolPluginMessage {
+		return &pluginpb.CallToolPluginMessage{Msg: &pluginpb.CallToolPluginMessage_Result{Result: []byte(b)}}
 	}
 	tests := map[string]struct {
 		call    func(stream) error
@@ -71,7 +71,7 @@ func TestContract1CallPluginDies(t *testing.T) {
 	t.Parallel()
 	started := make(chan struct{})
 	var srv *grpc.Server
-	c, srv := serve(t, 1, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
+	c, srv := serve(t, 1, &fake{call: func(s grpc.BidiStreamingServer[pluginpb.CallToolHostMessage, pluginpb.CallToolPluginMessage]) error {
 		close(started)
 		<-s.Context().Done()
 		return s.Context().Err()
@@ -92,8 +92,8 @@ func TestContract1CallPluginDies(t *testing.T) {
 func TestContract1CallEndsStreamHeldOpenAfterResult(t *testing.T) {
 	t.Parallel()
 	cancelled := make(chan struct{})
-	c, _ := serve(t, 1, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
-		if err := s.Send(&pb.CallToolPluginMessage{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}}); err != nil {
+	c, _ := serve(t, 1, &fake{call: func(s grpc.BidiStreamingServer[pluginpb.CallToolHostMessage, pluginpb.CallToolPluginMessage]) error {
+		if err := s.Send(&pluginpb.CallToolPluginMessage{Msg: &pluginpb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}}); err != nil {
 			return err
 		}
 		<-s.Context().Done() // hold the stream open until the host gives up on it
@@ -116,12 +116,12 @@ func TestContract1CallEndsStreamHeldOpenAfterResult(t *testing.T) {
 
 func TestContract1CallSkipsUnknownMessagesAndKeepsOrder(t *testing.T) {
 	t.Parallel()
-	c, _ := serve(t, 1, &fake{call: func(s grpc.BidiStreamingServer[pb.CallToolHostMessage, pb.CallToolPluginMessage]) error {
-		for _, m := range []*pb.CallToolPluginMessage{
-			{Msg: &pb.CallToolPluginMessage_Log{Log: &pb.LogMessage{Level: "info", Logger: "db", Data: []byte(`1`)}}},
+	c, _ := serve(t, 1, &fake{call: func(s grpc.BidiStreamingServer[pluginpb.CallToolHostMessage, pluginpb.CallToolPluginMessage]) error {
+		for _, m := range []*pluginpb.CallToolPluginMessage{
+			{Msg: &pluginpb.CallToolPluginMessage_Log{Log: &pluginpb.LogMessage{Level: "info", Logger: "db", Data: []byte(`1`)}}},
 			{}, // a message kind this host does not know
-			{Msg: &pb.CallToolPluginMessage_Progress{Progress: &pb.Progress{Progress: 1, Total: 3, Message: "m"}}},
-			{Msg: &pb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}},
+			{Msg: &pluginpb.CallToolPluginMessage_Progress{Progress: &pluginpb.Progress{Progress: 1, Total: 3, Message: "m"}}},
+			{Msg: &pluginpb.CallToolPluginMessage_Result{Result: []byte(`{"content":[]}`)}},
 		} {
 			if err := s.Send(m); err != nil {
 				return err

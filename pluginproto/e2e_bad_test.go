@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/pluginproto"
-	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
 // serveBad serves, as a real plugin process of contract 2, badServer: a
@@ -31,7 +31,7 @@ func serveBad() {
 type badPlugin struct{ plugin.NetRPCUnsupportedPlugin }
 
 func (badPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterPluginServer(s, badServer{})
+	pluginpb.RegisterPluginServer(s, badServer{})
 	return nil
 }
 
@@ -39,36 +39,38 @@ func (badPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientCon
 	return nil, errors.New("the bad plugin has no client side")
 }
 
-type badServer struct{ pb.UnimplementedPluginServer }
-
-func (badServer) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	return &pb.DescribeResponse{Name: "bad", ContractVersion: 2, Offers: &pb.Offers{Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true}}, nil
+type badServer struct {
+	pluginpb.UnimplementedPluginServer
 }
 
-func (badServer) ListResources(context.Context, *pb.ListRequest) (*pb.ListResponse, error) {
-	return &pb.ListResponse{Items: [][]byte{[]byte(`{}`), []byte(`"x"`)}}, nil
+func (badServer) Describe(context.Context, *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
+	return &pluginpb.DescribeResponse{Name: "bad", ContractVersion: 2, Offers: &pluginpb.Offers{Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true}}, nil
+}
+
+func (badServer) ListResources(context.Context, *pluginpb.ListRequest) (*pluginpb.ListResponse, error) {
+	return &pluginpb.ListResponse{Items: [][]byte{[]byte(`{}`), []byte(`"x"`)}}, nil
 }
 
 // ListResourceTemplates never ends: its second page names its own cursor
 // again.
-func (badServer) ListResourceTemplates(context.Context, *pb.ListRequest) (*pb.ListResponse, error) {
-	return &pb.ListResponse{NextCursor: "again"}, nil
+func (badServer) ListResourceTemplates(context.Context, *pluginpb.ListRequest) (*pluginpb.ListResponse, error) {
+	return &pluginpb.ListResponse{NextCursor: "again"}, nil
 }
 
-func (badServer) ListPrompts(_ context.Context, r *pb.ListRequest) (*pb.ListResponse, error) {
-	resp := &pb.ListResponse{NextCursor: r.GetCursor() + "+"}
+func (badServer) ListPrompts(_ context.Context, r *pluginpb.ListRequest) (*pluginpb.ListResponse, error) {
+	resp := &pluginpb.ListResponse{NextCursor: r.GetCursor() + "+"}
 	for range 4000 {
 		resp.Items = append(resp.Items, []byte(`{"name":"p"}`))
 	}
 	return resp, nil
 }
 
-func (badServer) ReadResource(_ context.Context, r *pb.ReadResourceRequest) (*pb.ReadResourceResponse, error) {
-	result := func(s string) *pb.ReadResourceResponse {
-		return &pb.ReadResourceResponse{Answer: &pb.ReadResourceResponse_Result{Result: []byte(s)}}
+func (badServer) ReadResource(_ context.Context, r *pluginpb.ReadResourceRequest) (*pluginpb.ReadResourceResponse, error) {
+	result := func(s string) *pluginpb.ReadResourceResponse {
+		return &pluginpb.ReadResourceResponse{Answer: &pluginpb.ReadResourceResponse_Result{Result: []byte(s)}}
 	}
-	input := func(requests, state string) *pb.ReadResourceResponse {
-		return &pb.ReadResourceResponse{Answer: &pb.ReadResourceResponse_InputRequired{InputRequired: &pb.InputRequired{Requests: []byte(requests), RequestState: state}}}
+	input := func(requests, state string) *pluginpb.ReadResourceResponse {
+		return &pluginpb.ReadResourceResponse{Answer: &pluginpb.ReadResourceResponse_InputRequired{InputRequired: &pluginpb.InputRequired{Requests: []byte(requests), RequestState: state}}}
 	}
 	switch r.GetUri() {
 	case "bad://array":
@@ -86,43 +88,43 @@ func (badServer) ReadResource(_ context.Context, r *pb.ReadResourceRequest) (*pb
 		}
 		return input("{"+b.String()[1:]+"}", ""), nil
 	case "bad://none":
-		return &pb.ReadResourceResponse{}, nil
+		return &pluginpb.ReadResourceResponse{}, nil
 	}
 	return nil, status.Error(codes.NotFound, r.GetUri())
 }
 
-func (badServer) GetPrompt(_ context.Context, r *pb.GetPromptRequest) (*pb.GetPromptResponse, error) {
+func (badServer) GetPrompt(_ context.Context, r *pluginpb.GetPromptRequest) (*pluginpb.GetPromptResponse, error) {
 	if r.GetName() == "string" {
-		return &pb.GetPromptResponse{Answer: &pb.GetPromptResponse_Result{Result: []byte(`"messages"`)}}, nil
+		return &pluginpb.GetPromptResponse{Answer: &pluginpb.GetPromptResponse_Result{Result: []byte(`"messages"`)}}, nil
 	}
 	return nil, status.Error(codes.NotFound, r.GetName())
 }
 
-func (badServer) Complete(_ context.Context, r *pb.CompleteRequest) (*pb.CompleteResponse, error) {
+func (badServer) Complete(_ context.Context, r *pluginpb.CompleteRequest) (*pluginpb.CompleteResponse, error) {
 	if string(r.GetParams()) == `{"bad":true}` {
-		return &pb.CompleteResponse{Result: []byte(`null`)}, nil
+		return &pluginpb.CompleteResponse{Result: []byte(`null`)}, nil
 	}
 	return nil, status.Error(codes.NotFound, "nothing")
 }
 
-func (badServer) SubscribeResource(_ context.Context, r *pb.SubscribeResourceRequest) (*pb.SubscribeResourceResponse, error) {
+func (badServer) SubscribeResource(_ context.Context, r *pluginpb.SubscribeResourceRequest) (*pluginpb.SubscribeResourceResponse, error) {
 	return nil, status.Error(codes.NotFound, r.GetUri())
 }
 
-func (badServer) CallsV2(s grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]) error {
+func (badServer) CallsV2(s grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]) error {
 	for {
 		f, err := s.Recv()
 		if err != nil {
 			return nil
 		}
-		out := &pb.PluginFrame{CallId: f.GetCallId()}
+		out := &pluginpb.PluginFrame{CallId: f.GetCallId()}
 		switch f.GetStart().GetTool() {
 		case "input":
-			out.Msg = &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{Requests: []byte(`{}`)}}
+			out.Msg = &pluginpb.PluginFrame_InputRequired{InputRequired: &pluginpb.InputRequired{Requests: []byte(`{}`)}}
 		case "ok":
-			out.Msg = &pb.PluginFrame_Result{Result: []byte(`{"content":[]}`)}
+			out.Msg = &pluginpb.PluginFrame_Result{Result: []byte(`{"content":[]}`)}
 		default:
-			out.Msg = &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.NotFound), Message: "no such tool"}}
+			out.Msg = &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: uint32(codes.NotFound), Message: "no such tool"}}
 		}
 		if err := s.Send(out); err != nil {
 			return err

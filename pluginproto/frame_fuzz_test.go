@@ -9,7 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // FuzzPluginFrame is what a plugin sends back for a call, as the host's
@@ -23,19 +23,19 @@ import (
 // go through answer's checks. The corpus the fuzzer kept
 // (testdata/fuzz/FuzzPluginFrame) replays in every `go test`.
 func FuzzPluginFrame(f *testing.F) {
-	for _, fr := range []*pb.PluginFrame{
-		{Msg: &pb.PluginFrame_Result{Result: []byte(`{"content":[{"type":"text","text":"ok"}]}`)}},
-		{Msg: &pb.PluginFrame_Result{Result: []byte(`{"content":`)}},
-		{Msg: &pb.PluginFrame_Result{Result: []byte(` ["x"]`)}},
-		{Msg: &pb.PluginFrame_Progress{Progress: &pb.Progress{Progress: 1, Total: 2, Message: "half"}}},
-		{Msg: &pb.PluginFrame_Log{Log: &pb.LogMessage{Level: "loud", Logger: "x", Data: []byte(`not json`)}}},
-		{Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: 13, Message: "tool \"x\" panicked: boom"}}},
-		{Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: 5, Message: "no tool"}}},
-		{Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: 9, Message: "needs", RequiredCapabilities: []byte(`{"sampling":{}}`)}}},
-		{Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{
+	for _, fr := range []*pluginpb.PluginFrame{
+		{Msg: &pluginpb.PluginFrame_Result{Result: []byte(`{"content":[{"type":"text","text":"ok"}]}`)}},
+		{Msg: &pluginpb.PluginFrame_Result{Result: []byte(`{"content":`)}},
+		{Msg: &pluginpb.PluginFrame_Result{Result: []byte(` ["x"]`)}},
+		{Msg: &pluginpb.PluginFrame_Progress{Progress: &pluginpb.Progress{Progress: 1, Total: 2, Message: "half"}}},
+		{Msg: &pluginpb.PluginFrame_Log{Log: &pluginpb.LogMessage{Level: "loud", Logger: "x", Data: []byte(`not json`)}}},
+		{Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: 13, Message: "tool \"x\" panicked: boom"}}},
+		{Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: 5, Message: "no tool"}}},
+		{Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: 9, Message: "needs", RequiredCapabilities: []byte(`{"sampling":{}}`)}}},
+		{Msg: &pluginpb.PluginFrame_InputRequired{InputRequired: &pluginpb.InputRequired{
 			Requests:     []byte(`{"q":{"method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object","properties":{}}}}}`),
 			RequestState: "state"}}},
-		{Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{Requests: []byte(`{"":{"method":"ping"}}`)}}},
+		{Msg: &pluginpb.PluginFrame_InputRequired{InputRequired: &pluginpb.InputRequired{Requests: []byte(`{"":{"method":"ping"}}`)}}},
 	} {
 		b, err := proto.Marshal(fr)
 		if err != nil {
@@ -45,7 +45,7 @@ func FuzzPluginFrame(f *testing.F) {
 	}
 	f.Add([]byte("\"\x0e{\"\":[{\"\x94\":\"\"}]}")) // a result with invalid UTF-8 in a string
 	f.Fuzz(func(t *testing.T, b []byte) {
-		var fr pb.PluginFrame
+		var fr pluginpb.PluginFrame
 		if proto.Unmarshal(b, &fr) != nil {
 			return // gRPC refuses the frame: the stream breaks (ErrPluginClosed)
 		}
@@ -83,7 +83,7 @@ func FuzzPluginFrame(f *testing.F) {
 // *InputRequiredError whose requests passed the checks, a
 // *CapabilityRequiredError whose capabilities are an object, or an error
 // whose message names what (the call, the read).
-func checkFrameError(t *testing.T, fr *pb.PluginFrame, err error, what string) {
+func checkFrameError(t *testing.T, fr *pluginpb.PluginFrame, err error, what string) {
 	var ir *InputRequiredError
 	var cr *CapabilityRequiredError
 	switch {
@@ -104,7 +104,7 @@ func checkFrameError(t *testing.T, fr *pb.PluginFrame, err error, what string) {
 // json.Valid, but not JSON text: the Client refuses it (FuzzSession found
 // the host passing one on to a client).
 func TestResultNotUTF8(t *testing.T) {
-	fr := &pb.PluginFrame{Msg: &pb.PluginFrame_Result{Result: []byte("{\"content\":[{\"type\":\"text\",\"text\":\"\x94\"}]}")}}
+	fr := &pluginpb.PluginFrame{Msg: &pluginpb.PluginFrame_Result{Result: []byte("{\"content\":[{\"type\":\"text\",\"text\":\"\x94\"}]}")}}
 	_, final, err := (&mux{}).frame(t.Context(), &CallRequest{Tool: "t"}, fr)
 	if !final || !errors.Is(err, ErrInvalidResult) {
 		t.Fatalf("final %v, err %v; want ErrInvalidResult", final, err)

@@ -11,7 +11,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // The vocabulary of input rounds, shared by the host and the SDK: a
@@ -97,7 +97,7 @@ var inputMethods = map[string]bool{
 // inputRequired checks a plugin's InputRequired and returns it as an
 // *InputRequiredError, or an error wrapping ErrInvalidResult naming the
 // problem. what names the request ("call \"x\"").
-func inputRequired(what string, ir *pb.InputRequired) error {
+func inputRequired(what string, ir *pluginpb.InputRequired) error {
 	if err := checkRequests(ir.GetRequests()); err != nil {
 		return fmt.Errorf("%s: %w: input_required: %v", what, ErrInvalidResult, err)
 	}
@@ -175,25 +175,25 @@ func checkRequest(raw json.RawMessage) error {
 
 // inputPB converts the host's Input for the wire; nil stays nil. A
 // Responses that is not a JSON object is an error.
-func inputPB(in *Input) (*pb.Input, error) {
+func inputPB(in *Input) (*pluginpb.Input, error) {
 	if in == nil {
 		return nil, nil
 	}
 	if len(in.Responses) > 0 && !isObject(in.Responses) {
 		return nil, fmt.Errorf("input responses is not a JSON object: %.80q", in.Responses)
 	}
-	m := &pb.Input{Responses: in.Responses, RequestState: in.State}
+	m := &pluginpb.Input{Responses: in.Responses, RequestState: in.State}
 	if len(in.Errors) > 0 {
-		m.Errors = make(map[string]*pb.InputError, len(in.Errors))
+		m.Errors = make(map[string]*pluginpb.InputError, len(in.Errors))
 		for k, e := range in.Errors {
-			m.Errors[k] = &pb.InputError{Code: int32(e.Code), Message: e.Message}
+			m.Errors[k] = &pluginpb.InputError{Code: int32(e.Code), Message: e.Message}
 		}
 	}
 	return m, nil
 }
 
 // inputOf converts a wire Input for the SDK; nil stays nil.
-func inputOf(m *pb.Input) *Input {
+func inputOf(m *pluginpb.Input) *Input {
 	if m == nil {
 		return nil
 	}
@@ -249,7 +249,7 @@ func rounds(what string, answer AnswerFunc, in *Input, run func(*Input) (json.Ra
 		if !errors.As(err, &ir) {
 			return res, err
 		}
-		if err := inputRequired(what, &pb.InputRequired{Requests: ir.Requests, RequestState: ir.State}); answer == nil || !errors.As(err, &ir) {
+		if err := inputRequired(what, &pluginpb.InputRequired{Requests: ir.Requests, RequestState: ir.State}); answer == nil || !errors.As(err, &ir) {
 			return nil, err
 		}
 		if round == maxRounds {

@@ -7,7 +7,7 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
@@ -137,17 +137,17 @@ func nameOf(def []byte) string {
 // request becomes a CallError RESOURCE_EXHAUSTED naming both sizes, and a
 // larger progress or log message is dropped (nil), logged: sent, it would
 // break the stream and fail every call in flight on it, not only its own.
-func (p *Plugin) withinHostLimit(f *pb.PluginFrame, max int) *pb.PluginFrame {
+func (p *Plugin) withinHostLimit(f *pluginpb.PluginFrame, max int) *pluginpb.PluginFrame {
 	size := proto.Size(f)
 	if size <= max {
 		return f
 	}
 	switch f.GetMsg().(type) {
-	case *pb.PluginFrame_Progress, *pb.PluginFrame_Log:
+	case *pluginpb.PluginFrame_Progress, *pluginpb.PluginFrame_Log:
 		p.logger.Warn("dropped a progress or log message over the host's limit", "bytes", size, "limit", max)
 		return nil
 	}
 	msg := fmt.Sprintf("the plugin's answer, a message of %d bytes, is over MaxResultSize (%d bytes); it was not sent", size, max)
 	p.logger.Warn("a call's answer is over the host's limit; the call fails instead", "bytes", size, "limit", max)
-	return &pb.PluginFrame{CallId: f.GetCallId(), Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.ResourceExhausted), Message: msg}}}
+	return &pluginpb.PluginFrame{CallId: f.GetCallId(), Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: uint32(codes.ResourceExhausted), Message: msg}}}
 }

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // A plugin that ignores DescribeRequest.max_message_size (one not built
@@ -22,7 +22,7 @@ func TestResultOverLimitFromAPluginThatIgnoresIt(t *testing.T) {
 			if err != nil {
 				return err
 			}
-			if st, ok := f.GetMsg().(*pb.HostFrame_Start); ok {
+			if st, ok := f.GetMsg().(*pluginpb.HostFrame_Start); ok {
 				if st.Start.GetTool() == "big" {
 					big = f.GetCallId()
 				} else {

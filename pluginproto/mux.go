@@ -12,7 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // mux is the host's side of contract 2: every call of a plugin on its one
@@ -40,7 +40,7 @@ import (
 // The stream is opened at the first call. When it breaks, every call in
 // flight on it fails, and the next call opens a new one.
 type mux struct {
-	rpc    pb.PluginClient
+	rpc    pluginpb.PluginClient
 	exited context.Context // the plugin process's lifetime; nil in some tests
 	recv   grpc.CallOption // bounds each message the plugin sends (Limits.MaxResultSize)
 
@@ -51,7 +51,7 @@ type mux struct {
 
 // muxStream is one CallsV2 stream and the calls in flight on it.
 type muxStream struct {
-	stream grpc.BidiStreamingClient[pb.HostFrame, pb.PluginFrame]
+	stream grpc.BidiStreamingClient[pluginpb.HostFrame, pluginpb.PluginFrame]
 	cancel context.CancelFunc
 	sendMu sync.Mutex          // one Send at a time
 	calls  map[uint64]*muxCall // guarded by mux.mu; a call leaves it when finished
@@ -62,7 +62,7 @@ type muxStream struct {
 // callPool once their caller has taken their last frame.
 type muxCall struct {
 	mu     sync.Mutex
-	queue  []*pb.PluginFrame
+	queue  []*pluginpb.PluginFrame
 	queued int           // bytes of the notifications in queue
 	broken error         // the stream's error, once it broke
 	ready  chan struct{} // capacity 1: something was queued or the stream broke
@@ -75,9 +75,9 @@ type muxCall struct {
 	async *asyncCall
 
 	// The Start frame, reused from call to call.
-	start      pb.CallStart
-	startMsg   pb.HostFrame_Start
-	startFrame pb.HostFrame
+	start      pluginpb.CallStart
+	startMsg   pluginpb.HostFrame_Start
+	startFrame pluginpb.HostFrame
 }
 
 var callPool = sync.Pool{New: func() any { return &muxCall{ready: make(chan struct{}, 1)} }}
@@ -97,7 +97,7 @@ const (
 )
 
 // call runs req on the CallsV2 stream.
-func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage, in *pb.Input) (json.RawMessage, error) {
+func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error) {
 	s, id, call, err := m.register(nil)
 	if err != nil {
 		return nil, callError(ctx, m.exited, req.Tool, err)
@@ -113,7 +113,7 @@ func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage, 
 
 // run sends the call's frames and waits for its answer (answered), the end
 // of ctx or a broken stream.
-func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *CallRequest, args json.RawMessage, in *pb.Input) (res json.RawMessage, answered bool, err error) {
+func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *CallRequest, args json.RawMessage, in *pluginpb.Input) (res json.RawMessage, answered bool, err error) {
 	call.prepare(req, args, in)
 	if !m.sendCall(ctx, s, id, call, args) {
 		return nil, false, m.cancel(ctx, s, id, req.Tool)
@@ -123,8 +123,8 @@ func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, r
 
 // prepare sets up the call's Start frame: the first 64 KiB of the
 // arguments, the client's capabilities ({} when none) and input.
-func (c *muxCall) prepare(req *CallRequest, args json.RawMessage, in *pb.Input) {
-	c.start = pb.CallStart{
+func (c *muxCall) prepare(req *CallRequest, args json.RawMessage, in *pluginpb.Input) {
+	c.start = pluginpb.CallStart{
 		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
 		ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Tasks: req.Tasks,
 		Traceparent: req.TraceParent, Tracestate: req.TraceState, Caller: req.Caller.toPB(),
@@ -139,7 +139,7 @@ func (c *muxCall) prepare(req *CallRequest, args json.RawMessage, in *pb.Input) 
 // of the arguments, when ctx ended on the way.
 func (m *mux) sendCall(ctx context.Context, s *muxStream, id uint64, call *muxCall, args json.RawMessage) bool {
 	call.startMsg.Start = &call.start
-	call.startFrame = pb.HostFrame{CallId: id, Msg: &call.startMsg}
+	call.startFrame = pluginpb.HostFrame{CallId: id, Msg: &call.startMsg}
 	s.send(&call.startFrame)
 	for rest := args[len(call.start.Arguments):]; len(rest) > 0; {
 		// One Send per chunk, so that other calls' frames go in between.
@@ -147,8 +147,8 @@ func (m *mux) sendCall(ctx context.Context, s *muxStream, id uint64, call *muxCa
 			return false
 		}
 		n := min(len(rest), argsChunk)
-		s.send(&pb.HostFrame{CallId: id, Msg: &pb.HostFrame_Arguments{
-			Arguments: &pb.ArgumentsChunk{Data: rest[:n], More: n < len(rest)},
+		s.send(&pluginpb.HostFrame{CallId: id, Msg: &pluginpb.HostFrame_Arguments{
+			Arguments: &pluginpb.ArgumentsChunk{Data: rest[:n], More: n < len(rest)},
 		}})
 		rest = rest[n:]
 	}
@@ -157,7 +157,7 @@ func (m *mux) sendCall(ctx context.Context, s *muxStream, id uint64, call *muxCa
 
 // send sends f. A failed Send ends the stream, and read reports it to every
 // call in flight.
-func (s *muxStream) send(f *pb.HostFrame) {
+func (s *muxStream) send(f *pluginpb.HostFrame) {
 	s.sendMu.Lock()
 	defer s.sendMu.Unlock()
 	_ = s.stream.Send(f)
@@ -168,7 +168,7 @@ func (s *muxStream) send(f *pb.HostFrame) {
 func (m *mux) cancel(ctx context.Context, s *muxStream, id uint64, tool string) error {
 	if m.finish(s, id) {
 		// On its own goroutine: the stream may be slow to take it.
-		go s.send(&pb.HostFrame{CallId: id, Msg: &pb.HostFrame_Cancel{Cancel: &pb.CallCancel{}}})
+		go s.send(&pluginpb.HostFrame{CallId: id, Msg: &pluginpb.HostFrame_Cancel{Cancel: &pluginpb.CallCancel{}}})
 	}
 	return fmt.Errorf("call %q: %w", tool, ctx.Err())
 }
@@ -176,7 +176,7 @@ func (m *mux) cancel(ctx context.Context, s *muxStream, id uint64, tool string) 
 // wait runs the call's callbacks until its answer arrives (answered), ctx
 // ends or the stream breaks.
 func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *CallRequest) (res json.RawMessage, answered bool, err error) {
-	var queue []*pb.PluginFrame
+	var queue []*pluginpb.PluginFrame
 	detached := false
 	for {
 		select {
@@ -222,22 +222,22 @@ func detach(req *CallRequest, detached *bool) {
 // required_capabilities as a *CapabilityRequiredError, an error INTERNAL
 // wrapping ErrPluginFailed). Frames of a later contract revision are
 // ignored.
-func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (res json.RawMessage, final bool, err error) {
+func (m *mux) frame(ctx context.Context, req *CallRequest, f *pluginpb.PluginFrame) (res json.RawMessage, final bool, err error) {
 	switch msg := f.GetMsg().(type) {
-	case *pb.PluginFrame_Progress:
+	case *pluginpb.PluginFrame_Progress:
 		if req.Progress != nil {
 			req.Progress(msg.Progress.GetProgress(), msg.Progress.GetTotal(), msg.Progress.GetMessage())
 		}
-	case *pb.PluginFrame_Log:
+	case *pluginpb.PluginFrame_Log:
 		if req.Log != nil {
 			req.Log(msg.Log.GetLevel(), msg.Log.GetLogger(), msg.Log.GetData())
 		}
-	case *pb.PluginFrame_Result:
+	case *pluginpb.PluginFrame_Result:
 		if !isObject(msg.Result) {
 			return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, msg.Result)
 		}
 		return msg.Result, true, nil
-	case *pb.PluginFrame_Error:
+	case *pluginpb.PluginFrame_Error:
 		if len(msg.Error.GetRequiredCapabilities()) > 0 {
 			return nil, true, callCapabilityError(req.Tool, msg.Error)
 		}
@@ -248,7 +248,7 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (r
 			return nil, true, fmt.Errorf("call %q: %w: %s", req.Tool, ErrTooLarge, msg.Error.GetMessage())
 		}
 		return nil, true, callError(ctx, m.exited, req.Tool, status.Error(codes.Code(msg.Error.GetCode()), msg.Error.GetMessage()))
-	case *pb.PluginFrame_InputRequired:
+	case *pluginpb.PluginFrame_InputRequired:
 		return nil, true, inputRequired(fmt.Sprintf("call %q", req.Tool), msg.InputRequired)
 	}
 	return nil, false, nil
@@ -256,7 +256,7 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pb.PluginFrame) (r
 
 // reset readies a finished call for its next user.
 func (c *muxCall) reset() {
-	c.start, c.startMsg, c.startFrame = pb.CallStart{}, pb.HostFrame_Start{}, pb.HostFrame{}
+	c.start, c.startMsg, c.startFrame = pluginpb.CallStart{}, pluginpb.HostFrame_Start{}, pluginpb.HostFrame{}
 	c.queued, c.broken, c.detach = 0, nil, false
 	select {
 	case <-c.ready: // a signal for frames the caller took already
@@ -323,16 +323,16 @@ func (m *mux) read(s *muxStream) {
 }
 
 // deliver queues a frame for its call, if the call is still in flight.
-func (m *mux) deliver(s *muxStream, f *pb.PluginFrame) {
+func (m *mux) deliver(s *muxStream, f *pluginpb.PluginFrame) {
 	m.mu.Lock()
 	call := s.calls[f.GetCallId()]
 	notification, isDetach := false, false
 	switch f.GetMsg().(type) {
-	case *pb.PluginFrame_Result, *pb.PluginFrame_Error, *pb.PluginFrame_InputRequired:
+	case *pluginpb.PluginFrame_Result, *pluginpb.PluginFrame_Error, *pluginpb.PluginFrame_InputRequired:
 		delete(s.calls, f.GetCallId()) // finished: later frames for it are dropped
-	case *pb.PluginFrame_Progress, *pb.PluginFrame_Log:
+	case *pluginpb.PluginFrame_Progress, *pluginpb.PluginFrame_Log:
 		notification = true
-	case *pb.PluginFrame_Detach:
+	case *pluginpb.PluginFrame_Detach:
 		isDetach = true
 	}
 	m.mu.Unlock()

@@ -7,7 +7,8 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/plugincontract"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // ContractVersion is the version of the plugin contract a plugin built with
@@ -15,23 +16,16 @@ import (
 // also serves plugins of every older version (ClientPluginSets). The
 // version is negotiated in go-plugin's handshake and repeated in Describe; a
 // host refuses a plugin whose two answers differ.
-const ContractVersion = 2
+const ContractVersion = plugincontract.Version
 
 // PluginName is the name under which a plugin serves its tools in the
 // go-plugin plugin set. The host dispenses it: Dispense(PluginName) returns a
 // *Client.
-const PluginName = "tools"
+const PluginName = plugincontract.PluginName
 
-// Handshake is the go-plugin handshake shared by plughost and its plugins. The
-// magic cookie is not a secret: it only stops a plugin binary started by hand
-// from waiting forever for a host. ProtocolVersion is informative: hosts and
-// plugins of this package list their contract versions in go-plugin's
-// versioned plugin sets (ClientPluginSets, Serve), which it negotiates.
-var Handshake = plugin.HandshakeConfig{
-	ProtocolVersion:  ContractVersion,
-	MagicCookieKey:   "PLUGHOST_PLUGIN",
-	MagicCookieValue: "019544a273a2bc73910caf0182d93962b8325e5cc6bd15d4",
-}
+// Handshake is the go-plugin handshake shared by plughost and its plugins
+// (plugincontract.Handshake).
+var Handshake = plugincontract.Handshake
 
 // Errors returned (wrapped) by Client and the in-process helpers
 // (Plugin.CallTool, ...). Match them with errors.Is.
@@ -104,10 +98,10 @@ func (g *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
 	if g.p == nil {
 		return errors.New("pluginproto: ClientPluginSets is for hosts; a plugin serves Plugin.PluginSet")
 	}
-	pb.RegisterPluginServer(s, newServer(g.p))
+	pluginpb.RegisterPluginServer(s, newServer(g.p))
 	return nil
 }
 
 func (g *grpcPlugin) GRPCClient(ctx context.Context, _ *plugin.GRPCBroker, cc *grpc.ClientConn) (any, error) {
-	return newClient(ctx, pb.NewPluginClient(cc), g.contract, g.limits), nil
+	return newClient(ctx, pluginpb.NewPluginClient(cc), g.contract, g.limits), nil
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // On the CallsV2 stream the host sends the client's capabilities and the
@@ -21,7 +21,7 @@ import (
 // *InputRequiredError, checked, for CallTool and StartCall alike.
 func TestClientCallsCarryInput(t *testing.T) {
 	t.Parallel()
-	starts := make(chan *pb.CallStart, 16)
+	starts := make(chan *pluginpb.CallStart, 16)
 	var frames atomic.Int32
 	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 		for {
@@ -32,12 +32,12 @@ func TestClientCallsCarryInput(t *testing.T) {
 			frames.Add(1)
 			st := f.GetStart()
 			starts <- st
-			var out *pb.PluginFrame
+			var out *pluginpb.PluginFrame
 			switch {
 			case st.GetTool() == "bad":
-				out = &pb.PluginFrame{CallId: f.GetCallId(), Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{Requests: []byte(`{"1":{"method":"ping"}}`)}}}
+				out = &pluginpb.PluginFrame{CallId: f.GetCallId(), Msg: &pluginpb.PluginFrame_InputRequired{InputRequired: &pluginpb.InputRequired{Requests: []byte(`{"1":{"method":"ping"}}`)}}}
 			case st.GetInput() == nil:
-				out = &pb.PluginFrame{CallId: f.GetCallId(), Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{
+				out = &pluginpb.PluginFrame{CallId: f.GetCallId(), Msg: &pluginpb.PluginFrame_InputRequired{InputRequired: &pluginpb.InputRequired{
 					Requests: []byte(`{"1":{"method":"roots/list"}}`), RequestState: "round 1",
 				}}}
 			default:
@@ -73,13 +73,13 @@ func TestClientCallsCarryInput(t *testing.T) {
 	if want := `call "bad": plugin sent an invalid result: input_required: request "1": method "ping" is none of`; !errors.Is(err, ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("an invalid input_required: err = %v, want %s", err, want)
 	}
-	want := []*pb.CallStart{
+	want := []*pluginpb.CallStart{
 		{Tool: "t", Arguments: []byte(`{}`), ClientCapabilities: caps},
-		{Tool: "t", Arguments: []byte(`{}`), ClientCapabilities: caps, Input: &pb.Input{Responses: in.Responses, RequestState: "round 1"}},
+		{Tool: "t", Arguments: []byte(`{}`), ClientCapabilities: caps, Input: &pluginpb.Input{Responses: in.Responses, RequestState: "round 1"}},
 		{Tool: "t", Arguments: []byte(`{}`), ClientCapabilities: []byte(`{}`)},
 		{Tool: "bad", Arguments: []byte(`{}`), ClientCapabilities: []byte(`{}`)},
 	}
-	var got []*pb.CallStart
+	var got []*pluginpb.CallStart
 	for range want {
 		got = append(got, <-starts)
 	}
@@ -120,9 +120,9 @@ func TestServerCallsV2InputRequired(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	exchange := func(start *pb.CallStart) *pb.PluginFrame {
+	exchange := func(start *pluginpb.CallStart) *pluginpb.PluginFrame {
 		t.Helper()
-		if err := stream.Send(&pb.HostFrame{CallId: 1, Msg: &pb.HostFrame_Start{Start: start}}); err != nil {
+		if err := stream.Send(&pluginpb.HostFrame{CallId: 1, Msg: &pluginpb.HostFrame_Start{Start: start}}); err != nil {
 			t.Fatal(err)
 		}
 		f, err := stream.Recv()
@@ -132,16 +132,16 @@ func TestServerCallsV2InputRequired(t *testing.T) {
 		return f
 	}
 	caps := []byte(`{"roots":{}}`)
-	got := exchange(&pb.CallStart{Tool: "roots", ClientCapabilities: caps})
-	want := &pb.PluginFrame{CallId: 1, Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{Requests: []byte(`{"1":{"method":"roots/list"}}`)}}}
+	got := exchange(&pluginpb.CallStart{Tool: "roots", ClientCapabilities: caps})
+	want := &pluginpb.PluginFrame{CallId: 1, Msg: &pluginpb.PluginFrame_InputRequired{InputRequired: &pluginpb.InputRequired{Requests: []byte(`{"1":{"method":"roots/list"}}`)}}}
 	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
 		t.Errorf("round 1 (-want +got):\n%s", diff)
 	}
-	got = exchange(&pb.CallStart{Tool: "roots", ClientCapabilities: caps, Input: &pb.Input{Responses: []byte(`{"1":{"roots":[{"uri":"file:///w"}]}}`)}})
+	got = exchange(&pluginpb.CallStart{Tool: "roots", ClientCapabilities: caps, Input: &pluginpb.Input{Responses: []byte(`{"1":{"roots":[{"uri":"file:///w"}]}}`)}})
 	if diff := cmp.Diff(resultFrame(1, `{"content":[{"type":"text","text":"file:///w"}]}`), got, protocmp.Transform()); diff != "" {
 		t.Errorf("round 2 (-want +got):\n%s", diff)
 	}
-	got = exchange(&pb.CallStart{Tool: "roots", ClientCapabilities: caps, Input: &pb.Input{Errors: map[string]*pb.InputError{"1": {Code: -32601, Message: "no"}}}})
+	got = exchange(&pluginpb.CallStart{Tool: "roots", ClientCapabilities: caps, Input: &pluginpb.Input{Errors: map[string]*pluginpb.InputError{"1": {Code: -32601, Message: "no"}}}})
 	if diff := cmp.Diff(resultFrame(1, `{"content":[{"type":"text","text":"roots/list: the client answered with error -32601: no"}],"isError":true}`), got, protocmp.Transform()); diff != "" {
 		t.Errorf("round 2, refused (-want +got):\n%s", diff)
 	}

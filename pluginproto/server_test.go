@@ -10,56 +10,56 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/testing/protocmp"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // The SDK's side of CallsV2, driven frame by frame: what it answers to
 // malformed, cancelled and chunked calls.
 func TestServerCallsV2Frames(t *testing.T) {
 	t.Parallel()
-	start := func(id uint64, tool, args string, more bool) *pb.HostFrame {
-		return &pb.HostFrame{CallId: id, Msg: &pb.HostFrame_Start{Start: &pb.CallStart{Tool: tool, Arguments: []byte(args), MoreArguments: more}}}
+	start := func(id uint64, tool, args string, more bool) *pluginpb.HostFrame {
+		return &pluginpb.HostFrame{CallId: id, Msg: &pluginpb.HostFrame_Start{Start: &pluginpb.CallStart{Tool: tool, Arguments: []byte(args), MoreArguments: more}}}
 	}
-	chunk := func(id uint64, data string, more bool) *pb.HostFrame {
-		return &pb.HostFrame{CallId: id, Msg: &pb.HostFrame_Arguments{Arguments: &pb.ArgumentsChunk{Data: []byte(data), More: more}}}
+	chunk := func(id uint64, data string, more bool) *pluginpb.HostFrame {
+		return &pluginpb.HostFrame{CallId: id, Msg: &pluginpb.HostFrame_Arguments{Arguments: &pluginpb.ArgumentsChunk{Data: []byte(data), More: more}}}
 	}
-	cancel := func(id uint64) *pb.HostFrame {
-		return &pb.HostFrame{CallId: id, Msg: &pb.HostFrame_Cancel{Cancel: &pb.CallCancel{}}}
+	cancel := func(id uint64) *pluginpb.HostFrame {
+		return &pluginpb.HostFrame{CallId: id, Msg: &pluginpb.HostFrame_Cancel{Cancel: &pluginpb.CallCancel{}}}
 	}
-	result := func(id uint64, text string) *pb.PluginFrame {
+	result := func(id uint64, text string) *pluginpb.PluginFrame {
 		return resultFrame(id, `{"content":[{"type":"text","text":"`+text+`"}]}`)
 	}
 	tests := map[string]struct {
-		send []*pb.HostFrame
-		want []*pb.PluginFrame
+		send []*pluginpb.HostFrame
+		want []*pluginpb.PluginFrame
 	}{
 		"empty start": {
-			send: []*pb.HostFrame{{CallId: 1, Msg: &pb.HostFrame_Start{}}},
-			want: []*pb.PluginFrame{errorFrame(1, codes.NotFound, `unknown tool ""`)},
+			send: []*pluginpb.HostFrame{{CallId: 1, Msg: &pluginpb.HostFrame_Start{}}},
+			want: []*pluginpb.PluginFrame{errorFrame(1, codes.NotFound, `unknown tool ""`)},
 		},
 		"unknown tool": {
-			send: []*pb.HostFrame{start(1, "nope", `{}`, false)},
-			want: []*pb.PluginFrame{errorFrame(1, codes.NotFound, `unknown tool "nope"`)},
+			send: []*pluginpb.HostFrame{start(1, "nope", `{}`, false)},
+			want: []*pluginpb.PluginFrame{errorFrame(1, codes.NotFound, `unknown tool "nope"`)},
 		},
 		"unknown frames, cancels and chunks of unknown ids are ignored": {
-			send: []*pb.HostFrame{{CallId: 7}, cancel(8), chunk(9, "x", false), start(1, "echo", `{"Text":"ok"}`, false)},
-			want: []*pb.PluginFrame{result(1, "ok")},
+			send: []*pluginpb.HostFrame{{CallId: 7}, cancel(8), chunk(9, "x", false), start(1, "echo", `{"Text":"ok"}`, false)},
+			want: []*pluginpb.PluginFrame{result(1, "ok")},
 		},
 		"arguments in chunks, interleaved with another call": {
-			send: []*pb.HostFrame{
+			send: []*pluginpb.HostFrame{
 				start(1, "echo", `{"Te`, true), chunk(1, `xt":"ch`, true),
 				start(2, "echo", `{"Text":"small"}`, false),
 				chunk(1, `unked"}`, false),
 			},
-			want: []*pb.PluginFrame{result(2, "small"), result(1, "chunked")},
+			want: []*pluginpb.PluginFrame{result(2, "small"), result(1, "chunked")},
 		},
 		"arguments all in chunks, the Start's empty": {
-			send: []*pb.HostFrame{start(1, "echo", ``, true), chunk(1, `{"Text":"x"}`, false), chunk(1, "ignored", false)},
-			want: []*pb.PluginFrame{result(1, "x")},
+			send: []*pluginpb.HostFrame{start(1, "echo", ``, true), chunk(1, `{"Text":"x"}`, false), chunk(1, "ignored", false)},
+			want: []*pluginpb.PluginFrame{result(1, "x")},
 		},
 		"cancelled before its arguments were complete": {
-			send: []*pb.HostFrame{start(1, "echo", `{"Te`, true), cancel(1), chunk(1, `xt":"late"}`, false), start(2, "echo", `{}`, false)},
-			want: []*pb.PluginFrame{errorFrame(1, codes.Canceled, "cancelled before its arguments were complete"), result(2, "")},
+			send: []*pluginpb.HostFrame{start(1, "echo", `{"Te`, true), cancel(1), chunk(1, `xt":"late"}`, false), start(2, "echo", `{}`, false)},
+			want: []*pluginpb.PluginFrame{errorFrame(1, codes.Canceled, "cancelled before its arguments were complete"), result(2, "")},
 		},
 	}
 	for name, tc := range tests {
@@ -83,7 +83,7 @@ func TestServerCallsV2Frames(t *testing.T) {
 					t.Fatal(err)
 				}
 			}
-			got := make(map[uint64]*pb.PluginFrame) // the answers, by call id: handlers run concurrently
+			got := make(map[uint64]*pluginpb.PluginFrame) // the answers, by call id: handlers run concurrently
 			for len(got) < len(tc.want) {
 				f, err := stream.Recv()
 				if err != nil {
@@ -91,7 +91,7 @@ func TestServerCallsV2Frames(t *testing.T) {
 				}
 				got[f.GetCallId()] = f
 			}
-			want := make(map[uint64]*pb.PluginFrame)
+			want := make(map[uint64]*pluginpb.PluginFrame)
 			for _, f := range tc.want {
 				want[f.GetCallId()] = f
 			}

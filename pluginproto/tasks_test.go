@@ -9,7 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // job is a handler that goes on as a task when it can, reports progress,
@@ -197,8 +197,8 @@ func TestCallsV2Detach(t *testing.T) {
 // Start did not set tasks, is ignored. The Start carries Tasks as given.
 func TestClientDetachOnceAndOnlyWithTasks(t *testing.T) {
 	t.Parallel()
-	detachFrame := func(id uint64) *pb.PluginFrame {
-		return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Detach{Detach: &pb.Detach{}}}
+	detachFrame := func(id uint64) *pluginpb.PluginFrame {
+		return &pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Detach{Detach: &pluginpb.Detach{}}}
 	}
 	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
 		for {

@@ -82,7 +82,7 @@
 // 	protoc        (unknown)
 // source: plugin.proto
 
-package pb
+package pluginpb
 
 import (
 	protoreflect "google.golang.org/protobuf/reflect/protoreflect"
@@ -2553,7 +2553,7 @@ const file_plugin_proto_rawDesc = "" +
 	"\x11SubscribeResource\x12,.plughost.plugin.v1.SubscribeResourceRequest\x1a-.plughost.plugin.v1.SubscribeResourceResponse\x12P\n" +
 	"\vListPrompts\x12\x1f.plughost.plugin.v1.ListRequest\x1a .plughost.plugin.v1.ListResponse\x12X\n" +
 	"\tGetPrompt\x12$.plughost.plugin.v1.GetPromptRequest\x1a%.plughost.plugin.v1.GetPromptResponse\x12U\n" +
-	"\bComplete\x12#.plughost.plugin.v1.CompleteRequest\x1a$.plughost.plugin.v1.CompleteResponseB6Z4github.com/plughost/plughost/pluginproto/internal/pbb\x06proto3"
+	"\bComplete\x12#.plughost.plugin.v1.CompleteRequest\x1a$.plughost.plugin.v1.CompleteResponseB0Z.github.com/plughost/plughost/internal/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once

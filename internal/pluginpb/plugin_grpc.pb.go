@@ -82,7 +82,7 @@
 // - protoc             (unknown)
 // source: plugin.proto
 
-package pb
+package pluginpb
 
 import (
 	context "context"

@@ -124,7 +124,7 @@ bench-quick: bench-bin conformance/node_modules internal/npmregistry/node_module
 FUZZTIME ?= 10m
 FUZZ_TARGETS := host/mcp:FuzzDispatch host/mcp:FuzzSession host/mcp/wire:FuzzDecode host/mcp/wire:FuzzAppendString \
 	host/mcp/streamable:FuzzHTTPHandler host/device:FuzzDecoder host/config:FuzzParse host/catalog:FuzzToolDefinition \
-	pluginproto:FuzzPluginFrame
+	host/pluginclient:FuzzPluginFrame
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

@@ -28,13 +28,6 @@ type Caller struct {
 	Local bool
 }
 
-func (c *Caller) toPB() *pluginpb.Caller {
-	if c == nil {
-		return nil
-	}
-	return &pluginpb.Caller{Subject: c.Subject, ClientId: c.ClientID, Issuer: c.Issuer, Scopes: c.Scopes, Claims: c.Claims, Local: c.Local}
-}
-
 func callerOf(m *pluginpb.Caller) *Caller {
 	if m == nil {
 		return nil

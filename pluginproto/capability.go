@@ -3,8 +3,6 @@ package pluginproto
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // CapabilityRequiredError is a plugin's answer when a call cannot run
@@ -88,15 +86,4 @@ func capabilitiesJSON(needs []capability) json.RawMessage {
 		panic(err) // cannot happen: maps of strings always marshal
 	}
 	return b
-}
-
-// callCapabilityError is the host's view of a CallError carrying
-// required_capabilities: a *CapabilityRequiredError, or an error wrapping
-// ErrInvalidResult when they are not a JSON object.
-func callCapabilityError(tool string, e *pluginpb.CallError) error {
-	caps := e.GetRequiredCapabilities()
-	if !isObject(caps) {
-		return fmt.Errorf("call %q: %w: required_capabilities is not a JSON object: %.80q", tool, ErrInvalidResult, caps)
-	}
-	return &CapabilityRequiredError{Capabilities: caps, Message: e.GetMessage()}
 }

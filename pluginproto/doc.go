@@ -266,25 +266,12 @@
 // Describe what it offers besides tools, and serves the unary rpcs of
 // those (ListResources, ReadResource, GetPrompt, Complete, ...). Contract 1 ran each call on a CallTool stream of its own;
 // the host still serves plugins built against it, through an adapter chosen
-// once when the plugin starts (testdata/contract1 holds such a plugin,
+// once when the plugin starts (pluginproto/testdata/contract1 holds such a plugin,
 // built with the SDK of that time, for the tests).
 //
 // # The host
 //
-// A host starts a plugin with go-plugin using Handshake and
-// ClientPluginSets (as ClientConfig.VersionedPlugins), dispenses PluginName
-// to get a *Client for the negotiated version, and then calls Describe
-// (which tells it the plugin's Offers), ListTools, Watch and CallTool, and
-// for what the plugin offers ListResources, ReadResource, GetPrompt,
-// Complete, SubscribeResource, ... The Client passes arguments and results
-// through as bytes, checked to be JSON objects; what differs between
-// contract versions stays inside it. A call, read or prompt get whose
-// handler asks the client returns an *InputRequiredError: the host gets the
-// answers and retries with CallRequest.Input (ReadRequest.Input,
-// PromptRequest.Input). A call that needs a client capability the client
-// did not declare returns a *CapabilityRequiredError naming it. A call
-// whose CallRequest.Tasks says it may go on as a task calls
-// CallRequest.Detach when the plugin says it does; its answer still comes
-// as any call's. A call the plugin failed running (its handler panicked)
-// returns an error wrapping ErrPluginFailed.
+// The host's side of the contract is package host/pluginclient: it starts
+// nothing, but speaks to a plugin go-plugin started, in every contract
+// version.
 package pluginproto

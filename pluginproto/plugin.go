@@ -13,6 +13,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // Plugin is a named set of tools, resources, resource templates and
@@ -251,7 +253,7 @@ func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 		res, err := p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, cb, invocation{caps: req.ClientCapabilities, input: in, tasks: req.Tasks,
 			traceParent: req.TraceParent, traceState: req.TraceState, caller: req.Caller})
 		if pe, ok := err.(*panicError); ok {
-			return nil, pluginFailed(req.Tool, pe.msg)
+			return nil, pluginwire.PluginFailed(req.Tool, pe.msg)
 		}
 		return res, err
 	})

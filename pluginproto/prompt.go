@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // Prompt describes one prompt (a message template the user picks, often as
@@ -216,10 +218,10 @@ func (p *Plugin) getPrompt(ctx context.Context, name string, rawArgs json.RawMes
 // means {}) and checks that every required one is there.
 func promptArguments(declared []PromptArgument, raw json.RawMessage) (map[string]string, error) {
 	if len(raw) == 0 {
-		raw = emptyObject
+		raw = pluginwire.EmptyObject
 	}
 	var values map[string]json.RawMessage
-	if !isObject(raw) || json.Unmarshal(raw, &values) != nil {
+	if !pluginwire.IsObject(raw) || json.Unmarshal(raw, &values) != nil {
 		return nil, fmt.Errorf("the arguments are not a JSON object: %.80s", raw)
 	}
 	args := make(map[string]string, len(values))
@@ -285,7 +287,7 @@ func (m Message) check() error {
 		return fmt.Errorf("role %q is neither user nor assistant", m.Role)
 	case len(m.Content.raw) == 0:
 		return errors.New("zero Content; build blocks with Text, Image, ...")
-	case !isObject(m.Content.raw):
+	case !pluginwire.IsObject(m.Content.raw):
 		return fmt.Errorf("content is not a JSON object: %.80s", m.Content.raw)
 	}
 	return nil

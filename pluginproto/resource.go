@@ -13,6 +13,8 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // Resource describes one resource the way MCP clients see it in
@@ -434,7 +436,7 @@ func local(ctx context.Context, what string, res json.RawMessage, err error, not
 		return nil, ir
 	}
 	if err != nil {
-		return nil, unaryError(ctx, nil, what, err, notFound)
+		return nil, pluginwire.UnaryError(ctx, nil, what, err, notFound)
 	}
-	return answer(what, res, nil)
+	return pluginwire.Result(what, res)
 }

@@ -1,4 +1,4 @@
-package pluginproto_test
+package pluginclient_test
 
 import (
 	"context"
@@ -8,11 +8,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/pluginproto"
 )
 
 // startHelperLimited is startHelper with the host's limits.
-func startHelperLimited(t *testing.T, limits *pluginproto.Limits) *pluginproto.Client {
+func startHelperLimited(t *testing.T, limits *pluginclient.Limits) *pluginclient.Client {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperEnv+"=1")
@@ -25,10 +26,10 @@ func startHelperLimited(t *testing.T, limits *pluginproto.Limits) *pluginproto.C
 // call succeeds (on a new stream).
 func TestResultOverLimit(t *testing.T) {
 	t.Parallel()
-	c := startHelperLimited(t, &pluginproto.Limits{MaxResultSize: 1 << 20})
+	c := startHelperLimited(t, &pluginclient.Limits{MaxResultSize: 1 << 20})
 	ctx := context.Background()
 	_, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: "big", Arguments: []byte(`{"Size":2097152}`)})
-	if !errors.Is(err, pluginproto.ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes)") ||
+	if !errors.Is(err, pluginclient.ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes)") ||
 		!strings.Contains(err.Error(), "a message of 2097") {
 		t.Fatalf("a 2 MiB result under a 1 MiB limit: err = %v, want ErrTooLarge naming both sizes", err)
 	}
@@ -43,18 +44,18 @@ func TestResultOverLimit(t *testing.T) {
 func TestListOverLimits(t *testing.T) {
 	t.Parallel()
 	for name, tc := range map[string]struct {
-		limits pluginproto.Limits
+		limits pluginclient.Limits
 		want   string
 	}{
-		"items":      {pluginproto.Limits{MaxItems: 2}, "items, over MaxItems (2)"},
-		"definition": {pluginproto.Limits{MaxDefinitionSize: 20}, `bytes, over MaxDefinitionSize (20 bytes)`},
-		"list":       {pluginproto.Limits{MaxListSize: 100}, "over MaxListSize (100 bytes)"},
+		"items":      {pluginclient.Limits{MaxItems: 2}, "items, over MaxItems (2)"},
+		"definition": {pluginclient.Limits{MaxDefinitionSize: 20}, `bytes, over MaxDefinitionSize (20 bytes)`},
+		"list":       {pluginclient.Limits{MaxListSize: 100}, "over MaxListSize (100 bytes)"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c := startHelperLimited(t, &tc.limits)
 			_, err := c.ListTools(context.Background())
-			if !errors.Is(err, pluginproto.ErrTooLarge) || !strings.Contains(err.Error(), tc.want) {
+			if !errors.Is(err, pluginclient.ErrTooLarge) || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("ListTools = %v, want ErrTooLarge with %q", err, tc.want)
 			}
 		})
@@ -66,7 +67,7 @@ func TestListOverLimits(t *testing.T) {
 // call in flight beside it on the same stream goes on.
 func TestResultOverLimitFailsOnlyItsCall(t *testing.T) {
 	t.Parallel()
-	c := startHelperLimited(t, &pluginproto.Limits{MaxResultSize: 1 << 20})
+	c := startHelperLimited(t, &pluginclient.Limits{MaxResultSize: 1 << 20})
 	if _, err := c.Describe(t.Context(), "test"); err != nil { // tells the plugin the limit, as a host does first
 		t.Fatal(err)
 	}
@@ -85,7 +86,7 @@ func TestResultOverLimitFailsOnlyItsCall(t *testing.T) {
 	}()
 	<-progress // block runs
 	_, err := c.CallTool(context.Background(), &pluginproto.CallRequest{Tool: "big", Arguments: []byte(`{"Size":2097152}`)})
-	if !errors.Is(err, pluginproto.ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes); it was not sent") {
+	if !errors.Is(err, pluginclient.ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes); it was not sent") {
 		t.Fatalf("a 2 MiB result under a 1 MiB limit: err = %v, want ErrTooLarge naming both sizes", err)
 	}
 	select {

@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"encoding/json"
@@ -10,6 +10,8 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/internal/pluginwire"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // FuzzPluginFrame is what a plugin sends back for a call, as the host's
@@ -50,7 +52,7 @@ func FuzzPluginFrame(f *testing.F) {
 			return // gRPC refuses the frame: the stream breaks (ErrPluginClosed)
 		}
 		notified := 0
-		req := &CallRequest{Tool: "fuzzed",
+		req := &pluginproto.CallRequest{Tool: "fuzzed",
 			Progress: func(float64, float64, string) { notified++ },
 			Log:      func(string, string, json.RawMessage) { notified++ },
 		}
@@ -61,7 +63,7 @@ func FuzzPluginFrame(f *testing.F) {
 		case !final && (fr.GetProgress() != nil || fr.GetLog() != nil) && notified != 1:
 			t.Fatalf("frame %v: %d callbacks, want 1", &fr, notified)
 		case !final:
-		case err == nil && (!isObject(res) || !utf8.Valid(res)):
+		case err == nil && (!pluginwire.IsObject(res) || !utf8.Valid(res)):
 			t.Fatalf("frame %v: the result %q is not a JSON object in UTF-8", &fr, res)
 		case err != nil:
 			checkFrameError(t, &fr, err, `call "fuzzed"`)
@@ -70,7 +72,7 @@ func FuzzPluginFrame(f *testing.F) {
 			return
 		}
 		res, err = answer("read resource", fr.GetResult(), fr.GetInputRequired())
-		if err == nil && !isObject(res) {
+		if err == nil && !pluginwire.IsObject(res) {
 			t.Fatalf("frame %v: the resource's answer %q is not a JSON object", &fr, res)
 		}
 		if err != nil {
@@ -84,15 +86,15 @@ func FuzzPluginFrame(f *testing.F) {
 // *CapabilityRequiredError whose capabilities are an object, or an error
 // whose message names what (the call, the read).
 func checkFrameError(t *testing.T, fr *pluginpb.PluginFrame, err error, what string) {
-	var ir *InputRequiredError
-	var cr *CapabilityRequiredError
+	var ir *pluginproto.InputRequiredError
+	var cr *pluginproto.CapabilityRequiredError
 	switch {
 	case errors.As(err, &ir):
-		if checkRequests(ir.Requests) != nil || len(ir.State) > maxRequestState {
+		if pluginwire.CheckRequests(ir.Requests) != nil || len(ir.State) > pluginwire.MaxRequestState {
 			t.Fatalf("frame %v: input_required passed with bad requests %q", fr, ir.Requests)
 		}
 	case errors.As(err, &cr):
-		if !isObject(cr.Capabilities) {
+		if !pluginwire.IsObject(cr.Capabilities) {
 			t.Fatalf("frame %v: required capabilities %q passed", fr, cr.Capabilities)
 		}
 	case !strings.HasPrefix(err.Error(), what+": "):
@@ -105,8 +107,8 @@ func checkFrameError(t *testing.T, fr *pluginpb.PluginFrame, err error, what str
 // the host passing one on to a client).
 func TestResultNotUTF8(t *testing.T) {
 	fr := &pluginpb.PluginFrame{Msg: &pluginpb.PluginFrame_Result{Result: []byte("{\"content\":[{\"type\":\"text\",\"text\":\"\x94\"}]}")}}
-	_, final, err := (&mux{}).frame(t.Context(), &CallRequest{Tool: "t"}, fr)
-	if !final || !errors.Is(err, ErrInvalidResult) {
-		t.Fatalf("final %v, err %v; want ErrInvalidResult", final, err)
+	_, final, err := (&mux{}).frame(t.Context(), &pluginproto.CallRequest{Tool: "t"}, fr)
+	if !final || !errors.Is(err, pluginproto.ErrInvalidResult) {
+		t.Fatalf("final %v, err %v; want pluginproto.ErrInvalidResult", final, err)
 	}
 }

@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"context"
@@ -6,10 +6,10 @@ import (
 	"fmt"
 
 	"google.golang.org/grpc"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/grpc/status"
 
 	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/internal/pluginwire"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // The host's side of what a plugin of contract 2 offers besides tools:
@@ -58,7 +58,7 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 			if e := tooLarge(what, "MaxListSize", err); e != nil {
 				return nil, e
 			}
-			return nil, rpcError(ctx, c.exited, what, err)
+			return nil, pluginwire.RPCError(ctx, c.exited, what, err)
 		}
 		if err := c.limits.checkList(what, resp.GetItems()); err != nil {
 			return nil, err
@@ -71,8 +71,8 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 				what, ErrTooLarge, n, size, page, c.limits.MaxItems, c.limits.MaxListSize)
 		}
 		for i, item := range resp.GetItems() {
-			if !isObject(item) {
-				return nil, fmt.Errorf("%s: %w: item %d of page %d is not a JSON object: %.80q", what, ErrInvalidResult, i, page, item)
+			if !pluginwire.IsObject(item) {
+				return nil, fmt.Errorf("%s: %w: item %d of page %d is not a JSON object: %.80q", what, pluginproto.ErrInvalidResult, i, page, item)
 			}
 			items = append(items, item)
 		}
@@ -81,34 +81,19 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 		case cursor == "":
 			return items, nil
 		case seen[cursor]:
-			return nil, fmt.Errorf("%s: %w: page %d repeats the cursor %.80q of an earlier page", what, ErrInvalidResult, page, cursor)
+			return nil, fmt.Errorf("%s: %w: page %d repeats the cursor %.80q of an earlier page", what, pluginproto.ErrInvalidResult, page, cursor)
 		case page == maxListPages:
-			return nil, fmt.Errorf("%s: %w: more than %d pages", what, ErrInvalidResult, maxListPages)
+			return nil, fmt.Errorf("%s: %w: more than %d pages", what, pluginproto.ErrInvalidResult, maxListPages)
 		}
 		seen[cursor] = true
 	}
-}
-
-// ReadRequest is one resources/read, for Client.ReadResource and
-// Plugin.ReadResource.
-type ReadRequest struct {
-	// URI is the resource's URI: one the plugin listed, or one matching
-	// one of its templates.
-	URI string
-	// ClientCapabilities and Input are as in CallRequest.
-	ClientCapabilities json.RawMessage
-	Input              *Input
-	// AnswerInput is as in CallRequest: for Plugin.ReadResource only.
-	AnswerInput AnswerFunc
-	// Caller is as in CallRequest.
-	Caller *Caller
 }
 
 // ReadResource reads a resource and returns the MCP ReadResourceResult as
 // JSON ({"contents": [...]}), checked to be a JSON object. Its errors are
 // those of CallTool, but an unknown resource wraps ErrUnknownResource,
 // and a plugin's failure is returned with its message.
-func (c *Client) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMessage, error) {
+func (c *Client) ReadResource(ctx context.Context, req *pluginproto.ReadRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("read resource %q", req.URI)
 	if !c.offered().Resources {
 		return nil, notOffered(what, "resources")
@@ -117,13 +102,13 @@ func (c *Client) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMe
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
-	msg := &pluginpb.ReadResourceRequest{Uri: req.URI, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Caller: req.Caller.toPB()}
-	if err := checkSize(what, msg); err != nil {
+	msg := &pluginpb.ReadResourceRequest{Uri: req.URI, ClientCapabilities: pluginwire.Capabilities(req.ClientCapabilities), Input: in, Caller: callerPB(req.Caller)}
+	if err := pluginwire.CheckSize(what, msg); err != nil {
 		return nil, err
 	}
 	resp, err := c.rpc.ReadResource(ctx, msg, grpc.MaxCallRecvMsgSize(MaxContentsSize))
 	if err != nil {
-		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownResource)
+		return nil, pluginwire.UnaryError(ctx, c.exited, what, err, pluginproto.ErrUnknownResource)
 	}
 	return answer(what, resp.GetResult(), resp.GetInputRequired())
 }
@@ -137,28 +122,12 @@ const MaxContentsSize = 16 << 20
 // KiB each at most.
 const maxCompletionSize = 1 << 20
 
-// PromptRequest is one prompts/get, for Client.GetPrompt and
-// Plugin.GetPrompt.
-type PromptRequest struct {
-	// Name is the prompt's name as the plugin gave it.
-	Name string
-	// Arguments is a JSON object of string values; nil means {}.
-	Arguments json.RawMessage
-	// ClientCapabilities and Input are as in CallRequest.
-	ClientCapabilities json.RawMessage
-	Input              *Input
-	// AnswerInput is as in CallRequest: for Plugin.GetPrompt only.
-	AnswerInput AnswerFunc
-	// Caller is as in CallRequest.
-	Caller *Caller
-}
-
 // GetPrompt renders a prompt and returns the MCP GetPromptResult as JSON
 // ({"description"?, "messages": [...]}), checked to be a JSON object. Its
 // errors are those of ReadResource, but an unknown prompt wraps
 // ErrUnknownPrompt, and missing or bad arguments wrap ErrInvalidArguments,
 // ending with the plugin's message naming the problem.
-func (c *Client) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMessage, error) {
+func (c *Client) GetPrompt(ctx context.Context, req *pluginproto.PromptRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("get prompt %q", req.Name)
 	if !c.offered().Prompts {
 		return nil, notOffered(what, "prompts")
@@ -169,15 +138,15 @@ func (c *Client) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMes
 	}
 	args := req.Arguments
 	if len(args) == 0 {
-		args = emptyObject
+		args = pluginwire.EmptyObject
 	}
-	msg := &pluginpb.GetPromptRequest{Name: req.Name, Arguments: args, ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Caller: req.Caller.toPB()}
-	if err := checkSize(what, msg); err != nil {
+	msg := &pluginpb.GetPromptRequest{Name: req.Name, Arguments: args, ClientCapabilities: pluginwire.Capabilities(req.ClientCapabilities), Input: in, Caller: callerPB(req.Caller)}
+	if err := pluginwire.CheckSize(what, msg); err != nil {
 		return nil, err
 	}
 	resp, err := c.rpc.GetPrompt(ctx, msg, grpc.MaxCallRecvMsgSize(MaxContentsSize))
 	if err != nil {
-		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownPrompt)
+		return nil, pluginwire.UnaryError(ctx, c.exited, what, err, pluginproto.ErrUnknownPrompt)
 	}
 	return answer(what, resp.GetResult(), resp.GetInputRequired())
 }
@@ -194,12 +163,12 @@ func (c *Client) Complete(ctx context.Context, params json.RawMessage) (json.Raw
 		return nil, notOffered(what, "completions")
 	}
 	msg := &pluginpb.CompleteRequest{Params: params}
-	if err := checkSize(what, msg); err != nil {
+	if err := pluginwire.CheckSize(what, msg); err != nil {
 		return nil, err
 	}
 	resp, err := c.rpc.Complete(ctx, msg, grpc.MaxCallRecvMsgSize(maxCompletionSize))
 	if err != nil {
-		return nil, unaryError(ctx, c.exited, what, err, ErrUnknownReference)
+		return nil, pluginwire.UnaryError(ctx, c.exited, what, err, pluginproto.ErrUnknownReference)
 	}
 	return answer(what, resp.GetResult(), nil)
 }
@@ -218,7 +187,7 @@ func (c *Client) SubscribeResource(ctx context.Context, uri string, subscribe bo
 	}
 	_, err := c.rpc.SubscribeResource(ctx, &pluginpb.SubscribeResourceRequest{Uri: uri, Unsubscribe: !subscribe})
 	if err != nil {
-		return unaryError(ctx, c.exited, what, err, ErrUnknownResource)
+		return pluginwire.UnaryError(ctx, c.exited, what, err, pluginproto.ErrUnknownResource)
 	}
 	return nil
 }
@@ -230,36 +199,8 @@ func notOffered(what, feature string) error {
 // answer is a unary rpc's answer: its result, checked to be a JSON object,
 // or its input_required as an *InputRequiredError.
 func answer(what string, result []byte, ir *pluginpb.InputRequired) (json.RawMessage, error) {
-	switch {
-	case ir != nil:
+	if ir != nil {
 		return nil, inputRequired(what, ir)
-	case result == nil:
-		return nil, fmt.Errorf("%s: %w", what, ErrNoResult)
-	case !isObject(result):
-		return nil, fmt.Errorf("%s: %w: not a JSON object: %.80q", what, ErrInvalidResult, result)
 	}
-	return result, nil
-}
-
-// unaryError turns a unary rpc's failure into one of the documented
-// errors: NOT_FOUND wraps notFound, INVALID_ARGUMENT ErrInvalidArguments,
-// both keeping the plugin's message; a broken connection ErrPluginClosed.
-// Any other failure of the plugin is returned with its message.
-func unaryError(ctx, exited context.Context, what string, err error, notFound error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", what, ctx.Err())
-	}
-	st := status.Convert(err)
-	switch st.Code() {
-	case codes.NotFound:
-		return fmt.Errorf("%s: %w: %s", what, notFound, st.Message())
-	case codes.InvalidArgument:
-		return fmt.Errorf("%s: %w: %s", what, ErrInvalidArguments, st.Message())
-	case codes.Unavailable, codes.Canceled:
-		return rpcError(ctx, exited, what, err)
-	case codes.ResourceExhausted:
-		// Kept as a gRPC status, so that the host can tell a size limit.
-		return fmt.Errorf("%s: the plugin's answer is over the size limit: %w", what, err)
-	}
-	return fmt.Errorf("%s: the plugin failed (%s): %s", what, st.Code(), st.Message())
+	return pluginwire.Result(what, result)
 }

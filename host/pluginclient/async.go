@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"context"
@@ -7,6 +7,7 @@ import (
 	"sync"
 
 	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // asyncCall is a call started with Client.StartCall on the CallsV2 stream:
@@ -19,7 +20,7 @@ import (
 type asyncCall struct {
 	m    *mux
 	ctx  context.Context
-	req  *CallRequest
+	req  *pluginproto.CallRequest
 	done func(json.RawMessage, error)
 	// Set by register, under mux.mu.
 	s  *muxStream
@@ -35,7 +36,7 @@ type asyncCall struct {
 
 // start runs req on the CallsV2 stream without waiting: the frames are
 // sent on the calling goroutine, the answer goes to done on the reader's.
-func (m *mux) start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
+func (m *mux) start(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
 	a := &asyncCall{m: m, ctx: ctx, req: req, done: done}
 	s, id, call, err := m.register(a)
 	if err != nil {

@@ -1,4 +1,4 @@
-package pluginproto_test
+package pluginclient_test
 
 import (
 	"context"
@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/internal/pluginpb"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // serveBad serves, as a real plugin process of contract 2, badServer: a
@@ -21,8 +21,8 @@ import (
 // TestEndToEndMisbehavingPlugin checks.
 func serveBad() {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  pluginproto.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{2: {pluginproto.PluginName: badPlugin{}}},
+		HandshakeConfig:  pluginclient.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{2: {pluginclient.PluginName: badPlugin{}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           hclog.New(&hclog.LoggerOptions{Level: hclog.Off}),
 	})

@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"encoding/json"
@@ -7,16 +7,14 @@ import (
 	"regexp"
 	"strconv"
 
-	"github.com/plughost/plughost/internal/pluginpb"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
-	"google.golang.org/protobuf/proto"
 )
 
 // Limits bound what a host takes from a plugin, so that a plugin (buggy or
 // hostile) cannot make the host hold more memory than the operator allows.
 // The zero value means the defaults; a host passes its Limits to
-// ClientPluginSets.
+// PluginSets.
 //
 // A call's messages are bounded where they arrive: gRPC refuses a message
 // over MaxResultSize from its length prefix, before reading it, so the host
@@ -130,24 +128,4 @@ func nameOf(def []byte) string {
 		}
 	}
 	return "unnamed"
-}
-
-// withinHostLimit returns f if the host receives a message of its size
-// (max bytes, DescribeRequest.max_message_size). A larger result or input
-// request becomes a CallError RESOURCE_EXHAUSTED naming both sizes, and a
-// larger progress or log message is dropped (nil), logged: sent, it would
-// break the stream and fail every call in flight on it, not only its own.
-func (p *Plugin) withinHostLimit(f *pluginpb.PluginFrame, max int) *pluginpb.PluginFrame {
-	size := proto.Size(f)
-	if size <= max {
-		return f
-	}
-	switch f.GetMsg().(type) {
-	case *pluginpb.PluginFrame_Progress, *pluginpb.PluginFrame_Log:
-		p.logger.Warn("dropped a progress or log message over the host's limit", "bytes", size, "limit", max)
-		return nil
-	}
-	msg := fmt.Sprintf("the plugin's answer, a message of %d bytes, is over MaxResultSize (%d bytes); it was not sent", size, max)
-	p.logger.Warn("a call's answer is over the host's limit; the call fails instead", "bytes", size, "limit", max)
-	return &pluginpb.PluginFrame{CallId: f.GetCallId(), Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: uint32(codes.ResourceExhausted), Message: msg}}}
 }

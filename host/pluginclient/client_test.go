@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"context"
@@ -13,12 +13,14 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
 	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // serve serves srv over an in-memory connection and returns a Client for it
@@ -32,9 +34,32 @@ func serve(t testing.TB, contract uint32, srv pluginpb.PluginServer) (*Client, *
 // serveLimited is serve with the host's limits (nil: the defaults).
 func serveLimited(t testing.TB, contract uint32, srv pluginpb.PluginServer, limits *Limits) (*Client, *grpc.Server) {
 	t.Helper()
+	return serveOn(t, contract, func(s *grpc.Server) { pluginpb.RegisterPluginServer(s, srv) }, limits)
+}
+
+// servePlugin serves p, with the SDK's own server, as serve does.
+func servePlugin(t testing.TB, p *pluginproto.Plugin) (*Client, *grpc.Server) {
+	t.Helper()
+	return servePluginAs(t, ContractVersion, p)
+}
+
+// servePluginAs is servePlugin for a Client speaking contract.
+func servePluginAs(t testing.TB, contract uint32, p *pluginproto.Plugin) (*Client, *grpc.Server) {
+	t.Helper()
+	g := p.PluginSet()[PluginName].(plugin.GRPCPlugin)
+	return serveOn(t, contract, func(s *grpc.Server) {
+		if err := g.GRPCServer(nil, s); err != nil {
+			t.Fatal(err)
+		}
+	}, nil)
+}
+
+// serveOn serves what register registers over an in-memory connection.
+func serveOn(t testing.TB, contract uint32, register func(*grpc.Server), limits *Limits) (*Client, *grpc.Server) {
+	t.Helper()
 	lis := bufconn.Listen(1 << 20)
 	s := grpc.NewServer()
-	pluginpb.RegisterPluginServer(s, srv)
+	register(s)
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
@@ -52,6 +77,31 @@ func serveLimited(t testing.TB, contract uint32, srv pluginpb.PluginServer, limi
 		<-served
 	})
 	return newClient(context.Background(), pluginpb.NewPluginClient(cc), contract, limits.withDefaults()), s
+}
+
+func nopHandler(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+	return pluginproto.TextResult("ok"), nil
+}
+
+func toolNames(t *testing.T, tools []json.RawMessage) []string {
+	t.Helper()
+	names := make([]string, len(tools))
+	for i, raw := range tools {
+		var tool struct{ Name string }
+		if err := json.Unmarshal(raw, &tool); err != nil {
+			t.Fatal(err)
+		}
+		names[i] = tool.Name
+	}
+	return names
+}
+
+func jsonStrings[T ~[]byte](items []T) []string {
+	out := make([]string, len(items))
+	for i, b := range items {
+		out[i] = string(b)
+	}
+	return out
 }
 
 // fake is a plugin server that misbehaves as each test asks.
@@ -134,7 +184,7 @@ func callAsync(ctx context.Context, c *Client, tool string) (<-chan error, *[]st
 	errc := make(chan error, 1)
 	var got []string
 	go func() {
-		res, err := c.CallTool(ctx, &CallRequest{Tool: tool, Progress: func(_, _ float64, m string) { got = append(got, m) }})
+		res, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: tool, Progress: func(_, _ float64, m string) { got = append(got, m) }})
 		if err == nil {
 			got = append(got, "result "+string(res))
 		}
@@ -181,7 +231,7 @@ func TestClientCallsDropsLateAndForeignFrames(t *testing.T) {
 	if err := <-errA; err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.CallTool(t.Context(), &CallRequest{Tool: "c"})
+	res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "c"})
 	if err != nil || string(res) != `{"content":[],"n":"c"}` {
 		t.Fatalf("call c = %s, %v", res, err)
 	}
@@ -238,12 +288,12 @@ func TestClientCallsErrors(t *testing.T) {
 			"other":   `call "other": rpc error: code = InvalidArgument desc = bad start`,
 			"panics":  `call "panics": the plugin failed running the call: tool "panics" panicked: boom`,
 		} {
-			_, err := c.CallTool(t.Context(), &CallRequest{Tool: tool})
+			_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: tool})
 			if err == nil || err.Error() != want {
 				t.Errorf("call %s: err = %v, want %s", tool, err, want)
 			}
-			if failed := errors.Is(err, ErrPluginFailed); failed != (tool == "panics") {
-				t.Errorf("call %s: errors.Is(err, ErrPluginFailed) = %v", tool, failed)
+			if failed := errors.Is(err, pluginproto.ErrPluginFailed); failed != (tool == "panics") {
+				t.Errorf("call %s: errors.Is(err, pluginproto.ErrPluginFailed) = %v", tool, failed)
 			}
 		}
 		m := c.calls.(*mux)
@@ -278,7 +328,7 @@ func TestClientCallsErrors(t *testing.T) {
 			_, err := recvStarts(s, 1)
 			return err
 		}})
-		_, err := c.CallTool(t.Context(), &CallRequest{Tool: "x"})
+		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "x"})
 		if !errors.Is(err, ErrPluginClosed) {
 			t.Errorf("err = %v, want ErrPluginClosed", err)
 		}
@@ -298,7 +348,7 @@ func TestClientCallsErrors(t *testing.T) {
 			<-started
 			srv.Stop() // the plugin goes away mid-call
 		}()
-		if _, err := c.CallTool(t.Context(), &CallRequest{Tool: "t"}); !errors.Is(err, ErrPluginClosed) {
+		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "t"}); !errors.Is(err, ErrPluginClosed) {
 			t.Errorf("err = %v, want ErrPluginClosed", err)
 		}
 	})
@@ -336,14 +386,14 @@ func TestClientCallsCancel(t *testing.T) {
 	}})
 	ctx, cancel := context.WithCancel(t.Context())
 	var once sync.Once
-	_, err := c.CallTool(ctx, &CallRequest{Tool: "slow", Progress: func(float64, float64, string) { once.Do(cancel) }})
+	_, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: "slow", Progress: func(float64, float64, string) { once.Do(cancel) }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if id := <-cancelled; id != 1 {
 		t.Errorf("Cancel for call %d, want 1", id)
 	}
-	if res, err := c.CallTool(t.Context(), &CallRequest{Tool: "next"}); err != nil || string(res) != `{"content":[]}` {
+	if res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "next"}); err != nil || string(res) != `{"content":[]}` {
 		t.Errorf("next call = %s, %v", res, err)
 	}
 }
@@ -384,11 +434,11 @@ func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {
 				return sendAll(s, resultFrame(ids["after"], `{"content":[]}`))
 			}})
 			got := 0
-			res, err := c.CallTool(t.Context(), &CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
+			res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
 				if got++; got == 1 {
 					// Stay busy until the host has read everything the plugin
 					// sent for this call: a later call's result comes after it.
-					if _, err := c.CallTool(t.Context(), &CallRequest{Tool: "after"}); err != nil {
+					if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "after"}); err != nil {
 						t.Errorf("call after the flood: %v", err)
 					}
 				}
@@ -445,7 +495,7 @@ func TestClientCallsChunksLargeArguments(t *testing.T) {
 						}
 						bigID, got, more = f.GetCallId(), m.Start.GetArguments(), m.Start.GetMoreArguments()
 						go func() {
-							_, err := c.CallTool(t.Context(), &CallRequest{Tool: "other"})
+							_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "other"})
 							otherDone <- err
 						}()
 					case *pluginpb.HostFrame_Arguments:
@@ -461,7 +511,7 @@ func TestClientCallsChunksLargeArguments(t *testing.T) {
 				<-s.Context().Done()
 				return nil
 			}})
-			res, err := c.CallTool(t.Context(), &CallRequest{Tool: "big", Arguments: args})
+			res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "big", Arguments: args})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -528,14 +578,14 @@ func TestClientWatchEnds(t *testing.T) {
 // is announced once.
 func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 	t.Parallel()
-	p := New("test", "0")
-	p.AddTool(Tool{Name: "a"}, nopHandler) // before serving: the host will list it
-	c, _ := serve(t, 2, newServer(p))
+	p := pluginproto.New("test", "0")
+	p.AddTool(pluginproto.Tool{Name: "a"}, nopHandler) // before serving: the host will list it
+	c, _ := servePlugin(t, p)
 
 	if _, err := c.ListTools(t.Context()); err != nil {
 		t.Fatal(err)
 	}
-	p.AddTool(Tool{Name: "b"}, nopHandler) // not yet listed, no watch open
+	p.AddTool(pluginproto.Tool{Name: "b"}, nopHandler) // not yet listed, no watch open
 	changes := make(chan struct{}, 8)
 	ctx, cancel := context.WithCancel(t.Context())
 	watchDone := make(chan error, 1)
@@ -583,17 +633,17 @@ func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 // rune that does not fit whole.
 func TestClientDescribeAbout(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("é", MaxDescription) // 2 bytes each: the bound falls after a whole rune
-	odd := "x" + strings.Repeat("é", MaxTitle)  // the bound falls inside a rune
+	long := strings.Repeat("é", pluginproto.MaxDescription) // 2 bytes each: the bound falls after a whole rune
+	odd := "x" + strings.Repeat("é", pluginproto.MaxTitle)  // the bound falls inside a rune
 	tests := map[string]struct {
 		title, description string
-		want               About
+		want               pluginproto.About
 		cut                bool
 	}{
-		"none":      {want: About{}},
-		"within":    {title: "Clock", description: "The time now.", want: About{Title: "Clock", Description: "The time now."}},
-		"too long":  {title: odd, description: long, want: About{Title: odd[:MaxTitle-1], Description: long[:MaxDescription]}, cut: true},
-		"at bounds": {title: strings.Repeat("t", MaxTitle), want: About{Title: strings.Repeat("t", MaxTitle)}},
+		"none":      {want: pluginproto.About{}},
+		"within":    {title: "Clock", description: "The time now.", want: pluginproto.About{Title: "Clock", Description: "The time now."}},
+		"too long":  {title: odd, description: long, want: pluginproto.About{Title: odd[:pluginproto.MaxTitle-1], Description: long[:pluginproto.MaxDescription]}, cut: true},
+		"at bounds": {title: strings.Repeat("t", pluginproto.MaxTitle), want: pluginproto.About{Title: strings.Repeat("t", pluginproto.MaxTitle)}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

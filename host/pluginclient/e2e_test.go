@@ -1,4 +1,4 @@
-package pluginproto_test
+package pluginclient_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -42,7 +43,7 @@ func TestMain(m *testing.M) {
 func helperPlugin() *pluginproto.Plugin {
 	p := pluginproto.New("helper", "0.1.0")
 	p.SetAbout(pluginproto.About{Title: "Helper", Description: "Tools the end-to-end tests drive: echo, report, block, …"})
-	p.Request(pluginproto.Requests{Read: []string{"/srv/helper"}, Net: []string{"api.example.com:443"}, Env: []string{"HELPER_TOKEN", strings.Repeat("x", pluginproto.MaxRequestSize+1)}})
+	p.Request(pluginproto.Requests{Read: []string{"/srv/helper"}, Net: []string{"api.example.com:443"}, Env: []string{"HELPER_TOKEN", strings.Repeat("x", pluginclient.MaxRequestSize+1)}})
 	echo := func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
 		var args struct{ Text string }
 		if err := r.Bind(&args); err != nil {
@@ -174,17 +175,17 @@ func helperPlugin() *pluginproto.Plugin {
 
 // startPlugin starts cmd as a plugin, as the host does, and returns its
 // Client and the contract version its handshake named.
-func startPlugin(t testing.TB, cmd *exec.Cmd) (*pluginproto.Client, int) {
+func startPlugin(t testing.TB, cmd *exec.Cmd) (*pluginclient.Client, int) {
 	t.Helper()
 	return startPluginLimited(t, cmd, nil)
 }
 
 // startPluginLimited is startPlugin with the host's limits.
-func startPluginLimited(t testing.TB, cmd *exec.Cmd, limits *pluginproto.Limits) (*pluginproto.Client, int) {
+func startPluginLimited(t testing.TB, cmd *exec.Cmd, limits *pluginclient.Limits) (*pluginclient.Client, int) {
 	t.Helper()
 	pc := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginproto.Handshake,
-		VersionedPlugins: pluginproto.ClientPluginSets(limits),
+		HandshakeConfig:  pluginclient.Handshake,
+		VersionedPlugins: pluginclient.PluginSets(limits),
 		Cmd:              cmd,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Logger:           hclog.New(&hclog.LoggerOptions{Name: "plugin", Level: hclog.Error, Output: os.Stderr}),
@@ -194,26 +195,26 @@ func startPluginLimited(t testing.TB, cmd *exec.Cmd, limits *pluginproto.Limits)
 	if err != nil {
 		t.Fatal(err)
 	}
-	raw, err := rpc.Dispense(pluginproto.PluginName)
+	raw, err := rpc.Dispense(pluginclient.PluginName)
 	if err != nil {
 		t.Fatal(err)
 	}
-	c, ok := raw.(*pluginproto.Client)
+	c, ok := raw.(*pluginclient.Client)
 	if !ok {
-		t.Fatalf("Dispense returned %T, want *pluginproto.Client", raw)
+		t.Fatalf("Dispense returned %T, want *pluginclient.Client", raw)
 	}
 	return c, pc.NegotiatedVersion()
 }
 
 // startHelper runs helperPlugin in a subprocess (this test binary) and
 // returns its Client, checking that it negotiated contract 2.
-func startHelper(t testing.TB) *pluginproto.Client {
+func startHelper(t testing.TB) *pluginclient.Client {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperEnv+"=1")
 	c, v := startPlugin(t, cmd)
-	if v != pluginproto.ContractVersion {
-		t.Fatalf("negotiated contract %d, want %d", v, pluginproto.ContractVersion)
+	if v != pluginclient.ContractVersion {
+		t.Fatalf("negotiated contract %d, want %d", v, pluginclient.ContractVersion)
 	}
 	return c
 }
@@ -232,12 +233,12 @@ func names(t *testing.T, tools []json.RawMessage) []string {
 }
 
 // watch starts Watch and returns a channel that receives each change.
-func watch(t *testing.T, c *pluginproto.Client) <-chan struct{} {
+func watch(t *testing.T, c *pluginclient.Client) <-chan struct{} {
 	t.Helper()
 	ctx, cancel := context.WithCancel(context.Background())
 	changes := make(chan struct{}, 64)
 	done := make(chan error, 1)
-	go func() { done <- c.Watch(ctx, func(pluginproto.Change) { changes <- struct{}{} }) }()
+	go func() { done <- c.Watch(ctx, func(pluginclient.Change) { changes <- struct{}{} }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
@@ -248,7 +249,7 @@ func watch(t *testing.T, c *pluginproto.Client) <-chan struct{} {
 }
 
 // awaitTool waits for change notifications until the plugin lists name.
-func awaitTool(t *testing.T, c *pluginproto.Client, changes <-chan struct{}, name string) json.RawMessage {
+func awaitTool(t *testing.T, c *pluginclient.Client, changes <-chan struct{}, name string) json.RawMessage {
 	t.Helper()
 	timeout := time.After(20 * time.Second)
 	for {
@@ -278,7 +279,7 @@ func TestEndToEnd(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		want := pluginproto.Description{Name: "helper", Version: "0.1.0", ContractVersion: pluginproto.ContractVersion, Offers: pluginproto.Offers{
+		want := pluginclient.Description{Name: "helper", Version: "0.1.0", ContractVersion: pluginclient.ContractVersion, Offers: pluginproto.Offers{
 			Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true,
 		}, About: pluginproto.About{Title: "Helper", Description: "Tools the end-to-end tests drive: echo, report, block, …"},
 			// What it asks for, less what is over MaxRequestSize.
@@ -541,13 +542,13 @@ func TestEndToEnd(t *testing.T) {
 		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "exit"})
 		errs <- err
 		for range blocked + 1 {
-			if err := <-errs; !errors.Is(err, pluginproto.ErrPluginClosed) {
+			if err := <-errs; !errors.Is(err, pluginclient.ErrPluginClosed) {
 				t.Errorf("err = %v, want ErrPluginClosed", err)
 			}
 		}
 		t.Logf("error for a dead plugin: %v", err)
 		_, err = c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"})
-		if !errors.Is(err, pluginproto.ErrPluginClosed) {
+		if !errors.Is(err, pluginclient.ErrPluginClosed) {
 			t.Errorf("call after the plugin died: err = %v, want ErrPluginClosed", err)
 		}
 	})

@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"context"
@@ -13,6 +13,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/internal/pluginwire"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // mux is the host's side of contract 2: every call of a plugin on its one
@@ -97,7 +99,7 @@ const (
 )
 
 // call runs req on the CallsV2 stream.
-func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error) {
+func (m *mux) call(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error) {
 	s, id, call, err := m.register(nil)
 	if err != nil {
 		return nil, callError(ctx, m.exited, req.Tool, err)
@@ -113,7 +115,7 @@ func (m *mux) call(ctx context.Context, req *CallRequest, args json.RawMessage, 
 
 // run sends the call's frames and waits for its answer (answered), the end
 // of ctx or a broken stream.
-func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *CallRequest, args json.RawMessage, in *pluginpb.Input) (res json.RawMessage, answered bool, err error) {
+func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (res json.RawMessage, answered bool, err error) {
 	call.prepare(req, args, in)
 	if !m.sendCall(ctx, s, id, call, args) {
 		return nil, false, m.cancel(ctx, s, id, req.Tool)
@@ -123,11 +125,11 @@ func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, r
 
 // prepare sets up the call's Start frame: the first 64 KiB of the
 // arguments, the client's capabilities ({} when none) and input.
-func (c *muxCall) prepare(req *CallRequest, args json.RawMessage, in *pluginpb.Input) {
+func (c *muxCall) prepare(req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) {
 	c.start = pluginpb.CallStart{
 		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
-		ClientCapabilities: capabilities(req.ClientCapabilities), Input: in, Tasks: req.Tasks,
-		Traceparent: req.TraceParent, Tracestate: req.TraceState, Caller: req.Caller.toPB(),
+		ClientCapabilities: pluginwire.Capabilities(req.ClientCapabilities), Input: in, Tasks: req.Tasks,
+		Traceparent: req.TraceParent, Tracestate: req.TraceState, Caller: callerPB(req.Caller),
 	}
 	if len(args) > argsChunk {
 		c.start.Arguments, c.start.MoreArguments = args[:argsChunk], true
@@ -175,7 +177,7 @@ func (m *mux) cancel(ctx context.Context, s *muxStream, id uint64, tool string) 
 
 // wait runs the call's callbacks until its answer arrives (answered), ctx
 // ends or the stream breaks.
-func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *CallRequest) (res json.RawMessage, answered bool, err error) {
+func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *pluginproto.CallRequest) (res json.RawMessage, answered bool, err error) {
 	var queue []*pluginpb.PluginFrame
 	detached := false
 	for {
@@ -208,7 +210,7 @@ func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, 
 
 // detach runs req's Detach for a Detach frame of its call, unless one
 // came before (detached) or req did not offer a task.
-func detach(req *CallRequest, detached *bool) {
+func detach(req *pluginproto.CallRequest, detached *bool) {
 	if *detached || !req.Tasks || req.Detach == nil {
 		return
 	}
@@ -222,7 +224,7 @@ func detach(req *CallRequest, detached *bool) {
 // required_capabilities as a *CapabilityRequiredError, an error INTERNAL
 // wrapping ErrPluginFailed). Frames of a later contract revision are
 // ignored.
-func (m *mux) frame(ctx context.Context, req *CallRequest, f *pluginpb.PluginFrame) (res json.RawMessage, final bool, err error) {
+func (m *mux) frame(ctx context.Context, req *pluginproto.CallRequest, f *pluginpb.PluginFrame) (res json.RawMessage, final bool, err error) {
 	switch msg := f.GetMsg().(type) {
 	case *pluginpb.PluginFrame_Progress:
 		if req.Progress != nil {
@@ -233,8 +235,8 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pluginpb.PluginFra
 			req.Log(msg.Log.GetLevel(), msg.Log.GetLogger(), msg.Log.GetData())
 		}
 	case *pluginpb.PluginFrame_Result:
-		if !isObject(msg.Result) {
-			return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, msg.Result)
+		if !pluginwire.IsObject(msg.Result) {
+			return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, pluginproto.ErrInvalidResult, msg.Result)
 		}
 		return msg.Result, true, nil
 	case *pluginpb.PluginFrame_Error:
@@ -243,7 +245,7 @@ func (m *mux) frame(ctx context.Context, req *CallRequest, f *pluginpb.PluginFra
 		}
 		switch codes.Code(msg.Error.GetCode()) {
 		case codes.Internal:
-			return nil, true, pluginFailed(req.Tool, msg.Error.GetMessage())
+			return nil, true, pluginwire.PluginFailed(req.Tool, msg.Error.GetMessage())
 		case codes.ResourceExhausted: // an answer over max_message_size, not sent
 			return nil, true, fmt.Errorf("call %q: %w: %s", req.Tool, ErrTooLarge, msg.Error.GetMessage())
 		}

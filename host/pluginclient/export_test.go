@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 // BenchmarkCallsOf is benchmarkCalls, for the benchmarks of package
 // pluginproto_test.

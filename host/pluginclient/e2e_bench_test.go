@@ -1,4 +1,4 @@
-package pluginproto_test
+package pluginclient_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,7 @@ import (
 	"os/exec"
 	"testing"
 
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/host/pluginclient"
 )
 
 // BenchmarkHostCPU measures an echo call through the host's Client to a
@@ -31,7 +31,7 @@ func BenchmarkHostCPU(b *testing.B) {
 		for _, inflight := range []int{1, 16} {
 			b.Run(fmt.Sprintf("%s/inflight=%d", p.name, inflight), func(b *testing.B) {
 				c, _ := startPlugin(b, p.cmd())
-				pluginproto.BenchmarkCallsOf(b, c, inflight, json.RawMessage(`{"Text":"hello"}`), "host-cpu-ns/op")
+				pluginclient.BenchmarkCallsOf(b, c, inflight, json.RawMessage(`{"Text":"hello"}`), "host-cpu-ns/op")
 			})
 		}
 	}

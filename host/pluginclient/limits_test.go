@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"errors"
@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // A plugin that ignores DescribeRequest.max_message_size (one not built
@@ -38,10 +39,10 @@ func TestResultOverLimitFromAPluginThatIgnoresIt(t *testing.T) {
 	}}, &Limits{MaxResultSize: 1 << 20})
 	otherDone := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(t.Context(), &CallRequest{Tool: "other"})
+		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "other"})
 		otherDone <- err
 	}()
-	_, err := c.CallTool(t.Context(), &CallRequest{Tool: "big"})
+	_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "big"})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes)") {
 		t.Errorf("big: %v, want ErrTooLarge naming the limit", err)
 	}

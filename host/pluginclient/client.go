@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"context"
@@ -13,25 +13,27 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/internal/pluginwire"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // Client is the host's view of one running plugin, dispensed by go-plugin
-// from ClientPluginSets. It speaks the contract version negotiated in the
+// from PluginSets. It speaks the contract version negotiated in the
 // plugin's handshake, and is safe for concurrent use.
 type Client struct {
 	rpc      pluginpb.PluginClient
-	exited   context.Context        // cancelled by go-plugin when the plugin process exits
-	contract uint32                 // the negotiated contract version
-	calls    callPath               // how calls reach the plugin, chosen by contract
-	offers   atomic.Pointer[Offers] // what Describe said; nil before
-	limits   Limits                 // defaults filled in
+	exited   context.Context                    // cancelled by go-plugin when the plugin process exits
+	contract uint32                             // the negotiated contract version
+	calls    callPath                           // how calls reach the plugin, chosen by contract
+	offers   atomic.Pointer[pluginproto.Offers] // what Describe said; nil before
+	limits   Limits                             // defaults filled in
 }
 
 // callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
 // or a CallTool stream per call for a plugin of contract 1 (contract1).
 type callPath interface {
-	call(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error)
-	start(ctx context.Context, req *CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error))
+	call(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error)
+	start(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error))
 }
 
 var (
@@ -60,33 +62,17 @@ type Description struct {
 	ContractVersion uint32
 	// Offers is what the plugin offers besides tools: zero for a plugin of
 	// contract 1, or one that offers only tools.
-	Offers Offers
+	Offers pluginproto.Offers
 	// About is the plugin's title and description (Plugin.SetAbout),
 	// within MaxTitle and MaxDescription.
-	About About
+	About pluginproto.About
 	// Cut says that the plugin sent a longer title or description than
 	// the bounds, and About holds what fit.
 	Cut bool
 	// Requests is what the plugin asks to be granted (Plugin.Request),
 	// at most MaxRequests entries of each kind, each at most
 	// MaxRequestSize bytes (the rest is dropped).
-	Requests Requests
-}
-
-// Offers says what a plugin offers besides tools. A host learns it from
-// Describe (Description.Offers) and calls nothing that is not offered; a
-// plugin built with this package offers what it registered, and what it
-// declared with Plugin.Offer.
-type Offers struct {
-	// Resources: resources and resource templates (ListResources,
-	// ListResourceTemplates, ReadResource).
-	Resources bool
-	// ResourceSubscriptions: SubscribeResource, and Change.Updated.
-	ResourceSubscriptions bool
-	// Prompts: ListPrompts and GetPrompt.
-	Prompts bool
-	// Completions: Complete.
-	Completions bool
+	Requests pluginproto.Requests
 }
 
 // Describe asks the plugin for its name, version, contract version,
@@ -99,20 +85,20 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 	resp, err := c.rpc.Describe(ctx, &pluginpb.DescribeRequest{HostContractVersion: c.contract, HostVersion: hostVersion,
 		MaxMessageSize: uint32(c.limits.MaxResultSize)})
 	if err != nil {
-		return Description{}, rpcError(ctx, c.exited, "describe", err)
+		return Description{}, pluginwire.RPCError(ctx, c.exited, "describe", err)
 	}
 	d := Description{Name: resp.GetName(), Version: resp.GetVersion(), ContractVersion: resp.GetContractVersion()}
-	sent := About{Title: resp.GetTitle(), Description: resp.GetDescription()}
+	sent := pluginproto.About{Title: resp.GetTitle(), Description: resp.GetDescription()}
 	d.About = sent.Bounded()
 	d.Cut = d.About != sent
 	if r := resp.GetRequests(); r != nil {
-		d.Requests = Requests{Read: bounded(r.GetRead()), Write: bounded(r.GetWrite()), Net: bounded(r.GetNet()), Env: bounded(r.GetEnv())}
+		d.Requests = pluginproto.Requests{Read: bounded(r.GetRead()), Write: bounded(r.GetWrite()), Net: bounded(r.GetNet()), Env: bounded(r.GetEnv())}
 	}
 	if d.ContractVersion != c.contract {
 		return d, fmt.Errorf("%w: plugin %q speaks contract version %d, but its handshake named %d", ErrContractVersion, d.Name, d.ContractVersion, c.contract)
 	}
 	if o := resp.GetOffers(); o != nil && c.contract >= 2 {
-		d.Offers = Offers{
+		d.Offers = pluginproto.Offers{
 			Resources:             o.GetResources() || o.GetResourceSubscriptions(),
 			ResourceSubscriptions: o.GetResourceSubscriptions(),
 			Prompts:               o.GetPrompts(),
@@ -133,14 +119,14 @@ func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 		if e := tooLarge("list tools", "MaxListSize", err); e != nil {
 			return nil, e
 		}
-		return nil, rpcError(ctx, c.exited, "list tools", err)
+		return nil, pluginwire.RPCError(ctx, c.exited, "list tools", err)
 	}
 	if err := c.limits.checkList("list tools", resp.GetTools()); err != nil {
 		return nil, err
 	}
 	tools := make([]json.RawMessage, len(resp.GetTools()))
 	for i, t := range resp.GetTools() {
-		if !isObject(t) {
+		if !pluginwire.IsObject(t) {
 			return nil, fmt.Errorf("list tools: tool %d is not a JSON object: %.80q", i, t)
 		}
 		tools[i] = t
@@ -148,60 +134,10 @@ func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 	return tools, nil
 }
 
-// CallRequest is one call of a tool, for Client.CallTool and Plugin.CallTool.
-type CallRequest struct {
-	// Tool is the tool's name as the plugin gave it.
-	Tool string
-	// Arguments is the JSON object of arguments; nil means {}. It is passed
-	// to the plugin as is.
-	Arguments json.RawMessage
-	// Progress receives the plugin's progress reports. Nil means the client
-	// did not ask for progress, and the plugin sends none.
-	Progress func(progress, total float64, message string)
-	// Log receives the plugin's log messages: an MCP level, the logger name
-	// (empty for the plugin itself) and any JSON value. Nil drops them.
-	Log func(level, logger string, data json.RawMessage)
-	// ClientCapabilities is the MCP ClientCapabilities object the client
-	// declared, as JSON; nil means {} (none). The plugin's handler checks it
-	// before asking the client for anything. Ignored by plugins of
-	// contract 1.
-	ClientCapabilities json.RawMessage
-	// Input is set on the retry of a call that answered
-	// *InputRequiredError: the client's answers, and the error's State.
-	Input *Input
-	// AnswerInput is for Plugin.CallTool only (Client.CallTool ignores
-	// it): it answers the handler's requests to the client, and CallTool
-	// runs the input rounds itself, as a host would. Nil returns the
-	// *InputRequiredError.
-	AnswerInput AnswerFunc
-	// Tasks says the call may go on as a task (MCP 2026-07-28's tasks
-	// extension): the client accepts one, and the tool's definition
-	// declares execution.taskSupport. The plugin's handler then decides
-	// (Request.RunAsTask), and says so through Detach. Ignored by plugins
-	// of contract 1, which never go on as tasks.
-	Tasks bool
-	// TraceParent and TraceState are the call's W3C trace context (see
-	// Request.TraceParent), passed to the plugin's handler as they are;
-	// "" for none. The caller checks them (the host drops an invalid
-	// traceparent). Ignored by plugins of contract 1.
-	TraceParent, TraceState string
-	// Caller is who the call acts for (see Caller); nil for nobody.
-	// Ignored by plugins of contract 1.
-	Caller *Caller
-	// Detach, with Tasks, is called when the plugin says the call goes on
-	// as a task: at most once per call, before its answer, in order with
-	// Progress and Log and on the goroutine that runs them. The host then
-	// answers the client with a task, and the call's answer (which still
-	// comes, as for any call) ends it. Without Tasks it is never called.
-	Detach func()
-}
-
-var emptyObject = json.RawMessage("{}")
-
 // arguments is what a call sends: req.Arguments, or {} when it has none.
-func arguments(req *CallRequest) json.RawMessage {
+func arguments(req *pluginproto.CallRequest) json.RawMessage {
 	if len(req.Arguments) == 0 {
-		return emptyObject
+		return pluginwire.EmptyObject
 	}
 	return req.Arguments
 }
@@ -228,7 +164,7 @@ func arguments(req *CallRequest) json.RawMessage {
 // call without a result and ErrInvalidResult when its result is not a
 // JSON object, or its input_required or required capabilities break the
 // rules.
-func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
+func (c *Client) CallTool(ctx context.Context, req *pluginproto.CallRequest) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
 	}
@@ -248,7 +184,7 @@ func (c *Client) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 // goroutine that ended it, and a notification already on its way may still
 // follow. With a plugin of contract 1, a goroutine runs CallTool. done may
 // run before StartCall returns. req must stay untouched until done.
-func (c *Client) StartCall(ctx context.Context, req *CallRequest, done func(json.RawMessage, error)) {
+func (c *Client) StartCall(ctx context.Context, req *pluginproto.CallRequest, done func(json.RawMessage, error)) {
 	if err := ctx.Err(); err != nil {
 		done(nil, fmt.Errorf("call %q: %w", req.Tool, err))
 		return
@@ -264,15 +200,15 @@ func (c *Client) StartCall(ctx context.Context, req *CallRequest, done func(json
 // callInput is req's Input for the wire, checked; and the check that its
 // Start, which carries the Input, the client's capabilities and at most
 // 64 KiB of arguments, stays within what a plugin accepts in one message.
-func callInput(req *CallRequest) (*pluginpb.Input, error) {
-	if req.Input == nil && len(req.ClientCapabilities) < maxPluginMessage/2 {
+func callInput(req *pluginproto.CallRequest) (*pluginpb.Input, error) {
+	if req.Input == nil && len(req.ClientCapabilities) < pluginwire.MaxPluginMessage/2 {
 		return nil, nil // the common case: nothing to check
 	}
 	in, err := inputPB(req.Input)
 	if err != nil {
 		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
 	}
-	return in, checkSize(fmt.Sprintf("call %q", req.Tool), &pluginpb.HostFrame{CallId: 1 << 63, Msg: &pluginpb.HostFrame_Start{Start: &pluginpb.CallStart{
+	return in, pluginwire.CheckSize(fmt.Sprintf("call %q", req.Tool), &pluginpb.HostFrame{CallId: 1 << 63, Msg: &pluginpb.HostFrame_Start{Start: &pluginpb.CallStart{
 		Tool: req.Tool, Arguments: make([]byte, min(len(req.Arguments), argsChunk)), Progress: true, MoreArguments: true,
 		ClientCapabilities: req.ClientCapabilities, Input: in,
 	}}})
@@ -286,36 +222,12 @@ func callError(ctx, exited context.Context, tool string, err error) error {
 	case err == io.EOF:
 		return fmt.Errorf("call %q: %w", tool, ErrNoResult)
 	case status.Code(err) == codes.NotFound:
-		return fmt.Errorf("call %q: %w: %s", tool, ErrUnknownTool, status.Convert(err).Message())
+		return fmt.Errorf("call %q: %w: %s", tool, pluginproto.ErrUnknownTool, status.Convert(err).Message())
 	}
 	if e := tooLarge(fmt.Sprintf("call %q", tool), "MaxResultSize", err); e != nil {
 		return e
 	}
-	return rpcError(ctx, exited, fmt.Sprintf("call %q", tool), err)
-}
-
-// pluginFailed is the error of a call the plugin failed running (a
-// CallError INTERNAL, or an in-process handler's panic): msg is the
-// plugin's message.
-func pluginFailed(tool, msg string) error {
-	return fmt.Errorf("call %q: %w: %s", tool, ErrPluginFailed, msg)
-}
-
-// rpcError wraps an RPC failure; a broken connection or stream becomes
-// ErrPluginClosed. exited is the plugin process's lifetime (nil when
-// unknown).
-func rpcError(ctx, exited context.Context, what string, err error) error {
-	if ctx.Err() != nil {
-		return fmt.Errorf("%s: %w", what, ctx.Err())
-	}
-	switch status.Code(err) {
-	case codes.Unavailable, codes.Canceled:
-		if exited != nil && exited.Err() != nil {
-			return fmt.Errorf("%s: %w: the plugin process has exited", what, ErrPluginClosed)
-		}
-		return fmt.Errorf("%s: %w: %v", what, ErrPluginClosed, err)
-	}
-	return fmt.Errorf("%s: %w", what, err)
+	return pluginwire.RPCError(ctx, exited, fmt.Sprintf("call %q", tool), err)
 }
 
 // Change is one burst of changes a plugin reported: which of its lists
@@ -339,7 +251,7 @@ type Change struct {
 func (c *Client) Watch(ctx context.Context, changed func(Change)) error {
 	stream, err := c.rpc.WatchTools(ctx, &pluginpb.WatchToolsRequest{})
 	if err != nil {
-		return rpcError(ctx, c.exited, "watch", err)
+		return pluginwire.RPCError(ctx, c.exited, "watch", err)
 	}
 	for {
 		msg, err := stream.Recv()
@@ -350,7 +262,7 @@ func (c *Client) Watch(ctx context.Context, changed func(Change)) error {
 			if errors.Is(err, io.EOF) {
 				return fmt.Errorf("watch: %w: the plugin ended the watch", ErrPluginClosed)
 			}
-			return rpcError(ctx, c.exited, "watch", err)
+			return pluginwire.RPCError(ctx, c.exited, "watch", err)
 		}
 		if ch, ok := c.change(msg); ok {
 			changed(ch)
@@ -377,9 +289,34 @@ func (c *Client) change(msg *pluginpb.ToolsChanged) (Change, bool) {
 }
 
 // offered is what the plugin offered in Describe (zero before).
-func (c *Client) offered() Offers {
+func (c *Client) offered() pluginproto.Offers {
 	if o := c.offers.Load(); o != nil {
 		return *o
 	}
-	return Offers{}
+	return pluginproto.Offers{}
+}
+
+// Equal reports whether d and o say the same. (Description holds
+// Requests' lists, so == does not compare it.)
+func (d Description) Equal(o Description) bool {
+	return d.Name == o.Name && d.Version == o.Version && d.ContractVersion == o.ContractVersion && d.Offers == o.Offers &&
+		d.About == o.About && d.Cut == o.Cut && d.Requests.Equal(o.Requests)
+}
+
+// The host keeps at most MaxRequests entries of each kind of a plugin's
+// Requests, each of at most MaxRequestSize bytes.
+const (
+	MaxRequests    = 64
+	MaxRequestSize = 1024
+)
+
+// bounded is what the host keeps of one list of a plugin's requests.
+func bounded(list []string) []string {
+	var out []string
+	for _, s := range list[:min(len(list), MaxRequests)] {
+		if len(s) <= MaxRequestSize && s != "" {
+			out = append(out, s)
+		}
+	}
+	return out
 }

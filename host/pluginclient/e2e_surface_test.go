@@ -1,4 +1,4 @@
-package pluginproto_test
+package pluginclient_test
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -31,7 +32,7 @@ func addSurface(p *pluginproto.Plugin) {
 	p.AddResource(pluginproto.Resource{URI: "mem://big", Name: "big"}, text(strings.Repeat("b", 5<<20)))
 	// huge is over the host's bound of a read's answer (MaxContentsSize).
 	p.AddResource(pluginproto.Resource{URI: "mem://huge", Name: "huge"}, func(context.Context, *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
-		return pluginproto.TextContents("", strings.Repeat("h", pluginproto.MaxContentsSize)), nil
+		return pluginproto.TextContents("", strings.Repeat("h", pluginclient.MaxContentsSize)), nil
 	})
 	// secret asks the user for a password first.
 	p.AddResource(pluginproto.Resource{URI: "mem://secret", Name: "secret"}, func(ctx context.Context, r *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
@@ -130,7 +131,7 @@ func addSurface(p *pluginproto.Plugin) {
 
 // described starts helperPlugin and describes it, so that its Client knows
 // its offers.
-func described(t *testing.T) *pluginproto.Client {
+func described(t *testing.T) *pluginclient.Client {
 	t.Helper()
 	c := startHelper(t)
 	if _, err := c.Describe(t.Context(), "test-host"); err != nil {
@@ -316,10 +317,10 @@ func TestEndToEndChanges(t *testing.T) {
 	t.Parallel()
 	c := described(t)
 	ctx := t.Context()
-	changes := make(chan pluginproto.Change, 64)
+	changes := make(chan pluginclient.Change, 64)
 	wctx, cancel := context.WithCancel(ctx)
 	done := make(chan error, 1)
-	go func() { done <- c.Watch(wctx, func(ch pluginproto.Change) { changes <- ch }) }()
+	go func() { done <- c.Watch(wctx, func(ch pluginclient.Change) { changes <- ch }) }()
 	t.Cleanup(func() {
 		cancel()
 		if err := <-done; !errors.Is(err, context.Canceled) {
@@ -328,7 +329,7 @@ func TestEndToEndChanges(t *testing.T) {
 	})
 	// await waits for a change with want in it (changes may be
 	// coalesced, and the first lists are announced once the watch opens).
-	await := func(want func(pluginproto.Change) bool, what string) {
+	await := func(want func(pluginclient.Change) bool, what string) {
 		t.Helper()
 		timeout := time.After(20 * time.Second)
 		for {
@@ -357,17 +358,17 @@ func TestEndToEndChanges(t *testing.T) {
 		t.Errorf("subscribing to an unknown resource: %v, want ErrUnknownResource", err)
 	}
 	call("touch", `{"URI":"mem://notes/beta"}`)
-	await(func(ch pluginproto.Change) bool { return cmp.Equal(ch.Updated, []string{"mem://notes/beta"}) }, "mem://notes/beta updated")
+	await(func(ch pluginclient.Change) bool { return cmp.Equal(ch.Updated, []string{"mem://notes/beta"}) }, "mem://notes/beta updated")
 	call("touch", `{"URI":"mem://greeting"}`)
-	await(func(ch pluginproto.Change) bool { return cmp.Equal(ch.Updated, []string{"mem://greeting"}) }, "mem://greeting updated")
+	await(func(ch pluginclient.Change) bool { return cmp.Equal(ch.Updated, []string{"mem://greeting"}) }, "mem://greeting updated")
 	call("add_resource", `{"URI":"mem://fresh"}`)
-	await(func(ch pluginproto.Change) bool { return ch.Resources }, "resources changed")
+	await(func(ch pluginclient.Change) bool { return ch.Resources }, "resources changed")
 	resources, err := c.ListResources(ctx)
 	if err != nil || !strings.Contains(fmt.Sprint(uris(t, resources, "uri")), "mem://fresh") {
 		t.Errorf("ListResources after add_resource = %s, %v", resources, err)
 	}
 	call("add_prompt", `{"Name":"fresh"}`)
-	await(func(ch pluginproto.Change) bool { return ch.Prompts }, "prompts changed")
+	await(func(ch pluginclient.Change) bool { return ch.Prompts }, "prompts changed")
 	if err := c.SubscribeResource(ctx, "mem://greeting", false); err != nil {
 		t.Fatal(err)
 	}
@@ -375,7 +376,7 @@ func TestEndToEndChanges(t *testing.T) {
 	// of tools is, alone.
 	call("touch", `{"URI":"mem://greeting"}`)
 	call("add_tool", `{"Name":"fresh"}`)
-	await(func(ch pluginproto.Change) bool {
+	await(func(ch pluginclient.Change) bool {
 		if len(ch.Updated) > 0 {
 			t.Errorf("an update after unsubscribing: %+v", ch)
 		}
@@ -383,7 +384,7 @@ func TestEndToEndChanges(t *testing.T) {
 	}, "tools changed")
 }
 
-func startBad(t *testing.T) *pluginproto.Client {
+func startBad(t *testing.T) *pluginclient.Client {
 	t.Helper()
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperEnv+"=bad")
@@ -409,7 +410,7 @@ func TestEndToEndMisbehavingPlugin(t *testing.T) {
 	_, err = c.ListResourceTemplates(ctx)
 	check("ListResourceTemplates", err, pluginproto.ErrInvalidResult, `list resource templates: plugin sent an invalid result: page 2 repeats the cursor "again"`)
 	_, err = c.ListPrompts(ctx)
-	check("ListPrompts", err, pluginproto.ErrTooLarge, `list prompts: over the host's limit: 12000 items`)
+	check("ListPrompts", err, pluginclient.ErrTooLarge, `list prompts: over the host's limit: 12000 items`)
 	for uri, want := range map[string]string{
 		"bad://array":     `read resource "bad://array": plugin sent an invalid result: not a JSON object: "[]"`,
 		"bad://truncated": `read resource "bad://truncated": plugin sent an invalid result: not a JSON object: "{\"contents\":"`,
@@ -421,7 +422,7 @@ func TestEndToEndMisbehavingPlugin(t *testing.T) {
 		check(uri, err, pluginproto.ErrInvalidResult, want)
 	}
 	_, err = c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "bad://none"})
-	check("bad://none", err, pluginproto.ErrNoResult, `read resource "bad://none": plugin ended the call without a result`)
+	check("bad://none", err, pluginclient.ErrNoResult, `read resource "bad://none": plugin ended the call without a result`)
 	_, err = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "nope"})
 	check("GetPrompt", err, pluginproto.ErrUnknownPrompt, `get prompt "nope": unknown prompt: nope`)
 	_, err = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "string"})

@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/testing/protocmp"
 
 	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // surfaceFake is a plugin of contract 2 that offers everything and answers
@@ -92,7 +93,7 @@ func TestClientCallsNothingNotOffered(t *testing.T) {
 			c, _ := serve(t, 2, f)
 			if describe {
 				d, err := c.Describe(t.Context(), "test")
-				if err != nil || d.Offers != (Offers{}) {
+				if err != nil || d.Offers != (pluginproto.Offers{}) {
 					t.Fatalf("Describe = %+v, %v; want no offers", d, err)
 				}
 			}
@@ -101,8 +102,8 @@ func TestClientCallsNothingNotOffered(t *testing.T) {
 			_, errs["list resources"] = c.ListResources(ctx)
 			_, errs["list resource templates"] = c.ListResourceTemplates(ctx)
 			_, errs["list prompts"] = c.ListPrompts(ctx)
-			_, errs[`read resource "x://a"`] = c.ReadResource(ctx, &ReadRequest{URI: "x://a"})
-			_, errs[`get prompt "p"`] = c.GetPrompt(ctx, &PromptRequest{Name: "p"})
+			_, errs[`read resource "x://a"`] = c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "x://a"})
+			_, errs[`get prompt "p"`] = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "p"})
 			_, errs["complete"] = c.Complete(ctx, json.RawMessage(`{}`))
 			errs[`subscribe to resource "x://a"`] = c.SubscribeResource(ctx, "x://a", true)
 			for what, err := range errs {
@@ -185,8 +186,8 @@ func TestClientListsFetchEveryPageWithinBounds(t *testing.T) {
 				if err == nil || err.Error() != "list resources: "+tc.err {
 					t.Errorf("err = %v, want list resources: %s", err, tc.err)
 				}
-				if strings.HasPrefix(tc.err, "plugin sent an invalid result") && !errors.Is(err, ErrInvalidResult) {
-					t.Errorf("err = %v, want ErrInvalidResult", err)
+				if strings.HasPrefix(tc.err, "plugin sent an invalid result") && !errors.Is(err, pluginproto.ErrInvalidResult) {
+					t.Errorf("err = %v, want pluginproto.ErrInvalidResult", err)
 				}
 				return
 			}
@@ -259,15 +260,15 @@ func TestInputRequiredIsChecked(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			err := inputRequired("call \"t\"", &pluginpb.InputRequired{Requests: []byte(tc.requests), RequestState: tc.state})
-			var ir *InputRequiredError
+			var ir *pluginproto.InputRequiredError
 			if tc.err == "" {
 				if !errors.As(err, &ir) || string(ir.Requests) != tc.requests || ir.State != tc.state {
-					t.Errorf("err = %v, want the *InputRequiredError", err)
+					t.Errorf("err = %v, want the *pluginproto.InputRequiredError", err)
 				}
 				return
 			}
 			want := `call "t": plugin sent an invalid result: input_required: ` + tc.err
-			if !errors.Is(err, ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
+			if !errors.Is(err, pluginproto.ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("err = %v\nwant ErrInvalidResult: %s", err, want)
 			}
 		})
@@ -290,15 +291,15 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 		inputRequiredOK bool
 	}{
 		"a result":               {answer: answer{result: []byte(`{"contents":[]}`)}, wantRead: `{"contents":[]}`, wantGet: `{"contents":[]}`},
-		"a result not an object": {answer: answer{result: []byte(`"x"`)}, wantRead: `: plugin sent an invalid result: not a JSON object: "\"x\""`, isRead: ErrInvalidResult, isGet: ErrInvalidResult},
+		"a result not an object": {answer: answer{result: []byte(`"x"`)}, wantRead: `: plugin sent an invalid result: not a JSON object: "\"x\""`, isRead: pluginproto.ErrInvalidResult, isGet: pluginproto.ErrInvalidResult},
 		"no answer":              {answer: answer{}, wantRead: ": plugin ended the call without a result", isRead: ErrNoResult, isGet: ErrNoResult},
 		"input required":         {answer: answer{ir: valid}, inputRequiredOK: true},
-		"input required, bad":    {answer: answer{ir: &pluginpb.InputRequired{Requests: []byte(`{}`)}}, wantRead: ": plugin sent an invalid result: input_required: requests is empty", isRead: ErrInvalidResult, isGet: ErrInvalidResult},
+		"input required, bad":    {answer: answer{ir: &pluginpb.InputRequired{Requests: []byte(`{}`)}}, wantRead: ": plugin sent an invalid result: input_required: requests is empty", isRead: pluginproto.ErrInvalidResult, isGet: pluginproto.ErrInvalidResult},
 		"not found": {
 			answer: answer{err: status.Error(codes.NotFound, "nothing there")}, wantRead: ": unknown resource: nothing there", wantGet: ": unknown prompt: nothing there",
-			isRead: ErrUnknownResource, isGet: ErrUnknownPrompt,
+			isRead: pluginproto.ErrUnknownResource, isGet: pluginproto.ErrUnknownPrompt,
 		},
-		"invalid arguments": {answer: answer{err: status.Error(codes.InvalidArgument, `missing required argument "a"`)}, wantRead: `: invalid arguments: missing required argument "a"`, isRead: ErrInvalidArguments, isGet: ErrInvalidArguments},
+		"invalid arguments": {answer: answer{err: status.Error(codes.InvalidArgument, `missing required argument "a"`)}, wantRead: `: invalid arguments: missing required argument "a"`, isRead: pluginproto.ErrInvalidArguments, isGet: pluginproto.ErrInvalidArguments},
 		"the plugin fails":  {answer: answer{err: status.Error(codes.Internal, "oops")}, wantRead: ": the plugin failed (Internal): oops"},
 		"the plugin closes": {answer: answer{err: status.Error(codes.Unavailable, "gone")}, wantRead: ": the plugin closed the call (it died or dropped the connection): rpc error: code = Unavailable desc = gone", isRead: ErrPluginClosed, isGet: ErrPluginClosed},
 	}
@@ -330,9 +331,9 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 			check := func(what string, res json.RawMessage, err error, want string, is error) {
 				t.Helper()
 				if tc.inputRequiredOK {
-					var ir *InputRequiredError
+					var ir *pluginproto.InputRequiredError
 					if !errors.As(err, &ir) || string(ir.Requests) != string(valid.Requests) || ir.State != "s" {
-						t.Errorf("%s: err = %v, want the *InputRequiredError", what, err)
+						t.Errorf("%s: err = %v, want the *pluginproto.InputRequiredError", what, err)
 					}
 					return
 				}
@@ -344,9 +345,9 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 					t.Errorf("%s = %s\nwant %s (errors.Is %v)", what, got, want, is)
 				}
 			}
-			res, err := c.ReadResource(t.Context(), &ReadRequest{URI: "x://a"})
+			res, err := c.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: "x://a"})
 			check(`read resource "x://a"`, res, err, tc.wantRead, tc.isRead)
-			res, err = c.GetPrompt(t.Context(), &PromptRequest{Name: "p"})
+			res, err = c.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: "p"})
 			wantGet := tc.wantGet
 			if wantGet == "" {
 				wantGet = tc.wantRead
@@ -378,15 +379,15 @@ func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 		return &pluginpb.GetPromptResponse{Answer: &pluginpb.GetPromptResponse_Result{Result: []byte(`{}`)}}, nil
 	}
 	c := describedClient(t, f)
-	in := &Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), Errors: map[string]InputError{"2": {Code: -32601, Message: "no sampling"}}, State: "st"}
+	in := &pluginproto.Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), Errors: map[string]pluginproto.InputError{"2": {Code: -32601, Message: "no sampling"}}, State: "st"}
 	wantIn := &pluginpb.Input{Responses: []byte(`{"1":{"roots":[]}}`), Errors: map[string]*pluginpb.InputError{"2": {Code: -32601, Message: "no sampling"}}, RequestState: "st"}
 	ctx := t.Context()
-	for _, r := range []*ReadRequest{{URI: "x://a"}, {URI: "x://b", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
+	for _, r := range []*pluginproto.ReadRequest{{URI: "x://a"}, {URI: "x://b", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
 		if _, err := c.ReadResource(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, g := range []*PromptRequest{{Name: "a"}, {Name: "b", Arguments: json.RawMessage(`{"x":"y"}`), ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
+	for _, g := range []*pluginproto.PromptRequest{{Name: "a"}, {Name: "b", Arguments: json.RawMessage(`{"x":"y"}`), ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
 		if _, err := c.GetPrompt(ctx, g); err != nil {
 			t.Fatal(err)
 		}
@@ -407,11 +408,11 @@ func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 	}
 
 	before := f.rpcs.Load()
-	huge := &Input{Responses: fmt.Appendf(nil, `{"1":{"text":%q}}`, strings.Repeat("x", 4<<20))}
-	if _, err := c.ReadResource(ctx, &ReadRequest{URI: "x://a", Input: huge}); err == nil || !strings.Contains(err.Error(), "over the 4194304 a plugin accepts") {
+	huge := &pluginproto.Input{Responses: fmt.Appendf(nil, `{"1":{"text":%q}}`, strings.Repeat("x", 4<<20))}
+	if _, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "x://a", Input: huge}); err == nil || !strings.Contains(err.Error(), "over the 4194304 a plugin accepts") {
 		t.Errorf("read with a 4 MiB input: err = %v", err)
 	}
-	if _, err := c.GetPrompt(ctx, &PromptRequest{Name: "a", Input: &Input{Responses: json.RawMessage(`[]`)}}); err == nil || !strings.Contains(err.Error(), "input responses is not a JSON object") {
+	if _, err := c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "a", Input: &pluginproto.Input{Responses: json.RawMessage(`[]`)}}); err == nil || !strings.Contains(err.Error(), "input responses is not a JSON object") {
 		t.Errorf("get with responses not an object: err = %v", err)
 	}
 	if n := f.rpcs.Load(); n != before {
@@ -443,11 +444,11 @@ func TestClientCompleteAndSubscribe(t *testing.T) {
 	if res, err := c.Complete(t.Context(), json.RawMessage(`{"completion":{"values":[]}}`)); err != nil || string(res) != `{"completion":{"values":[]}}` {
 		t.Errorf("Complete = %s, %v", res, err)
 	}
-	if _, err := c.Complete(t.Context(), json.RawMessage(`"unknown"`)); !errors.Is(err, ErrUnknownReference) || err.Error() != `complete: unknown prompt or resource template: no prompt "x"` {
+	if _, err := c.Complete(t.Context(), json.RawMessage(`"unknown"`)); !errors.Is(err, pluginproto.ErrUnknownReference) || err.Error() != `complete: unknown prompt or resource template: no prompt "x"` {
 		t.Errorf("Complete of an unknown ref: %v", err)
 	}
-	if _, err := c.Complete(t.Context(), json.RawMessage(`"bad"`)); !errors.Is(err, ErrInvalidResult) {
-		t.Errorf("Complete with a result not an object: %v, want ErrInvalidResult", err)
+	if _, err := c.Complete(t.Context(), json.RawMessage(`"bad"`)); !errors.Is(err, pluginproto.ErrInvalidResult) {
+		t.Errorf("Complete with a result not an object: %v, want pluginproto.ErrInvalidResult", err)
 	}
 	if err := c.SubscribeResource(t.Context(), "x://a", true); err != nil {
 		t.Fatal(err)
@@ -456,7 +457,7 @@ func TestClientCompleteAndSubscribe(t *testing.T) {
 		t.Fatal(err)
 	}
 	err := c.SubscribeResource(t.Context(), "x://none", true)
-	if want := `subscribe to resource "x://none": unknown resource: no resource "x://none"`; !errors.Is(err, ErrUnknownResource) || err.Error() != want {
+	if want := `subscribe to resource "x://none": unknown resource: no resource "x://none"`; !errors.Is(err, pluginproto.ErrUnknownResource) || err.Error() != want {
 		t.Errorf("SubscribeResource to an unknown resource = %v, want %s", err, want)
 	}
 	if diff := cmp.Diff([]string{"x://a unsubscribe=false", "x://a unsubscribe=true"}, subs); diff != "" {

@@ -1,4 +1,4 @@
-package pluginproto
+package pluginclient
 
 import (
 	"context"
@@ -9,6 +9,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/plughost/plughost/pluginproto"
 )
 
 // BenchmarkCallsV2 measures an echo call through the host's Client and the
@@ -18,11 +20,11 @@ import (
 func BenchmarkCallsV2(b *testing.B) {
 	for _, inflight := range []int{1, 16} {
 		b.Run(fmt.Sprintf("inflight=%d", inflight), func(b *testing.B) {
-			p := New("bench", "0")
-			p.AddTool(Tool{Name: "echo"}, func(_ context.Context, r *Request) (*Result, error) {
-				return &Result{Content: []Content{RawContent(r.Arguments)}}, nil
+			p := pluginproto.New("bench", "0")
+			p.AddTool(pluginproto.Tool{Name: "echo"}, func(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
+				return &pluginproto.Result{Content: []pluginproto.Content{pluginproto.RawContent(r.Arguments)}}, nil
 			})
-			c, _ := serve(b, 2, newServer(p))
+			c, _ := servePlugin(b, p)
 			benchmarkCalls(b, c, inflight, json.RawMessage(`{"type":"text","text":"hello"}`), "cpu-ns/op")
 		})
 	}
@@ -31,9 +33,9 @@ func BenchmarkCallsV2(b *testing.B) {
 // benchmarkCalls makes b.N calls of echo with args, inflight at a time,
 // and reports the process's CPU time per call as metric.
 func benchmarkCalls(b *testing.B, c interface {
-	CallTool(context.Context, *CallRequest) (json.RawMessage, error)
+	CallTool(context.Context, *pluginproto.CallRequest) (json.RawMessage, error)
 }, inflight int, args json.RawMessage, metric string) {
-	req := &CallRequest{Tool: "echo", Arguments: args}
+	req := &pluginproto.CallRequest{Tool: "echo", Arguments: args}
 	if _, err := c.CallTool(b.Context(), req); err != nil { // opens the stream
 		b.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package pluginproto_test
+package pluginclient_test
 
 import (
 	"context"
@@ -13,6 +13,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -28,7 +29,7 @@ func TestContract1Plugin(t *testing.T) {
 	for name, callToolOnly := range modes {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			start := func(t *testing.T) *pluginproto.Client {
+			start := func(t *testing.T) *pluginclient.Client {
 				cmd := exec.Command(bin)
 				cmd.Env = append(os.Environ(), "CONTRACT1_FIXTURE_CALLTOOL_ONLY="+callToolOnly)
 				c, v := startPlugin(t, cmd)
@@ -42,7 +43,7 @@ func TestContract1Plugin(t *testing.T) {
 	}
 }
 
-func testContract1Plugin(t *testing.T, start func(*testing.T) *pluginproto.Client) {
+func testContract1Plugin(t *testing.T, start func(*testing.T) *pluginclient.Client) {
 	t.Run("describe and list", func(t *testing.T) {
 		t.Parallel()
 		c := start(t)
@@ -50,7 +51,7 @@ func testContract1Plugin(t *testing.T, start func(*testing.T) *pluginproto.Clien
 		if err != nil {
 			t.Fatal(err)
 		}
-		if diff := cmp.Diff(pluginproto.Description{Name: "contract1", Version: "1.0.0", ContractVersion: 1}, d); diff != "" {
+		if diff := cmp.Diff(pluginclient.Description{Name: "contract1", Version: "1.0.0", ContractVersion: 1}, d); diff != "" {
 			t.Errorf("Describe (-want +got):\n%s", diff)
 		}
 		tools, err := c.ListTools(t.Context())
@@ -134,7 +135,7 @@ func buildContract1(t testing.TB) string {
 	t.Helper()
 	bin := filepath.Join(t.TempDir(), "contract1")
 	cmd := exec.Command("go", "build", "-o", bin, ".")
-	cmd.Dir = filepath.Join("testdata", "contract1")
+	cmd.Dir = filepath.Join("..", "..", "pluginproto", "testdata", "contract1")
 	cmd.Env = append(os.Environ(), "GOWORK=off", "GOFLAGS=-mod=readonly")
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("building the contract-1 plugin: %v\n%s", err, out)

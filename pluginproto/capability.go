@@ -8,7 +8,7 @@ import (
 // CapabilityRequiredError is a plugin's answer when a call cannot run
 // because the client did not declare a capability it needs (sampling,
 // say): its handler returned the error of an Elicit, Sample or Roots
-// that wraps ErrClientUnsupported. Client.CallTool (and StartCall's done)
+// that wraps ErrClientUnsupported. The host's Client.CallTool (package host/pluginclient; and StartCall's done)
 // returns it as its error, and so does the in-process Plugin.CallTool. A
 // host tells the client which capabilities the tool needs: MCP 2026-07-28
 // answers error -32021 (MissingRequiredClientCapability) naming

@@ -48,7 +48,7 @@ const maxCompletionValues = 100
 // Complete answers a completion/complete in-process exactly as the plugin
 // answers the host, and returns the MCP CompleteResult JSON, for tests.
 // params are the MCP CompleteRequest params; errors are those of
-// Client.Complete.
+// the host's Client.Complete (package host/pluginclient).
 func (p *Plugin) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	res, err := p.complete(ctx, params)
 	return local(ctx, "complete", res, err, ErrUnknownReference)

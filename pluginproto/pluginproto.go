@@ -7,26 +7,9 @@ import (
 	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/plughost/plughost/internal/plugincontract"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 )
-
-// ContractVersion is the version of the plugin contract a plugin built with
-// this package serves, and the newest a host built with it speaks. A host
-// also serves plugins of every older version (ClientPluginSets). The
-// version is negotiated in go-plugin's handshake and repeated in Describe; a
-// host refuses a plugin whose two answers differ.
-const ContractVersion = plugincontract.Version
-
-// PluginName is the name under which a plugin serves its tools in the
-// go-plugin plugin set. The host dispenses it: Dispense(PluginName) returns a
-// *Client.
-const PluginName = plugincontract.PluginName
-
-// Handshake is the go-plugin handshake shared by plughost and its plugins
-// (plugincontract.Handshake).
-var Handshake = plugincontract.Handshake
 
 // Errors returned (wrapped) by the in-process helpers (Plugin.CallTool,
 // ...) and, for the same failures, by the host's client

@@ -161,7 +161,8 @@ func (p *Plugin) Prompts() []json.RawMessage {
 // GetPrompt renders a prompt in-process exactly as a get from the host
 // would (argument checks, panics, requests to the client, result encoding)
 // and returns its MCP GetPromptResult JSON, for tests. Input rounds and
-// AnswerInput are as in CallTool; errors are those of Client.GetPrompt.
+// AnswerInput are as in CallTool; errors are those of the host's
+// Client.GetPrompt (package host/pluginclient).
 func (p *Plugin) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("get prompt %q", req.Name)
 	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {

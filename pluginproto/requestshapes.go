@@ -3,7 +3,7 @@ package pluginproto
 import "encoding/json"
 
 // Offers says what a plugin offers besides tools. A host learns it from
-// Describe (Description.Offers) and calls nothing that is not offered; a
+// Describe (host/pluginclient's Description.Offers) and calls nothing that is not offered; a
 // plugin built with this package offers what it registered, and what it
 // declared with Plugin.Offer.
 type Offers struct {
@@ -18,7 +18,9 @@ type Offers struct {
 	Completions bool
 }
 
-// CallRequest is one call of a tool, for Client.CallTool and Plugin.CallTool.
+// CallRequest is one call of a tool, for Plugin.CallTool (and
+// plugintest.CallTool) and the host's Client.CallTool (package
+// host/pluginclient), which share its shape.
 type CallRequest struct {
 	// Tool is the tool's name as the plugin gave it.
 	Tool string

@@ -277,7 +277,7 @@ func (p *Plugin) ResourceTemplates() []json.RawMessage {
 // would (template matching, panics, requests to the client, result
 // encoding) and returns its MCP ReadResourceResult JSON, for tests. Input
 // rounds and AnswerInput are as in CallTool; errors are those of
-// Client.ReadResource.
+// the host's Client.ReadResource (package host/pluginclient).
 func (p *Plugin) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("read resource %q", req.URI)
 	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {

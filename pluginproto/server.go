@@ -13,6 +13,7 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/plughost/plughost/internal/plugincontract"
 	"github.com/plughost/plughost/internal/pluginpb"
 )
 
@@ -34,13 +35,13 @@ func newServer(p *Plugin) *server {
 }
 
 func (s *server) Describe(_ context.Context, req *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
-	if req.GetHostContractVersion() != ContractVersion {
-		s.p.logger.Warn("host speaks another contract version", "host_contract_version", req.GetHostContractVersion(), "plugin_contract_version", ContractVersion)
+	if req.GetHostContractVersion() != plugincontract.Version {
+		s.p.logger.Warn("host speaks another contract version", "host_contract_version", req.GetHostContractVersion(), "plugin_contract_version", plugincontract.Version)
 	}
 	s.p.logger.Debug("described to host", "host_version", req.GetHostVersion())
 	s.p.hostMaxMessage.Store(int64(req.GetMaxMessageSize()))
 	o, a, r := s.p.Offers(), s.p.About(), s.p.Requested()
-	resp := &pluginpb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pluginpb.Offers{
+	resp := &pluginpb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: plugincontract.Version, Offers: &pluginpb.Offers{
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
 	}, Title: a.Title, Description: a.Description}
 	if !r.Empty() {

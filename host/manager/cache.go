@@ -44,7 +44,7 @@ type cacheEntry struct {
 	Version  string             `json:"version"` // Describe's version
 	Contract uint32             `json:"contract"`
 	Offers   pluginproto.Offers `json:"offers"`
-	// Title and Description are Describe's, within pluginproto.MaxTitle
+	// Title and Description are Describe's, within pluginclient.MaxTitle
 	// and MaxDescription (an entry read back is bounded again).
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -232,7 +232,7 @@ func (e *cacheEntry) lists() lists {
 // description returns the entry's Describe answer.
 func (e *cacheEntry) description() pluginclient.Description {
 	return pluginclient.Description{Name: e.Plugin, Version: e.Version, ContractVersion: e.Contract, Offers: e.Offers,
-		About: pluginproto.About{Title: e.Title, Description: e.Description}.Bounded(), Requests: e.Requests.Clone()}
+		About: pluginclient.Bound(pluginproto.About{Title: e.Title, Description: e.Description}), Requests: e.Requests.Clone()}
 }
 
 // newEntry is the entry of what a running plugin offers.

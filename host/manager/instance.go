@@ -22,7 +22,6 @@ import (
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // instance is one process of a plugin, from its start to its reaping. A
@@ -244,7 +243,7 @@ func (in *instance) connect(ctx context.Context) error {
 		return fmt.Errorf("describe: %w", err)
 	}
 	if desc.Cut {
-		in.log.Warn("the plugin's title or description is too long: the host keeps what fits", "max_title_bytes", pluginproto.MaxTitle, "max_description_bytes", pluginproto.MaxDescription)
+		in.log.Warn("the plugin's title or description is too long: the host keeps what fits", "max_title_bytes", pluginclient.MaxTitle, "max_description_bytes", pluginclient.MaxDescription)
 		desc.Cut = false // logged; the rest compares descriptions by what they hold (a cached one's included)
 	}
 	in.pp, in.desc = pp, desc

@@ -89,7 +89,7 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 	}
 	d := Description{Name: resp.GetName(), Version: resp.GetVersion(), ContractVersion: resp.GetContractVersion()}
 	sent := pluginproto.About{Title: resp.GetTitle(), Description: resp.GetDescription()}
-	d.About = sent.Bounded()
+	d.About = Bound(sent)
 	d.Cut = d.About != sent
 	if r := resp.GetRequests(); r != nil {
 		d.Requests = pluginproto.Requests{Read: bounded(r.GetRead()), Write: bounded(r.GetWrite()), Net: bounded(r.GetNet()), Env: bounded(r.GetEnv())}

@@ -633,8 +633,8 @@ func TestServerWatchAnnouncesUnlistedChanges(t *testing.T) {
 // rune that does not fit whole.
 func TestClientDescribeAbout(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("é", pluginproto.MaxDescription) // 2 bytes each: the bound falls after a whole rune
-	odd := "x" + strings.Repeat("é", pluginproto.MaxTitle)  // the bound falls inside a rune
+	long := strings.Repeat("é", MaxDescription) // 2 bytes each: the bound falls after a whole rune
+	odd := "x" + strings.Repeat("é", MaxTitle)  // the bound falls inside a rune
 	tests := map[string]struct {
 		title, description string
 		want               pluginproto.About
@@ -642,8 +642,8 @@ func TestClientDescribeAbout(t *testing.T) {
 	}{
 		"none":      {want: pluginproto.About{}},
 		"within":    {title: "Clock", description: "The time now.", want: pluginproto.About{Title: "Clock", Description: "The time now."}},
-		"too long":  {title: odd, description: long, want: pluginproto.About{Title: odd[:pluginproto.MaxTitle-1], Description: long[:pluginproto.MaxDescription]}, cut: true},
-		"at bounds": {title: strings.Repeat("t", pluginproto.MaxTitle), want: pluginproto.About{Title: strings.Repeat("t", pluginproto.MaxTitle)}},
+		"too long":  {title: odd, description: long, want: pluginproto.About{Title: odd[:MaxTitle-1], Description: long[:MaxDescription]}, cut: true},
+		"at bounds": {title: strings.Repeat("t", MaxTitle), want: pluginproto.About{Title: strings.Repeat("t", MaxTitle)}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

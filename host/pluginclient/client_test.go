@@ -13,7 +13,6 @@ import (
 	"unicode/utf8"
 
 	"github.com/google/go-cmp/cmp"
-	"github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/credentials/insecure"
@@ -35,23 +34,6 @@ func serve(t testing.TB, contract uint32, srv pluginpb.PluginServer) (*Client, *
 func serveLimited(t testing.TB, contract uint32, srv pluginpb.PluginServer, limits *Limits) (*Client, *grpc.Server) {
 	t.Helper()
 	return serveOn(t, contract, func(s *grpc.Server) { pluginpb.RegisterPluginServer(s, srv) }, limits)
-}
-
-// servePlugin serves p, with the SDK's own server, as serve does.
-func servePlugin(t testing.TB, p *pluginproto.Plugin) (*Client, *grpc.Server) {
-	t.Helper()
-	return servePluginAs(t, ContractVersion, p)
-}
-
-// servePluginAs is servePlugin for a Client speaking contract.
-func servePluginAs(t testing.TB, contract uint32, p *pluginproto.Plugin) (*Client, *grpc.Server) {
-	t.Helper()
-	g := p.PluginSet()[PluginName].(plugin.GRPCPlugin)
-	return serveOn(t, contract, func(s *grpc.Server) {
-		if err := g.GRPCServer(nil, s); err != nil {
-			t.Fatal(err)
-		}
-	}, nil)
 }
 
 // serveOn serves what register registers over an in-memory connection.
@@ -77,31 +59,6 @@ func serveOn(t testing.TB, contract uint32, register func(*grpc.Server), limits 
 		<-served
 	})
 	return newClient(context.Background(), pluginpb.NewPluginClient(cc), contract, limits.withDefaults()), s
-}
-
-func nopHandler(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
-	return pluginproto.TextResult("ok"), nil
-}
-
-func toolNames(t *testing.T, tools []json.RawMessage) []string {
-	t.Helper()
-	names := make([]string, len(tools))
-	for i, raw := range tools {
-		var tool struct{ Name string }
-		if err := json.Unmarshal(raw, &tool); err != nil {
-			t.Fatal(err)
-		}
-		names[i] = tool.Name
-	}
-	return names
-}
-
-func jsonStrings[T ~[]byte](items []T) []string {
-	out := make([]string, len(items))
-	for i, b := range items {
-		out[i] = string(b)
-	}
-	return out
 }
 
 // fake is a plugin server that misbehaves as each test asks.

@@ -1,5 +1,7 @@
 package pluginclient
 
+// Helpers of the tests that serve a plugin of the SDK to this client.
+
 import (
 	"context"
 	"encoding/json"
@@ -7,7 +9,9 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/hashicorp/go-plugin"
 	"github.com/plughost/plughost/pluginproto"
+	"google.golang.org/grpc"
 )
 
 // describe is what the test handlers answer: the caller as they got it.
@@ -126,4 +130,46 @@ func describedPlugin(t *testing.T, p *pluginproto.Plugin) *Client {
 		t.Fatal(err)
 	}
 	return c
+}
+
+// servePlugin serves p, with the SDK's own server, as serve does.
+func servePlugin(t testing.TB, p *pluginproto.Plugin) (*Client, *grpc.Server) {
+	t.Helper()
+	return servePluginAs(t, ContractVersion, p)
+}
+
+// servePluginAs is servePlugin for a Client speaking contract.
+func servePluginAs(t testing.TB, contract uint32, p *pluginproto.Plugin) (*Client, *grpc.Server) {
+	t.Helper()
+	g := p.PluginSet()[PluginName].(plugin.GRPCPlugin)
+	return serveOn(t, contract, func(s *grpc.Server) {
+		if err := g.GRPCServer(nil, s); err != nil {
+			t.Fatal(err)
+		}
+	}, nil)
+}
+
+func nopHandler(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+	return pluginproto.TextResult("ok"), nil
+}
+
+func toolNames(t *testing.T, tools []json.RawMessage) []string {
+	t.Helper()
+	names := make([]string, len(tools))
+	for i, raw := range tools {
+		var tool struct{ Name string }
+		if err := json.Unmarshal(raw, &tool); err != nil {
+			t.Fatal(err)
+		}
+		names[i] = tool.Name
+	}
+	return names
+}
+
+func jsonStrings[T ~[]byte](items []T) []string {
+	out := make([]string, len(items))
+	for i, b := range items {
+		out[i] = string(b)
+	}
+	return out
 }

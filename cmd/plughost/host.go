@@ -22,16 +22,16 @@ import (
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/sealed"
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/toolsearch"
 	"github.com/plughost/plughost/internal/rundir"
 	"github.com/plughost/plughost/internal/tlsreload"
-	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
 )
 
-const contractVersion = pluginproto.ContractVersion
+const contractVersion = pluginclient.ContractVersion
 
 // hostFlags are the flags every command that loads plugins shares.
 type hostFlags struct {
@@ -271,7 +271,7 @@ func startHost(h *hostFlags, stderr io.Writer) (*host, error) {
 		Launcher:    launcher,
 		SocketDir:   run.Path(),
 		OnEvent:     obs.managerEvent(),
-		Limits: pluginproto.Limits{MaxResultSize: int(cfg.Limits.ResultSize), MaxItems: cfg.Limits.Items,
+		Limits: pluginclient.Limits{MaxResultSize: int(cfg.Limits.ResultSize), MaxItems: cfg.Limits.Items,
 			MaxDefinitionSize: int(cfg.Limits.DefinitionSize), MaxListSize: int(cfg.Limits.ListSize)},
 		MaxInFlight: cfg.Limits.PluginInFlight,
 		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },

@@ -16,7 +16,7 @@ import (
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/packages"
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -53,7 +53,7 @@ func newLauncher(ctx context.Context, cfg *config.Config, workspace, tmpDir stri
 	sb, err := sandbox.New(&sandbox.Options{
 		StateDir: filepath.Join(stateDir, "plugins"),
 		TmpDir:   tmpDir,
-		PassEnv:  []string{pluginproto.Handshake.MagicCookieKey},
+		PassEnv:  []string{pluginclient.Handshake.MagicCookieKey},
 		Logger:   log,
 		Context:  ctx, // the host's: its shutdown stops resolving allow_net's names
 	})

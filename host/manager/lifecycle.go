@@ -7,8 +7,8 @@ import (
 	"maps"
 	"time"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/trust"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // stage is one state of a supervisor's life. Each has one method of life
@@ -351,7 +351,7 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 // (from the cache, or an earlier process) offers the same and force is
 // false, and brings the cache entry up to date. A reload forces it: the
 // catalog then tells the new process of the resource subscriptions.
-func (l *life) show(d pluginproto.Description, ls lists, force bool) {
+func (l *life) show(d pluginclient.Description, ls lists, force bool) {
 	s := l.s
 	l.listed = ls
 	// What the configuration exposes, as approved (not as the plugin lists it).

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -57,7 +58,7 @@ func (l *life) quarantine(v trust.Verdict) stage {
 		l.cur.stop(s.m.opts.StopTimeout, true)
 		l.cur = nil
 	}
-	req := s.requestsOf(v.Digest, pluginproto.Description{}, false)
+	req := s.requestsOf(v.Digest, pluginclient.Description{}, false)
 	s.mu.Lock()
 	s.listed = nil // not running: nothing to approve
 	s.mu.Unlock()
@@ -145,7 +146,7 @@ func (s *supervisor) trustChanged() {
 // for a binary that is not running what it said when it last ran this
 // very binary (its catalog cache entry, when the digest matches); empty
 // when unknown.
-func (s *supervisor) requestsOf(digest string, d pluginproto.Description, described bool) pluginproto.Requests {
+func (s *supervisor) requestsOf(digest string, d pluginclient.Description, described bool) pluginproto.Requests {
 	if _, ok := declared.Name(filepath.Base(s.path)); ok {
 		if decl, err := declared.Load(s.path); err == nil {
 			return decl.Requests

@@ -23,11 +23,11 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/grants"
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/streamable"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 func main() {
@@ -51,7 +51,7 @@ func main() {
 // workspaceGrant is $PLUGHOST_GRANTS naming workspace as the writable
 // directory "workspace" (no sandbox here: the grant is only told).
 func workspaceGrant(workspace string) string {
-	b, _ := json.Marshal(pluginproto.Grants{AllowNet: "none", Dirs: map[string]pluginproto.GrantedDir{"workspace": {Path: workspace, Write: true}}})
+	b, _ := json.Marshal(grants.Grants{AllowNet: "none", Dirs: map[string]grants.Dir{"workspace": {Path: workspace, Write: true}}})
 	return string(b)
 }
 
@@ -74,7 +74,7 @@ func run(dir, workspace, level, addr string, rate float64) error {
 		Dir:       dir,
 		Logger:    log.Named("plugins"),
 		Publisher: cat,
-		Env:       []string{pluginproto.GrantsEnv + "=" + workspaceGrant(workspace)},
+		Env:       []string{grants.Env + "=" + workspaceGrant(workspace)},
 	})
 	if err != nil {
 		return err

@@ -139,12 +139,12 @@ type pluginReport struct {
 	// Held lists the definitions held back (trust mode pinned or signed:
 	// changed since approval, or never approved), by this command's host
 	// or by a serving one (its held file).
-	Held      []heldReport     `json:"held,omitempty"`
-	Tools     []offerReport    `json:"tools"`
-	Prompts   []offerReport    `json:"prompts"`
-	Resources []resourceReport `json:"resources"`
-	Templates []templateReport `json:"resourceTemplates"`
-	Refused   []refusalReport  `json:"refused"`
+	Held      []trust.HeldDefinition `json:"held,omitempty"`
+	Tools     []offerReport          `json:"tools"`
+	Prompts   []offerReport          `json:"prompts"`
+	Resources []resourceReport       `json:"resources"`
+	Templates []templateReport       `json:"resourceTemplates"`
+	Refused   []refusalReport        `json:"refused"`
 	// Hidden names what the plugin offers that the configuration's
 	// plugins { plugin "NAME" { tools/prompts/resources } } lists hide
 	// ("tool get_secret").
@@ -359,7 +359,7 @@ func (r *report) print(w io.Writer) error {
 		}
 		p.printTrust(&t)
 		for _, hd := range p.Held {
-			t.text("  %s (plughost plugins --diff %s)", heldLine(hd), p.Name)
+			t.text("  %s (plughost plugins --diff %s)", hd.Line(), p.Name)
 		}
 		for _, e := range p.Tools {
 			t.row("  "+e.ExposedName, firstLine(e.Description))

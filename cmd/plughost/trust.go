@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"path/filepath"
 	"time"
 
@@ -108,14 +107,11 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 		return err
 	}
 	if !approve {
-		return trust.Update(path, func(f *trust.File) error {
-			if _, ok := f.Plugins[plugin]; !ok {
-				return fmt.Errorf("%s is not approved in %s", plugin, path)
-			}
-			delete(f.Plugins, plugin)
-			fmt.Fprintf(stdout, "revoked %s in %s; a running plughost stops serving it\n", plugin, path)
-			return nil
-		})
+		if err := trust.Revoke(path, plugin); err != nil {
+			return err
+		}
+		fmt.Fprintf(stdout, "revoked %s in %s; a running plughost stops serving it\n", plugin, path)
+		return nil
 	}
 	dir, err := resolveDir(*plugins, "plugins", "--plugins")
 	if err != nil {
@@ -136,18 +132,11 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 	if *want != "" && *want != digest {
 		return fmt.Errorf("%s is %s now, not %s: it changed since it was reviewed; nothing approved", file, digest, *want)
 	}
-	now := time.Now().UTC()
+	approval := trust.Approval{Plugin: plugin, File: base, Digest: digest, By: trust.Approver(), At: time.Now().UTC()}
 	// The binary is approved first (keeping the definitions of an
 	// approval of this very binary), so that it runs in mode pinned when
 	// started to list its definitions.
-	approveBinary := func() error {
-		return trust.Update(path, func(f *trust.File) error {
-			if e, ok := f.Plugins[plugin]; !ok || e.Digest != digest {
-				f.Plugins[plugin] = trust.Entry{Digest: digest, ApprovedAt: now, ApprovedBy: approver(), File: base}
-			}
-			return nil
-		})
-	}
+	approveBinary := func() error { return trust.ApproveBinary(path, approval) }
 	hf := &hostFlags{plugins: dir, config: *cfgPath, logLevel: "warn"}
 	defs, from, listed, err := definitionsToApprove(hf, cfg, plugin, digest, approveBinary, stderr)
 	if err != nil {
@@ -155,15 +144,11 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 	}
 	var pins map[string]trust.Pinned
 	if listed {
-		if pins, err = pinDefinitions(defs); err != nil {
+		if pins, err = trust.PinDefinitions(defs); err != nil {
 			return err
 		}
 	}
-	err = trust.Update(path, func(f *trust.File) error {
-		f.Plugins[plugin] = trust.Entry{Digest: digest, ApprovedAt: now, ApprovedBy: approver(), File: base, Definitions: pins}
-		return nil
-	})
-	if err != nil {
+	if err := trust.Approve(path, approval, pins); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "approved %s (%s, %s) in %s\n", plugin, file, digest, path)
@@ -180,16 +165,4 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 		fmt.Fprintf(stdout, "note: %s is in trust mode %q, where approvals are not consulted\n", plugin, m)
 	}
 	return nil
-}
-
-// approver is who approves: user@host, as far as they are known.
-func approver() string {
-	who := "unknown"
-	if u, err := user.Current(); err == nil {
-		who = u.Username
-	}
-	if h, err := os.Hostname(); err == nil {
-		who += "@" + h
-	}
-	return who
 }

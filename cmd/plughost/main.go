@@ -24,7 +24,9 @@ import (
 	"os"
 	"strings"
 
+	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/host/wrapped"
+	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -103,10 +105,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "plughost %s (plugin contract %d)\n", version, contractVersion)
+		fmt.Fprintf(stdout, "plughost %s (plugin contract %d)\n", version, pluginproto.ContractVersion)
 		return 0
 	case "serve":
-		err = serve(rest, stdin, stdout, stderr)
+		err = serveCommand(rest, stdin, stdout, stderr)
 	case "plugins":
 		err = listPlugins(rest, stdout, stderr)
 	case "check":
@@ -125,8 +127,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = sandboxCommand(rest, stdout, stderr)
 	case "login":
 		err = loginCommand(rest, stdout, stderr)
-	case wrappedCommand: // hidden: run by the host for a declared server
-		err = serveWrapped(rest, stderr)
+	case serve.WrappedCommand: // hidden: run by the host for a declared server
+		err = serve.RunWrapped(rest, version, stderr)
 	default:
 		fmt.Fprintf(stderr, "plughost: unknown command %q (run plughost --help)\n", cmd)
 		return 2

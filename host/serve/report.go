@@ -243,10 +243,10 @@ func declaredSummary(path string) string {
 	return strings.Join(append([]string{s.Command}, s.Args...), " ")
 }
 
-// UnknownTool explains why no tool is named name (what plughost call
-// says): the plugin offers it but
-// the host refused it, or a plugin failed to load (naming each, with its
-// error), or no plugin offers it; with the tools there are.
+// UnknownTool explains why no tool is named name, as plughost call says
+// it: the plugin offers it but the host refused it, or a plugin failed to
+// load (naming each, with its error), or no plugin offers it; with the
+// tools there are.
 func (h *Host) UnknownTool(name string) error {
 	r := h.Report()
 	for _, p := range r.Plugins {

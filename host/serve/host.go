@@ -29,7 +29,7 @@ type Host struct {
 	log       hclog.Logger
 	version   string // plughost's (Options.Version)
 	pluginDir string
-	run       *rundir.Dir // the plugins' sockets and tmp directories; removed by stop
+	run       *rundir.Dir // the plugins' sockets and tmp directories; removed by Stop
 	catalog   *catalog.Catalog
 	manager   *manager.Manager
 	done      chan error // receives manager.Run's result

@@ -12,8 +12,9 @@
 //	plughost upgrade NAME                               a declared npx/uvx server's newest allowed version
 //	plughost version
 //
-// This package is wiring only: the host lives in host/, the plugin contract in
-// pluginproto/.
+// This package parses flags and prints: package host/serve assembles the
+// host from what the flags say, the packages under host/ own its rules,
+// and pluginproto/ is the plugin contract.
 package main
 
 import (

@@ -20,7 +20,7 @@ func registerHost(fs *flag.FlagSet, h *serve.Options) {
 	h.Version = version
 	fs.StringVar(&h.Plugins, "plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins, created if missing)")
 	fs.StringVar(&h.Workspace, "workspace", "", "directory the files plugin writes into (default $XDG_DATA_HOME/plughost/workspace)")
-	fs.StringVar(&h.Config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see README \"Sandbox\"); "+
+	fs.StringVar(&h.Config, "config", "", "HCL configuration file: sandbox policies, plugin start modes and the catalog cache (see docs/reference.md \"Configuration blocks\"); "+
 		"default $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl when it exists")
 	fs.StringVar(&h.LogLevel, "log-level", envOr("PLUGHOST_LOG_LEVEL", "info"), "log level: trace, debug, info, warn, error (logs go to stderr)")
 }
@@ -52,7 +52,7 @@ func registerObserve(fs *flag.FlagSet, f *serve.ObserveOptions) {
 		"(e.g. 127.0.0.1:9464; beyond loopback only with --metrics-public); with --http they are also at /metrics behind --token")
 	fs.BoolVar(&f.MetricsPublic, "metrics-public", false, "let --metrics-listen listen beyond loopback (metrics name tools, plugins and figures; no secrets)")
 	fs.StringVar(&f.AuditLog, "audit-log", "", "append one JSON line per tool call to FILE (created 0600; - for stderr; "+
-		"wins over an audit block in --config); see README \"Operating plughost\"")
+		"wins over an audit block in --config); see docs/operators.md \"Audit log\"")
 	fs.BoolVar(&f.AuditArgs, "audit-arguments", false, "include each call's arguments in the audit log (cut beyond 4 KiB)")
 }
 

@@ -78,7 +78,7 @@ Common flags:
                     i.e. ~/.local/share/plughost/plugins; created if missing)
   --workspace DIR   directory the bundled files plugin writes into
                     (default $XDG_DATA_HOME/plughost/workspace)
-  --config FILE     HCL configuration file (sandbox policies, trust modes; see README "Sandbox", "Trust");
+  --config FILE     HCL configuration file (sandbox policies, trust modes; see docs/security.md "Sandbox", "Trust");
                     default $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl when it exists
   --log-level L     trace, debug, info, warn, error (default info; logs go to stderr)
 

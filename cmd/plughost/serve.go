@@ -13,7 +13,7 @@ func serveCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	o := serve.Options{Serving: true, Devices: new(serve.DeviceOptions), Observe: new(serve.ObserveOptions), TLS: new(serve.TLSOptions)}
 	registerHost(fs, &o)
-	fs.BoolVar(&o.ToolSearch, "tool-search", false, "tool search mode: tools/list offers search_tools, call_tool and the pinned tools instead of every tool (as a search block in --config does; see README \"Tool search\")")
+	fs.BoolVar(&o.ToolSearch, "tool-search", false, "tool search mode: tools/list offers search_tools, call_tool and the pinned tools instead of every tool (as a search block in --config does; see docs/operators.md \"Tool search\")")
 	registerDevices(fs, o.Devices)
 	var httpOpts serve.HTTPOptions
 	registerHTTP(fs, &httpOpts)

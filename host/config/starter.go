@@ -51,7 +51,7 @@ func WriteStarter(path string, force bool) (wrote bool, err error) {
 // is (every plugin gets the default sandbox), with the settings a desktop
 // user reaches for first, commented out.
 const Starter = `# plughost's configuration, written by plughost init.
-# Every setting is optional; README "Sandbox", "Trust" and the rest describe the blocks.
+# Every setting is optional; docs/reference.md "Configuration blocks" lists every block and where it is described.
 # plughost check says whether plughost serve would start with it.
 
 sandbox {

@@ -9,7 +9,7 @@ import (
 	"github.com/plughost/plughost/host/trust"
 )
 
-// Definitions pinned (README "Trust"): the audit lines of definitions
+// Definitions pinned (docs/security.md "Definitions pinned"): the audit lines of definitions
 // held back or served again, the held file through which a serving host
 // tells plughost plugins --diff and plughost approve what it holds back,
 // and what approve pins.

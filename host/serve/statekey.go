@@ -35,7 +35,7 @@ func stateSealer(cfg config.Stateless, getenv func(string) string, log hclog.Log
 	secret, source, err := preflight.StateKey(cfg, getenv)
 	if source == "" {
 		log.Info("requestState is sealed with a per-process key: replicas behind a load balancer must share a key "+
-			"(state_key_file in the config's stateless block, or $"+envStateKey+")", "see", `README "Replicas share a state key"`)
+			"(state_key_file in the config's stateless block, or $"+envStateKey+")", "see", `docs/operators.md "Replicas share a state key"`)
 		return sealed.NewRandom(), nil
 	}
 	if err != nil {

@@ -13,7 +13,7 @@ import (
 )
 
 // Trust: the trust block's Checker for the manager, and the warning of
-// mode open beyond loopback (README "Trust").
+// mode open beyond loopback (docs/security.md "Trust").
 
 // TrustFile is the trust file of cfg (preflight.TrustFile): its trust
 // block's file, else $XDG_STATE_HOME/plughost/trust.json.
@@ -61,6 +61,6 @@ func warnOpenTrust(t config.Trust, addr string, dir string, log hclog.Logger) {
 		return
 	}
 	log.Warn(`serving beyond loopback with plugins in trust mode "open": any executable dropped into the plugin directory runs `+
-		`and its tools reach remote clients; consider trust { mode = "pinned" } and plughost approve (README "Trust")`,
+		`and its tools reach remote clients; consider trust { mode = "pinned" } and plughost approve (docs/security.md "Trust")`,
 		"addr", addr, "dir", dir)
 }

@@ -124,7 +124,7 @@ bench-quick: bench-bin conformance/node_modules internal/npmregistry/node_module
 FUZZTIME ?= 10m
 FUZZ_TARGETS := host/mcp:FuzzDispatch host/mcp:FuzzSession internal/jsonrpc:FuzzDecode internal/jsonrpc:FuzzAppendString \
 	host/mcp/streamable:FuzzHTTPHandler host/device:FuzzDecoder host/config:FuzzParse host/catalog:FuzzToolDefinition \
-	pluginproto:FuzzPluginFrame
+	host/pluginclient:FuzzPluginFrame
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \
@@ -138,7 +138,7 @@ fuzz:
 chaos:
 	$(GO) test -tags chaos -run '^TestChaos$$' -v -count=1 -timeout 15m ./cmd/plughost
 
-## proto: regenerate pluginproto/internal/pb from pluginproto/proto with the generators pinned in go.mod
+## proto: regenerate internal/pluginpb from pluginproto/proto with the generators pinned in go.mod
 ## (pluginproto/internal/protogen compiles the .proto in Go: no system protoc)
 proto:
 	cd pluginproto && $(GO) generate .

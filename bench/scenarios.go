@@ -184,7 +184,7 @@ func benchGRPC(ctx context.Context, cfg *config) ([]grpcFigures, error) {
 	}
 	stream := func() error {
 		ctx, cancel := context.WithCancel(ctx)
-		defer cancel() // ends the stream, as pluginproto.Client.CallTool does
+		defer cancel() // ends the stream, as pluginclient.Client.CallTool does
 		st, err := cc.NewStream(ctx, &grpcfloor.StreamDesc, grpcfloor.StreamMethod)
 		if err != nil {
 			return err

@@ -13,6 +13,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // A handler's requests to the client (sampling, elicitation, roots), in
@@ -345,7 +347,7 @@ func (a *asker) finish() error {
 	if len(a.pending) == 0 {
 		return nil
 	}
-	pending := a.pending[:min(len(a.pending), maxInputRequests)]
+	pending := a.pending[:min(len(a.pending), pluginwire.MaxInputRequests)]
 	var buf bytes.Buffer
 	buf.WriteByte('{')
 	for i, r := range pending {
@@ -366,8 +368,8 @@ func (a *asker) finish() error {
 	if err != nil {
 		return err
 	}
-	if len(state) > maxRequestState {
-		return fmt.Errorf("the client's answers so far take %d bytes in the request state, over the %d allowed: ask for less", len(state), maxRequestState)
+	if len(state) > pluginwire.MaxRequestState {
+		return fmt.Errorf("the client's answers so far take %d bytes in the request state, over the %d allowed: ask for less", len(state), pluginwire.MaxRequestState)
 	}
 	return &InputRequiredError{Requests: buf.Bytes(), State: state}
 }
@@ -439,7 +441,7 @@ func (r *ElicitResult) decode(b json.RawMessage) error {
 	switch {
 	case r.Action != "accept" && r.Action != "decline" && r.Action != "cancel":
 		return fmt.Errorf("action %q is none of accept, decline and cancel", r.Action)
-	case len(r.Content) > 0 && string(r.Content) != "null" && !isObject(r.Content):
+	case len(r.Content) > 0 && string(r.Content) != "null" && !pluginwire.IsObject(r.Content):
 		return fmt.Errorf("content is not an object: %.80s", r.Content)
 	}
 	return nil
@@ -451,7 +453,7 @@ func (a *asker) sample(ctx context.Context, p SampleParams) (*SampleResult, erro
 	need, ok := capSampling, func(a *asker) bool { return a.declared("sampling") }
 	if p.Raw != nil {
 		var fields map[string]json.RawMessage
-		if !isObject(p.Raw) || json.Unmarshal(p.Raw, &fields) != nil {
+		if !pluginwire.IsObject(p.Raw) || json.Unmarshal(p.Raw, &fields) != nil {
 			return nil, fmt.Errorf("%s: Raw is not a JSON object: %.80s", methodSample, p.Raw)
 		}
 		_, tools := fields["tools"]

@@ -3,7 +3,7 @@ package pluginproto
 import (
 	"encoding/json"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // Caller is who a call acts for, as the host verified it: on Streamable
@@ -28,14 +28,7 @@ type Caller struct {
 	Local bool
 }
 
-func (c *Caller) toPB() *pb.Caller {
-	if c == nil {
-		return nil
-	}
-	return &pb.Caller{Subject: c.Subject, ClientId: c.ClientID, Issuer: c.Issuer, Scopes: c.Scopes, Claims: c.Claims, Local: c.Local}
-}
-
-func callerOf(m *pb.Caller) *Caller {
+func callerOf(m *pluginpb.Caller) *Caller {
 	if m == nil {
 		return nil
 	}

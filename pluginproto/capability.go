@@ -3,14 +3,12 @@ package pluginproto
 import (
 	"encoding/json"
 	"fmt"
-
-	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
 // CapabilityRequiredError is a plugin's answer when a call cannot run
 // because the client did not declare a capability it needs (sampling,
 // say): its handler returned the error of an Elicit, Sample or Roots
-// that wraps ErrClientUnsupported. Client.CallTool (and StartCall's done)
+// that wraps ErrClientUnsupported. The host's Client.CallTool (package host/pluginclient; and StartCall's done)
 // returns it as its error, and so does the in-process Plugin.CallTool. A
 // host tells the client which capabilities the tool needs: MCP 2026-07-28
 // answers error -32021 (MissingRequiredClientCapability) naming
@@ -88,15 +86,4 @@ func capabilitiesJSON(needs []capability) json.RawMessage {
 		panic(err) // cannot happen: maps of strings always marshal
 	}
 	return b
-}
-
-// callCapabilityError is the host's view of a CallError carrying
-// required_capabilities: a *CapabilityRequiredError, or an error wrapping
-// ErrInvalidResult when they are not a JSON object.
-func callCapabilityError(tool string, e *pb.CallError) error {
-	caps := e.GetRequiredCapabilities()
-	if !isObject(caps) {
-		return fmt.Errorf("call %q: %w: required_capabilities is not a JSON object: %.80q", tool, ErrInvalidResult, caps)
-	}
-	return &CapabilityRequiredError{Capabilities: caps, Message: e.GetMessage()}
 }

@@ -6,12 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"testing"
-
-	"github.com/google/go-cmp/cmp"
-	"google.golang.org/grpc/codes"
-	"google.golang.org/protobuf/testing/protocmp"
-
-	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
 // sampleTen asks the client's LLM for ten tokens.
@@ -129,82 +123,6 @@ func TestHandlerCapabilityErrorAfterMisusedKey(t *testing.T) {
 	var r struct{ IsError bool }
 	if json.Unmarshal(res, &r) != nil || !r.IsError {
 		t.Errorf("CallTool = %s; want an isError result naming the misused key", res)
-	}
-}
-
-// The SDK answers such a call on CallsV2 with an error frame: code
-// FAILED_PRECONDITION, the handler's message and the capabilities.
-func TestServerCallsV2CapabilityRequired(t *testing.T) {
-	t.Parallel()
-	p := New("test", "0")
-	p.AddTool(Tool{Name: "t"}, func(ctx context.Context, r *Request) (*Result, error) {
-		return nil, sampleTen(ctx, r)
-	})
-	c, _ := serve(t, 2, newServer(p))
-	stream, err := c.rpc.CallsV2(t.Context())
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := stream.Send(&pb.HostFrame{CallId: 7, Msg: &pb.HostFrame_Start{Start: &pb.CallStart{Tool: "t", ClientCapabilities: []byte(`{}`)}}}); err != nil {
-		t.Fatal(err)
-	}
-	got, err := stream.Recv()
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := &pb.PluginFrame{CallId: 7, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{
-		Code:                 uint32(codes.FailedPrecondition),
-		Message:              "sampling/createMessage: the client did not declare the capability sampling",
-		RequiredCapabilities: []byte(`{"sampling":{}}`),
-	}}}
-	if diff := cmp.Diff(want, got, protocmp.Transform()); diff != "" {
-		t.Errorf("answer (-want +got):\n%s", diff)
-	}
-}
-
-// The host's Client turns an error frame with required_capabilities into
-// a *CapabilityRequiredError, on CallTool and StartCall alike; capabilities
-// that are not a JSON object make an invalid answer.
-func TestClientCallsCapabilityRequired(t *testing.T) {
-	t.Parallel()
-	capsFrame := func(id uint64, caps string) *pb.PluginFrame {
-		return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{
-			Code: uint32(codes.FailedPrecondition), Message: "needs " + caps, RequiredCapabilities: []byte(caps),
-		}}}
-	}
-	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
-		for {
-			f, err := s.Recv()
-			if err != nil {
-				return nil
-			}
-			if st := f.GetStart(); st != nil {
-				if err := s.Send(capsFrame(f.GetCallId(), st.GetTool())); err != nil {
-					return err
-				}
-			}
-		}
-	}})
-	call := func(tool string) []error {
-		_, err := c.CallTool(t.Context(), &CallRequest{Tool: tool})
-		done := make(chan error, 1)
-		c.StartCall(t.Context(), &CallRequest{Tool: tool}, func(_ json.RawMessage, err error) { done <- err })
-		return []error{err, <-done}
-	}
-	for _, caps := range []string{`{"sampling":{}}`, ` {"roots":{},"elicitation":{"url":{}}}`} {
-		for i, err := range call(caps) {
-			var cr *CapabilityRequiredError
-			if !errors.As(err, &cr) || string(cr.Capabilities) != caps || cr.Message != "needs "+caps {
-				t.Errorf("call %d with %s: err = %#v, want a *CapabilityRequiredError of them", i, caps, err)
-			}
-		}
-	}
-	for _, caps := range []string{`["sampling"]`, `"sampling"`, `{"sampling":`, `null`} {
-		for i, err := range call(caps) {
-			if !errors.Is(err, ErrInvalidResult) {
-				t.Errorf("call %d with %s: err = %v, want ErrInvalidResult", i, caps, err)
-			}
-		}
 	}
 }
 

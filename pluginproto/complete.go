@@ -8,6 +8,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // CompleteFunc suggests values for one argument of a prompt, or one
@@ -46,7 +48,7 @@ const maxCompletionValues = 100
 // Complete answers a completion/complete in-process exactly as the plugin
 // answers the host, and returns the MCP CompleteResult JSON, for tests.
 // params are the MCP CompleteRequest params; errors are those of
-// Client.Complete.
+// the host's Client.Complete (package host/pluginclient).
 func (p *Plugin) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	res, err := p.complete(ctx, params)
 	return local(ctx, "complete", res, err, ErrUnknownReference)
@@ -79,7 +81,7 @@ func (p *Plugin) complete(ctx context.Context, raw json.RawMessage) (json.RawMes
 		return res, proxyStatus(err)
 	}
 	var params completeParams
-	if err := json.Unmarshal(raw, &params); err != nil || !isObject(raw) {
+	if err := json.Unmarshal(raw, &params); err != nil || !pluginwire.IsObject(raw) {
 		return nil, status.Errorf(codes.InvalidArgument, "the params are not a CompleteRequest's: %.80s", raw)
 	}
 	if params.Argument.Name == "" {

@@ -54,8 +54,8 @@
 //		Description: "Greets people by name, politely, in several languages.",
 //	})
 //
-// The host keeps at most MaxTitle bytes of the title and MaxDescription of
-// the description.
+// The host keeps at most 256 bytes of the title and 4096 of the
+// description.
 //
 // A plugin may say what it needs the operator to grant it (Plugin.Request):
 // paths it reads and writes, network destinations, host environment
@@ -244,8 +244,10 @@
 //
 // # The contract
 //
-// Serve speaks gRPC through hashicorp/go-plugin with the Handshake below; the
-// service is in proto/plugin.proto. MCP shapes (tool definitions, arguments,
+// Serve speaks gRPC through hashicorp/go-plugin with plughost's handshake
+// (the magic cookie PLUGHOST_PLUGIN=019544a273a2bc73910caf0182d93962b8325e5cc6bd15d4,
+// which the host sets in the plugin's environment); the service is in
+// proto/plugin.proto. MCP shapes (tool definitions, arguments,
 // results, log data) travel as JSON bytes inside protobuf envelopes, so a
 // plugin in another language needs only a gRPC server, the go-plugin
 // handshake and that file.
@@ -257,7 +259,7 @@
 // version 2). A plugin in another language picks its version there;
 // Describe's contract_version must say the same.
 //
-// Contract 2 (ContractVersion, what Serve speaks) runs every call of a
+// Contract 2 (what Serve speaks) runs every call of a
 // plugin on one long-lived CallsV2 stream: the host names each call by an id
 // and sends Start (then, for arguments over 64 KiB, Arguments chunks) and
 // Cancel frames; the plugin answers with progress, log (and, for a call
@@ -266,25 +268,12 @@
 // Describe what it offers besides tools, and serves the unary rpcs of
 // those (ListResources, ReadResource, GetPrompt, Complete, ...). Contract 1 ran each call on a CallTool stream of its own;
 // the host still serves plugins built against it, through an adapter chosen
-// once when the plugin starts (testdata/contract1 holds such a plugin,
+// once when the plugin starts (pluginproto/testdata/contract1 holds such a plugin,
 // built with the SDK of that time, for the tests).
 //
 // # The host
 //
-// A host starts a plugin with go-plugin using Handshake and
-// ClientPluginSets (as ClientConfig.VersionedPlugins), dispenses PluginName
-// to get a *Client for the negotiated version, and then calls Describe
-// (which tells it the plugin's Offers), ListTools, Watch and CallTool, and
-// for what the plugin offers ListResources, ReadResource, GetPrompt,
-// Complete, SubscribeResource, ... The Client passes arguments and results
-// through as bytes, checked to be JSON objects; what differs between
-// contract versions stays inside it. A call, read or prompt get whose
-// handler asks the client returns an *InputRequiredError: the host gets the
-// answers and retries with CallRequest.Input (ReadRequest.Input,
-// PromptRequest.Input). A call that needs a client capability the client
-// did not declare returns a *CapabilityRequiredError naming it. A call
-// whose CallRequest.Tasks says it may go on as a task calls
-// CallRequest.Detach when the plugin says it does; its answer still comes
-// as any call's. A call the plugin failed running (its handler panicked)
-// returns an error wrapping ErrPluginFailed.
+// The host's side of the contract is package host/pluginclient: it starts
+// nothing, but speaks to a plugin go-plugin started, in every contract
+// version.
 package pluginproto

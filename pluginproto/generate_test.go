@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestGeneratedCodeIsFresh regenerates internal/pb from proto/plugin.proto
+// TestGeneratedCodeIsFresh regenerates internal/pluginpb (at the module root) from proto/plugin.proto
 // as go generate does (internal/protogen: the compiler in Go, the generators
 // pinned by the tool directives in go.mod), and fails when the result
 // differs from the checked-in code.
@@ -17,15 +17,15 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 	out := t.TempDir()
 	run(t, "go", "run", "./internal/protogen", "-I", "proto", "-out", out, "plugin.proto")
 
-	want, got := readDir(t, out), readDir(t, filepath.Join("internal", "pb"))
+	want, got := readDir(t, out), readDir(t, filepath.Join("..", "internal", "pluginpb"))
 	for _, name := range sortedKeys(want, got) {
 		switch w, g := want[name], got[name]; {
 		case w == nil:
-			t.Errorf("internal/pb/%s is not generated from proto/plugin.proto; remove it", name)
+			t.Errorf("internal/pluginpb/%s is not generated from proto/plugin.proto; remove it", name)
 		case g == nil:
-			t.Errorf("internal/pb/%s is missing; run `make proto` (or `go generate` in pluginproto/)", name)
+			t.Errorf("internal/pluginpb/%s is missing; run `make proto` (or `go generate` in pluginproto/)", name)
 		case !bytes.Equal(w, g):
-			t.Errorf("internal/pb/%s is stale: proto/plugin.proto or the pinned generators changed; run `make proto` (or `go generate` in pluginproto/)", name)
+			t.Errorf("internal/pluginpb/%s is stale: proto/plugin.proto or the pinned generators changed; run `make proto` (or `go generate` in pluginproto/)", name)
 		}
 	}
 }

@@ -1,7 +1,6 @@
 package pluginproto
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
 	"errors"
@@ -9,9 +8,8 @@ import (
 	"maps"
 	"slices"
 
-	"google.golang.org/protobuf/proto"
-
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/pluginpb"
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // The vocabulary of input rounds, shared by the host and the SDK: a
@@ -74,126 +72,8 @@ var (
 	_ error = (*InputRequiredError)(nil)
 )
 
-const (
-	// maxInputRequests is the most requests one InputRequired may carry.
-	maxInputRequests = 16
-	// maxRequestState is the largest request_state of an InputRequired.
-	maxRequestState = 64 << 10
-	// maxPluginMessage is the largest message a plugin is sure to accept:
-	// gRPC's default receive limit, which go-plugin's servers keep. (The
-	// host accepts anything up to 2 GiB from a plugin: go-plugin dials
-	// with that limit, for tool results and every other answer alike.)
-	maxPluginMessage = 4 << 20
-)
-
-// inputMethods are the methods a plugin may ask the client, and whether
-// their params may be absent.
-var inputMethods = map[string]bool{
-	"sampling/createMessage": false,
-	"elicitation/create":     false,
-	"roots/list":             true,
-}
-
-// inputRequired checks a plugin's InputRequired and returns it as an
-// *InputRequiredError, or an error wrapping ErrInvalidResult naming the
-// problem. what names the request ("call \"x\"").
-func inputRequired(what string, ir *pb.InputRequired) error {
-	if err := checkRequests(ir.GetRequests()); err != nil {
-		return fmt.Errorf("%s: %w: input_required: %v", what, ErrInvalidResult, err)
-	}
-	if n := len(ir.GetRequestState()); n > maxRequestState {
-		return fmt.Errorf("%s: %w: input_required: request_state of %d bytes, over the %d allowed", what, ErrInvalidResult, n, maxRequestState)
-	}
-	return &InputRequiredError{Requests: ir.GetRequests(), State: ir.GetRequestState()}
-}
-
-// checkRequests checks an InputRequired's requests: a JSON object of 1 to
-// 16 distinct non-empty keys, each an MCP request the client can answer.
-func checkRequests(b []byte) error {
-	if !isObject(b) {
-		return fmt.Errorf("requests is not a JSON object: %.80q", b)
-	}
-	dec := json.NewDecoder(bytes.NewReader(b))
-	if _, err := dec.Token(); err != nil { // {
-		return err
-	}
-	seen := make(map[string]bool)
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return err
-		}
-		key := tok.(string) // an object's keys are strings
-		if key == "" {
-			return errors.New(`requests has an empty key`)
-		}
-		if seen[key] {
-			return fmt.Errorf("request %q appears twice", key)
-		}
-		seen[key] = true
-		if len(seen) > maxInputRequests {
-			return fmt.Errorf("more than %d requests", maxInputRequests)
-		}
-		var raw json.RawMessage
-		if err := dec.Decode(&raw); err != nil {
-			return err
-		}
-		if err := checkRequest(raw); err != nil {
-			return fmt.Errorf("request %q: %v", key, err)
-		}
-	}
-	if len(seen) == 0 {
-		return errors.New("requests is empty")
-	}
-	return nil
-}
-
-// checkRequest checks one input request: {"method": ..., "params": {...}}.
-func checkRequest(raw json.RawMessage) error {
-	var req map[string]json.RawMessage
-	if !isObject(raw) || json.Unmarshal(raw, &req) != nil {
-		return fmt.Errorf("not a JSON object: %.80s", raw)
-	}
-	var method string
-	if err := json.Unmarshal(req["method"], &method); err != nil {
-		return fmt.Errorf("method is not a string: %.80s", req["method"])
-	}
-	optional, ok := inputMethods[method]
-	if !ok {
-		return fmt.Errorf("method %q is none of sampling/createMessage, elicitation/create and roots/list", method)
-	}
-	params, present := req["params"]
-	switch {
-	case !present && optional:
-	case !present:
-		return fmt.Errorf("%s has no params", method)
-	case !isObject(params):
-		return fmt.Errorf("%s params is not a JSON object: %.80s", method, params)
-	}
-	return nil
-}
-
-// inputPB converts the host's Input for the wire; nil stays nil. A
-// Responses that is not a JSON object is an error.
-func inputPB(in *Input) (*pb.Input, error) {
-	if in == nil {
-		return nil, nil
-	}
-	if len(in.Responses) > 0 && !isObject(in.Responses) {
-		return nil, fmt.Errorf("input responses is not a JSON object: %.80q", in.Responses)
-	}
-	m := &pb.Input{Responses: in.Responses, RequestState: in.State}
-	if len(in.Errors) > 0 {
-		m.Errors = make(map[string]*pb.InputError, len(in.Errors))
-		for k, e := range in.Errors {
-			m.Errors[k] = &pb.InputError{Code: int32(e.Code), Message: e.Message}
-		}
-	}
-	return m, nil
-}
-
 // inputOf converts a wire Input for the SDK; nil stays nil.
-func inputOf(m *pb.Input) *Input {
+func inputOf(m *pluginpb.Input) *Input {
 	if m == nil {
 		return nil
 	}
@@ -205,25 +85,6 @@ func inputOf(m *pb.Input) *Input {
 		}
 	}
 	return in
-}
-
-// capabilities is what the host sends as the client's capabilities: {}
-// when it has none.
-func capabilities(b json.RawMessage) json.RawMessage {
-	if len(b) == 0 {
-		return emptyObject
-	}
-	return b
-}
-
-// checkSize refuses a request the plugin would refuse: one over the 4 MiB
-// a gRPC server accepts by default. Only requests carrying the client's
-// input or its capabilities can get there.
-func checkSize(what string, m proto.Message) error {
-	if n := proto.Size(m); n > maxPluginMessage {
-		return fmt.Errorf("%s: the request takes %d bytes with the client's input and capabilities, over the %d a plugin accepts", what, n, maxPluginMessage)
-	}
-	return nil
 }
 
 // AnswerFunc answers one request of a handler to the client, for the
@@ -249,8 +110,11 @@ func rounds(what string, answer AnswerFunc, in *Input, run func(*Input) (json.Ra
 		if !errors.As(err, &ir) {
 			return res, err
 		}
-		if err := inputRequired(what, &pb.InputRequired{Requests: ir.Requests, RequestState: ir.State}); answer == nil || !errors.As(err, &ir) {
+		if err := pluginwire.CheckInputRequired(what, &pluginpb.InputRequired{Requests: ir.Requests, RequestState: ir.State}); err != nil {
 			return nil, err
+		}
+		if answer == nil {
+			return nil, ir
 		}
 		if round == maxRounds {
 			return nil, fmt.Errorf("%s: the handler still asked for input after %d rounds", what, maxRounds)
@@ -284,7 +148,7 @@ func answerAll(ir *InputRequiredError, answer AnswerFunc) (*Input, error) {
 		case errors.As(err, &ie):
 		case err != nil:
 			ie = &InputError{Code: -32603, Message: err.Error()}
-		case !isObject(res):
+		case !pluginwire.IsObject(res):
 			return nil, fmt.Errorf("AnswerInput's answer to %s is not a JSON object: %.80q", r.Method, res)
 		default:
 			responses[key] = res

@@ -13,6 +13,9 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin"
+
+	"github.com/plughost/plughost/internal/plugincontract"
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // Plugin is a named set of tools, resources, resource templates and
@@ -251,7 +254,7 @@ func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 		res, err := p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, cb, invocation{caps: req.ClientCapabilities, input: in, tasks: req.Tasks,
 			traceParent: req.TraceParent, traceState: req.TraceState, caller: req.Caller})
 		if pe, ok := err.(*panicError); ok {
-			return nil, pluginFailed(req.Tool, pe.msg)
+			return nil, pluginwire.PluginFailed(req.Tool, pe.msg)
 		}
 		return res, err
 	})
@@ -388,11 +391,11 @@ func isPanic(failed error) bool {
 	return ok
 }
 
-// PluginSet returns the go-plugin plugin set that serves p under PluginName,
-// speaking ContractVersion. Serve uses it; tests can pass it to go-plugin's
+// PluginSet returns the go-plugin plugin set that serves p, speaking the
+// newest contract version. Serve uses it; tests can pass it to go-plugin's
 // test helpers.
 func (p *Plugin) PluginSet() plugin.PluginSet {
-	return plugin.PluginSet{PluginName: &grpcPlugin{p: p}}
+	return plugin.PluginSet{plugincontract.PluginName: &grpcPlugin{p: p}}
 }
 
 // Serve serves p to the host over gRPC and returns when the host stops the
@@ -403,8 +406,8 @@ func (p *Plugin) PluginSet() plugin.PluginSet {
 // binary is a plugin and exits with status 1.
 func Serve(p *Plugin) {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{ContractVersion: p.PluginSet()},
+		HandshakeConfig:  plugincontract.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{plugincontract.Version: p.PluginSet()},
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           p.logger,
 	})

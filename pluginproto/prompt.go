@@ -10,6 +10,8 @@ import (
 
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // Prompt describes one prompt (a message template the user picks, often as
@@ -159,7 +161,8 @@ func (p *Plugin) Prompts() []json.RawMessage {
 // GetPrompt renders a prompt in-process exactly as a get from the host
 // would (argument checks, panics, requests to the client, result encoding)
 // and returns its MCP GetPromptResult JSON, for tests. Input rounds and
-// AnswerInput are as in CallTool; errors are those of Client.GetPrompt.
+// AnswerInput are as in CallTool; errors are those of the host's
+// Client.GetPrompt (package host/pluginclient).
 func (p *Plugin) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("get prompt %q", req.Name)
 	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
@@ -216,10 +219,10 @@ func (p *Plugin) getPrompt(ctx context.Context, name string, rawArgs json.RawMes
 // means {}) and checks that every required one is there.
 func promptArguments(declared []PromptArgument, raw json.RawMessage) (map[string]string, error) {
 	if len(raw) == 0 {
-		raw = emptyObject
+		raw = pluginwire.EmptyObject
 	}
 	var values map[string]json.RawMessage
-	if !isObject(raw) || json.Unmarshal(raw, &values) != nil {
+	if !pluginwire.IsObject(raw) || json.Unmarshal(raw, &values) != nil {
 		return nil, fmt.Errorf("the arguments are not a JSON object: %.80s", raw)
 	}
 	args := make(map[string]string, len(values))
@@ -285,7 +288,7 @@ func (m Message) check() error {
 		return fmt.Errorf("role %q is neither user nor assistant", m.Role)
 	case len(m.Content.raw) == 0:
 		return errors.New("zero Content; build blocks with Text, Image, ...")
-	case !isObject(m.Content.raw):
+	case !pluginwire.IsObject(m.Content.raw):
 		return fmt.Errorf("content is not a JSON object: %.80s", m.Content.raw)
 	}
 	return nil

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/google/go-cmp/cmp"
 )
@@ -353,88 +352,6 @@ func TestProxyReadPromptComplete(t *testing.T) {
 	if diff := cmp.Diff([]string{"file:///r", "file:///nope", "file:///broken"}, fp.reads); diff != "" {
 		t.Errorf("reads (-want +got):\n%s", diff)
 	}
-}
-
-func TestProxyOffers(t *testing.T) {
-	t.Parallel()
-	for _, o := range []Offers{{}, {Resources: true}, {Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true}, {Prompts: true}} {
-		p := New("proxy", "0")
-		// Own resources and prompts would make a plugin offer them; under
-		// a proxy, what SetProxy declared is what is offered.
-		p.AddResource(Resource{URI: "file:///own", Name: "own"}, func(context.Context, *ResourceRead) (*ResourceResult, error) { return nil, nil })
-		p.AddPrompt(Prompt{Name: "own"}, func(context.Context, *PromptGet) (*PromptResult, error) { return nil, nil })
-		p.SetProxy(&fakeProxy{}, o)
-		if got := p.Offers(); got != o {
-			t.Errorf("Offers() = %+v, want %+v", got, o)
-		}
-		c, _ := serve(t, 2, newServer(p))
-		d, err := c.Describe(t.Context(), "test")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if d.Offers != o {
-			t.Errorf("Describe offers %+v, want %+v", d.Offers, o)
-		}
-	}
-}
-
-// Subscriptions through the gRPC server reach the proxy, and the
-// plugin's ResourceUpdated then reports the URI to the host's watch.
-func TestProxySubscribe(t *testing.T) {
-	t.Parallel()
-	fp := &fakeProxy{}
-	p := New("proxy", "0")
-	p.SetProxy(fp, Offers{Resources: true, ResourceSubscriptions: true})
-	c, _ := serve(t, 2, newServer(p))
-	if _, err := c.Describe(t.Context(), "test"); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(t.Context())
-	defer cancel()
-	changes := make(chan Change, 8)
-	watchDone := make(chan error, 1)
-	go func() { watchDone <- c.Watch(ctx, func(ch Change) { changes <- ch }) }()
-
-	if err := c.SubscribeResource(ctx, "file:///r", true); err != nil {
-		t.Fatal(err)
-	}
-	p.ResourceUpdated("file:///other") // not subscribed: not reported
-	p.ResourceUpdated("file:///r")
-	for got := false; !got; {
-		select {
-		case ch := <-changes:
-			for _, u := range ch.Updated {
-				if u == "file:///other" {
-					t.Errorf("an update of an unsubscribed resource was reported: %+v", ch)
-				}
-				got = got || u == "file:///r"
-			}
-		case <-time.After(10 * time.Second):
-			t.Fatal("no update reported for the subscribed resource")
-		}
-	}
-	if err := c.SubscribeResource(ctx, "file:///r", false); err != nil {
-		t.Fatal(err)
-	}
-	fp.mu.Lock()
-	fp.subscribe = errors.New("the server has no such resource")
-	fp.mu.Unlock()
-	if err := c.SubscribeResource(ctx, "file:///gone", true); err == nil || !strings.Contains(err.Error(), "the server has no such resource") {
-		t.Errorf("SubscribeResource with a failing proxy = %v, want its error", err)
-	}
-	fp.mu.Lock()
-	fp.subscribe = fmt.Errorf("%w: file:///unknown", ErrUnknownResource)
-	fp.mu.Unlock()
-	if err := c.SubscribeResource(ctx, "file:///unknown", true); !errors.Is(err, ErrUnknownResource) || !strings.Contains(err.Error(), "file:///unknown") {
-		t.Errorf("SubscribeResource of an unknown resource = %v, want ErrUnknownResource naming it", err)
-	}
-	fp.mu.Lock()
-	if diff := cmp.Diff([]string{"+file:///r", "-file:///r", "+file:///gone", "+file:///unknown"}, fp.subs); diff != "" {
-		t.Errorf("subscriptions (-want +got):\n%s", diff)
-	}
-	fp.mu.Unlock()
-	cancel()
-	<-watchDone
 }
 
 // A proxy that panics answers the request with an error naming the panic,

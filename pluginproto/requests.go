@@ -67,32 +67,7 @@ func (p *Plugin) Requested() Requests {
 	return p.requests.Clone()
 }
 
-// The host keeps at most MaxRequests entries of each kind of a plugin's
-// Requests, each of at most MaxRequestSize bytes.
-const (
-	MaxRequests    = 64
-	MaxRequestSize = 1024
-)
-
-// bounded is what the host keeps of one list of a plugin's requests.
-func bounded(list []string) []string {
-	var out []string
-	for _, s := range list[:min(len(list), MaxRequests)] {
-		if len(s) <= MaxRequestSize && s != "" {
-			out = append(out, s)
-		}
-	}
-	return out
-}
-
 // Equal reports whether r and o ask for the same, in the same order.
 func (r Requests) Equal(o Requests) bool {
 	return slices.Equal(r.Read, o.Read) && slices.Equal(r.Write, o.Write) && slices.Equal(r.Net, o.Net) && slices.Equal(r.Env, o.Env)
-}
-
-// Equal reports whether d and o say the same. (Description holds
-// Requests' lists, so == does not compare it.)
-func (d Description) Equal(o Description) bool {
-	return d.Name == o.Name && d.Version == o.Version && d.ContractVersion == o.ContractVersion && d.Offers == o.Offers &&
-		d.About == o.About && d.Cut == o.Cut && d.Requests.Equal(o.Requests)
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/yosida95/uritemplate/v3"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // Resource describes one resource the way MCP clients see it in
@@ -275,7 +277,7 @@ func (p *Plugin) ResourceTemplates() []json.RawMessage {
 // would (template matching, panics, requests to the client, result
 // encoding) and returns its MCP ReadResourceResult JSON, for tests. Input
 // rounds and AnswerInput are as in CallTool; errors are those of
-// Client.ReadResource.
+// the host's Client.ReadResource (package host/pluginclient).
 func (p *Plugin) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("read resource %q", req.URI)
 	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
@@ -434,7 +436,7 @@ func local(ctx context.Context, what string, res json.RawMessage, err error, not
 		return nil, ir
 	}
 	if err != nil {
-		return nil, unaryError(ctx, nil, what, err, notFound)
+		return nil, pluginwire.UnaryError(ctx, nil, what, err, notFound)
 	}
-	return answer(what, res, nil)
+	return pluginwire.Result(what, res)
 }

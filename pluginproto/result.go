@@ -5,6 +5,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // Result is what a tool returns: an MCP CallToolResult.
@@ -45,7 +47,7 @@ func (r *Result) encode() ([]byte, error) {
 			return nil, fmt.Errorf("structuredContent: %w", err)
 		}
 		if string(b) != "null" {
-			if !isObject(b) {
+			if !pluginwire.IsObject(b) {
 				return nil, fmt.Errorf("structuredContent is not a JSON object: %.80s", b)
 			}
 			structured = b
@@ -58,7 +60,7 @@ func (r *Result) encode() ([]byte, error) {
 		if len(c.raw) == 0 {
 			return nil, fmt.Errorf("content[%d] is the zero Content; build blocks with Text, Image, ...", i)
 		}
-		if !isObject(c.raw) {
+		if !pluginwire.IsObject(c.raw) {
 			return nil, fmt.Errorf("content[%d] is not a JSON object: %.80s", i, c.raw)
 		}
 		if err := json.Compact(&buf, c.raw); err != nil {

@@ -13,18 +13,19 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
-	"github.com/plughost/plughost/pluginproto/internal/pb"
+	"github.com/plughost/plughost/internal/plugincontract"
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // server is the plugin side of contract 2: it serves a *Plugin over gRPC.
 // It does not serve CallTool, the call path of contract 1. The rpcs of
 // resources, prompts and completion are in server_surface.go.
 type server struct {
-	pb.UnimplementedPluginServer
+	pluginpb.UnimplementedPluginServer
 	p *Plugin
 }
 
-var _ pb.PluginServer = (*server)(nil)
+var _ pluginpb.PluginServer = (*server)(nil)
 
 func newServer(p *Plugin) *server {
 	p.mu.Lock()
@@ -33,23 +34,23 @@ func newServer(p *Plugin) *server {
 	return &server{p: p}
 }
 
-func (s *server) Describe(_ context.Context, req *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	if req.GetHostContractVersion() != ContractVersion {
-		s.p.logger.Warn("host speaks another contract version", "host_contract_version", req.GetHostContractVersion(), "plugin_contract_version", ContractVersion)
+func (s *server) Describe(_ context.Context, req *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
+	if req.GetHostContractVersion() != plugincontract.Version {
+		s.p.logger.Warn("host speaks another contract version", "host_contract_version", req.GetHostContractVersion(), "plugin_contract_version", plugincontract.Version)
 	}
 	s.p.logger.Debug("described to host", "host_version", req.GetHostVersion())
 	s.p.hostMaxMessage.Store(int64(req.GetMaxMessageSize()))
 	o, a, r := s.p.Offers(), s.p.About(), s.p.Requested()
-	resp := &pb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: ContractVersion, Offers: &pb.Offers{
+	resp := &pluginpb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: plugincontract.Version, Offers: &pluginpb.Offers{
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
 	}, Title: a.Title, Description: a.Description}
 	if !r.Empty() {
-		resp.Requests = &pb.Requests{Read: r.Read, Write: r.Write, Net: r.Net, Env: r.Env}
+		resp.Requests = &pluginpb.Requests{Read: r.Read, Write: r.Write, Net: r.Net, Env: r.Env}
 	}
 	return resp, nil
 }
 
-func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListToolsResponse, error) {
+func (s *server) ListTools(context.Context, *pluginpb.ListToolsRequest) (*pluginpb.ListToolsResponse, error) {
 	s.p.mu.Lock()
 	defer s.p.mu.Unlock()
 	s.p.listed[kindTools] = s.p.gen[kindTools]
@@ -57,7 +58,7 @@ func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListTools
 	for i, e := range s.p.tools.all() {
 		tools[i] = e.json
 	}
-	return &pb.ListToolsResponse{Tools: tools}, nil
+	return &pluginpb.ListToolsResponse{Tools: tools}, nil
 }
 
 // CallsV2 serves every call of the host on one stream. The receiving loop
@@ -66,7 +67,7 @@ func (s *server) ListTools(context.Context, *pb.ListToolsRequest) (*pb.ListTools
 // since a gRPC stream takes one sender at a time. When the stream ends,
 // every call still running is cancelled, and CallsV2 returns once their
 // handlers have.
-func (s *server) CallsV2(stream grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]) error {
+func (s *server) CallsV2(stream grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]) error {
 	ctx, cancelAll := context.WithCancel(stream.Context())
 	c := &serverCalls{p: s.p, ctx: ctx, stream: stream, calls: make(map[uint64]*serverCall)}
 	defer func() {
@@ -89,7 +90,7 @@ func (s *server) CallsV2(stream grpc.BidiStreamingServer[pb.HostFrame, pb.Plugin
 type serverCalls struct {
 	p       *Plugin
 	ctx     context.Context // the stream's; cancelled when it ends
-	stream  grpc.BidiStreamingServer[pb.HostFrame, pb.PluginFrame]
+	stream  grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]
 	sendMu  sync.Mutex     // one Send at a time
 	running sync.WaitGroup // the handlers
 
@@ -100,17 +101,17 @@ type serverCalls struct {
 // serverCall is a call whose arguments are still coming (assembling) or
 // whose handler runs (cancel not nil).
 type serverCall struct {
-	start      *pb.CallStart
+	start      *pluginpb.CallStart
 	assembling bool
 	args       []byte // the arguments so far, while assembling
 	cancel     context.CancelFunc
 }
 
 // handle acts on one frame of the host.
-func (c *serverCalls) handle(f *pb.HostFrame) {
+func (c *serverCalls) handle(f *pluginpb.HostFrame) {
 	id := f.GetCallId()
 	switch msg := f.GetMsg().(type) {
-	case *pb.HostFrame_Start:
+	case *pluginpb.HostFrame_Start:
 		c.mu.Lock()
 		_, dup := c.calls[id]
 		call := &serverCall{start: msg.Start}
@@ -127,7 +128,7 @@ func (c *serverCalls) handle(f *pb.HostFrame) {
 			return
 		}
 		c.run(id, call, msg.Start.GetArguments())
-	case *pb.HostFrame_Arguments:
+	case *pluginpb.HostFrame_Arguments:
 		c.mu.Lock()
 		call := c.calls[id]
 		c.mu.Unlock()
@@ -140,7 +141,7 @@ func (c *serverCalls) handle(f *pb.HostFrame) {
 			call.assembling, call.args = false, nil
 			c.run(id, call, args)
 		}
-	case *pb.HostFrame_Cancel:
+	case *pluginpb.HostFrame_Cancel:
 		c.mu.Lock()
 		call := c.calls[id]
 		if call != nil && call.cancel == nil {
@@ -152,7 +153,7 @@ func (c *serverCalls) handle(f *pb.HostFrame) {
 		case call.cancel != nil:
 			call.cancel()
 		default:
-			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.Canceled), Message: "cancelled before its arguments were complete"}}})
+			c.answer(&pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: uint32(codes.Canceled), Message: "cancelled before its arguments were complete"}}})
 		}
 	default:
 		// A frame of a later contract revision: ignored.
@@ -178,30 +179,30 @@ func (c *serverCalls) run(id uint64, call *serverCall, args []byte) {
 		)
 		switch {
 		case errors.As(err, &pe):
-			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.Internal), Message: pe.msg}}})
+			c.answer(&pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: uint32(codes.Internal), Message: pe.msg}}})
 		case errors.As(err, &ir):
-			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_InputRequired{InputRequired: &pb.InputRequired{Requests: ir.Requests, RequestState: ir.State}}})
+			c.answer(&pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_InputRequired{InputRequired: &pluginpb.InputRequired{Requests: ir.Requests, RequestState: ir.State}}})
 		case errors.As(err, &cr):
-			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{
+			c.answer(&pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{
 				Code: uint32(codes.FailedPrecondition), Message: cr.Message, RequiredCapabilities: cr.Capabilities,
 			}}})
 		case err != nil: // ErrUnknownTool
-			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Error{Error: &pb.CallError{Code: uint32(codes.NotFound), Message: err.Error()}}})
+			c.answer(&pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Error{Error: &pluginpb.CallError{Code: uint32(codes.NotFound), Message: err.Error()}}})
 		default:
-			c.answer(&pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Result{Result: res}})
+			c.answer(&pluginpb.PluginFrame{CallId: id, Msg: &pluginpb.PluginFrame_Result{Result: res}})
 		}
 	})
 }
 
 // answer sends a call's result or error, which finishes its id.
-func (c *serverCalls) answer(f *pb.PluginFrame) {
+func (c *serverCalls) answer(f *pluginpb.PluginFrame) {
 	c.mu.Lock()
 	delete(c.calls, f.GetCallId()) // a Cancel from now on finds nothing
 	c.mu.Unlock()
 	_ = c.send(f) // a failed Send ends the stream, and every call's context
 }
 
-func (c *serverCalls) send(f *pb.PluginFrame) error {
+func (c *serverCalls) send(f *pluginpb.PluginFrame) error {
 	if max := c.p.hostMaxMessage.Load(); max > 0 {
 		if f = c.p.withinHostLimit(f, int(max)); f == nil {
 			return nil
@@ -219,19 +220,19 @@ type frameEmitter struct {
 }
 
 func (e frameEmitter) progress(progress, total float64, message string) error {
-	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Progress{
-		Progress: &pb.Progress{Progress: progress, Total: total, Message: message},
+	return e.c.send(&pluginpb.PluginFrame{CallId: e.id, Msg: &pluginpb.PluginFrame_Progress{
+		Progress: &pluginpb.Progress{Progress: progress, Total: total, Message: message},
 	}})
 }
 
 func (e frameEmitter) log(level string, data json.RawMessage) error {
-	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Log{
-		Log: &pb.LogMessage{Level: level, Data: data},
+	return e.c.send(&pluginpb.PluginFrame{CallId: e.id, Msg: &pluginpb.PluginFrame_Log{
+		Log: &pluginpb.LogMessage{Level: level, Data: data},
 	}})
 }
 
 func (e frameEmitter) detach() error {
-	return e.c.send(&pb.PluginFrame{CallId: e.id, Msg: &pb.PluginFrame_Detach{Detach: &pb.Detach{}}})
+	return e.c.send(&pluginpb.PluginFrame{CallId: e.id, Msg: &pluginpb.PluginFrame_Detach{Detach: &pluginpb.Detach{}}})
 }
 
 // WatchTools sends one message per burst of changes: which lists changed,
@@ -239,7 +240,7 @@ func (e frameEmitter) detach() error {
 // listed yet when it starts watching is announced at once, so nothing is
 // lost between the host's first lists and its watch; an update is sent by
 // one watch only.
-func (s *server) WatchTools(_ *pb.WatchToolsRequest, stream grpc.ServerStreamingServer[pb.ToolsChanged]) error {
+func (s *server) WatchTools(_ *pluginpb.WatchToolsRequest, stream grpc.ServerStreamingServer[pluginpb.ToolsChanged]) error {
 	ctx := stream.Context()
 	s.p.mu.RLock()
 	seen := s.p.listed
@@ -261,10 +262,10 @@ func (s *server) WatchTools(_ *pb.WatchToolsRequest, stream grpc.ServerStreaming
 
 // changes returns what changed since seen (nil for nothing), updating
 // seen, and the channel closed at the next change.
-func (p *Plugin) changes(seen *[numKinds]uint64) (*pb.ToolsChanged, <-chan struct{}) {
+func (p *Plugin) changes(seen *[numKinds]uint64) (*pluginpb.ToolsChanged, <-chan struct{}) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	msg := &pb.ToolsChanged{
+	msg := &pluginpb.ToolsChanged{
 		Tools:     p.gen[kindTools] != seen[kindTools],
 		Resources: p.gen[kindResources] != seen[kindResources],
 		Prompts:   p.gen[kindPrompts] != seen[kindPrompts],

@@ -4,12 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"strings"
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/plughost/plughost/pluginproto/internal/pb"
 )
 
 // job is a handler that goes on as a task when it can, reports progress,
@@ -146,103 +143,5 @@ func TestRunAsTaskWithInputRounds(t *testing.T) {
 				t.Errorf("events (-want +got):\n%s", diff)
 			}
 		})
-	}
-}
-
-// Over CallsV2, from the SDK's server to the host's Client: the Start
-// carries Tasks, the plugin's one Detach reaches Detach before the
-// progress sent after it and before the answer, with CallTool and with
-// StartCall; without Tasks the plugin does not go on as a task.
-func TestCallsV2Detach(t *testing.T) {
-	t.Parallel()
-	p := New("test", "0")
-	p.AddTool(Tool{Name: "job", TaskSupport: TaskOptional}, job)
-	c, _ := serve(t, 2, newServer(p))
-	for _, async := range []bool{false, true} {
-		for _, tasks := range []bool{false, true} {
-			var events []string
-			req := &CallRequest{
-				Tool: "job", Tasks: tasks,
-				Detach:   func() { events = append(events, "detach") },
-				Progress: func(_, _ float64, msg string) { events = append(events, "progress "+msg) },
-			}
-			var (
-				res json.RawMessage
-				err error
-			)
-			if async {
-				done := make(chan struct{})
-				c.StartCall(t.Context(), req, func(r json.RawMessage, e error) { res, err = r, e; close(done) })
-				<-done
-			} else {
-				res, err = c.CallTool(t.Context(), req)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			events = append(events, "result "+string(res))
-			want := []string{"progress working", fmt.Sprintf(`result {"content":[{"type":"text","text":"task %v %v"}]}`, tasks, tasks)}
-			if tasks {
-				want = append([]string{"detach"}, want...)
-			}
-			if diff := cmp.Diff(want, events); diff != "" {
-				t.Errorf("StartCall %v, Tasks %v: events (-want +got):\n%s", async, tasks, diff)
-			}
-		}
-	}
-}
-
-// The host's side takes a call's first Detach alone, and only when the
-// call offered a task: a plugin that sends it again, or for a call whose
-// Start did not set tasks, is ignored. The Start carries Tasks as given.
-func TestClientDetachOnceAndOnlyWithTasks(t *testing.T) {
-	t.Parallel()
-	detachFrame := func(id uint64) *pb.PluginFrame {
-		return &pb.PluginFrame{CallId: id, Msg: &pb.PluginFrame_Detach{Detach: &pb.Detach{}}}
-	}
-	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
-		for {
-			f, err := s.Recv()
-			if err != nil {
-				return nil
-			}
-			id := f.GetCallId()
-			if err := sendAll(s, detachFrame(id), progressFrame(id, "between"), detachFrame(id),
-				resultFrame(id, fmt.Sprintf(`{"tasks":%v}`, f.GetStart().GetTasks()))); err != nil {
-				return err
-			}
-		}
-	}})
-	for _, async := range []bool{false, true} {
-		for _, tasks := range []bool{false, true} {
-			var events []string
-			req := &CallRequest{
-				Tool: "job", Tasks: tasks,
-				Detach:   func() { events = append(events, "detach") },
-				Progress: func(_, _ float64, msg string) { events = append(events, msg) },
-			}
-			var (
-				res json.RawMessage
-				err error
-			)
-			if async {
-				done := make(chan struct{})
-				c.StartCall(t.Context(), req, func(r json.RawMessage, e error) { res, err = r, e; close(done) })
-				<-done
-			} else {
-				res, err = c.CallTool(t.Context(), req)
-			}
-			if err != nil {
-				t.Fatal(err)
-			}
-			events = append(events, string(res))
-			want := []string{"between", fmt.Sprintf(`{"tasks":%v}`, tasks)}
-			if tasks {
-				want = append([]string{"detach"}, want...)
-			}
-			if got := strings.Join(events, "; "); got != strings.Join(want, "; ") {
-				t.Errorf("StartCall %v, Tasks %v: got %s, want %s", async, tasks, got, strings.Join(want, "; "))
-			}
-		}
 	}
 }

@@ -4,7 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"unicode/utf8"
+
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // Tool describes one tool the way MCP clients see it in tools/list.
@@ -160,7 +161,7 @@ func objectSchema(schema any) (json.RawMessage, error) {
 	var probe struct {
 		Type any `json:"type"`
 	}
-	if !isObject(b) {
+	if !pluginwire.IsObject(b) {
 		return nil, fmt.Errorf("schema is not a JSON object: %.80s", b)
 	}
 	if err := json.Unmarshal(b, &probe); err != nil {
@@ -174,14 +175,6 @@ func objectSchema(schema any) (json.RawMessage, error) {
 		return nil, fmt.Errorf("schema is not valid JSON: %w", err)
 	}
 	return compact.Bytes(), nil
-}
-
-// isObject reports whether b, after leading white space, starts a JSON object
-// and is valid JSON text: valid UTF-8 too, which json.Valid does not check
-// (a plugin's invalid bytes in a string would otherwise reach clients).
-func isObject(b []byte) bool {
-	b = bytes.TrimLeft(b, " \t\r\n")
-	return len(b) > 0 && b[0] == '{' && json.Valid(b) && utf8.Valid(b)
 }
 
 func jsonString(v any) string {

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/plughost/plughost/grants"
 )
 
 func TestGrantedNamedDirectories(t *testing.T) {
@@ -21,21 +23,21 @@ func TestGrantedNamedDirectories(t *testing.T) {
 	if !slices.Contains(got.AllowRead, "/srv/ref") || slices.Contains(got.AllowWrite, "/srv/ref") {
 		t.Errorf("a read-only dir: read %v, write %v; want it readable only", got.AllowRead, got.AllowWrite)
 	}
-	if !slices.Contains(got.Env, GrantsEnv) {
-		t.Errorf("env %v does not pass %s", got.Env, GrantsEnv)
+	if !slices.Contains(got.Env, grants.Env) {
+		t.Errorf("env %v does not pass %s", got.Env, grants.Env)
 	}
 	if len(pol.AllowWrite) != 0 || len(pol.Env) != 1 {
 		t.Errorf("the policy itself was changed: %+v", pol)
 	}
-	var g Grants
+	var g grants.Grants
 	if err := json.Unmarshal([]byte(env), &g); err != nil {
 		t.Fatal(err)
 	}
-	want := Grants{Plugin: "notes", Dirs: map[string]GrantedDir{"notes": {"/srv/notes", true}, "ref": {"/srv/ref", false}},
+	want := grants.Grants{Plugin: "notes", Dirs: map[string]grants.Dir{"notes": {Path: "/srv/notes", Write: true}, "ref": {Path: "/srv/ref"}},
 		AllowRead: []string{"/usr/share/dict", "/srv/ref"}, AllowWrite: []string{"/srv/notes"},
 		AllowNet: "list", NetAllow: []string{"api.example.com:443"}, Env: []string{"LANG"}}
 	if b, _ := json.Marshal(want); string(b) != env {
-		t.Errorf("%s =\n%s\nwant\n%s", GrantsEnv, env, b)
+		t.Errorf("%s =\n%s\nwant\n%s", grants.Env, env, b)
 	}
 	_, env = (&Policy{}).granted("bare")
 	if env != `{"plugin":"bare","dirs":{},"allow_read":[],"allow_write":[],"allow_net":"none","net_allow":[],"env":[]}` {

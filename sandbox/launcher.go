@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/grants"
 )
 
 // StageArg is the hidden first argument that makes plughost run the sandbox
@@ -163,8 +164,8 @@ func (l *Launcher) Wrap(plugin string, pol *Policy, cmd *exec.Cmd) (*Launch, err
 		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
 	}
 	pol = l.withNetwork(plugin, pol, cmd)
-	pol, grants := pol.granted(plugin)
-	cmd.Env = append(cmd.Env, GrantsEnv+"="+grants)
+	pol, grantsJSON := pol.granted(plugin)
+	cmd.Env = append(cmd.Env, grants.Env+"="+grantsJSON)
 	if pol.Disabled {
 		l.log.Warn("SANDBOX DISABLED by policy: the plugin runs with the host's rights", "plugin", plugin)
 		return &Launch{Cmd: cmd, Started: func(int) (*Report, error) { return &Report{}, nil }, Exited: func() string { return "" }}, nil

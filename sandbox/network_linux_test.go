@@ -15,6 +15,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plughost/plughost/grants"
 )
 
 // lookupPlugin is the test binary run as a plugin that resolves the names
@@ -57,8 +59,8 @@ func lookupPlugin() {
 		default:
 			out = append(out, "SSL_CERT_FILE: read")
 		}
-		var g Grants
-		_ = json.Unmarshal([]byte(os.Getenv(GrantsEnv)), &g)
+		var g grants.Grants
+		_ = json.Unmarshal([]byte(os.Getenv(grants.Env)), &g)
 		out = append(out, fmt.Sprintf("granted: %v %v", slices.Contains(g.AllowRead, file), slices.Contains(g.Env, "SSL_CERT_FILE")))
 	}
 	os.Stdout.WriteString(strings.Join(out, "; ") + "\n")

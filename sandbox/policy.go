@@ -112,7 +112,7 @@ type Policy struct {
 	// Dirs are directories granted under a name the plugin asks for (a
 	// "notes" directory): each is readable, and writable with Write, as
 	// AllowRead or AllowWrite would make it, and the plugin finds its path
-	// by name in $PLUGHOST_GRANTS ([GrantsEnv]), so the operator's
+	// by name in $PLUGHOST_GRANTS ([grants.Env]), so the operator's
 	// configuration, not the plugin, decides which directory it is.
 	Dirs []Dir
 	// Env names host environment variables passed through to the plugin;

@@ -9,11 +9,9 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"strings"
 	"syscall"
 
-	"github.com/plughost/plughost/host/catalog"
-	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -25,8 +23,8 @@ var errToolFailed = errors.New("the tool reported an error")
 // the whole CallToolResult with --json. Progress and log messages go to stderr.
 func callTool(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("call", flag.ContinueOnError)
-	var hf hostFlags
-	hf.register(fs)
+	var hf serve.Options
+	registerHost(fs, &hf)
 	argsJSON := fs.String("args", "{}", "the tool's arguments as a JSON object")
 	rawJSON := fs.Bool("json", false, "print the whole CallToolResult as JSON")
 	name, err := parseWithArg(fs, args, stdout, stderr)
@@ -40,16 +38,16 @@ func callTool(args []string, stdout, stderr io.Writer) error {
 		return usageError(stderr, fs, "--args is not valid JSON: %s", *argsJSON)
 	}
 
-	h, err := startHost(&hf, stderr)
+	h, err := serve.Start(&hf, stderr)
 	if err != nil {
 		return err
 	}
-	defer h.stop()
-	<-h.manager.Ready()
+	defer h.Stop()
+	<-h.Manager().Ready()
 
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	result, err := h.catalog.CallTool(ctx, &tool.Call{
+	result, err := h.Catalog().CallTool(ctx, &tool.Call{
 		Name:      name,
 		Arguments: json.RawMessage(*argsJSON),
 		Progress: func(p tool.Progress) {
@@ -60,7 +58,7 @@ func callTool(args []string, stdout, stderr io.Writer) error {
 		},
 	})
 	if errors.Is(err, tool.ErrUnknownTool) {
-		return unknownTool(h, name)
+		return h.UnknownTool(name)
 	}
 	if err != nil {
 		if ctx.Err() != nil {
@@ -105,57 +103,4 @@ func printResult(w io.Writer, result json.RawMessage, raw bool) error {
 		return errToolFailed
 	}
 	return nil
-}
-
-// unknownTool explains why no tool is named name: the plugin offers it but
-// the host refused it, or a plugin failed to load (naming each, with its
-// error), or no plugin offers it; with the tools there are.
-func unknownTool(h *host, name string) error {
-	r := newReport(h)
-	for _, p := range r.Plugins {
-		for _, rf := range p.Refused {
-			if rf.Kind == string(catalog.KindTool) && rf.Name != "" && (rf.Name == name || p.Name+"__"+rf.Name == name) {
-				return fmt.Errorf("tool %q of plugin %s is not served: %s", rf.Name, p.Name, rf.Reason)
-			}
-		}
-	}
-	var names []string
-	for _, e := range h.catalog.Exposed() {
-		names = append(names, e.ExposedName)
-	}
-	available := strings.Join(names, ", ")
-	if available == "" {
-		available = "none"
-	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "no tool named %q; available: %s", name, available)
-	for _, p := range r.Plugins {
-		if p.Trust != nil && p.State == string(manager.StateQuarantined) {
-			fmt.Fprintf(&b, "\nplugin %s is quarantined, and its tools are missing: %s", p.Name, p.Trust.Reason)
-		}
-		if !p.Failed {
-			continue
-		}
-		errText := p.Error
-		if errText == "" {
-			errText = "it is " + p.State
-		}
-		fmt.Fprintf(&b, "\nplugin %s failed, and its tools are missing:\n%s", p.Name, indent(errText, "  "))
-		if p.Stderr != "" {
-			fmt.Fprintf(&b, "\n  stderr:\n%s", indent(p.Stderr, "    "))
-		}
-		if p.NextStep != "" {
-			fmt.Fprintf(&b, "\n  next step: %s", p.NextStep)
-		}
-	}
-	return errors.New(b.String())
-}
-
-// indent prefixes each line of s, without trailing blanks.
-func indent(s, prefix string) string {
-	lines := strings.Split(s, "\n")
-	for i, l := range lines {
-		lines[i] = strings.TrimRight(prefix+l, " ")
-	}
-	return strings.Join(lines, "\n")
 }

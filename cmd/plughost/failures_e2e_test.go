@@ -9,6 +9,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/plughost/plughost/host/serve"
 )
 
 // failingPlugins is a plugin directory with the echo plugin, a binary that
@@ -83,14 +85,14 @@ func TestPluginsShowsFailures(t *testing.T) {
 	if code := exitCode(err); code != 1 {
 		t.Errorf("plughost plugins --json exited with %d (%v), want 1\nstderr:\n%s", code, err, stderr)
 	}
-	var r report
+	var r serve.Report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("plughost plugins --json printed no JSON report: %v\n%s", err, stdout)
 	}
 	if r.OK || r.Failed != 2 || r.Refused != 8 || r.Dir != dir || len(r.Plugins) != 4 {
 		t.Errorf("report: ok %v, %d failed, %d refused, dir %s, %d plugins; want not ok, 2, 8, %s, 4", r.OK, r.Failed, r.Refused, r.Dir, len(r.Plugins), dir)
 	}
-	plugins := map[string]pluginReport{}
+	plugins := map[string]serve.PluginReport{}
 	for _, p := range r.Plugins {
 		plugins[p.Name] = p
 	}
@@ -130,7 +132,7 @@ func TestPluginsAllWell(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plughost plugins --json: %v\nstderr:\n%s", err, stderr)
 	}
-	var r report
+	var r serve.Report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil || !r.OK || len(r.Plugins) != 1 {
 		t.Errorf("report %+v (%v), want ok with one plugin", r, err)
 	}

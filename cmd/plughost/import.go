@@ -5,13 +5,13 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
 
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/importer"
+	"github.com/plughost/plughost/host/serve"
 )
 
 // importServers is `plughost import FILE`: it reads a desktop host's MCP
@@ -51,15 +51,15 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 	}
 	pluginDir := *dir
 	if pluginDir == "" && *dryRun {
-		pluginDir = defaultDir("plugins") // not created: a dry run writes nothing
-	} else if pluginDir, err = resolveDir(pluginDir, "plugins", "--plugins"); err != nil {
+		pluginDir = serve.DefaultDir("plugins") // not created: a dry run writes nothing
+	} else if pluginDir, err = serve.ResolveDir(pluginDir, "plugins", "--plugins"); err != nil {
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %s, %s\n", file, f.Format, plural(len(f.Servers), "server", "servers"))
 
 	state := *stateFlag
 	if state == "" {
-		if state, err = stateDir(); err != nil {
+		if state, err = serve.StateDir(); err != nil {
 			return err
 		}
 	} else if state, err = filepath.Abs(state); err != nil {
@@ -74,7 +74,7 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 			return usageError(stderr, fs, "no configuration file: neither $%s, XDG_CONFIG_HOME nor HOME is set; pass --config-out FILE", config.EnvConfig)
 		}
 	}
-	own := append(plughostDirs(), filepath.Dir(cfgPath)) // never granted to a server
+	own := append(serve.PlughostDirs(), filepath.Dir(cfgPath)) // never granted to a server
 	rep := importer.Import(f, &importer.Options{PluginDir: pluginDir, Force: *force, DryRun: *dryRun, StateDir: state, Own: own})
 	incomplete, skipped := 0, 0
 	for _, s := range rep.Servers {
@@ -107,7 +107,7 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 		fmt.Fprintf(stdout, "would add to %s:\n%s", cfgPath, snippet)
 	default:
 		fmt.Fprint(stdout, snippet)
-		kept, err := writeImportConfig(cfgPath, importer.Blocks(rep.Servers), *force)
+		kept, err := importer.WriteConfig(cfgPath, importer.Blocks(rep.Servers), *force)
 		if err != nil {
 			fmt.Fprintf(stdout, "configuration: NOT WRITTEN: %v\n", err)
 			skipped++
@@ -130,30 +130,4 @@ func importServers(args []string, stdout, stderr io.Writer) error {
 		return errors.New(strings.Join(what, ", ") + " (see above)") // exit status 1
 	}
 	return nil
-}
-
-// writeImportConfig adds blocks to the configuration file at path
-// (importer.MergeConfig), or writes a new one (mode 0644, its directory
-// made) when there is none; the names of the plugins whose blocks it kept
-// are returned.
-func writeImportConfig(path string, blocks []importer.Block, replace bool) ([]string, error) {
-	src, err := os.ReadFile(path)
-	mode := os.FileMode(0o644)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-			return nil, err
-		}
-	case err != nil:
-		return nil, err
-	default:
-		if st, err := os.Stat(path); err == nil {
-			mode = st.Mode().Perm()
-		}
-	}
-	out, kept, err := importer.MergeConfig(src, path, blocks, replace)
-	if err != nil {
-		return nil, err
-	}
-	return kept, importer.WriteNew(path, out, mode, true)
 }

@@ -12,8 +12,9 @@
 //	plughost upgrade NAME                               a declared npx/uvx server's newest allowed version
 //	plughost version
 //
-// This package is wiring only: the host lives in host/, the plugin contract in
-// pluginproto/.
+// This package parses flags and prints: package host/serve assembles the
+// host from what the flags say, the packages under host/ own its rules,
+// and pluginproto/ is the plugin contract.
 package main
 
 import (
@@ -24,6 +25,8 @@ import (
 	"os"
 	"strings"
 
+	"github.com/plughost/plughost/host/pluginclient"
+	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/host/wrapped"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -75,7 +78,7 @@ Common flags:
                     i.e. ~/.local/share/plughost/plugins; created if missing)
   --workspace DIR   directory the bundled files plugin writes into
                     (default $XDG_DATA_HOME/plughost/workspace)
-  --config FILE     HCL configuration file (sandbox policies, trust modes; see README "Sandbox", "Trust");
+  --config FILE     HCL configuration file (sandbox policies, trust modes; see docs/security.md "Sandbox", "Trust");
                     default $PLUGHOST_CONFIG, else ~/.config/plughost/plughost.hcl when it exists
   --log-level L     trace, debug, info, warn, error (default info; logs go to stderr)
 
@@ -103,10 +106,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "plughost %s (plugin contract %d)\n", version, contractVersion)
+		fmt.Fprintf(stdout, "plughost %s (plugin contract %d)\n", version, pluginclient.ContractVersion)
 		return 0
 	case "serve":
-		err = serve(rest, stdin, stdout, stderr)
+		err = serveCommand(rest, stdin, stdout, stderr)
 	case "plugins":
 		err = listPlugins(rest, stdout, stderr)
 	case "check":
@@ -125,8 +128,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = sandboxCommand(rest, stdout, stderr)
 	case "login":
 		err = loginCommand(rest, stdout, stderr)
-	case wrappedCommand: // hidden: run by the host for a declared server
-		err = serveWrapped(rest, stderr)
+	case serve.WrappedCommand: // hidden: run by the host for a declared server
+		err = serve.RunWrapped(rest, version, stderr)
 	default:
 		fmt.Fprintf(stderr, "plughost: unknown command %q (run plughost --help)\n", cmd)
 		return 2

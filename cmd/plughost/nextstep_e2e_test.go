@@ -10,6 +10,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/plughost/plughost/host/serve"
 )
 
 // runCLIIn runs plughost with args in the environment env (added to
@@ -88,7 +90,7 @@ func TestPluginsShowsWhyADeclaredServerFailed(t *testing.T) {
 	}
 
 	stdout, _, _ = runCLIIn(t, xdgEnv(t), "plugins", "--json", "--plugins", dir)
-	var r report
+	var r serve.Report
 	if err := json.Unmarshal([]byte(stdout), &r); err != nil {
 		t.Fatalf("no JSON report: %v\n%s", err, stdout)
 	}

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/internal/npmregistry"
 )
 
@@ -147,7 +148,7 @@ func TestPackageInstallOnce(t *testing.T) {
 	if err != nil {
 		t.Fatalf("plughost plugins --json: %v\n%s", err, js)
 	}
-	var rep report
+	var rep serve.Report
 	if err := json.Unmarshal(js, &rep); err != nil || len(rep.Plugins) != 1 || rep.Plugins[0].Package == nil {
 		t.Fatalf("plughost plugins --json (%v):\n%s", err, js)
 	}

@@ -4,6 +4,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plughost/plughost/host/serve"
 )
 
 // The human form of `plughost plugins`: rows aligned across the whole
@@ -12,10 +14,10 @@ import (
 func TestReportPrint(t *testing.T) {
 	t.Parallel()
 	stderr := "Error: boom\n    at main (/srv/plugin.js:1:7)"
-	r := &report{Plugins: []pluginReport{
+	r := &serve.Report{Plugins: []serve.PluginReport{
 		{Name: "alpha", State: "running", Version: "alpha 1", Sandbox: []string{"landlock"},
-			Tools: []offerReport{{Name: "greet", ExposedName: "greet", Description: "Greets.\nMore lines."}},
-			Refused: []refusalReport{
+			Tools: []serve.OfferReport{{Name: "greet", ExposedName: "greet", Description: "Greets.\nMore lines."}},
+			Refused: []serve.RefusalReport{
 				{Kind: "tool", Name: "bad", Reason: "inputSchema does not compile:\n- at '/n': want number"},
 				{Kind: "prompt", Reason: "definition 2 of the list has no \"name\" string: {}"},
 			}},
@@ -23,12 +25,12 @@ func TestReportPrint(t *testing.T) {
 			Error: "start: Unrecognized remote plugin message: \nFailed to read any lines", Stderr: stderr},
 		{Name: "memory", State: "running", Version: "0.6.0", Sandbox: []string{"landlock"},
 			Declared: "npx -y @modelcontextprotocol/server-memory",
-			Package: &packageReport{Manager: "npm", Name: "@modelcontextprotocol/server-memory", Version: "2026.8.31",
+			Package: &serve.PackageReport{Manager: "npm", Name: "@modelcontextprotocol/server-memory", Version: "2026.8.31",
 				InstalledAt: time.Date(2026, 11, 27, 12, 0, 0, 0, time.Local), Summary: "@modelcontextprotocol/server-memory@2026.8.31"},
-			Tools: []offerReport{{Name: "read_graph", ExposedName: "read_graph"}}},
+			Tools: []serve.OfferReport{{Name: "read_graph", ExposedName: "read_graph"}}},
 	}}
 	var b strings.Builder
-	if err := r.print(&b); err != nil {
+	if err := printReport(&b, r); err != nil {
 		t.Fatal(err)
 	}
 	want := `alpha               running  version alpha 1  sandbox landlock

@@ -10,6 +10,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/plughost/plughost/host/importer"
 )
 
 // The README's quickstart, between these markers: a fenced sh block of
@@ -75,7 +77,7 @@ func TestReadmeQuickstart(t *testing.T) {
 	if len(cmds) == 0 || cmds[0] != quickstartClone {
 		t.Fatalf("the quickstart's first line is %q; want %q", cmds, quickstartClone)
 	}
-	script := "set -euo pipefail\ncd " + shellQuote(root) + "\n" // the clone: this checkout
+	script := "set -euo pipefail\ncd " + importer.ShellQuote(root) + "\n" // the clone: this checkout
 	for _, c := range cmds[1:] {
 		script += "echo \"+ $(cat <<'__CMD__'\n" + c + "\n__CMD__\n)\"\n" + c + "\n"
 	}

@@ -37,7 +37,7 @@
 //
 // runtime and dir are set in a plugin block only (sandbox.Runtime says what
 // each preset grants; the plugin finds a dir's path under its name in
-// $PLUGHOST_GRANTS, sandbox.GrantsEnv). A plugin block overrides the default's settings for the plugin of that
+// $PLUGHOST_GRANTS, grants.Env). A plugin block overrides the default's settings for the plugin of that
 // provider name (as `plughost plugins` shows it), or of that file name when
 // the file name is long and the provider name derived from it (see
 // naming.ForLabel); its allow_read, allow_write and env lists add to the

@@ -44,14 +44,14 @@ type Limits struct {
 	ReplayBytes int64
 	// ReplayBudget is replay_budget: streamable.Options.ReplayBudget.
 	ReplayBudget int64
-	// ResultSize is result_size: pluginproto.Limits.MaxResultSize.
+	// ResultSize is result_size: pluginclient.Limits.MaxResultSize.
 	ResultSize int64
-	// Items is items: pluginproto.Limits.MaxItems.
+	// Items is items: pluginclient.Limits.MaxItems.
 	Items int
 	// DefinitionSize is definition_size:
-	// pluginproto.Limits.MaxDefinitionSize.
+	// pluginclient.Limits.MaxDefinitionSize.
 	DefinitionSize int64
-	// ListSize is list_size: pluginproto.Limits.MaxListSize.
+	// ListSize is list_size: pluginclient.Limits.MaxListSize.
 	ListSize int64
 	// NotificationRate is notification_rate: mcp.Options.NotificationRate.
 	NotificationRate int

@@ -2,7 +2,11 @@ package importer
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
 	"slices"
 
 	"github.com/hashicorp/hcl/v2"
@@ -124,4 +128,30 @@ func check(out []byte, filename string, kept []string) ([]byte, []string, error)
 		return nil, nil, fmt.Errorf("the merged configuration would not parse (a bug of plughost import; %s is left as it is): %w", filename, err)
 	}
 	return out, kept, nil
+}
+
+// WriteConfig adds blocks to the configuration file at path
+// (MergeConfig), or writes a new one (mode 0644, its directory
+// made) when there is none; the names of the plugins whose blocks it kept
+// are returned.
+func WriteConfig(path string, blocks []Block, replace bool) ([]string, error) {
+	src, err := os.ReadFile(path)
+	mode := os.FileMode(0o644)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+			return nil, err
+		}
+	case err != nil:
+		return nil, err
+	default:
+		if st, err := os.Stat(path); err == nil {
+			mode = st.Mode().Perm()
+		}
+	}
+	out, kept, err := MergeConfig(src, path, blocks, replace)
+	if err != nil {
+		return nil, err
+	}
+	return kept, WriteNew(path, out, mode, true)
 }

@@ -16,6 +16,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/internal/atomicfile"
 	"github.com/plughost/plughost/pluginproto"
@@ -43,7 +44,7 @@ type cacheEntry struct {
 	Version  string             `json:"version"` // Describe's version
 	Contract uint32             `json:"contract"`
 	Offers   pluginproto.Offers `json:"offers"`
-	// Title and Description are Describe's, within pluginproto.MaxTitle
+	// Title and Description are Describe's, within pluginclient.MaxTitle
 	// and MaxDescription (an entry read back is bounded again).
 	Title       string `json:"title,omitempty"`
 	Description string `json:"description,omitempty"`
@@ -130,7 +131,7 @@ func identify(path string, known *binaryID) (id binaryID, ok bool) {
 // (Options.Fingerprint), each length-prefixed.
 func cacheKey(binarySHA string, fingerprint string) string {
 	h := sha256.New()
-	for _, part := range []string{"plughost-catalog-cache", binarySHA, strconv.Itoa(pluginproto.ContractVersion), fingerprint} {
+	for _, part := range []string{"plughost-catalog-cache", binarySHA, strconv.Itoa(pluginclient.ContractVersion), fingerprint} {
 		fmt.Fprintf(h, "%d:%s;", len(part), part)
 	}
 	return hex.EncodeToString(h.Sum(nil))
@@ -229,13 +230,13 @@ func (e *cacheEntry) lists() lists {
 }
 
 // description returns the entry's Describe answer.
-func (e *cacheEntry) description() pluginproto.Description {
-	return pluginproto.Description{Name: e.Plugin, Version: e.Version, ContractVersion: e.Contract, Offers: e.Offers,
-		About: pluginproto.About{Title: e.Title, Description: e.Description}.Bounded(), Requests: e.Requests.Clone()}
+func (e *cacheEntry) description() pluginclient.Description {
+	return pluginclient.Description{Name: e.Plugin, Version: e.Version, ContractVersion: e.Contract, Offers: e.Offers,
+		About: pluginclient.Bound(pluginproto.About{Title: e.Title, Description: e.Description}), Requests: e.Requests.Clone()}
 }
 
 // newEntry is the entry of what a running plugin offers.
-func newEntry(name string, id binaryID, fingerprint string, d pluginproto.Description, l lists) *cacheEntry {
+func newEntry(name string, id binaryID, fingerprint string, d pluginclient.Description, l lists) *cacheEntry {
 	e := &cacheEntry{
 		Format: cacheFormat, Name: name, Key: cacheKey(id.SHA256, fingerprint), Binary: id,
 		Plugin: d.Name, Version: d.Version, Contract: d.ContractVersion, Offers: d.Offers,

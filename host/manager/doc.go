@@ -170,7 +170,8 @@
 //
 // Before what a plugin lists is published (at a load, from the cache, and
 // after each change it announces), it is compared with what was approved
-// (vet, pins.go): the pins of the plugin's trust verdict
+// by package trust's rule (trust.Comparer; vet in pins.go acts on its
+// rulings): the pins of the plugin's trust verdict
 // (trust.Verdict.Definitions), or, when the approval pins none (mode
 // signed, an approval of the digest alone), the first listing of that
 // binary, kept in memory. In modes pinned and signed a definition whose

@@ -20,8 +20,8 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // instance is one process of a plugin, from its start to its reaping. A
@@ -46,15 +46,15 @@ type instance struct {
 	noHandshake atomic.Bool
 
 	// Set by connect; read-only afterwards.
-	pp    *pluginproto.Client
-	desc  pluginproto.Description
+	pp    *pluginclient.Client
+	desc  pluginclient.Description
 	lists lists // as listed at the start
 
 	watchCancel context.CancelFunc
 	watchDone   chan struct{} // closed when the WatchTools goroutine ends
 	changed     chan struct{} // the plugin announced changes, pending in kinds
 	kindsMu     sync.Mutex
-	kinds       pluginproto.Change // what changed since running last listed
+	kinds       pluginclient.Change // what changed since running last listed
 
 	callsMu  sync.Mutex
 	inFlight int
@@ -87,8 +87,8 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 		lastUsed: time.Now(),
 	}
 	in.client = plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  pluginproto.Handshake,
-		VersionedPlugins: pluginproto.ClientPluginSets(&opts.Limits),
+		HandshakeConfig:  pluginclient.Handshake,
+		VersionedPlugins: pluginclient.PluginSets(&opts.Limits),
 		RunnerFunc:       in.runnerFunc,
 		UnixSocketConfig: &plugin.UnixSocketConfig{TempDir: opts.SocketDir},
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -102,7 +102,7 @@ func launch(ctx context.Context, opts *Options, name, path string) (*instance, e
 	err := in.connect(ctx)
 	stopAbort()
 	if err != nil {
-		if errors.Is(err, pluginproto.ErrPluginClosed) {
+		if errors.Is(err, pluginclient.ErrPluginClosed) {
 			// The plugin dropped the connection: it is most likely dying.
 			// Its exit, once seen, is its own, not the kill of stop.
 			in.awaitExit(exitWait)
@@ -228,13 +228,13 @@ func (in *instance) connect(ctx context.Context) error {
 	if err != nil {
 		return fmt.Errorf("start: %w", err)
 	}
-	raw, err := rpc.Dispense(pluginproto.PluginName)
+	raw, err := rpc.Dispense(pluginclient.PluginName)
 	if err != nil {
-		return fmt.Errorf("dispense %q: %w", pluginproto.PluginName, err)
+		return fmt.Errorf("dispense %q: %w", pluginclient.PluginName, err)
 	}
-	pp, ok := raw.(*pluginproto.Client)
+	pp, ok := raw.(*pluginclient.Client)
 	if !ok {
-		return fmt.Errorf("dispense %q: got %T, want *pluginproto.Client", pluginproto.PluginName, raw)
+		return fmt.Errorf("dispense %q: got %T, want *pluginclient.Client", pluginclient.PluginName, raw)
 	}
 	ctx, cancel := context.WithTimeout(ctx, in.opts.StartTimeoutOf(in.name))
 	defer cancel()
@@ -243,7 +243,7 @@ func (in *instance) connect(ctx context.Context) error {
 		return fmt.Errorf("describe: %w", err)
 	}
 	if desc.Cut {
-		in.log.Warn("the plugin's title or description is too long: the host keeps what fits", "max_title_bytes", pluginproto.MaxTitle, "max_description_bytes", pluginproto.MaxDescription)
+		in.log.Warn("the plugin's title or description is too long: the host keeps what fits", "max_title_bytes", pluginclient.MaxTitle, "max_description_bytes", pluginclient.MaxDescription)
 		desc.Cut = false // logged; the rest compares descriptions by what they hold (a cached one's included)
 	}
 	in.pp, in.desc = pp, desc
@@ -269,7 +269,7 @@ func (in *instance) listTools(ctx context.Context, refused *[]Refusal) ([]tool.D
 func (in *instance) watch(ctx context.Context) {
 	defer close(in.watchDone)
 	up, _ := in.opts.Publisher.(ResourceUpdater)
-	err := in.pp.Watch(ctx, func(c pluginproto.Change) {
+	err := in.pp.Watch(ctx, func(c pluginclient.Change) {
 		if up != nil {
 			for _, uri := range c.Updated {
 				up.ResourceUpdated(in.name, uri)
@@ -294,11 +294,11 @@ func (in *instance) watch(ctx context.Context) {
 }
 
 // takeKinds returns what changed since it was last called, and forgets it.
-func (in *instance) takeKinds() pluginproto.Change {
+func (in *instance) takeKinds() pluginclient.Change {
 	in.kindsMu.Lock()
 	defer in.kindsMu.Unlock()
 	k := in.kinds
-	in.kinds = pluginproto.Change{}
+	in.kinds = pluginclient.Change{}
 	return k
 }
 
@@ -404,18 +404,18 @@ const exitWait = time.Second
 // callError explains why a call failed (subject names what was called:
 // `tool "x"`), for the catalog and tool.Outcome: the plugin was unloaded
 // or exited (tool.ErrGone, naming the exit status), or a message was over
-// a size limit, the host's (Options.Limits: pluginproto.ErrTooLarge) or
+// a size limit, the host's (Options.Limits: pluginclient.ErrTooLarge) or
 // the plugin's own gRPC limit (tool.ErrTooLarge). Other errors are
 // returned wrapped with the plugin's name; the catalog adds the tool's.
 func (in *instance) callError(subject string, err error) error {
-	if errors.Is(err, pluginproto.ErrTooLarge) {
+	if errors.Is(err, pluginclient.ErrTooLarge) {
 		return tool.Errorf(tool.ErrTooLarge, "%s of provider %q: plugin %s: %w (the operator sets the limit with limits { result_size })",
 			subject, in.name, in.name, err)
 	}
 	if status.Code(err) == codes.ResourceExhausted {
 		return tool.Errorf(tool.ErrTooLarge, "%s of provider %q: plugin %s: %w", subject, in.name, in.name, err)
 	}
-	if !errors.Is(err, pluginproto.ErrPluginClosed) {
+	if !errors.Is(err, pluginclient.ErrPluginClosed) {
 		return fmt.Errorf("plugin %s: %w", in.name, err)
 	}
 	in.callsMu.Lock()

@@ -269,21 +269,20 @@ func (l *life) idling() stage {
 func (l *life) waking() stage {
 	s := l.s
 	s.update(func(st *PluginStatus) { st.State = StateLoading })
-	in, err := l.launch()
-	v, quarantined := isQuarantine(err)
-	switch {
-	case l.ctx.Err() != nil:
+	r := l.launch()
+	switch r.outcome {
+	case launchCancelled:
 		return stageStopping
-	case quarantined:
-		s.g.fail(err)
-		return l.quarantine(v)
-	case err != nil:
-		l.launchFailed(err)
-		s.reportFailure("plugin failed to start on demand", err)
-		s.g.fail(err)
-		return l.died(err)
+	case launchRefused:
+		s.g.fail(r.err)
+		return l.quarantine(r.verdict)
+	case launchFailure:
+		l.launchFailed(r.err)
+		s.reportFailure("plugin failed to start on demand", r.err)
+		s.g.fail(r.err)
+		return l.died(r.err)
 	}
-	l.publish(in, false)
+	l.publish(r.in, false)
 	return stageRunning
 }
 

@@ -7,7 +7,8 @@ import (
 	"maps"
 	"time"
 
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/host/pluginclient"
+	"github.com/plughost/plughost/host/trust"
 )
 
 // stage is one state of a supervisor's life. Each has one method of life
@@ -185,36 +186,43 @@ func (l *life) loading() stage {
 		return stageStopping
 	}
 	defer func() { <-s.m.loadSem }() // after publishing
-	in, err := l.launch()
-	v, quarantined := isQuarantine(err)
-	switch {
-	case l.ctx.Err() != nil:
+	r := l.launch()
+	switch r.outcome {
+	case launchCancelled:
 		return stageStopping
-	case quarantined:
-		return l.quarantine(v)
-	case err != nil && errors.As(err, new(*killedStarting)):
-		l.launchFailed(err)
+	case launchRefused:
+		return l.quarantine(r.verdict)
+	case launchFailure:
+		return l.loadFailed(r.err)
+	}
+	l.publish(r.in, true)
+	return stageRunning
+}
+
+// loadFailed decides what a failed load comes to: a start killed by a
+// signal, or a remote server out of reach, is retried as a death is; any
+// other failure waits for the file to change.
+func (l *life) loadFailed(err error) stage {
+	s := l.s
+	l.launchFailed(err)
+	switch {
+	case errors.As(err, new(*killedStarting)):
 		s.log.Error("plugin was killed while loading; restarting it", "error", err)
 		l.settled()
 		return l.holdRequests(l.died(err), "was killed while loading")
-	case err != nil && s.remote():
+	case s.remote():
 		// A remote server that cannot be reached now may be later: it is
 		// retried as a crashed plugin is restarted.
-		l.launchFailed(err)
 		s.reportFailure("remote server unreachable; retrying", err)
 		l.unpublish("is unreachable: " + err.Error())
 		l.settled()
 		return l.died(err)
-	case err != nil:
-		l.launchFailed(err)
-		s.reportFailure("plugin failed to load; it will be retried when its file changes", err)
-		l.unpublish("failed to load: " + err.Error())
-		s.update(func(st *PluginStatus) { st.State = StateFailed })
-		l.settled()
-		return stageFailed
 	}
-	l.publish(in, true)
-	return stageRunning
+	s.reportFailure("plugin failed to load; it will be retried when its file changes", err)
+	l.unpublish("failed to load: " + err.Error())
+	s.update(func(st *PluginStatus) { st.State = StateFailed })
+	l.settled()
+	return stageFailed
 }
 
 // unpublish withdraws the plugin's provider, if published; requests
@@ -230,31 +238,81 @@ func (l *life) unpublish(why string) {
 }
 
 func (l *life) restarting() stage {
-	in, err := l.launch()
-	v, quarantined := isQuarantine(err)
-	switch {
-	case l.ctx.Err() != nil:
+	r := l.launch()
+	switch r.outcome {
+	case launchCancelled:
 		return stageStopping
-	case quarantined:
-		return l.quarantine(v)
-	case err != nil:
-		l.launchFailed(err)
-		l.s.g.fail(err) // the requests waiting for this start
-		l.s.reportFailure("plugin failed to restart", err)
-		return l.holdRequests(l.died(err), "could not be restarted ("+err.Error()+")")
+	case launchRefused:
+		return l.quarantine(r.verdict)
+	case launchFailure:
+		l.launchFailed(r.err)
+		l.s.g.fail(r.err) // the requests waiting for this start
+		l.s.reportFailure("plugin failed to restart", r.err)
+		return l.holdRequests(l.died(r.err), "could not be restarted ("+r.err.Error()+")")
 	}
-	l.publish(in, false)
+	l.publish(r.in, false)
 	return stageRunning
 }
 
-// launch starts the plugin; when ctx ended meanwhile, it stops what
-// started and the caller goes to stageStopping.
-func (l *life) launch() (*instance, error) {
-	in, err := l.s.launch(l.ctx)
-	if l.ctx.Err() != nil && in != nil {
-		in.stop(0, true)
+// launchOutcome is what came of a stage's launch of the plugin.
+type launchOutcome int
+
+const (
+	// launchOK: the process runs; the stage publishes it.
+	launchOK launchOutcome = iota
+	// launchCancelled: ctx ended meanwhile (a process that started was
+	// stopped again); the supervisor goes to stageStopping.
+	launchCancelled
+	// launchRefused: the trust check refused the file; the stage
+	// quarantines the plugin.
+	launchRefused
+	// launchFailure: the process did not start; the stage decides what
+	// a failed start comes to.
+	launchFailure
+)
+
+// launched is what life.launch tells the stage that launched.
+type launched struct {
+	outcome launchOutcome
+	// in is the running process (launchOK).
+	in *instance
+	// verdict is the trust check's refusal (launchRefused).
+	verdict trust.Verdict
+	// err is why no process runs (launchRefused: "quarantined: " and the
+	// reason; launchFailure: the start's error).
+	err error
+}
+
+// launch is the one launch sequence of the stages that start the plugin
+// (loading, restarting, reloading, waking): it records the file as
+// launched, checks its trust as late as can be (right before the process
+// starts), starts the process, and sorts what came of it into the outcome
+// the stage switches on. When ctx ended meanwhile the outcome is
+// launchCancelled, whatever else happened.
+func (l *life) launch() launched {
+	s := l.s
+	s.markLoaded()
+	if s.m.opts.Trust != nil {
+		if v := s.checkTrust(); !v.Allowed() {
+			if l.ctx.Err() != nil {
+				return launched{outcome: launchCancelled}
+			}
+			return launched{outcome: launchRefused, verdict: v, err: errors.New("quarantined: " + v.Reason)}
+		}
+	} else if s.m.cache != nil {
+		s.bin, _ = identify(s.path, &s.bin) // zero when unreadable: nothing is stored
 	}
-	return in, err
+	in, err := s.launch(l.ctx)
+	switch {
+	case l.ctx.Err() != nil:
+		if in != nil {
+			in.stop(0, true)
+		}
+		return launched{outcome: launchCancelled}
+	case err != nil:
+		return launched{outcome: launchFailure, err: err}
+	}
+	return launched{outcome: launchOK, in: in}
 }
 
 // launchFailed records a failed (re)start of a plugin that is down.
@@ -293,7 +351,7 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 // (from the cache, or an earlier process) offers the same and force is
 // false, and brings the cache entry up to date. A reload forces it: the
 // catalog then tells the new process of the resource subscriptions.
-func (l *life) show(d pluginproto.Description, ls lists, force bool) {
+func (l *life) show(d pluginclient.Description, ls lists, force bool) {
 	s := l.s
 	l.listed = ls
 	// What the configuration exposes, as approved (not as the plugin lists it).
@@ -386,24 +444,23 @@ func (l *life) running() stage {
 func (l *life) reloading() stage {
 	s := l.s
 	s.update(func(st *PluginStatus) { st.State = StateLoading })
-	in, err := l.launch()
-	v, quarantined := isQuarantine(err)
-	switch {
-	case l.ctx.Err() != nil:
+	r := l.launch()
+	switch r.outcome {
+	case launchCancelled:
 		return stageStopping
-	case quarantined:
+	case launchRefused:
 		// The file that replaced it may not run: neither may the
 		// process of the file it replaced, whose trust is gone with it.
-		return l.quarantine(v)
-	case err != nil:
-		s.reportFailure("reloading the changed plugin failed; the running process keeps serving", err)
-		s.update(func(st *PluginStatus) { st.State = StateRunning; s.setError(st, err, "") })
+		return l.quarantine(r.verdict)
+	case launchFailure:
+		s.reportFailure("reloading the changed plugin failed; the running process keeps serving", r.err)
+		s.update(func(st *PluginStatus) { st.State = StateRunning; s.setError(st, r.err, "") })
 		s.settleChanges()
 		return stageRunning
 	}
 	old := l.cur
 	l.deaths = nil
-	l.adopt(in, true, true, "plugin reloaded")
+	l.adopt(r.in, true, true, "plugin reloaded")
 	s.settleChanges()
 	old.stop(s.m.opts.StopTimeout, true)
 	return stageRunning

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/expose"
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -151,10 +152,10 @@ type Options struct {
 	OnEvent func(plugin string, e Event)
 	// Limits bound what the host takes from each plugin: a call's result,
 	// and its lists of tools, resources, templates and prompts (see
-	// pluginproto.Limits; zero fields mean its defaults). A plugin whose
+	// pluginclient.Limits; zero fields mean its defaults). A plugin whose
 	// list is over a limit fails to load, its status naming the limit; a
 	// call whose result is over MaxResultSize fails with tool.ErrTooLarge.
-	Limits pluginproto.Limits
+	Limits pluginclient.Limits
 	// ExposeFor, when not nil, returns the operator's allow and deny lists
 	// of the named plugin (nil: everything is exposed). What they hide is
 	// never published, so it is neither listed nor callable;

@@ -79,12 +79,9 @@ type DefinitionEvent struct {
 // Only the goroutine that publishes for the supervisor touches it (spawn's
 // before run starts, run's after).
 type pinState struct {
-	// baseline is what definitions are compared with when the trust file
-	// pins none (mode open, mode signed, an approval that recorded only
-	// the digest): the first listing of the binary of digest; in mode
-	// open, the last listing.
-	baseline map[string]trust.Pinned
-	digest   string
+	// compare rules on each listing (its baseline is of the binary
+	// last listed).
+	compare trust.Comparer
 	// held is what was held back when last published, by key.
 	held map[string]Held
 	// pending are the changes of state not yet announced (announceDefs).
@@ -109,116 +106,89 @@ func definitions(ls lists) []trust.Definition {
 	return out
 }
 
-// pinAll fingerprints defs by key. A definition that cannot be
-// fingerprinted (not a JSON object) gets an empty pin, which no approval
-// matches; the catalog refuses it anyway.
-func pinAll(defs []trust.Definition) map[string]trust.Pinned {
-	out := make(map[string]trust.Pinned, len(defs))
-	for _, d := range defs {
-		p, err := trust.Pin(d)
-		if err != nil {
-			p = trust.Pinned{Definition: d.JSON}
-		}
-		out[d.Key()] = p
-	}
-	return out
-}
-
-// vet decides what of ls clients are served, by the plugin's trust mode
-// (its last trust check) and what was approved: it returns the lists to
-// publish and, by key, the refusal of each held definition that is served
-// in its approved form (its calls fail with it). It records what ls
-// offers (Manager.Definitions) and what is held (PluginStatus.Held), and
-// each change of state, which the caller announces (announceDefs) once
-// it has published the lists.
+// vet decides what of ls clients are served, by the rulings of package
+// trust (trust.Comparer) under the plugin's last trust check: it returns
+// the lists to publish and, by key, the refusal of each held definition
+// that is served in its approved form (its calls fail with it). It
+// records what ls offers (Manager.Definitions) and what is held
+// (PluginStatus.Held), and each change of state, which the caller
+// announces (announceDefs) once it has published the lists.
 func (s *supervisor) vet(ls lists) (lists, map[string]string) {
 	defs := definitions(ls)
-	pins := pinAll(defs)
 	s.mu.Lock()
 	v := s.st.Trust
 	s.listed = defs
 	s.mu.Unlock()
 
-	ps := &s.pins
-	approved := v.Definitions
-	if approved == nil {
-		if ps.baseline == nil || ps.digest != v.Digest {
-			ps.baseline, ps.digest = pins, v.Digest
-			if v.Mode == trust.ModePinned || v.Mode == trust.ModeSigned {
-				s.log.Info("no definitions are approved for this binary: its first listing is what later ones are held to "+
-					"(plughost approve pins them)", "definitions", len(defs))
+	rulings, first := s.pins.compare.Compare(v, defs)
+	if !v.Mode.HoldsDefinitions() {
+		for _, r := range rulings {
+			if r.Status == trust.DefChanged {
+				s.defEvent(v, r, DefChanged, false, defs, nil)
 			}
 		}
-		approved = ps.baseline
-	}
-	if v.Mode == "" || v.Mode == trust.ModeOpen {
-		for _, d := range defs {
-			if a, ok := approved[d.Key()]; ok && a.Pin != pins[d.Key()].Pin {
-				s.defEvent(v, d, DefChanged, false, pins[d.Key()].Pin, a, defs, nil)
-			}
-		}
-		ps.baseline = pins // the next change is told against this one
 		s.setHeld(nil)
 		return ls, nil
+	}
+	if first {
+		s.log.Info("no definitions are approved for this binary: its first listing is what later ones are held to "+
+			"(plughost approve pins them)", "definitions", len(defs))
 	}
 
 	held := map[string]Held{}
 	refusals := map[string]string{}
-	// keep decides about one definition: served as listed (its own JSON),
-	// served as approved (the approved JSON), or not served (nil).
-	keep := func(d trust.Definition) json.RawMessage {
-		key := d.Key()
-		a, ok := approved[key]
+	served := make(map[string]json.RawMessage, len(rulings))
+	for _, r := range rulings {
+		d, key := r.Definition, r.Definition.Key()
+		served[key] = r.Served
 		switch {
-		case ok && a.Pin != "" && a.Pin == pins[key].Pin:
-			return d.JSON
-		case ok:
-			held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefChanged, Approved: a.Definition, Listed: d.JSON}
+		case !r.Held:
+		case r.Status == trust.DefChanged:
+			held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefChanged, Approved: r.Approved.Definition, Listed: d.JSON}
 			refusals[key] = fmt.Sprintf("%s %s of plugin %s changed since it was approved; held until `plughost approve %s` (plughost plugins --diff %s)",
 				d.Kind, d.Name, s.name, s.name, s.name)
-			if a.Definition == nil {
-				return nil // withheld: a call of it gets the refusal (WithheldTool)
-			}
-			return a.Definition
+		default:
+			held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefPending, Listed: d.JSON}
+			refusals[key] = fmt.Sprintf("%s %s of plugin %s is new since its approval; held until `plughost approve %s` (plughost plugins --diff %s)",
+				d.Kind, d.Name, s.name, s.name, s.name)
 		}
-		held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefPending, Listed: d.JSON}
-		refusals[key] = fmt.Sprintf("%s %s of plugin %s is new since its approval; held until `plughost approve %s` (plughost plugins --diff %s)",
-			d.Kind, d.Name, s.name, s.name, s.name)
-		return nil // withheld: a call of it gets the refusal (WithheldTool)
 	}
-	served := ls
-	served.tools = filterDefs(ls.tools, func(d tool.Def) (tool.Def, bool) {
-		d.JSON = keep(trust.Definition{Kind: trust.KindTool, Name: d.Name, JSON: d.JSON})
+	// A definition not served (nil) is withheld: a call of it gets its
+	// refusal (WithheldTool).
+	keep := func(kind, name string) json.RawMessage { return served[trust.Definition{Kind: kind, Name: name}.Key()] }
+	out := ls
+	out.tools = filterDefs(ls.tools, func(d tool.Def) (tool.Def, bool) {
+		d.JSON = keep(trust.KindTool, d.Name)
 		return d, d.JSON != nil
 	})
-	served.prompts = filterDefs(ls.prompts, func(d tool.Prompt) (tool.Prompt, bool) {
-		d.JSON = keep(trust.Definition{Kind: trust.KindPrompt, Name: d.Name, JSON: d.JSON})
+	out.prompts = filterDefs(ls.prompts, func(d tool.Prompt) (tool.Prompt, bool) {
+		d.JSON = keep(trust.KindPrompt, d.Name)
 		return d, d.JSON != nil
 	})
-	served.resources = filterDefs(ls.resources, func(d tool.Resource) (tool.Resource, bool) {
-		d.JSON = keep(trust.Definition{Kind: trust.KindResource, Name: d.URI, JSON: d.JSON})
+	out.resources = filterDefs(ls.resources, func(d tool.Resource) (tool.Resource, bool) {
+		d.JSON = keep(trust.KindResource, d.URI)
 		return d, d.JSON != nil
 	})
-	served.templates = filterDefs(ls.templates, func(d tool.Template) (tool.Template, bool) {
-		d.JSON = keep(trust.Definition{Kind: trust.KindTemplate, Name: d.URITemplate, JSON: d.JSON})
+	out.templates = filterDefs(ls.templates, func(d tool.Template) (tool.Template, bool) {
+		d.JSON = keep(trust.KindTemplate, d.URITemplate)
 		return d, d.JSON != nil
 	})
 
-	before := ps.held
-	ps.held = held
+	before := s.pins.held
+	s.pins.held = held
 	hs := s.setHeld(held)
-	for _, d := range defs {
-		key := d.Key()
+	for _, r := range rulings {
+		key := r.Definition.Key()
 		h, now := held[key]
 		was, heldBefore := before[key]
 		switch {
 		case now && (!heldBefore || !slices.Equal(was.Listed, h.Listed)):
-			s.defEvent(v, d, h.State, true, pins[key].Pin, approved[key], defs, hs)
+			s.defEvent(v, r, h.State, true, defs, hs)
 		case !now && heldBefore:
-			s.defEvent(v, d, DefApproved, false, pins[key].Pin, approved[key], defs, hs)
+			s.defEvent(v, r, DefApproved, false, defs, hs)
 		}
 	}
-	return served, refusals
+	return out, refusals
 }
 
 // filterDefs maps each definition of in through f, keeping those it keeps.
@@ -247,12 +217,12 @@ func (s *supervisor) setHeld(held map[string]Held) []Held {
 // defEvent records a definition's change of state, for announceDefs to
 // tell once the publication it goes with is made: a log line or an
 // audit line that says a definition is held is true when it is read.
-func (s *supervisor) defEvent(v trust.Verdict, d trust.Definition, state DefState, held bool, pin string, approved trust.Pinned,
-	listed []trust.Definition, heldNow []Held) {
+func (s *supervisor) defEvent(v trust.Verdict, r trust.Ruling, state DefState, held bool, listed []trust.Definition, heldNow []Held) {
+	d := r.Definition
 	e := DefinitionEvent{Time: time.Now().UTC(), Plugin: s.name, Digest: v.Digest, Kind: d.Kind, Name: d.Name,
-		State: state, Held: held, Pin: pin, ApprovedPin: approved.Pin, Listed: listed, HeldNow: heldNow}
-	if approved.Definition != nil && state != DefApproved {
-		e.Diff = trust.DiffFields(d.Kind, approved.Definition, d.JSON)
+		State: state, Held: held, Pin: r.Pin, ApprovedPin: r.Approved.Pin, Listed: listed, HeldNow: heldNow}
+	if r.Approved.Definition != nil && state != DefApproved {
+		e.Diff = trust.DiffFields(d.Kind, r.Approved.Definition, d.JSON)
 	}
 	s.pins.pending = append(s.pins.pending, e)
 }

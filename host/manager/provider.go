@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/pluginproto"
@@ -21,7 +22,7 @@ import (
 type provider struct {
 	name string
 	g    *gate
-	desc pluginproto.Description
+	desc pluginclient.Description
 	lists
 	// epoch is the supervisor's count of the times the process behind the
 	// plugin's publications changed under the catalog's feet (a reload, a

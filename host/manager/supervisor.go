@@ -172,23 +172,21 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 	s.showRequests(s.requestsOf("", in.desc, true))
 }
 
-// launch starts the plugin, retrying a few times while its file is still open
-// for writing (ETXTBSY: a copy that has written its last byte but not yet
-// closed the file, which brings no further directory event).
-func (s *supervisor) launch(ctx context.Context) (*instance, error) {
+// markLoaded records the plugin file as it is now as the one launched
+// (unchanged compares a directory event with it).
+func (s *supervisor) markLoaded() {
 	if fi, err := os.Stat(s.path); err == nil {
 		s.mu.Lock()
 		s.loaded = fi
 		s.mu.Unlock()
 	}
-	if s.m.opts.Trust != nil {
-		// Checked as late as can be: right before the process starts.
-		if v := s.checkTrust(); !v.Allowed() {
-			return nil, &errQuarantined{v}
-		}
-	} else if s.m.cache != nil {
-		s.bin, _ = identify(s.path, &s.bin) // zero when unreadable: nothing is stored
-	}
+}
+
+// launch starts the plugin's process, retrying a few times while its file
+// is still open for writing (ETXTBSY: a copy that has written its last
+// byte but not yet closed the file, which brings no further directory
+// event). Its trust is checked before (life.launch).
+func (s *supervisor) launch(ctx context.Context) (*instance, error) {
 	delay := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
 		in, err := launch(ctx, &s.m.opts, s.name, s.path)

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/plughost/plughost/host/expose"
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -37,7 +38,7 @@ type lists struct {
 
 // list asks the plugin for what kinds says changed (all of it at load),
 // keeping the rest of old. Only what the plugin offers is asked.
-func (in *instance) list(ctx context.Context, old lists, kinds pluginproto.Change) (lists, error) {
+func (in *instance) list(ctx context.Context, old lists, kinds pluginclient.Change) (lists, error) {
 	l := old
 	var refused []Refusal // of the kinds listed again
 	var err error
@@ -87,7 +88,7 @@ func (in *instance) list(ctx context.Context, old lists, kinds pluginproto.Chang
 }
 
 // everything is the change that lists all a plugin offers.
-var everything = pluginproto.Change{Tools: true, Resources: true, Prompts: true}
+var everything = pluginclient.Change{Tools: true, Resources: true, Prompts: true}
 
 // named keeps the definitions that have a string member key, each once,
 // logging the others and adding them to refused (the catalog checks the

@@ -3,13 +3,11 @@ package manager
 import (
 	"context"
 	"encoding/json"
-	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -31,11 +29,6 @@ type Trust interface {
 	Watch(ctx context.Context, changed func()) (done <-chan struct{}, err error)
 }
 
-// errQuarantined is the error of a launch the trust check refused.
-type errQuarantined struct{ v trust.Verdict }
-
-func (e *errQuarantined) Error() string { return "quarantined: " + e.v.Reason }
-
 // checkTrust checks the plugin file as it is now, records the verdict in
 // the status, and returns it. Without Options.Trust every plugin may run.
 // Only run's goroutine calls it once the supervisor runs (it updates
@@ -48,7 +41,7 @@ func (s *supervisor) checkTrust() trust.Verdict {
 	var digest string
 	if id, ok := identify(s.path, &s.bin); ok {
 		s.bin = id // the catalog cache's identity too: hashed once
-		digest = "sha256:" + id.SHA256
+		digest = trust.SHA256Digest(id.SHA256)
 	}
 	v := t.Check(s.name, s.path, digest) // "": Check reads the file and says why it cannot
 	s.update(func(st *PluginStatus) { st.Trust = v })
@@ -65,7 +58,7 @@ func (l *life) quarantine(v trust.Verdict) stage {
 		l.cur.stop(s.m.opts.StopTimeout, true)
 		l.cur = nil
 	}
-	req := s.requestsOf(v.Digest, pluginproto.Description{}, false)
+	req := s.requestsOf(v.Digest, pluginclient.Description{}, false)
 	s.mu.Lock()
 	s.listed = nil // not running: nothing to approve
 	s.mu.Unlock()
@@ -127,10 +120,10 @@ func (m *Manager) recheckAll() {
 	}
 }
 
-// recheckSigned makes the supervisor of the plugin file a changed
-// signature file (NAME.sig) belongs to check its trust again.
-func (m *Manager) recheckSigned(sigBase string) {
-	path := filepath.Join(m.opts.Dir, strings.TrimSuffix(sigBase, trust.SigSuffix))
+// recheckSigned makes the supervisor of the plugin file of that name
+// check its trust again: its signature file changed.
+func (m *Manager) recheckSigned(file string) {
+	path := filepath.Join(m.opts.Dir, file)
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	for _, s := range m.plugins {
@@ -153,7 +146,7 @@ func (s *supervisor) trustChanged() {
 // for a binary that is not running what it said when it last ran this
 // very binary (its catalog cache entry, when the digest matches); empty
 // when unknown.
-func (s *supervisor) requestsOf(digest string, d pluginproto.Description, described bool) pluginproto.Requests {
+func (s *supervisor) requestsOf(digest string, d pluginclient.Description, described bool) pluginproto.Requests {
 	if _, ok := declared.Name(filepath.Base(s.path)); ok {
 		if decl, err := declared.Load(s.path); err == nil {
 			return decl.Requests
@@ -163,7 +156,8 @@ func (s *supervisor) requestsOf(digest string, d pluginproto.Description, descri
 	if described {
 		return d.Requests
 	}
-	return s.m.cache.requestsOf(s.name, strings.TrimPrefix(digest, "sha256:"))
+	sha, _ := trust.ParseDigest(digest) // "" when unknown
+	return s.m.cache.requestsOf(s.name, sha)
 }
 
 // requestsOf returns the requests of the named plugin's cache entry when
@@ -204,39 +198,4 @@ func (s *supervisor) showRequests(r pluginproto.Requests) {
 		s.log.Warn("plugin asks for more than its sandbox policy grants; it runs with the grant only",
 			"requested", r.String(), "not_granted", denied.String())
 	}
-}
-
-// isQuarantine returns the verdict of a launch the trust check refused.
-func isQuarantine(err error) (trust.Verdict, bool) {
-	var q *errQuarantined
-	if errors.As(err, &q) {
-		return q.v, true
-	}
-	return trust.Verdict{}, false
-}
-
-// ErrNoPlugin is Find's error when no file of the directory is the
-// named plugin.
-var ErrNoPlugin = errors.New("no such plugin")
-
-// Find returns the provider name and the file of the plugin of that
-// provider name in dir (or of that file name), as a manager of dir with
-// Options.Wrapper set would load it: the first such file by name, an
-// executable or a declaration. It is how `plughost approve NAME` finds
-// what to approve.
-func Find(dir, name string) (provider, path string, err error) {
-	entries, err := os.ReadDir(dir)
-	if err != nil {
-		return "", "", err
-	}
-	m := &Manager{opts: Options{Dir: dir, Wrapper: []string{"find"}}}
-	for _, byFile := range []bool{false, true} {
-		for _, e := range entries {
-			f, _, ok := m.inspect(e.Name())
-			if ok && ((!byFile && f.name == name) || (byFile && e.Name() == name)) {
-				return f.name, f.path, nil
-			}
-		}
-	}
-	return "", "", fmt.Errorf("%w %q in %s", ErrNoPlugin, name, dir)
 }

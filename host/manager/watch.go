@@ -77,6 +77,32 @@ func (m *Manager) inspect(base string) (f file, why string, ok bool) {
 	return file{name: name, path: path, renamed: renamed}, "", true
 }
 
+// ErrNoPlugin is Find's error when no file of the directory is the
+// named plugin.
+var ErrNoPlugin = errors.New("no such plugin")
+
+// Find returns the provider name and the file of the plugin of that
+// provider name in dir (or of that file name), as a manager of dir with
+// Options.Wrapper set would load it: the first such file by name, an
+// executable or a declaration. It is how `plughost approve NAME` finds
+// what to approve.
+func Find(dir, name string) (provider, path string, err error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return "", "", err
+	}
+	m := &Manager{opts: Options{Dir: dir, Wrapper: []string{"find"}}}
+	for _, byFile := range []bool{false, true} {
+		for _, e := range entries {
+			f, _, ok := m.inspect(e.Name())
+			if ok && ((!byFile && f.name == name) || (byFile && e.Name() == name)) {
+				return f.name, f.path, nil
+			}
+		}
+	}
+	return "", "", fmt.Errorf("%w %q in %s", ErrNoPlugin, name, dir)
+}
+
 // providerName is the provider name of the plugin file base: a plugin's
 // (naming.ForFile), or a declaration's, the name before its suffix
 // (everything.mcp.json → everything).
@@ -242,8 +268,8 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		m.log.Warn("plugin directory is gone; keeping the loaded plugins", "dir", m.opts.Dir, "error", err)
 		return
 	}
-	if m.opts.Trust != nil && strings.HasSuffix(base, trust.SigSuffix) {
-		m.recheckSigned(base) // a plugin's signature: its plugin is checked again
+	if file, ok := trust.SignedFile(base); ok && m.opts.Trust != nil {
+		m.recheckSigned(file) // a plugin's signature: its plugin is checked again
 	}
 	f, why, ok := m.inspect(base)
 	name, _ := providerName(base)

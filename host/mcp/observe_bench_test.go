@@ -18,8 +18,7 @@ import (
 // that the host's own cost is all there is) without Options.OnCallEnd,
 // with the Prometheus metrics, and with the metrics and an audit log
 // (written to io.Discard: the JSON line, not the disk). Compare the
-// sub-benchmarks' ns/op for the overhead's ratio (README, "Operating
-// plughost").
+// sub-benchmarks' ns/op for the overhead's ratio (docs/reference.md, "Metrics").
 func BenchmarkCallObserved(b *testing.B) {
 	m := metrics.New(nil)
 	a := audit.New(io.Discard, nil)

@@ -297,7 +297,7 @@ func CheckAuditFile(path string) error {
 
 // secretWhere says where a secret came from: the variable holding it,
 // else the configuration's key (where), else the variable naming its
-// file — the order FindSecret reads them in.
+// file — the order secretfile.Find reads them in.
 func secretWhere(where string, getenv func(string) string, envValue, envFile string) string {
 	switch {
 	case getenv(envValue) != "":

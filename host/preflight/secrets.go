@@ -1,16 +1,14 @@
 package preflight
 
 import (
-	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
-	"os"
 	"strings"
 
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/mcp/sealed"
+	"github.com/plughost/plughost/internal/secretfile"
 )
 
 // The secrets serve reads at start: the state key, the tasks' redis
@@ -42,10 +40,6 @@ const (
 // the block names no client_secret_file.
 const EnvClientSecret = "PLUGHOST_OAUTH_CLIENT_SECRET"
 
-// MaxKeyFile bounds what is read of a key file: a secret takes a few dozen
-// bytes, so a larger file is a mistake (or /dev/zero), not a secret.
-const MaxKeyFile = 64 << 10
-
 // StateKey returns the secret sealing serve's requestState, from the first
 // of $PLUGHOST_STATE_KEY (the secret itself), the stateless block's
 // state_key_file, and the file $PLUGHOST_STATE_KEY_FILE names; source
@@ -53,7 +47,7 @@ const MaxKeyFile = 64 << 10
 // must hold at least sealed.KeySize bytes once one trailing newline is
 // trimmed.
 func StateKey(st config.Stateless, getenv func(string) string) (secret []byte, source string, err error) {
-	secret, source, err = FindSecret(getenv, EnvStateKey, st.KeyFile, "state_key_file in the stateless block", EnvStateKeyFile, "state key")
+	secret, source, err = secretfile.Find(getenv, EnvStateKey, st.KeyFile, "state_key_file in the stateless block", EnvStateKeyFile, "state key")
 	if err != nil || source == "" {
 		return nil, source, err
 	}
@@ -70,7 +64,7 @@ func StateKey(st config.Stateless, getenv func(string) string) (secret []byte, s
 // file is read as a state key file is (its owner's alone, one trailing
 // newline trimmed); an empty password is refused.
 func RedisPassword(r *config.Redis, getenv func(string) string) (password, source string, err error) {
-	secret, source, err := FindSecret(getenv, EnvRedisPassword, r.PasswordFile, "password_file in the tasks block's redis block",
+	secret, source, err := secretfile.Find(getenv, EnvRedisPassword, r.PasswordFile, "password_file in the tasks block's redis block",
 		EnvRedisPasswordFile, "redis password")
 	switch {
 	case err != nil || source == "":
@@ -84,13 +78,13 @@ func RedisPassword(r *config.Redis, getenv func(string) string) (password, sourc
 // EmbeddingsKey returns the key of the search block's embeddings
 // endpoint: its api_key_file's content or its api_key_env's value,
 // trimmed; "" when the block names neither (no key is sent). The file is
-// read as a state key file is ([ReadSecretFile]: its owner's alone, at
-// most MaxKeyFile bytes).
+// read as a state key file is ([secretfile.Read]: its owner's alone, at
+// most secretfile.MaxSize bytes).
 func EmbeddingsKey(e *config.Embeddings, getenv func(string) string) (string, error) {
 	var key string
 	switch {
 	case e.APIKeyFile != "":
-		b, err := ReadSecretFile(e.APIKeyFile, "search: the embeddings key file "+e.APIKeyFile)
+		b, err := secretfile.Read(e.APIKeyFile, "search: the embeddings key file "+e.APIKeyFile)
 		if err != nil {
 			return "", err
 		}
@@ -107,79 +101,17 @@ func EmbeddingsKey(e *config.Embeddings, getenv func(string) string) (string, er
 
 // ClientSecret returns the auth block's introspection client secret: its
 // client_secret_file's content, trimmed, else $PLUGHOST_OAUTH_CLIENT_SECRET.
-// The file is read as a state key file is ([ReadSecretFile]: its owner's
-// alone, at most MaxKeyFile bytes).
+// The file is read as a state key file is ([secretfile.Read]: its owner's
+// alone, at most secretfile.MaxSize bytes).
 func ClientSecret(a *config.Auth, getenv func(string) string) (string, error) {
 	if a.ClientSecretFile == "" {
 		return getenv(EnvClientSecret), nil
 	}
-	b, err := ReadSecretFile(a.ClientSecretFile, "auth: client_secret_file "+a.ClientSecretFile)
+	b, err := secretfile.Read(a.ClientSecretFile, "auth: client_secret_file "+a.ClientSecretFile)
 	if err != nil {
 		return "", err
 	}
 	return strings.TrimSpace(string(b)), nil
-}
-
-// FindSecret reads a secret from the first of: the environment variable
-// envValue (the secret itself); the file the configuration names
-// (configFile, set by configKey); the file the environment variable
-// envFile names. One trailing newline is trimmed. source says where it
-// came from ("" when nowhere: no secret); errors name it, never the
-// secret. what names the secret ("state key").
-func FindSecret(getenv func(string) string, envValue, configFile, configKey, envFile, what string) (secret []byte, source string, err error) {
-	switch {
-	case getenv(envValue) != "":
-		source = "$" + envValue
-		secret = []byte(getenv(envValue))
-	case configFile != "":
-		source = what + " file " + configFile + " (" + configKey + ")"
-		secret, err = ReadSecretFile(configFile, source)
-	case getenv(envFile) != "":
-		path := getenv(envFile)
-		source = what + " file " + path + " ($" + envFile + ")"
-		secret, err = ReadSecretFile(path, source)
-	default:
-		return nil, "", nil
-	}
-	if err != nil {
-		return nil, source, err
-	}
-	secret, _ = bytes.CutSuffix(secret, []byte("\n"))
-	return secret, source, nil
-}
-
-// ReadSecretFile reads the secret in the file at path (a state key, the
-// tasks' redis password, the embeddings key, the introspection client
-// secret); source names it in errors. The file must exist
-// and, when it is a regular file, be its owner's alone (chmod 600); a
-// symlink is judged by its target.
-func ReadSecretFile(path, source string) ([]byte, error) {
-	f, err := os.Open(path)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, fmt.Errorf("%s does not exist", source)
-	case err != nil:
-		return nil, fmt.Errorf("%s: %w", source, unwrapPath(err))
-	}
-	defer f.Close()
-	st, err := f.Stat() // of the file opened, not of a name that may change meanwhile
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", source, unwrapPath(err))
-	}
-	if st.IsDir() {
-		return nil, fmt.Errorf("%s is a directory, not a file holding the key", source)
-	}
-	if perm := st.Mode().Perm(); st.Mode().IsRegular() && perm&0o077 != 0 {
-		return nil, fmt.Errorf("%s is open to group or others (mode %04o): a secret must be its owner's alone: chmod 600 %s", source, perm, path)
-	}
-	b, err := io.ReadAll(io.LimitReader(f, MaxKeyFile+1))
-	if err != nil {
-		return nil, fmt.Errorf("%s: %w", source, unwrapPath(err))
-	}
-	if len(b) > MaxKeyFile {
-		return nil, fmt.Errorf("%s is larger than %d KiB: not a secret", source, MaxKeyFile>>10)
-	}
-	return b, nil
 }
 
 // unwrapPath drops the path an *fs.PathError repeats: the source already

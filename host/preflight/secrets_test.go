@@ -7,11 +7,12 @@ import (
 	"testing"
 
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/internal/secretfile"
 )
 
 // The embeddings key and the introspection client secret are read as a
 // state key file is: a file open to group or others, or larger than
-// MaxKeyFile, is refused.
+// secretfile.MaxSize, is refused.
 func TestSecretFilesChecked(t *testing.T) {
 	t.Parallel()
 	dir := t.TempDir()
@@ -27,7 +28,7 @@ func TestSecretFilesChecked(t *testing.T) {
 	}
 	good := write("good", "s3cret\n", 0o600)
 	loose := write("open", "s3cret\n", 0o644)
-	huge := write("huge", strings.Repeat("x", MaxKeyFile+1), 0o600)
+	huge := write("huge", strings.Repeat("x", secretfile.MaxSize+1), 0o600)
 	missing := filepath.Join(dir, "missing")
 	noenv := func(string) string { return "" }
 	for name, read := range map[string]func(path string) (string, error){

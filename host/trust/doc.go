@@ -67,8 +67,20 @@
 //	p.Annotations  // "sha256/v1:09ab…": recorded, never held back
 //
 // The Checker hands an approved plugin's pins to the manager in
-// Verdict.Definitions, which holds back what differs (package manager,
-// "Definitions pinned").
+// Verdict.Definitions. A Comparer, one per plugin, rules on each listing
+// against them: in modes pinned and signed (Mode.HoldsDefinitions) a
+// definition whose pin differs is held back and served as approved (not
+// at all when only its pin was approved), a new one is not served; when
+// the approval pins none, the binary's first listing stands in for it; in
+// mode open a change is only reported. The manager publishes what the
+// rulings serve and tells what changed (package manager, "Definitions
+// pinned"):
+//
+//	rulings, _ := c.Compare(v, listed)
+//	for _, r := range rulings {
+//		r.Status // DefAsApproved, DefChanged or DefNew
+//		r.Served // the listed JSON, the approved one, or nil: not served
+//	}
 //
 // # What a plugin asks for
 //

@@ -247,7 +247,13 @@ func Digest(path string) (string, error) {
 	if _, err := io.Copy(h, f); err != nil {
 		return "", err
 	}
-	return "sha256:" + hex.EncodeToString(h.Sum(nil)), nil
+	return SHA256Digest(hex.EncodeToString(h.Sum(nil))), nil
+}
+
+// SHA256Digest is the digest of a file whose SHA-256 in hex is sum:
+// "sha256:" and sum, as the trust file and Verdict write it.
+func SHA256Digest(sum string) string {
+	return "sha256:" + sum
 }
 
 // Update changes the trust file at path with change, which gets the file

@@ -136,6 +136,34 @@ func TestDigest(t *testing.T) {
 	}
 }
 
+// TestSHA256Digest: a SHA-256 in hex is written as a digest that
+// ParseDigest reads back, as Digest writes a file's.
+func TestSHA256Digest(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		sum  string
+		want string
+		ok   bool // ParseDigest accepts it
+	}{
+		"a file's":   {strings.TrimPrefix(digestA, "sha256:"), digestA, true},
+		"upper case": {strings.ToUpper(strings.TrimPrefix(digestA, "sha256:")), "sha256:" + strings.ToUpper(strings.TrimPrefix(digestA, "sha256:")), false},
+		"too short":  {"2cf24d", "sha256:2cf24d", false},
+	}
+	for name, tt := range tests {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			d := trust.SHA256Digest(tt.sum)
+			if d != tt.want {
+				t.Fatalf("SHA256Digest(%q) = %q, want %q", tt.sum, d, tt.want)
+			}
+			sum, err := trust.ParseDigest(d)
+			if (err == nil) != tt.ok || (tt.ok && sum != tt.sum) {
+				t.Fatalf("ParseDigest(%q) = %q, %v", d, sum, err)
+			}
+		})
+	}
+}
+
 // TestDefinitionsRoundTrip: an entry's definitions are written (format 2)
 // and read back as they were; a format 1 file's definitions member, of
 // no format this host knows, is dropped rather than written back.

@@ -27,6 +27,16 @@ const Namespace = "plughost-plugin"
 // writes).
 const SigSuffix = ".sig"
 
+// SignedFile is the name of the file that the signature file of that name
+// signs (echo for echo.sig); false when name is not a signature file's.
+func SignedFile(name string) (string, bool) {
+	file, ok := strings.CutSuffix(name, SigSuffix)
+	if !ok || file == "" {
+		return "", false
+	}
+	return file, true
+}
+
 // MaxSignatureSize is the largest signature file read; an SSH signature
 // is well under 2 KiB even with an RSA-4096 key.
 const MaxSignatureSize = 16 << 10

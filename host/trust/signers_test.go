@@ -165,3 +165,25 @@ func TestParseSigners(t *testing.T) {
 		})
 	}
 }
+
+func TestSignedFile(t *testing.T) {
+	t.Parallel()
+	tests := map[string]struct {
+		file string
+		ok   bool
+	}{
+		"echo.sig":           {"echo", true},
+		"notes.mcp.json.sig": {"notes.mcp.json", true},
+		"echo.sig.sig":       {"echo.sig", true},
+		"echo":               {"", false},
+		"echo.sig~":          {"", false},
+		".sig":               {"", false}, // signs no file
+		"":                   {"", false},
+	}
+	for name, want := range tests {
+		file, ok := trust.SignedFile(name)
+		if file != want.file || ok != want.ok {
+			t.Errorf("SignedFile(%q) = %q, %v; want %q, %v", name, file, ok, want.file, want.ok)
+		}
+	}
+}

@@ -6,6 +6,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -26,7 +27,7 @@ func about(res *mcp.InitializeResult) pluginproto.About {
 	if a.Description == "" {
 		a.Description = firstParagraph(res.Instructions)
 	}
-	return a.Bounded()
+	return pluginclient.Bound(a)
 }
 
 // firstParagraph returns s's text up to its first blank line, trimmed.

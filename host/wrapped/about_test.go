@@ -9,6 +9,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -16,7 +17,7 @@ import (
 // title and description, through a real go-sdk server.
 func TestWrappedAbout(t *testing.T) {
 	t.Parallel()
-	long := strings.Repeat("word ", pluginproto.MaxDescription)
+	long := strings.Repeat("word ", pluginclient.MaxDescription)
 	tests := map[string]struct {
 		info         mcp.Implementation
 		instructions string
@@ -42,7 +43,7 @@ func TestWrappedAbout(t *testing.T) {
 		},
 		"bounded": {
 			info: mcp.Implementation{Name: "big", Description: long},
-			want: pluginproto.About{Title: "big", Description: long[:pluginproto.MaxDescription]},
+			want: pluginproto.About{Title: "big", Description: long[:pluginclient.MaxDescription]},
 		},
 	}
 	for name, tc := range tests {

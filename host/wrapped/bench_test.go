@@ -18,7 +18,7 @@ import (
 // the go-sdk client alone against server-everything on Node 22, and the
 // same through the bridge (Proxy, exchange) without gRPC. The two are
 // about equal: the bridge adds little to the client, whose JSON decoding
-// allocates about 130 KB per call (see the README's "Existing MCP servers
+// allocates about 130 KB per call (see docs/plugin-authors.md "Existing MCP servers
 // as plugins"); bench/ compares the whole path with the server run directly.
 
 // referenceServer is server-everything's entry point and the pinned node.

@@ -1,7 +1,8 @@
-// Command profhost is plughost's serve path (catalog, plugin manager,
-// host/mcp server, over stdio or with --http over Streamable HTTP) wired as
-// cmd/plughost wires it, with a CPU profile, for profiling the hot path
-// under the benchmark's load:
+// Command profhost is plughost's serve path (package serve: the catalog,
+// the plugin manager and its sandbox, the host/mcp server, over stdio or
+// with --http over Streamable HTTP), assembled as cmd/plughost assembles
+// it, with a CPU profile, for profiling the hot path under the benchmark's
+// load:
 //
 //	PROFHOST_CPUPROFILE=/tmp/cpu.pprof bin/bench/bench -quick -only calls -plughost bin/bench/profhost
 //	go tool pprof -top bin/bench/profhost /tmp/cpu.pprof
@@ -11,51 +12,46 @@
 package main
 
 import (
-	"context"
-	"encoding/json"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/signal"
 	"runtime/pprof"
-	"syscall"
+	"time"
 
-	"github.com/hashicorp/go-hclog"
-
-	"github.com/plughost/plughost/host/catalog"
-	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
-	"github.com/plughost/plughost/host/mcp/streamable"
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/host/serve"
+	"github.com/plughost/plughost/sandbox"
 )
 
 func main() {
+	sandbox.RunStageIfRequested() // the sandbox's re-exec stage, as plughost's own
+	if len(os.Args) > 1 && os.Args[1] == serve.WrappedCommand { // a declared server's wrapper
+		if err := serve.RunWrapped(os.Args[2:], "profhost", os.Stderr); err != nil {
+			fmt.Fprintln(os.Stderr, "profhost:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if len(os.Args) < 2 || os.Args[1] != "serve" {
 		fmt.Fprintln(os.Stderr, "usage: profhost serve --plugins DIR [--workspace DIR] [--log-level L]")
 		os.Exit(2)
 	}
 	fs := flag.NewFlagSet("serve", flag.ExitOnError)
-	dir := fs.String("plugins", "", "plugin directory")
-	workspace := fs.String("workspace", "", "the directory granted to the plugins as \"workspace\" (as plughost grants --workspace to the files plugin)")
-	level := fs.String("log-level", "warn", "log level")
-	addr := fs.String("http", "", "serve Streamable HTTP at ADDR until SIGTERM instead of stdio")
-	rate := fs.Float64("rate-limit", 100, "requests per second one HTTP session may send (negative: no limit)")
+	o := serve.Options{Serving: true, Version: "profhost"}
+	fs.StringVar(&o.Plugins, "plugins", "", "plugin directory")
+	fs.StringVar(&o.Workspace, "workspace", "", "the files plugin's workspace (plughost's --workspace)")
+	fs.StringVar(&o.LogLevel, "log-level", "warn", "log level")
+	h := serve.HTTPOptions{Idle: 30 * time.Minute, MaxBody: mcp.DefaultMaxMessageSize, Shutdown: 10 * time.Second}
+	fs.StringVar(&h.Addr, "http", "", "serve Streamable HTTP at ADDR until SIGTERM instead of stdio")
+	fs.Float64Var(&h.Rate, "rate-limit", 100, "requests per second one HTTP session may send (negative: no limit)")
 	_ = fs.Parse(os.Args[2:])
-	if err := run(*dir, *workspace, *level, *addr, *rate); err != nil {
+	if err := run(&o, &h); err != nil {
 		fmt.Fprintln(os.Stderr, "profhost:", err)
 		os.Exit(1)
 	}
 }
 
-// workspaceGrant is $PLUGHOST_GRANTS naming workspace as the writable
-// directory "workspace" (no sandbox here: the grant is only told).
-func workspaceGrant(workspace string) string {
-	b, _ := json.Marshal(pluginproto.Grants{AllowNet: "none", Dirs: map[string]pluginproto.GrantedDir{"workspace": {Path: workspace, Write: true}}})
-	return string(b)
-}
-
-func run(dir, workspace, level, addr string, rate float64) error {
+func run(o *serve.Options, h *serve.HTTPOptions) error {
 	if path := os.Getenv("PROFHOST_CPUPROFILE"); path != "" {
 		f, err := os.Create(path)
 		if err != nil {
@@ -67,42 +63,9 @@ func run(dir, workspace, level, addr string, rate float64) error {
 		}
 		defer pprof.StopCPUProfile()
 	}
-	log := hclog.New(&hclog.LoggerOptions{Name: "profhost", Level: hclog.LevelFromString(level), Output: os.Stderr})
-	cat := catalog.New(&catalog.Options{Logger: log.Named("catalog")})
-	defer cat.Close()
-	mgr, err := manager.New(&manager.Options{
-		Dir:       dir,
-		Logger:    log.Named("plugins"),
-		Publisher: cat,
-		Env:       []string{pluginproto.GrantsEnv + "=" + workspaceGrant(workspace)},
-	})
-	if err != nil {
-		return err
+	if h.Addr == "" {
+		return serve.Stdio(o, os.Stdin, os.Stdout, os.Stderr)
 	}
-	ctx, cancel := context.WithCancel(context.Background())
-	done := make(chan error, 1)
-	go func() { done <- mgr.Run(ctx) }()
-	srv := mcp.NewServer(cat, &mcp.Options{Logger: log.Named("mcp")})
-	var serveErr error
-	if addr == "" {
-		serveErr = srv.ServeStdio(context.Background(), os.Stdin, os.Stdout)
-	} else {
-		serveErr = serveHTTP(srv, addr, rate)
-	}
-	cancel()
-	if err := <-done; err != nil {
-		return err
-	}
-	return serveErr
-}
-
-// serveHTTP serves srv over Streamable HTTP at addr until SIGTERM or SIGINT.
-func serveHTTP(srv *mcp.Server, addr string, rate float64) error {
-	ln, err := net.Listen("tcp", addr)
-	if err != nil {
-		return err
-	}
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	return streamable.Serve(ctx, srv, ln, &streamable.Options{RateLimit: rate})
+	o.HTTP = true
+	return serve.HTTP(o, h, os.Stderr)
 }

@@ -33,6 +33,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/plughost/plughost/grants"
 	"github.com/plughost/plughost/internal/toolsearcheval"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -48,7 +49,7 @@ func main() {
 
 // newPlugin returns the plugin serving the server named after the
 // plugin's provider name (g.Plugin, else the executable's file name).
-func newPlugin(g *pluginproto.Grants, exe string) (*pluginproto.Plugin, error) {
+func newPlugin(g *grants.Grants, exe string) (*pluginproto.Plugin, error) {
 	name := g.Plugin
 	if name == "" {
 		name = toolsearcheval.PluginName(filepath.Base(exe))

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/grants"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -24,7 +25,7 @@ func TestNewPlugin(t *testing.T) {
 	if err := os.WriteFile(path, []byte(corpus), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	g := &pluginproto.Grants{Plugin: "Ant_Design_Components", AllowRead: []string{"/usr/lib", path}}
+	g := &grants.Grants{Plugin: "Ant_Design_Components", AllowRead: []string{"/usr/lib", path}}
 	p, err := newPlugin(g, "/ignored")
 	if err != nil {
 		t.Fatal(err)
@@ -37,7 +38,7 @@ func TestNewPlugin(t *testing.T) {
 	}
 
 	// Without the grants (a run by hand), the file name names the server.
-	p, err = newPlugin(&pluginproto.Grants{AllowRead: []string{path}}, "/plugins/time")
+	p, err = newPlugin(&grants.Grants{AllowRead: []string{path}}, "/plugins/time")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -49,7 +50,7 @@ func TestNewPlugin(t *testing.T) {
 		t.Errorf("the plugin file time serves %q, want Time", p.About().Title)
 	}
 
-	for name, g := range map[string]*pluginproto.Grants{
+	for name, g := range map[string]*grants.Grants{
 		"no .jsonl granted": {Plugin: "time"},
 		"unknown server":    {Plugin: "nope", AllowRead: []string{path}},
 	} {

@@ -14,7 +14,7 @@
 //
 // Usage, from pluginproto/ (go generate runs it):
 //
-//	go run ./internal/protogen -I proto -out internal/pb plugin.proto
+//	go run ./internal/protogen -I proto -out ../internal/pluginpb plugin.proto
 //
 // The generated files differ from protoc's only in their header's version
 // comment, which says "protoc (unknown)": no protoc took part.

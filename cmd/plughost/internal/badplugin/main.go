@@ -28,7 +28,7 @@ import (
 	"google.golang.org/protobuf/encoding/protowire"
 	"google.golang.org/protobuf/proto"
 
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/plugincontract"
 )
 
 var tools = []string{
@@ -51,8 +51,8 @@ var prompts = []string{`{"name":"broken_prompt","arguments":"none"}`}
 
 func main() {
 	plugin.Serve(&plugin.ServeConfig{
-		HandshakeConfig:  pluginproto.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{2: {pluginproto.PluginName: grpcPlugin{}}},
+		HandshakeConfig:  plugincontract.Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{2: {plugincontract.PluginName: grpcPlugin{}}},
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
 			return grpc.NewServer(append(opts, grpc.ForceServerCodec(codec{}))...)
 		},

@@ -1,0 +1,175 @@
+package pluginclient
+
+// Helpers of the tests that serve a plugin of the SDK to this client.
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"sync"
+	"testing"
+
+	"github.com/hashicorp/go-plugin"
+	"github.com/plughost/plughost/pluginproto"
+	"google.golang.org/grpc"
+)
+
+// describe is what the test handlers answer: the caller as they got it.
+func describe(c *pluginproto.Caller) string {
+	if c == nil {
+		return "nobody"
+	}
+	return fmt.Sprintf("%s %s %s %v %s %v", c.Subject, c.ClientID, c.Issuer, c.Scopes, c.Claims, c.Local)
+}
+
+// job is a handler that goes on as a task when it can, reports progress,
+// asks again, and returns whether it went on as a task each time.
+func job(_ context.Context, r *pluginproto.Request) (*pluginproto.Result, error) {
+	first := r.RunAsTask()
+	r.Progress(1, 0, "working")
+	second := r.RunAsTask()
+	return pluginproto.TextResult(fmt.Sprintf("task %v %v", first, second)), nil
+}
+
+func sampleTen(ctx context.Context, r *pluginproto.Request) error {
+	_, err := r.Sample(ctx, pluginproto.SampleParams{Messages: []pluginproto.Message{{Role: "user", Content: pluginproto.Text("hi")}}, MaxTokens: 10})
+	return err
+}
+
+func readsAs(text string) pluginproto.ResourceHandler {
+	return func(context.Context, *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) {
+		return pluginproto.TextContents("", text), nil
+	}
+}
+
+// fakeProxy records what it is handed and answers as its fields say.
+type fakeProxy struct {
+	mu    sync.Mutex
+	calls []pluginproto.ProxyCall
+	reads []string
+	subs  []string // "+uri" or "-uri"
+
+	call      func(ctx context.Context, c *pluginproto.ProxyCall) (json.RawMessage, error)
+	read      func(uri string, caps json.RawMessage, in *pluginproto.Input) (json.RawMessage, error)
+	prompt    func(name string, args, caps json.RawMessage, in *pluginproto.Input) (json.RawMessage, error)
+	complete  func(params json.RawMessage) (json.RawMessage, error)
+	subscribe error
+}
+
+func (f *fakeProxy) CallTool(ctx context.Context, c *pluginproto.ProxyCall) (json.RawMessage, error) {
+	f.mu.Lock()
+	f.calls = append(f.calls, *c)
+	f.mu.Unlock()
+	return f.call(ctx, c)
+}
+
+func (f *fakeProxy) ReadResource(_ context.Context, uri string, caps json.RawMessage, in *pluginproto.Input) (json.RawMessage, error) {
+	f.mu.Lock()
+	f.reads = append(f.reads, uri)
+	f.mu.Unlock()
+	return f.read(uri, caps, in)
+}
+
+func (f *fakeProxy) GetPrompt(_ context.Context, name string, args, caps json.RawMessage, in *pluginproto.Input) (json.RawMessage, error) {
+	return f.prompt(name, args, caps, in)
+}
+
+func (f *fakeProxy) Complete(_ context.Context, params json.RawMessage) (json.RawMessage, error) {
+	return f.complete(params)
+}
+
+func (f *fakeProxy) SubscribeResource(_ context.Context, uri string, subscribe bool) error {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if subscribe {
+		f.subs = append(f.subs, "+"+uri)
+	} else {
+		f.subs = append(f.subs, "-"+uri)
+	}
+	return f.subscribe
+}
+
+// recordingProxy answers every call, handing it to got.
+type recordingProxy struct{ got chan<- *pluginproto.ProxyCall }
+
+func (r recordingProxy) CallTool(_ context.Context, c *pluginproto.ProxyCall) (json.RawMessage, error) {
+	r.got <- c
+	return json.RawMessage(`{"content":[]}`), nil
+}
+func (recordingProxy) ReadResource(context.Context, string, json.RawMessage, *pluginproto.Input) (json.RawMessage, error) {
+	return nil, pluginproto.ErrUnknownResource
+}
+func (recordingProxy) GetPrompt(context.Context, string, json.RawMessage, json.RawMessage, *pluginproto.Input) (json.RawMessage, error) {
+	return nil, pluginproto.ErrUnknownPrompt
+}
+func (recordingProxy) Complete(context.Context, json.RawMessage) (json.RawMessage, error) {
+	return json.RawMessage(`{}`), nil
+}
+func (recordingProxy) SubscribeResource(context.Context, string, bool) error { return nil }
+
+// textResult is the JSON of pluginproto.TextResult(s), as the plugin
+// sends it.
+func textResult(t *testing.T, s string) json.RawMessage {
+	t.Helper()
+	type text struct {
+		Type string `json:"type"`
+		Text string `json:"text"`
+	}
+	b, err := json.Marshal(map[string][]text{"content": {{"text", s}}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// describedPlugin serves p, with the SDK's own server, and describes it.
+func describedPlugin(t *testing.T, p *pluginproto.Plugin) *Client {
+	t.Helper()
+	c, _ := servePlugin(t, p)
+	if _, err := c.Describe(t.Context(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+// servePlugin serves p, with the SDK's own server, as serve does.
+func servePlugin(t testing.TB, p *pluginproto.Plugin) (*Client, *grpc.Server) {
+	t.Helper()
+	return servePluginAs(t, ContractVersion, p)
+}
+
+// servePluginAs is servePlugin for a Client speaking contract.
+func servePluginAs(t testing.TB, contract uint32, p *pluginproto.Plugin) (*Client, *grpc.Server) {
+	t.Helper()
+	g := p.PluginSet()[PluginName].(plugin.GRPCPlugin)
+	return serveOn(t, contract, func(s *grpc.Server) {
+		if err := g.GRPCServer(nil, s); err != nil {
+			t.Fatal(err)
+		}
+	}, nil)
+}
+
+func nopHandler(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+	return pluginproto.TextResult("ok"), nil
+}
+
+func toolNames(t *testing.T, tools []json.RawMessage) []string {
+	t.Helper()
+	names := make([]string, len(tools))
+	for i, raw := range tools {
+		var tool struct{ Name string }
+		if err := json.Unmarshal(raw, &tool); err != nil {
+			t.Fatal(err)
+		}
+		names[i] = tool.Name
+	}
+	return names
+}
+
+func jsonStrings[T ~[]byte](items []T) []string {
+	out := make([]string, len(items))
+	for i, b := range items {
+		out[i] = string(b)
+	}
+	return out
+}

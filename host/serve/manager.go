@@ -1,0 +1,134 @@
+package serve
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/expose"
+	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/pluginclient"
+	"github.com/plughost/plughost/sandbox"
+)
+
+// The plugin manager's options: how plugins launch (in the sandbox, a
+// declared server through the wrapper), what their failures tell, what
+// the trust check decides, the start modes and the catalog cache.
+
+// managerOptions are the manager's options for a host of o over cfg:
+// its plugins run from pluginDir, launched in the sandbox with their tmp
+// directories in tmpDir (the run directory) until ctx ends. held is the
+// directory of the held files a serving host in trust mode pinned or
+// signed keeps ("" for none).
+func managerOptions(ctx context.Context, o *Options, cfg *config.Config, pluginDir, workspace, tmpDir string, obs *observer,
+	log hclog.Logger) (mopts *manager.Options, held string, err error) {
+	launcher, err := newLauncher(ctx, cfg, workspace, tmpDir, log.Named("sandbox"), obs.sandboxMissing())
+	if err != nil {
+		return nil, "", err
+	}
+	wrapper, err := wrapperArgs()
+	if err != nil {
+		return nil, "", err
+	}
+	mopts = &manager.Options{
+		Wrapper:     wrapper,
+		Dir:         pluginDir,
+		Logger:      log.Named("plugins"),
+		HostVersion: o.Version,
+		Launcher:    launcher,
+		SocketDir:   tmpDir,
+		OnEvent:     obs.managerEvent(),
+		Limits: pluginclient.Limits{MaxResultSize: int(cfg.Limits.ResultSize), MaxItems: cfg.Limits.Items,
+			MaxDefinitionSize: int(cfg.Limits.DefinitionSize), MaxListSize: int(cfg.Limits.ListSize)},
+		MaxInFlight: cfg.Limits.PluginInFlight,
+		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },
+	}
+	failureOptions(mopts, cfg, !o.Serving)
+	if cfg.Auth != nil {
+		mopts.PassClaims = cfg.Auth.PassClaims
+	}
+	checker, err := newTrust(cfg, log.Named("trust"), obs.audit)
+	if err != nil {
+		return nil, "", err
+	}
+	if checker != nil { // a nil *Checker in the interface would be called
+		mopts.Trust = packageTrust{Trust: checker, allow: o.Allow}
+	}
+	if o.Serving && checker != nil { // a serving host's held files (pins.go)
+		if held, err = heldDir(cfg); err != nil {
+			return nil, "", err
+		}
+	}
+	mopts.OnDefinition = onDefinition(obs.audit, held, log.Named("trust"))
+	mopts.Denied = denied(cfg)
+	if o.Serving {
+		if err := startModes(mopts, cfg, workspace, o.Version); err != nil {
+			return nil, "", err
+		}
+	}
+	return mopts, held, nil
+}
+
+// startModes applies the plugins block: start modes, idle timeouts and
+// the catalog cache (default $XDG_CACHE_HOME/plughost/catalog). Plugins
+// start lazily (on demand, stopped when idle) unless the file says eager.
+func startModes(o *manager.Options, cfg *config.Config, workspace, version string) error {
+	pc := cfg.Plugins
+	o.Start = manager.StartMode(pc.Start)
+	if o.Start == "" {
+		// A desktop user with a few dozen plugins pays memory only for
+		// the ones in use: with the catalog cache, every tool is listed
+		// without starting any.
+		o.Start = manager.StartLazy
+	}
+	o.IdleTimeout = pc.IdleTimeout
+	if len(pc.Plugin) > 0 {
+		o.StartFor = func(name string) (manager.StartMode, time.Duration) {
+			ps := pc.Plugin[name]
+			return manager.StartMode(ps.Start), ps.IdleTimeout
+		}
+	}
+	switch {
+	case pc.CacheOff:
+	case pc.CacheDir != "":
+		o.CacheDir = pc.CacheDir
+	default:
+		base := os.Getenv("XDG_CACHE_HOME")
+		if base == "" {
+			home, err := os.UserHomeDir()
+			if err != nil {
+				return nil // no cache: nowhere to keep it
+			}
+			base = filepath.Join(home, ".cache")
+		}
+		o.CacheDir = filepath.Join(base, "plughost", "catalog")
+	}
+	o.Fingerprint = launchFingerprint(cfg, workspace, o.Env, version)
+	return nil
+}
+
+// launchFingerprint digests what decides how a plugin is launched: its
+// sandbox policy, the files plugin's workspace, the extra environment and
+// the host's version (which builds the sandbox). A cache entry is valid
+// only for the fingerprint it was written with.
+func launchFingerprint(cfg *config.Config, workspace string, env []string, version string) func(string) string {
+	return func(name string) string {
+		b, err := json.Marshal(struct {
+			Policy    *sandbox.Policy
+			Workspace string
+			Env       []string
+			Host      string
+		}{cfg.Sandbox.PolicyFor(name), workspace, env, version})
+		if err != nil {
+			return "unmarshalable:" + err.Error() // never matches a stored entry's
+		}
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:])
+	}
+}

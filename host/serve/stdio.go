@@ -1,0 +1,59 @@
+package serve
+
+import (
+	"context"
+	"errors"
+	"io"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/plughost/plughost/host/catalog"
+	"github.com/plughost/plughost/host/mcp"
+)
+
+// The catalog is what the MCP server serves.
+var _ mcp.Catalog = (*catalog.Catalog)(nil)
+
+// Stdio runs the MCP server over stdin and stdout until stdin closes or
+// SIGINT or SIGTERM arrives, then stops the host.
+func Stdio(hf *Options, stdin io.Reader, stdout, stderr io.Writer) error {
+	h, err := Start(hf, stderr)
+	if err != nil {
+		return err
+	}
+	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stopSignals()
+
+	stopMetrics, err := h.obs.serveMetrics(hf.Observe, h.tlsConfig(), h.log)
+	if err != nil {
+		return errors.Join(err, h.Stop())
+	}
+	defer stopMetrics()
+	if m := h.obs.metrics; m != nil {
+		m.Sessions("stdio", +1)
+		defer m.Sessions("stdio", -1)
+	}
+	srv := mcp.NewServer(h.catalog, h.mcpOptions())
+	h.sampler.use(srv) // devices' text tasks ask the stdio client's model
+	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
+		h.log.Info("serving MCP over stdio: type one JSON-RPC message per line, or connect an MCP client that runs this command",
+			"try", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"terminal","version":"0"}}}`)
+	}
+	serveErr := srv.ServeStdio(ctx, stdin, stdout)
+	if ctx.Err() != nil && errors.Is(serveErr, context.Cause(ctx)) {
+		// SIGINT or SIGTERM: an ordinary stop, as stdin's end is.
+		h.log.Info("stopping", "reason", serveErr)
+		serveErr = nil
+	}
+	stopErr := h.Stop()
+	if serveErr != nil {
+		return serveErr
+	}
+	return stopErr
+}
+
+func isTerminal(f *os.File) bool {
+	st, err := f.Stat()
+	return err == nil && st.Mode()&os.ModeCharDevice != 0
+}

@@ -1,5 +1,0 @@
-package pluginproto
-
-// BenchmarkCallsOf is benchmarkCalls, for the benchmarks of package
-// pluginproto_test.
-var BenchmarkCallsOf = benchmarkCalls

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 func TestComplete(t *testing.T) {
@@ -79,7 +80,7 @@ func TestComplete(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res, err := p.Complete(t.Context(), json.RawMessage(tc.params))
+			res, err := pluginhost.Of(p).Complete(t.Context(), json.RawMessage(tc.params))
 			got := string(res)
 			if err != nil {
 				got = err.Error()

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/pluginproto/plugintest"
 )
 
 // greet is the handler of the one tool of the example plugin.
@@ -36,7 +37,7 @@ func Example() {
 
 	fmt.Printf("%s\n", p.Tools()[0])
 
-	result, err := p.CallTool(context.Background(), &pluginproto.CallRequest{
+	result, err := plugintest.CallTool(context.Background(), p, &plugintest.CallRequest{
 		Tool:      "greet",
 		Arguments: json.RawMessage(`{"name":"Ada"}`),
 		Log: func(level, logger string, data json.RawMessage) {

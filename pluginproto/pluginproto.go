@@ -11,7 +11,7 @@ import (
 	"github.com/plughost/plughost/internal/pluginwire"
 )
 
-// Errors returned (wrapped) by the in-process helpers (Plugin.CallTool,
+// Errors returned (wrapped) by the in-process helpers (plugintest.CallTool,
 // ...) and, for the same failures, by the host's client
 // (host/pluginclient), or returned by handlers. Match them with errors.Is.
 var (

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"sync"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // asyncCall is a call started with Client.StartCall on the CallsV2 stream:
@@ -20,7 +20,7 @@ import (
 type asyncCall struct {
 	m    *mux
 	ctx  context.Context
-	req  *pluginproto.CallRequest
+	req  *pluginhost.CallRequest
 	done func(json.RawMessage, error)
 	// Set by register, under mux.mu.
 	s  *muxStream
@@ -36,7 +36,7 @@ type asyncCall struct {
 
 // start runs req on the CallsV2 stream without waiting: the frames are
 // sent on the calling goroutine, the answer goes to done on the reader's.
-func (m *mux) start(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
+func (m *mux) start(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
 	a := &asyncCall{m: m, ctx: ctx, req: req, done: done}
 	s, id, call, err := m.register(a)
 	if err != nil {

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // started is what a StartCall delivered: the progress messages and result
@@ -27,7 +27,7 @@ type started struct {
 // start runs StartCall for tool, recording what it delivers.
 func start(ctx context.Context, c *Client, tool string) *started {
 	st := &started{done: make(chan error, 2)}
-	c.StartCall(ctx, &pluginproto.CallRequest{Tool: tool, Progress: func(_, _ float64, m string) {
+	c.StartCall(ctx, &pluginhost.CallRequest{Tool: tool, Progress: func(_, _ float64, m string) {
 		st.events = append(st.events, "progress "+m)
 	}}, func(res json.RawMessage, err error) {
 		if st.dones.Add(1) == 1 && err == nil {

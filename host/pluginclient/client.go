@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
@@ -32,8 +33,8 @@ type Client struct {
 // callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
 // or a CallTool stream per call for a plugin of contract 1 (contract1).
 type callPath interface {
-	call(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error)
-	start(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error))
+	call(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error)
+	start(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error))
 }
 
 var (
@@ -135,7 +136,7 @@ func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 }
 
 // arguments is what a call sends: req.Arguments, or {} when it has none.
-func arguments(req *pluginproto.CallRequest) json.RawMessage {
+func arguments(req *pluginhost.CallRequest) json.RawMessage {
 	if len(req.Arguments) == 0 {
 		return pluginwire.EmptyObject
 	}
@@ -164,7 +165,7 @@ func arguments(req *pluginproto.CallRequest) json.RawMessage {
 // call without a result and ErrInvalidResult when its result is not a
 // JSON object, or its input_required or required capabilities break the
 // rules.
-func (c *Client) CallTool(ctx context.Context, req *pluginproto.CallRequest) (json.RawMessage, error) {
+func (c *Client) CallTool(ctx context.Context, req *pluginhost.CallRequest) (json.RawMessage, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
 	}
@@ -184,7 +185,7 @@ func (c *Client) CallTool(ctx context.Context, req *pluginproto.CallRequest) (js
 // goroutine that ended it, and a notification already on its way may still
 // follow. With a plugin of contract 1, a goroutine runs CallTool. done may
 // run before StartCall returns. req must stay untouched until done.
-func (c *Client) StartCall(ctx context.Context, req *pluginproto.CallRequest, done func(json.RawMessage, error)) {
+func (c *Client) StartCall(ctx context.Context, req *pluginhost.CallRequest, done func(json.RawMessage, error)) {
 	if err := ctx.Err(); err != nil {
 		done(nil, fmt.Errorf("call %q: %w", req.Tool, err))
 		return
@@ -200,7 +201,7 @@ func (c *Client) StartCall(ctx context.Context, req *pluginproto.CallRequest, do
 // callInput is req's Input for the wire, checked; and the check that its
 // Start, which carries the Input, the client's capabilities and at most
 // 64 KiB of arguments, stays within what a plugin accepts in one message.
-func callInput(req *pluginproto.CallRequest) (*pluginpb.Input, error) {
+func callInput(req *pluginhost.CallRequest) (*pluginpb.Input, error) {
 	if req.Input == nil && len(req.ClientCapabilities) < pluginwire.MaxPluginMessage/2 {
 		return nil, nil // the common case: nothing to check
 	}

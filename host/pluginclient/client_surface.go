@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
@@ -93,7 +94,7 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 // JSON ({"contents": [...]}), checked to be a JSON object. Its errors are
 // those of CallTool, but an unknown resource wraps ErrUnknownResource,
 // and a plugin's failure is returned with its message.
-func (c *Client) ReadResource(ctx context.Context, req *pluginproto.ReadRequest) (json.RawMessage, error) {
+func (c *Client) ReadResource(ctx context.Context, req *pluginhost.ReadRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("read resource %q", req.URI)
 	if !c.offered().Resources {
 		return nil, notOffered(what, "resources")
@@ -127,7 +128,7 @@ const maxCompletionSize = 1 << 20
 // errors are those of ReadResource, but an unknown prompt wraps
 // ErrUnknownPrompt, and missing or bad arguments wrap ErrInvalidArguments,
 // ending with the plugin's message naming the problem.
-func (c *Client) GetPrompt(ctx context.Context, req *pluginproto.PromptRequest) (json.RawMessage, error) {
+func (c *Client) GetPrompt(ctx context.Context, req *pluginhost.PromptRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("get prompt %q", req.Name)
 	if !c.offered().Prompts {
 		return nil, notOffered(what, "prompts")

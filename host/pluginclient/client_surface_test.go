@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -102,8 +103,8 @@ func TestClientCallsNothingNotOffered(t *testing.T) {
 			_, errs["list resources"] = c.ListResources(ctx)
 			_, errs["list resource templates"] = c.ListResourceTemplates(ctx)
 			_, errs["list prompts"] = c.ListPrompts(ctx)
-			_, errs[`read resource "x://a"`] = c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "x://a"})
-			_, errs[`get prompt "p"`] = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "p"})
+			_, errs[`read resource "x://a"`] = c.ReadResource(ctx, &pluginhost.ReadRequest{URI: "x://a"})
+			_, errs[`get prompt "p"`] = c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "p"})
 			_, errs["complete"] = c.Complete(ctx, json.RawMessage(`{}`))
 			errs[`subscribe to resource "x://a"`] = c.SubscribeResource(ctx, "x://a", true)
 			for what, err := range errs {
@@ -345,9 +346,9 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 					t.Errorf("%s = %s\nwant %s (errors.Is %v)", what, got, want, is)
 				}
 			}
-			res, err := c.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: "x://a"})
+			res, err := c.ReadResource(t.Context(), &pluginhost.ReadRequest{URI: "x://a"})
 			check(`read resource "x://a"`, res, err, tc.wantRead, tc.isRead)
-			res, err = c.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: "p"})
+			res, err = c.GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "p"})
 			wantGet := tc.wantGet
 			if wantGet == "" {
 				wantGet = tc.wantRead
@@ -379,15 +380,15 @@ func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 		return &pluginpb.GetPromptResponse{Answer: &pluginpb.GetPromptResponse_Result{Result: []byte(`{}`)}}, nil
 	}
 	c := describedClient(t, f)
-	in := &pluginproto.Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), Errors: map[string]pluginproto.InputError{"2": {Code: -32601, Message: "no sampling"}}, State: "st"}
+	in := &pluginhost.Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), Errors: map[string]pluginproto.InputError{"2": {Code: -32601, Message: "no sampling"}}, State: "st"}
 	wantIn := &pluginpb.Input{Responses: []byte(`{"1":{"roots":[]}}`), Errors: map[string]*pluginpb.InputError{"2": {Code: -32601, Message: "no sampling"}}, RequestState: "st"}
 	ctx := t.Context()
-	for _, r := range []*pluginproto.ReadRequest{{URI: "x://a"}, {URI: "x://b", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
+	for _, r := range []*pluginhost.ReadRequest{{URI: "x://a"}, {URI: "x://b", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
 		if _, err := c.ReadResource(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, g := range []*pluginproto.PromptRequest{{Name: "a"}, {Name: "b", Arguments: json.RawMessage(`{"x":"y"}`), ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
+	for _, g := range []*pluginhost.PromptRequest{{Name: "a"}, {Name: "b", Arguments: json.RawMessage(`{"x":"y"}`), ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
 		if _, err := c.GetPrompt(ctx, g); err != nil {
 			t.Fatal(err)
 		}
@@ -408,11 +409,11 @@ func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 	}
 
 	before := f.rpcs.Load()
-	huge := &pluginproto.Input{Responses: fmt.Appendf(nil, `{"1":{"text":%q}}`, strings.Repeat("x", 4<<20))}
-	if _, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "x://a", Input: huge}); err == nil || !strings.Contains(err.Error(), "over the 4194304 a plugin accepts") {
+	huge := &pluginhost.Input{Responses: fmt.Appendf(nil, `{"1":{"text":%q}}`, strings.Repeat("x", 4<<20))}
+	if _, err := c.ReadResource(ctx, &pluginhost.ReadRequest{URI: "x://a", Input: huge}); err == nil || !strings.Contains(err.Error(), "over the 4194304 a plugin accepts") {
 		t.Errorf("read with a 4 MiB input: err = %v", err)
 	}
-	if _, err := c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "a", Input: &pluginproto.Input{Responses: json.RawMessage(`[]`)}}); err == nil || !strings.Contains(err.Error(), "input responses is not a JSON object") {
+	if _, err := c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "a", Input: &pluginhost.Input{Responses: json.RawMessage(`[]`)}}); err == nil || !strings.Contains(err.Error(), "input responses is not a JSON object") {
 		t.Errorf("get with responses not an object: err = %v", err)
 	}
 	if n := f.rpcs.Load(); n != before {

@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
@@ -28,14 +29,14 @@ type contract1 struct {
 
 // start runs call on a goroutine of its own: a contract-1 stream is the
 // call's, and someone must read it.
-func (v contract1) start(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
+func (v contract1) start(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
 	go func() { done(v.call(ctx, req, args, in)) }()
 }
 
 // call runs req on a CallTool stream of its own. Contract 1 knows nothing
 // of the client's capabilities and input: in is dropped (a plugin of
 // contract 1 never asks for input).
-func (v contract1) call(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, _ *pluginpb.Input) (json.RawMessage, error) {
+func (v contract1) call(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, _ *pluginpb.Input) (json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream
 	stream, err := v.rpc.CallTool(ctx, v.recv)

@@ -12,6 +12,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
@@ -99,7 +100,7 @@ const (
 )
 
 // call runs req on the CallsV2 stream.
-func (m *mux) call(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error) {
+func (m *mux) call(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error) {
 	s, id, call, err := m.register(nil)
 	if err != nil {
 		return nil, callError(ctx, m.exited, req.Tool, err)
@@ -115,7 +116,7 @@ func (m *mux) call(ctx context.Context, req *pluginproto.CallRequest, args json.
 
 // run sends the call's frames and waits for its answer (answered), the end
 // of ctx or a broken stream.
-func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (res json.RawMessage, answered bool, err error) {
+func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input) (res json.RawMessage, answered bool, err error) {
 	call.prepare(req, args, in)
 	if !m.sendCall(ctx, s, id, call, args) {
 		return nil, false, m.cancel(ctx, s, id, req.Tool)
@@ -125,7 +126,7 @@ func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, r
 
 // prepare sets up the call's Start frame: the first 64 KiB of the
 // arguments, the client's capabilities ({} when none) and input.
-func (c *muxCall) prepare(req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) {
+func (c *muxCall) prepare(req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input) {
 	c.start = pluginpb.CallStart{
 		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
 		ClientCapabilities: pluginwire.Capabilities(req.ClientCapabilities), Input: in, Tasks: req.Tasks,
@@ -177,7 +178,7 @@ func (m *mux) cancel(ctx context.Context, s *muxStream, id uint64, tool string) 
 
 // wait runs the call's callbacks until its answer arrives (answered), ctx
 // ends or the stream breaks.
-func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *pluginproto.CallRequest) (res json.RawMessage, answered bool, err error) {
+func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *pluginhost.CallRequest) (res json.RawMessage, answered bool, err error) {
 	var queue []*pluginpb.PluginFrame
 	detached := false
 	for {
@@ -210,7 +211,7 @@ func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, 
 
 // detach runs req's Detach for a Detach frame of its call, unless one
 // came before (detached) or req did not offer a task.
-func detach(req *pluginproto.CallRequest, detached *bool) {
+func detach(req *pluginhost.CallRequest, detached *bool) {
 	if *detached || !req.Tasks || req.Detach == nil {
 		return
 	}
@@ -224,7 +225,7 @@ func detach(req *pluginproto.CallRequest, detached *bool) {
 // required_capabilities as a *CapabilityRequiredError, an error INTERNAL
 // wrapping ErrPluginFailed). Frames of a later contract revision are
 // ignored.
-func (m *mux) frame(ctx context.Context, req *pluginproto.CallRequest, f *pluginpb.PluginFrame) (res json.RawMessage, final bool, err error) {
+func (m *mux) frame(ctx context.Context, req *pluginhost.CallRequest, f *pluginpb.PluginFrame) (res json.RawMessage, final bool, err error) {
 	switch msg := f.GetMsg().(type) {
 	case *pluginpb.PluginFrame_Progress:
 		if req.Progress != nil {

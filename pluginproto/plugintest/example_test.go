@@ -55,7 +55,7 @@ func Example() {
 	p := repeatPlugin()
 	ctx := context.Background()
 	for _, args := range []string{`{"word":"ab","n":2}`, `{"word":"ab","n":-5}`, `{"word":"ab","n":0}`} {
-		res, err := plugintest.CallTool(ctx, p, &pluginproto.CallRequest{Tool: "repeat", Arguments: json.RawMessage(args)})
+		res, err := plugintest.CallTool(ctx, p, &plugintest.CallRequest{Tool: "repeat", Arguments: json.RawMessage(args)})
 		switch {
 		case errors.Is(err, plugintest.ErrBadArguments):
 			fmt.Println("the host refuses the call:", err)

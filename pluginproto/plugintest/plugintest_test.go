@@ -15,6 +15,7 @@ import (
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/pluginproto/plugintest"
 )
@@ -98,7 +99,7 @@ func TestCallToolFailsWhereTheHostRefuses(t *testing.T) {
 			t.Parallel()
 			var ran atomic.Int32
 			p := counter(&ran)
-			req := &pluginproto.CallRequest{Tool: "count", Arguments: json.RawMessage(tc.args)}
+			req := &plugintest.CallRequest{Tool: "count", Arguments: json.RawMessage(tc.args)}
 			res, err := plugintest.CallTool(t.Context(), p, req)
 			if tc.wantErr == nil {
 				if err != nil {
@@ -114,7 +115,7 @@ func TestCallToolFailsWhereTheHostRefuses(t *testing.T) {
 				t.Errorf("the handler ran: %v, want %v", got, tc.ran)
 			}
 			// Plugin.CallTool, the plugin's own view, sees no problem at all.
-			if _, err := p.CallTool(t.Context(), req); err != nil {
+			if _, err := pluginhost.Of(p).CallTool(t.Context(), req); err != nil {
 				t.Errorf("Plugin.CallTool: %v", err)
 			}
 		})
@@ -130,7 +131,7 @@ func TestCallToolDefaultsAbsentArguments(t *testing.T) {
 		return pluginproto.TextResult(string(req.Arguments)), nil
 	})
 	for args, want := range map[string]string{"": "{}", " ": "{}", "null": "{}", ` {"a":1}`: ` {"a":1}`} {
-		res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "args", Arguments: json.RawMessage(args)})
+		res, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "args", Arguments: json.RawMessage(args)})
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)
 		}
@@ -163,17 +164,17 @@ func TestRefusedTools(t *testing.T) {
 	if !errors.Is(err, plugintest.ErrToolRefused) || err.Error() != want {
 		t.Errorf("CheckTools = %v, want\n%s", err, want)
 	}
-	_, err = plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "bad"})
+	_, err = plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "bad"})
 	if !errors.Is(err, plugintest.ErrToolRefused) || !strings.HasPrefix(err.Error(), `tool "bad": the host would not list it: inputSchema does not compile`) {
 		t.Errorf("CallTool(bad) = %v, want the refusal", err)
 	}
 	if ran.Load() != 0 {
 		t.Error("a refused tool ran")
 	}
-	if _, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "count"}); err != nil {
+	if _, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "count"}); err != nil {
 		t.Errorf("CallTool(count): %v", err)
 	}
-	_, err = plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "nope"})
+	_, err = plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "nope"})
 	if !errors.Is(err, pluginproto.ErrUnknownTool) {
 		t.Errorf("CallTool(nope) = %v, want ErrUnknownTool", err)
 	}
@@ -197,7 +198,7 @@ func TestCallToolKeepsPluginCallTool(t *testing.T) {
 		return pluginproto.TextResult(fmt.Sprintf("%d roots", len(roots))), nil
 	})
 	var notes []string
-	res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{
+	res, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{
 		Tool:               "ask",
 		ClientCapabilities: json.RawMessage(`{"roots":{}}`),
 		AnswerInput: func(method string, _ json.RawMessage) (json.RawMessage, error) {
@@ -236,7 +237,7 @@ func (pr provider) Tools() []tool.Def {
 }
 
 func (pr provider) CallTool(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-	return pr.p.CallTool(ctx, &pluginproto.CallRequest{Tool: c.Name, Arguments: c.Arguments, Tasks: c.Tasks, Detach: c.Detach})
+	return pluginhost.Of(pr.p).CallTool(ctx, &plugintest.CallRequest{Tool: c.Name, Arguments: c.Arguments, Tasks: c.Tasks, Detach: c.Detach})
 }
 
 // A call's offer of a task reaches the handler as the host lets it: only
@@ -278,7 +279,7 @@ func TestCallToolTasks(t *testing.T) {
 		var detached [2]bool // the host's, plugintest's
 		host, hostErr := cat.CallTool(t.Context(), &tool.Call{Name: tc.tool, Arguments: json.RawMessage(`{}`), Tasks: tc.tasks,
 			Detach: func() { detached[0] = true }})
-		ours, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: tc.tool, Tasks: tc.tasks,
+		ours, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: tc.tool, Tasks: tc.tasks,
 			Detach: func() { detached[1] = true }})
 		if tc.refused {
 			var (
@@ -330,7 +331,7 @@ func TestAgreesWithTheHost(t *testing.T) {
 				t.Fatalf("%s: the host answers a JSON-RPC error %+v", args, rpcErr)
 			}
 		}
-		ours, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "count", Arguments: json.RawMessage(args)})
+		ours, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "count", Arguments: json.RawMessage(args)})
 		if err != nil {
 			ours = tool.ErrorResult(err.Error())
 		}

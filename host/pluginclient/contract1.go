@@ -28,9 +28,11 @@ type contract1 struct {
 }
 
 // start runs call on a goroutine of its own: a contract-1 stream is the
-// call's, and someone must read it.
-func (v contract1) start(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
+// call's, and someone must read it. The stream ends with ctx, watched or
+// not.
+func (v contract1) start(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error), _ bool) pendingCall {
 	go func() { done(v.call(ctx, req, args, in)) }()
+	return pendingCall{}
 }
 
 // call runs req on a CallTool stream of its own. Contract 1 knows nothing

@@ -11,7 +11,7 @@ import (
 	"github.com/plughost/plughost/pluginproto/plugintest"
 )
 
-// A resource the client can list and read. Plugin.ReadResource reads it
+// A resource the client can list and read. plugintest.ReadResource reads it
 // in-process, as the host would.
 func ExamplePlugin_AddResource() {
 	p := pluginproto.New("notes", "1.0.0")
@@ -127,7 +127,7 @@ func ExampleCompleteFunc() {
 
 // A tool that asks the user to confirm. The first round ends at Elicit
 // with ErrInputRequired: the host asks the client and runs the handler
-// again with the answer. Plugin.CallTool plays the host here, answering
+// again with the answer. plugintest.CallTool plays the host here, answering
 // with AnswerInput.
 func ExampleRequest_Elicit() {
 	p := pluginproto.New("files", "1.0.0")
@@ -170,7 +170,7 @@ func ExampleRequest_Elicit() {
 	// {"content":[{"type":"text","text":"this tool needs a client that can ask the user"}],"isError":true}
 }
 
-// A tool that asks the client's LLM. Without AnswerInput, Plugin.CallTool
+// A tool that asks the client's LLM. Without AnswerInput, plugintest.CallTool
 // returns the *InputRequiredError a host would get: the requests, and the
 // state to send back with the answers.
 func ExampleRequest_Sample() {

@@ -22,7 +22,7 @@ func greet(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, 
 }
 
 // A one-tool plugin. Its main would end with pluginproto.Serve(p); here the
-// tool is called in-process with Plugin.CallTool, the way a tool author's
+// tool is called in-process with plugintest.CallTool, the way a tool author's
 // test does, and the tool definition the host receives is printed.
 func Example() {
 	p := pluginproto.New("greeter", "1.0.0")

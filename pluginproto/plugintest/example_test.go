@@ -50,7 +50,7 @@ func repeatPlugin() *pluginproto.Plugin {
 // applies the host's checks around the handler: the call with n = -5 never
 // reaches it (the host refuses it: inputSchema's minimum), and the result
 // for n = 0 is refused (it lacks the structuredContent its outputSchema
-// requires), where Plugin.CallTool would have let both pass.
+// requires), where the plugin's own in-process call would have let both pass.
 func Example() {
 	p := repeatPlugin()
 	ctx := context.Background()

@@ -56,7 +56,7 @@ func counter(ran *atomic.Int32) *pluginproto.Plugin {
 }
 
 // An author's unit test: plugintest refuses the calls and results the
-// host refuses, where Plugin.CallTool lets them through.
+// host refuses, where pluginhost.Of(p).CallTool lets them through.
 func TestCallToolFailsWhereTheHostRefuses(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
@@ -114,9 +114,9 @@ func TestCallToolFailsWhereTheHostRefuses(t *testing.T) {
 			if got := ran.Load() == 1; got != tc.ran {
 				t.Errorf("the handler ran: %v, want %v", got, tc.ran)
 			}
-			// Plugin.CallTool, the plugin's own view, sees no problem at all.
+			// pluginhost.Of(p).CallTool, the plugin's own view, sees no problem at all.
 			if _, err := pluginhost.Of(p).CallTool(t.Context(), req); err != nil {
-				t.Errorf("Plugin.CallTool: %v", err)
+				t.Errorf("pluginhost.Of(p).CallTool: %v", err)
 			}
 		})
 	}
@@ -144,7 +144,7 @@ func TestCallToolDefaultsAbsentArguments(t *testing.T) {
 
 // A tool the host would not list (its schema does not compile) is refused
 // by CheckTools and by CallTool, which does not run it; the plugin's
-// other tools are called as before. An unknown tool is Plugin.CallTool's
+// other tools are called as before. An unknown tool is pluginhost.Of(p).CallTool's
 // error.
 func TestRefusedTools(t *testing.T) {
 	t.Parallel()
@@ -183,7 +183,7 @@ func TestRefusedTools(t *testing.T) {
 	}
 }
 
-// CallTool is Plugin.CallTool around the checks: notifications and input
+// CallTool is pluginhost.Of(p).CallTool around the checks: notifications and input
 // rounds work as there.
 func TestCallToolKeepsPluginCallTool(t *testing.T) {
 	t.Parallel()

@@ -52,7 +52,7 @@ const maxCompletionValues = 100
 func (h *hostPlugin) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
 	p := (*Plugin)(h)
 	res, err := p.complete(ctx, params)
-	return local(ctx, "complete", res, err, ErrUnknownReference)
+	return local(ctx, "complete", res, err, pluginwire.ErrUnknownReference)
 }
 
 // completeParams are the MCP CompleteRequest params.

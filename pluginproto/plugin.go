@@ -245,10 +245,10 @@ func (p *Plugin) Logger() hclog.Logger { return p.logger }
 // over all the rounds, as a host learns of it once. When the handler
 // returns the error of a request the client did not declare the
 // capability for, the error is the *CapabilityRequiredError a host would
-// get. Other errors wrap ErrUnknownTool, ErrPluginFailed when the handler
-// panicked (its text ends with the panic, as a host's Client reports it),
-// or ErrInvalidResult when the handler's requests break the contract's
-// rules.
+// get. Other errors wrap (package internal/pluginwire) ErrUnknownTool,
+// ErrPluginFailed when the handler panicked (its text ends with the panic,
+// as a host's Client reports it), or ErrInvalidResult when the
+// handler's requests break the contract's rules.
 func (h *hostPlugin) CallTool(ctx context.Context, req *pluginhost.CallRequest) (json.RawMessage, error) {
 	p := (*Plugin)(h)
 	cb := &callbacks{req: req}
@@ -326,7 +326,7 @@ func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wa
 		return p.proxyCall(ctx, px, name, args, wantProgress, e, inv)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+		return nil, fmt.Errorf("%w %q", pluginwire.ErrUnknownTool, name)
 	}
 	s := &sink{progress: wantProgress, emit: e}
 	req := &Request{Tool: name, Arguments: args, TraceParent: inv.traceParent, TraceState: inv.traceState, Caller: inv.caller,

@@ -394,7 +394,7 @@ func (p *Plugin) guard(what string, f func() error) (err error) {
 
 // handlerStatus is the gRPC status of a resource, prompt or completion
 // handler's error: NOT_FOUND for ErrUnknownResource, ErrUnknownPrompt and
-// ErrUnknownReference, INVALID_ARGUMENT for ErrInvalidArguments (the
+// pluginwire.ErrUnknownReference, INVALID_ARGUMENT for ErrInvalidArguments (the
 // message without the sentinel's text, which the host adds), UNKNOWN for
 // anything else.
 func handlerStatus(err error) error {
@@ -404,7 +404,7 @@ func handlerStatus(err error) error {
 	}{
 		{ErrUnknownResource, codes.NotFound},
 		{ErrUnknownPrompt, codes.NotFound},
-		{ErrUnknownReference, codes.NotFound},
+		{pluginwire.ErrUnknownReference, codes.NotFound},
 		{ErrInvalidArguments, codes.InvalidArgument},
 	} {
 		if errors.Is(err, c.sentinel) {

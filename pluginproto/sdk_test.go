@@ -12,6 +12,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 	"github.com/plughost/plughost/internal/pluginhost"
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 func nopHandler(context.Context, *Request) (*Result, error) { return TextResult("ok"), nil }
@@ -314,7 +315,7 @@ func TestCallToolPanicIsAPluginFailure(t *testing.T) {
 			p.AddTool(Tool{Name: "t"}, h)
 			res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)})
 			const want = `call "t": the plugin failed running the call: tool "t" panicked: boom`
-			if !errors.Is(err, ErrPluginFailed) || err.Error() != want {
+			if !errors.Is(err, pluginwire.ErrPluginFailed) || err.Error() != want {
 				t.Errorf("CallTool = %s, %v; want ErrPluginFailed: %s", res, err, want)
 			}
 		})
@@ -325,7 +326,7 @@ func TestCallToolUnknownTool(t *testing.T) {
 	t.Parallel()
 	p := New("test", "0")
 	_, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "nope"})
-	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"nope"`) {
+	if !errors.Is(err, pluginwire.ErrUnknownTool) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("err = %v, want ErrUnknownTool naming the tool", err)
 	}
 }

@@ -153,7 +153,7 @@ func TestProtocolErrorJob(t *testing.T) {
 	p := newPlugin()
 	p.Logger().SetLevel(hclog.Off) // keep the panic's stack out of the test output
 	c := callTask(t.Context(), p, "protocol_error_job", "", true, nil)
-	if !errors.Is(c.err, pluginproto.ErrPluginFailed) || !c.detached {
+	if !errors.Is(c.err, plugintest.ErrPluginFailed) || !c.detached {
 		t.Errorf("%s, %v, detached %v; want ErrPluginFailed after going on as a task", c.res, c.err, c.detached)
 	}
 }

@@ -223,14 +223,14 @@ func surfaceError(subject, plugin string, limit time.Duration, err error) error 
 		}
 	case errors.Is(err, pluginproto.ErrUnknownResource):
 		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownResource, subject, plugin, err)
-	case errors.Is(err, pluginproto.ErrUnknownPrompt), errors.Is(err, pluginproto.ErrUnknownReference):
+	case errors.Is(err, pluginproto.ErrUnknownPrompt), errors.Is(err, pluginclient.ErrUnknownReference):
 		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownPrompt, subject, plugin, err)
 	case errors.Is(err, pluginproto.ErrInvalidArguments):
 		return tool.Errorf(tool.ErrBadArguments, "%s of plugin %s: %w", subject, plugin, err)
-	case errors.Is(err, pluginproto.ErrPluginFailed):
+	case errors.Is(err, pluginclient.ErrPluginFailed):
 		// The plugin's message (a handler's panic, naming the tool) follows
 		// the sentinel's text.
-		_, msg, _ := strings.Cut(err.Error(), pluginproto.ErrPluginFailed.Error()+": ")
+		_, msg, _ := strings.Cut(err.Error(), pluginclient.ErrPluginFailed.Error()+": ")
 		return tool.Errorf(tool.ErrInternal, "%s of plugin %s failed: %s", subject, plugin, msg)
 	}
 	return nil

@@ -257,7 +257,7 @@ func callError(ctx, exited context.Context, tool string, err error) error {
 	case err == io.EOF:
 		return fmt.Errorf("call %q: %w", tool, ErrNoResult)
 	case status.Code(err) == codes.NotFound:
-		return fmt.Errorf("call %q: %w: %s", tool, pluginproto.ErrUnknownTool, status.Convert(err).Message())
+		return fmt.Errorf("call %q: %w: %s", tool, ErrUnknownTool, status.Convert(err).Message())
 	}
 	if e := tooLarge(fmt.Sprintf("call %q", tool), "MaxResultSize", err); e != nil {
 		return e

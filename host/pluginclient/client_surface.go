@@ -73,7 +73,7 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 		}
 		for i, item := range resp.GetItems() {
 			if !pluginwire.IsObject(item) {
-				return nil, fmt.Errorf("%s: %w: item %d of page %d is not a JSON object: %.80q", what, pluginproto.ErrInvalidResult, i, page, item)
+				return nil, fmt.Errorf("%s: %w: item %d of page %d is not a JSON object: %.80q", what, ErrInvalidResult, i, page, item)
 			}
 			items = append(items, item)
 		}
@@ -82,9 +82,9 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 		case cursor == "":
 			return items, nil
 		case seen[cursor]:
-			return nil, fmt.Errorf("%s: %w: page %d repeats the cursor %.80q of an earlier page", what, pluginproto.ErrInvalidResult, page, cursor)
+			return nil, fmt.Errorf("%s: %w: page %d repeats the cursor %.80q of an earlier page", what, ErrInvalidResult, page, cursor)
 		case page == maxListPages:
-			return nil, fmt.Errorf("%s: %w: more than %d pages", what, pluginproto.ErrInvalidResult, maxListPages)
+			return nil, fmt.Errorf("%s: %w: more than %d pages", what, ErrInvalidResult, maxListPages)
 		}
 		seen[cursor] = true
 	}
@@ -169,7 +169,7 @@ func (c *Client) Complete(ctx context.Context, params json.RawMessage) (json.Raw
 	}
 	resp, err := c.rpc.Complete(ctx, msg, grpc.MaxCallRecvMsgSize(maxCompletionSize))
 	if err != nil {
-		return nil, pluginwire.UnaryError(ctx, c.exited, what, err, pluginproto.ErrUnknownReference)
+		return nil, pluginwire.UnaryError(ctx, c.exited, what, err, ErrUnknownReference)
 	}
 	return answer(what, resp.GetResult(), nil)
 }

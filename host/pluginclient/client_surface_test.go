@@ -187,8 +187,8 @@ func TestClientListsFetchEveryPageWithinBounds(t *testing.T) {
 				if err == nil || err.Error() != "list resources: "+tc.err {
 					t.Errorf("err = %v, want list resources: %s", err, tc.err)
 				}
-				if strings.HasPrefix(tc.err, "plugin sent an invalid result") && !errors.Is(err, pluginproto.ErrInvalidResult) {
-					t.Errorf("err = %v, want pluginproto.ErrInvalidResult", err)
+				if strings.HasPrefix(tc.err, "plugin sent an invalid result") && !errors.Is(err, ErrInvalidResult) {
+					t.Errorf("err = %v, want ErrInvalidResult", err)
 				}
 				return
 			}
@@ -269,7 +269,7 @@ func TestInputRequiredIsChecked(t *testing.T) {
 				return
 			}
 			want := `call "t": plugin sent an invalid result: input_required: ` + tc.err
-			if !errors.Is(err, pluginproto.ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
+			if !errors.Is(err, ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("err = %v\nwant ErrInvalidResult: %s", err, want)
 			}
 		})
@@ -292,10 +292,10 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 		inputRequiredOK bool
 	}{
 		"a result":               {answer: answer{result: []byte(`{"contents":[]}`)}, wantRead: `{"contents":[]}`, wantGet: `{"contents":[]}`},
-		"a result not an object": {answer: answer{result: []byte(`"x"`)}, wantRead: `: plugin sent an invalid result: not a JSON object: "\"x\""`, isRead: pluginproto.ErrInvalidResult, isGet: pluginproto.ErrInvalidResult},
+		"a result not an object": {answer: answer{result: []byte(`"x"`)}, wantRead: `: plugin sent an invalid result: not a JSON object: "\"x\""`, isRead: ErrInvalidResult, isGet: ErrInvalidResult},
 		"no answer":              {answer: answer{}, wantRead: ": plugin ended the call without a result", isRead: ErrNoResult, isGet: ErrNoResult},
 		"input required":         {answer: answer{ir: valid}, inputRequiredOK: true},
-		"input required, bad":    {answer: answer{ir: &pluginpb.InputRequired{Requests: []byte(`{}`)}}, wantRead: ": plugin sent an invalid result: input_required: requests is empty", isRead: pluginproto.ErrInvalidResult, isGet: pluginproto.ErrInvalidResult},
+		"input required, bad":    {answer: answer{ir: &pluginpb.InputRequired{Requests: []byte(`{}`)}}, wantRead: ": plugin sent an invalid result: input_required: requests is empty", isRead: ErrInvalidResult, isGet: ErrInvalidResult},
 		"not found": {
 			answer: answer{err: status.Error(codes.NotFound, "nothing there")}, wantRead: ": unknown resource: nothing there", wantGet: ": unknown prompt: nothing there",
 			isRead: pluginproto.ErrUnknownResource, isGet: pluginproto.ErrUnknownPrompt,
@@ -445,11 +445,11 @@ func TestClientCompleteAndSubscribe(t *testing.T) {
 	if res, err := c.Complete(t.Context(), json.RawMessage(`{"completion":{"values":[]}}`)); err != nil || string(res) != `{"completion":{"values":[]}}` {
 		t.Errorf("Complete = %s, %v", res, err)
 	}
-	if _, err := c.Complete(t.Context(), json.RawMessage(`"unknown"`)); !errors.Is(err, pluginproto.ErrUnknownReference) || err.Error() != `complete: unknown prompt or resource template: no prompt "x"` {
+	if _, err := c.Complete(t.Context(), json.RawMessage(`"unknown"`)); !errors.Is(err, ErrUnknownReference) || err.Error() != `complete: unknown prompt or resource template: no prompt "x"` {
 		t.Errorf("Complete of an unknown ref: %v", err)
 	}
-	if _, err := c.Complete(t.Context(), json.RawMessage(`"bad"`)); !errors.Is(err, pluginproto.ErrInvalidResult) {
-		t.Errorf("Complete with a result not an object: %v, want pluginproto.ErrInvalidResult", err)
+	if _, err := c.Complete(t.Context(), json.RawMessage(`"bad"`)); !errors.Is(err, ErrInvalidResult) {
+		t.Errorf("Complete with a result not an object: %v, want ErrInvalidResult", err)
 	}
 	if err := c.SubscribeResource(t.Context(), "x://a", true); err != nil {
 		t.Fatal(err)

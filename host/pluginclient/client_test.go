@@ -250,8 +250,8 @@ func TestClientCallsErrors(t *testing.T) {
 			if err == nil || err.Error() != want {
 				t.Errorf("call %s: err = %v, want %s", tool, err, want)
 			}
-			if failed := errors.Is(err, pluginproto.ErrPluginFailed); failed != (tool == "panics") {
-				t.Errorf("call %s: errors.Is(err, pluginproto.ErrPluginFailed) = %v", tool, failed)
+			if failed := errors.Is(err, ErrPluginFailed); failed != (tool == "panics") {
+				t.Errorf("call %s: errors.Is(err, ErrPluginFailed) = %v", tool, failed)
 			}
 		}
 		m := c.calls.(*mux)

@@ -11,7 +11,6 @@ import (
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // contract1 is the host's adapter for plugins built against contract 1
@@ -71,7 +70,7 @@ func (v contract1) call(ctx context.Context, req *pluginhost.CallRequest, args j
 			}
 		case *pluginpb.CallToolPluginMessage_Result:
 			if !pluginwire.IsObject(m.Result) {
-				return nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, pluginproto.ErrInvalidResult, m.Result)
+				return nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, m.Result)
 			}
 			return m.Result, nil
 		default:

@@ -15,7 +15,6 @@ import (
 
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/internal/pluginhost"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // TestContract1Plugin builds testdata/contract1, a plugin made with the SDK
@@ -104,7 +103,7 @@ func testContract1Plugin(t *testing.T, start func(*testing.T) *pluginclient.Clie
 		t.Parallel()
 		c := start(t)
 		_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "nope"})
-		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginproto.ErrUnknownTool) || err.Error() != want {
+		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginclient.ErrUnknownTool) || err.Error() != want {
 			t.Errorf("err = %v, want ErrUnknownTool: %s", err, want)
 		}
 	})

@@ -11,7 +11,6 @@ import (
 
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // The tests of the contract-1 adapter: a Client whose plugin's handshake
@@ -35,16 +34,16 @@ func TestContract1CallErrors(t *testing.T) {
 		},
 		"result not JSON": {
 			call:    func(s stream) error { return s.Send(result(`{"content":`)) },
-			wantErr: pluginproto.ErrInvalidResult,
+			wantErr: ErrInvalidResult,
 			wantMsg: `call "t": plugin sent an invalid result: not a JSON object: "{\"content\":"`,
 		},
 		"result not an object": {
 			call:    func(s stream) error { return s.Send(result(`[]`)) },
-			wantErr: pluginproto.ErrInvalidResult,
+			wantErr: ErrInvalidResult,
 		},
 		"empty result": {
 			call:    func(s stream) error { return s.Send(result(``)) },
-			wantErr: pluginproto.ErrInvalidResult,
+			wantErr: ErrInvalidResult,
 		},
 		"plugin error status": {
 			call:    func(stream) error { return errors.New("handler exploded") },

@@ -22,7 +22,7 @@
 // whose pluginhost.CallRequest.Tasks says it may go on as a task calls
 // pluginhost.CallRequest.Detach when the plugin says it does; its answer still comes
 // as any call's. A call the plugin failed running (its handler panicked)
-// returns an error wrapping pluginproto.ErrPluginFailed.
+// returns an error wrapping ErrPluginFailed.
 //
 // # Inside
 //

@@ -407,9 +407,9 @@ func TestEndToEndMisbehavingPlugin(t *testing.T) {
 		}
 	}
 	_, err := c.ListResources(ctx)
-	check("ListResources", err, pluginproto.ErrInvalidResult, `list resources: plugin sent an invalid result: item 1 of page 1 is not a JSON object: "\"x\""`)
+	check("ListResources", err, pluginclient.ErrInvalidResult, `list resources: plugin sent an invalid result: item 1 of page 1 is not a JSON object: "\"x\""`)
 	_, err = c.ListResourceTemplates(ctx)
-	check("ListResourceTemplates", err, pluginproto.ErrInvalidResult, `list resource templates: plugin sent an invalid result: page 2 repeats the cursor "again"`)
+	check("ListResourceTemplates", err, pluginclient.ErrInvalidResult, `list resource templates: plugin sent an invalid result: page 2 repeats the cursor "again"`)
 	_, err = c.ListPrompts(ctx)
 	check("ListPrompts", err, pluginclient.ErrTooLarge, `list prompts: over the host's limit: 12000 items`)
 	for uri, want := range map[string]string{
@@ -420,24 +420,24 @@ func TestEndToEndMisbehavingPlugin(t *testing.T) {
 		"bad://many":      `read resource "bad://many": plugin sent an invalid result: input_required: more than 16 requests`,
 	} {
 		_, err := c.ReadResource(ctx, &pluginhost.ReadRequest{URI: uri})
-		check(uri, err, pluginproto.ErrInvalidResult, want)
+		check(uri, err, pluginclient.ErrInvalidResult, want)
 	}
 	_, err = c.ReadResource(ctx, &pluginhost.ReadRequest{URI: "bad://none"})
 	check("bad://none", err, pluginclient.ErrNoResult, `read resource "bad://none": plugin ended the call without a result`)
 	_, err = c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "nope"})
 	check("GetPrompt", err, pluginproto.ErrUnknownPrompt, `get prompt "nope": unknown prompt: nope`)
 	_, err = c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "string"})
-	check("GetPrompt", err, pluginproto.ErrInvalidResult, `get prompt "string": plugin sent an invalid result: not a JSON object`)
+	check("GetPrompt", err, pluginclient.ErrInvalidResult, `get prompt "string": plugin sent an invalid result: not a JSON object`)
 	_, err = c.Complete(ctx, json.RawMessage(`{}`))
-	check("Complete", err, pluginproto.ErrUnknownReference, `complete: unknown prompt or resource template: nothing`)
+	check("Complete", err, pluginclient.ErrUnknownReference, `complete: unknown prompt or resource template: nothing`)
 	_, err = c.Complete(ctx, json.RawMessage(`{"bad":true}`))
-	check("Complete", err, pluginproto.ErrInvalidResult, `complete: plugin sent an invalid result: not a JSON object: "null"`)
+	check("Complete", err, pluginclient.ErrInvalidResult, `complete: plugin sent an invalid result: not a JSON object: "null"`)
 	err = c.SubscribeResource(ctx, "bad://x", true)
 	check("SubscribeResource", err, pluginproto.ErrUnknownResource, `subscribe to resource "bad://x": unknown resource: bad://x`)
 	_, err = c.CallTool(ctx, &pluginhost.CallRequest{Tool: "input"})
-	check("CallTool", err, pluginproto.ErrInvalidResult, `call "input": plugin sent an invalid result: input_required: requests is empty`)
+	check("CallTool", err, pluginclient.ErrInvalidResult, `call "input": plugin sent an invalid result: input_required: requests is empty`)
 	_, err = c.CallTool(ctx, &pluginhost.CallRequest{Tool: "unknown"})
-	check("CallTool", err, pluginproto.ErrUnknownTool, `call "unknown": unknown tool`)
+	check("CallTool", err, pluginclient.ErrUnknownTool, `call "unknown": unknown tool`)
 	// The plugin's one stream survived every bad answer.
 	res, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: "ok"})
 	if err != nil || string(res) != `{"content":[]}` {

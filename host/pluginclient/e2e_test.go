@@ -379,7 +379,7 @@ func TestEndToEnd(t *testing.T) {
 		c := startHelper(t)
 		res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "panic"})
 		const want = `call "panic": the plugin failed running the call: tool "panic" panicked: boom`
-		if !errors.Is(err, pluginproto.ErrPluginFailed) || err.Error() != want {
+		if !errors.Is(err, pluginclient.ErrPluginFailed) || err.Error() != want {
 			t.Errorf("CallTool = %s, %v; want ErrPluginFailed: %s", res, err, want)
 		}
 		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"alive"}`)}); err != nil {
@@ -440,7 +440,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Parallel()
 		c := startHelper(t)
 		_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "nope"})
-		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginproto.ErrUnknownTool) || err.Error() != want {
+		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginclient.ErrUnknownTool) || err.Error() != want {
 			t.Errorf("err = %v, want ErrUnknownTool: %s", err, want)
 		}
 		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo"}); err != nil {

@@ -109,7 +109,7 @@ func checkFrameError(t *testing.T, fr *pluginpb.PluginFrame, err error, what str
 func TestResultNotUTF8(t *testing.T) {
 	fr := &pluginpb.PluginFrame{Msg: &pluginpb.PluginFrame_Result{Result: []byte("{\"content\":[{\"type\":\"text\",\"text\":\"\x94\"}]}")}}
 	_, final, err := (&mux{}).frame(t.Context(), &pluginhost.CallRequest{Tool: "t"}, fr)
-	if !final || !errors.Is(err, pluginproto.ErrInvalidResult) {
-		t.Fatalf("final %v, err %v; want pluginproto.ErrInvalidResult", final, err)
+	if !final || !errors.Is(err, ErrInvalidResult) {
+		t.Fatalf("final %v, err %v; want ErrInvalidResult", final, err)
 	}
 }

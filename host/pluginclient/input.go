@@ -52,7 +52,7 @@ func callerPB(c *pluginproto.Caller) *pluginpb.Caller {
 func callCapabilityError(tool string, e *pluginpb.CallError) error {
 	caps := e.GetRequiredCapabilities()
 	if !pluginwire.IsObject(caps) {
-		return fmt.Errorf("call %q: %w: required_capabilities is not a JSON object: %.80q", tool, pluginproto.ErrInvalidResult, caps)
+		return fmt.Errorf("call %q: %w: required_capabilities is not a JSON object: %.80q", tool, ErrInvalidResult, caps)
 	}
 	return &pluginproto.CapabilityRequiredError{Capabilities: caps, Message: e.GetMessage()}
 }

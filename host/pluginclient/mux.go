@@ -15,7 +15,6 @@ import (
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // mux is the host's side of contract 2: every call of a plugin on its one
@@ -124,7 +123,7 @@ func (m *mux) frame(ctx context.Context, req *pluginhost.CallRequest, f *pluginp
 		}
 	case *pluginpb.PluginFrame_Result:
 		if !pluginwire.IsObject(msg.Result) {
-			return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, pluginproto.ErrInvalidResult, msg.Result)
+			return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, msg.Result)
 		}
 		return msg.Result, true, nil
 	case *pluginpb.PluginFrame_Error:

@@ -112,8 +112,8 @@ func TestClientCallsCapabilityRequired(t *testing.T) {
 	}
 	for _, caps := range []string{`["sampling"]`, `"sampling"`, `{"sampling":`, `null`} {
 		for i, err := range call(caps) {
-			if !errors.Is(err, pluginproto.ErrInvalidResult) {
-				t.Errorf("call %d with %s: err = %v, want pluginproto.ErrInvalidResult", i, caps, err)
+			if !errors.Is(err, ErrInvalidResult) {
+				t.Errorf("call %d with %s: err = %v, want ErrInvalidResult", i, caps, err)
 			}
 		}
 	}
@@ -287,7 +287,7 @@ func TestClientCallsCarryInput(t *testing.T) {
 		t.Errorf("StartCall: err = %v, want an *pluginproto.InputRequiredError", err)
 	}
 	_, err = c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "bad"})
-	if want := `call "bad": plugin sent an invalid result: input_required: request "1": method "ping" is none of`; !errors.Is(err, pluginproto.ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
+	if want := `call "bad": plugin sent an invalid result: input_required: request "1": method "ping" is none of`; !errors.Is(err, ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("an invalid input_required: err = %v, want %s", err, want)
 	}
 	want := []*pluginpb.CallStart{

@@ -81,6 +81,7 @@ import (
 
 	"github.com/plughost/plughost/host/argcheck"
 	"github.com/plughost/plughost/internal/pluginhost"
+	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -97,6 +98,11 @@ var (
 	// breaks the tool's outputSchema); the client gets an isError result
 	// with the error's text instead.
 	ErrBadResult = errors.New("the host refuses the result")
+	// ErrUnknownTool: p offers no tool of that name.
+	ErrUnknownTool = pluginwire.ErrUnknownTool
+	// ErrPluginFailed: the handler panicked; the error's text ends with
+	// the panic, as the host's client reports it.
+	ErrPluginFailed = pluginwire.ErrPluginFailed
 )
 
 // refusal is an error whose text is the host's message alone and that
@@ -155,8 +161,7 @@ func toolName(raw json.RawMessage) string {
 // outputSchema (ErrBadResult). Otherwise it returns the MCP CallToolResult
 // JSON the client would get.
 //
-// A tool p does not offer is an error wrapping
-// pluginproto.ErrUnknownTool.
+// A tool p does not offer is an error wrapping ErrUnknownTool.
 func CallTool(ctx context.Context, p *pluginproto.Plugin, req *CallRequest) (json.RawMessage, error) {
 	var t *argcheck.Tool
 	for _, raw := range p.Tools() {

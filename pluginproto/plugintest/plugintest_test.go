@@ -175,7 +175,7 @@ func TestRefusedTools(t *testing.T) {
 		t.Errorf("CallTool(count): %v", err)
 	}
 	_, err = plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "nope"})
-	if !errors.Is(err, pluginproto.ErrUnknownTool) {
+	if !errors.Is(err, plugintest.ErrUnknownTool) {
 		t.Errorf("CallTool(nope) = %v, want ErrUnknownTool", err)
 	}
 	if err := plugintest.CheckTools(pluginproto.New("empty", "0")); err != nil {

@@ -44,7 +44,7 @@ func GetPrompt(ctx context.Context, p *pluginproto.Plugin, req *PromptRequest) (
 
 // Complete answers one completion/complete of p in-process: params are the
 // MCP CompleteRequest params, the result the CompleteResult. A ref naming
-// nothing of p wraps pluginproto.ErrUnknownReference.
+// nothing of p is an error naming it.
 func Complete(ctx context.Context, p *pluginproto.Plugin, params json.RawMessage) (json.RawMessage, error) {
 	return pluginhost.Of(p).Complete(ctx, params)
 }

@@ -228,7 +228,7 @@
 // handler in-process exactly as a request from the host would run it in
 // the plugin, and return the MCP result JSON the host would get (or the
 // error: a tool that needs a capability the client did not declare
-// returns a *CapabilityRequiredError). Give CallRequest (ReadRequest,
+// returns a *CapabilityRequiredError). Give plugintest.CallRequest (ReadRequest,
 // PromptRequest) the client's capabilities and an AnswerInput function,
 // and they run the input rounds themselves, answering each request the
 // way a client would; without AnswerInput they return the

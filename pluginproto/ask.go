@@ -14,6 +14,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginwire"
 )
 
@@ -141,8 +142,8 @@ type Root struct {
 // requests it made that have none yet. The zero value (or nil) is a
 // client that declared nothing.
 type asker struct {
-	caps  json.RawMessage // the client's capabilities
-	input *Input          // the retry's answers; nil on the first round
+	caps  json.RawMessage   // the client's capabilities
+	input *pluginhost.Input // the retry's answers; nil on the first round
 
 	mu      sync.Mutex
 	loaded  bool

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // askTool is a plugin whose tool "ask" runs ask and returns the text of its
@@ -78,7 +79,7 @@ func TestAskChecksTheClientsCapabilities(t *testing.T) {
 				asked = tc.ask(ctx, r)
 				return asked
 			})
-			res, err := p.CallTool(t.Context(), &CallRequest{Tool: "ask", ClientCapabilities: json.RawMessage(tc.caps)})
+			res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "ask", ClientCapabilities: json.RawMessage(tc.caps)})
 			var ir *InputRequiredError
 			if tc.unsupported == "" {
 				if !errors.As(err, &ir) {
@@ -144,7 +145,7 @@ func TestAskRoundsReplayWithEveryAnswerSoFar(t *testing.T) {
 		methodSample: `{"role":"assistant","model":"m","content":[{"type":"text","text":"a"},{"type":"text","text":"b"}]}`,
 		methodRoots:  `{"roots":[{"uri":"file:///src"}]}`,
 	}
-	res, err := p.CallTool(t.Context(), &CallRequest{Tool: "ask", ClientCapabilities: everything,
+	res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "ask", ClientCapabilities: everything,
 		AnswerInput: func(method string, _ json.RawMessage) (json.RawMessage, error) {
 			asked = append(asked, method)
 			return json.RawMessage(answers[method]), nil
@@ -175,10 +176,10 @@ func TestAskBatchesRequestsMadeInALoop(t *testing.T) {
 		}
 		return errors.Join(errs...)
 	})
-	req := &CallRequest{Tool: "ask", ClientCapabilities: everything}
+	req := &pluginhost.CallRequest{Tool: "ask", ClientCapabilities: everything}
 	var rounds []int
 	for range 3 {
-		_, err := p.CallTool(t.Context(), req)
+		_, err := pluginhost.Of(p).CallTool(t.Context(), req)
 		var ir *InputRequiredError
 		if !errors.As(err, &ir) {
 			break
@@ -197,7 +198,7 @@ func TestAskBatchesRequestsMadeInALoop(t *testing.T) {
 	if diff := cmp.Diff([]int{16, 4}, rounds); diff != "" {
 		t.Errorf("requests per round (-want +got):\n%s", diff)
 	}
-	res, err := p.CallTool(t.Context(), req)
+	res, err := pluginhost.Of(p).CallTool(t.Context(), req)
 	if err != nil || string(res) != `{"content":[{"type":"text","text":"ok"}]}` {
 		t.Errorf("last round = %s, %v", res, err)
 	}
@@ -209,9 +210,9 @@ func TestAskRefusalIsAnInputError(t *testing.T) {
 		answer error
 		want   InputError
 	}{
-		"the client's error":   {&InputError{Code: -1, Message: "the user said no"}, InputError{-1, "the user said no"}},
-		"any other error":      {errors.New("boom"), InputError{-32603, "boom"}},
-		"wrapped client error": {fmt.Errorf("x: %w", &InputError{Code: -32601, Message: "no roots"}), InputError{-32601, "no roots"}},
+		"the client's error":   {&InputError{Code: -1, Message: "the user said no"}, InputError{Code: -1, Message: "the user said no"}},
+		"any other error":      {errors.New("boom"), InputError{Code: -32603, Message: "boom"}},
+		"wrapped client error": {fmt.Errorf("x: %w", &InputError{Code: -32601, Message: "no roots"}), InputError{Code: -32601, Message: "no roots"}},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -224,7 +225,7 @@ func TestAskRefusalIsAnInputError(t *testing.T) {
 				}
 				return nil
 			})
-			res, err := p.CallTool(t.Context(), &CallRequest{Tool: "ask", ClientCapabilities: everything,
+			res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "ask", ClientCapabilities: everything,
 				AnswerInput: func(string, json.RawMessage) (json.RawMessage, error) { return nil, tc.answer },
 			})
 			if err != nil || got == nil {
@@ -240,13 +241,13 @@ func TestAskRefusalIsAnInputError(t *testing.T) {
 func TestAskRefusesMalformedRetries(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
-		input *Input
+		input *pluginhost.Input
 		want  string
 	}{
-		"state of another SDK":    {&Input{State: "opaque"}, "the retry's request state is malformed: not a state of this SDK"},
-		"state not base64":        {&Input{State: stateVersion + "%%%"}, "the retry's request state is malformed: illegal base64"},
-		"state not deflated":      {&Input{State: stateVersion + "AAAA"}, "the retry's request state is malformed"},
-		"responses not an object": {&Input{Responses: json.RawMessage(`[1]`)}, "the retry's responses are not a JSON object"},
+		"state of another SDK":    {&pluginhost.Input{State: "opaque"}, "the retry's request state is malformed: not a state of this SDK"},
+		"state not base64":        {&pluginhost.Input{State: stateVersion + "%%%"}, "the retry's request state is malformed: illegal base64"},
+		"state not deflated":      {&pluginhost.Input{State: stateVersion + "AAAA"}, "the retry's request state is malformed"},
+		"responses not an object": {&pluginhost.Input{Responses: json.RawMessage(`[1]`)}, "the retry's responses are not a JSON object"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -255,7 +256,7 @@ func TestAskRefusesMalformedRetries(t *testing.T) {
 				_, err := r.Roots(ctx)
 				return err
 			})
-			res, err := p.CallTool(t.Context(), &CallRequest{Tool: "ask", ClientCapabilities: everything, Input: tc.input})
+			res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "ask", ClientCapabilities: everything, Input: tc.input})
 			if err != nil || !strings.Contains(string(res), tc.want) || !strings.Contains(string(res), `"isError":true`) {
 				t.Errorf("CallTool = %s, %v; want an isError result containing %q", res, err, tc.want)
 			}
@@ -278,7 +279,7 @@ func TestAskStateTooLarge(t *testing.T) {
 	for len(noise) < 120<<10 {
 		noise += rand.Text()
 	}
-	res, err := p.CallTool(t.Context(), &CallRequest{Tool: "ask", ClientCapabilities: everything,
+	res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "ask", ClientCapabilities: everything,
 		AnswerInput: func(string, json.RawMessage) (json.RawMessage, error) {
 			return fmt.Appendf(nil, `{"role":"assistant","model":"m","content":{"type":"text","text":%q}}`, noise), nil
 		},
@@ -335,15 +336,15 @@ func TestAskFromPromptsAndResources(t *testing.T) {
 		}
 		return json.RawMessage(`{"action":"cancel"}`), nil
 	}
-	res, err := p.GetPrompt(t.Context(), &PromptRequest{Name: "p", ClientCapabilities: everything, AnswerInput: answer})
+	res, err := pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "p", ClientCapabilities: everything, AnswerInput: answer})
 	if want := `{"messages":[{"role":"user","content":{"type":"text","text":"file:///a"}}]}`; err != nil || string(res) != want {
 		t.Errorf("GetPrompt = %s, %v; want %s", res, err, want)
 	}
-	res, err = p.ReadResource(t.Context(), &ReadRequest{URI: "x://r", ClientCapabilities: everything, AnswerInput: answer})
+	res, err = pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: "x://r", ClientCapabilities: everything, AnswerInput: answer})
 	if want := `{"contents":[{"uri":"x://r","text":"cancel"}]}`; err != nil || string(res) != want {
 		t.Errorf("ReadResource = %s, %v; want %s", res, err, want)
 	}
-	_, err = p.GetPrompt(t.Context(), &PromptRequest{Name: "p", ClientCapabilities: everything, Input: &Input{State: "tampered"}})
+	_, err = pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "p", ClientCapabilities: everything, Input: &pluginhost.Input{State: "tampered"}})
 	if !errors.Is(err, ErrInvalidArguments) || !strings.Contains(err.Error(), "request state is malformed") {
 		t.Errorf("GetPrompt with a tampered state = %v, want ErrInvalidArguments", err)
 	}

@@ -1,8 +1,7 @@
 package pluginproto
 
 import (
-	"encoding/json"
-
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 )
 
@@ -13,20 +12,7 @@ import (
 // plugin never sees the token itself. A handler reads it from
 // Request.Caller (nil when the host knows nobody: HTTP without OAuth, or a
 // host older than this field).
-type Caller struct {
-	// Subject is the token's "sub", or the local user's name.
-	Subject string
-	// ClientID is the OAuth client the token was issued to; "" on stdio.
-	ClientID string
-	// Issuer is the token's issuer; "" on stdio.
-	Issuer string
-	// Scopes are the scopes the token grants.
-	Scopes []string
-	// Claims are the claims passed on, a JSON object; nil when none.
-	Claims json.RawMessage
-	// Local is true on stdio: the caller is the user running the host.
-	Local bool
-}
+type Caller = pluginhost.Caller
 
 func callerOf(m *pluginpb.Caller) *Caller {
 	if m == nil {

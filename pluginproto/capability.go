@@ -9,7 +9,7 @@ import (
 // because the client did not declare a capability it needs (sampling,
 // say): its handler returned the error of an Elicit, Sample or Roots
 // that wraps ErrClientUnsupported. The host's Client.CallTool (package host/pluginclient; and StartCall's done)
-// returns it as its error, and so does the in-process Plugin.CallTool. A
+// returns it as its error, and so does plugintest.CallTool. A
 // host tells the client which capabilities the tool needs: MCP 2026-07-28
 // answers error -32021 (MissingRequiredClientCapability) naming
 // Capabilities; an older session gets an isError result carrying Message.

@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"testing"
+
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // sampleTen asks the client's LLM for ten tokens.
@@ -86,7 +88,7 @@ func TestHandlerCapabilityErrors(t *testing.T) {
 			t.Parallel()
 			p := New("test", "0")
 			p.AddTool(Tool{Name: "t"}, tc.handler)
-			res, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(tc.caps)})
+			res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(tc.caps)})
 			if tc.required == "" {
 				if err != nil || string(res) != tc.result {
 					t.Errorf("CallTool = %s, %v; want %s", res, err, tc.result)
@@ -116,7 +118,7 @@ func TestHandlerCapabilityErrorAfterMisusedKey(t *testing.T) {
 		_, _ = r.RootsKeyed(ctx, "12")
 		return nil, sampleTen(ctx, r)
 	})
-	res, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(`{"roots":{}}`)})
+	res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(`{"roots":{}}`)})
 	if err != nil {
 		t.Fatalf("CallTool = %s, %v; want an isError result", res, err)
 	}

@@ -49,9 +49,10 @@ const maxCompletionValues = 100
 // answers the host, and returns the MCP CompleteResult JSON, for tests.
 // params are the MCP CompleteRequest params; errors are those of
 // the host's Client.Complete (package host/pluginclient).
-func (p *Plugin) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+func (h *hostPlugin) Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error) {
+	p := (*Plugin)(h)
 	res, err := p.complete(ctx, params)
-	return local(ctx, "complete", res, err, ErrUnknownReference)
+	return local(ctx, "complete", res, err, pluginwire.ErrUnknownReference)
 }
 
 // completeParams are the MCP CompleteRequest params.

@@ -10,6 +10,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/internal/pluginhost"
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 func TestComplete(t *testing.T) {
@@ -65,8 +67,8 @@ func TestComplete(t *testing.T) {
 		"a nil completion":                     {params: params(`{"type":"ref/prompt","name":"odd"}`, "kind", "nil"), want: `{"completion":{"values":[]}}`},
 		"context and hasMore":                  {params: `{"ref":{"type":"ref/prompt","name":"odd"},"argument":{"name":"kind","value":"context"},"context":{"arguments":{"a":"b"}}}`, want: `{"completion":{"values":["{\"a\":\"b\"}"],"hasMore":true}}`},
 		"a template's variable":                {params: `{"ref":{"type":"ref/resource","uri":"repo://{owner}/{name}"},"argument":{"name":"name","value":"pl"},"context":{"arguments":{"owner":"me"}}}`, want: `{"completion":{"values":["name:pl:me"]}}`},
-		"unknown prompt":                       {params: params(`{"type":"ref/prompt","name":"nope"}`, "a", ""), want: `complete: unknown prompt or resource template: no prompt "nope"`, is: ErrUnknownReference},
-		"unknown template":                     {params: params(`{"type":"ref/resource","uri":"repo://{x}"}`, "x", ""), want: `complete: unknown prompt or resource template: no resource template "repo://{x}"`, is: ErrUnknownReference},
+		"unknown prompt":                       {params: params(`{"type":"ref/prompt","name":"nope"}`, "a", ""), want: `complete: unknown prompt or resource template: no prompt "nope"`, is: pluginwire.ErrUnknownReference},
+		"unknown template":                     {params: params(`{"type":"ref/resource","uri":"repo://{x}"}`, "x", ""), want: `complete: unknown prompt or resource template: no resource template "repo://{x}"`, is: pluginwire.ErrUnknownReference},
 		"unknown argument":                     {params: params(`{"type":"ref/prompt","name":"plain"}`, "b", ""), want: `complete: invalid arguments: prompt "plain" has no argument "b"`, is: ErrInvalidArguments},
 		"unknown variable":                     {params: params(`{"type":"ref/resource","uri":"repo://{owner}/{name}"}`, "id", ""), want: `complete: invalid arguments: resource template "repo://{owner}/{name}" has no argument "id"`, is: ErrInvalidArguments},
 		"unknown ref type":                     {params: params(`{"type":"ref/tool","name":"x"}`, "a", ""), want: `complete: invalid arguments: ref type "ref/tool" is neither ref/prompt nor ref/resource`, is: ErrInvalidArguments},
@@ -79,7 +81,7 @@ func TestComplete(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res, err := p.Complete(t.Context(), json.RawMessage(tc.params))
+			res, err := pluginhost.Of(p).Complete(t.Context(), json.RawMessage(tc.params))
 			got := string(res)
 			if err != nil {
 				got = err.Error()

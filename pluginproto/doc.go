@@ -219,16 +219,16 @@
 // a unit test fails exactly where a client of the host would, and its
 // CheckTools finds the tools the host would refuse to list:
 //
-//	res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{
+//	res, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{
 //		Tool: "count", Arguments: json.RawMessage(`{"n":-5}`),
 //	})
 //	// err: invalid arguments for tool "count": /n: minimum: got -5, want 0
 //
-// Underneath, Plugin.CallTool, ReadResource, GetPrompt and Complete run a
+// Underneath, plugintest.CallTool, ReadResource and GetPrompt run a
 // handler in-process exactly as a request from the host would run it in
 // the plugin, and return the MCP result JSON the host would get (or the
 // error: a tool that needs a capability the client did not declare
-// returns a *CapabilityRequiredError). Give CallRequest (ReadRequest,
+// returns a *CapabilityRequiredError). Give plugintest.CallRequest (ReadRequest,
 // PromptRequest) the client's capabilities and an AnswerInput function,
 // and they run the input rounds themselves, answering each request the
 // way a client would; without AnswerInput they return the
@@ -237,7 +237,7 @@
 // handler went on as one:
 //
 //	detached := false
-//	res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{
+//	res, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{
 //		Tool: "render", Arguments: big, Tasks: true, Detach: func() { detached = true },
 //	})
 //	// detached: RunAsTask reported true; res is the result that completes the task

@@ -8,9 +8,10 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/pluginproto/plugintest"
 )
 
-// A resource the client can list and read. Plugin.ReadResource reads it
+// A resource the client can list and read. plugintest.ReadResource reads it
 // in-process, as the host would.
 func ExamplePlugin_AddResource() {
 	p := pluginproto.New("notes", "1.0.0")
@@ -24,9 +25,9 @@ func ExamplePlugin_AddResource() {
 	})
 
 	fmt.Printf("%s\n", p.Resources()[0])
-	res, err := p.ReadResource(context.Background(), &pluginproto.ReadRequest{URI: "notes://today"})
+	res, err := plugintest.ReadResource(context.Background(), p, &plugintest.ReadRequest{URI: "notes://today"})
 	fmt.Printf("%s %v\n", res, err)
-	_, err = p.ReadResource(context.Background(), &pluginproto.ReadRequest{URI: "notes://tomorrow"})
+	_, err = plugintest.ReadResource(context.Background(), p, &plugintest.ReadRequest{URI: "notes://tomorrow"})
 	fmt.Println(errors.Is(err, pluginproto.ErrUnknownResource))
 	// Output:
 	// {"uri":"notes://today","name":"today","description":"Today's notes.","mimeType":"text/markdown"}
@@ -52,9 +53,9 @@ func ExamplePlugin_AddResourceTemplate() {
 	})
 
 	fmt.Printf("%s\n", p.ResourceTemplates()[0])
-	res, _ := p.ReadResource(context.Background(), &pluginproto.ReadRequest{URI: "people://ada/avatar"})
+	res, _ := plugintest.ReadResource(context.Background(), p, &plugintest.ReadRequest{URI: "people://ada/avatar"})
 	fmt.Printf("%s\n", res)
-	_, err := p.ReadResource(context.Background(), &pluginproto.ReadRequest{URI: "people://bob/avatar"})
+	_, err := plugintest.ReadResource(context.Background(), p, &plugintest.ReadRequest{URI: "people://bob/avatar"})
 	fmt.Println(err)
 	// Output:
 	// {"uriTemplate":"people://{name}/avatar","name":"avatar","mimeType":"image/png"}
@@ -83,11 +84,11 @@ func ExamplePlugin_AddPrompt() {
 	})
 
 	fmt.Printf("%s\n", p.Prompts()[0])
-	res, _ := p.GetPrompt(context.Background(), &pluginproto.PromptRequest{
+	res, _ := plugintest.GetPrompt(context.Background(), p, &plugintest.PromptRequest{
 		Name: "review", Arguments: json.RawMessage(`{"code":"x := 1","focus":"naming"}`),
 	})
 	fmt.Printf("%s\n", res)
-	_, err := p.GetPrompt(context.Background(), &pluginproto.PromptRequest{Name: "review"})
+	_, err := plugintest.GetPrompt(context.Background(), p, &plugintest.PromptRequest{Name: "review"})
 	fmt.Println(err)
 	// Output:
 	// {"name":"review","description":"Asks for a code review.","arguments":[{"name":"code","required":true},{"name":"focus","description":"What to look at first."}]}
@@ -116,7 +117,7 @@ func ExampleCompleteFunc() {
 		return &pluginproto.PromptResult{}, nil
 	})
 
-	res, err := p.Complete(context.Background(), json.RawMessage(`{
+	res, err := plugintest.Complete(context.Background(), p, json.RawMessage(`{
 		"ref": {"type": "ref/prompt", "name": "review"},
 		"argument": {"name": "language", "value": "py"}}`))
 	fmt.Printf("%s %v\n", res, err)
@@ -126,7 +127,7 @@ func ExampleCompleteFunc() {
 
 // A tool that asks the user to confirm. The first round ends at Elicit
 // with ErrInputRequired: the host asks the client and runs the handler
-// again with the answer. Plugin.CallTool plays the host here, answering
+// again with the answer. plugintest.CallTool plays the host here, answering
 // with AnswerInput.
 func ExampleRequest_Elicit() {
 	p := pluginproto.New("files", "1.0.0")
@@ -150,7 +151,7 @@ func ExampleRequest_Elicit() {
 	})
 
 	// A client that declared elicitation, and whose user agrees.
-	res, err := p.CallTool(context.Background(), &pluginproto.CallRequest{
+	res, err := plugintest.CallTool(context.Background(), p, &plugintest.CallRequest{
 		Tool:               "delete",
 		ClientCapabilities: json.RawMessage(`{"elicitation":{}}`),
 		AnswerInput: func(method string, params json.RawMessage) (json.RawMessage, error) {
@@ -161,7 +162,7 @@ func ExampleRequest_Elicit() {
 	fmt.Printf("%s %v\n", res, err)
 
 	// A client that declared nothing: the tool knows at once.
-	res, _ = p.CallTool(context.Background(), &pluginproto.CallRequest{Tool: "delete"})
+	res, _ = plugintest.CallTool(context.Background(), p, &plugintest.CallRequest{Tool: "delete"})
 	fmt.Printf("%s\n", res)
 	// Output:
 	// asked elicitation/create {"message":"Delete everything?","requestedSchema":{"type":"object","properties":{"sure":{"type":"boolean"}},"required":["sure"]}}
@@ -169,7 +170,7 @@ func ExampleRequest_Elicit() {
 	// {"content":[{"type":"text","text":"this tool needs a client that can ask the user"}],"isError":true}
 }
 
-// A tool that asks the client's LLM. Without AnswerInput, Plugin.CallTool
+// A tool that asks the client's LLM. Without AnswerInput, plugintest.CallTool
 // returns the *InputRequiredError a host would get: the requests, and the
 // state to send back with the answers.
 func ExampleRequest_Sample() {
@@ -185,20 +186,20 @@ func ExampleRequest_Sample() {
 		return pluginproto.TextResult(res.Text()), nil
 	})
 
-	req := &pluginproto.CallRequest{Tool: "haiku", ClientCapabilities: json.RawMessage(`{"sampling":{}}`)}
-	_, err := p.CallTool(context.Background(), req)
+	req := &plugintest.CallRequest{Tool: "haiku", ClientCapabilities: json.RawMessage(`{"sampling":{}}`)}
+	_, err := plugintest.CallTool(context.Background(), p, req)
 	var ir *pluginproto.InputRequiredError
 	if errors.As(err, &ir) {
 		fmt.Printf("requests %s, state %q\n", ir.Requests, ir.State)
 	}
 
 	// The retry, with the client's answer to request "1".
-	req.Input = &pluginproto.Input{
+	req.Input = &plugintest.Input{
 		Responses: json.RawMessage(`{"1":{"role":"assistant","model":"m",
 			"content":{"type":"text","text":"Small furry coders"}}}`),
 		State: ir.State,
 	}
-	res, err := p.CallTool(context.Background(), req)
+	res, err := plugintest.CallTool(context.Background(), p, req)
 	fmt.Printf("%s %v\n", res, err)
 	// Output:
 	// requests {"1":{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"A haiku about gophers."}}],"maxTokens":100}}}, state ""

@@ -6,6 +6,7 @@ import (
 	"fmt"
 
 	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/pluginproto/plugintest"
 )
 
 // greet is the handler of the one tool of the example plugin.
@@ -21,7 +22,7 @@ func greet(ctx context.Context, req *pluginproto.Request) (*pluginproto.Result, 
 }
 
 // A one-tool plugin. Its main would end with pluginproto.Serve(p); here the
-// tool is called in-process with Plugin.CallTool, the way a tool author's
+// tool is called in-process with plugintest.CallTool, the way a tool author's
 // test does, and the tool definition the host receives is printed.
 func Example() {
 	p := pluginproto.New("greeter", "1.0.0")
@@ -36,7 +37,7 @@ func Example() {
 
 	fmt.Printf("%s\n", p.Tools()[0])
 
-	result, err := p.CallTool(context.Background(), &pluginproto.CallRequest{
+	result, err := plugintest.CallTool(context.Background(), p, &plugintest.CallRequest{
 		Tool:      "greet",
 		Arguments: json.RawMessage(`{"name":"Ada"}`),
 		Log: func(level, logger string, data json.RawMessage) {

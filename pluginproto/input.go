@@ -8,6 +8,7 @@ import (
 	"maps"
 	"slices"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 )
@@ -16,40 +17,10 @@ import (
 // handler that needs the client's input answers an InputRequiredError, and
 // the host runs the same call, read or prompt again with an Input.
 
-// Input is the client's answers to an InputRequiredError, carried by the
-// call (or read, or prompt get) that retries it.
-type Input struct {
-	// Responses is a JSON object: for each key of the InputRequiredError's
-	// requests that the client answered, its result (a
-	// CreateMessageResult, ElicitResult or ListRootsResult). Nil when
-	// there are none.
-	Responses json.RawMessage
-	// Errors are the keys the client could not answer, and why.
-	Errors map[string]InputError
-	// State is the InputRequiredError's State, as the plugin returned it.
-	State string
-}
-
-// InputError is why the client did not answer one input request: it
-// answered with a JSON-RPC error, or the host did not ask it because the
-// client did not declare the capability (code -32601, naming it). A
-// handler's Elicit, Sample or Roots returns it as its error (a
-// *InputError).
-type InputError struct {
-	// Code is a JSON-RPC error code.
-	Code int
-	// Message is the client's (or the host's) explanation.
-	Message string
-}
-
-func (e *InputError) Error() string {
-	return fmt.Sprintf("the client answered with error %d: %s", e.Code, e.Message)
-}
-
 // InputRequiredError is a plugin's answer when its handler needs the
 // client's input first: Client.CallTool (and StartCall's done),
 // ReadResource and GetPrompt return it as their error, and the in-process
-// helpers (Plugin.CallTool, ...) too when the request has no AnswerInput.
+// helpers (plugintest.CallTool, ...) too when the request has no AnswerInput.
 // The host gets the answers from the client and runs the same request
 // again with an Input holding them and State.
 type InputRequiredError struct {
@@ -67,17 +38,14 @@ func (e *InputRequiredError) Error() string {
 	return fmt.Sprintf("the plugin needs the client's input first (%d bytes of requests)", len(e.Requests))
 }
 
-var (
-	_ error = (*InputError)(nil)
-	_ error = (*InputRequiredError)(nil)
-)
+var _ error = (*InputRequiredError)(nil)
 
 // inputOf converts a wire Input for the SDK; nil stays nil.
-func inputOf(m *pluginpb.Input) *Input {
+func inputOf(m *pluginpb.Input) *pluginhost.Input {
 	if m == nil {
 		return nil
 	}
-	in := &Input{Responses: m.GetResponses(), State: m.GetRequestState()}
+	in := &pluginhost.Input{Responses: m.GetResponses(), State: m.GetRequestState()}
 	if len(m.GetErrors()) > 0 {
 		in.Errors = make(map[string]InputError, len(m.GetErrors()))
 		for k, e := range m.GetErrors() {
@@ -87,14 +55,6 @@ func inputOf(m *pluginpb.Input) *Input {
 	return in
 }
 
-// AnswerFunc answers one request of a handler to the client, for the
-// in-process helpers (Plugin.CallTool, Plugin.ReadResource,
-// Plugin.GetPrompt): method is sampling/createMessage, elicitation/create
-// or roots/list, params its MCP params (nil for roots/list), and the answer
-// the MCP result as JSON. An error is the client's refusal: an *InputError
-// keeps its code, any other error becomes code -32603 with its text.
-type AnswerFunc func(method string, params json.RawMessage) (json.RawMessage, error)
-
 // maxRounds bounds the input rounds of an in-process helper, so that a
 // handler that never stops asking fails instead of looping.
 const maxRounds = 32
@@ -103,7 +63,7 @@ const maxRounds = 32
 // input rounds as its handler needs, answering each round's requests with
 // answer. An *InputRequiredError is checked as the host checks it; without
 // answer, it is returned.
-func rounds(what string, answer AnswerFunc, in *Input, run func(*Input) (json.RawMessage, error)) (json.RawMessage, error) {
+func rounds(what string, answer pluginhost.AnswerFunc, in *pluginhost.Input, run func(*pluginhost.Input) (json.RawMessage, error)) (json.RawMessage, error) {
 	for round := 1; ; round++ {
 		res, err := run(in)
 		var ir *InputRequiredError
@@ -126,7 +86,7 @@ func rounds(what string, answer AnswerFunc, in *Input, run func(*Input) (json.Ra
 }
 
 // answerAll answers each of ir's requests with answer, as a host would.
-func answerAll(ir *InputRequiredError, answer AnswerFunc) (*Input, error) {
+func answerAll(ir *InputRequiredError, answer pluginhost.AnswerFunc) (*pluginhost.Input, error) {
 	var requests map[string]struct {
 		Method string          `json:"method"`
 		Params json.RawMessage `json:"params"`
@@ -139,7 +99,7 @@ func answerAll(ir *InputRequiredError, answer AnswerFunc) (*Input, error) {
 		return cmp.Or(cmp.Compare(len(a), len(b)), cmp.Compare(a, b))
 	})
 	responses := make(map[string]json.RawMessage)
-	in := &Input{State: ir.State}
+	in := &pluginhost.Input{State: ir.State}
 	for _, key := range keys {
 		r := requests[key]
 		res, err := answer(r.Method, r.Params)
@@ -166,3 +126,10 @@ func answerAll(ir *InputRequiredError, answer AnswerFunc) (*Input, error) {
 	in.Responses = b
 	return in, nil
 }
+
+// InputError is why the client did not answer one input request: it
+// answered with a JSON-RPC error (Code, Message), or the host did not ask
+// it because the client did not declare the capability (code -32601,
+// naming it). A handler's Elicit, Sample or Roots returns it as its error
+// (a *InputError); match it with errors.As.
+type InputError = pluginhost.InputError

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // The canned answers of the MCP conformance suite.
@@ -151,16 +152,16 @@ func TestAskNamedKeys(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := textTool(tc.ask)
-			req := &CallRequest{Tool: "t", ClientCapabilities: everything}
+			req := &pluginhost.CallRequest{Tool: "t", ClientCapabilities: everything}
 			state := ""
 			for i, r := range tc.rounds {
 				if r.responses != "" {
-					req.Input = &Input{Responses: json.RawMessage(r.responses), State: state}
+					req.Input = &pluginhost.Input{Responses: json.RawMessage(r.responses), State: state}
 					if r.noState {
 						req.Input.State = ""
 					}
 				}
-				res, err := p.CallTool(t.Context(), req)
+				res, err := pluginhost.Of(p).CallTool(t.Context(), req)
 				if r.asks == nil {
 					want, _ := TextResult(r.text).encode()
 					if err != nil || string(res) != string(want) {
@@ -186,7 +187,7 @@ func TestAskNamedKeys(t *testing.T) {
 func TestAskStateKeepsOnlyTheAnswersAsked(t *testing.T) {
 	t.Parallel()
 	p := textTool(askNamed)
-	_, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: everything, Input: &Input{Responses: json.RawMessage(
+	_, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: everything, Input: &pluginhost.Input{Responses: json.RawMessage(
 		`{"greeting":` + helloThere + `,"user_name":12345,"extra":{"roots":[]},"1":{"roots":[]}}`)}})
 	var ir *InputRequiredError
 	if !errors.As(err, &ir) {
@@ -258,11 +259,11 @@ func TestAskMalformedAnswerIsAskedAgain(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := textTool(tc.ask)
-			for _, in := range []*Input{
+			for _, in := range []*pluginhost.Input{
 				{Responses: json.RawMessage(tc.responses)},
 				{State: mustState(t, tc.responses)},
 			} {
-				res, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: everything, Input: in})
+				res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: everything, Input: in})
 				var ir *InputRequiredError
 				if !errors.As(err, &ir) {
 					t.Fatalf("CallTool with %+v = %s, %v; want the request asked again", in, res, err)
@@ -328,8 +329,8 @@ func TestAskKeyRules(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res, err := textTool(tc.ask).CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: everything,
-				Input: &Input{Responses: json.RawMessage(`{"k":{"roots":[]}}`)}})
+			res, err := pluginhost.Of(textTool(tc.ask)).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: everything,
+				Input: &pluginhost.Input{Responses: json.RawMessage(`{"k":{"roots":[]}}`)}})
 			if err != nil || !strings.Contains(string(res), tc.want) || !strings.Contains(string(res), `"isError":true`) {
 				t.Errorf("CallTool = %s, %v; want an isError result containing %s", res, err, tc.want)
 			}
@@ -364,22 +365,22 @@ func TestAskKeysFromPromptsAndResources(t *testing.T) {
 		}
 		return TextContents("", s.Text()+" "+roots[0].URI), nil
 	})
-	_, err := p.GetPrompt(t.Context(), &PromptRequest{Name: "p", ClientCapabilities: everything})
+	_, err := pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "p", ClientCapabilities: everything})
 	var ir *InputRequiredError
 	if want := `{"user_context":{"method":"elicitation/create","params":{"message":"?","requestedSchema":{"type":"object","properties":{}}}}}`; !errors.As(err, &ir) || string(ir.Requests) != want {
 		t.Errorf("GetPrompt = %v; want the requests %s", err, want)
 	}
-	res, err := p.GetPrompt(t.Context(), &PromptRequest{Name: "p", ClientCapabilities: everything,
-		Input: &Input{Responses: json.RawMessage(`{"user_context":{"action":"accept","content":{"context":"c"}},"roots":` + testRoot + `}`)}})
+	res, err := pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "p", ClientCapabilities: everything,
+		Input: &pluginhost.Input{Responses: json.RawMessage(`{"user_context":{"action":"accept","content":{"context":"c"}},"roots":` + testRoot + `}`)}})
 	if want := `{"messages":[{"role":"user","content":{"type":"text","text":"{\"context\":\"c\"} file:///test/root"}}]}`; err != nil || string(res) != want {
 		t.Errorf("GetPrompt = %s, %v; want %s", res, err, want)
 	}
-	_, err = p.ReadResource(t.Context(), &ReadRequest{URI: "x://r", ClientCapabilities: everything})
+	_, err = pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: "x://r", ClientCapabilities: everything})
 	if want := `{"s":{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"hi"}}],"maxTokens":5}}}`; !errors.As(err, &ir) || string(ir.Requests) != want {
 		t.Errorf("ReadResource = %v; want the requests %s", err, want)
 	}
-	res, err = p.ReadResource(t.Context(), &ReadRequest{URI: "x://r", ClientCapabilities: everything,
-		Input: &Input{Responses: json.RawMessage(`{"s":` + helloThere + `,"roots":` + testRoot + `}`)}})
+	res, err = pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: "x://r", ClientCapabilities: everything,
+		Input: &pluginhost.Input{Responses: json.RawMessage(`{"s":` + helloThere + `,"roots":` + testRoot + `}`)}})
 	if want := `{"contents":[{"uri":"x://r","text":"Hello there! file:///test/root"}]}`; err != nil || string(res) != want {
 		t.Errorf("ReadResource = %s, %v; want %s", res, err, want)
 	}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -85,7 +86,7 @@ func TestLevelOutOfRange(t *testing.T) {
 		return pluginproto.TextResult("ok"), nil
 	})
 	var got []string
-	_, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "t", Log: func(level, _ string, data json.RawMessage) {
+	_, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", Log: func(level, _ string, data json.RawMessage) {
 		got = append(got, level+" "+string(data))
 	}})
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/plughost/plughost/internal/plugincontract"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginwire"
 )
 
@@ -39,7 +40,7 @@ type Plugin struct {
 	subs      map[string]uint64 // URIs the host subscribed to → the number of their last update (0: none)
 	updates   uint64            // updates of subscribed resources so far
 	sent      uint64            // the last update a watch sent
-	proxy     Proxy             // serves every request when set (SetProxy)
+	proxy     pluginhost.Proxy  // serves every request when set (pluginhost.Plugin.SetProxy)
 	// hostMaxMessage is the largest call message the host receives
 	// (DescribeRequest.max_message_size; 0: not said).
 	hostMaxMessage atomic.Int64
@@ -204,7 +205,7 @@ func (p *Plugin) Offers() Offers {
 	defer p.mu.RUnlock()
 	o := p.offers
 	if p.proxy != nil {
-		return o // what SetProxy declared
+		return o // what the proxy declared with Offer
 	}
 	if len(p.resources.order) > 0 || len(p.templates.order) > 0 {
 		// The SDK serves subscriptions to every resource: one whose
@@ -244,13 +245,14 @@ func (p *Plugin) Logger() hclog.Logger { return p.logger }
 // over all the rounds, as a host learns of it once. When the handler
 // returns the error of a request the client did not declare the
 // capability for, the error is the *CapabilityRequiredError a host would
-// get. Other errors wrap ErrUnknownTool, ErrPluginFailed when the handler
-// panicked (its text ends with the panic, as a host's Client reports it),
-// or ErrInvalidResult when the handler's requests break the contract's
-// rules.
-func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessage, error) {
+// get. Other errors wrap (package internal/pluginwire) ErrUnknownTool,
+// ErrPluginFailed when the handler panicked (its text ends with the panic,
+// as a host's Client reports it), or ErrInvalidResult when the
+// handler's requests break the contract's rules.
+func (h *hostPlugin) CallTool(ctx context.Context, req *pluginhost.CallRequest) (json.RawMessage, error) {
+	p := (*Plugin)(h)
 	cb := &callbacks{req: req}
-	return rounds(fmt.Sprintf("call %q", req.Tool), req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
+	return rounds(fmt.Sprintf("call %q", req.Tool), req.AnswerInput, req.Input, func(in *pluginhost.Input) (json.RawMessage, error) {
 		res, err := p.call(ctx, req.Tool, req.Arguments, req.Progress != nil, cb, invocation{caps: req.ClientCapabilities, input: in, tasks: req.Tasks,
 			traceParent: req.TraceParent, traceState: req.TraceState, caller: req.Caller})
 		if pe, ok := err.(*panicError); ok {
@@ -264,7 +266,7 @@ func (p *Plugin) CallTool(ctx context.Context, req *CallRequest) (json.RawMessag
 // on a retry its answers, and whether it accepts a task.
 type invocation struct {
 	caps  json.RawMessage
-	input *Input
+	input *pluginhost.Input
 	tasks bool
 	// traceParent and traceState are the call's trace context (Request's).
 	traceParent, traceState string
@@ -283,7 +285,7 @@ func (inv invocation) asker() *asker {
 // callbacks delivers an in-process call's notifications and its Detach to
 // its CallRequest, over all the call's rounds.
 type callbacks struct {
-	req      *CallRequest
+	req      *pluginhost.CallRequest
 	detached bool // Detach was delivered, in this round or an earlier one
 }
 
@@ -324,7 +326,7 @@ func (p *Plugin) call(ctx context.Context, name string, args json.RawMessage, wa
 		return p.proxyCall(ctx, px, name, args, wantProgress, e, inv)
 	}
 	if !ok {
-		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+		return nil, fmt.Errorf("%w %q", pluginwire.ErrUnknownTool, name)
 	}
 	s := &sink{progress: wantProgress, emit: e}
 	req := &Request{Tool: name, Arguments: args, TraceParent: inv.traceParent, TraceState: inv.traceState, Caller: inv.caller,
@@ -394,7 +396,8 @@ func isPanic(failed error) bool {
 // PluginSet returns the go-plugin plugin set that serves p, speaking the
 // newest contract version. Serve uses it; tests can pass it to go-plugin's
 // test helpers.
-func (p *Plugin) PluginSet() plugin.PluginSet {
+func (h *hostPlugin) PluginSet() plugin.PluginSet {
+	p := (*Plugin)(h)
 	return plugin.PluginSet{plugincontract.PluginName: &grpcPlugin{p: p}}
 }
 
@@ -407,7 +410,7 @@ func (p *Plugin) PluginSet() plugin.PluginSet {
 func Serve(p *Plugin) {
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  plugincontract.Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{plugincontract.Version: p.PluginSet()},
+		VersionedPlugins: map[int]plugin.PluginSet{plugincontract.Version: (*hostPlugin)(p).PluginSet()},
 		GRPCServer:       plugin.DefaultGRPCServer,
 		Logger:           p.logger,
 	})

@@ -11,29 +11,17 @@ import (
 	"github.com/plughost/plughost/internal/pluginwire"
 )
 
-// Errors returned (wrapped) by the in-process helpers (Plugin.CallTool,
-// ...) and, for the same failures, by the host's client
-// (host/pluginclient), or returned by handlers. Match them with errors.Is.
+// Errors a handler returns (wrapped) to refuse a request, and that the
+// in-process helpers (plugintest.ReadResource, ...) and the host's client
+// (host/pluginclient) return for the same failures. Match them with
+// errors.Is.
 var (
-	// ErrUnknownTool: the plugin offers no tool of that name (it may have
-	// removed it a moment ago).
-	ErrUnknownTool = pluginwire.ErrUnknownTool
-	// ErrPluginFailed: the plugin failed running the call (a handler of
-	// this SDK panicked; a plugin answers CallError INTERNAL). The error's
-	// text ends with the plugin's message, after this error's text and
-	// ": ". It is not the tool's own failure, which is an isError result.
-	ErrPluginFailed = pluginwire.ErrPluginFailed
-	// ErrInvalidResult: the plugin's result is not a JSON object.
-	ErrInvalidResult = pluginwire.ErrInvalidResult
 	// ErrUnknownResource: the plugin has no resource of that URI, listed or
 	// matching one of its templates. A resource handler returns it for a
 	// URI its template matched but that names nothing.
 	ErrUnknownResource = pluginwire.ErrUnknownResource
 	// ErrUnknownPrompt: the plugin has no prompt of that name.
 	ErrUnknownPrompt = pluginwire.ErrUnknownPrompt
-	// ErrUnknownReference: a completion's ref names no prompt or resource
-	// template of the plugin.
-	ErrUnknownReference = pluginwire.ErrUnknownReference
 	// ErrInvalidArguments: a prompt's arguments or a completion's params
 	// are missing or wrong; the error's text ends with the plugin's
 	// message naming the problem. A prompt handler or completer returns it

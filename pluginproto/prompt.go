@@ -11,6 +11,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginwire"
 )
 
@@ -163,9 +164,10 @@ func (p *Plugin) Prompts() []json.RawMessage {
 // and returns its MCP GetPromptResult JSON, for tests. Input rounds and
 // AnswerInput are as in CallTool; errors are those of the host's
 // Client.GetPrompt (package host/pluginclient).
-func (p *Plugin) GetPrompt(ctx context.Context, req *PromptRequest) (json.RawMessage, error) {
+func (h *hostPlugin) GetPrompt(ctx context.Context, req *pluginhost.PromptRequest) (json.RawMessage, error) {
+	p := (*Plugin)(h)
 	what := fmt.Sprintf("get prompt %q", req.Name)
-	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
+	return rounds(what, req.AnswerInput, req.Input, func(in *pluginhost.Input) (json.RawMessage, error) {
 		res, err := p.getPrompt(ctx, req.Name, req.Arguments, invocation{caps: req.ClientCapabilities, input: in, caller: req.Caller})
 		return local(ctx, what, res, err, ErrUnknownPrompt)
 	})

@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 func TestAddPromptEncodesMCPPrompt(t *testing.T) {
@@ -118,7 +119,7 @@ func TestGetPrompt(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res, err := p.GetPrompt(t.Context(), &PromptRequest{Name: tc.name, Arguments: json.RawMessage(tc.args)})
+			res, err := pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: tc.name, Arguments: json.RawMessage(tc.args)})
 			got := string(res)
 			if err != nil {
 				got = err.Error()

@@ -5,84 +5,21 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
-// A Proxy serves the contract on behalf of another MCP server: an adapter
-// (plughost's own wrapper of stdio and remote MCP servers is one) whose
-// definitions and answers are that server's MCP JSON, passed through.
-// A plugin with a Proxy (Plugin.SetProxy) serves the lists given to
-// Plugin.SetProxyLists and hands every call, read, prompt, completion and
-// subscription to the Proxy; nothing added with AddTool, AddResource, ...
-// is served. The SDK's own checks of arguments and results do not apply:
-// the host's do.
-//
-// Requests to the client are the Proxy's to manage, in the contract's
-// rounds: a method may return an *InputRequiredError (its requests, and a
-// state of the Proxy's own), and the host retries the same request with
-// the client's answers and that state (ProxyCall.Input, the in argument).
-type Proxy interface {
-	// CallTool runs one tools/call and returns the MCP CallToolResult. An
-	// error other than an *InputRequiredError is answered as an isError
-	// result carrying its text.
-	CallTool(ctx context.Context, call *ProxyCall) (json.RawMessage, error)
-	// ReadResource returns the MCP ReadResourceResult of uri, an error
-	// wrapping ErrUnknownResource, an *InputRequiredError, or another
-	// error (its text reaches the client).
-	ReadResource(ctx context.Context, uri string, caps json.RawMessage, in *Input) (json.RawMessage, error)
-	// GetPrompt returns the MCP GetPromptResult, or an error as
-	// ReadResource does (ErrUnknownPrompt, ErrInvalidArguments, ...).
-	GetPrompt(ctx context.Context, name string, args, caps json.RawMessage, in *Input) (json.RawMessage, error)
-	// Complete answers completion/complete: params are the MCP
-	// CompleteRequest params, the result the CompleteResult.
-	Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
-	// SubscribeResource starts (subscribe) or ends the server's reports of
-	// changes to uri; they reach the host through Plugin.ResourceUpdated.
-	// An unknown uri is an error wrapping ErrUnknownResource.
-	SubscribeResource(ctx context.Context, uri string, subscribe bool) error
-}
-
-// ProxyCall is one tools/call handed to a Proxy.
-type ProxyCall struct {
-	Tool      string
-	Arguments json.RawMessage
-	// ClientCapabilities is the client's capabilities object (nil: none).
-	ClientCapabilities json.RawMessage
-	// Input is set on the retry of a call that answered an
-	// *InputRequiredError.
-	Input *Input
-	// TraceParent and TraceState are the call's W3C trace context (see
-	// Request.TraceParent); "" for none. A proxy hands them on to the
-	// server it proxies (in the _meta of its request).
-	TraceParent, TraceState string
-	// Progress reports progress to the client; nil when the client did not
-	// ask for progress. Log sends a log message (an MCP level and any JSON
-	// value) to the client. Both do nothing once CallTool has returned.
-	Progress func(progress, total float64, message string)
-	Log      func(level string, data json.RawMessage)
-}
-
-// SetProxy makes px serve the plugin's requests; offers is what it offers
-// besides tools (Describe's answer, fixed once the host has started the
-// plugin). Call it before Serve.
-func (p *Plugin) SetProxy(px Proxy, offers Offers) {
+// SetProxy makes px serve the plugin's requests (pluginhost.Plugin).
+func (h *hostPlugin) SetProxy(px pluginhost.Proxy) {
+	p := (*Plugin)(h)
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.proxy = px
-	p.offers = offers
 }
 
-// ProxyLists is what a proxied server offers: its MCP Tool, Resource,
-// ResourceTemplate and Prompt objects.
-type ProxyLists struct {
-	Tools, Resources, Templates, Prompts [][]byte
-}
-
-// SetProxyLists replaces what the plugin lists with l, and tells the host
-// which lists changed (those that differ from what was set before). An
-// object without its key (a tool's or a prompt's name, a resource's uri, a
-// template's uriTemplate), or with one already listed, is skipped and
-// returned in the error, which names each; the rest is set.
-func (p *Plugin) SetProxyLists(l ProxyLists) error {
+// SetProxyLists replaces what the plugin lists (pluginhost.Plugin).
+func (h *hostPlugin) SetProxyLists(l pluginhost.ProxyLists) error {
+	p := (*Plugin)(h)
 	var errs []error
 	tools := proxyRegistry(l.Tools, "tool", "name", &errs, func(b []byte) *entry { return &entry{json: b} })
 	resources := proxyRegistry(l.Resources, "resource", "uri", &errs, func(b []byte) *resourceEntry { return &resourceEntry{json: b} })
@@ -137,18 +74,18 @@ func sameJSON[T any](a, b registry[T], of func(T) []byte) bool {
 	return true
 }
 
-func (p *Plugin) getProxy() Proxy {
+func (p *Plugin) getProxy() pluginhost.Proxy {
 	p.mu.RLock()
 	defer p.mu.RUnlock()
 	return p.proxy
 }
 
 // proxyCall hands a call to the proxy; see Plugin.call for what it returns.
-func (p *Plugin) proxyCall(ctx context.Context, px Proxy, name string, args json.RawMessage, wantProgress bool, e emitter, inv invocation) (json.RawMessage, error) {
+func (p *Plugin) proxyCall(ctx context.Context, px pluginhost.Proxy, name string, args json.RawMessage, wantProgress bool, e emitter, inv invocation) (json.RawMessage, error) {
 	s := &sink{progress: wantProgress, emit: e}
 	defer s.close()
 	req := &Request{Tool: name, sink: s}
-	call := &ProxyCall{Tool: name, Arguments: args, ClientCapabilities: inv.caps, Input: inv.input,
+	call := &pluginhost.ProxyCall{Tool: name, Arguments: args, ClientCapabilities: inv.caps, Input: inv.input,
 		TraceParent: inv.traceParent, TraceState: inv.traceState,
 		Log: func(level string, data json.RawMessage) {
 			s.mu.Lock()
@@ -183,7 +120,7 @@ func proxyStatus(err error) error {
 	return handlerStatus(err)
 }
 
-func (p *Plugin) proxySubscribe(ctx context.Context, px Proxy, uri string, subscribe bool) error {
+func (p *Plugin) proxySubscribe(ctx context.Context, px pluginhost.Proxy, uri string, subscribe bool) error {
 	err := p.guard("subscription to "+uri, func() error { return px.SubscribeResource(ctx, uri, subscribe) })
 	if err != nil {
 		return handlerStatus(err) // an unknown resource as such, as ReadResource's

@@ -10,37 +10,38 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // fakeProxy records what it is handed and answers as its fields say.
 type fakeProxy struct {
 	mu    sync.Mutex
-	calls []ProxyCall
+	calls []pluginhost.ProxyCall
 	reads []string
 	subs  []string // "+uri" or "-uri"
 
-	call      func(ctx context.Context, c *ProxyCall) (json.RawMessage, error)
-	read      func(uri string, caps json.RawMessage, in *Input) (json.RawMessage, error)
-	prompt    func(name string, args, caps json.RawMessage, in *Input) (json.RawMessage, error)
+	call      func(ctx context.Context, c *pluginhost.ProxyCall) (json.RawMessage, error)
+	read      func(uri string, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error)
+	prompt    func(name string, args, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error)
 	complete  func(params json.RawMessage) (json.RawMessage, error)
 	subscribe error
 }
 
-func (f *fakeProxy) CallTool(ctx context.Context, c *ProxyCall) (json.RawMessage, error) {
+func (f *fakeProxy) CallTool(ctx context.Context, c *pluginhost.ProxyCall) (json.RawMessage, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, *c)
 	f.mu.Unlock()
 	return f.call(ctx, c)
 }
 
-func (f *fakeProxy) ReadResource(_ context.Context, uri string, caps json.RawMessage, in *Input) (json.RawMessage, error) {
+func (f *fakeProxy) ReadResource(_ context.Context, uri string, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error) {
 	f.mu.Lock()
 	f.reads = append(f.reads, uri)
 	f.mu.Unlock()
 	return f.read(uri, caps, in)
 }
 
-func (f *fakeProxy) GetPrompt(_ context.Context, name string, args, caps json.RawMessage, in *Input) (json.RawMessage, error) {
+func (f *fakeProxy) GetPrompt(_ context.Context, name string, args, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error) {
 	return f.prompt(name, args, caps, in)
 }
 
@@ -87,15 +88,16 @@ func TestProxyLists(t *testing.T) {
 	t.Parallel()
 	p := New("proxy", "0")
 	p.AddTool(Tool{Name: "own"}, nopHandler) // not served under a proxy
-	p.SetProxy(&fakeProxy{}, Offers{Resources: true, Prompts: true})
+	pluginhost.Of(p).SetProxy(&fakeProxy{})
+	p.Offer(Offers{Resources: true, Prompts: true})
 
-	l := ProxyLists{
+	l := pluginhost.ProxyLists{
 		Tools:     raws(`{"name":"a","inputSchema":{"type":"object","x-kept":1}}`, `{"name":"b"}`),
 		Resources: raws(`{"uri":"file:///r","name":"r"}`),
 		Templates: raws(`{"uriTemplate":"file:///t/{x}","name":"t"}`),
 		Prompts:   raws(`{"name":"p","arguments":[{"name":"q"}]}`),
 	}
-	if err := p.SetProxyLists(l); err != nil {
+	if err := pluginhost.Of(p).SetProxyLists(l); err != nil {
 		t.Fatal(err)
 	}
 	check := func(what string, got []json.RawMessage, want [][]byte) {
@@ -111,8 +113,8 @@ func TestProxyLists(t *testing.T) {
 
 	// Unchanged lists bump nothing; each changed one bumps its own.
 	g0 := gens(p)
-	same := ProxyLists{Tools: raws(`{"name":"a","inputSchema":{"type":"object","x-kept":1}}`, `{"name":"b"}`), Resources: l.Resources, Templates: l.Templates, Prompts: l.Prompts}
-	if err := p.SetProxyLists(same); err != nil {
+	same := pluginhost.ProxyLists{Tools: raws(`{"name":"a","inputSchema":{"type":"object","x-kept":1}}`, `{"name":"b"}`), Resources: l.Resources, Templates: l.Templates, Prompts: l.Prompts}
+	if err := pluginhost.Of(p).SetProxyLists(same); err != nil {
 		t.Fatal(err)
 	}
 	if g := gens(p); g != g0 {
@@ -120,22 +122,24 @@ func TestProxyLists(t *testing.T) {
 	}
 	steps := []struct {
 		name string
-		edit func(*ProxyLists)
+		edit func(*pluginhost.ProxyLists)
 		bump [3]uint64
 	}{
-		{"a tool's definition", func(l *ProxyLists) { l.Tools = raws(`{"name":"a"}`, `{"name":"b"}`) }, [3]uint64{1, 0, 0}},
-		{"tools reordered", func(l *ProxyLists) { l.Tools = raws(`{"name":"b"}`, `{"name":"a"}`) }, [3]uint64{1, 0, 0}},
-		{"a resource added", func(l *ProxyLists) { l.Resources = raws(`{"uri":"file:///r","name":"r"}`, `{"uri":"file:///s"}`) }, [3]uint64{0, 1, 0}},
-		{"templates emptied", func(l *ProxyLists) { l.Templates = nil }, [3]uint64{0, 1, 0}},
-		{"a prompt removed", func(l *ProxyLists) { l.Prompts = nil }, [3]uint64{0, 0, 1}},
-		{"all at once", func(l *ProxyLists) { *l = ProxyLists{} }, [3]uint64{1, 1, 0}},
-		{"nothing", func(*ProxyLists) {}, [3]uint64{0, 0, 0}},
+		{"a tool's definition", func(l *pluginhost.ProxyLists) { l.Tools = raws(`{"name":"a"}`, `{"name":"b"}`) }, [3]uint64{1, 0, 0}},
+		{"tools reordered", func(l *pluginhost.ProxyLists) { l.Tools = raws(`{"name":"b"}`, `{"name":"a"}`) }, [3]uint64{1, 0, 0}},
+		{"a resource added", func(l *pluginhost.ProxyLists) {
+			l.Resources = raws(`{"uri":"file:///r","name":"r"}`, `{"uri":"file:///s"}`)
+		}, [3]uint64{0, 1, 0}},
+		{"templates emptied", func(l *pluginhost.ProxyLists) { l.Templates = nil }, [3]uint64{0, 1, 0}},
+		{"a prompt removed", func(l *pluginhost.ProxyLists) { l.Prompts = nil }, [3]uint64{0, 0, 1}},
+		{"all at once", func(l *pluginhost.ProxyLists) { *l = pluginhost.ProxyLists{} }, [3]uint64{1, 1, 0}},
+		{"nothing", func(*pluginhost.ProxyLists) {}, [3]uint64{0, 0, 0}},
 	}
 	cur := same
 	for _, s := range steps {
 		before := gens(p)
 		s.edit(&cur)
-		if err := p.SetProxyLists(cur); err != nil {
+		if err := pluginhost.Of(p).SetProxyLists(cur); err != nil {
 			t.Fatalf("%s: %v", s.name, err)
 		}
 		after := gens(p)
@@ -151,8 +155,9 @@ func TestProxyLists(t *testing.T) {
 func TestProxyListsSkipsBadDefinitions(t *testing.T) {
 	t.Parallel()
 	p := New("proxy", "0")
-	p.SetProxy(&fakeProxy{}, Offers{Resources: true, Prompts: true})
-	err := p.SetProxyLists(ProxyLists{
+	pluginhost.Of(p).SetProxy(&fakeProxy{})
+	p.Offer(Offers{Resources: true, Prompts: true})
+	err := pluginhost.Of(p).SetProxyLists(pluginhost.ProxyLists{
 		Tools:     raws(`{"name":"a"}`, `{"description":"nameless"}`, `{"name":"a","description":"again"}`, `{"name":""}`, `[1]`, `{"name":"b"}`),
 		Resources: raws(`{"name":"no uri"}`, `{"uri":"file:///r"}`),
 		Templates: raws(`{"uri":"file:///x"}`, `{"uriTemplate":"file:///t/{x}"}`, `{"uriTemplate":"file:///t/{x}"}`),
@@ -195,8 +200,9 @@ func TestProxyCallTool(t *testing.T) {
 	t.Parallel()
 	fp := &fakeProxy{}
 	p := New("proxy", "0")
-	p.SetProxy(fp, Offers{})
-	fp.call = func(ctx context.Context, c *ProxyCall) (json.RawMessage, error) {
+	pluginhost.Of(p).SetProxy(fp)
+	p.Offer(Offers{})
+	fp.call = func(ctx context.Context, c *pluginhost.ProxyCall) (json.RawMessage, error) {
 		switch c.Tool {
 		case "echo":
 			if c.Progress != nil {
@@ -219,7 +225,7 @@ func TestProxyCallTool(t *testing.T) {
 		var progress []string
 		var logs []string
 		caps := json.RawMessage(`{"elicitation":{}}`)
-		res, err := p.CallTool(t.Context(), &CallRequest{
+		res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{
 			Tool: "echo", Arguments: json.RawMessage(`{"x":[1,2]}`), ClientCapabilities: caps,
 			Progress: func(p, total float64, msg string) { progress = append(progress, fmt.Sprintln(p, total, msg)) },
 			Log:      func(level, logger string, data json.RawMessage) { logs = append(logs, level+" "+string(data)) },
@@ -245,7 +251,7 @@ func TestProxyCallTool(t *testing.T) {
 	})
 
 	t.Run("no progress asked", func(t *testing.T) {
-		if _, err := p.CallTool(t.Context(), &CallRequest{Tool: "echo"}); err != nil {
+		if _, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo"}); err != nil {
 			t.Fatal(err)
 		}
 		fp.mu.Lock()
@@ -257,7 +263,7 @@ func TestProxyCallTool(t *testing.T) {
 	})
 
 	t.Run("error is an isError result", func(t *testing.T) {
-		res, err := p.CallTool(t.Context(), &CallRequest{Tool: "fail"})
+		res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "fail"})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -274,7 +280,7 @@ func TestProxyCallTool(t *testing.T) {
 	})
 
 	t.Run("input required passes through", func(t *testing.T) {
-		_, err := p.CallTool(t.Context(), &CallRequest{Tool: "ask", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)})
+		_, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "ask", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)})
 		var ir *InputRequiredError
 		if !errors.As(err, &ir) {
 			t.Fatalf("err = %v, want an *InputRequiredError", err)
@@ -285,7 +291,7 @@ func TestProxyCallTool(t *testing.T) {
 	})
 
 	t.Run("the retry carries the answers and the state", func(t *testing.T) {
-		res, err := p.CallTool(t.Context(), &CallRequest{Tool: "ask", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`),
+		res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "ask", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`),
 			AnswerInput: func(method string, params json.RawMessage) (json.RawMessage, error) {
 				if method != "elicitation/create" {
 					t.Errorf("asked %s", method)
@@ -304,7 +310,7 @@ func TestProxyCallTool(t *testing.T) {
 func TestProxyReadPromptComplete(t *testing.T) {
 	t.Parallel()
 	fp := &fakeProxy{
-		read: func(uri string, caps json.RawMessage, in *Input) (json.RawMessage, error) {
+		read: func(uri string, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error) {
 			switch uri {
 			case "file:///r":
 				return json.RawMessage(`{"contents":[{"uri":"file:///r","text":"R"}]}`), nil
@@ -313,7 +319,7 @@ func TestProxyReadPromptComplete(t *testing.T) {
 			}
 			return nil, fmt.Errorf("%w: %s", ErrUnknownResource, uri)
 		},
-		prompt: func(name string, args, caps json.RawMessage, in *Input) (json.RawMessage, error) {
+		prompt: func(name string, args, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error) {
 			if name != "p" {
 				return nil, fmt.Errorf("%w: %s", ErrUnknownPrompt, name)
 			}
@@ -324,27 +330,28 @@ func TestProxyReadPromptComplete(t *testing.T) {
 		},
 	}
 	p := New("proxy", "0")
-	p.SetProxy(fp, Offers{Resources: true, Prompts: true, Completions: true})
+	pluginhost.Of(p).SetProxy(fp)
+	p.Offer(Offers{Resources: true, Prompts: true, Completions: true})
 	ctx := t.Context()
 
-	if res, err := p.ReadResource(ctx, &ReadRequest{URI: "file:///r"}); err != nil || string(res) != `{"contents":[{"uri":"file:///r","text":"R"}]}` {
+	if res, err := pluginhost.Of(p).ReadResource(ctx, &pluginhost.ReadRequest{URI: "file:///r"}); err != nil || string(res) != `{"contents":[{"uri":"file:///r","text":"R"}]}` {
 		t.Errorf("ReadResource(file:///r) = %s, %v", res, err)
 	}
 	// Not listed by SetProxyLists: still the proxy's to answer.
-	if _, err := p.ReadResource(ctx, &ReadRequest{URI: "file:///nope"}); !errors.Is(err, ErrUnknownResource) || !strings.Contains(err.Error(), "file:///nope") {
+	if _, err := pluginhost.Of(p).ReadResource(ctx, &pluginhost.ReadRequest{URI: "file:///nope"}); !errors.Is(err, ErrUnknownResource) || !strings.Contains(err.Error(), "file:///nope") {
 		t.Errorf("ReadResource(unknown) = %v, want ErrUnknownResource naming it", err)
 	}
-	if _, err := p.ReadResource(ctx, &ReadRequest{URI: "file:///broken"}); err == nil || errors.Is(err, ErrUnknownResource) || !strings.Contains(err.Error(), "disk on fire") {
+	if _, err := pluginhost.Of(p).ReadResource(ctx, &pluginhost.ReadRequest{URI: "file:///broken"}); err == nil || errors.Is(err, ErrUnknownResource) || !strings.Contains(err.Error(), "disk on fire") {
 		t.Errorf("ReadResource(broken) = %v, want the proxy's error", err)
 	}
-	if res, err := p.GetPrompt(ctx, &PromptRequest{Name: "p", Arguments: json.RawMessage(`{"q":"v"}`)}); err != nil || !strings.Contains(string(res), `{\"q\":\"v\"}`) {
+	if res, err := pluginhost.Of(p).GetPrompt(ctx, &pluginhost.PromptRequest{Name: "p", Arguments: json.RawMessage(`{"q":"v"}`)}); err != nil || !strings.Contains(string(res), `{\"q\":\"v\"}`) {
 		t.Errorf("GetPrompt(p) = %s, %v", res, err)
 	}
-	if _, err := p.GetPrompt(ctx, &PromptRequest{Name: "nope"}); !errors.Is(err, ErrUnknownPrompt) {
+	if _, err := pluginhost.Of(p).GetPrompt(ctx, &pluginhost.PromptRequest{Name: "nope"}); !errors.Is(err, ErrUnknownPrompt) {
 		t.Errorf("GetPrompt(unknown) = %v, want ErrUnknownPrompt", err)
 	}
 	params := `{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"q","value":"v"}}`
-	if res, err := p.Complete(ctx, json.RawMessage(params)); err != nil || !strings.Contains(string(res), `ref/prompt`) {
+	if res, err := pluginhost.Of(p).Complete(ctx, json.RawMessage(params)); err != nil || !strings.Contains(string(res), `ref/prompt`) {
 		t.Errorf("Complete = %s, %v; want the proxy's answer to the params as they were", res, err)
 	}
 	fp.mu.Lock()
@@ -361,22 +368,29 @@ func TestProxyPanicIsAnError(t *testing.T) {
 	t.Parallel()
 	boom := func() { panic("proxy bug") }
 	fp := &fakeProxy{
-		read: func(string, json.RawMessage, *Input) (json.RawMessage, error) { boom(); return nil, nil },
-		prompt: func(string, json.RawMessage, json.RawMessage, *Input) (json.RawMessage, error) {
+		read: func(string, json.RawMessage, *pluginhost.Input) (json.RawMessage, error) { boom(); return nil, nil },
+		prompt: func(string, json.RawMessage, json.RawMessage, *pluginhost.Input) (json.RawMessage, error) {
 			boom()
 			return nil, nil
 		},
 		complete: func(json.RawMessage) (json.RawMessage, error) { boom(); return nil, nil },
-		call:     func(context.Context, *ProxyCall) (json.RawMessage, error) { boom(); return nil, nil },
+		call:     func(context.Context, *pluginhost.ProxyCall) (json.RawMessage, error) { boom(); return nil, nil },
 	}
 	p := New("proxy", "0")
-	p.SetProxy(panickingSubscribe{fp}, Offers{Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true})
+	pluginhost.Of(p).SetProxy(panickingSubscribe{fp})
+	p.Offer(Offers{Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true})
 	ctx := t.Context()
 	for name, f := range map[string]func() error{
-		"ReadResource": func() error { _, err := p.ReadResource(ctx, &ReadRequest{URI: "file:///r"}); return err },
-		"GetPrompt":    func() error { _, err := p.GetPrompt(ctx, &PromptRequest{Name: "p"}); return err },
+		"ReadResource": func() error {
+			_, err := pluginhost.Of(p).ReadResource(ctx, &pluginhost.ReadRequest{URI: "file:///r"})
+			return err
+		},
+		"GetPrompt": func() error {
+			_, err := pluginhost.Of(p).GetPrompt(ctx, &pluginhost.PromptRequest{Name: "p"})
+			return err
+		},
 		"Complete": func() error {
-			_, err := p.Complete(ctx, json.RawMessage(`{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"q","value":"v"}}`))
+			_, err := pluginhost.Of(p).Complete(ctx, json.RawMessage(`{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"q","value":"v"}}`))
 			return err
 		},
 		"SubscribeResource": func() error { return p.proxySubscribe(ctx, p.getProxy(), "file:///r", true) },

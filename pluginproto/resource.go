@@ -14,6 +14,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginwire"
 )
 
@@ -278,9 +279,10 @@ func (p *Plugin) ResourceTemplates() []json.RawMessage {
 // encoding) and returns its MCP ReadResourceResult JSON, for tests. Input
 // rounds and AnswerInput are as in CallTool; errors are those of
 // the host's Client.ReadResource (package host/pluginclient).
-func (p *Plugin) ReadResource(ctx context.Context, req *ReadRequest) (json.RawMessage, error) {
+func (h *hostPlugin) ReadResource(ctx context.Context, req *pluginhost.ReadRequest) (json.RawMessage, error) {
+	p := (*Plugin)(h)
 	what := fmt.Sprintf("read resource %q", req.URI)
-	return rounds(what, req.AnswerInput, req.Input, func(in *Input) (json.RawMessage, error) {
+	return rounds(what, req.AnswerInput, req.Input, func(in *pluginhost.Input) (json.RawMessage, error) {
 		res, err := p.read(ctx, req.URI, invocation{caps: req.ClientCapabilities, input: in, caller: req.Caller})
 		return local(ctx, what, res, err, ErrUnknownResource)
 	})
@@ -392,7 +394,7 @@ func (p *Plugin) guard(what string, f func() error) (err error) {
 
 // handlerStatus is the gRPC status of a resource, prompt or completion
 // handler's error: NOT_FOUND for ErrUnknownResource, ErrUnknownPrompt and
-// ErrUnknownReference, INVALID_ARGUMENT for ErrInvalidArguments (the
+// pluginwire.ErrUnknownReference, INVALID_ARGUMENT for ErrInvalidArguments (the
 // message without the sentinel's text, which the host adds), UNKNOWN for
 // anything else.
 func handlerStatus(err error) error {
@@ -402,7 +404,7 @@ func handlerStatus(err error) error {
 	}{
 		{ErrUnknownResource, codes.NotFound},
 		{ErrUnknownPrompt, codes.NotFound},
-		{ErrUnknownReference, codes.NotFound},
+		{pluginwire.ErrUnknownReference, codes.NotFound},
 		{ErrInvalidArguments, codes.InvalidArgument},
 	} {
 		if errors.Is(err, c.sentinel) {

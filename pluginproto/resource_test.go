@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 func readsAs(text string) ResourceHandler {
@@ -159,7 +160,7 @@ func TestReadResource(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res, err := p.ReadResource(t.Context(), &ReadRequest{URI: tc.uri})
+			res, err := pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: tc.uri})
 			got := string(res)
 			if err != nil {
 				got = err.Error()

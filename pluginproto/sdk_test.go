@@ -11,6 +11,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
+	"github.com/plughost/plughost/internal/pluginhost"
+	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 func nopHandler(context.Context, *Request) (*Result, error) { return TextResult("ok"), nil }
@@ -280,7 +282,7 @@ func TestCallToolResults(t *testing.T) {
 			p := New("test", "0")
 			p.logger.SetLevel(hclog.Off) // keep panic stacks out of the test output
 			p.AddTool(Tool{Name: "t"}, tc.handler)
-			got, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", Arguments: json.RawMessage(tc.args)})
+			got, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", Arguments: json.RawMessage(tc.args)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -311,9 +313,9 @@ func TestCallToolPanicIsAPluginFailure(t *testing.T) {
 			p := New("test", "0")
 			p.logger.SetLevel(hclog.Off) // keep panic stacks out of the test output
 			p.AddTool(Tool{Name: "t"}, h)
-			res, err := p.CallTool(t.Context(), &CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)})
+			res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)})
 			const want = `call "t": the plugin failed running the call: tool "t" panicked: boom`
-			if !errors.Is(err, ErrPluginFailed) || err.Error() != want {
+			if !errors.Is(err, pluginwire.ErrPluginFailed) || err.Error() != want {
 				t.Errorf("CallTool = %s, %v; want ErrPluginFailed: %s", res, err, want)
 			}
 		})
@@ -323,8 +325,8 @@ func TestCallToolPanicIsAPluginFailure(t *testing.T) {
 func TestCallToolUnknownTool(t *testing.T) {
 	t.Parallel()
 	p := New("test", "0")
-	_, err := p.CallTool(t.Context(), &CallRequest{Tool: "nope"})
-	if !errors.Is(err, ErrUnknownTool) || !strings.Contains(err.Error(), `"nope"`) {
+	_, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "nope"})
+	if !errors.Is(err, pluginwire.ErrUnknownTool) || !strings.Contains(err.Error(), `"nope"`) {
 		t.Errorf("err = %v, want ErrUnknownTool naming the tool", err)
 	}
 }
@@ -347,7 +349,7 @@ func TestNotificationsReachTheCallerInOrder(t *testing.T) {
 		return TextResult("done"), nil
 	})
 	var got []note
-	_, err := p.CallTool(t.Context(), &CallRequest{
+	_, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{
 		Tool: "t",
 		Progress: func(progress, total float64, message string) {
 			got = append(got, note{Kind: "progress", Progress: progress, Total: total, Message: message})
@@ -451,7 +453,7 @@ func TestConcurrentNotificationsAreSerialized(t *testing.T) {
 		return TextResult("ok"), nil
 	})
 	var n int // not synchronized: the race detector checks that callbacks never overlap
-	_, err := p.CallTool(t.Context(), &CallRequest{
+	_, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{
 		Tool:     "t",
 		Progress: func(float64, float64, string) { n++ },
 		Log:      func(string, string, json.RawMessage) { n++ },

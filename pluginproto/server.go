@@ -63,7 +63,7 @@ func (s *server) ListTools(context.Context, *pluginpb.ListToolsRequest) (*plugin
 
 // CallsV2 serves every call of the host on one stream. The receiving loop
 // starts each call's handler in a goroutine of its own (through the same
-// path as Plugin.CallTool), and every frame out goes through one mutex,
+// path as the in-process CallTool), and every frame out goes through one mutex,
 // since a gRPC stream takes one sender at a time. When the stream ends,
 // every call still running is cancelled, and CallsV2 returns once their
 // handlers have.

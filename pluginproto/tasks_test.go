@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // job is a handler that goes on as a task when it can, reports progress,
@@ -125,7 +126,7 @@ func TestRunAsTaskWithInputRounds(t *testing.T) {
 			p := New("test", "0")
 			p.AddTool(Tool{Name: "t", TaskSupport: TaskOptional}, tc.handler)
 			var events []string
-			res, err := p.CallTool(t.Context(), &CallRequest{
+			res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{
 				Tool: "t", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`), Tasks: true,
 				Detach: func() { events = append(events, "detach") },
 				AnswerInput: func(string, json.RawMessage) (json.RawMessage, error) {

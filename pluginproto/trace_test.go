@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"testing"
+
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 func (r *Result) mustEncode(t *testing.T) json.RawMessage {
@@ -16,16 +18,16 @@ func (r *Result) mustEncode(t *testing.T) json.RawMessage {
 }
 
 // recordingProxy answers every call, handing it to got.
-type recordingProxy struct{ got chan<- *ProxyCall }
+type recordingProxy struct{ got chan<- *pluginhost.ProxyCall }
 
-func (r recordingProxy) CallTool(_ context.Context, c *ProxyCall) (json.RawMessage, error) {
+func (r recordingProxy) CallTool(_ context.Context, c *pluginhost.ProxyCall) (json.RawMessage, error) {
 	r.got <- c
 	return json.RawMessage(`{"content":[]}`), nil
 }
-func (recordingProxy) ReadResource(context.Context, string, json.RawMessage, *Input) (json.RawMessage, error) {
+func (recordingProxy) ReadResource(context.Context, string, json.RawMessage, *pluginhost.Input) (json.RawMessage, error) {
 	return nil, ErrUnknownResource
 }
-func (recordingProxy) GetPrompt(context.Context, string, json.RawMessage, json.RawMessage, *Input) (json.RawMessage, error) {
+func (recordingProxy) GetPrompt(context.Context, string, json.RawMessage, json.RawMessage, *pluginhost.Input) (json.RawMessage, error) {
 	return nil, ErrUnknownPrompt
 }
 func (recordingProxy) Complete(context.Context, json.RawMessage) (json.RawMessage, error) {

@@ -13,8 +13,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // block is a content block as a client decodes it.
@@ -35,9 +34,9 @@ type result struct {
 	IsError bool    `json:"isError"`
 }
 
-func call(t *testing.T, ctx context.Context, req *pluginproto.CallRequest) result {
+func call(t *testing.T, ctx context.Context, req *pluginhost.CallRequest) result {
 	t.Helper()
-	raw, err := newPlugin().CallTool(ctx, req)
+	raw, err := pluginhost.Of(newPlugin()).CallTool(ctx, req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -120,7 +119,7 @@ func TestContentFixtures(t *testing.T) {
 	for tool, tc := range tests {
 		t.Run(tool, func(t *testing.T) {
 			t.Parallel()
-			got := call(t, t.Context(), &pluginproto.CallRequest{Tool: tool, Arguments: json.RawMessage(tc.args)})
+			got := call(t, t.Context(), &pluginhost.CallRequest{Tool: tool, Arguments: json.RawMessage(tc.args)})
 			if diff := cmp.Diff(tc.want, got); diff != "" {
 				t.Errorf("result (-want +got):\n%s", diff)
 			}
@@ -175,7 +174,7 @@ func TestLoggingSendsThreeInfoMessagesInOrder(t *testing.T) {
 	type logged struct{ Level, Data string }
 	var mu sync.Mutex
 	var got []logged
-	r := call(t, t.Context(), &pluginproto.CallRequest{Tool: "test_tool_with_logging", Log: func(level, _ string, data json.RawMessage) {
+	r := call(t, t.Context(), &pluginhost.CallRequest{Tool: "test_tool_with_logging", Log: func(level, _ string, data json.RawMessage) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, logged{level, string(data)})
@@ -195,7 +194,7 @@ func TestProgress(t *testing.T) {
 		t.Parallel()
 		var mu sync.Mutex
 		var got [][2]float64
-		r := call(t, t.Context(), &pluginproto.CallRequest{Tool: "test_tool_with_progress", Progress: func(p, total float64, _ string) {
+		r := call(t, t.Context(), &pluginhost.CallRequest{Tool: "test_tool_with_progress", Progress: func(p, total float64, _ string) {
 			mu.Lock()
 			defer mu.Unlock()
 			got = append(got, [2]float64{p, total})
@@ -211,7 +210,7 @@ func TestProgress(t *testing.T) {
 		t.Parallel()
 		// Without a Progress callback the SDK tells the handler no client
 		// asked; the call still runs to its result.
-		r := call(t, t.Context(), &pluginproto.CallRequest{Tool: "test_tool_with_progress"})
+		r := call(t, t.Context(), &pluginhost.CallRequest{Tool: "test_tool_with_progress"})
 		if r.IsError || len(r.Content) != 1 {
 			t.Errorf("result = %+v", r)
 		}
@@ -225,7 +224,7 @@ func TestCancelledCallsStop(t *testing.T) {
 			t.Parallel()
 			ctx, cancel := context.WithCancel(t.Context())
 			cancel()
-			r := call(t, ctx, &pluginproto.CallRequest{Tool: tool})
+			r := call(t, ctx, &pluginhost.CallRequest{Tool: tool})
 			if !r.IsError || len(r.Content) != 1 || !strings.Contains(r.Content[0].Text, "cancel") {
 				t.Errorf("result of a cancelled call = %+v, want an isError result saying it was cancelled", r)
 			}

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -109,12 +110,12 @@ func TestInputRequiredFixtures(t *testing.T) {
 		t.Run(fixture, func(t *testing.T) {
 			t.Parallel()
 			p := newPlugin()
-			req := &pluginproto.CallRequest{Tool: inputRequiredFix + fixture, Arguments: json.RawMessage(`{}`), ClientCapabilities: suiteCaps}
-			res, err := p.CallTool(t.Context(), req)
+			req := &pluginhost.CallRequest{Tool: inputRequiredFix + fixture, Arguments: json.RawMessage(`{}`), ClientCapabilities: suiteCaps}
+			res, err := pluginhost.Of(p).CallTool(t.Context(), req)
 			ir := needsInput(t, "round 1", res, err)
 			sameJSON(t, "round 1's requests", "{"+tc.asks+"}", ir.Requests)
-			req.Input = &pluginproto.Input{Responses: json.RawMessage(tc.responses), State: ir.State}
-			res, err = p.CallTool(t.Context(), req)
+			req.Input = &pluginhost.Input{Responses: json.RawMessage(tc.responses), State: ir.State}
+			res, err = pluginhost.Of(p).CallTool(t.Context(), req)
 			if got := text(t, "round 2", res, err); got != tc.want {
 				t.Errorf("round 2 = %q, want %q", got, tc.want)
 			}
@@ -161,12 +162,12 @@ func TestInputRequiredFixturesWithAnswerInput(t *testing.T) {
 		"tampered_state":  tamperedStateDone,
 		"capabilities":    capabilitiesDone,
 	} {
-		res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: inputRequiredFix + fixture, ClientCapabilities: suiteCaps, AnswerInput: answer})
+		res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: inputRequiredFix + fixture, ClientCapabilities: suiteCaps, AnswerInput: answer})
 		if got := text(t, fixture, res, err); got != want {
 			t.Errorf("%s = %q, want %q", fixture, got, want)
 		}
 	}
-	res, err := p.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: inputRequiredFix + "prompt", ClientCapabilities: suiteCaps, AnswerInput: answer})
+	res, err := pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: inputRequiredFix + "prompt", ClientCapabilities: suiteCaps, AnswerInput: answer})
 	sameJSON(t, "the prompt", `{"description":"A prompt rendered with the context the user gave",`+
 		`"messages":[{"role":"user","content":{"type":"text","text":"Context: test context"}}]}`, res)
 	if err != nil {
@@ -179,28 +180,28 @@ func TestInputRequiredFixturesWithAnswerInput(t *testing.T) {
 func TestInputRequiredMultiRound(t *testing.T) {
 	t.Parallel()
 	p := newPlugin()
-	req := &pluginproto.CallRequest{Tool: inputRequiredFix + "multi_round", Arguments: json.RawMessage(`{}`), ClientCapabilities: suiteCaps}
-	res, err := p.CallTool(t.Context(), req)
+	req := &pluginhost.CallRequest{Tool: inputRequiredFix + "multi_round", Arguments: json.RawMessage(`{}`), ClientCapabilities: suiteCaps}
+	res, err := pluginhost.Of(p).CallTool(t.Context(), req)
 	ir := needsInput(t, "round 1", res, err)
 	sameJSON(t, "round 1's requests", "{"+wantStep1+"}", ir.Requests)
 
-	req.Input = &pluginproto.Input{Responses: json.RawMessage(`{"step1":` + acceptForm(`{"name":"Alice"}`) + `}`), State: ir.State}
-	res, err = p.CallTool(t.Context(), req)
+	req.Input = &pluginhost.Input{Responses: json.RawMessage(`{"step1":` + acceptForm(`{"name":"Alice"}`) + `}`), State: ir.State}
+	res, err = pluginhost.Of(p).CallTool(t.Context(), req)
 	ir2 := needsInput(t, "round 2", res, err)
 	sameJSON(t, "round 2's requests", "{"+wantStep2+"}", ir2.Requests)
 	if ir2.State == "" || ir2.State == ir.State {
 		t.Errorf("round 2's state %q (round 1's %q): want a new one, holding the name", ir2.State, ir.State)
 	}
 
-	req.Input = &pluginproto.Input{Responses: json.RawMessage(`{"step2":` + acceptForm(`{"color":"blue"}`) + `}`), State: ir2.State}
-	res, err = p.CallTool(t.Context(), req)
+	req.Input = &pluginhost.Input{Responses: json.RawMessage(`{"step2":` + acceptForm(`{"color":"blue"}`) + `}`), State: ir2.State}
+	res, err = pluginhost.Of(p).CallTool(t.Context(), req)
 	if got, want := text(t, "round 3", res, err), "Multi-round complete: Alice likes blue"; got != want {
 		t.Errorf("round 3 = %q, want %q", got, want)
 	}
 
 	// Without the state the name is lost: step1 is asked again.
 	req.Input.State = ""
-	res, err = p.CallTool(t.Context(), req)
+	res, err = pluginhost.Of(p).CallTool(t.Context(), req)
 	sameJSON(t, "round 3 without the state", "{"+wantStep1+"}", needsInput(t, "round 3 without the state", res, err).Requests)
 }
 
@@ -227,9 +228,9 @@ func TestInputRequiredElicitationRetries(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			res, err := newPlugin().CallTool(t.Context(), &pluginproto.CallRequest{
+			res, err := pluginhost.Of(newPlugin()).CallTool(t.Context(), &pluginhost.CallRequest{
 				Tool: inputRequiredFix + "elicitation", Arguments: json.RawMessage(`{}`), ClientCapabilities: suiteCaps,
-				Input: &pluginproto.Input{Responses: json.RawMessage(tc.responses)},
+				Input: &pluginhost.Input{Responses: json.RawMessage(tc.responses)},
 			})
 			if tc.want == "" {
 				sameJSON(t, "the requests", "{"+wantUserName+"}", needsInput(t, "the retry", res, err).Requests)
@@ -251,8 +252,8 @@ func TestInputRequiredElicitationDeclined(t *testing.T) {
 		`{"user_name":{"action":"accept","content":{"name":""}}}`:  "No name to greet: the form has no name",
 		`{"user_name":{"action":"accept","content":{"data":"x"}}}`: "No name to greet: the form has no name",
 	} {
-		r := call(t, t.Context(), &pluginproto.CallRequest{Tool: inputRequiredFix + "elicitation", ClientCapabilities: suiteCaps,
-			Input: &pluginproto.Input{Responses: json.RawMessage(responses)}})
+		r := call(t, t.Context(), &pluginhost.CallRequest{Tool: inputRequiredFix + "elicitation", ClientCapabilities: suiteCaps,
+			Input: &pluginhost.Input{Responses: json.RawMessage(responses)}})
 		if !r.IsError || len(r.Content) != 1 || r.Content[0].Text != want {
 			t.Errorf("%s: result %+v, want an isError result %q", responses, r, want)
 		}
@@ -278,8 +279,8 @@ func TestInputRequiredCapabilities(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			p := newPlugin()
-			req := &pluginproto.CallRequest{Tool: inputRequiredFix + "capabilities", Arguments: json.RawMessage(`{}`), ClientCapabilities: json.RawMessage(tc.caps)}
-			res, err := p.CallTool(t.Context(), req)
+			req := &pluginhost.CallRequest{Tool: inputRequiredFix + "capabilities", Arguments: json.RawMessage(`{}`), ClientCapabilities: json.RawMessage(tc.caps)}
+			res, err := pluginhost.Of(p).CallTool(t.Context(), req)
 			if tc.asks == "" {
 				if got := text(t, "the call", res, err); got != capabilitiesNone {
 					t.Errorf("the call = %q, want %q", got, capabilitiesNone)
@@ -302,8 +303,8 @@ func TestInputRequiredCapabilities(t *testing.T) {
 				}[r.Method])
 			}
 			b, _ := json.Marshal(responses)
-			req.Input = &pluginproto.Input{Responses: b, State: ir.State}
-			res, err = p.CallTool(t.Context(), req)
+			req.Input = &pluginhost.Input{Responses: b, State: ir.State}
+			res, err = pluginhost.Of(p).CallTool(t.Context(), req)
 			if got := text(t, "round 2", res, err); got != capabilitiesDone {
 				t.Errorf("round 2 = %q, want %q", got, capabilitiesDone)
 			}
@@ -315,20 +316,20 @@ func TestInputRequiredCapabilities(t *testing.T) {
 func TestInputRequiredPrompt(t *testing.T) {
 	t.Parallel()
 	p := newPlugin()
-	req := &pluginproto.PromptRequest{Name: inputRequiredFix + "prompt", ClientCapabilities: suiteCaps}
-	res, err := p.GetPrompt(t.Context(), req)
+	req := &pluginhost.PromptRequest{Name: inputRequiredFix + "prompt", ClientCapabilities: suiteCaps}
+	res, err := pluginhost.Of(p).GetPrompt(t.Context(), req)
 	ir := needsInput(t, "round 1", res, err)
 	sameJSON(t, "round 1's requests", "{"+wantUserContext+"}", ir.Requests)
-	req.Input = &pluginproto.Input{Responses: json.RawMessage(`{"user_context":` + acceptForm(`{"context":"test context"}`) + `}`), State: ir.State}
-	res, err = p.GetPrompt(t.Context(), req)
+	req.Input = &pluginhost.Input{Responses: json.RawMessage(`{"user_context":` + acceptForm(`{"context":"test context"}`) + `}`), State: ir.State}
+	res, err = pluginhost.Of(p).GetPrompt(t.Context(), req)
 	if err != nil {
 		t.Fatal(err)
 	}
 	sameJSON(t, "round 2", `{"description":"A prompt rendered with the context the user gave",`+
 		`"messages":[{"role":"user","content":{"type":"text","text":"Context: test context"}}]}`, res)
 
-	req.Input = &pluginproto.Input{Responses: json.RawMessage(`{"user_context":{"action":"cancel"}}`)}
-	if _, err := p.GetPrompt(t.Context(), req); err == nil || !strings.Contains(err.Error(), "no context to render: the user chose cancel") {
+	req.Input = &pluginhost.Input{Responses: json.RawMessage(`{"user_context":{"action":"cancel"}}`)}
+	if _, err := pluginhost.Of(p).GetPrompt(t.Context(), req); err == nil || !strings.Contains(err.Error(), "no context to render: the user chose cancel") {
 		t.Errorf("a cancelled form: err = %v, want the get to fail saying so", err)
 	}
 }

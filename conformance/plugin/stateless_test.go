@@ -15,6 +15,7 @@ import (
 
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -38,21 +39,21 @@ func TestMissingCapability(t *testing.T) {
 	t.Parallel()
 	p := newPlugin()
 	for _, caps := range []json.RawMessage{nil, noCaps, json.RawMessage(`{"elicitation":{},"roots":{}}`)} {
-		res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "test_missing_capability", Arguments: noCaps, ClientCapabilities: caps})
+		res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "test_missing_capability", Arguments: noCaps, ClientCapabilities: caps})
 		if cr := capabilityRequired(t, "without sampling", res, err); string(cr.Capabilities) != `{"sampling":{}}` ||
 			!strings.Contains(cr.Message, "sampling") {
 			t.Errorf("capabilities %s, message %q; want {\"sampling\":{}} and a message naming sampling", cr.Capabilities, cr.Message)
 		}
 	}
 
-	req := &pluginproto.CallRequest{Tool: "test_missing_capability", Arguments: noCaps, ClientCapabilities: suiteCaps}
-	res, err := p.CallTool(t.Context(), req)
+	req := &pluginhost.CallRequest{Tool: "test_missing_capability", Arguments: noCaps, ClientCapabilities: suiteCaps}
+	res, err := pluginhost.Of(p).CallTool(t.Context(), req)
 	ir := needsInput(t, "with sampling", res, err)
 	sameJSON(t, "the round's requests",
 		`{"1":{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"Say hello."}}],"maxTokens":10}}}`,
 		ir.Requests)
-	req.Input = &pluginproto.Input{Responses: json.RawMessage(`{"1":` + llmSays("Hello!") + `}`), State: ir.State}
-	res, err = p.CallTool(t.Context(), req)
+	req.Input = &pluginhost.Input{Responses: json.RawMessage(`{"1":` + llmSays("Hello!") + `}`), State: ir.State}
+	res, err = pluginhost.Of(p).CallTool(t.Context(), req)
 	if got := text(t, "the retry", res, err); got != "LLM response: Hello!" {
 		t.Errorf("the retry = %q, want %q", got, "LLM response: Hello!")
 	}
@@ -64,20 +65,20 @@ func TestMissingCapability(t *testing.T) {
 func TestStreamingElicitation(t *testing.T) {
 	t.Parallel()
 	p := newPlugin()
-	res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "test_streaming_elicitation", Arguments: noCaps, ClientCapabilities: noCaps})
+	res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "test_streaming_elicitation", Arguments: noCaps, ClientCapabilities: noCaps})
 	if cr := capabilityRequired(t, "without elicitation", res, err); string(cr.Capabilities) != `{"elicitation":{}}` {
 		t.Errorf("capabilities %s, want {\"elicitation\":{}}", cr.Capabilities)
 	}
 
-	req := &pluginproto.CallRequest{Tool: "test_streaming_elicitation", Arguments: noCaps, ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)}
-	res, err = p.CallTool(t.Context(), req)
+	req := &pluginhost.CallRequest{Tool: "test_streaming_elicitation", Arguments: noCaps, ClientCapabilities: json.RawMessage(`{"elicitation":{}}`)}
+	res, err = pluginhost.Of(p).CallTool(t.Context(), req)
 	ir := needsInput(t, "with elicitation", res, err)
 	sameJSON(t, "the round's requests",
 		`{"1":{"method":"elicitation/create","params":{"message":"What is your name?",`+
 			`"requestedSchema":{"type":"object","properties":{"name":{"type":"string","description":"Your name"}},"required":["name"]}}}}`,
 		ir.Requests)
-	req.Input = &pluginproto.Input{Responses: json.RawMessage(`{"1":` + acceptForm(`{"name":"Alice"}`) + `}`), State: ir.State}
-	res, err = p.CallTool(t.Context(), req)
+	req.Input = &pluginhost.Input{Responses: json.RawMessage(`{"1":` + acceptForm(`{"name":"Alice"}`) + `}`), State: ir.State}
+	res, err = pluginhost.Of(p).CallTool(t.Context(), req)
 	if got, want := text(t, "the retry", res, err), `Elicitation answered: action=accept, content={"name":"Alice"}`; got != want {
 		t.Errorf("the retry = %q, want %q", got, want)
 	}
@@ -89,7 +90,7 @@ func TestLoggingTool(t *testing.T) {
 	type logged struct{ Level, Data string }
 	var mu sync.Mutex
 	var got []logged
-	r := call(t, t.Context(), &pluginproto.CallRequest{Tool: "test_logging_tool", Log: func(level, _ string, data json.RawMessage) {
+	r := call(t, t.Context(), &pluginhost.CallRequest{Tool: "test_logging_tool", Log: func(level, _ string, data json.RawMessage) {
 		mu.Lock()
 		defer mu.Unlock()
 		got = append(got, logged{level, string(data)})
@@ -133,7 +134,7 @@ func TestTriggersChangeTheLists(t *testing.T) {
 	}
 	trigger := func(name string) string {
 		t.Helper()
-		res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: name, Arguments: noCaps, ClientCapabilities: noCaps})
+		res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: name, Arguments: noCaps, ClientCapabilities: noCaps})
 		return text(t, name, res, err)
 	}
 	for round := range 3 {
@@ -147,7 +148,7 @@ func TestTriggersChangeTheLists(t *testing.T) {
 			t.Errorf("round %d: tools %v; want the start's, with %s: %v", round, got, dynamicTool, added)
 		}
 		if added {
-			res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: dynamicTool})
+			res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: dynamicTool})
 			if got := text(t, dynamicTool, res, err); got != dynamicToolText {
 				t.Errorf("%s = %q", dynamicTool, got)
 			}
@@ -160,7 +161,7 @@ func TestTriggersChangeTheLists(t *testing.T) {
 			t.Errorf("round %d: prompts %v; want the start's, with %s: %v", round, got, dynamicPrompt, added)
 		}
 		if added {
-			res, err := p.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: dynamicPrompt})
+			res, err := pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: dynamicPrompt})
 			sameJSON(t, dynamicPrompt, `{"messages":[{"role":"user","content":{"type":"text","text":"`+dynamicPromptText+`"}}]}`, res)
 			if err != nil {
 				t.Error(err)
@@ -173,7 +174,7 @@ func TestHeaderParam(t *testing.T) {
 	t.Parallel()
 	for _, region := range []string{"us-west1", "Hello", "SGVsbG8=", "=?base64?SGVsbG8=", "test-default"} {
 		args, _ := json.Marshal(map[string]string{"region": region})
-		if got := call(t, t.Context(), &pluginproto.CallRequest{Tool: "test_header_param", Arguments: args}); !cmp.Equal(got, result{Content: []block{{Type: "text", Text: "region: " + region}}}) {
+		if got := call(t, t.Context(), &pluginhost.CallRequest{Tool: "test_header_param", Arguments: args}); !cmp.Equal(got, result{Content: []block{{Type: "text", Text: "region: " + region}}}) {
 			t.Errorf("region %q: result %+v", region, got)
 		}
 	}
@@ -196,7 +197,7 @@ func (pl plugin) Tools() []tool.Def {
 }
 
 func (pl plugin) CallTool(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-	return pl.p.CallTool(ctx, &pluginproto.CallRequest{Tool: c.Name, Arguments: c.Arguments, ClientCapabilities: c.ClientCapabilities})
+	return pluginhost.Of(pl.p).CallTool(ctx, &pluginhost.CallRequest{Tool: c.Name, Arguments: c.Arguments, ClientCapabilities: c.ClientCapabilities})
 }
 
 // What the suite's 2026-07-28 scenarios read of tools/list holds once the

@@ -6,8 +6,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 func TestResourceFixtures(t *testing.T) {
@@ -31,7 +30,7 @@ func TestResourceFixtures(t *testing.T) {
 		"test://static-text":       `{"contents":[{"uri":"test://static-text","mimeType":"text/plain","text":"` + staticText + `"}]}`,
 		"test://template/123/data": `{"contents":[{"uri":"test://template/123/data","mimeType":"application/json","text":"{\"id\":\"123\",\"templateTest\":true,\"data\":\"Data for ID: 123\"}"}]}`,
 	} {
-		got, err := p.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: uri})
+		got, err := pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: uri})
 		if err != nil {
 			t.Fatalf("read %s: %v", uri, err)
 		}
@@ -39,7 +38,7 @@ func TestResourceFixtures(t *testing.T) {
 			t.Errorf("read %s:\n got %s\nwant %s", uri, got, want)
 		}
 	}
-	got, err := p.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: "test://static-binary"})
+	got, err := pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: "test://static-binary"})
 	if err != nil || !strings.Contains(string(got), `"blob":"`) || !strings.Contains(string(got), `"mimeType":"image/png"`) {
 		t.Errorf("read test://static-binary = %s, %v; want a PNG blob", got, err)
 	}
@@ -58,7 +57,7 @@ func TestPromptFixtures(t *testing.T) {
 			`{"messages":[{"role":"user","content":{"type":"resource","resource":{"uri":"test://example-resource","mimeType":"text/plain","text":"` + embeddedPrompt + `"}}},` +
 				`{"role":"user","content":{"type":"text","text":"Please process the embedded resource above."}}]}`},
 	} {
-		got, err := p.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: tc.name, Arguments: json.RawMessage(tc.args)})
+		got, err := pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: tc.name, Arguments: json.RawMessage(tc.args)})
 		if err != nil {
 			t.Fatalf("get %s: %v", tc.name, err)
 		}
@@ -66,7 +65,7 @@ func TestPromptFixtures(t *testing.T) {
 			t.Errorf("get %s:\n got %s\nwant %s", tc.name, got, tc.want)
 		}
 	}
-	got, err := p.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: "test_prompt_with_image"})
+	got, err := pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "test_prompt_with_image"})
 	if err != nil || !strings.Contains(string(got), `"type":"image"`) {
 		t.Errorf("get test_prompt_with_image = %s, %v; want an image message", got, err)
 	}
@@ -74,7 +73,7 @@ func TestPromptFixtures(t *testing.T) {
 
 func TestCompletion(t *testing.T) {
 	t.Parallel()
-	got, err := newPlugin().Complete(t.Context(), json.RawMessage(
+	got, err := pluginhost.Of(newPlugin()).Complete(t.Context(), json.RawMessage(
 		`{"ref":{"type":"ref/prompt","name":"test_prompt_with_arguments"},"argument":{"name":"arg1","value":"par"}}`))
 	if err != nil {
 		t.Fatal(err)
@@ -108,7 +107,7 @@ func TestAskingFixtures(t *testing.T) {
 		{"test_elicitation", `{"message":"Who are you?"}`, `User response: <action: accept, content: {"username":"ada","email":"ada@example.com"}>`},
 		{"test_elicitation_sep1034_defaults", `{}`, `Elicitation completed: action=accept, content={"username":"ada","email":"ada@example.com"}`},
 	} {
-		res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{
+		res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{
 			Tool: tc.tool, Arguments: json.RawMessage(tc.args), ClientCapabilities: everything, AnswerInput: answer,
 		})
 		if err != nil {
@@ -120,7 +119,7 @@ func TestAskingFixtures(t *testing.T) {
 	}
 	// A client without the capabilities gets an isError result, and is
 	// asked nothing.
-	res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{
+	res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{
 		Tool: "test_sampling", Arguments: json.RawMessage(`{"prompt":"x"}`), ClientCapabilities: json.RawMessage(`{}`),
 		AnswerInput: func(string, json.RawMessage) (json.RawMessage, error) {
 			t.Error("a client without sampling was asked")

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/pluginproto/plugintest"
 )
@@ -29,12 +30,12 @@ type taskCall struct {
 
 // callTask calls tool with args (nil: {}) from a client that accepts a task
 // when tasks is set, with input on a retry.
-func callTask(ctx context.Context, p *pluginproto.Plugin, tool, args string, tasks bool, input *pluginproto.Input) *taskCall {
+func callTask(ctx context.Context, p *pluginproto.Plugin, tool, args string, tasks bool, input *pluginhost.Input) *taskCall {
 	c := &taskCall{}
 	if args == "" {
 		args = "{}"
 	}
-	c.res, c.err = plugintest.CallTool(ctx, p, &pluginproto.CallRequest{
+	c.res, c.err = plugintest.CallTool(ctx, p, &pluginhost.CallRequest{
 		Tool: tool, Arguments: json.RawMessage(args), ClientCapabilities: suiteTaskCaps, Input: input,
 		Tasks: tasks, Detach: func() { c.detached = true },
 	})
@@ -97,7 +98,7 @@ func TestSlowCompute(t *testing.T) {
 		tasks, detach bool
 	}{{"0", true, false}, {"0", false, false}, {"0.05", true, true}, {"0.05", false, false}} {
 		var progress []string
-		res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{
+		res, err := plugintest.CallTool(t.Context(), p, &pluginhost.CallRequest{
 			Tool: "slow_compute", Arguments: json.RawMessage(`{"seconds":` + tc.seconds + `,"label":"L"}`),
 			Tasks: tc.tasks, Detach: func() { progress = append(progress, "detach") },
 			Progress: func(_, _ float64, msg string) { progress = append(progress, msg) },
@@ -152,7 +153,7 @@ func TestProtocolErrorJob(t *testing.T) {
 	p := newPlugin()
 	p.Logger().SetLevel(hclog.Off) // keep the panic's stack out of the test output
 	c := callTask(t.Context(), p, "protocol_error_job", "", true, nil)
-	if !errors.Is(c.err, pluginproto.ErrPluginFailed) || !c.detached {
+	if !errors.Is(c.err, plugintest.ErrPluginFailed) || !c.detached {
 		t.Errorf("%s, %v, detached %v; want ErrPluginFailed after going on as a task", c.res, c.err, c.detached)
 	}
 }
@@ -177,7 +178,7 @@ func TestConfirmDelete(t *testing.T) {
 		`{"action":"decline"}`:          "Kept rt.txt: the user did not confirm (decline)",
 	} {
 		c := callTask(t.Context(), p, "confirm_delete", args, true,
-			&pluginproto.Input{Responses: json.RawMessage(`{"confirm_delete":` + answer + `}`), State: ir.State})
+			&pluginhost.Input{Responses: json.RawMessage(`{"confirm_delete":` + answer + `}`), State: ir.State})
 		if got := text(t, "round 2", c.res, c.err); got != want || !c.detached {
 			t.Errorf("answer %s: %q, detached %v; want %q", answer, got, c.detached, want)
 		}
@@ -196,7 +197,7 @@ func TestMultiInput(t *testing.T) {
 	if err := json.Unmarshal(ir.Requests, &asked); err != nil || len(asked) != 2 || asked["name"] == nil || asked["confirm"] == nil || !c.detached {
 		t.Fatalf("round 1 asked %s, detached %v; want name and confirm at once, in a task", ir.Requests, c.detached)
 	}
-	c = callTask(t.Context(), p, "multi_input", "", true, &pluginproto.Input{State: ir.State, Responses: json.RawMessage(
+	c = callTask(t.Context(), p, "multi_input", "", true, &pluginhost.Input{State: ir.State, Responses: json.RawMessage(
 		`{"name":` + acceptForm(`{"name":"partial-1","confirm":true}`) + `,"confirm":` + acceptForm(`{"name":"partial-2","confirm":true}`) + `}`)})
 	if got, want := text(t, "round 2", c.res, c.err), "name: partial-1, confirmed: true"; got != want {
 		t.Errorf("round 2 = %q, want %q", got, want)
@@ -216,7 +217,7 @@ func TestToolWithTask(t *testing.T) {
 		t.Error("round 1 went on as a task: its input round must be synchronous")
 	}
 	c = callTask(t.Context(), p, "test_tool_with_task", "", true,
-		&pluginproto.Input{Responses: json.RawMessage(`{"user_name":` + acceptForm(`{"name":"Alice"}`) + `}`), State: ir.State})
+		&pluginhost.Input{Responses: json.RawMessage(`{"user_name":` + acceptForm(`{"name":"Alice"}`) + `}`), State: ir.State})
 	if got, want := text(t, "round 2", c.res, c.err), "Hello, Alice! (from a task)"; got != want || !c.detached {
 		t.Errorf("round 2 = %q, detached %v; want %q from a task", got, c.detached, want)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/trust"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -139,8 +140,8 @@ func untimeWhenTask(call *tool.Call, lim limit) {
 // request is the plugin's view of call. Tasks and Detach pass as they
 // are: the catalog has kept Tasks only for a tool that declares task
 // support, and the Client calls Detach only for a call with Tasks.
-func (p *provider) request(call *tool.Call) *pluginproto.CallRequest {
-	req := &pluginproto.CallRequest{
+func (p *provider) request(call *tool.Call) *pluginhost.CallRequest {
+	req := &pluginhost.CallRequest{
 		Tool: call.Name, Arguments: call.Arguments,
 		ClientCapabilities: call.ClientCapabilities, Input: input(call.Input),
 		Tasks: call.Tasks, Detach: call.Detach,

@@ -12,6 +12,7 @@ import (
 	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -131,7 +132,7 @@ func (p *provider) Prompts() []tool.Prompt     { return slices.Clone(p.prompts) 
 // ReadResource reads a resource in the plugin under its call time limit.
 func (p *provider) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessage, error) {
 	return p.run(ctx, "resource", r.URI, func(ctx context.Context, in *instance) (json.RawMessage, error) {
-		return in.pp.ReadResource(ctx, &pluginproto.ReadRequest{URI: r.URI, ClientCapabilities: r.ClientCapabilities, Input: input(r.Input),
+		return in.pp.ReadResource(ctx, &pluginhost.ReadRequest{URI: r.URI, ClientCapabilities: r.ClientCapabilities, Input: input(r.Input),
 			Caller: callerFor(r.Caller, p.passClaims)})
 	})
 }
@@ -139,7 +140,7 @@ func (p *provider) ReadResource(ctx context.Context, r *tool.Read) (json.RawMess
 // GetPrompt renders a prompt in the plugin under its call time limit.
 func (p *provider) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMessage, error) {
 	return p.run(ctx, "prompt", g.Name, func(ctx context.Context, in *instance) (json.RawMessage, error) {
-		return in.pp.GetPrompt(ctx, &pluginproto.PromptRequest{
+		return in.pp.GetPrompt(ctx, &pluginhost.PromptRequest{
 			Name: g.Name, Arguments: g.Arguments, ClientCapabilities: g.ClientCapabilities, Input: input(g.Input),
 			Caller: callerFor(g.Caller, p.passClaims),
 		})
@@ -222,25 +223,25 @@ func surfaceError(subject, plugin string, limit time.Duration, err error) error 
 		}
 	case errors.Is(err, pluginproto.ErrUnknownResource):
 		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownResource, subject, plugin, err)
-	case errors.Is(err, pluginproto.ErrUnknownPrompt), errors.Is(err, pluginproto.ErrUnknownReference):
+	case errors.Is(err, pluginproto.ErrUnknownPrompt), errors.Is(err, pluginclient.ErrUnknownReference):
 		return fmt.Errorf("%w: %s of plugin %s: %w", tool.ErrUnknownPrompt, subject, plugin, err)
 	case errors.Is(err, pluginproto.ErrInvalidArguments):
 		return tool.Errorf(tool.ErrBadArguments, "%s of plugin %s: %w", subject, plugin, err)
-	case errors.Is(err, pluginproto.ErrPluginFailed):
+	case errors.Is(err, pluginclient.ErrPluginFailed):
 		// The plugin's message (a handler's panic, naming the tool) follows
 		// the sentinel's text.
-		_, msg, _ := strings.Cut(err.Error(), pluginproto.ErrPluginFailed.Error()+": ")
+		_, msg, _ := strings.Cut(err.Error(), pluginclient.ErrPluginFailed.Error()+": ")
 		return tool.Errorf(tool.ErrInternal, "%s of plugin %s failed: %s", subject, plugin, msg)
 	}
 	return nil
 }
 
 // input is the plugin's view of the client's answers.
-func input(in *tool.Input) *pluginproto.Input {
+func input(in *tool.Input) *pluginhost.Input {
 	if in == nil {
 		return nil
 	}
-	out := &pluginproto.Input{Responses: in.Responses, State: in.State}
+	out := &pluginhost.Input{Responses: in.Responses, State: in.State}
 	if len(in.Errors) > 0 {
 		out.Errors = make(map[string]pluginproto.InputError, len(in.Errors))
 		for k, e := range in.Errors {

@@ -12,8 +12,8 @@ import (
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // started is what a StartCall delivered: the progress messages and result
@@ -27,7 +27,7 @@ type started struct {
 // start runs StartCall for tool, recording what it delivers.
 func start(ctx context.Context, c *Client, tool string) *started {
 	st := &started{done: make(chan error, 2)}
-	c.StartCall(ctx, &pluginproto.CallRequest{Tool: tool, Progress: func(_, _ float64, m string) {
+	c.StartCall(ctx, &pluginhost.CallRequest{Tool: tool, Progress: func(_, _ float64, m string) {
 		st.events = append(st.events, "progress "+m)
 	}}, func(res json.RawMessage, err error) {
 		if st.dones.Add(1) == 1 && err == nil {
@@ -123,6 +123,49 @@ func TestStartCallCancel(t *testing.T) {
 	}
 	if len(st.events) != 0 {
 		t.Errorf("delivered %q after the cancellation", st.events)
+	}
+}
+
+// The end of ctx while a callback runs ends the call after that callback,
+// and nothing of the call runs after done: not the progress queued behind
+// the callback, nor the plugin's late answer. CallTool, which waits for
+// StartCall's done, returns ctx's error.
+func TestCallEndsAfterTheRunningCallback(t *testing.T) {
+	t.Parallel()
+	cancelled := make(chan struct{})
+	c, _ := serve(t, 2, &fake{calls: func(s callsStream) error {
+		ids, err := recvStarts(s, 1)
+		if err != nil {
+			return err
+		}
+		if err := sendAll(s, progressFrame(ids["busy"], "one"), progressFrame(ids["busy"], "two")); err != nil {
+			return err
+		}
+		if f, err := s.Recv(); err != nil || f.GetCancel() == nil {
+			return fmt.Errorf("got %v, %v; want a Cancel", f, err)
+		}
+		close(cancelled)
+		return sendAll(s, progressFrame(ids["busy"], "late"), resultFrame(ids["busy"], `{"content":[]}`))
+	}})
+	ctx, cancel := context.WithCancel(t.Context())
+	var events []string
+	var returned atomic.Bool
+	_, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: "busy", Progress: func(_, _ float64, m string) {
+		if returned.Load() {
+			t.Errorf("progress %q after CallTool returned", m)
+		}
+		events = append(events, m)
+		if m == "one" {
+			cancel()
+			<-cancelled // the plugin was told while this callback runs
+		}
+	}})
+	returned.Store(true)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("err = %v, want context.Canceled", err)
+	}
+	if got := strings.Join(events, "; "); got != "one" && got != "one; two" {
+		t.Errorf("delivered %q, want the progress before the cancellation", got)
 	}
 }
 

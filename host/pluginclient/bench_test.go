@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -33,9 +34,9 @@ func BenchmarkCallsV2(b *testing.B) {
 // benchmarkCalls makes b.N calls of echo with args, inflight at a time,
 // and reports the process's CPU time per call as metric.
 func benchmarkCalls(b *testing.B, c interface {
-	CallTool(context.Context, *pluginproto.CallRequest) (json.RawMessage, error)
+	CallTool(context.Context, *pluginhost.CallRequest) (json.RawMessage, error)
 }, inflight int, args json.RawMessage, metric string) {
-	req := &pluginproto.CallRequest{Tool: "echo", Arguments: args}
+	req := &pluginhost.CallRequest{Tool: "echo", Arguments: args}
 	if _, err := c.CallTool(b.Context(), req); err != nil { // opens the stream
 		b.Fatal(err)
 	}

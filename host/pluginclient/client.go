@@ -6,12 +6,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"sync"
 	"sync/atomic"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
@@ -32,8 +34,7 @@ type Client struct {
 // callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
 // or a CallTool stream per call for a plugin of contract 1 (contract1).
 type callPath interface {
-	call(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error)
-	start(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error))
+	start(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error), watch bool) pendingCall
 }
 
 var (
@@ -135,7 +136,7 @@ func (c *Client) ListTools(ctx context.Context) ([]json.RawMessage, error) {
 }
 
 // arguments is what a call sends: req.Arguments, or {} when it has none.
-func arguments(req *pluginproto.CallRequest) json.RawMessage {
+func arguments(req *pluginhost.CallRequest) json.RawMessage {
 	if len(req.Arguments) == 0 {
 		return pluginwire.EmptyObject
 	}
@@ -164,43 +165,77 @@ func arguments(req *pluginproto.CallRequest) json.RawMessage {
 // call without a result and ErrInvalidResult when its result is not a
 // JSON object, or its input_required or required capabilities break the
 // rules.
-func (c *Client) CallTool(ctx context.Context, req *pluginproto.CallRequest) (json.RawMessage, error) {
-	if err := ctx.Err(); err != nil {
-		return nil, fmt.Errorf("call %q: %w", req.Tool, err)
+//
+// CallTool is StartCall, waiting for its done (and watching ctx itself:
+// a watch through context.AfterFunc would have every call in flight take
+// the lock of ctx's parent).
+func (c *Client) CallTool(ctx context.Context, req *pluginhost.CallRequest) (json.RawMessage, error) {
+	w := waiters.Get().(*waiter)
+	call := c.start(ctx, req, w.done, false)
+	var r callAnswer
+	select {
+	case r = <-w.answer:
+	case <-ctx.Done():
+		call.abandon()
+		r = <-w.answer
 	}
-	in, err := callInput(req)
-	if err != nil {
-		return nil, err
-	}
-	return c.calls.call(ctx, req, arguments(req), in)
+	waiters.Put(w)
+	return r.res, r.err
 }
 
-// StartCall is CallTool without waiting: it sends the call and returns, and
-// done gets what CallTool would have returned, exactly once. With a plugin
-// of contract 2, Progress, Log, Detach and done run on the plugin's stream reader
-// goroutine, in order, as the plugin's frames arrive, so that no goroutine
-// waits for the call (they must not block for long: every call of the
-// plugin waits behind them); when ctx ends first, done comes at once on the
-// goroutine that ended it, and a notification already on its way may still
-// follow. With a plugin of contract 1, a goroutine runs CallTool. done may
-// run before StartCall returns. req must stay untouched until done.
-func (c *Client) StartCall(ctx context.Context, req *pluginproto.CallRequest, done func(json.RawMessage, error)) {
+// waiter is what CallTool waits on: done hands StartCall's answer over.
+// Recycled through waiters, so that a call allocates no closure.
+type waiter struct {
+	answer chan callAnswer // capacity 1
+	done   func(json.RawMessage, error)
+}
+
+type callAnswer struct {
+	res json.RawMessage
+	err error
+}
+
+var waiters = sync.Pool{New: func() any {
+	w := &waiter{answer: make(chan callAnswer, 1)}
+	w.done = func(res json.RawMessage, err error) { w.answer <- callAnswer{res, err} }
+	return w
+}}
+
+// StartCall is the call of CallTool without waiting: it sends the call and
+// returns, and done gets what CallTool returns, exactly once. Progress,
+// Log and Detach run in order as the plugin's frames arrive, on a
+// goroutine of the call's own (with a plugin of contract 2, while they
+// are busy, the call's progress and log frames beyond 1000 queued, or
+// 4 MiB, are dropped); an answer that finds no callback running reaches
+// done on the plugin's stream reader goroutine, so done must not block
+// for long: every call of the plugin waits behind it. When ctx ends
+// first, done comes at once on the goroutine that ended it, or after the
+// callback running then; nothing of the call runs after done. With a
+// plugin of contract 1, a goroutine runs the call. done may run before
+// StartCall returns. req must stay untouched until done.
+func (c *Client) StartCall(ctx context.Context, req *pluginhost.CallRequest, done func(json.RawMessage, error)) {
+	c.start(ctx, req, done, true)
+}
+
+// start is StartCall. With watch, the end of ctx gives the call up;
+// without, that is the caller's to do, with the pending call's abandon.
+func (c *Client) start(ctx context.Context, req *pluginhost.CallRequest, done func(json.RawMessage, error), watch bool) pendingCall {
 	if err := ctx.Err(); err != nil {
 		done(nil, fmt.Errorf("call %q: %w", req.Tool, err))
-		return
+		return pendingCall{}
 	}
 	in, err := callInput(req)
 	if err != nil {
 		done(nil, err)
-		return
+		return pendingCall{}
 	}
-	c.calls.start(ctx, req, arguments(req), in, done)
+	return c.calls.start(ctx, req, arguments(req), in, done, watch)
 }
 
 // callInput is req's Input for the wire, checked; and the check that its
 // Start, which carries the Input, the client's capabilities and at most
 // 64 KiB of arguments, stays within what a plugin accepts in one message.
-func callInput(req *pluginproto.CallRequest) (*pluginpb.Input, error) {
+func callInput(req *pluginhost.CallRequest) (*pluginpb.Input, error) {
 	if req.Input == nil && len(req.ClientCapabilities) < pluginwire.MaxPluginMessage/2 {
 		return nil, nil // the common case: nothing to check
 	}
@@ -222,7 +257,7 @@ func callError(ctx, exited context.Context, tool string, err error) error {
 	case err == io.EOF:
 		return fmt.Errorf("call %q: %w", tool, ErrNoResult)
 	case status.Code(err) == codes.NotFound:
-		return fmt.Errorf("call %q: %w: %s", tool, pluginproto.ErrUnknownTool, status.Convert(err).Message())
+		return fmt.Errorf("call %q: %w: %s", tool, ErrUnknownTool, status.Convert(err).Message())
 	}
 	if e := tooLarge(fmt.Sprintf("call %q", tool), "MaxResultSize", err); e != nil {
 		return e

@@ -7,6 +7,7 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
@@ -72,7 +73,7 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 		}
 		for i, item := range resp.GetItems() {
 			if !pluginwire.IsObject(item) {
-				return nil, fmt.Errorf("%s: %w: item %d of page %d is not a JSON object: %.80q", what, pluginproto.ErrInvalidResult, i, page, item)
+				return nil, fmt.Errorf("%s: %w: item %d of page %d is not a JSON object: %.80q", what, ErrInvalidResult, i, page, item)
 			}
 			items = append(items, item)
 		}
@@ -81,9 +82,9 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 		case cursor == "":
 			return items, nil
 		case seen[cursor]:
-			return nil, fmt.Errorf("%s: %w: page %d repeats the cursor %.80q of an earlier page", what, pluginproto.ErrInvalidResult, page, cursor)
+			return nil, fmt.Errorf("%s: %w: page %d repeats the cursor %.80q of an earlier page", what, ErrInvalidResult, page, cursor)
 		case page == maxListPages:
-			return nil, fmt.Errorf("%s: %w: more than %d pages", what, pluginproto.ErrInvalidResult, maxListPages)
+			return nil, fmt.Errorf("%s: %w: more than %d pages", what, ErrInvalidResult, maxListPages)
 		}
 		seen[cursor] = true
 	}
@@ -93,7 +94,7 @@ func (c *Client) list(ctx context.Context, what string, offered bool, feature st
 // JSON ({"contents": [...]}), checked to be a JSON object. Its errors are
 // those of CallTool, but an unknown resource wraps ErrUnknownResource,
 // and a plugin's failure is returned with its message.
-func (c *Client) ReadResource(ctx context.Context, req *pluginproto.ReadRequest) (json.RawMessage, error) {
+func (c *Client) ReadResource(ctx context.Context, req *pluginhost.ReadRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("read resource %q", req.URI)
 	if !c.offered().Resources {
 		return nil, notOffered(what, "resources")
@@ -127,7 +128,7 @@ const maxCompletionSize = 1 << 20
 // errors are those of ReadResource, but an unknown prompt wraps
 // ErrUnknownPrompt, and missing or bad arguments wrap ErrInvalidArguments,
 // ending with the plugin's message naming the problem.
-func (c *Client) GetPrompt(ctx context.Context, req *pluginproto.PromptRequest) (json.RawMessage, error) {
+func (c *Client) GetPrompt(ctx context.Context, req *pluginhost.PromptRequest) (json.RawMessage, error) {
 	what := fmt.Sprintf("get prompt %q", req.Name)
 	if !c.offered().Prompts {
 		return nil, notOffered(what, "prompts")
@@ -168,7 +169,7 @@ func (c *Client) Complete(ctx context.Context, params json.RawMessage) (json.Raw
 	}
 	resp, err := c.rpc.Complete(ctx, msg, grpc.MaxCallRecvMsgSize(maxCompletionSize))
 	if err != nil {
-		return nil, pluginwire.UnaryError(ctx, c.exited, what, err, pluginproto.ErrUnknownReference)
+		return nil, pluginwire.UnaryError(ctx, c.exited, what, err, ErrUnknownReference)
 	}
 	return answer(what, resp.GetResult(), nil)
 }

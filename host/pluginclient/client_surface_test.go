@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -102,8 +103,8 @@ func TestClientCallsNothingNotOffered(t *testing.T) {
 			_, errs["list resources"] = c.ListResources(ctx)
 			_, errs["list resource templates"] = c.ListResourceTemplates(ctx)
 			_, errs["list prompts"] = c.ListPrompts(ctx)
-			_, errs[`read resource "x://a"`] = c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "x://a"})
-			_, errs[`get prompt "p"`] = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "p"})
+			_, errs[`read resource "x://a"`] = c.ReadResource(ctx, &pluginhost.ReadRequest{URI: "x://a"})
+			_, errs[`get prompt "p"`] = c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "p"})
 			_, errs["complete"] = c.Complete(ctx, json.RawMessage(`{}`))
 			errs[`subscribe to resource "x://a"`] = c.SubscribeResource(ctx, "x://a", true)
 			for what, err := range errs {
@@ -186,8 +187,8 @@ func TestClientListsFetchEveryPageWithinBounds(t *testing.T) {
 				if err == nil || err.Error() != "list resources: "+tc.err {
 					t.Errorf("err = %v, want list resources: %s", err, tc.err)
 				}
-				if strings.HasPrefix(tc.err, "plugin sent an invalid result") && !errors.Is(err, pluginproto.ErrInvalidResult) {
-					t.Errorf("err = %v, want pluginproto.ErrInvalidResult", err)
+				if strings.HasPrefix(tc.err, "plugin sent an invalid result") && !errors.Is(err, ErrInvalidResult) {
+					t.Errorf("err = %v, want ErrInvalidResult", err)
 				}
 				return
 			}
@@ -268,7 +269,7 @@ func TestInputRequiredIsChecked(t *testing.T) {
 				return
 			}
 			want := `call "t": plugin sent an invalid result: input_required: ` + tc.err
-			if !errors.Is(err, pluginproto.ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
+			if !errors.Is(err, ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
 				t.Errorf("err = %v\nwant ErrInvalidResult: %s", err, want)
 			}
 		})
@@ -291,10 +292,10 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 		inputRequiredOK bool
 	}{
 		"a result":               {answer: answer{result: []byte(`{"contents":[]}`)}, wantRead: `{"contents":[]}`, wantGet: `{"contents":[]}`},
-		"a result not an object": {answer: answer{result: []byte(`"x"`)}, wantRead: `: plugin sent an invalid result: not a JSON object: "\"x\""`, isRead: pluginproto.ErrInvalidResult, isGet: pluginproto.ErrInvalidResult},
+		"a result not an object": {answer: answer{result: []byte(`"x"`)}, wantRead: `: plugin sent an invalid result: not a JSON object: "\"x\""`, isRead: ErrInvalidResult, isGet: ErrInvalidResult},
 		"no answer":              {answer: answer{}, wantRead: ": plugin ended the call without a result", isRead: ErrNoResult, isGet: ErrNoResult},
 		"input required":         {answer: answer{ir: valid}, inputRequiredOK: true},
-		"input required, bad":    {answer: answer{ir: &pluginpb.InputRequired{Requests: []byte(`{}`)}}, wantRead: ": plugin sent an invalid result: input_required: requests is empty", isRead: pluginproto.ErrInvalidResult, isGet: pluginproto.ErrInvalidResult},
+		"input required, bad":    {answer: answer{ir: &pluginpb.InputRequired{Requests: []byte(`{}`)}}, wantRead: ": plugin sent an invalid result: input_required: requests is empty", isRead: ErrInvalidResult, isGet: ErrInvalidResult},
 		"not found": {
 			answer: answer{err: status.Error(codes.NotFound, "nothing there")}, wantRead: ": unknown resource: nothing there", wantGet: ": unknown prompt: nothing there",
 			isRead: pluginproto.ErrUnknownResource, isGet: pluginproto.ErrUnknownPrompt,
@@ -345,9 +346,9 @@ func TestClientReadAndGetAnswers(t *testing.T) {
 					t.Errorf("%s = %s\nwant %s (errors.Is %v)", what, got, want, is)
 				}
 			}
-			res, err := c.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: "x://a"})
+			res, err := c.ReadResource(t.Context(), &pluginhost.ReadRequest{URI: "x://a"})
 			check(`read resource "x://a"`, res, err, tc.wantRead, tc.isRead)
-			res, err = c.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: "p"})
+			res, err = c.GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "p"})
 			wantGet := tc.wantGet
 			if wantGet == "" {
 				wantGet = tc.wantRead
@@ -379,15 +380,15 @@ func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 		return &pluginpb.GetPromptResponse{Answer: &pluginpb.GetPromptResponse_Result{Result: []byte(`{}`)}}, nil
 	}
 	c := describedClient(t, f)
-	in := &pluginproto.Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), Errors: map[string]pluginproto.InputError{"2": {Code: -32601, Message: "no sampling"}}, State: "st"}
+	in := &pluginhost.Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), Errors: map[string]pluginproto.InputError{"2": {Code: -32601, Message: "no sampling"}}, State: "st"}
 	wantIn := &pluginpb.Input{Responses: []byte(`{"1":{"roots":[]}}`), Errors: map[string]*pluginpb.InputError{"2": {Code: -32601, Message: "no sampling"}}, RequestState: "st"}
 	ctx := t.Context()
-	for _, r := range []*pluginproto.ReadRequest{{URI: "x://a"}, {URI: "x://b", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
+	for _, r := range []*pluginhost.ReadRequest{{URI: "x://a"}, {URI: "x://b", ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
 		if _, err := c.ReadResource(ctx, r); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, g := range []*pluginproto.PromptRequest{{Name: "a"}, {Name: "b", Arguments: json.RawMessage(`{"x":"y"}`), ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
+	for _, g := range []*pluginhost.PromptRequest{{Name: "a"}, {Name: "b", Arguments: json.RawMessage(`{"x":"y"}`), ClientCapabilities: json.RawMessage(`{"roots":{}}`), Input: in}} {
 		if _, err := c.GetPrompt(ctx, g); err != nil {
 			t.Fatal(err)
 		}
@@ -408,11 +409,11 @@ func TestClientSendsCapabilitiesAndInput(t *testing.T) {
 	}
 
 	before := f.rpcs.Load()
-	huge := &pluginproto.Input{Responses: fmt.Appendf(nil, `{"1":{"text":%q}}`, strings.Repeat("x", 4<<20))}
-	if _, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "x://a", Input: huge}); err == nil || !strings.Contains(err.Error(), "over the 4194304 a plugin accepts") {
+	huge := &pluginhost.Input{Responses: fmt.Appendf(nil, `{"1":{"text":%q}}`, strings.Repeat("x", 4<<20))}
+	if _, err := c.ReadResource(ctx, &pluginhost.ReadRequest{URI: "x://a", Input: huge}); err == nil || !strings.Contains(err.Error(), "over the 4194304 a plugin accepts") {
 		t.Errorf("read with a 4 MiB input: err = %v", err)
 	}
-	if _, err := c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "a", Input: &pluginproto.Input{Responses: json.RawMessage(`[]`)}}); err == nil || !strings.Contains(err.Error(), "input responses is not a JSON object") {
+	if _, err := c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "a", Input: &pluginhost.Input{Responses: json.RawMessage(`[]`)}}); err == nil || !strings.Contains(err.Error(), "input responses is not a JSON object") {
 		t.Errorf("get with responses not an object: err = %v", err)
 	}
 	if n := f.rpcs.Load(); n != before {
@@ -444,11 +445,11 @@ func TestClientCompleteAndSubscribe(t *testing.T) {
 	if res, err := c.Complete(t.Context(), json.RawMessage(`{"completion":{"values":[]}}`)); err != nil || string(res) != `{"completion":{"values":[]}}` {
 		t.Errorf("Complete = %s, %v", res, err)
 	}
-	if _, err := c.Complete(t.Context(), json.RawMessage(`"unknown"`)); !errors.Is(err, pluginproto.ErrUnknownReference) || err.Error() != `complete: unknown prompt or resource template: no prompt "x"` {
+	if _, err := c.Complete(t.Context(), json.RawMessage(`"unknown"`)); !errors.Is(err, ErrUnknownReference) || err.Error() != `complete: unknown prompt or resource template: no prompt "x"` {
 		t.Errorf("Complete of an unknown ref: %v", err)
 	}
-	if _, err := c.Complete(t.Context(), json.RawMessage(`"bad"`)); !errors.Is(err, pluginproto.ErrInvalidResult) {
-		t.Errorf("Complete with a result not an object: %v, want pluginproto.ErrInvalidResult", err)
+	if _, err := c.Complete(t.Context(), json.RawMessage(`"bad"`)); !errors.Is(err, ErrInvalidResult) {
+		t.Errorf("Complete with a result not an object: %v, want ErrInvalidResult", err)
 	}
 	if err := c.SubscribeResource(t.Context(), "x://a", true); err != nil {
 		t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/credentials/insecure"
 	"google.golang.org/grpc/test/bufconn"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -141,7 +142,7 @@ func callAsync(ctx context.Context, c *Client, tool string) (<-chan error, *[]st
 	errc := make(chan error, 1)
 	var got []string
 	go func() {
-		res, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: tool, Progress: func(_, _ float64, m string) { got = append(got, m) }})
+		res, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: tool, Progress: func(_, _ float64, m string) { got = append(got, m) }})
 		if err == nil {
 			got = append(got, "result "+string(res))
 		}
@@ -188,7 +189,7 @@ func TestClientCallsDropsLateAndForeignFrames(t *testing.T) {
 	if err := <-errA; err != nil {
 		t.Fatal(err)
 	}
-	res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "c"})
+	res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "c"})
 	if err != nil || string(res) != `{"content":[],"n":"c"}` {
 		t.Fatalf("call c = %s, %v", res, err)
 	}
@@ -245,12 +246,12 @@ func TestClientCallsErrors(t *testing.T) {
 			"other":   `call "other": rpc error: code = InvalidArgument desc = bad start`,
 			"panics":  `call "panics": the plugin failed running the call: tool "panics" panicked: boom`,
 		} {
-			_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: tool})
+			_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: tool})
 			if err == nil || err.Error() != want {
 				t.Errorf("call %s: err = %v, want %s", tool, err, want)
 			}
-			if failed := errors.Is(err, pluginproto.ErrPluginFailed); failed != (tool == "panics") {
-				t.Errorf("call %s: errors.Is(err, pluginproto.ErrPluginFailed) = %v", tool, failed)
+			if failed := errors.Is(err, ErrPluginFailed); failed != (tool == "panics") {
+				t.Errorf("call %s: errors.Is(err, ErrPluginFailed) = %v", tool, failed)
 			}
 		}
 		m := c.calls.(*mux)
@@ -285,7 +286,7 @@ func TestClientCallsErrors(t *testing.T) {
 			_, err := recvStarts(s, 1)
 			return err
 		}})
-		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "x"})
+		_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "x"})
 		if !errors.Is(err, ErrPluginClosed) {
 			t.Errorf("err = %v, want ErrPluginClosed", err)
 		}
@@ -305,7 +306,7 @@ func TestClientCallsErrors(t *testing.T) {
 			<-started
 			srv.Stop() // the plugin goes away mid-call
 		}()
-		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "t"}); !errors.Is(err, ErrPluginClosed) {
+		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t"}); !errors.Is(err, ErrPluginClosed) {
 			t.Errorf("err = %v, want ErrPluginClosed", err)
 		}
 	})
@@ -343,14 +344,14 @@ func TestClientCallsCancel(t *testing.T) {
 	}})
 	ctx, cancel := context.WithCancel(t.Context())
 	var once sync.Once
-	_, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: "slow", Progress: func(float64, float64, string) { once.Do(cancel) }})
+	_, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: "slow", Progress: func(float64, float64, string) { once.Do(cancel) }})
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v, want context.Canceled", err)
 	}
 	if id := <-cancelled; id != 1 {
 		t.Errorf("Cancel for call %d, want 1", id)
 	}
-	if res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "next"}); err != nil || string(res) != `{"content":[]}` {
+	if res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "next"}); err != nil || string(res) != `{"content":[]}` {
 		t.Errorf("next call = %s, %v", res, err)
 	}
 }
@@ -391,11 +392,11 @@ func TestClientCallsBoundsABusyCallsQueue(t *testing.T) {
 				return sendAll(s, resultFrame(ids["after"], `{"content":[]}`))
 			}})
 			got := 0
-			res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
+			res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "flood", Progress: func(float64, float64, string) {
 				if got++; got == 1 {
 					// Stay busy until the host has read everything the plugin
 					// sent for this call: a later call's result comes after it.
-					if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "after"}); err != nil {
+					if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "after"}); err != nil {
 						t.Errorf("call after the flood: %v", err)
 					}
 				}
@@ -452,7 +453,7 @@ func TestClientCallsChunksLargeArguments(t *testing.T) {
 						}
 						bigID, got, more = f.GetCallId(), m.Start.GetArguments(), m.Start.GetMoreArguments()
 						go func() {
-							_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "other"})
+							_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "other"})
 							otherDone <- err
 						}()
 					case *pluginpb.HostFrame_Arguments:
@@ -468,7 +469,7 @@ func TestClientCallsChunksLargeArguments(t *testing.T) {
 				<-s.Context().Done()
 				return nil
 			}})
-			res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "big", Arguments: args})
+			res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "big", Arguments: args})
 			if err != nil {
 				t.Fatal(err)
 			}

@@ -8,9 +8,9 @@ import (
 
 	"google.golang.org/grpc"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // contract1 is the host's adapter for plugins built against contract 1
@@ -27,15 +27,17 @@ type contract1 struct {
 }
 
 // start runs call on a goroutine of its own: a contract-1 stream is the
-// call's, and someone must read it.
-func (v contract1) start(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error)) {
+// call's, and someone must read it. The stream ends with ctx, watched or
+// not.
+func (v contract1) start(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input, done func(json.RawMessage, error), _ bool) pendingCall {
 	go func() { done(v.call(ctx, req, args, in)) }()
+	return pendingCall{}
 }
 
 // call runs req on a CallTool stream of its own. Contract 1 knows nothing
 // of the client's capabilities and input: in is dropped (a plugin of
 // contract 1 never asks for input).
-func (v contract1) call(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, _ *pluginpb.Input) (json.RawMessage, error) {
+func (v contract1) call(ctx context.Context, req *pluginhost.CallRequest, args json.RawMessage, _ *pluginpb.Input) (json.RawMessage, error) {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel() // ends the stream
 	stream, err := v.rpc.CallTool(ctx, v.recv)
@@ -68,7 +70,7 @@ func (v contract1) call(ctx context.Context, req *pluginproto.CallRequest, args 
 			}
 		case *pluginpb.CallToolPluginMessage_Result:
 			if !pluginwire.IsObject(m.Result) {
-				return nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, pluginproto.ErrInvalidResult, m.Result)
+				return nil, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, m.Result)
 			}
 			return m.Result, nil
 		default:

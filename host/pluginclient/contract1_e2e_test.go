@@ -14,7 +14,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plughost/plughost/host/pluginclient"
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // TestContract1Plugin builds testdata/contract1, a plugin made with the SDK
@@ -70,14 +70,14 @@ func testContract1Plugin(t *testing.T, start func(*testing.T) *pluginclient.Clie
 		for i := range 8 {
 			wg.Go(func() {
 				text := fmt.Sprintf("héllo %d", i)
-				res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: fmt.Appendf(nil, `{"Text":%q}`, text)})
+				res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo", Arguments: fmt.Appendf(nil, `{"Text":%q}`, text)})
 				if want := fmt.Sprintf(`{"content":[{"type":"text","text":%q}]}`, text); err != nil || string(res) != want {
 					t.Errorf("echo = %s, %v; want %s", res, err, want)
 				}
 			})
 		}
 		var got []string
-		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+		res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{
 			Tool: "report",
 			Progress: func(progress, total float64, msg string) {
 				got = append(got, fmt.Sprintf("progress %v/%v %s", progress, total, msg))
@@ -102,8 +102,8 @@ func testContract1Plugin(t *testing.T, start func(*testing.T) *pluginclient.Clie
 	t.Run("unknown tool", func(t *testing.T) {
 		t.Parallel()
 		c := start(t)
-		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "nope"})
-		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginproto.ErrUnknownTool) || err.Error() != want {
+		_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "nope"})
+		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginclient.ErrUnknownTool) || err.Error() != want {
 			t.Errorf("err = %v, want ErrUnknownTool: %s", err, want)
 		}
 	})
@@ -115,7 +115,7 @@ func testContract1Plugin(t *testing.T, start func(*testing.T) *pluginclient.Clie
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var once sync.Once
-		_, err := c.CallTool(ctx, &pluginproto.CallRequest{
+		_, err := c.CallTool(ctx, &pluginhost.CallRequest{
 			Tool:      "block",
 			Arguments: json.RawMessage(`{"ID":"x1"}`),
 			Progress:  func(float64, float64, string) { once.Do(cancel) },

@@ -9,8 +9,8 @@ import (
 	"github.com/google/go-cmp/cmp"
 	"google.golang.org/grpc"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // The tests of the contract-1 adapter: a Client whose plugin's handshake
@@ -34,16 +34,16 @@ func TestContract1CallErrors(t *testing.T) {
 		},
 		"result not JSON": {
 			call:    func(s stream) error { return s.Send(result(`{"content":`)) },
-			wantErr: pluginproto.ErrInvalidResult,
+			wantErr: ErrInvalidResult,
 			wantMsg: `call "t": plugin sent an invalid result: not a JSON object: "{\"content\":"`,
 		},
 		"result not an object": {
 			call:    func(s stream) error { return s.Send(result(`[]`)) },
-			wantErr: pluginproto.ErrInvalidResult,
+			wantErr: ErrInvalidResult,
 		},
 		"empty result": {
 			call:    func(s stream) error { return s.Send(result(``)) },
-			wantErr: pluginproto.ErrInvalidResult,
+			wantErr: ErrInvalidResult,
 		},
 		"plugin error status": {
 			call:    func(stream) error { return errors.New("handler exploded") },
@@ -54,7 +54,7 @@ func TestContract1CallErrors(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			c, _ := serve(t, 1, &fake{call: tc.call})
-			_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "t"})
+			_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t"})
 			if err == nil {
 				t.Fatal("CallTool succeeded, want an error")
 			}
@@ -81,7 +81,7 @@ func TestContract1CallPluginDies(t *testing.T) {
 		<-started
 		srv.Stop() // the plugin goes away mid-call
 	}()
-	_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "t"})
+	_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t"})
 	if !errors.Is(err, ErrPluginClosed) {
 		t.Errorf("err = %v, want ErrPluginClosed", err)
 	}
@@ -101,7 +101,7 @@ func TestContract1CallEndsStreamHeldOpenAfterResult(t *testing.T) {
 		close(cancelled)
 		return nil
 	}})
-	res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "t"})
+	res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -131,7 +131,7 @@ func TestContract1CallSkipsUnknownMessagesAndKeepsOrder(t *testing.T) {
 		return nil
 	}})
 	var got []string
-	res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+	res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{
 		Tool:     "t",
 		Progress: func(p, total float64, msg string) { got = append(got, "progress "+msg) },
 		Log: func(level, logger string, data json.RawMessage) {

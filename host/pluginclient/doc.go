@@ -16,13 +16,13 @@
 // through as bytes, checked to be JSON objects; what differs between
 // contract versions stays inside it. A call, read or prompt get whose
 // handler asks the client returns an *pluginproto.InputRequiredError: the host gets the
-// answers and retries with pluginproto.CallRequest.Input (ReadRequest.Input,
+// answers and retries with pluginhost.CallRequest.Input (ReadRequest.Input,
 // PromptRequest.Input). A call that needs a client capability the client
 // did not declare returns a *pluginproto.CapabilityRequiredError naming it. A call
-// whose pluginproto.CallRequest.Tasks says it may go on as a task calls
-// pluginproto.CallRequest.Detach when the plugin says it does; its answer still comes
+// whose pluginhost.CallRequest.Tasks says it may go on as a task calls
+// pluginhost.CallRequest.Detach when the plugin says it does; its answer still comes
 // as any call's. A call the plugin failed running (its handler panicked)
-// returns an error wrapping pluginproto.ErrPluginFailed.
+// returns an error wrapping ErrPluginFailed.
 //
 // # Inside
 //

@@ -16,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/plughost/plughost/host/pluginclient"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -175,16 +176,16 @@ func TestEndToEndResources(t *testing.T) {
 		"mem://greeting":    `{"contents":[{"uri":"mem://greeting","mimeType":"text/plain","text":"hello"}]}`,
 		"mem://notes/alpha": `{"contents":[{"uri":"mem://notes/alpha","mimeType":"text/markdown","text":"# alpha"}]}`,
 	} {
-		res, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: uri})
+		res, err := c.ReadResource(ctx, &pluginhost.ReadRequest{URI: uri})
 		if err != nil || string(res) != want {
 			t.Errorf("ReadResource(%s) = %s, %v; want %s", uri, res, err, want)
 		}
 	}
-	res, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "mem://big"})
+	res, err := c.ReadResource(ctx, &pluginhost.ReadRequest{URI: "mem://big"})
 	if want := fmt.Sprintf(`{"contents":[{"uri":"mem://big","text":%q}]}`, strings.Repeat("b", 5<<20)); err != nil || string(res) != want {
 		t.Errorf("ReadResource of 5 MiB: %d bytes, %v; want %d bytes", len(res), err, len(want))
 	}
-	if _, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "mem://huge"}); status.Code(err) != codes.ResourceExhausted ||
+	if _, err := c.ReadResource(ctx, &pluginhost.ReadRequest{URI: "mem://huge"}); status.Code(err) != codes.ResourceExhausted ||
 		!strings.Contains(err.Error(), "larger than max") {
 		t.Errorf("ReadResource over MaxContentsSize: %v; want ResourceExhausted naming the sizes", err)
 	}
@@ -192,7 +193,7 @@ func TestEndToEndResources(t *testing.T) {
 		"mem://nothing":       `read resource "mem://nothing": unknown resource: no resource "mem://nothing"`,
 		"mem://notes/missing": `read resource "mem://notes/missing": unknown resource: no note "missing"`,
 	} {
-		_, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: uri})
+		_, err := c.ReadResource(ctx, &pluginhost.ReadRequest{URI: uri})
 		if !errors.Is(err, pluginproto.ErrUnknownResource) || err.Error() != want {
 			t.Errorf("ReadResource(%s): err = %v, want %s", uri, err, want)
 		}
@@ -210,15 +211,15 @@ func TestEndToEndPromptsAndCompletion(t *testing.T) {
 	if want := `{"name":"greet","description":"Greets someone.","arguments":[{"name":"name","required":true}]}`; len(prompts) != 2 || string(prompts[0]) != want {
 		t.Errorf("ListPrompts = %s, want %s and haiku", prompts, want)
 	}
-	res, err := c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "greet", Arguments: json.RawMessage(`{"name":"Ada"}`)})
+	res, err := c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "greet", Arguments: json.RawMessage(`{"name":"Ada"}`)})
 	if want := `{"messages":[{"role":"user","content":{"type":"text","text":"Greet Ada"}}]}`; err != nil || string(res) != want {
 		t.Errorf("GetPrompt = %s, %v; want %s", res, err, want)
 	}
-	_, err = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "greet"})
+	_, err = c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "greet"})
 	if want := `get prompt "greet": invalid arguments: missing required argument "name"`; !errors.Is(err, pluginproto.ErrInvalidArguments) || err.Error() != want {
 		t.Errorf("GetPrompt without its argument: %v, want %s", err, want)
 	}
-	_, err = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "nope"})
+	_, err = c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "nope"})
 	if !errors.Is(err, pluginproto.ErrUnknownPrompt) {
 		t.Errorf("GetPrompt of an unknown prompt: %v, want ErrUnknownPrompt", err)
 	}
@@ -257,35 +258,35 @@ func TestEndToEndInputRounds(t *testing.T) {
 	a, b := described(t), described(t)
 	ctx := t.Context()
 	caps := json.RawMessage(`{"elicitation":{},"sampling":{}}`)
-	req := &pluginproto.CallRequest{Tool: "survey", ClientCapabilities: caps}
+	req := &pluginhost.CallRequest{Tool: "survey", ClientCapabilities: caps}
 
 	_, err := a.CallTool(ctx, req)
 	ir := inputRequired(t, err)
 	if want := `{"1":{"method":"elicitation/create","params":{"message":"Your name?","requestedSchema":{"type":"object","properties":{"name":{"type":"string"}}}}}}`; string(ir.Requests) != want || ir.State != "" {
 		t.Errorf("round 1: requests %s, state %q; want %s and no state", ir.Requests, ir.State, want)
 	}
-	req.Input = &pluginproto.Input{Responses: json.RawMessage(`{"1":{"action":"accept","content":{"name":"Ada"}}}`), State: ir.State}
+	req.Input = &pluginhost.Input{Responses: json.RawMessage(`{"1":{"action":"accept","content":{"name":"Ada"}}}`), State: ir.State}
 	_, err = b.CallTool(ctx, req) // another process
 	ir = inputRequired(t, err)
 	if want := `{"2":{"method":"sampling/createMessage","params":{"messages":[{"role":"user","content":{"type":"text","text":"Greet Ada"}}],"maxTokens":20}}}`; string(ir.Requests) != want || ir.State == "" {
 		t.Errorf("round 2: requests %s, state %q; want %s and a state", ir.Requests, ir.State, want)
 	}
-	req.Input = &pluginproto.Input{Responses: json.RawMessage(`{"2":{"role":"assistant","model":"m","content":{"type":"text","text":"Hello, Ada!"}}}`), State: ir.State}
+	req.Input = &pluginhost.Input{Responses: json.RawMessage(`{"2":{"role":"assistant","model":"m","content":{"type":"text","text":"Hello, Ada!"}}}`), State: ir.State}
 	res, err := a.CallTool(ctx, req)
 	if want := `{"content":[{"type":"text","text":"Hello, Ada!"}]}`; err != nil || string(res) != want {
 		t.Errorf("round 3 = %s, %v; want %s", res, err, want)
 	}
 
 	// A client that cannot be asked is told at once, with no round.
-	res, err = a.CallTool(ctx, &pluginproto.CallRequest{Tool: "survey"})
+	res, err = a.CallTool(ctx, &pluginhost.CallRequest{Tool: "survey"})
 	if want := `survey needs to ask: elicitation/create: the client did not declare the capability elicitation (form mode)`; err != nil || !strings.Contains(string(res), want) {
 		t.Errorf("CallTool for a client without elicitation = %s, %v; want an isError result: %s", res, err, want)
 	}
 
 	// One that cannot be asked the second thing: the handler returns that
 	// error, and the call needs the capability.
-	_, err = b.CallTool(ctx, &pluginproto.CallRequest{Tool: "survey", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`),
-		Input: &pluginproto.Input{Responses: json.RawMessage(`{"1":{"action":"accept","content":{"name":"Ada"}}}`)}})
+	_, err = b.CallTool(ctx, &pluginhost.CallRequest{Tool: "survey", ClientCapabilities: json.RawMessage(`{"elicitation":{}}`),
+		Input: &pluginhost.Input{Responses: json.RawMessage(`{"1":{"action":"accept","content":{"name":"Ada"}}}`)}})
 	var cr *pluginproto.CapabilityRequiredError
 	if !errors.As(err, &cr) || string(cr.Capabilities) != `{"sampling":{}}` ||
 		cr.Message != "sampling/createMessage: the client did not declare the capability sampling" {
@@ -293,18 +294,18 @@ func TestEndToEndInputRounds(t *testing.T) {
 	}
 
 	// A read and a prompt ask too.
-	read := &pluginproto.ReadRequest{URI: "mem://secret", ClientCapabilities: caps}
+	read := &pluginhost.ReadRequest{URI: "mem://secret", ClientCapabilities: caps}
 	_, err = a.ReadResource(ctx, read)
 	ir = inputRequired(t, err)
-	read.Input = &pluginproto.Input{Responses: json.RawMessage(`{"1":{"action":"decline"}}`), State: ir.State}
+	read.Input = &pluginhost.Input{Responses: json.RawMessage(`{"1":{"action":"decline"}}`), State: ir.State}
 	res, err = b.ReadResource(ctx, read)
 	if want := `{"contents":[{"uri":"mem://secret","text":"the secret, after decline"}]}`; err != nil || string(res) != want {
 		t.Errorf("ReadResource, round 2 = %s, %v; want %s", res, err, want)
 	}
-	get := &pluginproto.PromptRequest{Name: "haiku", ClientCapabilities: caps}
+	get := &pluginhost.PromptRequest{Name: "haiku", ClientCapabilities: caps}
 	_, err = b.GetPrompt(ctx, get)
 	ir = inputRequired(t, err)
-	get.Input = &pluginproto.Input{Errors: map[string]pluginproto.InputError{"1": {Code: -1, Message: "the user refused"}}, State: ir.State}
+	get.Input = &pluginhost.Input{Errors: map[string]pluginproto.InputError{"1": {Code: -1, Message: "the user refused"}}, State: ir.State}
 	_, err = a.GetPrompt(ctx, get)
 	if want := `get prompt "haiku": the plugin failed (Unknown): sampling/createMessage: the client answered with error -1: the user refused`; err == nil || err.Error() != want {
 		t.Errorf("GetPrompt, refused = %v, want %s", err, want)
@@ -345,7 +346,7 @@ func TestEndToEndChanges(t *testing.T) {
 	}
 	call := func(tool, args string) {
 		t.Helper()
-		if _, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: tool, Arguments: json.RawMessage(args)}); err != nil {
+		if _, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: tool, Arguments: json.RawMessage(args)}); err != nil {
 			t.Fatal(err)
 		}
 	}
@@ -406,9 +407,9 @@ func TestEndToEndMisbehavingPlugin(t *testing.T) {
 		}
 	}
 	_, err := c.ListResources(ctx)
-	check("ListResources", err, pluginproto.ErrInvalidResult, `list resources: plugin sent an invalid result: item 1 of page 1 is not a JSON object: "\"x\""`)
+	check("ListResources", err, pluginclient.ErrInvalidResult, `list resources: plugin sent an invalid result: item 1 of page 1 is not a JSON object: "\"x\""`)
 	_, err = c.ListResourceTemplates(ctx)
-	check("ListResourceTemplates", err, pluginproto.ErrInvalidResult, `list resource templates: plugin sent an invalid result: page 2 repeats the cursor "again"`)
+	check("ListResourceTemplates", err, pluginclient.ErrInvalidResult, `list resource templates: plugin sent an invalid result: page 2 repeats the cursor "again"`)
 	_, err = c.ListPrompts(ctx)
 	check("ListPrompts", err, pluginclient.ErrTooLarge, `list prompts: over the host's limit: 12000 items`)
 	for uri, want := range map[string]string{
@@ -418,27 +419,27 @@ func TestEndToEndMisbehavingPlugin(t *testing.T) {
 		"bad://state":     `read resource "bad://state": plugin sent an invalid result: input_required: request_state of 65537 bytes, over the 65536 allowed`,
 		"bad://many":      `read resource "bad://many": plugin sent an invalid result: input_required: more than 16 requests`,
 	} {
-		_, err := c.ReadResource(ctx, &pluginproto.ReadRequest{URI: uri})
-		check(uri, err, pluginproto.ErrInvalidResult, want)
+		_, err := c.ReadResource(ctx, &pluginhost.ReadRequest{URI: uri})
+		check(uri, err, pluginclient.ErrInvalidResult, want)
 	}
-	_, err = c.ReadResource(ctx, &pluginproto.ReadRequest{URI: "bad://none"})
+	_, err = c.ReadResource(ctx, &pluginhost.ReadRequest{URI: "bad://none"})
 	check("bad://none", err, pluginclient.ErrNoResult, `read resource "bad://none": plugin ended the call without a result`)
-	_, err = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "nope"})
+	_, err = c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "nope"})
 	check("GetPrompt", err, pluginproto.ErrUnknownPrompt, `get prompt "nope": unknown prompt: nope`)
-	_, err = c.GetPrompt(ctx, &pluginproto.PromptRequest{Name: "string"})
-	check("GetPrompt", err, pluginproto.ErrInvalidResult, `get prompt "string": plugin sent an invalid result: not a JSON object`)
+	_, err = c.GetPrompt(ctx, &pluginhost.PromptRequest{Name: "string"})
+	check("GetPrompt", err, pluginclient.ErrInvalidResult, `get prompt "string": plugin sent an invalid result: not a JSON object`)
 	_, err = c.Complete(ctx, json.RawMessage(`{}`))
-	check("Complete", err, pluginproto.ErrUnknownReference, `complete: unknown prompt or resource template: nothing`)
+	check("Complete", err, pluginclient.ErrUnknownReference, `complete: unknown prompt or resource template: nothing`)
 	_, err = c.Complete(ctx, json.RawMessage(`{"bad":true}`))
-	check("Complete", err, pluginproto.ErrInvalidResult, `complete: plugin sent an invalid result: not a JSON object: "null"`)
+	check("Complete", err, pluginclient.ErrInvalidResult, `complete: plugin sent an invalid result: not a JSON object: "null"`)
 	err = c.SubscribeResource(ctx, "bad://x", true)
 	check("SubscribeResource", err, pluginproto.ErrUnknownResource, `subscribe to resource "bad://x": unknown resource: bad://x`)
-	_, err = c.CallTool(ctx, &pluginproto.CallRequest{Tool: "input"})
-	check("CallTool", err, pluginproto.ErrInvalidResult, `call "input": plugin sent an invalid result: input_required: requests is empty`)
-	_, err = c.CallTool(ctx, &pluginproto.CallRequest{Tool: "unknown"})
-	check("CallTool", err, pluginproto.ErrUnknownTool, `call "unknown": unknown tool`)
+	_, err = c.CallTool(ctx, &pluginhost.CallRequest{Tool: "input"})
+	check("CallTool", err, pluginclient.ErrInvalidResult, `call "input": plugin sent an invalid result: input_required: requests is empty`)
+	_, err = c.CallTool(ctx, &pluginhost.CallRequest{Tool: "unknown"})
+	check("CallTool", err, pluginclient.ErrUnknownTool, `call "unknown": unknown tool`)
 	// The plugin's one stream survived every bad answer.
-	res, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: "ok"})
+	res, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: "ok"})
 	if err != nil || string(res) != `{"content":[]}` {
 		t.Errorf("CallTool after bad answers = %s, %v", res, err)
 	}

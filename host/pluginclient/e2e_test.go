@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/plughost/plughost/host/pluginclient"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -304,7 +305,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Parallel()
 		c := startHelper(t)
 		var got []string
-		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+		res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{
 			Tool: "report",
 			Progress: func(progress, total float64, msg string) {
 				got = append(got, fmt.Sprintf("progress %v/%v %s", progress, total, msg))
@@ -328,7 +329,7 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("arguments pass through", func(t *testing.T) {
 		t.Parallel()
 		c := startHelper(t)
-		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"héllo"}`)})
+		res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"héllo"}`)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -341,7 +342,7 @@ func TestEndToEnd(t *testing.T) {
 		t.Parallel()
 		c := startHelper(t)
 		text := strings.Repeat("é", 3<<20) // 6 MiB of JSON
-		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: fmt.Appendf(nil, `{"Text":%q}`, text)})
+		res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo", Arguments: fmt.Appendf(nil, `{"Text":%q}`, text)})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -357,7 +358,7 @@ func TestEndToEnd(t *testing.T) {
 		ctx, cancel := context.WithCancel(t.Context())
 		defer cancel()
 		var once sync.Once
-		_, err := c.CallTool(ctx, &pluginproto.CallRequest{
+		_, err := c.CallTool(ctx, &pluginhost.CallRequest{
 			Tool:      "block",
 			Arguments: json.RawMessage(`{"ID":"x1"}`),
 			// The handler is running once it reports progress: cancel then.
@@ -368,7 +369,7 @@ func TestEndToEnd(t *testing.T) {
 		}
 		// The handler adds cancelled_x1 only after its context ended.
 		awaitTool(t, c, changes, "cancelled_x1")
-		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"}); err != nil {
+		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo"}); err != nil {
 			t.Errorf("call after a cancelled call: %v", err)
 		}
 	})
@@ -376,12 +377,12 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("panic is the plugin's failure and the plugin lives on", func(t *testing.T) {
 		t.Parallel()
 		c := startHelper(t)
-		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "panic"})
+		res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "panic"})
 		const want = `call "panic": the plugin failed running the call: tool "panic" panicked: boom`
-		if !errors.Is(err, pluginproto.ErrPluginFailed) || err.Error() != want {
+		if !errors.Is(err, pluginclient.ErrPluginFailed) || err.Error() != want {
 			t.Errorf("CallTool = %s, %v; want ErrPluginFailed: %s", res, err, want)
 		}
-		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"alive"}`)}); err != nil {
+		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo", Arguments: json.RawMessage(`{"Text":"alive"}`)}); err != nil {
 			t.Errorf("call after panic: %v", err)
 		}
 	})
@@ -391,7 +392,7 @@ func TestEndToEnd(t *testing.T) {
 		c := startHelper(t)
 		for _, tasks := range []bool{true, false} {
 			var got []string
-			res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+			res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{
 				Tool: "job", Tasks: tasks,
 				Detach:   func() { got = append(got, "detach") },
 				Progress: func(_, _ float64, msg string) { got = append(got, msg) },
@@ -417,7 +418,7 @@ func TestEndToEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		changes := watch(t, c)
-		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "add_tool", Arguments: json.RawMessage(`{"Name":"fresh"}`)}); err != nil {
+		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "add_tool", Arguments: json.RawMessage(`{"Name":"fresh"}`)}); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -429,7 +430,7 @@ func TestEndToEnd(t *testing.T) {
 		if want := `{"name":"fresh","description":"added","inputSchema":{"type":"object"}}`; string(got) != want {
 			t.Errorf("added tool = %s, want %s", got, want)
 		}
-		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "fresh", Arguments: json.RawMessage(`{"Text":"new"}`)})
+		res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "fresh", Arguments: json.RawMessage(`{"Text":"new"}`)})
 		if err != nil || !strings.Contains(string(res), `"new"`) {
 			t.Errorf("calling the added tool = %s, %v", res, err)
 		}
@@ -438,11 +439,11 @@ func TestEndToEnd(t *testing.T) {
 	t.Run("unknown tool", func(t *testing.T) {
 		t.Parallel()
 		c := startHelper(t)
-		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "nope"})
-		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginproto.ErrUnknownTool) || err.Error() != want {
+		_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "nope"})
+		if want := `call "nope": unknown tool: unknown tool "nope"`; !errors.Is(err, pluginclient.ErrUnknownTool) || err.Error() != want {
 			t.Errorf("err = %v, want ErrUnknownTool: %s", err, want)
 		}
-		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"}); err != nil {
+		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo"}); err != nil {
 			t.Errorf("call after an unknown tool: %v", err)
 		}
 	})
@@ -453,7 +454,7 @@ func TestEndToEnd(t *testing.T) {
 		changes := watch(t, c)
 		var got []string
 		returned := false
-		res, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+		res, err := c.CallTool(t.Context(), &pluginhost.CallRequest{
 			Tool:      "late",
 			Arguments: json.RawMessage(`{"ID":"l1"}`),
 			Progress: func(_, _ float64, msg string) {
@@ -471,12 +472,12 @@ func TestEndToEnd(t *testing.T) {
 		// The plugin tries its late reports once released, and has tried
 		// them once late_l1 is listed; a call after that on the same
 		// connection sees none of them.
-		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "release", Arguments: json.RawMessage(`{"ID":"l1"}`)}); err != nil {
+		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "release", Arguments: json.RawMessage(`{"ID":"l1"}`)}); err != nil {
 			t.Fatal(err)
 		}
 		awaitTool(t, c, changes, "late_l1")
 		got2 := 0
-		if _, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+		if _, err := c.CallTool(t.Context(), &pluginhost.CallRequest{
 			Tool: "echo", Progress: func(float64, float64, string) { got2++ },
 			Log: func(string, string, json.RawMessage) { got2++ },
 		}); err != nil {
@@ -499,7 +500,7 @@ func TestEndToEnd(t *testing.T) {
 		for i := range n {
 			wg.Go(func() {
 				text := fmt.Sprintf("call %d", i)
-				res, err := c.CallTool(ctx, &pluginproto.CallRequest{
+				res, err := c.CallTool(ctx, &pluginhost.CallRequest{
 					Tool: "rendezvous", Arguments: fmt.Appendf(nil, `{"Text":%q,"N":%d}`, text, n),
 				})
 				if want := fmt.Sprintf(`{"content":[{"type":"text","text":%q}]}`, text); err == nil && string(res) != want {
@@ -525,7 +526,7 @@ func TestEndToEnd(t *testing.T) {
 		for i := range blocked {
 			go func() {
 				var once sync.Once
-				_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{
+				_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{
 					Tool: "block", Arguments: fmt.Appendf(nil, `{"ID":"d%d"}`, i),
 					Progress: func(float64, float64, string) { once.Do(func() { running <- struct{}{} }) },
 				})
@@ -539,7 +540,7 @@ func TestEndToEnd(t *testing.T) {
 				t.Fatalf("a blocked call ended early: %v", err)
 			}
 		}
-		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "exit"})
+		_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "exit"})
 		errs <- err
 		for range blocked + 1 {
 			if err := <-errs; !errors.Is(err, pluginclient.ErrPluginClosed) {
@@ -547,7 +548,7 @@ func TestEndToEnd(t *testing.T) {
 			}
 		}
 		t.Logf("error for a dead plugin: %v", err)
-		_, err = c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "echo"})
+		_, err = c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "echo"})
 		if !errors.Is(err, pluginclient.ErrPluginClosed) {
 			t.Errorf("call after the plugin died: err = %v, want ErrPluginClosed", err)
 		}

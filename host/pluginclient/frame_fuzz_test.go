@@ -9,6 +9,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
@@ -52,7 +53,7 @@ func FuzzPluginFrame(f *testing.F) {
 			return // gRPC refuses the frame: the stream breaks (ErrPluginClosed)
 		}
 		notified := 0
-		req := &pluginproto.CallRequest{Tool: "fuzzed",
+		req := &pluginhost.CallRequest{Tool: "fuzzed",
 			Progress: func(float64, float64, string) { notified++ },
 			Log:      func(string, string, json.RawMessage) { notified++ },
 		}
@@ -107,8 +108,8 @@ func checkFrameError(t *testing.T, fr *pluginpb.PluginFrame, err error, what str
 // the host passing one on to a client).
 func TestResultNotUTF8(t *testing.T) {
 	fr := &pluginpb.PluginFrame{Msg: &pluginpb.PluginFrame_Result{Result: []byte("{\"content\":[{\"type\":\"text\",\"text\":\"\x94\"}]}")}}
-	_, final, err := (&mux{}).frame(t.Context(), &pluginproto.CallRequest{Tool: "t"}, fr)
-	if !final || !errors.Is(err, pluginproto.ErrInvalidResult) {
-		t.Fatalf("final %v, err %v; want pluginproto.ErrInvalidResult", final, err)
+	_, final, err := (&mux{}).frame(t.Context(), &pluginhost.CallRequest{Tool: "t"}, fr)
+	if !final || !errors.Is(err, ErrInvalidResult) {
+		t.Fatalf("final %v, err %v; want ErrInvalidResult", final, err)
 	}
 }

@@ -3,6 +3,7 @@ package pluginclient
 import (
 	"fmt"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
@@ -20,7 +21,7 @@ func inputRequired(what string, ir *pluginpb.InputRequired) error {
 
 // inputPB converts the host's Input for the wire; nil stays nil. A
 // Responses that is not a JSON object is an error.
-func inputPB(in *pluginproto.Input) (*pluginpb.Input, error) {
+func inputPB(in *pluginhost.Input) (*pluginpb.Input, error) {
 	if in == nil {
 		return nil, nil
 	}
@@ -51,7 +52,7 @@ func callerPB(c *pluginproto.Caller) *pluginpb.Caller {
 func callCapabilityError(tool string, e *pluginpb.CallError) error {
 	caps := e.GetRequiredCapabilities()
 	if !pluginwire.IsObject(caps) {
-		return fmt.Errorf("call %q: %w: required_capabilities is not a JSON object: %.80q", tool, pluginproto.ErrInvalidResult, caps)
+		return fmt.Errorf("call %q: %w: required_capabilities is not a JSON object: %.80q", tool, ErrInvalidResult, caps)
 	}
 	return &pluginproto.CapabilityRequiredError{Capabilities: caps, Message: e.GetMessage()}
 }

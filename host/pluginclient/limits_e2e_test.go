@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/plughost/plughost/host/pluginclient"
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // startHelperLimited is startHelper with the host's limits.
@@ -28,12 +28,12 @@ func TestResultOverLimit(t *testing.T) {
 	t.Parallel()
 	c := startHelperLimited(t, &pluginclient.Limits{MaxResultSize: 1 << 20})
 	ctx := context.Background()
-	_, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: "big", Arguments: []byte(`{"Size":2097152}`)})
+	_, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: "big", Arguments: []byte(`{"Size":2097152}`)})
 	if !errors.Is(err, pluginclient.ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes)") ||
 		!strings.Contains(err.Error(), "a message of 2097") {
 		t.Fatalf("a 2 MiB result under a 1 MiB limit: err = %v, want ErrTooLarge naming both sizes", err)
 	}
-	res, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: "big", Arguments: []byte(`{"Size":1000}`)})
+	res, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: "big", Arguments: []byte(`{"Size":1000}`)})
 	if err != nil || len(res) < 1000 {
 		t.Fatalf("the next call, of 1000 bytes: %d bytes, %v", len(res), err)
 	}
@@ -75,7 +75,7 @@ func TestResultOverLimitFailsOnlyItsCall(t *testing.T) {
 	progress := make(chan struct{}, 1)
 	blocked := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(ctx, &pluginproto.CallRequest{Tool: "block", Arguments: []byte(`{"ID":"beside"}`),
+		_, err := c.CallTool(ctx, &pluginhost.CallRequest{Tool: "block", Arguments: []byte(`{"ID":"beside"}`),
 			Progress: func(float64, float64, string) {
 				select {
 				case progress <- struct{}{}:
@@ -85,7 +85,7 @@ func TestResultOverLimitFailsOnlyItsCall(t *testing.T) {
 		blocked <- err
 	}()
 	<-progress // block runs
-	_, err := c.CallTool(context.Background(), &pluginproto.CallRequest{Tool: "big", Arguments: []byte(`{"Size":2097152}`)})
+	_, err := c.CallTool(context.Background(), &pluginhost.CallRequest{Tool: "big", Arguments: []byte(`{"Size":2097152}`)})
 	if !errors.Is(err, pluginclient.ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes); it was not sent") {
 		t.Fatalf("a 2 MiB result under a 1 MiB limit: err = %v, want ErrTooLarge naming both sizes", err)
 	}

@@ -5,8 +5,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // A plugin that ignores DescribeRequest.max_message_size (one not built
@@ -39,10 +39,10 @@ func TestResultOverLimitFromAPluginThatIgnoresIt(t *testing.T) {
 	}}, &Limits{MaxResultSize: 1 << 20})
 	otherDone := make(chan error, 1)
 	go func() {
-		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "other"})
+		_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "other"})
 		otherDone <- err
 	}()
-	_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "big"})
+	_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "big"})
 	if !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes)") {
 		t.Errorf("big: %v, want ErrTooLarge naming the limit", err)
 	}

@@ -12,22 +12,25 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
-	"github.com/plughost/plughost/pluginproto"
 )
 
 // mux is the host's side of contract 2: every call of a plugin on its one
 // CallsV2 stream, each named by an id. Each calling goroutine sends its own
-// frames (one Send at a time, under sendMu), one goroutine (read) receives
-// everything the plugin sends and hands each frame to its call's queue, and
-// each caller runs its own Progress and Log callbacks, in order.
+// frames (one Send at a time, under sendMu), and one goroutine (read)
+// receives everything the plugin sends and hands each frame to its call
+// (see muxCall: an answer that finds nothing queued ends the call on the
+// spot; notifications are queued for a goroutine of the call's own, which
+// runs its Progress and Log callbacks in order).
 //
 // Goroutine hand-offs on the host per call: three. The Start goes from the
 // caller to gRPC's writer goroutine, the answer from gRPC's reader goroutine
-// to read, and from read to the caller. read cannot be one of the callers
-// (taking turns at Recv): a caller blocked in Recv could not return the
-// moment its context ends.
+// to read, and from read (through done) to a caller that waits
+// (Client.CallTool). read cannot be one of the callers (taking turns at
+// Recv): a caller blocked in Recv could not return the moment its context
+// ends.
 //
 // Frames are not batched. A version of this stream whose messages carried
 // every frame ready at the time (sent by whichever caller found the stream
@@ -59,73 +62,9 @@ type muxStream struct {
 	calls  map[uint64]*muxCall // guarded by mux.mu; a call leaves it when finished
 }
 
-// muxCall is one call in flight: the frames the reader goroutine queued for
-// it, and how the stream ended if it did. Calls are recycled through
-// callPool once their caller has taken their last frame.
-type muxCall struct {
-	mu     sync.Mutex
-	queue  []*pluginpb.PluginFrame
-	queued int           // bytes of the notifications in queue
-	broken error         // the stream's error, once it broke
-	ready  chan struct{} // capacity 1: something was queued or the stream broke
-	// detach: a Detach frame was queued; later ones are dropped (a call
-	// goes on as a task once).
-	detach bool
-
-	// async, when set (by register, under mux.mu), receives the call's
-	// frames on the reader goroutine instead of the queue.
-	async *asyncCall
-
-	// The Start frame, reused from call to call.
-	start      pluginpb.CallStart
-	startMsg   pluginpb.HostFrame_Start
-	startFrame pluginpb.HostFrame
-}
-
-var callPool = sync.Pool{New: func() any { return &muxCall{ready: make(chan struct{}, 1)} }}
-
-const (
-	// argsChunk is the most argument bytes one HostFrame carries: larger
-	// arguments are sent in pieces, interleaved with other calls' frames.
-	argsChunk = 64 << 10
-	// maxQueued is how many frames may wait for a call whose caller is busy
-	// (in its Progress or Log callback). Beyond it the plugin's progress and
-	// log frames for the call are dropped, never its answer: on the shared
-	// stream nothing holds a flooding plugin back but this.
-	maxQueued = 1000
-	// maxQueuedBytes bounds the same queue in bytes (a log message may be
-	// large).
-	maxQueuedBytes = 4 << 20
-)
-
-// call runs req on the CallsV2 stream.
-func (m *mux) call(ctx context.Context, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (json.RawMessage, error) {
-	s, id, call, err := m.register(nil)
-	if err != nil {
-		return nil, callError(ctx, m.exited, req.Tool, err)
-	}
-	res, answered, err := m.run(ctx, s, id, call, req, args, in)
-	if answered {
-		// The reader is done with the call: it finished the id.
-		call.reset()
-		callPool.Put(call)
-	}
-	return res, err
-}
-
-// run sends the call's frames and waits for its answer (answered), the end
-// of ctx or a broken stream.
-func (m *mux) run(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) (res json.RawMessage, answered bool, err error) {
-	call.prepare(req, args, in)
-	if !m.sendCall(ctx, s, id, call, args) {
-		return nil, false, m.cancel(ctx, s, id, req.Tool)
-	}
-	return m.wait(ctx, s, id, call, req)
-}
-
 // prepare sets up the call's Start frame: the first 64 KiB of the
 // arguments, the client's capabilities ({} when none) and input.
-func (c *muxCall) prepare(req *pluginproto.CallRequest, args json.RawMessage, in *pluginpb.Input) {
+func (c *muxCall) prepare(req *pluginhost.CallRequest, args json.RawMessage, in *pluginpb.Input) {
 	c.start = pluginpb.CallStart{
 		Tool: req.Tool, Arguments: args, Progress: req.Progress != nil,
 		ClientCapabilities: pluginwire.Capabilities(req.ClientCapabilities), Input: in, Tasks: req.Tasks,
@@ -137,16 +76,18 @@ func (c *muxCall) prepare(req *pluginproto.CallRequest, args json.RawMessage, in
 }
 
 // sendCall sends the Start frame prepared in call.start and the rest of
-// the arguments, if any, in chunks. It reports false, having sent only part
-// of the arguments, when ctx ended on the way.
-func (m *mux) sendCall(ctx context.Context, s *muxStream, id uint64, call *muxCall, args json.RawMessage) bool {
+// the arguments, if any, in chunks. It stops, having sent only part of the
+// arguments, when ctx ended on the way (abandon answers the call). call is
+// not touched once its Start is sent: its answer may recycle it.
+func (m *mux) sendCall(ctx context.Context, s *muxStream, id uint64, call *muxCall, args json.RawMessage) {
+	rest := args[len(call.start.Arguments):]
 	call.startMsg.Start = &call.start
 	call.startFrame = pluginpb.HostFrame{CallId: id, Msg: &call.startMsg}
 	s.send(&call.startFrame)
-	for rest := args[len(call.start.Arguments):]; len(rest) > 0; {
+	for len(rest) > 0 {
 		// One Send per chunk, so that other calls' frames go in between.
 		if ctx.Err() != nil {
-			return false
+			return
 		}
 		n := min(len(rest), argsChunk)
 		s.send(&pluginpb.HostFrame{CallId: id, Msg: &pluginpb.HostFrame_Arguments{
@@ -154,7 +95,6 @@ func (m *mux) sendCall(ctx context.Context, s *muxStream, id uint64, call *muxCa
 		}})
 		rest = rest[n:]
 	}
-	return true
 }
 
 // send sends f. A failed Send ends the stream, and read reports it to every
@@ -165,66 +105,13 @@ func (s *muxStream) send(f *pluginpb.HostFrame) {
 	_ = s.stream.Send(f)
 }
 
-// cancel gives up a call whose ctx ended: the plugin is told, and the
-// caller returns at once.
-func (m *mux) cancel(ctx context.Context, s *muxStream, id uint64, tool string) error {
-	if m.finish(s, id) {
-		// On its own goroutine: the stream may be slow to take it.
-		go s.send(&pluginpb.HostFrame{CallId: id, Msg: &pluginpb.HostFrame_Cancel{Cancel: &pluginpb.CallCancel{}}})
-	}
-	return fmt.Errorf("call %q: %w", tool, ctx.Err())
-}
-
-// wait runs the call's callbacks until its answer arrives (answered), ctx
-// ends or the stream breaks.
-func (m *mux) wait(ctx context.Context, s *muxStream, id uint64, call *muxCall, req *pluginproto.CallRequest) (res json.RawMessage, answered bool, err error) {
-	var queue []*pluginpb.PluginFrame
-	detached := false
-	for {
-		select {
-		case <-call.ready:
-		case <-ctx.Done():
-			return nil, false, m.cancel(ctx, s, id, req.Tool)
-		}
-		call.mu.Lock()
-		queue, call.queue = call.queue, queue[:0]
-		call.queued = 0
-		broken := call.broken
-		call.mu.Unlock()
-		for i, f := range queue {
-			queue[i] = nil
-			if f.GetDetach() != nil {
-				detach(req, &detached)
-				continue
-			}
-			if res, final, err := m.frame(ctx, req, f); final {
-				call.queue = queue[:0] // for the next user of call
-				return res, true, err
-			}
-		}
-		if broken != nil {
-			return nil, false, m.brokenError(ctx, req.Tool, broken)
-		}
-	}
-}
-
-// detach runs req's Detach for a Detach frame of its call, unless one
-// came before (detached) or req did not offer a task.
-func detach(req *pluginproto.CallRequest, detached *bool) {
-	if *detached || !req.Tasks || req.Detach == nil {
-		return
-	}
-	*detached = true
-	req.Detach()
-}
-
 // frame acts on one frame of req's call but Detach (see detach): a
 // notification goes to its callback; an answer is returned, with final
 // set (an input_required as an *InputRequiredError, an error with
 // required_capabilities as a *CapabilityRequiredError, an error INTERNAL
 // wrapping ErrPluginFailed). Frames of a later contract revision are
 // ignored.
-func (m *mux) frame(ctx context.Context, req *pluginproto.CallRequest, f *pluginpb.PluginFrame) (res json.RawMessage, final bool, err error) {
+func (m *mux) frame(ctx context.Context, req *pluginhost.CallRequest, f *pluginpb.PluginFrame) (res json.RawMessage, final bool, err error) {
 	switch msg := f.GetMsg().(type) {
 	case *pluginpb.PluginFrame_Progress:
 		if req.Progress != nil {
@@ -236,7 +123,7 @@ func (m *mux) frame(ctx context.Context, req *pluginproto.CallRequest, f *plugin
 		}
 	case *pluginpb.PluginFrame_Result:
 		if !pluginwire.IsObject(msg.Result) {
-			return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, pluginproto.ErrInvalidResult, msg.Result)
+			return nil, true, fmt.Errorf("call %q: %w: not a JSON object: %.80q", req.Tool, ErrInvalidResult, msg.Result)
 		}
 		return msg.Result, true, nil
 	case *pluginpb.PluginFrame_Error:
@@ -256,19 +143,9 @@ func (m *mux) frame(ctx context.Context, req *pluginproto.CallRequest, f *plugin
 	return nil, false, nil
 }
 
-// reset readies a finished call for its next user.
-func (c *muxCall) reset() {
-	c.start, c.startMsg, c.startFrame = pluginpb.CallStart{}, pluginpb.HostFrame_Start{}, pluginpb.HostFrame{}
-	c.queued, c.broken, c.detach = 0, nil, false
-	select {
-	case <-c.ready: // a signal for frames the caller took already
-	default:
-	}
-}
-
-// register adds a call with a new id to the open stream, opening one if
-// needed. With async, the call is a fresh one that delivers to async.
-func (m *mux) register(async *asyncCall) (*muxStream, uint64, *muxCall, error) {
+// register adds a new call of req, with a new id, to the open stream,
+// opening one if needed.
+func (m *mux) register(ctx context.Context, req *pluginhost.CallRequest, done func(json.RawMessage, error)) (*muxStream, uint64, *muxCall, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur == nil {
@@ -278,8 +155,8 @@ func (m *mux) register(async *asyncCall) (*muxStream, uint64, *muxCall, error) {
 		}
 		// The stream lives as long as the plugin: it ends when the
 		// process exits, when the connection closes, or when it breaks.
-		ctx, cancel := context.WithCancel(parent)
-		stream, err := m.rpc.CallsV2(ctx, m.recv)
+		sctx, cancel := context.WithCancel(parent)
+		stream, err := m.rpc.CallsV2(sctx, m.recv)
 		if err != nil {
 			cancel()
 			return nil, 0, nil, err
@@ -288,15 +165,8 @@ func (m *mux) register(async *asyncCall) (*muxStream, uint64, *muxCall, error) {
 		go m.read(m.cur)
 	}
 	m.nextID++
-	var call *muxCall
-	if async == nil {
-		call = callPool.Get().(*muxCall)
-	} else {
-		// Not pooled: after its answer, the reader may still hold it for
-		// a late notification.
-		call = &muxCall{async: async}
-		async.s, async.id = m.cur, m.nextID
-	}
+	call := callPool.Get().(*muxCall)
+	call.m, call.ctx, call.req, call.done = m, ctx, req, done
 	m.cur.calls[m.nextID] = call
 	return m.cur, m.nextID, call, nil
 }
@@ -324,48 +194,27 @@ func (m *mux) read(s *muxStream) {
 	}
 }
 
-// deliver queues a frame for its call, if the call is still in flight.
+// deliver hands a frame to its call, if the call is still in flight.
 func (m *mux) deliver(s *muxStream, f *pluginpb.PluginFrame) {
 	m.mu.Lock()
 	call := s.calls[f.GetCallId()]
-	notification, isDetach := false, false
+	var kind frameKind
 	switch f.GetMsg().(type) {
 	case *pluginpb.PluginFrame_Result, *pluginpb.PluginFrame_Error, *pluginpb.PluginFrame_InputRequired:
 		delete(s.calls, f.GetCallId()) // finished: later frames for it are dropped
+		kind = answerFrame
 	case *pluginpb.PluginFrame_Progress, *pluginpb.PluginFrame_Log:
-		notification = true
+		kind = notificationFrame
 	case *pluginpb.PluginFrame_Detach:
-		isDetach = true
+		kind = detachFrame
+	default:
+		kind = laterFrame
 	}
 	m.mu.Unlock()
-	if call == nil {
-		return // a finished or cancelled call, or an id the host never sent
+	if call == nil || kind == laterFrame {
+		return // a finished or cancelled call, an id the host never sent, or a frame of a later revision
 	}
-	if call.async != nil {
-		call.async.deliver(f)
-		return
-	}
-	size := 0
-	if notification {
-		size = len(f.GetLog().GetData()) + len(f.GetProgress().GetMessage()) + 32
-	}
-	call.mu.Lock()
-	defer call.mu.Unlock()
-	if notification && (len(call.queue) >= maxQueued || call.queued+size > maxQueuedBytes) {
-		return // the caller is busy and the plugin floods it
-	}
-	if isDetach {
-		if call.detach {
-			return // the first one counts: the others would be ignored
-		}
-		call.detach = true
-	}
-	call.queue = append(call.queue, f)
-	call.queued += size
-	select {
-	case call.ready <- struct{}{}:
-	default: // already signalled
-	}
+	call.deliver(f, kind)
 }
 
 // broke retires a broken stream: the next call opens a new one.
@@ -382,17 +231,7 @@ func (m *mux) broke(s *muxStream, err error) {
 	s.calls = nil
 	m.mu.Unlock()
 	for _, call := range calls {
-		if a := call.async; a != nil {
-			a.complete(nil, m.brokenError(a.ctx, a.req.Tool, err))
-			continue
-		}
-		call.mu.Lock()
-		call.broken = err
-		select {
-		case call.ready <- struct{}{}:
-		default:
-		}
-		call.mu.Unlock()
+		call.broke(err)
 	}
 }
 

@@ -25,9 +25,22 @@ const PluginName = plugincontract.PluginName
 const ContractVersion = plugincontract.Version
 
 // Errors the Client returns (wrapped) besides those of pluginproto (a
-// tool's or a resource's absence, the plugin's failure, ...), which it
-// shares with the plugin's in-process helpers. Match them with errors.Is.
+// resource's or a prompt's absence, refused arguments), which a plugin's
+// handlers return. Match them with errors.Is.
 var (
+	// ErrUnknownTool: the plugin offers no tool of that name (it may have
+	// removed it a moment ago).
+	ErrUnknownTool = pluginwire.ErrUnknownTool
+	// ErrPluginFailed: the plugin failed running the call (a handler of
+	// pluginproto panicked; a plugin answers CallError INTERNAL). The error's
+	// text ends with the plugin's message, after this error's text and
+	// ": ". It is not the tool's own failure, which is an isError result.
+	ErrPluginFailed = pluginwire.ErrPluginFailed
+	// ErrInvalidResult: the plugin's result is not a JSON object.
+	ErrInvalidResult = pluginwire.ErrInvalidResult
+	// ErrUnknownReference: a completion's ref names no prompt or resource
+	// template of the plugin.
+	ErrUnknownReference = pluginwire.ErrUnknownReference
 	// ErrPluginClosed: the plugin broke the stream or the connection
 	// before the call or watch ended, usually because its process died.
 	ErrPluginClosed = pluginwire.ErrPluginClosed

@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/hashicorp/go-plugin"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 	"google.golang.org/grpc"
 )
@@ -45,32 +46,32 @@ func readsAs(text string) pluginproto.ResourceHandler {
 // fakeProxy records what it is handed and answers as its fields say.
 type fakeProxy struct {
 	mu    sync.Mutex
-	calls []pluginproto.ProxyCall
+	calls []pluginhost.ProxyCall
 	reads []string
 	subs  []string // "+uri" or "-uri"
 
-	call      func(ctx context.Context, c *pluginproto.ProxyCall) (json.RawMessage, error)
-	read      func(uri string, caps json.RawMessage, in *pluginproto.Input) (json.RawMessage, error)
-	prompt    func(name string, args, caps json.RawMessage, in *pluginproto.Input) (json.RawMessage, error)
+	call      func(ctx context.Context, c *pluginhost.ProxyCall) (json.RawMessage, error)
+	read      func(uri string, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error)
+	prompt    func(name string, args, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error)
 	complete  func(params json.RawMessage) (json.RawMessage, error)
 	subscribe error
 }
 
-func (f *fakeProxy) CallTool(ctx context.Context, c *pluginproto.ProxyCall) (json.RawMessage, error) {
+func (f *fakeProxy) CallTool(ctx context.Context, c *pluginhost.ProxyCall) (json.RawMessage, error) {
 	f.mu.Lock()
 	f.calls = append(f.calls, *c)
 	f.mu.Unlock()
 	return f.call(ctx, c)
 }
 
-func (f *fakeProxy) ReadResource(_ context.Context, uri string, caps json.RawMessage, in *pluginproto.Input) (json.RawMessage, error) {
+func (f *fakeProxy) ReadResource(_ context.Context, uri string, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error) {
 	f.mu.Lock()
 	f.reads = append(f.reads, uri)
 	f.mu.Unlock()
 	return f.read(uri, caps, in)
 }
 
-func (f *fakeProxy) GetPrompt(_ context.Context, name string, args, caps json.RawMessage, in *pluginproto.Input) (json.RawMessage, error) {
+func (f *fakeProxy) GetPrompt(_ context.Context, name string, args, caps json.RawMessage, in *pluginhost.Input) (json.RawMessage, error) {
 	return f.prompt(name, args, caps, in)
 }
 
@@ -90,16 +91,16 @@ func (f *fakeProxy) SubscribeResource(_ context.Context, uri string, subscribe b
 }
 
 // recordingProxy answers every call, handing it to got.
-type recordingProxy struct{ got chan<- *pluginproto.ProxyCall }
+type recordingProxy struct{ got chan<- *pluginhost.ProxyCall }
 
-func (r recordingProxy) CallTool(_ context.Context, c *pluginproto.ProxyCall) (json.RawMessage, error) {
+func (r recordingProxy) CallTool(_ context.Context, c *pluginhost.ProxyCall) (json.RawMessage, error) {
 	r.got <- c
 	return json.RawMessage(`{"content":[]}`), nil
 }
-func (recordingProxy) ReadResource(context.Context, string, json.RawMessage, *pluginproto.Input) (json.RawMessage, error) {
+func (recordingProxy) ReadResource(context.Context, string, json.RawMessage, *pluginhost.Input) (json.RawMessage, error) {
 	return nil, pluginproto.ErrUnknownResource
 }
-func (recordingProxy) GetPrompt(context.Context, string, json.RawMessage, json.RawMessage, *pluginproto.Input) (json.RawMessage, error) {
+func (recordingProxy) GetPrompt(context.Context, string, json.RawMessage, json.RawMessage, *pluginhost.Input) (json.RawMessage, error) {
 	return nil, pluginproto.ErrUnknownPrompt
 }
 func (recordingProxy) Complete(context.Context, json.RawMessage) (json.RawMessage, error) {
@@ -141,7 +142,7 @@ func servePlugin(t testing.TB, p *pluginproto.Plugin) (*Client, *grpc.Server) {
 // servePluginAs is servePlugin for a Client speaking contract.
 func servePluginAs(t testing.TB, contract uint32, p *pluginproto.Plugin) (*Client, *grpc.Server) {
 	t.Helper()
-	g := p.PluginSet()[PluginName].(plugin.GRPCPlugin)
+	g := pluginhost.Of(p).PluginSet()[PluginName].(plugin.GRPCPlugin)
 	return serveOn(t, contract, func(s *grpc.Server) {
 		if err := g.GRPCServer(nil, s); err != nil {
 			t.Fatal(err)

@@ -18,6 +18,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/protobuf/testing/protocmp"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -45,22 +46,22 @@ func TestCallerReachesTheHandlers(t *testing.T) {
 		want := describe(who)
 		for name, get := range map[string]func() (json.RawMessage, error){
 			"call over gRPC": func() (json.RawMessage, error) {
-				return c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "whoami", Caller: who})
+				return c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "whoami", Caller: who})
 			},
 			"call in process": func() (json.RawMessage, error) {
-				return p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "whoami", Caller: who})
+				return pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "whoami", Caller: who})
 			},
 			"read over gRPC": func() (json.RawMessage, error) {
-				return c.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: "who://ami", Caller: who})
+				return c.ReadResource(t.Context(), &pluginhost.ReadRequest{URI: "who://ami", Caller: who})
 			},
 			"read in process": func() (json.RawMessage, error) {
-				return p.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: "who://ami", Caller: who})
+				return pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: "who://ami", Caller: who})
 			},
 			"prompt over gRPC": func() (json.RawMessage, error) {
-				return c.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: "whoami", Caller: who})
+				return c.GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "whoami", Caller: who})
 			},
 			"prompt in process": func() (json.RawMessage, error) {
-				return p.GetPrompt(t.Context(), &pluginproto.PromptRequest{Name: "whoami", Caller: who})
+				return pluginhost.Of(p).GetPrompt(t.Context(), &pluginhost.PromptRequest{Name: "whoami", Caller: who})
 			},
 		} {
 			res, err := get()
@@ -96,9 +97,9 @@ func TestClientCallsCapabilityRequired(t *testing.T) {
 		}
 	}})
 	call := func(tool string) []error {
-		_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: tool})
+		_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: tool})
 		done := make(chan error, 1)
-		c.StartCall(t.Context(), &pluginproto.CallRequest{Tool: tool}, func(_ json.RawMessage, err error) { done <- err })
+		c.StartCall(t.Context(), &pluginhost.CallRequest{Tool: tool}, func(_ json.RawMessage, err error) { done <- err })
 		return []error{err, <-done}
 	}
 	for _, caps := range []string{`{"sampling":{}}`, ` {"roots":{},"elicitation":{"url":{}}}`} {
@@ -111,8 +112,8 @@ func TestClientCallsCapabilityRequired(t *testing.T) {
 	}
 	for _, caps := range []string{`["sampling"]`, `"sampling"`, `{"sampling":`, `null`} {
 		for i, err := range call(caps) {
-			if !errors.Is(err, pluginproto.ErrInvalidResult) {
-				t.Errorf("call %d with %s: err = %v, want pluginproto.ErrInvalidResult", i, caps, err)
+			if !errors.Is(err, ErrInvalidResult) {
+				t.Errorf("call %d with %s: err = %v, want ErrInvalidResult", i, caps, err)
 			}
 		}
 	}
@@ -153,10 +154,11 @@ func TestProxyOffers(t *testing.T) {
 	for _, o := range []pluginproto.Offers{{}, {Resources: true}, {Resources: true, ResourceSubscriptions: true, Prompts: true, Completions: true}, {Prompts: true}} {
 		p := pluginproto.New("proxy", "0")
 		// Own resources and prompts would make a plugin offer them; under
-		// a proxy, what SetProxy declared is what is offered.
+		// a proxy, what the proxy declared with Offer is what is offered.
 		p.AddResource(pluginproto.Resource{URI: "file:///own", Name: "own"}, func(context.Context, *pluginproto.ResourceRead) (*pluginproto.ResourceResult, error) { return nil, nil })
 		p.AddPrompt(pluginproto.Prompt{Name: "own"}, func(context.Context, *pluginproto.PromptGet) (*pluginproto.PromptResult, error) { return nil, nil })
-		p.SetProxy(&fakeProxy{}, o)
+		pluginhost.Of(p).SetProxy(&fakeProxy{})
+		p.Offer(o)
 		if got := p.Offers(); got != o {
 			t.Errorf("Offers() = %+v, want %+v", got, o)
 		}
@@ -177,7 +179,8 @@ func TestProxySubscribe(t *testing.T) {
 	t.Parallel()
 	fp := &fakeProxy{}
 	p := pluginproto.New("proxy", "0")
-	p.SetProxy(fp, pluginproto.Offers{Resources: true, ResourceSubscriptions: true})
+	pluginhost.Of(p).SetProxy(fp)
+	p.Offer(pluginproto.Offers{Resources: true, ResourceSubscriptions: true})
 	c, _ := servePlugin(t, p)
 	if _, err := c.Describe(t.Context(), "test"); err != nil {
 		t.Fatal(err)
@@ -263,14 +266,14 @@ func TestClientCallsCarryInput(t *testing.T) {
 		}
 	}})
 	caps := json.RawMessage(`{"roots":{}}`)
-	_, err := c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "t", ClientCapabilities: caps})
+	_, err := c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: caps})
 	var ir *pluginproto.InputRequiredError
 	if !errors.As(err, &ir) || string(ir.Requests) != `{"1":{"method":"roots/list"}}` || ir.State != "round 1" {
 		t.Fatalf("round 1: err = %v, want the *pluginproto.InputRequiredError", err)
 	}
-	in := &pluginproto.Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), State: ir.State}
+	in := &pluginhost.Input{Responses: json.RawMessage(`{"1":{"roots":[]}}`), State: ir.State}
 	done := make(chan error, 1)
-	c.StartCall(t.Context(), &pluginproto.CallRequest{Tool: "t", ClientCapabilities: caps, Input: in}, func(res json.RawMessage, err error) {
+	c.StartCall(t.Context(), &pluginhost.CallRequest{Tool: "t", ClientCapabilities: caps, Input: in}, func(res json.RawMessage, err error) {
 		if err == nil && string(res) != `{"content":[]}` {
 			err = fmt.Errorf("result %s", res)
 		}
@@ -279,12 +282,12 @@ func TestClientCallsCarryInput(t *testing.T) {
 	if err := <-done; err != nil {
 		t.Fatalf("round 2: %v", err)
 	}
-	c.StartCall(t.Context(), &pluginproto.CallRequest{Tool: "t"}, func(_ json.RawMessage, err error) { done <- err })
+	c.StartCall(t.Context(), &pluginhost.CallRequest{Tool: "t"}, func(_ json.RawMessage, err error) { done <- err })
 	if err := <-done; !errors.As(err, &ir) {
 		t.Errorf("StartCall: err = %v, want an *pluginproto.InputRequiredError", err)
 	}
-	_, err = c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "bad"})
-	if want := `call "bad": plugin sent an invalid result: input_required: request "1": method "ping" is none of`; !errors.Is(err, pluginproto.ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
+	_, err = c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "bad"})
+	if want := `call "bad": plugin sent an invalid result: input_required: request "1": method "ping" is none of`; !errors.Is(err, ErrInvalidResult) || !strings.HasPrefix(err.Error(), want) {
 		t.Errorf("an invalid input_required: err = %v, want %s", err, want)
 	}
 	want := []*pluginpb.CallStart{
@@ -303,12 +306,12 @@ func TestClientCallsCarryInput(t *testing.T) {
 
 	// Input that would make the Start too large for the plugin is not sent.
 	before := frames.Load()
-	huge := &pluginproto.Input{Responses: fmt.Appendf(nil, `{"1":{"text":%q}}`, strings.Repeat("x", 4<<20))}
-	_, err = c.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "t", Input: huge})
+	huge := &pluginhost.Input{Responses: fmt.Appendf(nil, `{"1":{"text":%q}}`, strings.Repeat("x", 4<<20))}
+	_, err = c.CallTool(t.Context(), &pluginhost.CallRequest{Tool: "t", Input: huge})
 	if err == nil || !strings.HasPrefix(err.Error(), `call "t": the request takes`) {
 		t.Errorf("a 4 MiB input: err = %v", err)
 	}
-	c.StartCall(t.Context(), &pluginproto.CallRequest{Tool: "t", Input: &pluginproto.Input{Responses: json.RawMessage(`1`)}}, func(_ json.RawMessage, err error) { done <- err })
+	c.StartCall(t.Context(), &pluginhost.CallRequest{Tool: "t", Input: &pluginhost.Input{Responses: json.RawMessage(`1`)}}, func(_ json.RawMessage, err error) { done <- err })
 	if err := <-done; err == nil || err.Error() != `call "t": input responses is not a JSON object: "1"` {
 		t.Errorf("responses not an object: err = %v", err)
 	}
@@ -329,7 +332,7 @@ func TestCallsV2Detach(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		for _, tasks := range []bool{false, true} {
 			var events []string
-			req := &pluginproto.CallRequest{
+			req := &pluginhost.CallRequest{
 				Tool: "job", Tasks: tasks,
 				Detach:   func() { events = append(events, "detach") },
 				Progress: func(_, _ float64, msg string) { events = append(events, "progress "+msg) },
@@ -384,7 +387,7 @@ func TestClientDetachOnceAndOnlyWithTasks(t *testing.T) {
 	for _, async := range []bool{false, true} {
 		for _, tasks := range []bool{false, true} {
 			var events []string
-			req := &pluginproto.CallRequest{
+			req := &pluginhost.CallRequest{
 				Tool: "job", Tasks: tasks,
 				Detach:   func() { events = append(events, "detach") },
 				Progress: func(_, _ float64, msg string) { events = append(events, msg) },
@@ -427,20 +430,23 @@ func TestTraceContextReachesTheHandler(t *testing.T) {
 	})
 	c, _ := servePlugin(t, p)
 	want := string(textResult(t, parent+" "+state))
-	for name, call := range map[string]func(*pluginproto.CallRequest) (json.RawMessage, error){
-		"over gRPC":  func(r *pluginproto.CallRequest) (json.RawMessage, error) { return c.CallTool(t.Context(), r) },
-		"in process": func(r *pluginproto.CallRequest) (json.RawMessage, error) { return p.CallTool(t.Context(), r) },
+	for name, call := range map[string]func(*pluginhost.CallRequest) (json.RawMessage, error){
+		"over gRPC": func(r *pluginhost.CallRequest) (json.RawMessage, error) { return c.CallTool(t.Context(), r) },
+		"in process": func(r *pluginhost.CallRequest) (json.RawMessage, error) {
+			return pluginhost.Of(p).CallTool(t.Context(), r)
+		},
 	} {
-		res, err := call(&pluginproto.CallRequest{Tool: "trace", TraceParent: parent, TraceState: state})
+		res, err := call(&pluginhost.CallRequest{Tool: "trace", TraceParent: parent, TraceState: state})
 		if err != nil || string(res) != want {
 			t.Errorf("%s: %s %v, want %s", name, res, err, want)
 		}
 	}
 
-	got := make(chan *pluginproto.ProxyCall, 1)
+	got := make(chan *pluginhost.ProxyCall, 1)
 	px := pluginproto.New("proxy", "0")
-	px.SetProxy(recordingProxy{got}, pluginproto.Offers{})
-	if _, err := px.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "any", TraceParent: parent, TraceState: state}); err != nil {
+	pluginhost.Of(px).SetProxy(recordingProxy{got})
+
+	if _, err := pluginhost.Of(px).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "any", TraceParent: parent, TraceState: state}); err != nil {
 		t.Fatal(err)
 	}
 	if pc := <-got; pc.TraceParent != parent || pc.TraceState != state {

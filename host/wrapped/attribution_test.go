@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -53,13 +54,13 @@ func TestWrappedQuestionDuringCompletionNotAttributed(t *testing.T) {
 	}
 	called := make(chan result, 1)
 	go func() {
-		res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "slow", Arguments: json.RawMessage(`{}`)})
+		res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "slow", Arguments: json.RawMessage(`{}`)})
 		called <- result{res, err}
 	}()
 	recv(t, started, "tool call")
 	completed := make(chan result, 1)
 	go func() {
-		res, err := p.Complete(t.Context(), json.RawMessage(`{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"}}`))
+		res, err := pluginhost.Of(p).Complete(t.Context(), json.RawMessage(`{"ref":{"type":"ref/prompt","name":"p"},"argument":{"name":"a","value":"v"}}`))
 		completed <- result{res, err}
 	}()
 	select {

@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/declared"
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // Where a wrapped call's cost goes, in one process (make bench runs these):
@@ -45,7 +45,7 @@ func BenchmarkBridgeCall(b *testing.B) {
 	// first call may be handed (see exchange.go); answered with none.
 	noRoots := func(string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"roots":[]}`), nil }
 	for b.Loop() {
-		if _, err := p.CallTool(context.Background(), &pluginproto.CallRequest{Tool: "echo", Arguments: args, AnswerInput: noRoots}); err != nil {
+		if _, err := pluginhost.Of(p).CallTool(context.Background(), &pluginhost.CallRequest{Tool: "echo", Arguments: args, AnswerInput: noRoots}); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -15,6 +15,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -147,7 +148,7 @@ func (xs *exchanges) start(do func(ctx context.Context, x *exchange) (json.RawMe
 
 // resume finds the exchange a retry names and hands it the client's
 // answers.
-func (xs *exchanges) resume(in *pluginproto.Input) (*exchange, error) {
+func (xs *exchanges) resume(in *pluginhost.Input) (*exchange, error) {
 	id, round, _ := strings.Cut(in.State, ".")
 	xs.mu.Lock()
 	x := xs.byID[id]

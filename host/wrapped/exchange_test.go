@@ -10,6 +10,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -113,7 +114,7 @@ func TestExchangeQuestionAnswered(t *testing.T) {
 		t.Fatal("the exchange is not held between the rounds")
 	}
 
-	y, err := xs.resume(&pluginproto.Input{State: ir.State, Responses: json.RawMessage(`{"1":{"role":"assistant"}}`)})
+	y, err := xs.resume(&pluginhost.Input{State: ir.State, Responses: json.RawMessage(`{"1":{"role":"assistant"}}`)})
 	if err != nil || y != x {
 		t.Fatalf("resume = %v, %v; want the exchange", y, err)
 	}
@@ -124,7 +125,7 @@ func TestExchangeQuestionAnswered(t *testing.T) {
 	if err != nil || string(res) != `{"answered":{"role":"assistant"}}` {
 		t.Errorf("await after resume = %s, %v", res, err)
 	}
-	if _, err := xs.resume(&pluginproto.Input{State: x.id}); err != errNotHeld {
+	if _, err := xs.resume(&pluginhost.Input{State: x.id}); err != errNotHeld {
 		t.Errorf("resume of an ended exchange = %v, want errNotHeld", err)
 	}
 }
@@ -162,7 +163,7 @@ func TestExchangeSeveralQuestions(t *testing.T) {
 		t.Fatalf("Requests = %s, want both questions keyed 1 and 2", ir.Requests)
 	}
 	// "1" answered, "2" refused by the client.
-	if _, err := xs.resume(&pluginproto.Input{State: ir.State, Responses: json.RawMessage(`{"1":{"ok":1}}`),
+	if _, err := xs.resume(&pluginhost.Input{State: ir.State, Responses: json.RawMessage(`{"1":{"ok":1}}`),
 		Errors: map[string]pluginproto.InputError{"2": {Code: -1, Message: "declined"}}}); err != nil {
 		t.Fatal(err)
 	}
@@ -190,12 +191,12 @@ func TestExchangeSeveralQuestions(t *testing.T) {
 func TestExchangeResumeErrors(t *testing.T) {
 	cases := []struct {
 		name string
-		in   pluginproto.Input
+		in   pluginhost.Input
 		code int64
 		msg  string
 	}{
-		{"client error", pluginproto.Input{Errors: map[string]pluginproto.InputError{"1": {Code: -32601, Message: "no sampling"}}}, -32601, "no sampling"},
-		{"no answer", pluginproto.Input{Responses: json.RawMessage(`{"7":{}}`)}, jsonrpc.CodeInternalError, "the client gave no answer"},
+		{"client error", pluginhost.Input{Errors: map[string]pluginproto.InputError{"1": {Code: -32601, Message: "no sampling"}}}, -32601, "no sampling"},
+		{"no answer", pluginhost.Input{Responses: json.RawMessage(`{"7":{}}`)}, jsonrpc.CodeInternalError, "the client gave no answer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -222,7 +223,7 @@ func TestExchangeResumeErrors(t *testing.T) {
 		var xs exchanges
 		x, _ := asking(t, &xs, "roots/list", ``)
 		ir := inputRequired(t, &xs, x)
-		if _, err := xs.resume(&pluginproto.Input{State: ir.State, Responses: json.RawMessage(`[1]`)}); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
+		if _, err := xs.resume(&pluginhost.Input{State: ir.State, Responses: json.RawMessage(`[1]`)}); err == nil || !strings.Contains(err.Error(), "not a JSON object") {
 			t.Errorf("resume = %v, want the answers refused", err)
 		}
 		xs.end(x)
@@ -231,7 +232,7 @@ func TestExchangeResumeErrors(t *testing.T) {
 	t.Run("unknown state", func(t *testing.T) {
 		var xs exchanges
 		for _, state := range []string{"", "0123456789abcdef01234567"} {
-			if x, err := xs.resume(&pluginproto.Input{State: state, Responses: json.RawMessage(`{"1":{}}`)}); err != errNotHeld || x != nil {
+			if x, err := xs.resume(&pluginhost.Input{State: state, Responses: json.RawMessage(`{"1":{}}`)}); err != errNotHeld || x != nil {
 				t.Errorf("resume(%q) = %v, %v; want errNotHeld", state, x, err)
 			}
 		}
@@ -317,7 +318,7 @@ func TestExchangeCancelled(t *testing.T) {
 		if x.ctx.Err() == nil {
 			t.Error("the request's context is not cancelled")
 		}
-		if _, err := xs.resume(&pluginproto.Input{State: ir.State}); err != errNotHeld {
+		if _, err := xs.resume(&pluginhost.Input{State: ir.State}); err != errNotHeld {
 			t.Errorf("resume after the exchange ended = %v, want errNotHeld", err)
 		}
 	})
@@ -355,7 +356,7 @@ func TestExchangeParkTimeout(t *testing.T) {
 		t.Errorf("the asker got %s, %v; want the request given up", a.res, a.err)
 	}
 	eventually(t, "the exchange forgotten", func() bool { return xs.get(x.id) == nil })
-	if _, err := xs.resume(&pluginproto.Input{State: ir.State}); err != errNotHeld {
+	if _, err := xs.resume(&pluginhost.Input{State: ir.State}); err != errNotHeld {
 		t.Errorf("resume after the park timeout = %v, want errNotHeld", err)
 	}
 }
@@ -472,7 +473,7 @@ func TestExchangeStaleRetry(t *testing.T) {
 		t.Fatal(err)
 	}
 	ir1 := inputRequired(t, &xs, x)
-	accept := &pluginproto.Input{State: ir1.State, Responses: json.RawMessage(`{"1":{"action":"accept"}}`)}
+	accept := &pluginhost.Input{State: ir1.State, Responses: json.RawMessage(`{"1":{"action":"accept"}}`)}
 	if _, err := xs.resume(accept); err != nil {
 		t.Fatal(err)
 	}
@@ -492,7 +493,7 @@ func TestExchangeStaleRetry(t *testing.T) {
 		t.Fatalf("the second question got the stale retry's answer %s", a)
 	default:
 	}
-	decline := &pluginproto.Input{State: ir2.State, Responses: json.RawMessage(`{"1":{"action":"decline"}}`)}
+	decline := &pluginhost.Input{State: ir2.State, Responses: json.RawMessage(`{"1":{"action":"decline"}}`)}
 	if _, err := xs.resume(decline); err != nil {
 		t.Fatal(err)
 	}

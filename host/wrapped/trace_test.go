@@ -11,7 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/declared"
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // A call's trace context reaches the wrapped server in its request's
@@ -33,14 +33,14 @@ func TestTraceContextReachesServer(t *testing.T) {
 		t.Fatal(err)
 	}
 	const parent, state = "00-4bf92f3577b34da6a3ce929d0e0e4736-00f067aa0ba902b7-01", "rojo=00f067aa0ba902b7"
-	if _, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "meta", TraceParent: parent, TraceState: state}); err != nil {
+	if _, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "meta", TraceParent: parent, TraceState: state}); err != nil {
 		t.Fatal(err)
 	}
 	got := <-metas
 	if got["traceparent"] != parent || got["tracestate"] != state {
 		t.Errorf("the server got _meta %v, want traceparent %s and tracestate %s", got, parent, state)
 	}
-	if _, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "meta"}); err != nil {
+	if _, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "meta"}); err != nil {
 		t.Fatal(err)
 	}
 	if got := <-metas; got["traceparent"] != nil || got["tracestate"] != nil {

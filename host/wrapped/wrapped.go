@@ -4,7 +4,7 @@
 // (the hidden "wrapped" command). It connects to the server with the
 // official go-sdk client — starting a stdio server as its child, so the
 // server inherits the sandbox, or reaching a remote one over HTTP — and
-// serves it through the contract with a pluginproto.Proxy: the server's
+// serves it through the contract with a pluginhost.Proxy: the server's
 // tools, resources, templates, prompts and completions pass as the server
 // wrote them, and its title and description become the plugin's
 // (about.go); calls, reads, gets, completions, subscriptions, progress,
@@ -40,6 +40,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -126,7 +127,8 @@ func start(ctx context.Context, o *Options, t mcp.Transport) (*pluginproto.Plugi
 		name, version = info.Name, info.Version
 	}
 	b.plugin = pluginproto.New(name, version)
-	b.plugin.SetProxy(b, offers(caps))
+	pluginhost.Of(b.plugin).SetProxy(b)
+	b.plugin.Offer(offers(caps))
 	b.plugin.SetAbout(about(cs.InitializeResult()))
 	b.made.Store(b.plugin)
 	if err := b.list(cctx); err != nil {
@@ -171,7 +173,7 @@ func (b *bridge) list(ctx context.Context) (err error) {
 }
 
 func (b *bridge) lists(ctx context.Context) error {
-	var l pluginproto.ProxyLists
+	var l pluginhost.ProxyLists
 	var err error
 	caps := b.cs.InitializeResult().Capabilities
 	if caps == nil || caps.Tools != nil {
@@ -192,7 +194,7 @@ func (b *bridge) lists(ctx context.Context) error {
 			return fmt.Errorf("list prompts: %w", err)
 		}
 	}
-	if err := b.plugin.SetProxyLists(l); err != nil {
+	if err := pluginhost.Of(b.plugin).SetProxyLists(l); err != nil {
 		b.log.Warn("the server listed definitions the host cannot serve", "error", err)
 	}
 	return nil
@@ -328,7 +330,7 @@ func requestParams(method string, req mcp.Request) (json.RawMessage, error) {
 }
 
 // run starts (first round) or resumes (a retry) an exchange and awaits it.
-func (b *bridge) run(ctx context.Context, in *pluginproto.Input, emit emitters, do func(context.Context, *exchange) (json.RawMessage, error)) (json.RawMessage, error) {
+func (b *bridge) run(ctx context.Context, in *pluginhost.Input, emit emitters, do func(context.Context, *exchange) (json.RawMessage, error)) (json.RawMessage, error) {
 	var x *exchange
 	var err error
 	if in != nil && in.State != "" {
@@ -342,8 +344,8 @@ func (b *bridge) run(ctx context.Context, in *pluginproto.Input, emit emitters, 
 	return b.xs.await(ctx, x, emit)
 }
 
-// CallTool implements pluginproto.Proxy.
-func (b *bridge) CallTool(ctx context.Context, call *pluginproto.ProxyCall) (json.RawMessage, error) {
+// CallTool implements pluginhost.Proxy.
+func (b *bridge) CallTool(ctx context.Context, call *pluginhost.ProxyCall) (json.RawMessage, error) {
 	return b.run(ctx, call.Input, emitters{progress: call.Progress, log: call.Log}, func(ctx context.Context, x *exchange) (json.RawMessage, error) {
 		params := &mcp.CallToolParams{Name: call.Tool, Arguments: call.Arguments, Meta: traceMeta(call)}
 		if call.Progress != nil {
@@ -361,7 +363,7 @@ func (b *bridge) CallTool(ctx context.Context, call *pluginproto.ProxyCall) (jso
 // wrapped server (traceparent and tracestate, the keys MCP clients put
 // them under), so that the server's spans join the client's trace; nil
 // when the call has none.
-func traceMeta(call *pluginproto.ProxyCall) mcp.Meta {
+func traceMeta(call *pluginhost.ProxyCall) mcp.Meta {
 	if call.TraceParent == "" {
 		return nil
 	}
@@ -372,8 +374,8 @@ func traceMeta(call *pluginproto.ProxyCall) mcp.Meta {
 	return m
 }
 
-// ReadResource implements pluginproto.Proxy.
-func (b *bridge) ReadResource(ctx context.Context, uri string, _ json.RawMessage, in *pluginproto.Input) (json.RawMessage, error) {
+// ReadResource implements pluginhost.Proxy.
+func (b *bridge) ReadResource(ctx context.Context, uri string, _ json.RawMessage, in *pluginhost.Input) (json.RawMessage, error) {
 	return b.run(ctx, in, emitters{}, func(ctx context.Context, _ *exchange) (json.RawMessage, error) {
 		res, err := b.cs.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
 		if err != nil {
@@ -383,8 +385,8 @@ func (b *bridge) ReadResource(ctx context.Context, uri string, _ json.RawMessage
 	})
 }
 
-// GetPrompt implements pluginproto.Proxy.
-func (b *bridge) GetPrompt(ctx context.Context, name string, args, _ json.RawMessage, in *pluginproto.Input) (json.RawMessage, error) {
+// GetPrompt implements pluginhost.Proxy.
+func (b *bridge) GetPrompt(ctx context.Context, name string, args, _ json.RawMessage, in *pluginhost.Input) (json.RawMessage, error) {
 	var arguments map[string]string
 	if len(args) > 0 {
 		if err := json.Unmarshal(args, &arguments); err != nil {
@@ -400,7 +402,7 @@ func (b *bridge) GetPrompt(ctx context.Context, name string, args, _ json.RawMes
 	})
 }
 
-// Complete implements pluginproto.Proxy.
+// Complete implements pluginhost.Proxy.
 func (b *bridge) Complete(ctx context.Context, raw json.RawMessage) (json.RawMessage, error) {
 	var params mcp.CompleteParams
 	if err := json.Unmarshal(raw, &params); err != nil {
@@ -415,7 +417,7 @@ func (b *bridge) Complete(ctx context.Context, raw json.RawMessage) (json.RawMes
 	return json.Marshal(res)
 }
 
-// SubscribeResource implements pluginproto.Proxy.
+// SubscribeResource implements pluginhost.Proxy.
 func (b *bridge) SubscribeResource(ctx context.Context, uri string, subscribe bool) error {
 	var err error
 	b.xs.outside(func() {
@@ -463,4 +465,4 @@ func serverError(err error) error {
 	return fmt.Errorf("the server answered with error %d: %s", we.Code, we.Message)
 }
 
-var _ pluginproto.Proxy = (*bridge)(nil)
+var _ pluginhost.Proxy = (*bridge)(nil)

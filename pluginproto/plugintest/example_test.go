@@ -50,12 +50,12 @@ func repeatPlugin() *pluginproto.Plugin {
 // applies the host's checks around the handler: the call with n = -5 never
 // reaches it (the host refuses it: inputSchema's minimum), and the result
 // for n = 0 is refused (it lacks the structuredContent its outputSchema
-// requires), where Plugin.CallTool would have let both pass.
+// requires), where the plugin's own in-process call would have let both pass.
 func Example() {
 	p := repeatPlugin()
 	ctx := context.Background()
 	for _, args := range []string{`{"word":"ab","n":2}`, `{"word":"ab","n":-5}`, `{"word":"ab","n":0}`} {
-		res, err := plugintest.CallTool(ctx, p, &pluginproto.CallRequest{Tool: "repeat", Arguments: json.RawMessage(args)})
+		res, err := plugintest.CallTool(ctx, p, &plugintest.CallRequest{Tool: "repeat", Arguments: json.RawMessage(args)})
 		switch {
 		case errors.Is(err, plugintest.ErrBadArguments):
 			fmt.Println("the host refuses the call:", err)

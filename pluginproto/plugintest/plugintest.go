@@ -2,21 +2,21 @@
 // checks plughost applies to them, so that the test fails exactly where a
 // client of the host would.
 //
-// Plugin.CallTool runs a handler in-process as the host's call would, but
+// The plugin's in-process CallTool runs a handler as the host's call would, but
 // it is the plugin's view: it does not know what the host refuses around
 // the call. The host checks every tool definition when the plugin lists it,
 // every call's arguments against the tool's inputSchema before the plugin
 // sees them, and every result against the tool's outputSchema before the
 // client sees it. plugintest applies those same checks, with the host's own
 // code (package host/argcheck, which the host's catalog calls too), around
-// Plugin.CallTool:
+// that in-process call:
 //
 //	func TestCount(t *testing.T) {
 //		p := newPlugin()
 //		if err := plugintest.CheckTools(p); err != nil {
 //			t.Fatal(err) // a tool the host would not list, and why
 //		}
-//		res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{
+//		res, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{
 //			Tool: "count", Arguments: json.RawMessage(`{"n":3}`),
 //		})
 //		if err != nil {
@@ -59,9 +59,9 @@
 //
 // The size and shape rules of the contract itself (a result must be a
 // JSON object; a handler asks the client at most 16 requests per round,
-// with at most 64 KiB of state) are applied by Plugin.CallTool already,
+// with at most 64 KiB of state) are applied by the in-process call already,
 // with the code the host's Client uses. Resources and prompts are not
-// covered here: use Plugin.ReadResource and Plugin.GetPrompt.
+// covered here: ReadResource and GetPrompt run them as the host would.
 //
 // A refusal is an error matching ErrToolRefused, ErrBadArguments or
 // ErrBadResult (errors.Is). For arguments and results its text is exactly
@@ -80,6 +80,8 @@ import (
 	"fmt"
 
 	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/internal/pluginhost"
+	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -96,6 +98,11 @@ var (
 	// breaks the tool's outputSchema); the client gets an isError result
 	// with the error's text instead.
 	ErrBadResult = errors.New("the host refuses the result")
+	// ErrUnknownTool: p offers no tool of that name.
+	ErrUnknownTool = pluginwire.ErrUnknownTool
+	// ErrPluginFailed: the handler panicked; the error's text ends with
+	// the panic, as the host's client reports it.
+	ErrPluginFailed = pluginwire.ErrPluginFailed
 )
 
 // refusal is an error whose text is the host's message alone and that
@@ -148,15 +155,14 @@ func toolName(raw json.RawMessage) string {
 // *pluginproto.CapabilityRequiredError, and the handler does not run),
 // gives absent arguments their default ({}) and checks them against the
 // tool's inputSchema (ErrBadArguments; the handler does not run), runs the
-// handler with Plugin.CallTool (everything Plugin.CallTool does: req's
+// handler in-process (everything the host's call does: req's
 // Progress, Log, ClientCapabilities, Input, AnswerInput and Detach work as
 // there, and so do its errors), and checks the result against the tool's
 // outputSchema (ErrBadResult). Otherwise it returns the MCP CallToolResult
 // JSON the client would get.
 //
-// A tool p does not offer is Plugin.CallTool's error, wrapping
-// pluginproto.ErrUnknownTool.
-func CallTool(ctx context.Context, p *pluginproto.Plugin, req *pluginproto.CallRequest) (json.RawMessage, error) {
+// A tool p does not offer is an error wrapping ErrUnknownTool.
+func CallTool(ctx context.Context, p *pluginproto.Plugin, req *CallRequest) (json.RawMessage, error) {
 	var t *argcheck.Tool
 	for _, raw := range p.Tools() {
 		if toolName(raw) != req.Tool {
@@ -169,7 +175,7 @@ func CallTool(ctx context.Context, p *pluginproto.Plugin, req *pluginproto.CallR
 		break
 	}
 	if t == nil {
-		return p.CallTool(ctx, req) // ErrUnknownTool
+		return pluginhost.Of(p).CallTool(ctx, req) // ErrUnknownTool
 	}
 	tasks, msg := t.CheckTasks(req.Tool, req.Tasks)
 	if msg != "" {
@@ -182,7 +188,7 @@ func CallTool(ctx context.Context, p *pluginproto.Plugin, req *pluginproto.CallR
 	fwd := *req
 	fwd.Tasks = tasks
 	fwd.Arguments = bytes.Clone(args) // the handler's own, as over the wire
-	res, err := p.CallTool(ctx, &fwd)
+	res, err := pluginhost.Of(p).CallTool(ctx, &fwd)
 	if err != nil {
 		return res, err
 	}

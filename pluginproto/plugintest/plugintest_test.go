@@ -15,6 +15,7 @@ import (
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 	"github.com/plughost/plughost/pluginproto/plugintest"
 )
@@ -55,7 +56,7 @@ func counter(ran *atomic.Int32) *pluginproto.Plugin {
 }
 
 // An author's unit test: plugintest refuses the calls and results the
-// host refuses, where Plugin.CallTool lets them through.
+// host refuses, where pluginhost.Of(p).CallTool lets them through.
 func TestCallToolFailsWhereTheHostRefuses(t *testing.T) {
 	t.Parallel()
 	tests := map[string]struct {
@@ -98,7 +99,7 @@ func TestCallToolFailsWhereTheHostRefuses(t *testing.T) {
 			t.Parallel()
 			var ran atomic.Int32
 			p := counter(&ran)
-			req := &pluginproto.CallRequest{Tool: "count", Arguments: json.RawMessage(tc.args)}
+			req := &plugintest.CallRequest{Tool: "count", Arguments: json.RawMessage(tc.args)}
 			res, err := plugintest.CallTool(t.Context(), p, req)
 			if tc.wantErr == nil {
 				if err != nil {
@@ -113,9 +114,9 @@ func TestCallToolFailsWhereTheHostRefuses(t *testing.T) {
 			if got := ran.Load() == 1; got != tc.ran {
 				t.Errorf("the handler ran: %v, want %v", got, tc.ran)
 			}
-			// Plugin.CallTool, the plugin's own view, sees no problem at all.
-			if _, err := p.CallTool(t.Context(), req); err != nil {
-				t.Errorf("Plugin.CallTool: %v", err)
+			// pluginhost.Of(p).CallTool, the plugin's own view, sees no problem at all.
+			if _, err := pluginhost.Of(p).CallTool(t.Context(), req); err != nil {
+				t.Errorf("pluginhost.Of(p).CallTool: %v", err)
 			}
 		})
 	}
@@ -130,7 +131,7 @@ func TestCallToolDefaultsAbsentArguments(t *testing.T) {
 		return pluginproto.TextResult(string(req.Arguments)), nil
 	})
 	for args, want := range map[string]string{"": "{}", " ": "{}", "null": "{}", ` {"a":1}`: ` {"a":1}`} {
-		res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "args", Arguments: json.RawMessage(args)})
+		res, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "args", Arguments: json.RawMessage(args)})
 		if err != nil {
 			t.Fatalf("%q: %v", args, err)
 		}
@@ -143,7 +144,7 @@ func TestCallToolDefaultsAbsentArguments(t *testing.T) {
 
 // A tool the host would not list (its schema does not compile) is refused
 // by CheckTools and by CallTool, which does not run it; the plugin's
-// other tools are called as before. An unknown tool is Plugin.CallTool's
+// other tools are called as before. An unknown tool is pluginhost.Of(p).CallTool's
 // error.
 func TestRefusedTools(t *testing.T) {
 	t.Parallel()
@@ -163,18 +164,18 @@ func TestRefusedTools(t *testing.T) {
 	if !errors.Is(err, plugintest.ErrToolRefused) || err.Error() != want {
 		t.Errorf("CheckTools = %v, want\n%s", err, want)
 	}
-	_, err = plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "bad"})
+	_, err = plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "bad"})
 	if !errors.Is(err, plugintest.ErrToolRefused) || !strings.HasPrefix(err.Error(), `tool "bad": the host would not list it: inputSchema does not compile`) {
 		t.Errorf("CallTool(bad) = %v, want the refusal", err)
 	}
 	if ran.Load() != 0 {
 		t.Error("a refused tool ran")
 	}
-	if _, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "count"}); err != nil {
+	if _, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "count"}); err != nil {
 		t.Errorf("CallTool(count): %v", err)
 	}
-	_, err = plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "nope"})
-	if !errors.Is(err, pluginproto.ErrUnknownTool) {
+	_, err = plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "nope"})
+	if !errors.Is(err, plugintest.ErrUnknownTool) {
 		t.Errorf("CallTool(nope) = %v, want ErrUnknownTool", err)
 	}
 	if err := plugintest.CheckTools(pluginproto.New("empty", "0")); err != nil {
@@ -182,7 +183,7 @@ func TestRefusedTools(t *testing.T) {
 	}
 }
 
-// CallTool is Plugin.CallTool around the checks: notifications and input
+// CallTool is pluginhost.Of(p).CallTool around the checks: notifications and input
 // rounds work as there.
 func TestCallToolKeepsPluginCallTool(t *testing.T) {
 	t.Parallel()
@@ -197,7 +198,7 @@ func TestCallToolKeepsPluginCallTool(t *testing.T) {
 		return pluginproto.TextResult(fmt.Sprintf("%d roots", len(roots))), nil
 	})
 	var notes []string
-	res, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{
+	res, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{
 		Tool:               "ask",
 		ClientCapabilities: json.RawMessage(`{"roots":{}}`),
 		AnswerInput: func(method string, _ json.RawMessage) (json.RawMessage, error) {
@@ -236,7 +237,7 @@ func (pr provider) Tools() []tool.Def {
 }
 
 func (pr provider) CallTool(ctx context.Context, c *tool.Call) (json.RawMessage, error) {
-	return pr.p.CallTool(ctx, &pluginproto.CallRequest{Tool: c.Name, Arguments: c.Arguments, Tasks: c.Tasks, Detach: c.Detach})
+	return pluginhost.Of(pr.p).CallTool(ctx, &plugintest.CallRequest{Tool: c.Name, Arguments: c.Arguments, Tasks: c.Tasks, Detach: c.Detach})
 }
 
 // A call's offer of a task reaches the handler as the host lets it: only
@@ -278,7 +279,7 @@ func TestCallToolTasks(t *testing.T) {
 		var detached [2]bool // the host's, plugintest's
 		host, hostErr := cat.CallTool(t.Context(), &tool.Call{Name: tc.tool, Arguments: json.RawMessage(`{}`), Tasks: tc.tasks,
 			Detach: func() { detached[0] = true }})
-		ours, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: tc.tool, Tasks: tc.tasks,
+		ours, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: tc.tool, Tasks: tc.tasks,
 			Detach: func() { detached[1] = true }})
 		if tc.refused {
 			var (
@@ -330,7 +331,7 @@ func TestAgreesWithTheHost(t *testing.T) {
 				t.Fatalf("%s: the host answers a JSON-RPC error %+v", args, rpcErr)
 			}
 		}
-		ours, err := plugintest.CallTool(t.Context(), p, &pluginproto.CallRequest{Tool: "count", Arguments: json.RawMessage(args)})
+		ours, err := plugintest.CallTool(t.Context(), p, &plugintest.CallRequest{Tool: "count", Arguments: json.RawMessage(args)})
 		if err != nil {
 			ours = tool.ErrorResult(err.Error())
 		}

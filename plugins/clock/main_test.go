@@ -8,7 +8,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto/plugintest"
 )
 
@@ -42,7 +42,7 @@ func TestGetCurrentTime(t *testing.T) {
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			raw, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(tc.args)})
+			raw, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(tc.args)})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -69,12 +69,12 @@ func TestThroughTheHostsChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, format := range []string{"simple", "detailed"} {
-		req := &pluginproto.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(`{"format":"` + format + `"}`)}
+		req := &pluginhost.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(`{"format":"` + format + `"}`)}
 		if _, err := plugintest.CallTool(t.Context(), p, req); err != nil {
 			t.Errorf("%s: %v", format, err)
 		}
 	}
-	req := &pluginproto.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(`{"format":"roman"}`)}
+	req := &pluginhost.CallRequest{Tool: "get_current_time", Arguments: json.RawMessage(`{"format":"roman"}`)}
 	_, err := plugintest.CallTool(t.Context(), p, req)
 	if want := `invalid arguments for tool "get_current_time": /format: value must be one of "simple", "detailed"`; !errors.Is(err, plugintest.ErrBadArguments) || err.Error() != want {
 		t.Errorf("roman: %v, want the host's refusal %q", err, want)

@@ -8,8 +8,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 type result struct {
@@ -21,7 +20,7 @@ type result struct {
 
 func call(t *testing.T, ctx context.Context, tool, args string, progress func(p, total float64, msg string)) result {
 	t.Helper()
-	raw, err := newPlugin().CallTool(ctx, &pluginproto.CallRequest{Tool: tool, Arguments: json.RawMessage(args), Progress: progress})
+	raw, err := pluginhost.Of(newPlugin()).CallTool(ctx, &pluginhost.CallRequest{Tool: tool, Arguments: json.RawMessage(args), Progress: progress})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,8 +9,7 @@ import (
 	"testing"
 
 	"github.com/google/go-cmp/cmp"
-
-	"github.com/plughost/plughost/pluginproto"
+	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 type result struct {
@@ -25,7 +24,7 @@ func createFile(t *testing.T, workspace string, args any) result {
 		t.Fatal(err)
 	}
 	p, _ := newPlugin(workspace)
-	raw, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "create_file", Arguments: b})
+	raw, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "create_file", Arguments: b})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -54,17 +55,17 @@ func TestWorkspaceFilesAreResources(t *testing.T) {
 	if got := resourceURIs(t, p); !slices.Equal(got, want) {
 		t.Fatalf("resources = %v, want %v", got, want)
 	}
-	text, err := p.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: want[1]})
+	text, err := pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: want[1]})
 	if err != nil || !strings.Contains(string(text), `"text":"hello"`) || !strings.Contains(string(text), `"mimeType":"text/plain`) {
 		t.Errorf("read today.txt = %s, %v", text, err)
 	}
-	blob, err := p.ReadResource(t.Context(), &pluginproto.ReadRequest{URI: want[2]})
+	blob, err := pluginhost.Of(p).ReadResource(t.Context(), &pluginhost.ReadRequest{URI: want[2]})
 	if err != nil || !strings.Contains(string(blob), `"blob":"//4A"`) {
 		t.Errorf("read picture.bin = %s, %v", blob, err)
 	}
 
 	// A file written by create_file becomes a resource; a removed one goes.
-	res, err := p.CallTool(t.Context(), &pluginproto.CallRequest{Tool: "create_file", Arguments: json.RawMessage(`{"filename":"new.txt","content":"fresh"}`)})
+	res, err := pluginhost.Of(p).CallTool(t.Context(), &pluginhost.CallRequest{Tool: "create_file", Arguments: json.RawMessage(`{"filename":"new.txt","content":"fresh"}`)})
 	if err != nil || strings.Contains(string(res), "isError") {
 		t.Fatal(string(res), err)
 	}

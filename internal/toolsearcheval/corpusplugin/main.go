@@ -19,7 +19,7 @@
 //	}
 //
 // The plugin serves the server's tools verbatim (name, description,
-// inputSchema) through a pluginproto.Proxy, its title and description from
+// inputSchema) through a pluginhost.Proxy, its title and description from
 // the file's server_title and server_description (Plugin.SetAbout), and
 // answers every call with one text naming the tool and echoing its
 // arguments. It serves nothing else. The product never builds it.
@@ -34,6 +34,7 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/grants"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/toolsearcheval"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -80,12 +81,12 @@ func newPlugin(g *grants.Grants, exe string) (*pluginproto.Plugin, error) {
 func serve(s toolsearcheval.Server) (*pluginproto.Plugin, error) {
 	p := pluginproto.New(s.Name, "corpus")
 	p.SetAbout(pluginproto.About{Title: s.Title, Description: s.Description})
-	p.SetProxy(server{s.Name}, pluginproto.Offers{})
-	var l pluginproto.ProxyLists
+	pluginhost.Of(p).SetProxy(server{s.Name})
+	var l pluginhost.ProxyLists
 	for _, t := range s.Tools {
 		l.Tools = append(l.Tools, t.Def)
 	}
-	if err := p.SetProxyLists(l); err != nil {
+	if err := pluginhost.Of(p).SetProxyLists(l); err != nil {
 		return nil, fmt.Errorf("server %q: %w", s.Name, err)
 	}
 	return p, nil
@@ -94,10 +95,10 @@ func serve(s toolsearcheval.Server) (*pluginproto.Plugin, error) {
 // server answers the calls of one corpus server's tools.
 type server struct{ name string }
 
-var _ pluginproto.Proxy = server{}
+var _ pluginhost.Proxy = server{}
 
 // CallTool answers "<server>::<tool> called with <arguments>".
-func (s server) CallTool(_ context.Context, call *pluginproto.ProxyCall) (json.RawMessage, error) {
+func (s server) CallTool(_ context.Context, call *pluginhost.ProxyCall) (json.RawMessage, error) {
 	args := call.Arguments
 	if len(args) == 0 {
 		args = json.RawMessage("{}")
@@ -109,11 +110,11 @@ func (s server) CallTool(_ context.Context, call *pluginproto.ProxyCall) (json.R
 // The corpus's servers are served as tool servers only: the host calls
 // none of these (the plugin offers nothing else).
 
-func (server) ReadResource(context.Context, string, json.RawMessage, *pluginproto.Input) (json.RawMessage, error) {
+func (server) ReadResource(context.Context, string, json.RawMessage, *pluginhost.Input) (json.RawMessage, error) {
 	return nil, pluginproto.ErrUnknownResource
 }
 
-func (server) GetPrompt(context.Context, string, json.RawMessage, json.RawMessage, *pluginproto.Input) (json.RawMessage, error) {
+func (server) GetPrompt(context.Context, string, json.RawMessage, json.RawMessage, *pluginhost.Input) (json.RawMessage, error) {
 	return nil, pluginproto.ErrUnknownPrompt
 }
 

@@ -10,6 +10,7 @@ import (
 	"github.com/google/go-cmp/cmp"
 
 	"github.com/plughost/plughost/grants"
+	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -42,7 +43,7 @@ func TestNewPlugin(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := server{"time"}.CallTool(t.Context(), &pluginproto.ProxyCall{Tool: "now", Arguments: json.RawMessage(`{"tz":"UTC"}`)})
+	res, err := server{"time"}.CallTool(t.Context(), &pluginhost.ProxyCall{Tool: "now", Arguments: json.RawMessage(`{"tz":"UTC"}`)})
 	if err != nil || !strings.Contains(string(res), `time::now called with {\"tz\":\"UTC\"}`) {
 		t.Errorf("CallTool = %s, %v", res, err)
 	}

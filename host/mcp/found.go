@@ -48,8 +48,8 @@ type foundTools struct {
 }
 
 // foundKey is the context key of a search_tools call's foundTools: the
-// session's, set by Session.startCall for a call of the session (never a
-// stateless request's), read by searchCatalog.search.
+// session's, set by callsHandler.startCall for a call of the session
+// (never a stateless request's), read by searchCatalog.search.
 type foundKey struct{}
 
 // withFound returns ctx carrying f.

@@ -23,14 +23,17 @@ import (
 //   - subscriptionsHandler (resources.go): resources/subscribe and
 //     resources/unsubscribe;
 //   - listenHandler (listen.go): subscriptions/listen;
-//   - tasksHandler (tasks.go): tasks/get, tasks/update, tasks/cancel.
+//   - tasksHandler (tasks.go): tasks/get, tasks/update, tasks/cancel;
+//   - callsHandler (calls.go): tools/call, and the start of every long
+//     call: it is the others' sessionCalls;
+//   - the call table (calltable.go): notifications/cancelled.
 //
-// The session itself keeps its lifecycle, dispatch and replies, and
-// tools/call with its input rounds.
+// The session itself keeps its lifecycle, dispatch and replies, and the
+// requests it sends the client (client.go, input.go).
 
 // sessionCalls is what a feature's handler asks of its session: start a
 // long call (call.go), answer a request, and know the capabilities of the
-// client a request comes from. *Session implements it.
+// client a request comes from. callsHandler implements it (calls.go).
 type sessionCalls interface {
 	startOp(in incoming, op callOp) func()
 	startOpSlot(in incoming, op callOp, slotless bool) func()

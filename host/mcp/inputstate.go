@@ -73,15 +73,6 @@ func statePurpose(method, target string) string {
 	return "plughost/input-state/v1\x00" + method + "\x00" + target
 }
 
-// capsOf returns the client capabilities a request is served with: its
-// _meta's when stateless, the session's otherwise.
-func (s *Session) capsOf(st *stateless) *clientCaps {
-	if st != nil {
-		return &st.caps
-	}
-	return &s.life.caps
-}
-
 // retryInput reads the retry of a stateless request (method on target):
 // the client's inputResponses and the requestState the server sealed. It
 // returns nil and round 0 for a first request (neither present). The
@@ -92,7 +83,7 @@ func (s *Session) capsOf(st *stateless) *clientCaps {
 // inputResponses that are not an object of objects (null included), a
 // requestState that is not a string or does not open, are -32602 naming
 // the problem; the provider is not run.
-func (s *Session) retryInput(in incoming, method, target string) (*tool.Input, int, *jsonrpc.Error) {
+func retryInput(srv *Server, in incoming, method, target string) (*tool.Input, int, *jsonrpc.Error) {
 	params := in.msg.Params
 	stateRaw, respRaw := jsonrpc.Member(params, "requestState"), jsonrpc.Member(params, "inputResponses")
 	var responses json.RawMessage
@@ -119,12 +110,12 @@ func (s *Session) retryInput(in incoming, method, target string) (*tool.Input, i
 	if !ok {
 		return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState must be a string")
 	}
-	payload, err := s.srv.sealer.Open(statePurpose(method, target), sealedState)
+	payload, err := srv.sealer.Open(statePurpose(method, target), sealedState)
 	if err != nil {
 		var why string
 		switch {
 		case errors.Is(err, sealed.ErrExpired):
-			why = "it has expired (a client has " + s.srv.stateTTL.String() + " to answer); send the request again without it"
+			why = "it has expired (a client has " + srv.stateTTL.String() + " to answer); send the request again without it"
 		case errors.Is(err, sealed.ErrTooLarge):
 			why = "it is longer than " + strconv.Itoa(sealed.MaxSealed) + " bytes"
 		default:

@@ -62,7 +62,7 @@ type listenHandler struct {
 }
 
 func listenOf(s *Session) listenHandler {
-	return listenHandler{calls: s, srv: s.srv, max: s.subs.max, pending: &s.pending, loop: s.loop}
+	return listenHandler{calls: callsOf(s), srv: s.srv, max: s.subs.max, pending: &s.pending, loop: s.loop}
 }
 
 // listenParams are the params of subscriptions/listen.

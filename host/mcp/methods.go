@@ -64,9 +64,9 @@ func request[P params[P], H any](of func(*Session) H, handle func(H, incoming, P
 }
 
 // notification makes the serve function of a notification whose params
-// are a P: params that do not decode are logged and ignored, as a
-// notification has no answer.
-func notification[P params[P]](handle func(*Session, P)) serveFunc {
+// are a P, handled by an H that of makes from the session: params that do
+// not decode are logged and ignored, as a notification has no answer.
+func notification[P params[P], H any](of func(*Session) H, handle func(H, P)) serveFunc {
 	return func(s *Session, in incoming, name string) func() {
 		var zero P
 		p, err := zero.decode(name, in.msg.Params)
@@ -74,7 +74,7 @@ func notification[P params[P]](handle func(*Session, P)) serveFunc {
 			s.srv.log.Debug("ignored a notification with bad params", "method", name, "error", err.Message)
 			return nil
 		}
-		handle(s, p)
+		handle(of(s), p)
 		return nil
 	}
 }
@@ -89,9 +89,9 @@ func init() {
 		{name: "ping", revs: sessionEra, beforeInit: true, // 2026-07-28 removed it
 			serve: request[noParams](self, (*Session).ping)},
 		{name: "notifications/initialized", revs: sessionEra, notification: true,
-			serve: notification[noParams]((*Session).initialized)},
+			serve: notification[noParams](self, (*Session).initialized)},
 		{name: "notifications/cancelled", revs: sessionEra | statelessEra, notification: true,
-			serve: notification[cancelParams]((*Session).cancelled)},
+			serve: notification[cancelParams](callTableOf, (*callTable).cancelled)},
 		// 2026-07-28 removed logging/setLevel (a request's _meta names its
 		// log level) but kept the capability: the server sends logs.
 		{name: "logging/setLevel", revs: sessionEra, capability: "logging", capRevs: sessionEra | statelessEra,
@@ -99,7 +99,7 @@ func init() {
 		{name: "tools/list", revs: sessionEra | statelessEra, capability: "tools",
 			serve: request[cursorParams](listsOf, listsHandler.listTools)},
 		{name: "tools/call", revs: sessionEra | statelessEra, capability: "tools", long: true,
-			serve: request[callParams](self, (*Session).startCall)},
+			serve: request[callParams](callsOf, callsHandler.startCall)},
 		{name: "resources/list", revs: sessionEra | statelessEra, capability: "resources",
 			serve: request[cursorParams](listsOf, listsHandler.listResources)},
 		{name: "resources/templates/list", revs: sessionEra | statelessEra, capability: "resources",

@@ -21,7 +21,7 @@ type catalogRequests struct {
 }
 
 func catalogRequestsOf(s *Session) catalogRequests {
-	return catalogRequests{calls: s, caller: &s.conn.Peer.Caller, view: &s.view}
+	return catalogRequests{calls: callsOf(s), caller: &s.conn.Peer.Caller, view: &s.view}
 }
 
 // appendAnswer appends the response of a long call of method that ended

@@ -34,7 +34,7 @@ type subscriptionsHandler struct {
 }
 
 func subscriptionsOf(s *Session) subscriptionsHandler {
-	return subscriptionsHandler{calls: s, subs: &s.subs}
+	return subscriptionsHandler{calls: callsOf(s), subs: &s.subs}
 }
 
 // uriParams are the params of resources/read, resources/subscribe and

@@ -437,7 +437,7 @@ type tasksHandler struct {
 	store *tasks.Service // Options.Tasks; nil when the server runs none
 }
 
-func tasksOf(s *Session) tasksHandler { return tasksHandler{calls: s, store: s.srv.tasks} }
+func tasksOf(s *Session) tasksHandler { return tasksHandler{calls: callsOf(s), store: s.srv.tasks} }
 
 // taskParams are the params of tasks/get, tasks/update and tasks/cancel:
 // a taskId, a string, and for tasks/update inputResponses, an object of

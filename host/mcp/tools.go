@@ -25,7 +25,7 @@ type listsHandler struct {
 }
 
 func listsOf(s *Session) listsHandler {
-	return listsHandler{calls: s, srv: s.srv, view: &s.view, found: s.found}
+	return listsHandler{calls: callsOf(s), srv: s.srv, view: &s.view, found: s.found}
 }
 
 // cursorParams are the params of a list request.

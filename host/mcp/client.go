@@ -10,6 +10,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/hashicorp/go-hclog"
 	"github.com/plughost/plughost/internal/jsonrpc"
 )
 
@@ -71,29 +72,45 @@ type outResult struct {
 	err    error
 }
 
+// clientAsker sends a session's requests to its client: the input rounds
+// of its calls (askClient, input.go) and Server.CreateMessage's sampling.
+// A request waits in the session's clientRequests for the response the
+// read loop routes to it (clientRequests.route); it is written like any
+// of the session's messages, ends with the session, and is told to
+// notifications/cancelled when its context ends first, so the asker
+// holds the session. It is one pointer, made where it is used
+// (askerOf): never allocated.
+type clientAsker struct {
+	s *Session
+}
+
+func askerOf(s *Session) clientAsker { return clientAsker{s: s} }
+
 // samplingTools reports whether the session's client may be sent tools in
 // sampling: it declared sampling.tools, and the negotiated version (from
 // 2025-11-25) has them.
-func (s *Session) samplingTools() bool {
-	return s.life.caps.samplingTools && s.life.version.Load() == vLatest
+func (a clientAsker) samplingTools() bool {
+	return a.s.life.caps.samplingTools && a.s.life.version.Load() == vLatest
 }
 
 // askable reports whether a server request can reach the client now.
-func (s *Session) askable() bool {
+func (a clientAsker) askable() bool {
+	s := a.s
 	return !s.writeFailed.Load() && (s.conn.Reachable == nil || s.conn.Reachable())
 }
 
 // request sends the request method with params (a compact JSON object) to
 // the client on the session-wide sink and waits for the response. When ctx
 // ends first it tells the client with notifications/cancelled.
-func (s *Session) request(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
-	return s.requestOn(ctx, s.conn.Notify, method, params)
+func (a clientAsker) request(ctx context.Context, method string, params []byte) (json.RawMessage, error) {
+	return a.requestOn(ctx, a.s.conn.Notify, method, params)
 }
 
 // requestOn is request on out: the sink of the client's request that this
 // one serves (on Streamable HTTP, that POST's stream), or the session's.
 // notifications/cancelled goes the same way.
-func (s *Session) requestOn(ctx context.Context, out Sink, method string, params []byte) (json.RawMessage, error) {
+func (a clientAsker) requestOn(ctx context.Context, out Sink, method string, params []byte) (json.RawMessage, error) {
+	s := a.s
 	id := []byte(`"plughost-` + strconv.FormatUint(s.client.seq.Add(1), 10) + `"`)
 	key := jsonrpc.IDKey(id)
 	or := &outRequest{method: method, done: make(chan outResult, 1)}
@@ -150,29 +167,28 @@ func (s *Session) requestOn(ctx context.Context, out Sink, method string, params
 		// stopped reading that request's stream (on Streamable HTTP, the
 		// POST's): tell it on the session's stream too. A second
 		// notification for an id it no longer knows is ignored.
-		if out != s.conn.Notify && s.askable() {
+		if out != s.conn.Notify && a.askable() {
 			s.send(s.conn.Notify, cancelled)
 		}
 		return nil, fmt.Errorf("mcp: %s: %w", method, context.Cause(ctx))
 	}
 }
 
-// response routes a response from the client to the server request it
+// route routes a response from the client to the server request it
 // answers. A response to no request of ours (an unknown or abandoned id) is
-// ignored.
-func (s *Session) response(m jsonrpc.Message) {
+// ignored, and logged to log at debug level.
+func (cr *clientRequests) route(m jsonrpc.Message, log hclog.Logger) {
 	if m.ID == nil || !jsonrpc.ValidID(m.ID) {
-		s.srv.log.Debug("ignored a response from the client without a valid id")
+		log.Debug("ignored a response from the client without a valid id")
 		return
 	}
 	key := jsonrpc.IDKey(m.ID)
-	cr := &s.client
 	cr.mu.Lock()
 	or := cr.pending[key]
 	delete(cr.pending, key)
 	cr.mu.Unlock()
 	if or == nil {
-		s.srv.log.Debug("ignored a response to no request of ours", "id", string(m.ID))
+		log.Debug("ignored a response to no request of ours", "id", string(m.ID))
 		return
 	}
 	var r outResult
@@ -221,7 +237,7 @@ func (srv *Server) sampler() *Session {
 	srv.clientsMu.Lock()
 	defer srv.clientsMu.Unlock()
 	for i := len(srv.samplers) - 1; i >= 0; i-- {
-		if s := srv.samplers[i]; s.askable() {
+		if s := srv.samplers[i]; askerOf(s).askable() {
 			return s
 		}
 	}
@@ -253,13 +269,13 @@ func (srv *Server) CreateMessage(ctx context.Context, params json.RawMessage) (j
 	bp := jsonrpc.GetBuf()
 	defer jsonrpc.PutBuf(bp)
 	b := *bp
-	if s.samplingTools() {
+	if askerOf(s).samplingTools() {
 		b, _ = jsonrpc.AppendJSON(b, params)
 	} else {
 		b = jsonrpc.AppendObjectWithout(b, params, "tools", "toolChoice")
 	}
 	*bp = b
-	return s.request(ctx, method, b)
+	return askerOf(s).request(ctx, method, b)
 }
 
 // SamplingTools reports whether the client [Server.CreateMessage] would ask
@@ -267,5 +283,5 @@ func (srv *Server) CreateMessage(ctx context.Context, params json.RawMessage) (j
 // later, so that params may offer tools and toolChoice.
 func (srv *Server) SamplingTools() bool {
 	s := srv.sampler()
-	return s != nil && s.samplingTools()
+	return s != nil && askerOf(s).samplingTools()
 }

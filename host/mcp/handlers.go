@@ -28,8 +28,9 @@ import (
 //     call: it is the others' sessionCalls;
 //   - the call table (calltable.go): notifications/cancelled.
 //
-// The session itself keeps its lifecycle, dispatch and replies, and the
-// requests it sends the client (client.go, input.go).
+// The session itself keeps its lifecycle, dispatch and replies. Its
+// requests to the client go through a clientAsker (client.go): the input
+// rounds of its calls (input.go) and Server.CreateMessage's sampling.
 
 // sessionCalls is what a feature's handler asks of its session: start a
 // long call (call.go), answer a request, and know the capabilities of the

@@ -121,7 +121,7 @@ func (c *call) withInput(res json.RawMessage, err error) (json.RawMessage, error
 // request never comes here: its call answers an InputRequiredResult
 // instead (statelessInput, inputstate.go).
 func (c *call) inputRequired(ir *tool.InputRequired) (*tool.Input, error) {
-	return c.s.askClient(c.ctx, c.rp.out, ir)
+	return askerOf(c.s).askClient(c.ctx, c.rp.out, ir)
 }
 
 // inputRequest is one request a provider asked the client.
@@ -141,7 +141,7 @@ type inputRequest struct {
 // go on: the provider's requests are malformed, ctx ended (the call was
 // cancelled), the client did not answer within the input timeout (or the
 // call's time limit, ir.Timeout, when shorter), or the session is gone.
-func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequired) (*tool.Input, error) {
+func (a clientAsker) askClient(ctx context.Context, out Sink, ir *tool.InputRequired) (*tool.Input, error) {
 	reqs, err := parseInputRequests(ir.Requests)
 	if err != nil {
 		return nil, fmt.Errorf("the provider's request for the client's input is malformed: %w", err)
@@ -151,7 +151,7 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 	in := &tool.Input{State: ir.State, Provider: ir.Provider}
 	// Each request waits at most the input timeout, and no longer than
 	// the call that asked may run.
-	limit := s.srv.inputTimeout
+	limit := a.s.srv.inputTimeout
 	if ir.Timeout > 0 && ir.Timeout < limit {
 		limit = ir.Timeout
 	}
@@ -163,12 +163,12 @@ func (s *Session) askClient(ctx context.Context, out Sink, ir *tool.InputRequire
 		in.Errors[key] = tool.InputError{Code: code, Message: msg}
 	}
 	for _, r := range reqs {
-		if why := s.cannotAsk(r); why != "" {
+		if why := a.cannotAsk(r); why != "" {
 			fail(r.key, tool.CodeNotSupported, why)
 			continue
 		}
 		rctx, cancel := context.WithTimeoutCause(ctx, limit, errInputTimeout)
-		res, err := s.requestOn(rctx, out, r.method, r.params)
+		res, err := a.requestOn(rctx, out, r.method, r.params)
 		cancel()
 		var ce *ClientError
 		switch {
@@ -260,8 +260,8 @@ func parseInputRequests(raw json.RawMessage) ([]inputRequest, error) {
 // cannotAsk says why the session's client may not be sent r ("" when it
 // may): what it did not declare in initialize, or a protocol version
 // without the method.
-func (s *Session) cannotAsk(r inputRequest) string {
-	return cannotAsk(r, &s.life.caps, int(s.life.version.Load()))
+func (a clientAsker) cannotAsk(r inputRequest) string {
+	return cannotAsk(r, &a.s.life.caps, int(a.s.life.version.Load()))
 }
 
 // cannotAsk says why a client that declared caps and speaks versions[v]

@@ -284,7 +284,7 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 	}
 	switch m.Kind {
 	case jsonrpc.Response:
-		s.response(m)
+		s.client.route(m, s.srv.log)
 		return nil
 	case jsonrpc.Notification:
 		if e := table[string(m.Method)]; e != nil && e.notification && e.serve != nil {

@@ -236,37 +236,43 @@ func TestReadmeIsShort(t *testing.T) {
 
 // TestConfigurationBlocks parses every hcl block as plughost would.
 func TestConfigurationBlocks(t *testing.T) {
-	n := 0
-	for _, page := range pages(t) {
-		src, err := os.ReadFile(page)
-		if err != nil {
-			t.Fatal(err)
+	blocks := blocksOf(t, "hcl")
+	for _, b := range blocks {
+		if b.fragment {
+			if _, diags := hclsyntax.ParseConfig([]byte(b.body), b.where, hcl.InitialPos); diags.HasErrors() {
+				t.Errorf("%s: a fragment that is not HCL: %v", b.where, diags)
+			}
+			continue
 		}
-		blocks, _ := split(string(src))
-		for _, b := range blocks {
-			if b.lang != "hcl" {
-				continue
-			}
-			n++
-			where := fmt.Sprintf("%s:%d", page, b.line)
-			if b.fragment {
-				if _, diags := hclsyntax.ParseConfig([]byte(b.body), where, hcl.InitialPos); diags.HasErrors() {
-					t.Errorf("%s: a fragment that is not HCL: %v", where, diags)
-				}
-				continue
-			}
-			if _, err := config.Parse([]byte(b.body), where); err != nil {
-				t.Errorf("%s: plughost would refuse this configuration (mark a deliberate fragment with %s):\n%v", where, fragmentMark, err)
-			}
+		if _, err := config.Parse([]byte(b.body), b.where); err != nil {
+			t.Errorf("%s: plughost would refuse this configuration (mark a deliberate fragment with %s):\n%v", b.where, fragmentMark, err)
 		}
 	}
-	if n == 0 {
+	if len(blocks) == 0 {
 		t.Error("no hcl block found")
 	}
 }
 
 // TestJSONBlocks decodes every json block: one JSON value or several.
 func TestJSONBlocks(t *testing.T) {
+	for _, b := range blocksOf(t, "json") {
+		if err := decodeAll(b.body); err != nil {
+			t.Errorf("%s: %v", b.where, err)
+		}
+	}
+}
+
+// A pageBlock is a fenced block of a page, with where it stands
+// (PAGE:LINE) for messages and HCL's positions.
+type pageBlock struct {
+	block
+	where string
+}
+
+// blocksOf returns the fenced blocks of language lang in every page.
+func blocksOf(t *testing.T, lang string) []pageBlock {
+	t.Helper()
+	var out []pageBlock
 	for _, page := range pages(t) {
 		src, err := os.ReadFile(page)
 		if err != nil {
@@ -274,14 +280,12 @@ func TestJSONBlocks(t *testing.T) {
 		}
 		blocks, _ := split(string(src))
 		for _, b := range blocks {
-			if b.lang != "json" {
-				continue
-			}
-			if err := decodeAll(b.body); err != nil {
-				t.Errorf("%s:%d: %v", page, b.line, err)
+			if b.lang == lang {
+				out = append(out, pageBlock{b, fmt.Sprintf("%s:%d", page, b.line)})
 			}
 		}
 	}
+	return out
 }
 
 func decodeAll(body string) error {

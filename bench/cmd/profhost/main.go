@@ -24,7 +24,7 @@ import (
 )
 
 func main() {
-	sandbox.RunStageIfRequested() // the sandbox's re-exec stage, as plughost's own
+	sandbox.RunStageIfRequested()                               // the sandbox's re-exec stage, as plughost's own
 	if len(os.Args) > 1 && os.Args[1] == serve.WrappedCommand { // a declared server's wrapper
 		if err := serve.RunWrapped(os.Args[2:], "profhost", os.Stderr); err != nil {
 			fmt.Fprintln(os.Stderr, "profhost:", err)

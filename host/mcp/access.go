@@ -26,6 +26,9 @@ type guardedCatalog interface {
 	ViewSums(g tool.Guard) (tools, resources, templates, prompts uint64)
 	// MayRead reports whether g may read uri (subscriptions ask it).
 	MayRead(g tool.Guard, uri string) bool
+	// Sees reports whether g sees the tool exposed as name (a task's
+	// requests ask it).
+	Sees(g tool.Guard, name string) bool
 	// CompleteFor is Catalog.Complete for the caller of g.
 	CompleteFor(ctx context.Context, g tool.Guard, params json.RawMessage) (json.RawMessage, error)
 }

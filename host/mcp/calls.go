@@ -73,7 +73,7 @@ func (h callsHandler) startCall(in incoming, p callParams) func() {
 		c.ctx, c.cancel = context.WithCancel(ctx)
 	}
 	if in.st != nil {
-		input, round, werr := retryInput(s.srv, in, "tools/call", p.name)
+		input, round, werr := retryInput(s, in, "tools/call", p.name)
 		if werr != nil {
 			c.abandon()
 			s.respondError(in.rp, in.msg.ID, werr)
@@ -136,7 +136,7 @@ func (h callsHandler) startOpRound(in incoming, op callOp, slotless bool, round 
 func (h callsHandler) startRetriable(in incoming, op callOp, method, target string, set func(*tool.Input)) func() {
 	round := 0
 	if in.st != nil {
-		input, r, werr := retryInput(h.s.srv, in, method, target)
+		input, r, werr := retryInput(h.s, in, method, target)
 		if werr != nil {
 			h.s.respondError(in.rp, in.msg.ID, werr)
 			return nil

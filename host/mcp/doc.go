@@ -110,8 +110,9 @@
 // capabilities, the instructions, serverInfo in _meta. Every result carries
 // resultType ("complete", or "input_required"); the lists and
 // server/discover carry the caching hints ttlMs (Options.ListTTL, 500 ms
-// by default) and cacheScope "public" (the lists are the same for every
-// caller), and resources/read ttlMs 0 (a provider says nothing of how long
+// by default) and cacheScope "public" when the lists are the same for
+// every caller, "private" when access rules make them differ (server/discover
+// is always "public"), and resources/read ttlMs 0 (a provider says nothing of how long
 // contents hold) and cacheScope "private" (contents may be the caller's).
 // What a provider's result says of resultType, ttlMs or cacheScope is
 // dropped: those are the host's to set. Lists are in name order, the same on every replica of a

@@ -24,10 +24,11 @@ import (
 // opaque state, how many rounds came before), sealed with the key every
 // replica shares (Options.StateSealer): authenticated and encrypted, bound
 // to the method, the tool, prompt or resource of the request and its
-// arguments, valid for Options.StateTTL. A requestState that does not
-// open (altered, sealed with another key, for another request, expired,
-// or too long), or was made for other arguments, is -32602 naming why;
-// the provider is not run.
+// arguments, and to the caller (callerKey, taskowner.go), valid for
+// Options.StateTTL. A requestState that does not open (altered, sealed
+// with another key, for another request or caller, expired, or too long),
+// or was made for other arguments, is -32602 naming why; the provider is
+// not run.
 
 // DefaultStateTTL is how long a requestState stays valid when
 // Options.StateTTL is 0: how long a client has to answer an input request
@@ -67,10 +68,12 @@ func argsDigest(args []byte) string {
 	return base64.RawURLEncoding.EncodeToString(sum[:16])
 }
 
-// statePurpose binds a sealed state to the request it was made for: a
-// state sealed for one tool opens for no other, nor for a prompt.
-func statePurpose(method, target string) string {
-	return "plughost/input-state/v1\x00" + method + "\x00" + target
+// statePurpose binds a sealed state to the request it was made for and to
+// its caller (callerKey): a state sealed for one tool opens for no other,
+// nor for a prompt, nor for another caller replaying it with answers of
+// its own.
+func statePurpose(method, target, caller string) string {
+	return "plughost/input-state/v2\x00" + method + "\x00" + target + "\x00" + caller
 }
 
 // retryInput reads the retry of a stateless request (method on target):
@@ -83,8 +86,8 @@ func statePurpose(method, target string) string {
 // inputResponses that are not an object of objects (null included), a
 // requestState that is not a string or does not open, are -32602 naming
 // the problem; the provider is not run.
-func retryInput(srv *Server, in incoming, method, target string) (*tool.Input, int, *jsonrpc.Error) {
-	params := in.msg.Params
+func retryInput(sess *Session, in incoming, method, target string) (*tool.Input, int, *jsonrpc.Error) {
+	srv, params := sess.srv, in.msg.Params
 	stateRaw, respRaw := jsonrpc.Member(params, "requestState"), jsonrpc.Member(params, "inputResponses")
 	var responses json.RawMessage
 	if respRaw != nil {
@@ -110,7 +113,7 @@ func retryInput(srv *Server, in incoming, method, target string) (*tool.Input, i
 	if !ok {
 		return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState must be a string")
 	}
-	payload, err := srv.sealer.Open(statePurpose(method, target), sealedState)
+	payload, err := srv.sealer.Open(statePurpose(method, target, callerKey(&sess.conn.Peer.Caller)), sealedState)
 	if err != nil {
 		var why string
 		switch {
@@ -119,7 +122,7 @@ func retryInput(srv *Server, in incoming, method, target string) (*tool.Input, i
 		case errors.Is(err, sealed.ErrTooLarge):
 			why = "it is longer than " + strconv.Itoa(sealed.MaxSealed) + " bytes"
 		default:
-			why = "it fails the integrity check: it was altered, or made for another request or by a server with another key"
+			why = "it fails the integrity check: it was altered, or made for another request, for another caller or by a server with another key"
 		}
 		return nil, 0, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: requestState is not valid: "+why)
 	}
@@ -201,7 +204,7 @@ func (c *call) inputRequiredResult(err error) (res json.RawMessage, ferr error, 
 	}
 	payload, _ := json.Marshal(inputState{Provider: ir.Provider, State: ir.State, Round: c.round + 1, Errors: refused, Args: c.argsDigest()})
 	method, target := c.target()
-	state, serr := c.s.srv.sealer.Seal(statePurpose(method, target), payload, c.s.srv.stateTTL)
+	state, serr := c.s.srv.sealer.Seal(statePurpose(method, target, callerKey(&c.s.conn.Peer.Caller)), payload, c.s.srv.stateTTL)
 	if serr != nil {
 		return nil, errors.New("the provider's state cannot be sealed into requestState: " + serr.Error()), nil
 	}

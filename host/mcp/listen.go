@@ -245,7 +245,8 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		}
 	}
 	if len(o.p.tasks) > 0 {
-		stop := srv.tasks.Watch(o.p.tasks, func(t *tasks.Task) {
+		who := c.s.taskCaller() // another's task is as unknown (taskowner.go)
+		stop := srv.tasks.WatchAs(who, o.p.tasks, func(t *tasks.Task) {
 			o.mu.Lock()
 			o.tasks = dueTask(o.tasks, t)
 			o.mu.Unlock()
@@ -255,7 +256,7 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		// Each task's state now, first: one that has finished already
 		// never changes again, and a client may rely on the stream alone.
 		for _, id := range o.p.tasks {
-			t, err := srv.tasks.Get(c.ctx, id)
+			t, err := srv.tasks.GetAs(c.ctx, who, id)
 			if err != nil {
 				continue // unknown, expired, or the store failing: nothing to say
 			}

@@ -211,14 +211,27 @@ func insertMembers(b []byte, at int, members []byte) []byte {
 const DefaultListTTL = 500 * time.Millisecond
 
 // appendCacheable appends the members of a cacheable result (a list, or
-// server/discover): resultType, ttlMs and cacheScope. The lists are the
-// same for every client, so they may be cached by shared caches too
-// ("public").
-func (srv *Server) appendCacheable(b []byte) []byte {
+// server/discover): resultType, ttlMs and cacheScope. What is the same for
+// every client may be cached by shared caches too ("public"); what
+// differs per caller must not be served by one to another ("private",
+// perCaller).
+func (srv *Server) appendCacheable(b []byte, perCaller bool) []byte {
 	b = append(b, `"resultType":"complete","ttlMs":`...)
 	b = append(b, srv.listTTL...)
+	if perCaller {
+		return append(b, `,"cacheScope":"private"`...)
+	}
 	return append(b, `,"cacheScope":"public"`...)
 }
+
+// listsPerCaller reports whether the lists differ per caller: whenever
+// access rules are configured (Options.Access). Whether two callers' rules
+// happen to show them the same items is not worth telling apart: a shared
+// cache that served one caller's list to another would show it names its
+// rules hide (issue 31), or hide tools it may call. Tool search alone
+// keeps them the same for all (its found tools join a session's list,
+// never a stateless request's).
+func (srv *Server) listsPerCaller() bool { return srv.access != nil }
 
 // discoverResult returns server/discover's result but for its cacheable
 // members, as an object's inside: the versions spoken, the stateless
@@ -254,7 +267,7 @@ func (s *Session) discover(in incoming, _ noParams) func() {
 	bp := jsonrpc.GetBuf()
 	b := jsonrpc.AppendResultHead(*bp, in.msg.ID)
 	b = append(b, '{')
-	b = s.srv.appendCacheable(b)
+	b = s.srv.appendCacheable(b, false) // the same for every caller
 	b = append(b, ',')
 	b = append(b, s.srv.discoverResult...)
 	b = append(b, "}}"...)

@@ -36,7 +36,8 @@ import (
 //
 // tasks/get, tasks/update and tasks/cancel need the extension declared in
 // the request's _meta (otherwise -32021 naming it), answer -32602 for a
-// task id nobody knows, and are acknowledged with an empty result. A
+// task id nobody knows, or another caller's (taskowner.go), and are
+// acknowledged with an empty result. A
 // subscriptions/listen naming taskIds gets notifications/tasks, each the
 // task as tasks/get would show it.
 
@@ -219,7 +220,7 @@ func (c *call) settle(res json.RawMessage, err error) {
 // store failing), the call goes on for the request.
 func (c *call) createTask() {
 	srv, t := c.s.srv, c.task
-	task, run, err := srv.tasks.Create(c.ctx, c.tc.Name)
+	task, run, err := srv.tasks.Create(c.ctx, c.s.taskCaller(), c.tc.Name)
 	t.mu.Lock()
 	if err != nil {
 		t.state = taskNever
@@ -252,7 +253,7 @@ func (c *call) createTask() {
 	// stops the answer.
 	cancelled, done := c.leave()
 	if cancelled || t.req.Err() != nil { // nobody learns of the task: it is cancelled
-		_ = srv.tasks.Cancel(context.WithoutCancel(c.ctx), task.ID)
+		_ = srv.tasks.CancelAs(context.WithoutCancel(c.ctx), c.s.taskCaller(), task.ID)
 	} else {
 		bp := jsonrpc.GetBuf()
 		b := jsonrpc.AppendResultHead(*bp, c.id)
@@ -493,15 +494,15 @@ type taskOp struct {
 }
 
 func (o *taskOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
-	svc := c.s.srv.tasks
+	svc, who := c.s.srv.tasks, c.s.taskCaller() // another's task is as unknown (taskowner.go)
 	var err error
 	switch o.p.method {
 	case "tasks/get":
-		o.task, err = svc.Get(c.ctx, o.p.id)
+		o.task, err = svc.GetAs(c.ctx, who, o.p.id)
 	case "tasks/update":
-		err = svc.Update(c.ctx, o.p.id, o.p.responses)
+		err = svc.UpdateAs(c.ctx, who, o.p.id, o.p.responses)
 	case "tasks/cancel":
-		err = svc.Cancel(c.ctx, o.p.id)
+		err = svc.CancelAs(c.ctx, who, o.p.id)
 	}
 	return nil, err
 }

@@ -178,7 +178,8 @@ func (h listsHandler) answer(in incoming, method, member string, items []json.Ra
 
 // appendList appends the response to a list request with one page: the
 // items under member, and nextCursor when there is a next page; for a
-// stateless request (st not nil) first its resultType and caching hints.
+// stateless request (st not nil) first its resultType and caching hints
+// (cacheScope "private" when the lists differ per caller).
 // An unknown cursor is -32602; any other failure -32603. An item not
 // framed as a JSON object is dropped with an error log.
 func (srv *Server) appendList(b, id []byte, st *stateless, method, member string, items []json.RawMessage, next string, err error) []byte {
@@ -192,7 +193,7 @@ func (srv *Server) appendList(b, id []byte, st *stateless, method, member string
 	b = jsonrpc.AppendResultHead(b, id)
 	b = append(b, '{')
 	if st != nil {
-		b = srv.appendCacheable(b)
+		b = srv.appendCacheable(b, srv.listsPerCaller())
 		b = append(b, ',')
 	}
 	b = append(b, '"')

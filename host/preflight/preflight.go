@@ -37,6 +37,7 @@
 package preflight
 
 import (
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -161,11 +162,16 @@ func Check(o *Options) *Report {
 	if err := CheckAuditFile(auditFile); err != nil {
 		r.add(auditWhere, err.Error(), "create the directory, or name a writable file (\"-\" logs to stderr)")
 	}
-	if _, _, err := StateKey(cfg.Stateless, getenv); err != nil {
+	stateKey, keySource, err := StateKey(cfg.Stateless, getenv)
+	if err != nil {
 		r.add(secretWhere(at("stateless", "state_key_file"), getenv, EnvStateKey, EnvStateKeyFile), err.Error(), "")
 	}
 	if rd := cfg.Tasks.Redis; rd != nil {
-		r.checkRedis(rd, getenv, at)
+		if keySource == "" {
+			r.add(at("tasks", "redis"), ErrRedisNeedsStateKey.Error(), "make a key (`head -c 32 /dev/urandom | base64`), give every replica the same "+
+				"(state_key_file in the stateless block, or $"+EnvStateKey+")")
+		}
+		r.checkRedis(rd, stateKey, getenv, at)
 	}
 	r.checkTrust(cfg, getenv, at)
 	if s := cfg.Search; s != nil && s.Embeddings != nil {
@@ -200,15 +206,21 @@ func (r *Report) add(where, what, fix string) {
 }
 
 // checkRedis reads the redis password and logs in to the redis, as serve
-// would (without announcing a replica).
-func (r *Report) checkRedis(rd *config.Redis, getenv func(string) string, at func(...string) string) {
+// would (without announcing a replica); stateKey seals the records (a
+// random one when none is configured, a problem reported apart: the
+// login is checked all the same).
+func (r *Report) checkRedis(rd *config.Redis, stateKey []byte, getenv func(string) string, at func(...string) string) {
 	password, _, err := RedisPassword(rd, getenv)
 	if err != nil {
 		r.add(secretWhere(at("tasks", "redis", "password_file"), getenv, EnvRedisPassword, EnvRedisPasswordFile), err.Error(), "")
 		return
 	}
+	if stateKey == nil {
+		stateKey = make([]byte, redistore.MinSecret)
+		rand.Read(stateKey)
+	}
 	s, err := redistore.New(redistore.Options{Address: rd.Address, Username: rd.Username, Password: password, DB: rd.DB,
-		KeyPrefix: rd.KeyPrefix, ReplicaTimeout: rd.ReplicaTimeout})
+		KeyPrefix: rd.KeyPrefix, ReplicaTimeout: rd.ReplicaTimeout, Secret: stateKey})
 	if err != nil {
 		r.add(at("tasks", "redis", "address"), "tasks: "+err.Error(),
 			"start the redis, or correct its address and credentials (without a redis block, tasks stay in this process)")

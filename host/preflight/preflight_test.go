@@ -101,21 +101,28 @@ func TestCheck(t *testing.T) {
 			files: map[string]file{"state.key": {goodKey + "\n", 0o600}},
 		},
 		"the redis is unreachable": {
-			hcl:  "tasks {\n  redis {\n    address = \"{{closed}}\"\n  }\n}\n",
-			want: []string{`plughost.hcl:3|redis at {{closed}}`},
+			hcl:   "stateless {\n  state_key_file = \"state.key\"\n}\ntasks {\n  redis {\n    address = \"{{closed}}\"\n  }\n}\n",
+			files: map[string]file{"state.key": {goodKey + "\n", 0o600}},
+			want:  []string{`plughost.hcl:6|redis at {{closed}}`},
 		},
 		"the redis refuses the password": {
-			hcl:   "tasks {\n  redis {\n    address = \"{{redis}}\"\n    password_file = \"redis.pw\"\n  }\n}\n",
-			files: map[string]file{"redis.pw": {"wrong", 0o600}},
-			want:  []string{`plughost.hcl:3|redis at {{redis}}`},
+			hcl:   "stateless {\n  state_key_file = \"state.key\"\n}\ntasks {\n  redis {\n    address = \"{{redis}}\"\n    password_file = \"redis.pw\"\n  }\n}\n",
+			files: map[string]file{"redis.pw": {"wrong", 0o600}, "state.key": {goodKey + "\n", 0o600}},
+			want:  []string{`plughost.hcl:6|redis at {{redis}}`},
 		},
 		"the redis password file is missing": {
-			hcl:  "tasks {\n  redis {\n    address = \"{{redis}}\"\n    password_file = \"redis.pw\"\n  }\n}\n",
-			want: []string{`plughost.hcl:4|redis.pw (password_file in the tasks block's redis block) does not exist`},
+			hcl:   "stateless {\n  state_key_file = \"state.key\"\n}\ntasks {\n  redis {\n    address = \"{{redis}}\"\n    password_file = \"redis.pw\"\n  }\n}\n",
+			files: map[string]file{"state.key": {goodKey + "\n", 0o600}},
+			want:  []string{`plughost.hcl:7|redis.pw (password_file in the tasks block's redis block) does not exist`},
 		},
 		"the redis answers": {
+			hcl:   "stateless {\n  state_key_file = \"state.key\"\n}\ntasks {\n  redis {\n    address = \"{{redis}}\"\n    password_file = \"redis.pw\"\n  }\n}\n",
+			files: map[string]file{"redis.pw": {password + "\n", 0o600}, "state.key": {goodKey + "\n", 0o600}},
+		},
+		"the redis answers, but the replicas share no state key": {
 			hcl:   "tasks {\n  redis {\n    address = \"{{redis}}\"\n    password_file = \"redis.pw\"\n  }\n}\n",
 			files: map[string]file{"redis.pw": {password + "\n", 0o600}},
+			want:  []string{`plughost.hcl:2|tasks in redis need the state key every replica shares`},
 		},
 		"allowed_signers is missing": {
 			hcl:  "trust {\n  mode = \"signed\"\n  allowed_signers = \"allowed_signers\"\n  file = \"trust.json\"\n}\n",

@@ -58,6 +58,14 @@ func StateKey(st config.Stateless, getenv func(string) string) (secret []byte, s
 	return secret, source, nil
 }
 
+// ErrRedisNeedsStateKey: a tasks block's redis block without a state key
+// the replicas share. Each replica seals the task records it writes with
+// that key (package redistore), and refuses a record that does not open
+// with its own: with keys of their own, replicas could not read each
+// other's tasks.
+var ErrRedisNeedsStateKey = errors.New("tasks in redis need the state key every replica shares: each seals the task records it writes with it " +
+	"(state_key_file in the stateless block, or $" + EnvStateKey + ")")
+
 // RedisPassword returns the password of the tasks' redis block, from the
 // first of $PLUGHOST_REDIS_PASSWORD, the block's password_file and the
 // file $PLUGHOST_REDIS_PASSWORD_FILE names; "" with source "" for none. A

@@ -217,10 +217,11 @@ func openServices(o *Options, cfg *config.Config, log hclog.Logger, undo *undoLi
 		undo.add(func() { svc.certs.Close() })
 	}
 	if o.Serving {
-		if svc.sealer, err = stateSealer(cfg.Stateless, os.Getenv, log.Named("mcp")); err != nil {
+		var stateKey []byte // seals requestState, and the task records in redis
+		if svc.sealer, stateKey, err = stateSealer(cfg.Stateless, os.Getenv, log.Named("mcp")); err != nil {
 			return nil, err
 		}
-		if svc.tasks, err = taskService(cfg.Tasks, os.Getenv, log.Named("tasks")); err != nil {
+		if svc.tasks, err = taskService(cfg.Tasks, stateKey, os.Getenv, log.Named("tasks")); err != nil {
 			return nil, err
 		}
 		undo.add(func() { svc.tasks.Close() })

@@ -30,21 +30,22 @@ const (
 // preflight.StateKey reads it, as plughost check does: at least
 // sealed.KeySize bytes once one trailing newline is trimmed, a key file
 // its owner's alone (chmod 600). Errors name where the secret came from,
-// never the secret.
-func stateSealer(cfg config.Stateless, getenv func(string) string, log hclog.Logger) (*sealed.Sealer, error) {
+// never the secret. It returns the secret too, which seals the task
+// records in redis (taskService); nil with the per-process key.
+func stateSealer(cfg config.Stateless, getenv func(string) string, log hclog.Logger) (*sealed.Sealer, []byte, error) {
 	secret, source, err := preflight.StateKey(cfg, getenv)
 	if source == "" {
 		log.Info("requestState is sealed with a per-process key: replicas behind a load balancer must share a key "+
 			"(state_key_file in the config's stateless block, or $"+envStateKey+")", "see", `docs/operators.md "Replicas share a state key"`)
-		return sealed.NewRandom(), nil
+		return sealed.NewRandom(), nil, nil
 	}
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	s, err := sealed.New(secret)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", source, err) // sealed's errors never show the secret
+		return nil, nil, fmt.Errorf("%s: %w", source, err) // sealed's errors never show the secret
 	}
 	log.Debug("requestState is sealed with a shared key", "from", source)
-	return s, nil
+	return s, secret, nil
 }

@@ -113,7 +113,7 @@ func TestStateSealer(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := stateSealer(c.cfg, func(k string) string { return c.env[k] }, hclog.NewNullLogger())
+			s, _, err := stateSealer(c.cfg, func(k string) string { return c.env[k] }, hclog.NewNullLogger())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -177,7 +177,7 @@ func TestStateSealerRefuses(t *testing.T) {
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
-			s, err := stateSealer(c.cfg, func(k string) string { return c.env[k] }, hclog.NewNullLogger())
+			s, _, err := stateSealer(c.cfg, func(k string) string { return c.env[k] }, hclog.NewNullLogger())
 			if err == nil || s != nil {
 				t.Fatalf("stateSealer = %v, %v; want an error", s, err)
 			}
@@ -200,11 +200,11 @@ func TestStateSealerRandom(t *testing.T) {
 	var logs lockedBuffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
 	empty := func(string) string { return "" }
-	a, err := stateSealer(config.Stateless{}, empty, log)
+	a, _, err := stateSealer(config.Stateless{}, empty, log)
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := stateSealer(config.Stateless{}, empty, log)
+	b, _, err := stateSealer(config.Stateless{}, empty, log)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -33,12 +33,14 @@ const (
 //
 // A password file is read as a state key file is (its owner's alone, one
 // trailing newline trimmed). Errors name where the password came from,
-// never the password. The replica is named after the host, plus six random
-// hex digits: a pod restarted under the same host name is a new replica,
-// so its predecessor's unfinished tasks fail rather than wait for it.
-func taskService(cfg config.Tasks, getenv func(string) string, log hclog.Logger) (*tasks.Service, error) {
+// never the password. The records in redis are sealed with stateKey, the
+// state key the replicas share (preflight.ErrRedisNeedsStateKey when there
+// is none). The replica is named after the host, plus six random hex
+// digits: a pod restarted under the same host name is a new replica, so
+// its predecessor's unfinished tasks fail rather than wait for it.
+func taskService(cfg config.Tasks, stateKey []byte, getenv func(string) string, log hclog.Logger) (*tasks.Service, error) {
 	replica := replicaName()
-	store, where, err := taskStore(cfg, replica, getenv, log)
+	store, where, err := taskStore(cfg, replica, stateKey, getenv, log)
 	if err != nil {
 		return nil, err
 	}
@@ -64,10 +66,13 @@ func replicaName() string {
 // (tasks.DefaultMaxTasks when that is more): it never refuses the tasks
 // max_running allows, and keeps room for three times as many finished
 // ones; its byte budget is tasks.DefaultMaxBytes.
-func taskStore(cfg config.Tasks, replica string, getenv func(string) string, log hclog.Logger) (tasks.Store, string, error) {
+func taskStore(cfg config.Tasks, replica string, stateKey []byte, getenv func(string) string, log hclog.Logger) (tasks.Store, string, error) {
 	r := cfg.Redis
 	if r == nil {
 		return tasks.NewMemory(tasks.MemoryOptions{MaxTasks: max(tasks.DefaultMaxTasks, 4*cfg.MaxRunning)}), "in this process", nil
+	}
+	if stateKey == nil {
+		return nil, "", fmt.Errorf("tasks: %w", preflight.ErrRedisNeedsStateKey)
 	}
 	password, err := redisPassword(r, getenv, log)
 	if err != nil {
@@ -75,7 +80,7 @@ func taskStore(cfg config.Tasks, replica string, getenv func(string) string, log
 	}
 	redistore.LogTo(log.Named("redis"))
 	store, err := redistore.New(redistore.Options{Address: r.Address, Username: r.Username, Password: password, DB: r.DB,
-		KeyPrefix: r.KeyPrefix, ReplicaTimeout: r.ReplicaTimeout, Replica: replica})
+		KeyPrefix: r.KeyPrefix, ReplicaTimeout: r.ReplicaTimeout, Replica: replica, Secret: stateKey, Logger: log.Named("redis")})
 	if err != nil {
 		return nil, "", fmt.Errorf("tasks: %w", err)
 	}

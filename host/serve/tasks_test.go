@@ -21,6 +21,13 @@ import (
 // redisSecret is the test server's password, easy to spot in a message.
 const redisSecret = "r3d1s-do-not-print"
 
+// testStateKey is the replicas' shared state key in these tests: it seals
+// the task records in redis.
+var testStateKey = []byte("0123456789abcdef0123456789abcdef")
+
+// testCaller creates the tasks of these tests.
+var testCaller = tasks.Caller{Key: "test"}
+
 // Without a redis block, tasks stay in this process, with the block's
 // settings; each service is a replica of its own name, logged.
 func TestTaskServiceMemory(t *testing.T) {
@@ -28,12 +35,12 @@ func TestTaskServiceMemory(t *testing.T) {
 	var logs lockedBuffer
 	log := hclog.New(&hclog.LoggerOptions{Output: &logs, Level: hclog.Info})
 	cfg := config.Tasks{TTL: 2 * time.Minute, PollInterval: time.Second, MaxRunning: 1}
-	svc, err := taskService(cfg, func(string) string { return "" }, log)
+	svc, err := taskService(cfg, nil, func(string) string { return "" }, log)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer svc.Close()
-	task, run, err := svc.Create(context.Background(), "echo")
+	task, run, err := svc.Create(context.Background(), testCaller, "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -41,14 +48,14 @@ func TestTaskServiceMemory(t *testing.T) {
 	if task.TTL != cfg.TTL || task.PollInterval != cfg.PollInterval {
 		t.Errorf("task TTL %v, poll interval %v; want the block's %v, %v", task.TTL, task.PollInterval, cfg.TTL, cfg.PollInterval)
 	}
-	if _, _, err := svc.Create(context.Background(), "echo"); !errors.Is(err, tasks.ErrTooMany) {
+	if _, _, err := svc.Create(context.Background(), testCaller, "echo"); !errors.Is(err, tasks.ErrTooMany) {
 		t.Errorf("a second task with max_running = 1: %v, want ErrTooMany", err)
 	}
 	host, _ := os.Hostname()
 	if !regexp.MustCompile(`^` + regexp.QuoteMeta(host) + `-[0-9a-f]{6}$`).MatchString(svc.Replica()) {
 		t.Errorf("replica %q is not the host name %q and six hex digits", svc.Replica(), host)
 	}
-	other, err := taskService(cfg, func(string) string { return "" }, hclog.NewNullLogger())
+	other, err := taskService(cfg, nil, func(string) string { return "" }, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +75,7 @@ func TestTaskServiceMemory(t *testing.T) {
 func TestTaskServiceMemoryHoldsMaxRunning(t *testing.T) {
 	t.Parallel()
 	const maxRunning = 3000 // 4× is over tasks.DefaultMaxTasks
-	store, _, err := taskStore(config.Tasks{MaxRunning: maxRunning}, "r", func(string) string { return "" }, hclog.NewNullLogger())
+	store, _, err := taskStore(config.Tasks{MaxRunning: maxRunning}, "r", nil, func(string) string { return "" }, hclog.NewNullLogger())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +111,7 @@ func TestTaskServiceRedis(t *testing.T) {
 		"env file when the block names none": {env: map[string]string{envRedisPasswordFile: good}},
 	} {
 		cfg := config.Tasks{Redis: &config.Redis{Address: srv.Socket, PasswordFile: c.file, ReplicaTimeout: time.Second}}
-		svc, err := taskService(cfg, func(k string) string { return c.env[k] }, hclog.NewNullLogger())
+		svc, err := taskService(cfg, testStateKey, func(k string) string { return c.env[k] }, hclog.NewNullLogger())
 		if err != nil {
 			t.Fatalf("%s: %v", name, err)
 		}
@@ -113,7 +120,7 @@ func TestTaskServiceRedis(t *testing.T) {
 			owner = svc
 			continue
 		}
-		task, run, err := owner.Create(context.Background(), "echo")
+		task, run, err := owner.Create(context.Background(), testCaller, "echo")
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -146,7 +153,7 @@ func TestTaskServiceRedisRefuses(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			cfg := config.Tasks{Redis: &config.Redis{Address: srv.Socket, PasswordFile: c.file}}
-			svc, err := taskService(cfg, func(k string) string { return c.env[k] }, hclog.NewNullLogger())
+			svc, err := taskService(cfg, testStateKey, func(k string) string { return c.env[k] }, hclog.NewNullLogger())
 			if err == nil {
 				svc.Close()
 				t.Fatal("taskService succeeded")

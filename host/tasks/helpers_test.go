@@ -51,7 +51,7 @@ var backends = []backend{
 // test ends.
 func openRedis(t *testing.T, address, replica string) tasks.Store {
 	t.Helper()
-	s, err := redistore.New(redistore.Options{Address: address, Replica: replica, ReplicaTimeout: replicaTimeout})
+	s, err := redistore.New(redistore.Options{Address: address, Replica: replica, ReplicaTimeout: replicaTimeout, Secret: testSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,3 +110,10 @@ func isNotFound(t *testing.T, what string, err error) {
 		t.Errorf("%s = %v, want ErrNotFound", what, err)
 	}
 }
+
+// tester is the caller of the tasks these tests create.
+var tester = tasks.Caller{Key: "tester"}
+
+// testSecret is the replicas' shared secret of the redis stores: it seals
+// their records.
+var testSecret = []byte("0123456789abcdef0123456789abcdef")

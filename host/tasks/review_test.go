@@ -35,7 +35,7 @@ func TestOutcomeWriteFails(t *testing.T) {
 	svc := tasks.New(tasks.Options{Store: store})
 	defer svc.Close()
 	ctx := context.Background()
-	task, run, err := svc.Create(ctx, "tool")
+	task, run, err := svc.Create(ctx, tester, "tool")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -74,7 +74,7 @@ func TestMaxRunning(t *testing.T) {
 		a, bb := services(t, b, tasks.Options{MaxRunning: 1})
 		ctx := context.Background()
 		task, run := create(t, a)
-		if _, _, err := a.Create(ctx, "echo"); !errors.Is(err, tasks.ErrTooMany) {
+		if _, _, err := a.Create(ctx, tester, "echo"); !errors.Is(err, tasks.ErrTooMany) {
 			t.Errorf("Create beyond MaxRunning = %v, want ErrTooMany", err)
 		}
 		create(t, bb) // the bound is each replica's
@@ -118,7 +118,7 @@ func TestServiceClose(t *testing.T) {
 		if got := get(t, bb, done.ID); got.Status != tasks.Completed {
 			t.Errorf("a completed task is %s after its service closed", got.Status)
 		}
-		if _, _, err := a.Create(ctx, "echo"); err == nil {
+		if _, _, err := a.Create(ctx, tester, "echo"); err == nil {
 			t.Error("Create on a closed service succeeded")
 		}
 	})
@@ -257,7 +257,7 @@ func TestProgressNeverStale(t *testing.T) {
 			t.Errorf("a progress write under way when the task asked for input made its message %q", got)
 		}
 
-		if err := a.Update(ctx, task.ID, json.RawMessage(`{"k1":{}}`)); err != nil {
+		if err := a.UpdateAs(ctx, tester, task.ID, json.RawMessage(`{"k1":{}}`)); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := run.WaitInput(ctx); err != nil {
@@ -267,7 +267,7 @@ func TestProgressNeverStale(t *testing.T) {
 		run.Progress("stale 2")
 		closed(t, h.held, "the progress write")
 		round("k2")
-		if err := a.Update(ctx, task.ID, json.RawMessage(`{"k2":{}}`)); err != nil {
+		if err := a.UpdateAs(ctx, tester, task.ID, json.RawMessage(`{"k2":{}}`)); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := run.WaitInput(ctx); err != nil {
@@ -347,7 +347,7 @@ func TestOutcomeRetried(t *testing.T) {
 				t.Fatal("Complete succeeded on a failing store")
 			}
 			run.Close()
-			if _, _, err := svc.Create(ctx, "echo"); !errors.Is(err, tasks.ErrTooMany) {
+			if _, _, err := svc.Create(ctx, tester, "echo"); !errors.Is(err, tasks.ErrTooMany) {
 				t.Fatalf("Create while the only slot's outcome is pending = %v, want ErrTooMany", err)
 			}
 			if got := mustGet(t, store, task.ID); got.Status != tasks.Working {
@@ -355,7 +355,7 @@ func TestOutcomeRetried(t *testing.T) {
 			}
 			c.then(t, store, task.ID)
 			eventually(t, "the slot is free again", func() bool {
-				_, run, err := svc.Create(ctx, "echo")
+				_, run, err := svc.Create(ctx, tester, "echo")
 				if err == nil {
 					t.Cleanup(run.Close)
 				}
@@ -498,7 +498,7 @@ func TestRedisTroubleFailsNoTask(t *testing.T) {
 			t.Cleanup(func() { raw.Close() })
 			var svcs [2]*tasks.Service
 			for i, r := range []string{"a", "b"} {
-				store, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: r, ReplicaTimeout: timeout})
+				store, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: r, ReplicaTimeout: timeout, Secret: testSecret})
 				if err != nil {
 					t.Fatal(err)
 				}

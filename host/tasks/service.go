@@ -118,14 +118,18 @@ func New(opts Options) *Service {
 // Replica is this replica's name.
 func (s *Service) Replica() string { return s.replica }
 
-// Create creates a task, run by this replica, for a call of the exposed
-// tool toolName, and returns it with the Run that drives it. ErrTooMany
-// when MaxRunning tasks run already (or the store has no room). The task
-// is durable when Create returns. Its ID is 128 random bits and more.
-func (s *Service) Create(ctx context.Context, toolName string) (*Task, *Run, error) {
+// Create creates a task, run by this replica, for who's call of the
+// exposed tool toolName, and returns it with the Run that drives it.
+// ErrTooMany when MaxRunning tasks run already (or the store has no room).
+// The task is durable when Create returns. Its ID is 128 random bits and
+// more; only who may ask about it (the *As methods).
+func (s *Service) Create(ctx context.Context, who Caller, toolName string) (*Task, *Run, error) {
+	if who.Key == "" {
+		return nil, nil, errors.New("a task needs its caller's key")
+	}
 	at := now()
 	t := &Task{ID: rand.Text(), Status: Working, Created: at, Updated: at, TTL: s.ttl, PollInterval: s.poll,
-		Owner: s.replica, Tool: toolName}
+		Owner: s.replica, Tool: toolName, Caller: who.Key}
 	r := &Run{s: s, id: t.ID, expires: t.Created.Add(t.TTL), interval: s.poll / 2, cancelled: make(chan struct{}), wake: make(chan struct{}, 1)}
 	s.mu.Lock()
 	switch {
@@ -145,13 +149,42 @@ func (s *Service) Create(ctx context.Context, toolName string) (*Task, *Run, err
 	return t, r, nil
 }
 
-// Get returns the task (tasks/get). A task not yet terminal whose owner no
-// longer beats is failed first (-32603, naming the replica). ErrNotFound
-// for an unknown or expired ID.
+// GetAs returns the task for who (tasks/get): ErrNotFound, as for an
+// unknown or expired ID, when it is not who's task (Caller.owns). A task
+// not yet terminal whose owner no longer beats is failed first (-32603,
+// naming the replica).
+func (s *Service) GetAs(ctx context.Context, who Caller, id string) (*Task, error) {
+	t, err := s.store.Get(ctx, id)
+	if err != nil {
+		return nil, err
+	}
+	if !who.owns(t) {
+		return nil, notFound(id)
+	}
+	return s.settle(ctx, id, t)
+}
+
+// Get returns the task as the host sees it, whoever created it, failed
+// first as GetAs does when its owner no longer beats. It is the host's
+// own view (tests, tools of the operator): a client's request goes
+// through GetAs.
 func (s *Service) Get(ctx context.Context, id string) (*Task, error) {
 	t, err := s.store.Get(ctx, id)
-	if err != nil || t.Status.Terminal() || t.Owner == s.replica {
-		return t, err
+	if err != nil {
+		return nil, err
+	}
+	return s.settle(ctx, id, t)
+}
+
+// notFound is the error of a task who may not see: the one of a task
+// nobody knows.
+func notFound(id string) error { return fmt.Errorf("%w: %s", ErrNotFound, id) }
+
+// settle returns t, failed first when it is not terminal and its owner no
+// longer beats.
+func (s *Service) settle(ctx context.Context, id string, t *Task) (*Task, error) {
+	if t.Status.Terminal() || t.Owner == s.replica {
+		return t, nil
 	}
 	alive, err := s.store.Alive(ctx, t.Owner)
 	if err != nil {
@@ -172,25 +205,50 @@ func (s *Service) Get(ctx context.Context, id string) (*Task, error) {
 	return failed, err
 }
 
-// Update delivers the client's responses (tasks/update's inputResponses, a
+// UpdateAs delivers the client's responses (tasks/update's inputResponses, a
 // JSON object key → result) to the task: responses to keys it has not
 // asked, or asked and got already, are ignored; the answered keys leave
 // InputRequests; once none is left the task is working again and its
 // owner resumes it. A task that is not input_required ignores them.
-// ErrNotFound for an unknown ID; an error when responses is not a JSON
-// object; one wrapping ErrTooLarge, naming the size and the bound, when
-// the task's answers would pass MaxResultBytes (the task is left as it
-// was).
-func (s *Service) Update(ctx context.Context, id string, responses json.RawMessage) error {
+// ErrNotFound for an unknown ID, or a task that is not who's; an error
+// when responses is not a JSON object; one wrapping ErrTooLarge, naming
+// the size and the bound, when the task's answers would pass
+// MaxResultBytes (the task is left as it was).
+func (s *Service) UpdateAs(ctx context.Context, who Caller, id string, responses json.RawMessage) error {
 	got, ok := members(responses)
 	if !ok || responses == nil {
 		return errors.New("inputResponses must be a JSON object")
 	}
-	_, err := s.store.Update(ctx, id, func(t *Task) error { return answer(t, got, s.maxResult) })
+	if err := s.mayChange(ctx, who, id); err != nil {
+		return err
+	}
+	_, err := s.store.Update(ctx, id, func(t *Task) error {
+		if !who.owns(t) {
+			return notFound(id)
+		}
+		return answer(t, got, s.maxResult)
+	})
 	if errors.Is(err, errUnchanged) || errors.Is(err, ErrTerminal) {
 		return nil
 	}
 	return err
+}
+
+// mayChange reads the task before who changes it: ErrNotFound when it is
+// not who's. A store refuses to change a terminal task before the change
+// sees the record (ErrTerminal, which tasks/update and tasks/cancel
+// acknowledge): without this look, that answer would tell anyone that a
+// finished task exists. The change checks again (the record may have
+// been replaced meanwhile).
+func (s *Service) mayChange(ctx context.Context, who Caller, id string) error {
+	t, err := s.store.Get(ctx, id)
+	switch {
+	case err != nil:
+		return err
+	case !who.owns(t):
+		return notFound(id)
+	}
+	return nil
 }
 
 // answer moves the responses to keys t waits for from t's InputRequests
@@ -236,11 +294,18 @@ func answer(t *Task, responses []member, bound int) error {
 	return nil
 }
 
-// Cancel cancels the task (tasks/cancel): it is cancelled at once and its
-// owner stops the call. A terminal task is left as it is (nil error).
-// ErrNotFound for an unknown ID.
-func (s *Service) Cancel(ctx context.Context, id string) error {
+// CancelAs cancels the task for who (tasks/cancel): it is cancelled at
+// once and its owner stops the call. A terminal task is left as it is
+// (nil error). ErrNotFound for an unknown ID, or a task that is not
+// who's.
+func (s *Service) CancelAs(ctx context.Context, who Caller, id string) error {
+	if err := s.mayChange(ctx, who, id); err != nil {
+		return err
+	}
 	_, err := s.store.Update(ctx, id, func(t *Task) error {
+		if !who.owns(t) {
+			return notFound(id)
+		}
 		end(t, Cancelled, "cancelled by the client")
 		return nil
 	})
@@ -261,9 +326,23 @@ func (s *Service) Cancel(ctx context.Context, id string) error {
 // client sees of it changed, terminal state included, after which its ID
 // is dropped (as is an expired one's). A watched task whose owner stopped
 // is failed (as Get does) and delivered so. Calls of changed do not
-// overlap; one under way may finish after stop returns.
+// overlap; one under way may finish after stop returns. It is the host's
+// own view, whoever created the tasks: a client's listen goes through
+// WatchAs.
 func (s *Service) Watch(ids []string, changed func(*Task)) (stop func()) {
-	w := &watch{s: s, changed: changed, ids: map[string]bool{}, seen: map[string]uint64{}, quit: make(chan struct{})}
+	return s.watch(nil, ids, changed)
+}
+
+// WatchAs is Watch for who (a listen's taskIds): a task that is not who's
+// (Caller.owns, asked again on every delivery) is dropped as an unknown
+// one is, never delivered.
+func (s *Service) WatchAs(who Caller, ids []string, changed func(*Task)) (stop func()) {
+	return s.watch(&who, ids, changed)
+}
+
+// watch is Watch for who; nil who watches as the host.
+func (s *Service) watch(who *Caller, ids []string, changed func(*Task)) (stop func()) {
+	w := &watch{s: s, who: who, changed: changed, ids: map[string]bool{}, seen: map[string]uint64{}, quit: make(chan struct{})}
 	for _, id := range ids {
 		w.ids[id] = true
 	}
@@ -386,6 +465,7 @@ func (s *Service) pollRuns() {
 // watch is one Service.Watch.
 type watch struct {
 	s       *Service
+	who     *Caller // nil: the host, who sees every task
 	changed func(*Task)
 	quit    chan struct{}
 
@@ -411,7 +491,7 @@ func (w *watch) deliver(id string) {
 	defer w.delivering.Unlock()
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
-	t, err := w.s.Get(ctx, id)
+	t, err := w.get(ctx, id)
 	select {
 	case <-w.quit:
 		return
@@ -435,6 +515,14 @@ func (w *watch) deliver(id string) {
 	w.changed(t)
 }
 
+// get reads the task as the watch's caller may.
+func (w *watch) get(ctx context.Context, id string) (*Task, error) {
+	if w.who == nil {
+		return w.s.Get(ctx, id)
+	}
+	return w.s.GetAs(ctx, *w.who, id)
+}
+
 func (w *watch) drop(id string) {
 	w.mu.Lock()
 	delete(w.ids, id)
@@ -448,7 +536,11 @@ func (w *watch) start(ids []string) {
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)
 	defer cancel()
 	for _, id := range ids {
-		if t, err := w.s.store.Get(ctx, id); err == nil {
+		t, err := w.s.store.Get(ctx, id)
+		switch {
+		case err == nil && w.who != nil && !w.who.owns(t):
+			w.drop(id) // another's: as if unknown
+		case err == nil:
 			w.seen[id] = fingerprint(t)
 		}
 	}

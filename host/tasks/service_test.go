@@ -36,7 +36,7 @@ func services(t *testing.T, b backend, opts tasks.Options) (a, bb *tasks.Service
 // create creates a task on s, closing its Run when the test ends.
 func create(t *testing.T, s *tasks.Service) (*tasks.Task, *tasks.Run) {
 	t.Helper()
-	task, run, err := s.Create(context.Background(), "echo")
+	task, run, err := s.Create(context.Background(), tester, "echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,14 +108,14 @@ func TestServiceCancelAcrossReplicas(t *testing.T) {
 		a, bb := services(t, b, tasks.Options{})
 		ctx := context.Background()
 		task, run := create(t, a)
-		if err := bb.Cancel(ctx, task.ID); err != nil {
+		if err := bb.CancelAs(ctx, tester, task.ID); err != nil {
 			t.Fatal(err)
 		}
 		if got := get(t, bb, task.ID); got.Status != tasks.Cancelled || got.StatusMessage != "cancelled by the client" {
 			t.Errorf("after Cancel: %s %q, want cancelled by the client", got.Status, got.StatusMessage)
 		}
 		closed(t, run.Cancelled(), "the owner's Cancelled")
-		if err := bb.Cancel(ctx, task.ID); err != nil {
+		if err := bb.CancelAs(ctx, tester, task.ID); err != nil {
 			t.Errorf("Cancel of a cancelled task = %v, want nil", err)
 		}
 		if err := run.Complete(ctx, json.RawMessage(`{"content":[]}`)); err != nil {
@@ -124,7 +124,7 @@ func TestServiceCancelAcrossReplicas(t *testing.T) {
 		if got := get(t, a, task.ID); got.Status != tasks.Cancelled || got.Result != nil {
 			t.Errorf("after Complete of a cancelled task: %s, result %s; want cancelled, none", got.Status, got.Result)
 		}
-		isNotFound(t, "Cancel of an unknown task", bb.Cancel(ctx, "unknown"))
+		isNotFound(t, "Cancel of an unknown task", bb.CancelAs(ctx, tester, "unknown"))
 	})
 }
 
@@ -158,17 +158,17 @@ func TestServiceInputAcrossReplicas(t *testing.T) {
 			waited <- input{answers, state, err}
 		}()
 
-		if err := bb.Update(ctx, task.ID, json.RawMessage(`{"name":{"action":"accept"},"never-asked":{}}`)); err != nil {
+		if err := bb.UpdateAs(ctx, tester, task.ID, json.RawMessage(`{"name":{"action":"accept"},"never-asked":{}}`)); err != nil {
 			t.Fatal(err)
 		}
 		got = get(t, bb, task.ID)
 		if got.Status != tasks.InputRequired || string(got.InputRequests) != `{"poem":{"method":"sampling/createMessage","params":{}}}` {
 			t.Fatalf("after answering one of two: %s %s, want input_required with poem only", got.Status, got.InputRequests)
 		}
-		if err := bb.Update(ctx, task.ID, json.RawMessage(`{"name":{"action":"decline"}}`)); err != nil {
+		if err := bb.UpdateAs(ctx, tester, task.ID, json.RawMessage(`{"name":{"action":"decline"}}`)); err != nil {
 			t.Fatal(err)
 		}
-		if err := bb.Update(ctx, task.ID, json.RawMessage(`{"poem":{"role":"assistant"}}`)); err != nil {
+		if err := bb.UpdateAs(ctx, tester, task.ID, json.RawMessage(`{"poem":{"role":"assistant"}}`)); err != nil {
 			t.Fatal(err)
 		}
 		var in input
@@ -197,22 +197,22 @@ func TestServiceUpdateIgnores(t *testing.T) {
 		ctx := context.Background()
 		task, run := create(t, a)
 		before := get(t, bb, task.ID)
-		if err := bb.Update(ctx, task.ID, json.RawMessage(`{"x":{}}`)); err != nil {
+		if err := bb.UpdateAs(ctx, tester, task.ID, json.RawMessage(`{"x":{}}`)); err != nil {
 			t.Errorf("Update of a working task = %v, want nil", err)
 		}
 		if diff := cmp.Diff(before, get(t, bb, task.ID)); diff != "" {
 			t.Errorf("Update changed a working task (-before +after):\n%s", diff)
 		}
 		for _, bad := range []string{`[]`, `"x"`, `{`, ``} {
-			if err := bb.Update(ctx, task.ID, json.RawMessage(bad)); err == nil {
+			if err := bb.UpdateAs(ctx, tester, task.ID, json.RawMessage(bad)); err == nil {
 				t.Errorf("Update with responses %q succeeded", bad)
 			}
 		}
-		isNotFound(t, "Update of an unknown task", bb.Update(ctx, "unknown", json.RawMessage(`{}`)))
+		isNotFound(t, "Update of an unknown task", bb.UpdateAs(ctx, tester, "unknown", json.RawMessage(`{}`)))
 		if err := run.Fail(ctx, -32000, "boom"); err != nil {
 			t.Fatal(err)
 		}
-		if err := bb.Update(ctx, task.ID, json.RawMessage(`{"x":{}}`)); err != nil {
+		if err := bb.UpdateAs(ctx, tester, task.ID, json.RawMessage(`{"x":{}}`)); err != nil {
 			t.Errorf("Update of a failed task = %v, want nil", err)
 		}
 	})
@@ -230,7 +230,7 @@ func TestNeedInputKeysUnique(t *testing.T) {
 		if err := run.NeedInput(ctx, ask, ""); err != nil {
 			t.Fatal(err)
 		}
-		if err := a.Update(ctx, task.ID, json.RawMessage(`{"k":{"action":"accept"}}`)); err != nil {
+		if err := a.UpdateAs(ctx, tester, task.ID, json.RawMessage(`{"k":{"action":"accept"}}`)); err != nil {
 			t.Fatal(err)
 		}
 		if _, _, err := run.WaitInput(ctx); err != nil {
@@ -273,7 +273,7 @@ func TestWaitInputEnds(t *testing.T) {
 			_, _, err := run.WaitInput(context.Background())
 			waited <- err
 		}()
-		if err := bb.Cancel(context.Background(), task.ID); err != nil {
+		if err := bb.CancelAs(context.Background(), tester, task.ID); err != nil {
 			t.Fatal(err)
 		}
 		select {
@@ -302,11 +302,11 @@ func TestServiceUpdateBound(t *testing.T) {
 		answer := func(key string) json.RawMessage {
 			return json.RawMessage(`{"` + key + `":{"action":"accept","content":{"text":"` + strings.Repeat("x", 500) + `"}}}`)
 		}
-		if err := bb.Update(ctx, task.ID, answer("a")); err != nil {
+		if err := bb.UpdateAs(ctx, tester, task.ID, answer("a")); err != nil {
 			t.Fatal(err)
 		}
 		before := get(t, bb, task.ID)
-		err := bb.Update(ctx, task.ID, answer("b"))
+		err := bb.UpdateAs(ctx, tester, task.ID, answer("b"))
 		size := strconv.Itoa(2*len(answer("a")) - 1) // {"a":…,"b":…}
 		if !errors.Is(err, tasks.ErrTooLarge) || !strings.Contains(err.Error(), size+" bytes") || !strings.Contains(err.Error(), "bound of 1024") {
 			t.Errorf("Update passing the bound = %v, want ErrTooLarge naming %s bytes and the bound of 1024", err, size)

@@ -330,7 +330,7 @@ func TestOutcomeOverBudget(t *testing.T) {
 	svc := tasks.New(tasks.Options{Store: tasks.NewMemory(tasks.MemoryOptions{MaxBytes: 100})})
 	defer svc.Close()
 	ctx := context.Background()
-	task, run, err := svc.Create(ctx, "echo")
+	task, run, err := svc.Create(ctx, tester, "echo")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -85,6 +85,9 @@ type Task struct {
 	Owner string `json:"owner"`
 	// Tool is the exposed name of the tool called.
 	Tool string `json:"tool"`
+	// Caller is the key of the caller that created the task (Caller.Key):
+	// the only one that may see, answer, cancel or watch it.
+	Caller string `json:"caller"`
 }
 
 // AppendWire appends the task as MCP shows it: the members of a Task,
@@ -101,7 +104,7 @@ type Task struct {
 // "ttlMs" and "pollIntervalMs" (whole milliseconds, the latter at least
 // 1); detailed adds "inputRequests" to an input_required task, "result"
 // to a completed one and "error" to a failed one. The record's own members
-// (answers, state, asked keys, owner, tool) never show.
+// (answers, state, asked keys, owner, tool, caller) never show.
 func (t *Task) AppendWire(b []byte, detailed bool) []byte {
 	b = append(b, `"taskId":`...)
 	b = jsonrpc.AppendString(b, t.ID)

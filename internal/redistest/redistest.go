@@ -6,7 +6,7 @@
 // race for), keeps nothing on disk, and is killed when the test ends:
 //
 //	srv := redistest.Start(t)
-//	store, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: "a"})
+//	store, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: "a", Secret: key})
 //
 // redis-server must be installed (Debian: apt-get install redis-server;
 // .ci/run installs it): without it the test fails, saying so.

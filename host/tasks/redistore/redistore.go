@@ -4,7 +4,7 @@
 //
 // The keys, under Options.KeyPrefix ("plughost:" by default):
 //
-//	plughost:task:<id>        the task's record (JSON), expiring at its Created+TTL
+//	plughost:task:<id>        the task's record (JSON, sealed: seal.go), expiring at its Created+TTL
 //	plughost:replica:<name>   a replica's heartbeat, "1", expiring ReplicaTimeout after its last
 //	                          beat; "stopped" for ReplicaTimeout once its store closed
 //	plughost:tasks            the channel announcing the ID of each task created or updated
@@ -91,6 +91,13 @@ type Options struct {
 	// Replica is the replica this store beats for; "" for none (a store
 	// that only reads).
 	Replica string
+	// Secret is the secret every replica shares (serve gives the state
+	// key): each record is sealed with a MAC under a key derived from it
+	// (seal.go). Required, at least MinSecret bytes.
+	Secret []byte
+	// Logger logs the records refused for failing their MAC; nil logs
+	// nothing.
+	Logger hclog.Logger
 }
 
 // Store is a tasks.Store on Redis.
@@ -101,6 +108,8 @@ type Store struct {
 	channel string
 	timeout time.Duration
 	replica string
+	key     []byte // the MAC key of the records (seal.go)
+	log     hclog.Logger
 	hub     fanout.Hub
 	quit    chan struct{} // closed by Close: the heartbeat and the feed stop
 	done    sync.WaitGroup
@@ -119,8 +128,16 @@ var _ tasks.Store = (*Store)(nil)
 
 // New connects to the server, subscribes to the channel and beats once for
 // opts.Replica; an error naming the address when the server does not
-// answer within a few seconds.
+// answer within a few seconds, one naming the secret's length when it is
+// too short.
 func New(opts Options) (*Store, error) {
+	key, err := recordKey(opts.Secret)
+	if err != nil {
+		return nil, err
+	}
+	if opts.Logger == nil {
+		opts.Logger = hclog.NewNullLogger()
+	}
 	if opts.KeyPrefix == "" {
 		opts.KeyPrefix = DefaultKeyPrefix
 	}
@@ -132,7 +149,7 @@ func New(opts Options) (*Store, error) {
 		network = "unix"
 	}
 	s := &Store{prefix: opts.KeyPrefix, channel: opts.KeyPrefix + "tasks", timeout: opts.ReplicaTimeout,
-		replica: opts.Replica, quit: make(chan struct{}), missing: map[string]time.Time{}}
+		replica: opts.Replica, key: key, log: opts.Logger, quit: make(chan struct{}), missing: map[string]time.Time{}}
 	ro := &redis.Options{Network: network, Addr: opts.Address, Username: opts.Username, Password: opts.Password,
 		DB: opts.DB, DialTimeout: connectTimeout, DisableIdentity: true,
 		// The contexts bound every exchange: a beat on a server that
@@ -179,7 +196,7 @@ func (s *Store) Create(ctx context.Context, t *tasks.Task) error {
 	}
 	var set *redis.StatusCmd
 	_, err = s.client.TxPipelined(ctx, func(p redis.Pipeliner) error {
-		set = p.SetArgs(ctx, s.taskKey(t.ID), data, redis.SetArgs{Mode: "NX", ExpireAt: t.Created.Add(t.TTL)})
+		set = p.SetArgs(ctx, s.taskKey(t.ID), s.seal(t.ID, data), redis.SetArgs{Mode: "NX", ExpireAt: t.Created.Add(t.TTL)})
 		p.Publish(ctx, s.channel, t.ID)
 		return nil
 	})
@@ -198,7 +215,7 @@ func (s *Store) Get(ctx context.Context, id string) (*tasks.Task, error) {
 	if err != nil {
 		return nil, s.readErr(id, err)
 	}
-	return decode(id, data)
+	return s.decode(id, data)
 }
 
 // Update changes the task in an optimistic transaction, retried when
@@ -212,7 +229,7 @@ func (s *Store) Update(ctx context.Context, id string, change func(*tasks.Task) 
 		if err != nil {
 			return s.readErr(id, err)
 		}
-		t, err := decode(id, data)
+		t, err := s.decode(id, data)
 		if err != nil {
 			return err
 		}
@@ -230,7 +247,7 @@ func (s *Store) Update(ctx context.Context, id string, change func(*tasks.Task) 
 		_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 			// XX: a record that expired meanwhile is not made again (KEEPTTL
 			// would make it immortal).
-			set = p.SetArgs(ctx, key, data, redis.SetArgs{Mode: "XX", KeepTTL: true})
+			set = p.SetArgs(ctx, key, s.seal(id, data), redis.SetArgs{Mode: "XX", KeepTTL: true})
 			p.Publish(ctx, s.channel, id)
 			return nil
 		})
@@ -259,10 +276,21 @@ func (s *Store) readErr(id string, err error) error {
 	return fmt.Errorf("redis: reading task %s: %w", id, err)
 }
 
-func decode(id string, data []byte) (*tasks.Task, error) {
+// decode opens the sealed value of task id and decodes its record. A
+// value that fails its MAC is refused as no record (ErrNotFound), logged:
+// nobody is served what the replicas did not write.
+func (s *Store) decode(id string, value []byte) (*tasks.Task, error) {
+	data, err := s.open(id, value)
+	if err != nil {
+		s.log.Error("refused a task record in redis", "task", id, "key", s.taskKey(id), "why", err)
+		return nil, fmt.Errorf("%w: %s: %w", tasks.ErrNotFound, id, err)
+	}
 	var t tasks.Task
 	if err := json.Unmarshal(data, &t); err != nil {
 		return nil, fmt.Errorf("redis: task %s: a broken record: %w", id, err)
+	}
+	if t.ID != id {
+		return nil, fmt.Errorf("redis: task %s: its record names task %q", id, t.ID)
 	}
 	return &t, nil
 }

@@ -21,7 +21,7 @@ func TestNewUnreachable(t *testing.T) {
 	for _, addr := range []string{"/nonexistent/redis.sock", "127.0.0.1:1"} {
 		t.Run(addr, func(t *testing.T) {
 			t.Parallel()
-			s, err := redistore.New(redistore.Options{Address: addr, Replica: "a"})
+			s, err := redistore.New(redistore.Options{Address: addr, Replica: "a", Secret: testSecret})
 			if err == nil {
 				s.Close()
 				t.Fatalf("New(%s) succeeded", addr)
@@ -48,7 +48,7 @@ func TestKeyLayout(t *testing.T) {
 	if _, err := sub.Receive(ctx); err != nil {
 		t.Fatal(err)
 	}
-	s, err := redistore.New(redistore.Options{Address: srv.Socket, KeyPrefix: "custom:", Replica: "r1", ReplicaTimeout: 3 * time.Second})
+	s, err := redistore.New(redistore.Options{Address: srv.Socket, KeyPrefix: "custom:", Replica: "r1", ReplicaTimeout: 3 * time.Second, Secret: testSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestKeyLayout(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rec tasks.Task
-	if data, err := raw.Get(ctx, "custom:task:T1").Bytes(); err != nil || json.Unmarshal(data, &rec) != nil || rec.StatusMessage != "hi" {
+	if data, err := raw.Get(ctx, "custom:task:T1").Bytes(); err != nil || json.Unmarshal(recordOf(data), &rec) != nil || rec.StatusMessage != "hi" {
 		t.Errorf("custom:task:T1 = %+v, %v; want the updated record", rec, err)
 	}
 	if at, err := raw.PExpireTime(ctx, "custom:task:T1").Result(); err != nil || at != time.Duration(created.Add(time.Hour).UnixMilli())*time.Millisecond {
@@ -100,7 +100,7 @@ func TestKeyLayout(t *testing.T) {
 func TestDefaultPrefix(t *testing.T) {
 	t.Parallel()
 	srv := redistest.Start(t)
-	s, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: "r1"})
+	s, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: "r1", Secret: testSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -122,7 +122,7 @@ func TestAliveNeedsTwoLooks(t *testing.T) {
 	ctx := context.Background()
 	raw := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket})
 	defer raw.Close()
-	s, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: "peer", ReplicaTimeout: timeout})
+	s, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: "peer", ReplicaTimeout: timeout, Secret: testSecret})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -225,7 +225,7 @@ func TestBeatOnReconnect(t *testing.T) {
 	raw := redis.NewClient(&redis.Options{Network: "unix", Addr: srv.Socket})
 	defer raw.Close()
 	// Beats every 15 s: within the test, only a reconnection beats.
-	s, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: "r1", ReplicaTimeout: time.Minute})
+	s, err := redistore.New(redistore.Options{Address: srv.Socket, Replica: "r1", ReplicaTimeout: time.Minute, Secret: testSecret})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -169,3 +169,21 @@ func TestTaskServiceRedisRefuses(t *testing.T) {
 		})
 	}
 }
+
+// A redis block without the replicas' shared state key stops the start,
+// saying why: each replica seals the records it writes with that key.
+func TestTaskServiceRedisNeedsStateKey(t *testing.T) {
+	t.Parallel()
+	srv := redistest.Start(t)
+	cfg := config.Tasks{Redis: &config.Redis{Address: srv.Socket}}
+	svc, err := taskService(cfg, nil, func(string) string { return "" }, hclog.NewNullLogger())
+	if err == nil {
+		svc.Close()
+		t.Fatal("taskService succeeded without a state key")
+	}
+	for _, w := range []string{"state key", "state_key_file", envStateKey} {
+		if !strings.Contains(err.Error(), w) {
+			t.Errorf("error %q does not say %q", err, w)
+		}
+	}
+}

@@ -327,7 +327,7 @@ func (o *listenOp) acknowledgement(id []byte) []byte {
 		}
 	}
 	if len(o.p.tasks) > 0 {
-		member("taskIds") // every one named: a task's id is the key to it, so whoever names one may watch it
+		member("taskIds") // every one named: an unknown id is, so another caller's is too (taskowner.go)
 		b = append(b, '[')
 		for i, id := range o.p.tasks {
 			if i > 0 {

@@ -220,7 +220,8 @@ func (c *call) settle(res json.RawMessage, err error) {
 // store failing), the call goes on for the request.
 func (c *call) createTask() {
 	srv, t := c.s.srv, c.task
-	task, run, err := srv.tasks.Create(c.ctx, c.s.taskCaller(), c.tc.Name)
+	who := c.s.taskCaller()
+	task, run, err := srv.tasks.Create(c.ctx, who, c.tc.Name)
 	t.mu.Lock()
 	if err != nil {
 		t.state = taskNever
@@ -253,7 +254,9 @@ func (c *call) createTask() {
 	// stops the answer.
 	cancelled, done := c.leave()
 	if cancelled || t.req.Err() != nil { // nobody learns of the task: it is cancelled
-		_ = srv.tasks.CancelAs(context.WithoutCancel(c.ctx), c.s.taskCaller(), task.ID)
+		// The host's own cancel: the caller's rules, which may have
+		// changed meanwhile, are not asked.
+		_ = srv.tasks.CancelAs(context.WithoutCancel(c.ctx), tasks.Caller{Key: who.Key}, task.ID)
 	} else {
 		bp := jsonrpc.GetBuf()
 		b := jsonrpc.AppendResultHead(*bp, c.id)

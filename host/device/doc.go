@@ -8,7 +8,7 @@
 //
 //	srv, err := device.NewServer(&device.Options{
 //		Publisher: cat,                 // a *catalog.Catalog
-//		Tokens:    []string{"s3cret"},  // devices must AUTH with one of them
+//		Tokens:    []device.Token{{Secret: "s3cret", IDs: []string{"kitchen"}}}, // AUTH with it, as kitchen
 //		Sampler:   sampler,             // answers text tasks; nil: none can
 //	})
 //	ln, err := net.Listen("tcp", "127.0.0.1:9000")

@@ -115,8 +115,8 @@ type Options struct {
 	MaxTokens int
 	// TLSConfig, when not nil, makes Serve speak TLS on its listener with
 	// it, so that tokens and frames never travel in clear. The handshake
-	// is bounded as a device's first frame is (AuthTimeout with Tokens,
-	// else IdleTimeout); a device that speaks plain frames to it gets a
+	// is bounded as a device's first frame is (AuthTimeout, or IdleTimeout
+	// when sooner); a device that speaks plain frames to it gets a
 	// plain STATUS error saying the port speaks TLS. Nil: plain TCP.
 	TLSConfig *tls.Config
 }

@@ -167,6 +167,7 @@ func (c *conn) auth(f Frame) string {
 		}
 		tok := matchToken(c.s.opts.Tokens, secret)
 		if tok == nil {
+			c.log().Info("refusing a device: unknown token")
 			c.statusError(f.Task, f.Seq, "authentication failed: unknown token; closing")
 			return "authentication failed"
 		}

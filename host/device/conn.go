@@ -109,7 +109,14 @@ func (c *conn) serve(ctx context.Context) {
 	}
 	c.tasks.Wait()
 	c.s.release(c, name)
-	c.log().Info("device disconnected", "reason", reason)
+	if c.admitted.Load() {
+		c.log().Info("device disconnected", "reason", reason)
+	} else {
+		// Never admitted: not a device yet, and a flood of such
+		// connections must not flood the log (evictions are summed up
+		// by noteEviction).
+		c.log().Debug("connection closed before it was admitted", "reason", reason)
+	}
 }
 
 // readLoop returns why the connection ends.

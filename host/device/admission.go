@@ -19,7 +19,9 @@ import (
 // oldest of its own address, or over the cap in all the oldest of the
 // address holding the most. A flood of idle connections thus pushes out
 // its own first, and a device that authenticates promptly gets in however
-// many are opened against it. Admitted connections are capped by
+// many idle connections are open: to push it out, a cap's worth of newer
+// connections must arrive while its AUTH is on the way. Admitted
+// connections are capped by
 // Options.MaxConns.
 
 // waitingRoom holds the connections not yet admitted, oldest first. The

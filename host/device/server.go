@@ -105,7 +105,9 @@ type Options struct {
 	// with a STATUS error: the oldest of its own address, or the oldest
 	// of the address with the most waiting. Idle connections thus push
 	// out each other, and a device that authenticates promptly gets in
-	// however many are opened against it. With tokens a waiting
+	// however many idle ones are open: it is evicted only if a cap's
+	// worth of newer connections (from its address, or from the address
+	// with the most) arrive while its AUTH is on the way. With tokens a waiting
 	// connection holds a few KiB (MaxFrameBeforeAuth). Defaults 1024
 	// and 256 (devices behind one NAT, or all on loopback, may connect
 	// in a burst).
@@ -182,6 +184,7 @@ func NewServer(opts *Options) (*Server, error) {
 	if o.MaxFrameBeforeAuth <= 0 {
 		o.MaxFrameBeforeAuth = DefaultMaxFrameBeforeAuth
 	}
+	o.MaxFrameBeforeAuth = min(o.MaxFrameBeforeAuth, o.MaxFrame)
 	if o.AuthTimeout <= 0 {
 		o.AuthTimeout = DefaultAuthTimeout
 	}

@@ -292,6 +292,30 @@ func TestFrameTrickleCut(t *testing.T) {
 	})
 }
 
+// TestFrameDeadlineIsPerFrame: a device that streams frames back to back,
+// so that each read ends inside the next frame, is never cut: each frame
+// has its own deadline, though one frame or another is always arriving.
+func TestFrameDeadlineIsPerFrame(t *testing.T) {
+	t.Parallel()
+	const frameTimeout = 200 * time.Millisecond
+	b := startBridge(t, &Options{FrameTimeout: frameTimeout, IdleTimeout: waitLong})
+	d := dial(t, b.addr)
+	d.register("svc")
+	b.waitTools("svc")
+	const ping = "##START\x05000000000000##PING##END"
+	const pings = 40 // 20 ms apart: 4 frame deadlines in all
+	d.send(ping[:20])
+	for i := range pings {
+		time.Sleep(20 * time.Millisecond) // the pace of a streaming device, not synchronization
+		rest := ping[20:]
+		if i < pings-1 {
+			rest += ping[:20] // the next frame begins in the same write
+		}
+		d.send(rest)
+		d.expect(TypeStatus, "##INFO:PONG")
+	}
+}
+
 // TestWaitingRoom: over the per-address cap the newcomer's own address
 // loses its oldest; over the cap in all, the address with the most.
 func TestWaitingRoom(t *testing.T) {

@@ -160,6 +160,7 @@ func (c *conn) readLoop() string {
 		default:
 			return err.Error()
 		}
+		r.frameSince = time.Time{} // the next frame's time starts afresh
 		if c.log().IsTrace() {
 			c.log().Trace("frame from device", "frame", f.String())
 		}

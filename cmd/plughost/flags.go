@@ -30,6 +30,10 @@ func registerDevices(fs *flag.FlagSet, f *serve.DeviceOptions) {
 	fs.StringVar(&f.TokensFile, "device-tokens", "", "file of device tokens, one per line (# comments); devices must then AUTH with one. Required for a non-loopback --device-listen")
 	fs.DurationVar(&f.CallTimeout, "device-call-timeout", device.DefaultCallTimeout, "how long a tool call waits for a device's result")
 	fs.DurationVar(&f.IdleTimeout, "device-idle-timeout", device.DefaultIdleTimeout, "close a device connection after this long without a frame from it")
+	fs.DurationVar(&f.AuthTimeout, "device-auth-timeout", device.DefaultAuthTimeout, "close a device connection not admitted this long after it opened (with tokens: no AUTH accepted; without: no AUTH, register or TEXT)")
+	fs.DurationVar(&f.FrameTimeout, "device-frame-timeout", device.DefaultFrameTimeout, "close a device connection whose frame has not fully arrived this long after it began")
+	fs.IntVar(&f.MaxWaiting, "device-max-waiting", device.DefaultMaxWaiting, "device connections waiting to authenticate at once; one more evicts the oldest")
+	fs.IntVar(&f.MaxWaitingPerAddress, "device-max-waiting-per-address", device.DefaultMaxWaitingPerAddress, "device connections waiting to authenticate from one address (IPv6: one /64); one more evicts that address's oldest")
 }
 
 func registerHTTP(fs *flag.FlagSet, f *serve.HTTPOptions) {

@@ -34,8 +34,18 @@ type conn struct {
 	serial uint64
 	logp   atomic.Pointer[hclog.Logger] // the first register names the device in it
 	born   time.Time
+	addr   string // addrKey of the remote address
 
-	authed atomic.Bool // AUTH accepted (always true without tokens)
+	authed   atomic.Bool // AUTH accepted (always true without tokens)
+	admitted atomic.Bool // out of the waiting room (see admission.go)
+
+	// Under the server's mutex.
+	waiting bool // in the server's waiting room
+	evicted bool // pushed out of it: may no longer be admitted
+	counted bool // counted among the server's admitted connections
+
+	dlmu       sync.Mutex // orders setting the read deadline against evict
+	evictedWhy string     // why the connection was evicted, once it was
 
 	wmu  sync.Mutex // serializes writes
 	wbuf []byte
@@ -66,6 +76,7 @@ func newConn(s *Server, nc net.Conn, serial uint64) *conn {
 		nc:      nc,
 		serial:  serial,
 		born:    time.Now(),
+		addr:    addrKey(nc.RemoteAddr()),
 		byName:  map[string]*service{},
 		pending: map[string]chan []byte{},
 		texts:   map[string]*bytes.Buffer{},
@@ -79,12 +90,6 @@ func newConn(s *Server, nc net.Conn, serial uint64) *conn {
 
 // log is the connection's logger (safe for concurrent use).
 func (c *conn) log() hclog.Logger { return *c.logp.Load() }
-
-// refuse tells the device why it is not served and hangs up.
-func (c *conn) refuse(msg string) {
-	c.statusError(SystemTask, 0, msg)
-	c.nc.Close()
-}
 
 // serve reads and handles frames until the device goes away, then
 // withdraws its tools and ends its calls and text tasks.
@@ -104,12 +109,25 @@ func (c *conn) serve(ctx context.Context) {
 	}
 	c.tasks.Wait()
 	c.s.release(c, name)
-	c.log().Info("device disconnected", "reason", reason)
+	if c.admitted.Load() {
+		c.log().Info("device disconnected", "reason", reason)
+	} else {
+		// Never admitted: not a device yet, and a flood of such
+		// connections must not flood the log (evictions are summed up
+		// by noteEviction).
+		c.log().Debug("connection closed before it was admitted", "reason", reason)
+	}
 }
 
 // readLoop returns why the connection ends.
 func (c *conn) readLoop() string {
-	dec := NewDecoder(deadlineReader{c}, c.s.opts.MaxFrame)
+	limit := c.s.opts.MaxFrame
+	if len(c.s.opts.Tokens) > 0 {
+		limit = c.s.opts.MaxFrameBeforeAuth
+	}
+	r := &frameReader{c: c}
+	dec := NewDecoder(r, limit)
+	r.dec = dec
 	for {
 		f, err := dec.Next()
 		var ne net.Error
@@ -120,15 +138,19 @@ func (c *conn) readLoop() string {
 			c.statusError(SystemTask, 0, err.Error())
 			continue
 		case errors.Is(err, ErrFrameTooLarge):
-			c.statusError(SystemTask, 0, fmt.Sprintf("frame too large: the limit is %d bytes of payload; closing", c.s.opts.MaxFrame))
+			msg := fmt.Sprintf("frame too large: the limit is %d bytes of payload; closing", limit)
+			if !c.admitted.Load() && limit < c.s.opts.MaxFrame {
+				msg = fmt.Sprintf("frame too large: the limit before AUTH is %d bytes of payload; closing", limit)
+			}
+			c.statusError(SystemTask, 0, msg)
 			return err.Error()
 		case errors.As(err, &ne) && ne.Timeout():
-			if !c.authed.Load() {
-				msg := fmt.Sprintf("no AUTH within %v; closing", c.s.opts.AuthTimeout)
-				c.statusError(SystemTask, 0, msg)
-				return msg
+			c.dlmu.Lock()
+			msg := c.evictedWhy
+			c.dlmu.Unlock()
+			if msg == "" {
+				msg = r.timedOut()
 			}
-			msg := fmt.Sprintf("idle for %v; closing", c.s.opts.IdleTimeout)
 			c.statusError(SystemTask, 0, msg)
 			return msg
 		case errors.Is(err, io.EOF):
@@ -138,11 +160,16 @@ func (c *conn) readLoop() string {
 		default:
 			return err.Error()
 		}
+		r.frameSince = time.Time{} // the next frame's time starts afresh
 		if c.log().IsTrace() {
 			c.log().Trace("frame from device", "frame", f.String())
 		}
 		if reason := c.handle(f); reason != "" {
 			return reason
+		}
+		if limit != c.s.opts.MaxFrame && c.admitted.Load() {
+			limit = c.s.opts.MaxFrame
+			dec.SetMaxPayload(limit)
 		}
 	}
 }
@@ -162,26 +189,17 @@ func (c *conn) refusePlain(nc net.Conn) string {
 	return "the device spoke plain frames to the TLS listener"
 }
 
-// deadlineReader sets the read deadline before every read: the AUTH
-// deadline (counted from the connection's start) until the device has
-// authenticated, the idle timeout after.
-type deadlineReader struct{ c *conn }
-
-func (r deadlineReader) Read(p []byte) (int, error) {
-	c := r.c
-	if c.authed.Load() {
-		c.nc.SetReadDeadline(time.Now().Add(c.s.opts.IdleTimeout))
-	} else {
-		c.nc.SetReadDeadline(c.born.Add(c.s.opts.AuthTimeout))
-	}
-	return c.nc.Read(p)
-}
-
 // handle serves one frame. It returns why the connection must close, or "".
 func (c *conn) handle(f Frame) string {
 	if !c.authed.Load() && f.Type != TypeAuth && f.Type != TypeStatus {
 		c.statusError(f.Task, f.Seq, "not authenticated: send AUTH first")
 		return ""
+	}
+	if len(c.s.opts.Tokens) == 0 && !c.admitted.Load() && admits(f.Type) {
+		if reason := c.s.admit(c); reason != "" {
+			c.statusError(f.Task, f.Seq, reason)
+			return reason
+		}
 	}
 	switch f.Type {
 	case TypeAuth:
@@ -199,41 +217,6 @@ func (c *conn) handle(f Frame) string {
 	default:
 		c.statusError(f.Task, f.Seq, fmt.Sprintf("unknown frame type 0x%02x", byte(f.Type)))
 	}
-	return ""
-}
-
-// auth handles AUTH: TOKEN##voiceid:…##lang:…##format:pcm.
-func (c *conn) auth(f Frame) string {
-	parts := strings.Split(string(f.Payload), "##")
-	token, voice := parts[0], ""
-	for _, p := range parts[1:] {
-		if v, ok := strings.CutPrefix(p, "voiceid:"); ok {
-			voice = v
-		}
-	}
-	if len(c.s.opts.Tokens) > 0 {
-		if c.authed.Load() {
-			c.statusError(f.Task, f.Seq, "already authenticated")
-			return ""
-		}
-		if !c.s.checkToken(token) {
-			c.statusError(f.Task, f.Seq, "authentication failed: unknown token; closing")
-			return "authentication failed"
-		}
-	}
-	c.mu.Lock()
-	registered := c.name != ""
-	if !registered {
-		c.voice = voice
-	}
-	c.mu.Unlock()
-	if registered {
-		c.statusError(f.Task, f.Seq, "AUTH after register: the voice id is ignored")
-		return ""
-	}
-	c.authed.Store(true)
-	c.log().Debug("device authenticated", "voiceid", voice)
-	c.status0(f.Task, f.Seq, "##INFO:AUTH_OK")
 	return ""
 }
 

@@ -57,7 +57,7 @@ func TestUnknownType(t *testing.T) {
 
 func TestAuth(t *testing.T) {
 	t.Parallel()
-	b := startBridge(t, &Options{Tokens: []string{"s3cret", "other"}, AuthTimeout: 300 * time.Millisecond})
+	b := startBridge(t, &Options{Tokens: []Token{{Secret: "s3cret"}, {Secret: "other"}}, AuthTimeout: 300 * time.Millisecond})
 
 	t.Run("nothing but AUTH and STATUS before AUTH", func(t *testing.T) {
 		d := dial(t, b.addr)

@@ -8,7 +8,7 @@
 //
 //	srv, err := device.NewServer(&device.Options{
 //		Publisher: cat,                 // a *catalog.Catalog
-//		Tokens:    []string{"s3cret"},  // devices must AUTH with one of them
+//		Tokens:    []device.Token{{Secret: "s3cret", IDs: []string{"kitchen"}}}, // AUTH with it, as kitchen
 //		Sampler:   sampler,             // answers text tasks; nil: none can
 //	})
 //	ln, err := net.Listen("tcp", "127.0.0.1:9000")
@@ -29,10 +29,15 @@
 // # A connection
 //
 // When Options.Tokens is set, a device must send AUTH
-// ("TOKEN##voiceid:…##lang:…##format:pcm") within Options.AuthTimeout;
-// until then only AUTH and STATUS are served, and a wrong token closes the
-// connection. STATUS "##PING" is answered "##INFO:PONG"; a connection
-// without frames for Options.IdleTimeout is closed. Problems are reported
+// ("TOKEN##voiceid:…##lang:…##format:pcm") within Options.AuthTimeout, in
+// a frame of at most Options.MaxFrameBeforeAuth; until then only AUTH and
+// STATUS are served, and a wrong token, or a voice id the token does not
+// name (Token.IDs), closes the connection. Without tokens a device has as
+// long for its first AUTH, register or TEXT. The connections still
+// waiting are capped per address and in all, a newcomer evicting the
+// oldest (admission.go). STATUS "##PING" is answered "##INFO:PONG"; a
+// connection without frames for Options.IdleTimeout is closed, and so is
+// one whose frame takes longer than Options.FrameTimeout. Problems are reported
 // as STATUS "##ERROR:…" frames: a frame over Options.MaxFrame (then the
 // connection closes), an unknown type, a malformed header, a bad register.
 //

@@ -134,6 +134,7 @@ type Decoder struct {
 	buf        []byte
 	start, end int   // unconsumed bytes are buf[start:end]
 	scanned    int   // for the frame at start: bytes of payload already searched for ##END
+	partial    bool  // buf[start:end] begins with a frame whose end has not arrived
 	err        error // sticky: a read error or ErrFrameTooLarge
 }
 
@@ -148,6 +149,22 @@ func NewDecoder(r io.Reader, maxPayload int) *Decoder {
 	}
 	return &Decoder{r: r, max: maxPayload}
 }
+
+// SetMaxPayload changes the limit for the frames Next has not returned
+// yet (DefaultMaxFrame when n <= 0). The device server reads a device's
+// first frames under a small limit and raises it once the device is
+// admitted.
+func (d *Decoder) SetMaxPayload(n int) {
+	if n <= 0 {
+		n = DefaultMaxFrame
+	}
+	d.max = n
+}
+
+// Partial reports whether the decoder holds the beginning of a frame
+// ("##START" and more) whose "##END" has not arrived: the reader is in the
+// middle of a frame rather than between two.
+func (d *Decoder) Partial() bool { return d.partial }
 
 // Next returns the next frame. Its Payload is a fresh copy.
 //
@@ -195,6 +212,7 @@ func (d *Decoder) inFrame() bool {
 // parse tries to take one frame from the buffer. ok is false when more
 // bytes are needed.
 func (d *Decoder) parse() (f Frame, ok bool, err error) {
+	d.partial = false
 	rest := d.buf[d.start:d.end]
 	i := bytes.Index(rest, []byte(startMarker))
 	if i < 0 {
@@ -210,6 +228,7 @@ func (d *Decoder) parse() (f Frame, ok bool, err error) {
 		rest = rest[i:]
 	}
 	if len(rest) < headerLen {
+		d.partial = true
 		return f, false, nil
 	}
 	h := rest[len(startMarker):]
@@ -219,6 +238,7 @@ func (d *Decoder) parse() (f Frame, ok bool, err error) {
 	bracketed := seq[0] == '['
 	if bracketed {
 		if len(seq) < seqLen+2 {
+			d.partial = true
 			return f, false, nil
 		}
 		if seq[seqLen+1] != ']' {
@@ -249,6 +269,7 @@ func (d *Decoder) parse() (f Frame, ok bool, err error) {
 			d.err = fmt.Errorf("%w: payload longer than %d bytes", ErrFrameTooLarge, d.max)
 			return Frame{}, false, d.err
 		}
+		d.partial = true
 		return Frame{}, false, nil
 	}
 	j += from

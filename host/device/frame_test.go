@@ -223,3 +223,65 @@ func TestAppendFrame(t *testing.T) {
 		})
 	}
 }
+
+// TestDecoderRaisedLimit: the limit set by SetMaxPayload applies to the
+// frames not yet returned, even when their bytes came in the same read as
+// the last one returned under the old limit (an AUTH and the register
+// after it).
+func TestDecoderRaisedLimit(t *testing.T) {
+	t.Parallel()
+	in := "##START\x01000000000000tok##END##START\x06mcp000010000" + strings.Repeat("x", 101) + "##END"
+	d := NewDecoder(strings.NewReader(in), 10)
+	if f, err := d.Next(); err != nil || string(f.Payload) != "tok" {
+		t.Fatalf("first frame %v, %v", f, err)
+	}
+	d.SetMaxPayload(1000)
+	if f, err := d.Next(); err != nil || len(f.Payload) != 101 {
+		t.Fatalf("second frame %v, %v; want its 101 bytes under the raised limit", f, err)
+	}
+}
+
+// TestDecoderPartial: Partial is true while a frame has begun and not
+// ended, false between frames and amid garbage.
+func TestDecoderPartial(t *testing.T) {
+	t.Parallel()
+	pr, pw := io.Pipe()
+	d := NewDecoder(pr, 0)
+	next := make(chan error, 1)
+	go func() {
+		for {
+			if _, err := d.Next(); err != nil {
+				next <- err
+				return
+			}
+			next <- nil
+		}
+	}()
+	// Each write returns once the decoder has read it; the decoder then
+	// parses, finds no frame yet, and blocks on its next read: Partial is
+	// read on the pipe's next write, after that parse.
+	steps := []struct {
+		write   string
+		partial bool
+	}{
+		{"garbage ##ST", false},
+		{"ART\x04task1", true},
+		{"2340000hello", true},
+	}
+	for _, s := range steps {
+		pw.Write([]byte(s.write))
+		pw.Write(nil) // returns after the decoder's next Read began: parse is done
+		if got := d.Partial(); got != s.partial {
+			t.Errorf("after %q: Partial() = %v, want %v", s.write, got, s.partial)
+		}
+	}
+	pw.Write([]byte("##END"))
+	if err := <-next; err != nil {
+		t.Fatal(err)
+	}
+	pw.Write(nil)
+	if d.Partial() {
+		t.Error("Partial() after the frame ended")
+	}
+	pw.Close()
+}

@@ -32,6 +32,16 @@ type bridge struct {
 // checks that Serve returned.
 func startBridge(t *testing.T, opts *Options) *bridge {
 	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return startBridgeOn(t, opts, ln)
+}
+
+// startBridgeOn is startBridge on a listener of the test's.
+func startBridgeOn(t *testing.T, opts *Options, ln net.Listener) *bridge {
+	t.Helper()
 	cat := catalog.New(&catalog.Options{Logger: hclog.NewNullLogger()})
 	t.Cleanup(cat.Close)
 	var o Options
@@ -45,10 +55,6 @@ func startBridge(t *testing.T, opts *Options) *bridge {
 		o.Logger = hclog.New(&hclog.LoggerOptions{Name: "device", Level: hclog.Debug})
 	}
 	srv, err := NewServer(&o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,7 +2,6 @@ package device
 
 import (
 	"context"
-	"crypto/subtle"
 	"crypto/tls"
 	"encoding/json"
 	"errors"
@@ -60,9 +59,9 @@ type Options struct {
 	Logger hclog.Logger
 	// Tokens, when not empty, are the device tokens accepted in AUTH; a
 	// device must then authenticate before anything but AUTH and STATUS is
-	// served. Empty means any device may connect (AUTH is optional, and
-	// its token ignored).
-	Tokens []string
+	// served, with a voice id its token names (Token.IDs). Empty means any
+	// device may connect (AUTH is optional, and its token ignored).
+	Tokens []Token
 	// Sampler answers text tasks through an MCP client's model. Nil means
 	// no client can: a text task is answered with a TEXT saying so.
 	Sampler Sampler
@@ -70,9 +69,20 @@ type Options struct {
 	// frame is answered with a STATUS error and the connection closed.
 	// Default DefaultMaxFrame (1 MiB).
 	MaxFrame int
-	// AuthTimeout is how long a device has to authenticate when Tokens are
-	// configured. Default 5s.
+	// MaxFrameBeforeAuth is the largest payload accepted from a device
+	// before its AUTH, when Tokens are configured: an AUTH is a token and
+	// a voice id, and a device that has proved nothing may make the host
+	// hold no more. Default DefaultMaxFrameBeforeAuth (4 KiB).
+	MaxFrameBeforeAuth int
+	// AuthTimeout is how long a new connection has to be admitted,
+	// counted from its start: with Tokens, until its AUTH is accepted;
+	// without, until its first AUTH, register or TEXT frame. Then it is
+	// closed, however far its frame has come. Default 5s.
 	AuthTimeout time.Duration
+	// FrameTimeout bounds how long one frame may take to arrive once it
+	// has begun: a device trickling a frame is disconnected then.
+	// Default 30s.
+	FrameTimeout time.Duration
 	// IdleTimeout closes a connection on which the device sent nothing for
 	// that long (a device keeps it open with STATUS ##PING). Default 5m.
 	IdleTimeout time.Duration
@@ -85,28 +95,47 @@ type Options struct {
 	// TextTimeout bounds one text task, all sampling rounds and tool calls
 	// included. Default 2m.
 	TextTimeout time.Duration
-	// MaxConns caps the devices connected at once; more are refused with a
-	// STATUS error. Default 1024.
+	// MaxConns caps the devices admitted at once (see AuthTimeout); one
+	// more is refused with a STATUS error when it would be admitted.
+	// Default 1024.
 	MaxConns int
+	// MaxWaiting caps the connections not yet admitted, in all, and
+	// MaxWaitingPerAddress those from one address (one IPv4 address, one
+	// IPv6 /64). A new connection over either cap evicts a waiting one
+	// with a STATUS error: the oldest of its own address, or the oldest
+	// of the address with the most waiting. Idle connections thus push
+	// out each other, and a device that authenticates promptly gets in
+	// however many idle ones are open: it is evicted only if a cap's
+	// worth of newer connections (from its address, or from the address
+	// with the most) arrive while its AUTH is on the way. With tokens a waiting
+	// connection holds a few KiB (MaxFrameBeforeAuth). Defaults 1024
+	// and 256 (devices behind one NAT, or all on loopback, may connect
+	// in a burst).
+	MaxWaiting           int
+	MaxWaitingPerAddress int
 	// MaxTokens is the maxTokens of each sampling request. Default 1024.
 	MaxTokens int
 	// TLSConfig, when not nil, makes Serve speak TLS on its listener with
 	// it, so that tokens and frames never travel in clear. The handshake
-	// is bounded as a device's first frame is (AuthTimeout with Tokens,
-	// else IdleTimeout); a device that speaks plain frames to it gets a
+	// is bounded as a device's first frame is (AuthTimeout, or IdleTimeout
+	// when sooner); a device that speaks plain frames to it gets a
 	// plain STATUS error saying the port speaks TLS. Nil: plain TCP.
 	TLSConfig *tls.Config
 }
 
 // Defaults for Options.
 const (
-	DefaultAuthTimeout  = 5 * time.Second
-	DefaultIdleTimeout  = 5 * time.Minute
-	DefaultCallTimeout  = 30 * time.Second
-	DefaultWriteTimeout = 10 * time.Second
-	DefaultTextTimeout  = 2 * time.Minute
-	DefaultMaxConns     = 1024
-	DefaultMaxTokens    = 1024
+	DefaultMaxFrameBeforeAuth   = 4 << 10
+	DefaultAuthTimeout          = 5 * time.Second
+	DefaultFrameTimeout         = 30 * time.Second
+	DefaultIdleTimeout          = 5 * time.Minute
+	DefaultCallTimeout          = 30 * time.Second
+	DefaultWriteTimeout         = 10 * time.Second
+	DefaultTextTimeout          = 2 * time.Minute
+	DefaultMaxConns             = 1024
+	DefaultMaxWaiting           = 1024
+	DefaultMaxWaitingPerAddress = 256
+	DefaultMaxTokens            = 1024
 )
 
 // Server accepts device connections and publishes each registered device
@@ -115,11 +144,16 @@ type Server struct {
 	opts Options
 	log  hclog.Logger
 
-	mu     sync.Mutex
-	conns  map[*conn]struct{}
-	names  map[string]*conn // provider names in use
-	serial uint64           // connections accepted so far
-	wg     sync.WaitGroup   // connection goroutines
+	mu       sync.Mutex
+	conns    map[*conn]struct{}
+	names    map[string]*conn // provider names in use
+	serial   uint64           // connections accepted so far
+	waiting  waitingRoom      // connections not yet admitted
+	admitted int              // connections admitted, at most MaxConns
+
+	evictions      int            // waiting connections evicted since the last warning
+	evictionWarned time.Time      // when that warning was logged
+	wg             sync.WaitGroup // connection goroutines
 }
 
 // NewServer checks the options and returns a server; start it with Serve.
@@ -132,8 +166,13 @@ func NewServer(opts *Options) (*Server, error) {
 		return nil, errors.New("device: Options.Publisher is required")
 	}
 	for i, t := range o.Tokens {
-		if t == "" {
+		if t.Secret == "" {
 			return nil, fmt.Errorf("device: token %d is empty", i+1)
+		}
+		for _, id := range t.IDs {
+			if err := checkIDPattern(id); err != nil {
+				return nil, fmt.Errorf("device: token %d: ids: %w", i+1, err)
+			}
 		}
 	}
 	if o.Logger == nil {
@@ -142,8 +181,15 @@ func NewServer(opts *Options) (*Server, error) {
 	if o.MaxFrame <= 0 {
 		o.MaxFrame = DefaultMaxFrame
 	}
+	if o.MaxFrameBeforeAuth <= 0 {
+		o.MaxFrameBeforeAuth = DefaultMaxFrameBeforeAuth
+	}
+	o.MaxFrameBeforeAuth = min(o.MaxFrameBeforeAuth, o.MaxFrame)
 	if o.AuthTimeout <= 0 {
 		o.AuthTimeout = DefaultAuthTimeout
+	}
+	if o.FrameTimeout <= 0 {
+		o.FrameTimeout = DefaultFrameTimeout
 	}
 	if o.IdleTimeout <= 0 {
 		o.IdleTimeout = DefaultIdleTimeout
@@ -159,6 +205,12 @@ func NewServer(opts *Options) (*Server, error) {
 	}
 	if o.MaxConns <= 0 {
 		o.MaxConns = DefaultMaxConns
+	}
+	if o.MaxWaiting <= 0 {
+		o.MaxWaiting = DefaultMaxWaiting
+	}
+	if o.MaxWaitingPerAddress <= 0 {
+		o.MaxWaitingPerAddress = DefaultMaxWaitingPerAddress
 	}
 	if o.MaxTokens <= 0 {
 		o.MaxTokens = DefaultMaxTokens
@@ -190,18 +242,14 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 			break
 		}
 		s.mu.Lock()
-		full := len(s.conns) >= s.opts.MaxConns
 		s.serial++
 		c := newConn(s, nc, s.serial)
-		if !full {
-			s.conns[c] = struct{}{}
-			s.wg.Add(1)
-		}
+		s.conns[c] = struct{}{}
+		s.wg.Add(1)
+		evicted := s.waiting.enter(c, s.opts.MaxWaiting, s.opts.MaxWaitingPerAddress)
 		s.mu.Unlock()
-		if full {
-			s.log.Warn("refusing a device: too many connections", "remote", nc.RemoteAddr().String(), "max", s.opts.MaxConns)
-			go c.refuse("too many devices connected")
-			continue
+		if evicted != nil {
+			evicted.conn.evict(evicted.why)
 		}
 		go func() {
 			defer s.wg.Done()
@@ -219,16 +267,6 @@ func (s *Server) Serve(ctx context.Context, ln net.Listener) error {
 		return nil
 	}
 	return err
-}
-
-// checkToken reports whether token is one of the configured tokens, in
-// time that does not depend on which one matched or where they differ.
-func (s *Server) checkToken(token string) bool {
-	ok := 0
-	for _, t := range s.opts.Tokens {
-		ok |= subtle.ConstantTimeCompare([]byte(t), []byte(token))
-	}
-	return ok == 1
 }
 
 // claimName reserves a provider name for c: naming.ForDevice of the voice
@@ -251,12 +289,17 @@ func (s *Server) claimName(c *conn, voice string) string {
 	return name
 }
 
-// release frees c's provider name and forgets the connection.
+// release frees c's provider name, its place among the waiting or the
+// admitted, and forgets the connection.
 func (s *Server) release(c *conn, name string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if name != "" && s.names[name] == c {
 		delete(s.names, name)
+	}
+	s.waiting.leave(c)
+	if c.counted {
+		s.admitted--
 	}
 	delete(s.conns, c)
 }

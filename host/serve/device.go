@@ -1,14 +1,12 @@
 package serve
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net"
 	"os"
-	"strings"
 	"sync/atomic"
 
 	"github.com/plughost/plughost/host/device"
@@ -21,7 +19,7 @@ func (h *Host) startDevices(f *DeviceOptions) error {
 	if f == nil || f.Listen == "" {
 		return nil
 	}
-	var tokens []string
+	var tokens []device.Token
 	if f.TokensFile != "" {
 		var err error
 		if tokens, err = readTokens(f.TokensFile); err != nil {
@@ -31,15 +29,23 @@ func (h *Host) startDevices(f *DeviceOptions) error {
 	if len(tokens) == 0 && !loopback(f.Listen) {
 		return fmt.Errorf("--device-listen %s is reachable from other machines: give --device-tokens FILE so that devices must authenticate", f.Listen)
 	}
+	if anyID := tokensForAnyID(tokens); anyID > 0 {
+		h.log.Warn("device tokens without ids=: a device holding one may register any voice id, and so take another device's name",
+			"tokens", anyID, "file", f.TokensFile)
+	}
 	h.sampler = new(sampler)
 	srv, err := device.NewServer(&device.Options{
-		Publisher:   h.catalog,
-		Logger:      h.log.Named("device"),
-		Sampler:     h.sampler,
-		Tokens:      tokens,
-		CallTimeout: f.CallTimeout,
-		IdleTimeout: f.IdleTimeout,
-		TLSConfig:   h.tlsConfig(),
+		Publisher:            h.catalog,
+		Logger:               h.log.Named("device"),
+		Sampler:              h.sampler,
+		Tokens:               tokens,
+		CallTimeout:          f.CallTimeout,
+		IdleTimeout:          f.IdleTimeout,
+		AuthTimeout:          f.AuthTimeout,
+		FrameTimeout:         f.FrameTimeout,
+		MaxWaiting:           f.MaxWaiting,
+		MaxWaitingPerAddress: f.MaxWaitingPerAddress,
+		TLSConfig:            h.tlsConfig(),
 	})
 	if err != nil {
 		return err
@@ -100,27 +106,32 @@ func (s *sampler) SamplingTools() bool {
 	return srv != nil && srv.SamplingTools()
 }
 
-// readTokens reads one token a line, skipping blank lines and # comments.
-func readTokens(path string) ([]string, error) {
+// readTokens reads the --device-tokens file (device.ParseTokens).
+func readTokens(path string) ([]device.Token, error) {
 	file, err := os.Open(path)
 	if err != nil {
 		return nil, fmt.Errorf("--device-tokens: %w", err)
 	}
 	defer file.Close()
-	var tokens []string
-	sc := bufio.NewScanner(file)
-	for sc.Scan() {
-		if t := strings.TrimSpace(sc.Text()); t != "" && !strings.HasPrefix(t, "#") {
-			tokens = append(tokens, t)
-		}
-	}
-	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("--device-tokens: %w", err)
+	tokens, err := device.ParseTokens(file)
+	if err != nil {
+		return nil, fmt.Errorf("--device-tokens %s: %w", path, err)
 	}
 	if len(tokens) == 0 {
 		return nil, fmt.Errorf("--device-tokens: %s holds no token", path)
 	}
 	return tokens, nil
+}
+
+// tokensForAnyID counts the tokens that name no voice ids.
+func tokensForAnyID(tokens []device.Token) int {
+	n := 0
+	for _, t := range tokens {
+		if len(t.IDs) == 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // loopback reports whether addr (host:port) can only be reached from this

@@ -45,6 +45,13 @@ type DeviceOptions struct {
 	TokensFile  string
 	CallTimeout time.Duration
 	IdleTimeout time.Duration
+	// AuthTimeout, FrameTimeout, MaxWaiting and MaxWaitingPerAddress are
+	// device.Options' (zero for their defaults): what a connection that
+	// has not authenticated may hold, and how long a frame may take.
+	AuthTimeout          time.Duration
+	FrameTimeout         time.Duration
+	MaxWaiting           int
+	MaxWaitingPerAddress int
 }
 
 // ObserveOptions are what operators watch: metrics on a listener of their

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,12 @@ type Options struct {
 	// MaxBodySize limits a POSTed body, in bytes; 0 means
 	// mcp.DefaultMaxMessageSize (4 MiB). A longer body gets 413.
 	MaxBodySize int64
+	// BodyTimeout bounds reading one POSTed body (at /mcp and the legacy
+	// /message), from the moment the handler starts reading it; 0 means
+	// DefaultBodyTimeout (30s). A body not in by then gets 408 and its
+	// connection is closed, however it trickles. Streams (a GET, a POST's
+	// SSE response) have no read deadline once the body is in.
+	BodyTimeout time.Duration
 	// IdleTimeout ends a Streamable HTTP session that has had no request and
 	// no open stream for this long; 0 means 30 minutes. Its id then gets 404.
 	IdleTimeout time.Duration
@@ -277,6 +284,9 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 		h.opts = *opts
 	}
 	o := &h.opts
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	if o.MaxBodySize <= 0 {
 		o.MaxBodySize = mcp.DefaultMaxMessageSize
 	}
@@ -455,19 +465,37 @@ func checkContentType(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // readBody reads a POSTed body up to the limit into a pooled buffer (give
-// it back with putBuf); on failure it has answered (413 over the limit, 400
-// otherwise) and returns nil.
+// it back with putBuf) within Options.BodyTimeout; on failure it has
+// answered (413 over the limit, 408 past the deadline, 400 otherwise) and
+// returns nil.
+//
+// A client that declares a body and then stalls or trickles must not
+// hold the connection (or a buffer of the declared size) for ever: the
+// connection's read deadline is set for the body, and lifted only once
+// the whole body is in (a stream that follows must not be cut by it). On
+// failure it stays: net/http then reads what is left of the body to
+// reuse the connection, and without the deadline a trickle would hold
+// it open past any bound (issue 31, attack 6); with it, that read fails
+// at once and the connection closes.
 func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 	limit := h.opts.MaxBodySize
 	if r.ContentLength > limit {
 		h.tooLarge(w)
 		return nil
 	}
-	// A client that declares a body and then stalls must not hold the
-	// connection (or a buffer of the declared size) for ever.
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	defer rc.SetReadDeadline(time.Time{})
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
+	bp := h.readBodyUnder(w, r, limit)
+	if bp != nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	} else {
+		w.Header().Set("Connection", "close")
+	}
+	return bp
+}
+
+// readBodyUnder is readBody once the deadline is set.
+func (h *httpHandler) readBodyUnder(w http.ResponseWriter, r *http.Request, limit int64) *[]byte {
 	bp := jsonrpc.GetBuf()
 	buf := *bp
 	if n := int(r.ContentLength) + 1; n > cap(buf) { // +1 sees EOF without growing
@@ -488,6 +516,13 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 		if err == io.EOF {
 			return bp
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			jsonrpc.PutBuf(bp)
+			h.opts.Meter.LimitHit(LimitBodyTimeout)
+			httpError(w, http.StatusRequestTimeout, nil, jsonrpc.CodeInvalidRequest, "request timeout: the body did not arrive within "+
+				h.opts.BodyTimeout.String()+" ("+strconv.Itoa(len(buf))+" bytes came); send it at once")
+			return nil
+		}
 		if err != nil {
 			jsonrpc.PutBuf(bp)
 			httpError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "bad request: reading the body: "+err.Error())
@@ -496,8 +531,8 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 	}
 }
 
-// bodyReadTimeout bounds reading one request body.
-const bodyReadTimeout = 30 * time.Second
+// DefaultBodyTimeout is Options.BodyTimeout's default.
+const DefaultBodyTimeout = 30 * time.Second
 
 // jsonWriteTimeout bounds writing one JSON response to a client that does
 // not read it.

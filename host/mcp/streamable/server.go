@@ -119,7 +119,16 @@ type Options struct {
 	// scraper sends the token (authorization.credentials_file). A scraper
 	// that cannot is given a listener of its own (plughost serve
 	// --metrics-listen).
+	//
+	// Metrics name every tool and count every caller's calls, so a caller
+	// with an OAuth token reads them only when MetricsAllowed says so
+	// (403 otherwise); the static token (the operator's, a scraper's) and
+	// a listener without credentials (loopback, where every caller may
+	// call every tool) read them.
 	Metrics http.Handler
+	// MetricsAllowed decides whether an OAuth caller may read Metrics;
+	// nil means none may.
+	MetricsAllowed func(*mcp.Caller) bool
 	// TLSConfig, when not nil, makes Serve speak HTTPS on its listener
 	// with it (HTTP/1.1, as over plain HTTP): a token then never travels
 	// in clear. The handshake is bounded as a request's headers are; a
@@ -414,6 +423,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodGet && r.Method != http.MethodHead {
 			w.Header().Set("Allow", "GET, HEAD")
 			httpError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "method not allowed: use GET")
+			return
+		}
+		if !h.metricsAllowed(r) {
+			httpError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest,
+				"forbidden: no access rule lets this caller read the metrics (item.kind == 'metrics')")
 			return
 		}
 		h.opts.Metrics.ServeHTTP(w, r)

@@ -29,6 +29,7 @@ func (f *HTTPOptions) streamableOptions() *streamable.Options {
 		IdleTimeout:     f.Idle,
 		RateLimit:       f.Rate,
 		MaxBodySize:     f.MaxBody,
+		BodyTimeout:     f.BodyWait,
 		ShutdownTimeout: f.Shutdown,
 		DrainDelay:      f.Drain,
 	}

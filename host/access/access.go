@@ -17,7 +17,8 @@
 //   - caller: subject, client_id, issuer, scopes (a list), claims (the
 //     access token's claims, a map, but for those of the token alone:
 //     jti, iat, exp, nbf, auth_time), local (true on stdio);
-//   - item: kind ("tool", "prompt", "resource", "resource_template"), name,
+//   - item: kind ("tool", "prompt", "resource", "resource_template",
+//     "metrics"), name,
 //     uri, plugin (its provider) and annotations (a map);
 //   - arguments: the call's arguments (a prompt get's for a prompt), a map.
 //
@@ -27,6 +28,15 @@
 //  1. a deny rule that holds refuses;
 //  2. else, when there is any allow rule, one must hold;
 //  3. else the item is allowed.
+//
+// The metrics the MCP listener serves (GET /metrics) are one more item,
+// of kind "metrics" and name "metrics", decided otherwise: only an allow
+// rule that holds lets a caller read them (with no deny rule holding), so
+// that with no rules, or rules about tools alone, no OAuth caller reads
+// them: they name every tool and count every caller's calls. Since any
+// allow rule makes every item need one, write such a rule so that it
+// holds for the other items: allow = "item.kind != 'metrics' || 'ops' in
+// caller.claims.groups". See [Rules.MetricsAllowed].
 //
 // A rule that fails to evaluate (a claim the token lacks, say) counts as
 // holding for a deny rule and as not holding for an allow rule: errors
@@ -362,6 +372,33 @@ func (g *guard) decide(it *itemVars, args map[string]any) (v verdict, why, rule 
 		return unknown, "", ""
 	}
 	return holds, "", ""
+}
+
+// ItemMetrics is the kind (and name) of the item rules see when a caller
+// asks for the MCP listener's metrics.
+const ItemMetrics = "metrics"
+
+// MetricsAllowed reports whether the caller c may read the MCP listener's
+// metrics: an allow rule holds for the item of kind ItemMetrics and no
+// deny rule does (one that fails to evaluate denies). No rules (rs nil)
+// allow no one.
+func (rs *Rules) MetricsAllowed(c *tool.Caller) bool {
+	if rs == nil {
+		return false
+	}
+	g := rs.For(c).(*guard)
+	it := &itemVars{Kind: ItemMetrics, Name: ItemMetrics, Annotations: map[string]any{}}
+	for _, r := range rs.deny {
+		if v, _ := r.eval(g.caller, it, noArguments); v != fails {
+			return false
+		}
+	}
+	for _, r := range rs.allow {
+		if v, _ := r.eval(g.caller, it, noArguments); v == holds {
+			return true
+		}
+	}
+	return false
 }
 
 // who names the caller in a refusal.

@@ -34,6 +34,10 @@ import (
 //	  notification_rate = 100    # progress and log notifications one call sends its client per
 //	                             # second (bursts as many); past it they are dropped and counted
 //	                             # (a WARN line per call, plughost_limit_hits_total); 1 to 100000
+//	  listen_bytes    = "256KiB" # URIs and task ids one subscriptions/listen stream names, together;
+//	                             # more is -32602 naming the limit; 1KiB to 64MiB
+//	  listen_budget   = "16MiB"  # URIs and task ids all open listen streams name together; a stream
+//	                             # past it is -32602 naming the limit; 64KiB to 4GiB
 //	}
 type Limits struct {
 	// Sessions is sessions: streamable.Options.MaxSessions.
@@ -57,11 +61,15 @@ type Limits struct {
 	NotificationRate int
 	// PluginInFlight is plugin_in_flight: manager.Options.MaxInFlight.
 	PluginInFlight int
+	// ListenBytes is listen_bytes: mcp.Options.MaxListenBytes.
+	ListenBytes int64
+	// ListenBudget is listen_budget: mcp.Options.ListenBudget.
+	ListenBudget int64
 }
 
 var limitsSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sessions"}, {Name: "in_flight"},
 	{Name: "replay_bytes"}, {Name: "replay_budget"}, {Name: "result_size"}, {Name: "items"}, {Name: "definition_size"}, {Name: "list_size"},
-	{Name: "notification_rate"}, {Name: "plugin_in_flight"}}}
+	{Name: "notification_rate"}, {Name: "plugin_in_flight"}, {Name: "listen_bytes"}, {Name: "listen_budget"}}}
 
 // decode reads the limits block.
 func (l *Limits) decode(body hcl.Body) error {
@@ -85,6 +93,10 @@ func (l *Limits) decode(body hcl.Body) error {
 			l.ResultSize, err = bytesIn(a, v, 1<<10, 1<<30, "1KiB to 1GiB")
 		case "definition_size":
 			l.DefinitionSize, err = bytesIn(a, v, 1<<10, 16<<20, "1KiB to 16MiB")
+		case "listen_bytes":
+			l.ListenBytes, err = bytesIn(a, v, 1<<10, 64<<20, "1KiB to 64MiB")
+		case "listen_budget":
+			l.ListenBudget, err = bytesIn(a, v, 64<<10, 4<<30, "64KiB to 4GiB")
 		case "list_size":
 			l.ListSize, err = bytesIn(a, v, 1<<10, 1<<30, "1KiB to 1GiB")
 		}

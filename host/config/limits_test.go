@@ -25,9 +25,11 @@ limits {
   list_size       = "4MiB"
   notification_rate = 20
   plugin_in_flight = 32
+  listen_bytes    = "64KiB"
+  listen_budget   = "4MiB"
 }
 `, Limits{Sessions: 200, InFlight: 16, ReplayBytes: 1 << 20, ReplayBudget: 1 << 30, ResultSize: 8 << 20, Items: 500, DefinitionSize: 32 << 10, ListSize: 4 << 20,
-			NotificationRate: 20, PluginInFlight: 32}},
+			NotificationRate: 20, PluginInFlight: 32, ListenBytes: 64 << 10, ListenBudget: 4 << 20}},
 		"lower bounds": {"limits {\n  sessions = 1\n  in_flight = 1\n  items = 1\n  result_size = 1024\n  definition_size = \"1KiB\"\n}\n",
 			Limits{Sessions: 1, InFlight: 1, Items: 1, ResultSize: 1 << 10, DefinitionSize: 1 << 10}},
 		"empty block": {"limits {}\n", Limits{}},

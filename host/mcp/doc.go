@@ -148,7 +148,8 @@
 // result when the server shuts down gracefully over HTTP
 // (Server.EndListeners; a stdio connection simply closes). At most
 // Options.MaxListeners are open server-wide, each naming at most
-// MaxSubscriptions URIs.
+// MaxSubscriptions URIs (counted as sent) of MaxListenBytes together,
+// all of them within ListenBudget.
 //
 // Transports: stdio serves both eras on one connection. Streamable HTTP
 // (host/mcp/streamable) serves a POST without Mcp-Session-Id statelessly

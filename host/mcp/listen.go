@@ -27,23 +27,52 @@ import (
 // simply closes). It holds no MaxInFlight slot, nor a worker of a read
 // loop: over stdio it runs on a goroutine of its own. At most
 // Options.MaxListeners are open in the whole server, and one names at
-// most Options.MaxSubscriptions URIs; beyond either it is refused with
-// -32602 naming the limit.
+// most Options.MaxSubscriptions URIs (and as many task ids), of at most
+// Options.MaxListenBytes bytes together, while the URIs and ids of every
+// open stream stay within Options.ListenBudget; beyond any of them it is
+// refused with -32602 naming the limit.
+//
+// What a client names is bounded by its size: the count is checked on
+// the list as sent, before anything else is done with it, and the
+// duplicates are then dropped with a set, so that a request naming
+// 390,000 URIs costs a count, not 390,000² comparisons.
 
 // DefaultMaxListeners is Options.MaxListeners's default.
 const DefaultMaxListeners = 1000
 
+// DefaultMaxListenBytes is Options.MaxListenBytes's default: 1000 URIs
+// of some 256 bytes each.
+const DefaultMaxListenBytes = 256 << 10
+
+// DefaultListenBudget is Options.ListenBudget's default: 64 streams at
+// DefaultMaxListenBytes, a few tens of MiB held at most with what the
+// catalog and the acknowledgement keep of each URI.
+const DefaultListenBudget = 16 << 20
+
 // listeners are the server's open subscriptions/listen requests.
 type listeners struct {
-	max   int64
-	open  atomic.Int64
-	ended chan struct{} // closed by EndListeners
-	once  sync.Once
+	max    int64
+	open   atomic.Int64
+	budget int64         // the most bytes of URIs and task ids all open streams hold (ListenBudget)
+	held   atomic.Int64  // the bytes of URIs and task ids the open streams hold
+	ended  chan struct{} // closed by EndListeners
+	once   sync.Once
 }
 
-func (l *listeners) init(max int) {
+func (l *listeners) init(max int, budget int64) {
 	l.max = int64(max)
+	l.budget = budget
 	l.ended = make(chan struct{})
+}
+
+// hold counts a stream's n bytes against the budget; false (nothing
+// counted) past it.
+func (l *listeners) hold(n int64) bool {
+	if l.held.Add(n) > l.budget {
+		l.held.Add(-n)
+		return false
+	}
+	return true
 }
 
 // EndListeners ends every subscriptions/listen stream, open or opened
@@ -57,19 +86,21 @@ type listenHandler struct {
 	calls   sessionCalls
 	srv     *Server
 	max     int           // the most URIs or tasks one stream may name (subscriptions.max)
+	bytes   int64         // the most bytes of URIs and task ids one stream may name (MaxListenBytes)
 	pending *atomic.Int64 // the session's work not yet written (Session.pending)
 	loop    bool          // the session has a read loop (Session.loop)
 }
 
 func listenOf(s *Session) listenHandler {
-	return listenHandler{calls: callsOf(s), srv: s.srv, max: s.subs.max, pending: &s.pending, loop: s.loop}
+	return listenHandler{calls: callsOf(s), srv: s.srv, max: s.subs.max, bytes: s.srv.maxListenBytes, pending: &s.pending, loop: s.loop}
 }
 
 // listenParams are the params of subscriptions/listen.
 type listenParams struct {
 	lists uint32   // the list kinds asked (listBit)
-	uris  []string // resourceSubscriptions, each once
-	tasks []string // taskIds (the tasks extension), each once
+	uris  []string // resourceSubscriptions, as sent; each once after bound
+	tasks []string // taskIds (the tasks extension), as sent; each once after bound
+	bytes int64    // the bytes of uris and tasks, after bound
 }
 
 func (p listenParams) decode(_ string, raw []byte) (listenParams, *jsonrpc.Error) {
@@ -92,10 +123,8 @@ func (p listenParams) decode(_ string, raw []byte) (listenParams, *jsonrpc.Error
 		if id == "" {
 			return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: a task id must not be empty")
 		}
-		if !slices.Contains(p.tasks, id) {
-			p.tasks = append(p.tasks, id)
-		}
 	}
+	p.tasks = f.Tasks
 	for _, k := range []struct {
 		b   *bool
 		bit uint32
@@ -109,27 +138,60 @@ func (p listenParams) decode(_ string, raw []byte) (listenParams, *jsonrpc.Error
 			if u == "" {
 				return p, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions: a URI must not be empty")
 			}
-			if !slices.Contains(p.uris, u) {
-				p.uris = append(p.uris, u)
-			}
 		}
+		p.uris = *f.URIs
 	}
 	return p, nil
 }
 
+// bound checks what p names against one stream's limits, as sent: at
+// most max URIs and max task ids, then (duplicates dropped) at most
+// maxBytes bytes of them together. It keeps each URI and id once, in the
+// order first named; nil when within the limits.
+func (p *listenParams) bound(max int, maxBytes int64) *jsonrpc.Error {
+	switch {
+	case len(p.uris) > max:
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
+			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(max))
+	case len(p.tasks) > max:
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds names "+
+			strconv.Itoa(len(p.tasks))+" tasks; one stream may name at most "+strconv.Itoa(max))
+	}
+	var n int64
+	p.uris, n = distinct(p.uris)
+	p.bytes = n
+	p.tasks, n = distinct(p.tasks)
+	p.bytes += n
+	if p.bytes > maxBytes {
+		return jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions and taskIds name "+
+			strconv.FormatInt(p.bytes, 10)+" bytes; one stream may name at most "+strconv.FormatInt(maxBytes, 10)+" (limits { listen_bytes })")
+	}
+	return nil
+}
+
+// distinct returns list with each string once, in the order first seen,
+// and their bytes: linear in len(list), whatever it holds.
+func distinct(list []string) (_ []string, bytes int64) {
+	seen := make(map[string]struct{}, len(list))
+	out := list[:0]
+	for _, s := range list {
+		if _, dup := seen[s]; !dup {
+			seen[s] = struct{}{}
+			out = append(out, s)
+			bytes += int64(len(s))
+		}
+	}
+	return out, bytes
+}
+
 // listen starts a subscriptions/listen request.
 func (h listenHandler) listen(in incoming, p listenParams) func() {
+	if err := p.bound(h.max, h.bytes); err != nil {
+		h.srv.limitHit(LimitSubscriptions)
+		h.calls.respondError(in.rp, in.msg.ID, err)
+		return nil
+	}
 	switch {
-	case len(p.uris) > h.max:
-		h.srv.limitHit(LimitSubscriptions)
-		h.calls.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: resourceSubscriptions names "+
-			strconv.Itoa(len(p.uris))+" URIs; one stream may name at most "+strconv.Itoa(h.max)))
-		return nil
-	case len(p.tasks) > h.max:
-		h.srv.limitHit(LimitSubscriptions)
-		h.calls.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds names "+
-			strconv.Itoa(len(p.tasks))+" tasks; one stream may name at most "+strconv.Itoa(h.max)))
-		return nil
 	case len(p.tasks) > 0 && (in.st == nil || !in.st.caps.tasks || h.srv.tasks == nil):
 		if h.srv.tasks == nil {
 			h.calls.respondError(in.rp, in.msg.ID, jsonrpc.NewError(jsonrpc.CodeInvalidParams, "invalid params: taskIds: this server runs no tasks"))
@@ -150,6 +212,10 @@ func (h listenHandler) listen(in incoming, p listenParams) func() {
 
 // errTooManyListeners refuses a listen over Options.MaxListeners.
 var errTooManyListeners = errors.New("subscriptions/listen streams are open, the most this server allows; close one first")
+
+// errListenBudget refuses a listen over Options.ListenBudget.
+var errListenBudget = errors.New("bytes of URIs and task ids are held by the open subscriptions/listen streams, " +
+	"the most this server allows (limits { listen_budget }); name fewer, or close a stream first")
 
 // listenOp is one open subscriptions/listen.
 type listenOp struct {
@@ -192,6 +258,11 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 		return nil, tool.Errorf(tool.ErrRefused, "%d %v", l.max, errTooManyListeners)
 	}
 	defer l.open.Add(-1)
+	if !l.hold(o.p.bytes) {
+		srv.limitHit(LimitSubscriptions)
+		return nil, tool.Errorf(tool.ErrRefused, "%d more bytes: %d %v", o.p.bytes, l.budget, errListenBudget)
+	}
+	defer l.held.Add(-o.p.bytes)
 	defer func() { // last: what was due is dropped, and nothing more counts
 		o.mu.Lock()
 		o.stopped = true

@@ -109,6 +109,16 @@ type Options struct {
 	// the whole server; 0 means DefaultMaxListeners (1000). One more is
 	// refused with -32602 naming the limit.
 	MaxListeners int
+	// MaxListenBytes limits the bytes of the URIs and task ids one
+	// subscriptions/listen stream names (each counted once); 0 means
+	// DefaultMaxListenBytes (256 KiB). More is refused with -32602 naming
+	// the limit.
+	MaxListenBytes int64
+	// ListenBudget limits the bytes of the URIs and task ids all open
+	// subscriptions/listen streams name together; 0 means
+	// DefaultListenBudget (16 MiB). A stream that would pass it is
+	// refused with -32602 naming the limit, the others go on.
+	ListenBudget int64
 	// Tasks, when not nil, runs MCP 2026-07-28's tasks extension
 	// (tasks.go): server/discover declares it, a call of a tool that
 	// supports tasks may go on as one for a client that declares it, and
@@ -141,12 +151,13 @@ type Options struct {
 // Server serves a [Catalog] over MCP. One Server can serve many sessions at
 // once; each [Server.Serve] or [Server.ServeStdio] is one session.
 type Server struct {
-	catalog     Catalog
-	log         hclog.Logger
-	maxMsg      int
-	maxInFlight int
-	maxSubs     int
-	notifyRate  rate.Limit // per call, per second; the burst is as many
+	catalog        Catalog
+	log            hclog.Logger
+	maxMsg         int
+	maxInFlight    int
+	maxSubs        int
+	maxListenBytes int64      // Options.MaxListenBytes
+	notifyRate     rate.Limit // per call, per second; the burst is as many
 	// inputTimeout bounds each request to the client made for a provider.
 	inputTimeout time.Duration
 	ready        <-chan struct{} // Options.Ready
@@ -252,7 +263,8 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if maxListeners <= 0 {
 		maxListeners = DefaultMaxListeners
 	}
-	s.listeners.init(maxListeners)
+	s.maxListenBytes = cmp.Or(max(opts.MaxListenBytes, 0), DefaultMaxListenBytes)
+	s.listeners.init(maxListeners, cmp.Or(max(opts.ListenBudget, 0), DefaultListenBudget))
 	if s.readyWait <= 0 {
 		s.readyWait = DefaultReadyWait
 	}

@@ -3,6 +3,7 @@ package oauth_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -119,5 +120,96 @@ func TestCallerWithoutSubject(t *testing.T) {
 				t.Errorf("Verify: %+v %v, want Subject and ClientID alice", c, err)
 			}
 		})
+	}
+}
+
+// TestIntrospectKnownGoodNotStarved: a token once answered active, whose
+// cached answer has expired, is asked about again through slots of its
+// own: it is answered while made-up tokens hold every other slot at an
+// endpoint that hangs on them (issue 31, attack 20: 48 made-up tokens
+// made a valid one wait 29 s).
+func TestIntrospectKnownGoodNotStarved(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	c := new(clock)
+	v, err := oauth.New(&oauth.Options{Issuers: []string{as.URL}, Resource: resource, Scopes: []string{"mcp:tools"}, Now: c.now,
+		Introspection: &oauth.Introspection{Endpoint: as.URL + "/introspect", ClientID: oauthtest.ClientID, ClientSecret: oauthtest.ClientSecret,
+			MaxConcurrent: 4, SlotWait: time.Minute, Timeout: time.Minute}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	good := as.Opaque(t, oauthtest.Token{Audience: resource, Scope: "mcp:tools", Subject: "bob", Expiry: time.Now().Add(time.Hour)})
+	if _, err := v.Verify(context.Background(), good); err != nil {
+		t.Fatal(err)
+	}
+	c.advance(61 * time.Second) // the answer's CacheTTL is over: it must be asked about again
+	as.HangUnknown(true)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	const madeUp = 48
+	done := make(chan error, madeUp)
+	for i := range madeUp {
+		go func() {
+			_, err := v.Verify(ctx, "made-up-"+strconv.Itoa(i))
+			done <- err
+		}()
+	}
+	as.AwaitHanging(t, 4) // every slot for new tokens is held, 44 more tokens wait for one
+	asked := as.Introspections()
+	bounded, stop := context.WithTimeout(context.Background(), 10*time.Second) // the test's bound: main waited here
+	defer stop()
+	if caller, err := v.Verify(bounded, good); err != nil || caller.Subject != "bob" {
+		t.Fatalf("the known-good token while made-up ones hang: %+v %v, want bob at once", caller, err)
+	}
+	if n := as.Introspections(); n != asked+1 {
+		t.Errorf("%d introspections for the known-good token, want 1 (asked again, not served stale)", n-asked)
+	}
+	if n := as.Hanging(); n != 4 {
+		t.Errorf("%d made-up tokens hanging after the good one was answered, want still 4", n)
+	}
+	cancel()
+	for range madeUp {
+		if err := <-done; !errors.Is(err, oauth.ErrIssuerUnavailable) {
+			t.Errorf("a made-up token whose caller left: %v, want ErrIssuerUnavailable", err)
+		}
+	}
+}
+
+// TestIntrospectNewTokensBounded: a token not known good waits at most
+// SlotWait for a slot, then is refused as unavailable (503, retry); a
+// token whose request failed is refused without asking again for
+// FailureTTL.
+func TestIntrospectNewTokensBounded(t *testing.T) {
+	t.Parallel()
+	as := oauthtest.New(t)
+	c := new(clock)
+	v, err := oauth.New(&oauth.Options{Issuers: []string{as.URL}, Resource: resource, Scopes: []string{"mcp:tools"}, Now: c.now,
+		Introspection: &oauth.Introspection{Endpoint: as.URL + "/introspect", ClientID: oauthtest.ClientID, ClientSecret: oauthtest.ClientSecret,
+			MaxConcurrent: 1, SlotWait: 50 * time.Millisecond, Timeout: 200 * time.Millisecond}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	as.HangUnknown(true)
+	held := make(chan error, 1)
+	go func() { _, err := v.Verify(context.Background(), "made-up-1"); held <- err }()
+	as.AwaitHanging(t, 1)
+	if _, err := v.Verify(context.Background(), "made-up-2"); !errors.Is(err, oauth.ErrIssuerUnavailable) ||
+		!strings.Contains(err.Error(), "none ended within 50ms") {
+		t.Errorf("a new token while the one slot is held: %v, want ErrIssuerUnavailable naming SlotWait", err)
+	}
+	if err := <-held; !errors.Is(err, oauth.ErrIssuerUnavailable) {
+		t.Fatalf("the hanging introspection past Timeout: %v, want ErrIssuerUnavailable", err)
+	}
+	asked := as.Introspections()
+	if _, err := v.Verify(context.Background(), "made-up-1"); !errors.Is(err, oauth.ErrIssuerUnavailable) {
+		t.Errorf("the failed token again: %v, want ErrIssuerUnavailable", err)
+	}
+	if n := as.Introspections(); n != asked {
+		t.Errorf("the failed token was asked about again within FailureTTL (%d requests)", n-asked)
+	}
+	as.HangUnknown(false)
+	c.advance(6 * time.Second)
+	if _, err := v.Verify(context.Background(), "made-up-1"); !errors.Is(err, oauth.ErrInvalidToken) {
+		t.Errorf("the failed token after FailureTTL: %v, want asked again and inactive", err)
 	}
 }

@@ -29,6 +29,7 @@ func (f *HTTPOptions) streamableOptions() *streamable.Options {
 		IdleTimeout:     f.Idle,
 		RateLimit:       f.Rate,
 		MaxBodySize:     f.MaxBody,
+		BodyTimeout:     f.BodyWait,
 		ShutdownTimeout: f.Shutdown,
 		DrainDelay:      f.Drain,
 	}
@@ -88,8 +89,9 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 	// GET /readyz: 503 until the plugins found at start have loaded.
 	opts.Ready = h.ready
 	opts.MaxSessions, opts.ReplayBytes, opts.ReplayBudget = h.limits.Sessions, int(h.limits.ReplayBytes), h.limits.ReplayBudget
-	if m := h.obs.metrics; m != nil { // GET /metrics, behind the token
+	if m := h.obs.metrics; m != nil { // GET /metrics, behind the token; to OAuth callers an access rule admits
 		opts.Meter, opts.Metrics = m, m.Handler()
+		opts.MetricsAllowed = h.access.MetricsAllowed
 	}
 	stopMetrics, err := h.obs.serveMetrics(hf.Observe, h.tlsConfig(), h.log)
 	if err != nil {

@@ -43,6 +43,8 @@ func (h *Host) options(search bool) *mcp.Options {
 		OnLimit:          h.obs.onLimit(),
 		MaxInFlight:      h.limits.InFlight,
 		NotificationRate: h.limits.NotificationRate,
+		MaxListenBytes:   h.limits.ListenBytes,
+		ListenBudget:     h.limits.ListenBudget,
 		Access:           h.accessFor(),
 	}
 }

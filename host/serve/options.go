@@ -83,6 +83,7 @@ type HTTPOptions struct {
 	Idle     time.Duration
 	Rate     float64
 	MaxBody  int64
+	BodyWait time.Duration // --body-timeout
 	Shutdown time.Duration
 	Drain    time.Duration
 }

@@ -116,9 +116,27 @@ func New(certFile, keyFile string, opts *Options) (*Reloader, error) {
 }
 
 // Config returns a server configuration that serves the pair in use:
-// TLS 1.2 at least, and the certificate of [Reloader.GetCertificate].
+// TLS 1.2 at least, with [AEADSuites] only under TLS 1.2, and the
+// certificate of [Reloader.GetCertificate].
 func (r *Reloader) Config() *tls.Config {
-	return &tls.Config{MinVersion: tls.VersionTLS12, GetCertificate: r.GetCertificate}
+	return &tls.Config{MinVersion: tls.VersionTLS12, CipherSuites: AEADSuites(), GetCertificate: r.GetCertificate}
+}
+
+// AEADSuites are the TLS 1.2 cipher suites a server offers: ECDHE key
+// exchange with an AEAD cipher (AES-GCM, ChaCha20-Poly1305), for ECDSA
+// and RSA certificates. Go's defaults still accept the CBC suites with
+// SHA-1 MACs (TLS_ECDHE_*_WITH_AES_*_CBC_SHA), open to padding-oracle
+// and Lucky13-style attacks; a client that offers only those fails the
+// handshake. TLS 1.3 suites are all AEAD and not configurable.
+func AEADSuites() []uint16 {
+	return []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_ECDSA_WITH_CHACHA20_POLY1305_SHA256,
+		tls.TLS_ECDHE_RSA_WITH_AES_128_GCM_SHA256,
+		tls.TLS_ECDHE_RSA_WITH_AES_256_GCM_SHA384,
+		tls.TLS_ECDHE_RSA_WITH_CHACHA20_POLY1305_SHA256,
+	}
 }
 
 // GetCertificate returns the pair in use, whatever the client asks; it

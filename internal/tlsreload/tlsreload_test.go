@@ -248,3 +248,54 @@ func TestConfig(t *testing.T) {
 		t.Errorf("GetCertificate = %v, %v", got, err)
 	}
 }
+
+// TestConfigAEADOnly: a real TLS 1.2 handshake against Config's listener
+// succeeds with an AEAD suite and is refused when the client offers only
+// CBC suites (issue 31, attack 21: ECDHE-ECDSA-AES128-SHA was accepted).
+func TestConfigAEADOnly(t *testing.T) {
+	t.Parallel()
+	ca := testcert.NewCA(t)
+	cert, key := ca.Leaf(t, 1)
+	certFile, keyFile := testcert.Write(t, t.TempDir(), cert, key)
+	r, _ := start(t, certFile, keyFile)
+	ln, err := tls.Listen("tcp", "127.0.0.1:0", r.Config())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ln.Close() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go func() {
+				c.(*tls.Conn).Handshake() //nolint:errcheck // the client reports the outcome
+				c.Close()
+			}()
+		}
+	}()
+	dial := func(suites ...uint16) (uint16, error) {
+		c, err := tls.Dial("tcp", ln.Addr().String(), &tls.Config{
+			RootCAs: ca.Pool, ServerName: "localhost", MaxVersion: tls.VersionTLS12, CipherSuites: suites})
+		if err != nil {
+			return 0, err
+		}
+		defer c.Close()
+		return c.ConnectionState().CipherSuite, nil
+	}
+	for _, cbc := range []uint16{
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_256_CBC_SHA,
+		tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA256,
+	} {
+		if got, err := dial(cbc); err == nil {
+			t.Errorf("TLS 1.2 with only %s: handshake succeeded with %s, want refused",
+				tls.CipherSuiteName(cbc), tls.CipherSuiteName(got))
+		}
+	}
+	got, err := dial(tls.TLS_ECDHE_ECDSA_WITH_AES_128_CBC_SHA, tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256)
+	if err != nil || got != tls.TLS_ECDHE_ECDSA_WITH_AES_128_GCM_SHA256 {
+		t.Errorf("TLS 1.2 offering CBC and GCM: %s, %v; want AES-128-GCM", tls.CipherSuiteName(got), err)
+	}
+}

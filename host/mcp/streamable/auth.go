@@ -38,6 +38,18 @@ func callerOf(r *http.Request) mcp.Caller {
 	return c
 }
 
+// metricsAllowed reports whether the authorized request r may read the
+// metrics (Options.Metrics): an OAuth caller when Options.MetricsAllowed
+// says so; the static token's holder and any caller of a listener without
+// credentials always.
+func (h *httpHandler) metricsAllowed(r *http.Request) bool {
+	c, oauthCaller := r.Context().Value(callerKey{}).(mcp.Caller)
+	if !oauthCaller {
+		return true
+	}
+	return h.opts.MetricsAllowed != nil && h.opts.MetricsAllowed(&c)
+}
+
 // authorize checks the request's credentials: the static token, or an
 // OAuth access token. It returns the request to serve (with the caller in
 // its context), or nil once it has answered 401, 403 or 503.

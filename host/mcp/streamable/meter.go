@@ -31,6 +31,8 @@ const (
 	LimitPending = "pending_requests"
 	// LimitBodySize: MaxBodySize (413).
 	LimitBodySize = "body_size"
+	// LimitBodyTimeout: BodyTimeout (408).
+	LimitBodyTimeout = "body_timeout"
 	// LimitStateless: MaxStatelessRequests (503).
 	LimitStateless = "stateless_requests"
 )

@@ -12,6 +12,7 @@ import (
 	"mime"
 	"net"
 	"net/http"
+	"os"
 	"strconv"
 	"strings"
 	"sync"
@@ -48,6 +49,12 @@ type Options struct {
 	// MaxBodySize limits a POSTed body, in bytes; 0 means
 	// mcp.DefaultMaxMessageSize (4 MiB). A longer body gets 413.
 	MaxBodySize int64
+	// BodyTimeout bounds reading one POSTed body (at /mcp and the legacy
+	// /message), from the moment the handler starts reading it; 0 means
+	// DefaultBodyTimeout (30s). A body not in by then gets 408 and its
+	// connection is closed, however it trickles. Streams (a GET, a POST's
+	// SSE response) have no read deadline once the body is in.
+	BodyTimeout time.Duration
 	// IdleTimeout ends a Streamable HTTP session that has had no request and
 	// no open stream for this long; 0 means 30 minutes. Its id then gets 404.
 	IdleTimeout time.Duration
@@ -112,7 +119,16 @@ type Options struct {
 	// scraper sends the token (authorization.credentials_file). A scraper
 	// that cannot is given a listener of its own (plughost serve
 	// --metrics-listen).
+	//
+	// Metrics name every tool and count every caller's calls, so a caller
+	// with an OAuth token reads them only when MetricsAllowed says so
+	// (403 otherwise); the static token (the operator's, a scraper's) and
+	// a listener without credentials (loopback, where every caller may
+	// call every tool) read them.
 	Metrics http.Handler
+	// MetricsAllowed decides whether an OAuth caller may read Metrics;
+	// nil means none may.
+	MetricsAllowed func(*mcp.Caller) bool
 	// TLSConfig, when not nil, makes Serve speak HTTPS on its listener
 	// with it (HTTP/1.1, as over plain HTTP): a token then never travels
 	// in clear. The handshake is bounded as a request's headers are; a
@@ -277,6 +293,9 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 		h.opts = *opts
 	}
 	o := &h.opts
+	if o.BodyTimeout <= 0 {
+		o.BodyTimeout = DefaultBodyTimeout
+	}
 	if o.MaxBodySize <= 0 {
 		o.MaxBodySize = mcp.DefaultMaxMessageSize
 	}
@@ -406,6 +425,11 @@ func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpError(w, http.StatusMethodNotAllowed, nil, jsonrpc.CodeInvalidRequest, "method not allowed: use GET")
 			return
 		}
+		if !h.metricsAllowed(r) {
+			httpError(w, http.StatusForbidden, nil, jsonrpc.CodeInvalidRequest,
+				"forbidden: no access rule lets this caller read the metrics (item.kind == 'metrics')")
+			return
+		}
 		h.opts.Metrics.ServeHTTP(w, r)
 	case r.URL.Path == PathSSE:
 		if r.Method != http.MethodGet {
@@ -455,19 +479,37 @@ func checkContentType(w http.ResponseWriter, r *http.Request) bool {
 }
 
 // readBody reads a POSTed body up to the limit into a pooled buffer (give
-// it back with putBuf); on failure it has answered (413 over the limit, 400
-// otherwise) and returns nil.
+// it back with putBuf) within Options.BodyTimeout; on failure it has
+// answered (413 over the limit, 408 past the deadline, 400 otherwise) and
+// returns nil.
+//
+// A client that declares a body and then stalls or trickles must not
+// hold the connection (or a buffer of the declared size) for ever: the
+// connection's read deadline is set for the body, and lifted only once
+// the whole body is in (a stream that follows must not be cut by it). On
+// failure it stays: net/http then reads what is left of the body to
+// reuse the connection, and without the deadline a trickle would hold
+// it open past any bound (issue 31, attack 6); with it, that read fails
+// at once and the connection closes.
 func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 	limit := h.opts.MaxBodySize
 	if r.ContentLength > limit {
 		h.tooLarge(w)
 		return nil
 	}
-	// A client that declares a body and then stalls must not hold the
-	// connection (or a buffer of the declared size) for ever.
 	rc := http.NewResponseController(w)
-	_ = rc.SetReadDeadline(time.Now().Add(bodyReadTimeout))
-	defer rc.SetReadDeadline(time.Time{})
+	_ = rc.SetReadDeadline(time.Now().Add(h.opts.BodyTimeout))
+	bp := h.readBodyUnder(w, r, limit)
+	if bp != nil {
+		_ = rc.SetReadDeadline(time.Time{})
+	} else {
+		w.Header().Set("Connection", "close")
+	}
+	return bp
+}
+
+// readBodyUnder is readBody once the deadline is set.
+func (h *httpHandler) readBodyUnder(w http.ResponseWriter, r *http.Request, limit int64) *[]byte {
 	bp := jsonrpc.GetBuf()
 	buf := *bp
 	if n := int(r.ContentLength) + 1; n > cap(buf) { // +1 sees EOF without growing
@@ -488,6 +530,13 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 		if err == io.EOF {
 			return bp
 		}
+		if errors.Is(err, os.ErrDeadlineExceeded) {
+			jsonrpc.PutBuf(bp)
+			h.opts.Meter.LimitHit(LimitBodyTimeout)
+			httpError(w, http.StatusRequestTimeout, nil, jsonrpc.CodeInvalidRequest, "request timeout: the body did not arrive within "+
+				h.opts.BodyTimeout.String()+" ("+strconv.Itoa(len(buf))+" bytes came); send it at once")
+			return nil
+		}
 		if err != nil {
 			jsonrpc.PutBuf(bp)
 			httpError(w, http.StatusBadRequest, nil, jsonrpc.CodeInvalidRequest, "bad request: reading the body: "+err.Error())
@@ -496,8 +545,8 @@ func (h *httpHandler) readBody(w http.ResponseWriter, r *http.Request) *[]byte {
 	}
 }
 
-// bodyReadTimeout bounds reading one request body.
-const bodyReadTimeout = 30 * time.Second
+// DefaultBodyTimeout is Options.BodyTimeout's default.
+const DefaultBodyTimeout = 30 * time.Second
 
 // jsonWriteTimeout bounds writing one JSON response to a client that does
 // not read it.

@@ -38,6 +38,11 @@ type Server struct {
 	oidc    atomic.Bool  // serve OpenID Connect's discovery only
 	intros  atomic.Int64 // introspection requests served
 
+	hangUnknown atomic.Bool   // introspection of a token never issued hangs
+	hanging     atomic.Int64  // introspection requests hanging now
+	hangEvents  chan struct{} // poked when hanging changes
+	unhang      chan struct{} // closed when the test ends: every hanging request returns
+
 	opaque sync.Map // opaque token → its introspection answer
 
 	mu   sync.Mutex
@@ -54,7 +59,7 @@ type signer struct {
 
 // New starts a Server with one ES256 key; it stops when the test ends.
 func New(t testing.TB) *Server {
-	s := &Server{keys: map[string]signer{}}
+	s := &Server{keys: map[string]signer{}, hangEvents: make(chan struct{}, 1), unhang: make(chan struct{})}
 	s.g.init()
 	mux := http.NewServeMux()
 	metadata := func(oidc bool) http.HandlerFunc {
@@ -82,6 +87,10 @@ func New(t testing.TB) *Server {
 			return
 		}
 		answer, ok := s.opaque.Load(r.PostFormValue("token"))
+		if !ok && s.hangUnknown.Load() {
+			s.hang(r)
+			return
+		}
 		if !ok {
 			answer = map[string]any{"active": false}
 		}
@@ -104,6 +113,7 @@ func New(t testing.TB) *Server {
 	s.routes(mux, t)
 	s.Server = httptest.NewServer(mux)
 	t.Cleanup(s.Close)
+	t.Cleanup(func() { close(s.unhang) }) // first: Close waits for the hanging requests
 	s.Rotate(t)
 	return s
 }
@@ -173,6 +183,45 @@ func (s *Server) OpenIDOnly() { s.oidc.Store(true) }
 
 // JWKSFetches counts the JWKS requests served so far.
 func (s *Server) JWKSFetches() int { return int(s.fetches.Load()) }
+
+// HangUnknown makes the introspection of a token never issued hang
+// (true) until its client gives up or the test ends, as an endpoint that
+// stalls on made-up tokens; false answers them inactive again.
+func (s *Server) HangUnknown(hang bool) { s.hangUnknown.Store(hang) }
+
+// AwaitHanging waits until n introspection requests hang at once, for 10
+// seconds at most.
+func (s *Server) AwaitHanging(t testing.TB, n int) {
+	t.Helper()
+	timeout := time.After(10 * time.Second)
+	for s.hanging.Load() != int64(n) {
+		select {
+		case <-s.hangEvents:
+		case <-timeout:
+			t.Fatalf("%d introspection requests hanging after 10s, want %d", s.hanging.Load(), n)
+		}
+	}
+}
+
+// Hanging counts the introspection requests hanging now.
+func (s *Server) Hanging() int { return int(s.hanging.Load()) }
+
+func (s *Server) hang(r *http.Request) {
+	poke := func() {
+		select {
+		case s.hangEvents <- struct{}{}:
+		default:
+		}
+	}
+	s.hanging.Add(1)
+	poke()
+	defer poke()
+	defer s.hanging.Add(-1)
+	select {
+	case <-r.Context().Done():
+	case <-s.unhang:
+	}
+}
 
 // SetDown makes the server answer 503 to every request (true) or serve
 // again (false).

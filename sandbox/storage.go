@@ -97,6 +97,7 @@ type storageWatch struct {
 	interval            time.Duration
 	stop                chan struct{} // closed by end
 	done                chan struct{} // closed when run returns
+	first               chan struct{} // closed once the first check is done
 
 	mu      sync.Mutex
 	started bool
@@ -109,7 +110,7 @@ type storageWatch struct {
 
 func newStorageWatch(data, tmp string, dataLimit, tmpLimit int64, interval time.Duration) *storageWatch {
 	return &storageWatch{data: data, tmp: tmp, dataLimit: dataLimit, tmpLimit: tmpLimit, interval: interval,
-		stop: make(chan struct{}), done: make(chan struct{}), usage: Usage{DataLimit: dataLimit, TmpLimit: tmpLimit}}
+		stop: make(chan struct{}), done: make(chan struct{}), first: make(chan struct{}), usage: Usage{DataLimit: dataLimit, TmpLimit: tmpLimit}}
 }
 
 // start begins watching the process pid, whose tmp is a tmpfs or not;
@@ -128,8 +129,11 @@ func (w *storageWatch) start(pid int, tmpfs bool, kill func()) {
 
 func (w *storageWatch) run() {
 	defer close(w.done)
-	for {
+	for i := 0; ; i++ {
 		took := w.check()
+		if i == 0 {
+			close(w.first)
+		}
 		if w.killed() {
 			return
 		}
@@ -178,8 +182,18 @@ func (w *storageWatch) killed() bool {
 	return w.why != ""
 }
 
-// Usage returns what the plugin held at the last check.
+// Usage returns what the plugin held at the last check, once the first
+// one is done.
 func (w *storageWatch) Usage() Usage {
+	w.mu.Lock()
+	started := w.started
+	w.mu.Unlock()
+	if started {
+		select {
+		case <-w.first:
+		case <-w.done:
+		}
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	return w.usage

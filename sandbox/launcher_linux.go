@@ -187,8 +187,10 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: data directory: %w", err)
 	}
-	if err := checkDataSize(plugin, data, pol.dataSize()); err != nil && !probe {
-		return nil, fmt.Errorf("sandbox: %w", err)
+	if !probe {
+		if err := checkDataSize(plugin, data, pol.dataSize()); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
 	}
 	// Each process gets its own tmp, removed when it exits: during a reload
 	// the old process still serves calls with its own.

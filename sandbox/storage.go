@@ -39,7 +39,7 @@ const DefaultStorageCheckInterval = 10 * time.Second
 type Usage struct {
 	Data      int64 `json:"data"`       // its data directory, as last walked
 	DataLimit int64 `json:"data_limit"` // Policy.DataSize (or its default)
-	Tmp       int64 `json:"tmp"`        // its tmp
+	Tmp       int64 `json:"tmp"`        // its tmp; -1 when it could not be measured
 	TmpLimit  int64 `json:"tmp_limit"`  // Policy.TmpSize (or its default)
 }
 
@@ -154,7 +154,10 @@ func (w *storageWatch) check() time.Duration {
 	data, took := treeSize(w.data)
 	var tmp int64
 	if tmpfs {
-		tmp, _ = mountUse(fmt.Sprintf("/proc/%d/root%s", pid, w.tmp))
+		var err error
+		if tmp, err = mountUse(fmt.Sprintf("/proc/%d/root%s", pid, w.tmp)); err != nil {
+			tmp = -1 // the kernel bounds it; its use is unknown
+		}
 	} else {
 		var t time.Duration
 		tmp, t = treeSize(w.tmp)

@@ -223,7 +223,11 @@ func printDiff(w io.Writer, name string, held []trust.HeldDefinition) error {
 func storageSummary(st []manager.Storage) string {
 	var parts []string
 	for _, s := range st {
-		parts = append(parts, fmt.Sprintf("%s %s of %s", s.Name, byteSize(s.Used), byteSize(s.Limit)))
+		used := "unknown"
+		if s.Used >= 0 {
+			used = byteSize(s.Used)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s of %s", s.Name, used, byteSize(s.Limit)))
 	}
 	return strings.Join(parts, ", ")
 }

@@ -134,7 +134,8 @@ type Storage struct {
 	// Name says which: "data" (its data directory, kept across
 	// restarts) or "tmp".
 	Name string `json:"name"`
-	// Used and Limit are in bytes.
+	// Used and Limit are in bytes; Used is -1 when it could not be
+	// measured.
 	Used  int64 `json:"used"`
 	Limit int64 `json:"limit"`
 }

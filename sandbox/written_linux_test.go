@@ -152,8 +152,9 @@ func runMode(t *testing.T, opts Options, pol *Policy, mode string, env ...string
 // unless allow_exec_written.
 func TestWrittenPlaces(t *testing.T) {
 	t.Run("default", func(t *testing.T) {
-		out, _ := runWritten(t, Options{}, &Policy{TmpSize: 8 << 20})
-		want := "tmp: ENOSPC after 8 MiB; exec tmp: EACCES; map exec tmp: EPERM; exec data: EACCES; map exec data: EPERM\n"
+		// Room for the test binary's copy (larger under -race).
+		out, _ := runWritten(t, Options{}, &Policy{TmpSize: 64 << 20})
+		want := "tmp: ENOSPC after 64 MiB; exec tmp: EACCES; map exec tmp: EPERM; exec data: EACCES; map exec data: EPERM\n"
 		if out != want {
 			t.Errorf("plugin output = %q, want %q", out, want)
 		}

@@ -111,7 +111,8 @@ type Policy struct {
 	// is NetList.
 	NetAllow []string
 	// Memory caps the plugin's memory in bytes (memory cgroup and
-	// RLIMIT_DATA). 0 means DefaultMemory.
+	// RLIMIT_DATA; without the cgroup, what RLIMIT_DATA does not count
+	// is refused: see [LayerNoSharedMemory]). 0 means DefaultMemory.
 	Memory int64
 	// Pids caps its processes and threads (pids cgroup, RLIMIT_NPROC). 0
 	// means DefaultPids.

@@ -16,13 +16,23 @@ import (
 // as root, again with plughost as uid 1000, which reads the tmpfs in the
 // plugin's mount namespace through its user namespace.
 func TestPluginsShowsStorage(t *testing.T) {
-	t.Run("host uid "+fmt.Sprint(os.Geteuid()), func(t *testing.T) { pluginsShowsStorage(t, -1) })
+	want := regexp.MustCompile(`(?m)^echo +running .*data 2(\.0)? MiB of 16 MiB, tmp [0-9.]+ (B|KiB) of 8 MiB`)
+	t.Run("host uid "+fmt.Sprint(os.Geteuid()), func(t *testing.T) { pluginsShowsStorage(t, -1, "16MiB", want) })
 	if os.Geteuid() == 0 {
-		t.Run("host uid 1000", func(t *testing.T) { pluginsShowsStorage(t, 1000) })
+		t.Run("host uid 1000", func(t *testing.T) { pluginsShowsStorage(t, 1000, "16MiB", want) })
 	}
 }
 
-func pluginsShowsStorage(t *testing.T, uid int) {
+// A plugin whose data directory is over its data_size does not start,
+// and plughost plugins says why and what to do.
+func TestDataSizeRefusesStart(t *testing.T) {
+	pluginsShowsStorage(t, -1, "1MiB", regexp.MustCompile(`(?m)^echo +failed .*the data directory of echo \(.*\) holds 2\.0 MiB, over its limit of 1\.0 MiB: remove files there, or raise data_size in its sandbox block`))
+}
+
+// pluginsShowsStorage runs plughost plugins (as uid, or as the test's own
+// uid when uid < 0) over the echo plugin with 2 MiB in its data directory,
+// tmp_size 8 MiB and dataSize, and matches its output against want.
+func pluginsShowsStorage(t *testing.T, uid int, dataSize string, want *regexp.Regexp) {
 	base, err := os.MkdirTemp("", "plughost-storage-")
 	if err != nil {
 		t.Fatal(err)
@@ -42,7 +52,7 @@ func pluginsShowsStorage(t *testing.T, uid int) {
 		t.Fatal(err)
 	}
 	config := filepath.Join(base, "plughost.hcl")
-	if err := os.WriteFile(config, []byte("sandbox {\n  plugin \"echo\" {\n    tmp_size  = \"8MiB\"\n    data_size = \"16MiB\"\n  }\n}\n"), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte("sandbox {\n  plugin \"echo\" {\n    tmp_size  = \"8MiB\"\n    data_size = \""+dataSize+"\"\n  }\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{bin.plughost, "plugins", "--plugins", dir, "--config", config, "--workspace", workspace}
@@ -58,11 +68,9 @@ func pluginsShowsStorage(t *testing.T, uid int) {
 	cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+xdg, "XDG_CACHE_HOME="+xdg, "XDG_STATE_HOME="+state, "HOME="+base)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("plughost plugins: %v\nstdout:\n%s\nstderr:\n%s", err, out.String(), errOut.String())
-	}
-	want := regexp.MustCompile(`(?m)^echo +running .*data 2(\.0)? MiB of 16 MiB, tmp [0-9.]+ (B|KiB) of 8 MiB`)
+	err = cmd.Run()
 	if !want.MatchString(out.String()) {
+		t.Logf("plughost plugins: %v\nstderr:\n%s", err, errOut.String())
 		t.Errorf("plughost plugins does not match %s:\n%s", want, out.String())
 	}
 }

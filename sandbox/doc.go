@@ -35,7 +35,10 @@
 //     /dev are covered by empty read-only tmpfs; the allowed paths beneath
 //     them (the binary, the data and tmp directories, go-plugin's socket
 //     directory, allow_read and allow_write, /dev/null and friends) are put
-//     back; /proc is mounted afresh. Hiding matters for unix sockets: before
+//     back; /proc is mounted afresh. The plugin's tmp is a tmpfs of
+//     Policy.TmpSize; unless Policy.AllowExecWritten, it, the data
+//     directory and the socket directory are noexec (see writtenMounts;
+//     the data directory is bounded by a walk, see [Usage]). Hiding matters for unix sockets: before
 //     Landlock ABI 9, Landlock cannot stop connect() to a pathname socket.
 //     As root, vm.memfd_noexec is set to 2 in the plugin's pid namespace:
 //     every memfd is sealed against execution.
@@ -49,7 +52,9 @@
 //     plugin instead).
 //  6. NO_NEW_PRIVS.
 //  7. Landlock (github.com/landlock-lsm/go-landlock, best effort): reads of
-//     the read paths, writes of the write paths, TCP connect only to the
+//     the read paths, writes of the write paths (no execute in the tmp,
+//     data and socket directories unless Policy.AllowExecWritten; /dev/zero
+//     read-only), TCP connect only to the
 //     allowed ports (ABI 4+), signals and abstract unix sockets scoped to the
 //     plugin (ABI 6+).
 //  8. Capabilities: bounding and ambient sets emptied, securebits locked so
@@ -64,7 +69,9 @@
 //     right does not cover such anonymous files. And so, unless the policy
 //     allows a JIT ([Policy.AllowJIT]; node needs it), does mapping memory
 //     writable and executable at once (layer write-xor-exec): a filter
-//     sees single calls, so RW then RX transitions pass.
+//     sees single calls, so RW then RX transitions pass. Without a memory
+//     cgroup, shared anonymous memory, memfd_create and shmget fail too
+//     (layer no-shared-memory): RLIMIT_DATA does not count them.
 //  10. execve of the plugin through /proc/self/fd (its file was opened
 //     while the stage could still reach it), from the same locked OS thread.
 //

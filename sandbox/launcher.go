@@ -59,6 +59,10 @@ type Options struct {
 	// rule): past it the stage's process group is killed and Started
 	// fails wrapping [ErrStageTimeout]. 0 means [DefaultStageTimeout].
 	StageTimeout time.Duration
+	// StorageCheckInterval is the least pause between two walks of a
+	// running plugin's data directory (see [Usage]): a plugin found over
+	// Policy.DataSize is killed. 0 means [DefaultStorageCheckInterval].
+	StorageCheckInterval time.Duration
 }
 
 // DefaultStageTimeout is Options.StageTimeout's default.
@@ -67,6 +71,13 @@ const DefaultStageTimeout = 30 * time.Second
 // ErrStageTimeout is returned (wrapped) by Launch.Started when the sandbox
 // stage did not report within Options.StageTimeout.
 var ErrStageTimeout = errors.New("sandbox stage timed out")
+
+func (l *Launcher) storageCheckInterval() time.Duration {
+	if l.opts.StorageCheckInterval > 0 {
+		return l.opts.StorageCheckInterval
+	}
+	return DefaultStorageCheckInterval
+}
 
 func (l *Launcher) stageTimeout() time.Duration {
 	if l.opts.StageTimeout > 0 {
@@ -88,6 +99,9 @@ type Launch struct {
 	// the plugin's cgroups, and returns why the sandbox killed it (for
 	// instance "the memory cgroup's limit of 512 MiB was reached"), or "".
 	Exited func() string
+	// Usage, when not nil, returns what the running plugin holds of its
+	// storage limits (its data directory as last walked, its tmp).
+	Usage func() Usage
 }
 
 // Launcher wraps plugin commands in the sandbox. Create it with New.

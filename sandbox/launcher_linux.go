@@ -109,6 +109,20 @@ type stageSpec struct {
 	Nproc      uint64     `json:"rlimit_nproc"` // 0: not set
 	Nofile     uint64     `json:"rlimit_nofile"`
 	JIT        bool       `json:"jit,omitempty"` // writable and executable mappings allowed
+
+	// The places the plugin writes (see writtenMounts): its tmp, mounted
+	// as a tmpfs of TmpSize bytes, its data directory and go-plugin's
+	// socket directory; all three noexec, and without Landlock's execute right, unless
+	// ExecWritten.
+	Tmp         string `json:"tmp,omitempty"`
+	TmpSize     uint64 `json:"tmp_size,omitempty"`
+	DataDir     string `json:"data_dir,omitempty"`
+	SockDir     string `json:"sock_dir,omitempty"`
+	ExecWritten bool   `json:"exec_written,omitempty"`
+	// NoShared refuses the memory RLIMIT_DATA does not count (shared
+	// anonymous mappings, memfds, System V segments): set by Started
+	// when no memory cgroup bounds the plugin (see noSharedMemory).
+	NoShared bool `json:"no_shared,omitempty"`
 }
 
 // stageReport is the stage's answer on the report pipe: one line with the
@@ -173,6 +187,11 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	if err := os.MkdirAll(data, 0o700); err != nil {
 		return nil, fmt.Errorf("sandbox: data directory: %w", err)
 	}
+	if !probe {
+		if err := checkDataSize(plugin, data, pol.dataSize()); err != nil {
+			return nil, fmt.Errorf("sandbox: %w", err)
+		}
+	}
 	// Each process gets its own tmp, removed when it exits: during a reload
 	// the old process still serves calls with its own.
 	tmpParent, tmpPattern := dir, "tmp-"
@@ -224,6 +243,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		write = append(write, sockDir)
 	}
 	write = canonical(write)
+	written := canonical([]string{tmp, data, sockDir}) // in that order; sockDir may be ""
 	canon := canonical(read)
 	read = append(canon, hiddenLinks(read, slices.Concat(canon, write))...)
 	var hide []string
@@ -257,6 +277,10 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		DropUID: dropUID, Hide: hide, Read: read, Write: write, Devices: devices,
 		Net: pol.net(), Ports: ports, Binds: binds,
 		Data: uint64(pol.memory()), Nofile: uint64(pol.files()), JIT: jit,
+		Tmp: written[0], TmpSize: uint64(pol.tmpSize()), DataDir: written[1], ExecWritten: pol.AllowExecWritten,
+	}
+	if len(written) > 2 {
+		spec.SockDir = written[2]
 	}
 	if p.root || p.namespaces {
 		// RLIMIT_NPROC counts every process of the uid: in a user namespace
@@ -362,7 +386,8 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 		repR.Close()
 		repW.Close()
 	}
-	launch := &Launch{Cmd: stage}
+	watch := newStorageWatch(spec.DataDir, spec.Tmp, pol.dataSize(), pol.tmpSize(), l.storageCheckInterval())
+	launch := &Launch{Cmd: stage, Usage: watch.Usage}
 	launch.Started = func(pid int) (*Report, error) {
 		defer closeAll()
 		specR.Close() // the stage has its copies
@@ -376,6 +401,9 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 		cg = placed
 		cgMu.Unlock()
 		rep.Active = append(rep.Active, cgActive...)
+		// RLIMIT_DATA does not count shared memory; the memory cgroup
+		// does. Without it, the stage refuses shared memory.
+		spec.NoShared = !slices.Contains(cgActive, LayerCgroupMemory)
 		if l.platform().root && slices.Contains(cgActive, LayerCgroupPids) {
 			// RLIMIT_NPROC counts every process of uid 65534, all
 			// plugins together; the pids cgroup bounds this one.
@@ -432,6 +460,13 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 		if terr := timedOut(sc.Err()); terr != nil {
 			return nil, terr
 		}
+		if !spec.Probe {
+			// The tmpfs is there when the private mounts are.
+			watch.start(pid, slices.Contains(rep.Active, LayerMounts), func() {
+				_ = syscall.Kill(-pid, syscall.SIGKILL)
+				_ = syscall.Kill(pid, syscall.SIGKILL)
+			})
+		}
 		if len(rep.Missing) > 0 {
 			args := []any{"plugin", plugin}
 			for _, k := range slices.Sorted(mapKeys(rep.Missing)) {
@@ -443,10 +478,14 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 	}
 	launch.Exited = func() string {
 		closeAll()
+		over := watch.end()
 		removeAll(cleanup)
 		cgMu.Lock()
 		defer cgMu.Unlock()
-		return cg.remove()
+		if why := cg.remove(); why != "" {
+			return why
+		}
+		return over
 	}
 	return launch, nil
 }

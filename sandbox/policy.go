@@ -37,6 +37,10 @@ const (
 	LayerMemfdNoExec  Layer = "memfd-noexec"   // nothing executed from memory: no executable memfd, no execveat(AT_EMPTY_PATH)
 	LayerWriteXorExec Layer = "write-xor-exec" // no memory mapped writable and executable at once (absent under allow_jit)
 	LayerNetNames     Layer = "net-names"      // allow_net as a list: only its names resolve (a private /etc/hosts; see NetworkGrants)
+	// LayerNoSharedMemory: without a memory cgroup, the memory RLIMIT_DATA
+	// does not count is refused: shared anonymous mappings, memfd_create,
+	// System V shared memory (see noSharedMemory).
+	LayerNoSharedMemory Layer = "no-shared-memory"
 )
 
 // NetMode says how much network a plugin gets.
@@ -62,6 +66,14 @@ const (
 	DefaultFiles  = 256
 	// DefaultTimeout bounds each tool call when the policy sets no timeout.
 	DefaultTimeout = 5 * time.Minute
+	// DefaultTmpSize caps a plugin's tmp, a tmpfs: its pages are memory,
+	// so it is an eighth of DefaultMemory, room for the scratch files and
+	// downloads a tool call makes, not for a cache (that belongs in the
+	// data directory).
+	DefaultTmpSize = 64 << 20 // bytes
+	// DefaultDataSize caps a plugin's data directory, kept on disk across
+	// restarts: its caches and state.
+	DefaultDataSize = 1 << 30 // bytes
 )
 
 // DefaultReadPaths are the system paths every plugin may read: what a
@@ -99,7 +111,8 @@ type Policy struct {
 	// is NetList.
 	NetAllow []string
 	// Memory caps the plugin's memory in bytes (memory cgroup and
-	// RLIMIT_DATA). 0 means DefaultMemory.
+	// RLIMIT_DATA; without the cgroup, what RLIMIT_DATA does not count
+	// is refused: see [LayerNoSharedMemory]). 0 means DefaultMemory.
 	Memory int64
 	// Pids caps its processes and threads (pids cgroup, RLIMIT_NPROC). 0
 	// means DefaultPids.
@@ -132,6 +145,29 @@ type Policy struct {
 	// writes code into its own memory, it does not exec it. When allowed,
 	// the report lists write-xor-exec as missing, saying why.
 	AllowJIT *bool `json:",omitempty"`
+	// TmpSize caps the plugin's tmp directory ($TMPDIR), in bytes: it is
+	// a tmpfs of that size in the plugin's mount namespace, so a write past
+	// it fails inside the plugin with ENOSPC. Its pages are memory (counted
+	// by the memory cgroup where there is one). Without a mount namespace
+	// the tmp directory is on the host's disk and is watched as the data
+	// directory is. 0 means DefaultTmpSize.
+	TmpSize int64 `json:",omitempty"`
+	// DataSize caps the plugin's data directory ($HOME, kept across
+	// restarts), in bytes. No filesystem an ordinary user can mount bounds
+	// it, so the host walks it (see [DataCheckInterval]): a plugin found
+	// over it is killed, saying why, and is not started again while its
+	// directory stays over it. 0 means DefaultDataSize.
+	DataSize int64 `json:",omitempty"`
+	// AllowExecWritten lets the plugin execute what it writes. Without it,
+	// its tmp, data and socket directories are mounted noexec and Landlock
+	// grants no execute right there: a program (or a shared library, a
+	// native module) the plugin wrote cannot be run or mapped executable,
+	// so a plugin cannot fetch and run code its policy never saw. A runtime
+	// that installs and runs packages at run time (npx or uvx run as
+	// written, a virtual environment created in $HOME) needs it; servers
+	// declared as npx or uvx one-liners do not: their package is installed
+	// once, outside the data directory, and runs read-only.
+	AllowExecWritten bool `json:",omitempty"`
 	// Strict refuses to start the plugin when a layer it needs is missing
 	// (see [Launcher.Wrap]); otherwise the plugin starts with whatever
 	// layers this machine supports and the missing ones are logged.
@@ -197,6 +233,14 @@ func (p *Policy) Check() error {
 		return fmt.Errorf("cpu: negative (%v)", p.CPU)
 	case p.Timeout < 0:
 		return fmt.Errorf("timeout: negative (%v)", p.Timeout)
+	case p.TmpSize < 0:
+		return fmt.Errorf("tmp_size: negative (%d)", p.TmpSize)
+	case p.TmpSize > 0 && p.TmpSize < 1<<20:
+		return fmt.Errorf("tmp_size: %d bytes is too little for any plugin (at least 1 MiB)", p.TmpSize)
+	case p.DataSize < 0:
+		return fmt.Errorf("data_size: negative (%d)", p.DataSize)
+	case p.DataSize > 0 && p.DataSize < 1<<20:
+		return fmt.Errorf("data_size: %d bytes is too little for any plugin (at least 1 MiB)", p.DataSize)
 	}
 	seen := map[string]bool{}
 	for _, d := range p.Dirs {
@@ -236,6 +280,20 @@ func (p *Policy) memory() int64 {
 		return DefaultMemory
 	}
 	return p.Memory
+}
+
+func (p *Policy) tmpSize() int64 {
+	if p.TmpSize == 0 {
+		return DefaultTmpSize
+	}
+	return p.TmpSize
+}
+
+func (p *Policy) dataSize() int64 {
+	if p.DataSize == 0 {
+		return DefaultDataSize
+	}
+	return p.DataSize
 }
 
 func (p *Policy) pids() int {

@@ -24,6 +24,7 @@ func TestMain(m *testing.M) {
 	if os.Getenv("SANDBOX_TEST_PLUGIN") == "lookup" {
 		lookupPlugin()
 	}
+	writtenPlugin(os.Getenv("SANDBOX_TEST_PLUGIN"))
 	if os.Getenv("SANDBOX_TEST_PLUGIN") == "1" {
 		_, err := os.ReadFile("/etc/shadow")
 		fd, serr := unix.Socket(unix.AF_INET, unix.SOCK_STREAM, 0)
@@ -258,6 +259,7 @@ func TestSeccompFilter(t *testing.T) {
 	}
 	none, list, all := filterOpts{net: NetNone, memfd: true}, filterOpts{net: NetList, memfd: true}, filterOpts{net: NetAll, memfd: true}
 	jit, sealed := filterOpts{net: NetNone, memfd: true, jit: true}, filterOpts{net: NetNone}
+	noShared := filterOpts{net: NetNone, noShared: true}
 	const rw, rwx = unix.PROT_READ | unix.PROT_WRITE, unix.PROT_READ | unix.PROT_WRITE | unix.PROT_EXEC
 	for name, c := range map[string]struct {
 		opts filterOpts
@@ -298,6 +300,15 @@ func TestSeccompFilter(t *testing.T) {
 		"mprotect rwx, jit":      {jit, data(unix.SYS_MPROTECT, 0, 4096, rwx), retAllow},
 		"execveat fd, jit":       {jit, data(unix.SYS_EXECVEAT, 3, 0, 0, 0, unix.AT_EMPTY_PATH), retEPERM},
 		"memfd plain, jit":       {jit, data(unix.SYS_MEMFD_CREATE, 0, 0), retEPERM},
+		// Without a memory cgroup: no shared memory RLIMIT_DATA misses.
+		"shared anon, cgroup":      {none, data(unix.SYS_MMAP, 0, 3<<30, rw, unix.MAP_SHARED|unix.MAP_ANONYMOUS), retAllow},
+		"shared anon, no cgroup":   {noShared, data(unix.SYS_MMAP, 0, 3<<30, rw, unix.MAP_SHARED|unix.MAP_ANONYMOUS), retEPERM},
+		"validate anon, no cgroup": {noShared, data(unix.SYS_MMAP, 0, 4096, rw, unix.MAP_SHARED_VALIDATE|unix.MAP_ANONYMOUS), retEPERM},
+		"private anon, no cgroup":  {noShared, data(unix.SYS_MMAP, 0, 4096, rw, unix.MAP_PRIVATE|unix.MAP_ANONYMOUS), retAllow},
+		"shared file, no cgroup":   {noShared, data(unix.SYS_MMAP, 0, 4096, rw, unix.MAP_SHARED, 3), retAllow},
+		"memfd sealed, no cgroup":  {noShared, data(unix.SYS_MEMFD_CREATE, 0, unix.MFD_NOEXEC_SEAL), retEPERM},
+		"shmget, no cgroup":        {noShared, data(unix.SYS_SHMGET, 0, 1<<30, 0), retEPERM},
+		"shmget, cgroup":           {none, data(unix.SYS_SHMGET, 0, 1<<30, 0), retAllow},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

@@ -26,6 +26,23 @@ import (
 // neither execveat nor execve("/proc/self/fd/N") runs it. Landlock's
 // execute right does not cover such anonymous files; this rule does.
 //
+// Without a memory cgroup (as an ordinary user), RLIMIT_DATA is all that
+// bounds a plugin's memory, and it counts private writable mappings only:
+// shared memory is page cache of an anonymous file, and a plugin could hold
+// gigabytes of it (measured: 3 GB mapped MAP_SHARED|MAP_ANONYMOUS against
+// a 512 MiB limit). So then (layer no-shared-memory) what creates such
+// memory fails with EPERM: mmap with MAP_SHARED (or MAP_SHARED_VALIDATE)
+// and MAP_ANONYMOUS, memfd_create, and shmget (the plugin's System V
+// segments, in its own IPC namespace, whose shmall an ordinary user's
+// namespace may not lower). /dev/zero, whose shared mappings are the same
+// anonymous memory, is read-only to Landlock (a read-only shared mapping
+// reads the zero page and allocates nothing: measured), and /dev/shm is
+// not in a plugin's /dev. Shared memory a plugin needs goes through a file
+// in its tmp, which the tmpfs's size bounds. RLIMIT_AS would count it all,
+// but Go reserves 1.2 GB of address space at start (a hello world fails
+// under 512 MiB) and node needs more than 4 GB (its WebAssembly guard
+// regions): it cannot be the bound.
+//
 // Write xor execute (layer write-xor-exec, unless the policy allows a JIT):
 // mmap, mprotect and pkey_mprotect asking for PROT_WRITE and PROT_EXEC
 // together, and shmat with SHM_EXEC, fail with EPERM. A filter sees one
@@ -92,6 +109,9 @@ type filterOpts struct {
 	memfd bool
 	// jit allows writable and executable mappings (Policy.AllowJIT).
 	jit bool
+	// noShared refuses the memory RLIMIT_DATA does not count: no memory
+	// cgroup bounds the plugin (see noSharedMemory).
+	noShared bool
 }
 
 // seccompFilter assembles the filter.
@@ -167,6 +187,9 @@ func seccompFilter(o filterOpts) ([]bpf.RawInstruction, error) {
 			loadNR,
 		)
 	}
+	if o.noShared {
+		noSharedMemory(when, arg, loadNR)
+	}
 	var sock []bpf.Instruction
 	switch o.net {
 	case NetNone: // unix sockets only
@@ -222,4 +245,19 @@ func installSeccomp(o filterOpts) error {
 		return fmt.Errorf("loading the seccomp filter: %w", err)
 	}
 	return nil
+}
+
+// noSharedMemory adds the rules of layer no-shared-memory (see above) to a
+// filter through its when, arg and loadNR.
+func noSharedMemory(when func(uintptr, ...bpf.Instruction), arg func(int) bpf.Instruction, loadNR bpf.Instruction) {
+	const sharedAnon = unix.MAP_SHARED | unix.MAP_ANONYMOUS // MAP_SHARED_VALIDATE has MAP_SHARED's bit
+	when(unix.SYS_MMAP,
+		arg(3), // flags
+		bpf.ALUOpConstant{Op: bpf.ALUOpAnd, Val: sharedAnon},
+		bpf.JumpIf{Cond: bpf.JumpEqual, Val: sharedAnon, SkipFalse: 1},
+		bpf.RetConstant{Val: retEPERM},
+		loadNR,
+	)
+	when(unix.SYS_MEMFD_CREATE, bpf.RetConstant{Val: retEPERM})
+	when(unix.SYS_SHMGET, bpf.RetConstant{Val: retEPERM})
 }

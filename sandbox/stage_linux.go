@@ -123,6 +123,9 @@ func confine(spec *stageSpec) (*Report, error) {
 			}
 		}
 		err := privateMounts(spec)
+		if err == nil {
+			err = writtenMounts(spec)
+		}
 		// The fresh /proc even when a put-back failed: Landlock's
 		// all-threads calls (psx) list this process's threads in
 		// /proc/PID/task, and the host's /proc there is another process.
@@ -178,17 +181,23 @@ func confine(spec *stageSpec) (*Report, error) {
 		ok(LayerCaps)
 	}
 
-	if err := installSeccomp(filterOpts{net: spec.Net, memfd: !sealed, jit: spec.JIT}); err != nil {
+	if err := installSeccomp(filterOpts{net: spec.Net, memfd: !sealed, jit: spec.JIT, noShared: spec.NoShared}); err != nil {
 		miss(LayerSeccomp, err)
 		miss(LayerMemfdNoExec, err)
 		if !spec.JIT {
 			miss(LayerWriteXorExec, err)
+		}
+		if spec.NoShared {
+			miss(LayerNoSharedMemory, err)
 		}
 	} else {
 		ok(LayerSeccomp)
 		ok(LayerMemfdNoExec)
 		if !spec.JIT {
 			ok(LayerWriteXorExec)
+		}
+		if spec.NoShared {
+			ok(LayerNoSharedMemory)
 		}
 	}
 
@@ -432,9 +441,11 @@ func applyLandlock(spec *stageSpec) (abi int, netRules bool, err error) {
 		}
 	}
 	add(spec.Read, landlock.RODirs, landlock.ROFiles)
-	add(spec.Write, func(p ...string) landlock.FSRule { return landlock.RWDirs(p...).WithRefer() }, landlock.RWFiles)
-	add([]string{"/dev/null", "/dev/zero", "/dev/full"}, landlock.RWDirs, landlock.RWFiles)
-	add([]string{"/dev/random", "/dev/urandom"}, landlock.RODirs, landlock.ROFiles)
+	writtenRules(spec, add)
+	// /dev/zero read-only: a shared mapping of it opened for writing is
+	// anonymous shared memory, which RLIMIT_DATA does not count.
+	add([]string{"/dev/null", "/dev/full"}, landlock.RWDirs, landlock.RWFiles)
+	add([]string{"/dev/zero", "/dev/random", "/dev/urandom"}, landlock.RODirs, landlock.ROFiles)
 	cfg := landlock.V11.BestEffort()
 	if spec.Net == NetAll {
 		if err := cfg.RestrictPaths(rules...); err != nil {

@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 	"time"
 
@@ -97,6 +98,9 @@ func printReport(w io.Writer, r *serve.Report) error {
 		}
 		if p.State == string(manager.StateRunning) {
 			cells = append(cells, sandboxSummary(p.Sandbox))
+			if s := storageSummary(p.Storage); s != "" {
+				cells = append(cells, s)
+			}
 		}
 		if p.Trust != nil && p.Trust.Reason != "" {
 			cells = append(cells, p.Trust.Reason)
@@ -212,4 +216,30 @@ func printDiff(w io.Writer, name string, held []trust.HeldDefinition) error {
 	}
 	_, err := fmt.Fprintf(w, "approve them with: plughost approve %s\n", name)
 	return err
+}
+
+// storageSummary is a running plugin's use of its storage limits: "data
+// 1.2 MiB of 1 GiB, tmp 0 B of 64 MiB"; "" when none is known.
+func storageSummary(st []manager.Storage) string {
+	var parts []string
+	for _, s := range st {
+		used := "unknown"
+		if s.Used >= 0 {
+			used = byteSize(s.Used)
+		}
+		parts = append(parts, fmt.Sprintf("%s %s of %s", s.Name, used, byteSize(s.Limit)))
+	}
+	return strings.Join(parts, ", ")
+}
+
+// byteSize writes n bytes in the largest binary unit that keeps a whole
+// number before the point: "512 B", "1.5 KiB", "64 MiB", "1 GiB".
+func byteSize(n int64) string {
+	units := []string{"B", "KiB", "MiB", "GiB", "TiB"}
+	f, i := float64(n), 0
+	for ; f >= 1024 && i < len(units)-1; i++ {
+		f /= 1024
+	}
+	s := strconv.FormatFloat(f, 'f', 1, 64)
+	return strings.TrimSuffix(s, ".0") + " " + units[i]
 }

@@ -92,7 +92,7 @@ func startSandboxHost(t *testing.T, uid int, env ...string) *sandboxHost {
 		t.Fatal(err)
 	}
 	config := filepath.Join(base, "plughost.hcl")
-	if err := os.WriteFile(config, []byte("sandbox {\n  plugin \"control\" {\n    allow_jit = true\n  }\n}\n"), 0o644); err != nil {
+	if err := os.WriteFile(config, []byte("sandbox {\n  plugin \"control\" {\n    allow_jit = true\n    allow_exec_written = true\n  }\n}\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	args := []string{bin.plughost, "serve", "--plugins", h.plugins, "--workspace", h.workspace, "--config", config, "--log-level", "debug"}
@@ -229,6 +229,14 @@ func runAttacks(t *testing.T, uid int) {
 	if pluginUID != 65534 {
 		memfdAt = "denied EPERM: memfd_create"
 	}
+	// Shared memory: as root the memory cgroup counts it, and kills the
+	// child holding it; as an ordinary user there is no cgroup, and the
+	// sandbox refuses what RLIMIT_DATA would not count (issue 31, attack
+	// 18).
+	sharedAnon, sharedMemfd, sharedSysv := "denied SIGKILL", "denied SIGKILL", "denied SIGKILL"
+	if pluginUID != 65534 {
+		sharedAnon, sharedMemfd, sharedSysv = "denied EPERM: mmap MAP_SHARED|MAP_ANONYMOUS", "denied EPERM: memfd_create", "denied EPERM: shmget"
+	}
 	for _, a := range []struct {
 		name, tool, target string
 		want               string // prefix of the outcome
@@ -258,6 +266,15 @@ func runAttacks(t *testing.T, uid int) {
 		{"inject into the terminal (TIOCSTI)", "tiocsti", "", "denied EPERM"},
 		{"fork-bomb", "fork_bomb", "", "denied EAGAIN"},
 		{"read the host's stdin", "stdin", "", "denied EOF"},
+		// Issue 31: attacks 4 (disks), 10 (exec from written places) and 18 (shared memory).
+		{"write 4 GiB into its tmp", "fill_tmp", "", "denied ENOSPC"},
+		{"run a program it wrote into its tmp", "exec_written", "tmp", "denied EACCES"},
+		{"run a program it wrote into its data directory", "exec_written", "data", "denied EACCES"},
+		{"hold 3 GiB mapped MAP_SHARED|MAP_ANONYMOUS", "shared_anon", "", sharedAnon},
+		{"hold 3 GiB in a memfd", "shared_memfd", "", sharedMemfd},
+		{"hold 3 GiB in a System V segment", "shared_sysv", "", sharedSysv},
+		{"hold 3 GiB in /dev/shm", "shared_shm", "", "denied ENOENT: open /dev/shm/hold"},
+		{"hold 3 GiB mapped shared from /dev/zero", "shared_zero", "", "denied EACCES: open /dev/zero"},
 	} {
 		t.Run(a.name, func(t *testing.T) {
 			got, isErr := h.call(t, "attack__"+a.tool, map[string]any{"target": a.target})
@@ -281,6 +298,7 @@ func runAttacks(t *testing.T, uid int) {
 			"control__wx_mprotect":    "ESCAPED: made memory writable and executable",
 			"control__memfd_execveat": memfdAt,
 			"control__memfd_mfd_exec": memfdExec,
+			"control__exec_written":   "ESCAPED: ran a program it wrote", // what allow_exec_written allows
 		} {
 			if got, isErr := h.call(t, tool, nil); isErr || !strings.HasPrefix(got, want) {
 				t.Errorf("%s = %q (isError %v), want %q…", tool, got, isErr, want)

@@ -20,6 +20,9 @@
 //	  timeout     = "30s"              # per tool call (default 5m)
 //	  allow_jit   = false              # true: may map memory writable and executable (a JIT);
 //	                                   # unset: only node, deno and bun (sandbox.Policy.AllowJIT)
+//	  tmp_size    = "64MiB"            # its tmp: a tmpfs of this size (a write past it: ENOSPC)
+//	  data_size   = "1GiB"             # its data directory: walked, killed over it
+//	  allow_exec_written = false       # true: may execute what it writes in tmp and data
 //
 //	  plugin "notes" {
 //	    dir "notes" {                  # a directory the plugin asks for by name

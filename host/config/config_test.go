@@ -44,6 +44,11 @@ sandbox {
   plugin "deno" {
     allow_jit = false
   }
+  plugin "builder" {
+    tmp_size           = "1GiB"
+    data_size          = 2147483648
+    allow_exec_written = true
+  }
 }
 `
 	cfg, err := Parse([]byte(src), "plughost.hcl")
@@ -57,6 +62,8 @@ sandbox {
 		"files": {AllowRead: def.AllowRead, AllowWrite: []string{"/srv/ws"}, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env, Strict: true},
 		"fetch": {AllowRead: def.AllowRead, Net: sandbox.NetList, NetAllow: []string{"api.example.com:443"}, CPU: 0.5, Pids: 16, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
 		"hello": {AllowRead: def.AllowRead, Runtime: sandbox.RuntimeNode, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
+		"builder": {AllowRead: def.AllowRead, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env,
+			TmpSize: 1 << 30, DataSize: 2 << 30, AllowExecWritten: true},
 		"notes": {AllowRead: []string{"/usr/share/dict", "/srv/notes"}, Runtime: sandbox.RuntimePython, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
 		"lua":   {AllowRead: def.AllowRead, AllowJIT: &yes, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
 		"deno":  {AllowRead: def.AllowRead, AllowJIT: &no, Memory: def.Memory, Timeout: def.Timeout, Env: def.Env},
@@ -86,6 +93,9 @@ func TestParseErrors(t *testing.T) {
 		"bad port":         {"sandbox {\n  allow_net = [\"a:b\"]\n}\n", `plughost.hcl:2,15-22: Invalid allow_net; allow_net: "a:b": port must be 1-65535`},
 		"relative path":    {"sandbox {\n  allow_write = [\"ws\"]\n}\n", `plughost.hcl:2,17-23: Invalid allow_write; allow_write: "ws" is not an absolute path`},
 		"bad timeout":      {"sandbox {\n  timeout = 30\n}\n", `plughost.hcl:2,13-15: Invalid timeout`},
+		"tiny tmp_size":    {"sandbox {\n  tmp_size = \"4KiB\"\n}\n", `plughost.hcl:2,14-20: Invalid tmp_size; tmp_size: 4096 bytes is too little for any plugin (at least 1 MiB)`},
+		"bad data_size":    {"sandbox {\n  data_size = \"a lot\"\n}\n", `plughost.hcl:2,15-22: Invalid data_size; data_size must be a size`},
+		"bad exec_written": {"sandbox {\n  allow_exec_written = 1\n}\n", `plughost.hcl:2,24-25: Invalid allow_exec_written; allow_exec_written must be true or false`},
 		"bad allow_jit":    {"sandbox {\n  plugin \"x\" {\n    allow_jit = \"yes\"\n  }\n}\n", `plughost.hcl:3,17-22: Invalid allow_jit; allow_jit must be true or false`},
 		"duplicate plugin": {"sandbox {\n  plugin \"a\" {}\n  plugin \"a\" {}\n}\n", `plughost.hcl:3,3-13: Duplicate plugin block`},
 		"bad plugin name":  {"sandbox {\n  plugin \"a.b\" {}\n}\n", `plughost.hcl:2,10-15: Invalid plugin name; "a.b" is not a plugin name`},

@@ -23,6 +23,7 @@ var policySchema = hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{
 		{Name: "strict"}, {Name: "disabled"}, {Name: "allow_read"}, {Name: "allow_write"}, {Name: "allow_net"},
 		{Name: "memory"}, {Name: "pids"}, {Name: "files"}, {Name: "cpu"}, {Name: "env"}, {Name: "timeout"}, {Name: "allow_jit"},
+		{Name: "tmp_size"}, {Name: "data_size"}, {Name: "allow_exec_written"},
 	},
 }
 
@@ -121,15 +122,11 @@ func decodePolicy(p *sandbox.Policy, attrs hcl.Attributes, add bool) error {
 			return bad("set")
 		}
 		switch name {
-		case "strict", "disabled":
+		case "strict", "disabled", "allow_exec_written":
 			if v.Type() != cty.Bool {
 				return bad("true or false")
 			}
-			if name == "strict" {
-				p.Strict = v.True()
-			} else {
-				p.Disabled = v.True()
-			}
+			*map[string]*bool{"strict": &p.Strict, "disabled": &p.Disabled, "allow_exec_written": &p.AllowExecWritten}[name] = v.True()
 		case "allow_jit":
 			if v.Type() != cty.Bool {
 				return bad("true or false")
@@ -165,12 +162,12 @@ func decodePolicy(p *sandbox.Policy, attrs hcl.Attributes, add bool) error {
 			if len(list) == 0 {
 				p.Net, p.NetAllow = sandbox.NetNone, nil
 			}
-		case "memory":
+		case "memory", "tmp_size", "data_size":
 			n, err := parseBytes(v)
 			if err != nil {
 				return bad(err.Error())
 			}
-			p.Memory = n
+			*map[string]*int64{"memory": &p.Memory, "tmp_size": &p.TmpSize, "data_size": &p.DataSize}[name] = n
 		case "pids", "files":
 			if v.Type() != cty.Number {
 				return bad("a whole number")

@@ -55,6 +55,9 @@ type Launch struct {
 	// call still running after it is cancelled and answered with an isError
 	// result saying so.
 	CallTimeout time.Duration
+	// Storage, when not nil, returns what the running plugin holds of its
+	// storage limits (PluginStatus.Storage).
+	Storage func() []Storage
 }
 
 // procRunner is the manager's go-plugin runner.Runner: the one place where a
@@ -82,7 +85,8 @@ type procRunner struct {
 	stdoutDone, stderrDone chan struct{}
 	handshake              *handshakeReader // the first line of stdout, for go-plugin
 	exitedHook             func() string
-	diagnoseHook           func() string // Launch.Diagnose
+	diagnoseHook           func() string    // Launch.Diagnose
+	storageHook            func() []Storage // Launch.Storage
 
 	// done is closed once the main process has exited, the rest of its
 	// group has been killed, it has been reaped and its pipes are closed.
@@ -151,6 +155,7 @@ func (r *procRunner) Start(_ context.Context) error {
 			err = errors.New("launcher gave the plugin the host's stdin")
 		default:
 			cmd, started, r.exitedHook, r.callTimeout, r.diagnoseHook = l.Cmd, l.Started, l.Exited, l.CallTimeout, l.Diagnose
+			r.storageHook = l.Storage
 		}
 	}
 	if err == nil {
@@ -327,6 +332,14 @@ func (r *procRunner) ID() string {
 		return ""
 	}
 	return strconv.Itoa(r.pid)
+}
+
+// Storage returns what the running plugin holds of its storage limits, as
+// the Launcher reports it; nil when it reports none.
+func (r *procRunner) Storage() func() []Storage {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.storageHook
 }
 
 // Layers returns the sandbox layers the Launcher reported.

@@ -107,6 +107,12 @@ type PluginStatus struct {
 	// reported by Options.Launcher; nil when none runs or no Launcher
 	// reports any.
 	Sandbox []string
+	// Storage is what the running plugin holds of each of its storage
+	// limits (its data directory, its tmp), as the Launcher reports it;
+	// nil when none runs or the Launcher reports none.
+	Storage []Storage
+	// storage reports Storage while the plugin runs.
+	storage func() []Storage
 	// Trust is the plugin's last trust check: its mode, state, digest,
 	// signer, and why it is quarantined. Zero without Options.Trust.
 	Trust trust.Verdict
@@ -121,6 +127,17 @@ type PluginStatus struct {
 	// served as listed (mode pinned or signed: changed since approved, or
 	// never approved), by kind and name.
 	Held []Held
+}
+
+// Storage is one storage limit of a running plugin.
+type Storage struct {
+	// Name says which: "data" (its data directory, kept across
+	// restarts) or "tmp".
+	Name string `json:"name"`
+	// Used and Limit are in bytes; Used is -1 when it could not be
+	// measured.
+	Used  int64 `json:"used"`
+	Limit int64 `json:"limit"`
 }
 
 // Refusal is a definition a plugin listed that the manager did not publish.

@@ -126,8 +126,12 @@ func (s *supervisor) settleChanges() {
 
 func (s *supervisor) snapshot() PluginStatus {
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.st
+	st := s.st
+	s.mu.Unlock()
+	if st.State == StateRunning && st.storage != nil {
+		st.Storage = st.storage() // may wait for a first measure: not under s.mu
+	}
+	return st
 }
 
 func (s *supervisor) update(f func(st *PluginStatus)) {
@@ -159,9 +163,9 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 	s.update(func(st *PluginStatus) {
 		st.State = StateRunning
 		st.PID = in.pid()
-		st.Sandbox = nil
+		st.Sandbox, st.storage = nil, nil
 		if r := in.getRunner(); r != nil {
-			st.Sandbox = r.Layers()
+			st.Sandbox, st.storage = r.Layers(), r.Storage()
 		}
 		st.Version = in.desc.Name + " " + in.desc.Version
 		st.count(in.lists)

@@ -59,7 +59,9 @@ func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 		}
 		jit := true
 		pol := &sandbox.Policy{Runtime: sandbox.Runtime(st.Runtime), AllowRead: append(grants, st.Read...), AllowWrite: st.Write,
-			Net: sandbox.NetAll, Memory: 2 << 30, Pids: 256, Files: 4096, AllowJIT: &jit}
+			Net: sandbox.NetAll, Memory: 2 << 30, Pids: 256, Files: 4096, AllowJIT: &jit,
+			// pip unpacks wheels in its tmp, npm keeps its cache in $HOME.
+			TmpSize: 2 << 30, DataSize: 4 << 30}
 		if os.Geteuid() == 0 {
 			for _, w := range st.Write {
 				if err := chownTree(w, sandboxUID); err != nil {

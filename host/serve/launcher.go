@@ -104,6 +104,7 @@ func newLauncher(ctx context.Context, cfg *config.Config, workspace, tmpDir stri
 				return scriptHint(name, path)
 			},
 			CallTimeout: pol.CallTimeout(),
+			Storage:     storageOf(l),
 		}, nil
 	}, nil
 }
@@ -143,4 +144,16 @@ func scriptHint(name, path string) string {
 	}
 	return fmt.Sprintf("(%s is a script run by %s: in the sandbox %s; and it must print go-plugin's handshake line (1|2|unix|/path/to.sock|grpc) first on stdout; its stderr says what went wrong)",
 		path, runs, fix)
+}
+
+// storageOf reports what a sandboxed plugin holds of its storage limits
+// (PluginStatus.Storage); nil where the sandbox measures nothing.
+func storageOf(l *sandbox.Launch) func() []manager.Storage {
+	if l.Usage == nil {
+		return nil
+	}
+	return func() []manager.Storage {
+		u := l.Usage()
+		return []manager.Storage{{Name: "data", Used: u.Data, Limit: u.DataLimit}, {Name: "tmp", Used: u.Tmp, Limit: u.TmpLimit}}
+	}
 }

@@ -46,6 +46,9 @@ type PluginReport struct {
 	Version string   `json:"version,omitempty"`
 	Renamed string   `json:"renamed,omitempty"`
 	Sandbox []string `json:"sandbox,omitempty"`
+	// Storage is what a running plugin holds of its storage limits: its
+	// data directory and its tmp, used and limit in bytes.
+	Storage []manager.Storage `json:"storage,omitempty"`
 	// Declared says what a declared MCP server (File is its NAME.mcp.json)
 	// runs or reaches: its command and arguments, or its URL. Its env
 	// values and headers are not shown: they may hold secrets.
@@ -150,7 +153,7 @@ func (h *Host) Report() *Report {
 	}
 	for _, st := range h.manager.Status() {
 		p := PluginReport{Name: st.Name, File: st.Path, State: string(st.State), Failed: failedPlugin(st), Version: st.Version,
-			Renamed: st.Renamed, Sandbox: st.Sandbox, Error: st.LastError, Stderr: st.LastStderr, NextStep: st.NextStep,
+			Renamed: st.Renamed, Sandbox: st.Sandbox, Storage: st.Storage, Error: st.LastError, Stderr: st.LastStderr, NextStep: st.NextStep,
 			Tools: []OfferReport{}, Prompts: []OfferReport{}, Resources: []ResourceReport{}, Templates: []TemplateReport{},
 			Refused: []RefusalReport{}, Declared: declaredSummary(st.Path), Hidden: st.Hidden}
 		if in := installedPackage(st.Name, st.Path); in != nil {

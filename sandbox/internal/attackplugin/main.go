@@ -35,8 +35,16 @@ func main() {
 		fmt.Println("ESCAPED: ran a copy of itself from memory")
 		return
 	}
+	if len(os.Args) > 1 && os.Args[1] == "ran-written" { // exec_written's payload
+		fmt.Println("ESCAPED: ran a program it wrote")
+		return
+	}
 	if len(os.Args) > 2 && os.Args[1] == "memfd" { // the memfd attacks' child
 		fmt.Print(memfdExec(os.Args[2]))
+		return
+	}
+	if len(os.Args) > 2 && os.Args[1] == "shared" { // the shared memory attacks' child
+		fmt.Print(holdShared(os.Args[2]))
 		return
 	}
 	p := pluginproto.New("attack", "1")
@@ -205,6 +213,59 @@ var attacks = map[string]func(target string) string{
 		}
 		return outcome(err, "opened /proc/self/mem for writing")
 	},
+	// fill_tmp writes 4 GiB into its tmp ($TMPDIR), a MiB at a time.
+	"fill_tmp": func(string) string {
+		p := filepath.Join(os.TempDir(), "fill")
+		defer os.Remove(p)
+		f, err := os.Create(p)
+		if err != nil {
+			return "FAILED: " + err.Error()
+		}
+		defer f.Close()
+		chunk := make([]byte, 1<<20)
+		for i := range 4 << 10 {
+			if _, err := f.Write(chunk); err != nil {
+				return fmt.Sprintf("%s after %d MiB", outcome(err, ""), i)
+			}
+		}
+		return "ESCAPED: wrote 4096 MiB into " + p
+	},
+	// exec_written copies the plugin into its tmp (target "tmp") or data
+	// directory ("data") and runs the copy.
+	"exec_written": func(target string) string {
+		dir := os.TempDir()
+		if target == "data" {
+			dir = os.Getenv("HOME")
+		}
+		self, err := os.Executable()
+		if err != nil {
+			return "FAILED: " + err.Error()
+		}
+		payload, err := os.ReadFile(self)
+		if err != nil {
+			return "FAILED: " + err.Error()
+		}
+		p := filepath.Join(dir, "dropped")
+		defer os.Remove(p)
+		if err := os.WriteFile(p, payload, 0o755); err != nil {
+			return "FAILED: " + err.Error()
+		}
+		out, err := exec.Command(p, "ran-written").Output()
+		if err != nil {
+			return outcome(err, "")
+		}
+		return string(out)
+	},
+	// The shared memory attacks hold 3 GiB the plugin's memory limit
+	// should count, in a child (which the memory cgroup's OOM killer
+	// picks, so that the plugin survives): mapped MAP_SHARED|MAP_ANONYMOUS,
+	// in a memfd, in /dev/shm, in a System V segment, and mapped shared
+	// from /dev/zero.
+	"shared_anon":  sharedAttack("anon"),
+	"shared_memfd": sharedAttack("memfd"),
+	"shared_shm":   sharedAttack("devshm"),
+	"shared_sysv":  sharedAttack("sysv"),
+	"shared_zero":  sharedAttack("zero"),
 	// allowed does only what the default policy allows: it writes and reads
 	// back a file in its data directory ($HOME) and its tmp, and reads its
 	// own binary.
@@ -281,4 +342,86 @@ func memfdExec(variant string) string {
 	_, _, errno := syscall.Syscall6(unix.SYS_EXECVEAT, uintptr(fd), uintptr(unsafe.Pointer(&empty[0])),
 		uintptr(unsafe.Pointer(&argvp[0])), uintptr(unsafe.Pointer(&envp[0])), unix.AT_EMPTY_PATH, 0)
 	return outcome(fmt.Errorf("execveat AT_EMPTY_PATH: %w", errno), "")
+}
+
+// sharedAttack runs the plugin again as a child that holds 3 GiB of
+// shared memory of kind (see holdShared), and says how that ended.
+func sharedAttack(kind string) func(string) string {
+	return func(string) string {
+		self, err := os.Executable()
+		if err != nil {
+			return "FAILED: " + err.Error()
+		}
+		out, err := exec.Command(self, "shared", kind).Output()
+		var exit *exec.ExitError
+		if errors.As(err, &exit) {
+			if ws, ok := exit.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+				return fmt.Sprintf("denied %s: the child was killed holding shared memory (%s)", unix.SignalName(ws.Signal()), out)
+			}
+		}
+		if err != nil && len(out) == 0 {
+			return "FAILED: the child: " + err.Error()
+		}
+		return string(out)
+	}
+}
+
+// holdShared maps 3 GiB of shared memory of kind and touches every page:
+// "anon" (MAP_SHARED|MAP_ANONYMOUS), "memfd", "devshm" (a file in
+// /dev/shm), "sysv" (shmget) or "zero" (/dev/zero opened for writing). It
+// returns "ESCAPED: ..." once it holds it all, or how it was refused.
+func holdShared(kind string) string {
+	const size = 3 << 30
+	var mem []byte
+	var err error
+	switch kind {
+	case "anon":
+		mem, err = unix.Mmap(-1, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED|unix.MAP_ANONYMOUS)
+		err = wrap("mmap MAP_SHARED|MAP_ANONYMOUS", err)
+	case "memfd", "devshm", "zero":
+		var fd int
+		switch kind {
+		case "memfd":
+			fd, err = unix.MemfdCreate("hold", unix.MFD_NOEXEC_SEAL)
+			err = wrap("memfd_create", err)
+		case "devshm":
+			fd, err = unix.Open("/dev/shm/hold", unix.O_RDWR|unix.O_CREAT, 0o600)
+			err = wrap("open /dev/shm/hold", err)
+		default:
+			fd, err = unix.Open("/dev/zero", unix.O_RDWR, 0)
+			err = wrap("open /dev/zero", err)
+		}
+		if err == nil && kind != "zero" {
+			err = wrap("ftruncate", unix.Ftruncate(fd, size))
+		}
+		if err == nil {
+			mem, err = unix.Mmap(fd, 0, size, unix.PROT_READ|unix.PROT_WRITE, unix.MAP_SHARED)
+			err = wrap("mmap", err)
+		}
+	case "sysv":
+		var id int
+		id, err = unix.SysvShmGet(unix.IPC_PRIVATE, size, unix.IPC_CREAT|0o600)
+		err = wrap("shmget", err)
+		if err == nil {
+			mem, err = unix.SysvShmAttach(id, 0, 0)
+			err = wrap("shmat", err)
+			// Removed once detached: a killed child leaves nothing.
+			_, _ = unix.SysvShmCtl(id, unix.IPC_RMID, nil)
+		}
+	}
+	if err != nil {
+		return outcome(err, "")
+	}
+	for i := 0; i < len(mem); i += 4096 {
+		mem[i] = 1
+	}
+	return fmt.Sprintf("ESCAPED: held %d MiB of %s shared memory", len(mem)>>20, kind)
+}
+
+// wrap prefixes err (nil stays nil) with what failed.
+func wrap(what string, err error) error {
+	if err == nil {
+		return nil
+	}
+	return fmt.Errorf("%s: %w", what, err)
 }

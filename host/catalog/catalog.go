@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +52,12 @@ type Options struct {
 	// to the per-session limit times the sessions expected to subscribe
 	// at once, as memory allows.
 	MaxSubscriptions int
+	// MaxDeviceItems bounds the tools all devices (providers whose name
+	// starts with naming.DevicePrefix) offer together, as the `items`
+	// limit bounds each plugin's list: a device whose tools would pass it
+	// has the excess skipped (see Skipped), naming the limit. Zero or less
+	// means DefaultMaxDeviceItems, 10000 (the default of `items`).
+	MaxDeviceItems int
 }
 
 // Defaults for Options.
@@ -59,6 +67,7 @@ const (
 	DefaultMaxDelay         = 500 * time.Millisecond
 	DefaultMaxHold          = 15 * time.Second
 	DefaultMaxSubscriptions = 100000
+	DefaultMaxDeviceItems   = 10000
 )
 
 // Kind is what a definition defines: a tool, a resource, a resource
@@ -153,9 +162,10 @@ type Skip struct {
 // of its providers. Its methods are safe for concurrent use; the listings,
 // calls, reads and prompt gets take no lock.
 type Catalog struct {
-	log      hclog.Logger
-	pageSize int
-	ev       *events
+	log            hclog.Logger
+	pageSize       int
+	maxDeviceItems int
+	ev             *events
 
 	mu        sync.Mutex // serialises Set and Remove
 	providers map[string]*provider
@@ -234,14 +244,19 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 	if o.MaxSubscriptions <= 0 {
 		o.MaxSubscriptions = DefaultMaxSubscriptions
 	}
+	if o.MaxDeviceItems <= 0 {
+		o.MaxDeviceItems = DefaultMaxDeviceItems
+	}
 	c := &Catalog{
-		log:       o.Logger,
-		pageSize:  o.PageSize,
-		ev:        newEvents(clk, o.Quiet, o.MaxDelay, o.MaxHold),
-		providers: map[string]*provider{},
+		log:      o.Logger,
+		pageSize: o.PageSize,
+
+		maxDeviceItems: o.MaxDeviceItems,
+		ev:             newEvents(clk, o.Quiet, o.MaxDelay, o.MaxHold),
+		providers:      map[string]*provider{},
 	}
 	c.subs.init(o.MaxSubscriptions)
-	s := build(c.providers)
+	s := build(c.providers, &snapshot{})
 	s.gen, s.toolsGen = 1, 1
 	c.snap.Store(s)
 	return c
@@ -321,6 +336,7 @@ func (c *Catalog) read(p tool.Provider) *provider {
 func (c *Catalog) accept(st *provider) {
 	old := c.providers[st.name]
 	st.acceptTools(st.read.defs, old)
+	c.limitDevice(st)
 	st.acceptResources(st.read.resources)
 	st.acceptTemplates(st.read.templates)
 	st.acceptPrompts(st.read.prompts)
@@ -329,12 +345,46 @@ func (c *Catalog) accept(st *provider) {
 	if old != nil {
 		oldSkips = old.skipped
 	}
+	logged := 0
 	for _, sk := range st.skipped {
-		if !slices.Contains(oldSkips, sk) {
+		if slices.Contains(oldSkips, sk) {
+			continue
+		}
+		if logged++; logged <= maxSkipLines {
 			c.log.Warn("skipping "+string(sk.Kind), "provider", st.name, sk.Kind.key(), sk.Name, "reason", sk.Reason)
 		}
 	}
+	if logged > maxSkipLines {
+		c.log.Warn("skipping more definitions; Skipped (plughost plugins) lists them all", "provider", st.name, "more", logged-maxSkipLines)
+	}
 	c.providers[st.name] = st
+}
+
+// maxSkipLines bounds the skipped definitions logged one to a line when a
+// provider is published; the rest are counted in one more line.
+const maxSkipLines = 5
+
+// limitDevice skips the tools of device st past MaxDeviceItems, counting
+// every other device's. c.mu must be held.
+func (c *Catalog) limitDevice(st *provider) {
+	if !strings.HasPrefix(st.name, naming.DevicePrefix) {
+		return
+	}
+	room := c.maxDeviceItems
+	for name, p := range c.providers {
+		if name != st.name && strings.HasPrefix(name, naming.DevicePrefix) {
+			room -= len(p.defs)
+		}
+	}
+	room = max(room, 0)
+	if len(st.defs) <= room {
+		return
+	}
+	reason := fmt.Sprintf("the devices' tools together reach the items limit (%d)", c.maxDeviceItems)
+	for _, d := range st.defs[room:] {
+		st.skipped = append(st.skipped, Skip{Provider: st.name, Kind: KindTool, Name: d.name, Reason: reason})
+	}
+	st.defs = st.defs[:room]
 }
 
 // Remove removes the named provider and everything it offers; it does
@@ -387,7 +437,7 @@ func (a *accept) take(name string, err error) bool {
 // resources whose owner changed. c.mu must be held.
 func (c *Catalog) rebuild() {
 	old := c.snap.Load()
-	s := build(c.providers)
+	s := build(c.providers, old)
 	s.gen = old.gen + 1
 	c.logNames(KindTool, &old.tools.names, &s.tools.names)
 	c.logNames(KindPrompt, &old.prompts.names, &s.prompts.names)
@@ -415,14 +465,15 @@ func (c *Catalog) rebuild() {
 	c.resync(s)
 }
 
-// build makes the snapshot of providers.
-func build(providers map[string]*provider) *snapshot {
+// build makes the snapshot of providers; the tools and prompts keep the
+// exposed names they had in old.
+func build(providers map[string]*provider, old *snapshot) *snapshot {
 	return &snapshot{
 		providers: maps.Clone(providers),
-		tools:     buildTools(providers),
+		tools:     buildTools(providers, &old.tools.names),
 		resources: buildResources(providers),
 		templates: buildTemplates(providers),
-		prompts:   buildPrompts(providers),
+		prompts:   buildPrompts(providers, &old.prompts.names),
 	}
 }
 

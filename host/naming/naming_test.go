@@ -219,7 +219,7 @@ func TestAssign(t *testing.T) {
 			for _, p := range tc.in {
 				ns = append(ns, &Name{Provider: p[0], Own: p[1]})
 			}
-			Assign(ns)
+			Assign(ns, nil)
 			var got []pt
 			for _, n := range ns {
 				got = append(got, pt{n.Provider, n.Own, n.Exposed, n.Reason})
@@ -240,7 +240,7 @@ func TestAssignHashCollision(t *testing.T) {
 	// p's "a.b" would become "a_b_<hash>"; q offers exactly that name.
 	hashed := "a_b_" + hashOf("p", "a.b")
 	ns := []*Name{{Provider: "q", Own: hashed}, {Provider: "p", Own: "a.b"}, {Provider: "r", Own: "a_b"}}
-	Assign(ns)
+	Assign(ns, nil)
 	got := map[string]string{}
 	for _, n := range ns {
 		got[n.Provider] = n.Exposed

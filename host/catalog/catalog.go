@@ -335,8 +335,7 @@ func (c *Catalog) read(p tool.Provider) *provider {
 // c.mu must be held.
 func (c *Catalog) accept(st *provider) {
 	old := c.providers[st.name]
-	st.acceptTools(st.read.defs, old)
-	c.limitDevice(st)
+	st.acceptTools(c.deviceRoom(st), old)
 	st.acceptResources(st.read.resources)
 	st.acceptTemplates(st.read.templates)
 	st.acceptPrompts(st.read.prompts)
@@ -345,30 +344,58 @@ func (c *Catalog) accept(st *provider) {
 	if old != nil {
 		oldSkips = old.skipped
 	}
-	logged := 0
+	var fresh []Skip
 	for _, sk := range st.skipped {
-		if slices.Contains(oldSkips, sk) {
-			continue
-		}
-		if logged++; logged <= maxSkipLines {
-			c.log.Warn("skipping "+string(sk.Kind), "provider", st.name, sk.Kind.key(), sk.Name, "reason", sk.Reason)
+		if !slices.Contains(oldSkips, sk) {
+			fresh = append(fresh, sk)
 		}
 	}
-	if logged > maxSkipLines {
-		c.log.Warn("skipping more definitions; Skipped (plughost plugins) lists them all", "provider", st.name, "more", logged-maxSkipLines)
-	}
+	c.logSkips(st.name, fresh)
 	c.providers[st.name] = st
 }
 
-// maxSkipLines bounds the skipped definitions logged one to a line when a
-// provider is published; the rest are counted in one more line.
+// maxSkipLines bounds the lines logSkips writes for one provider.
 const maxSkipLines = 5
 
-// limitDevice skips the tools of device st past MaxDeviceItems, counting
-// every other device's. c.mu must be held.
-func (c *Catalog) limitDevice(st *provider) {
+// logSkips warns about a provider's newly skipped definitions: one line
+// for each run of them skipped for the same reason (naming the first few),
+// at most maxSkipLines lines, and one more counting the rest. A provider
+// offering thousands of definitions past a limit costs a line, not
+// thousands.
+func (c *Catalog) logSkips(provider string, skips []Skip) {
+	lines := 0
+	for i := 0; i < len(skips); {
+		j := i + 1
+		for j < len(skips) && skips[j].Kind == skips[i].Kind && skips[j].Reason == skips[i].Reason {
+			j++
+		}
+		if lines++; lines > maxSkipLines {
+			c.log.Warn("skipping more definitions; Skipped (plughost plugins) lists them all", "provider", provider, "more", len(skips)-i)
+			return
+		}
+		sk := skips[i]
+		if j-i == 1 {
+			c.log.Warn("skipping "+string(sk.Kind), "provider", provider, sk.Kind.key(), sk.Name, "reason", sk.Reason)
+		} else {
+			first := make([]string, 0, maxRenameExamples)
+			for _, o := range skips[i:min(j, i+maxRenameExamples)] {
+				first = append(first, o.Name)
+			}
+			c.log.Warn("skipping "+string(sk.Kind)+"s", "provider", provider, "count", j-i, "first", first, "reason", sk.Reason)
+		}
+		i = j
+	}
+}
+
+// deviceRoom returns the tool definitions of st that the catalog
+// considers: all of them, unless st is a device whose tools, with every
+// other device's, would pass MaxDeviceItems; then those that fit, the
+// rest skipped naming the limit (before their schemas are compiled).
+// c.mu must be held.
+func (c *Catalog) deviceRoom(st *provider) []tool.Def {
+	defs := st.read.defs
 	if !strings.HasPrefix(st.name, naming.DevicePrefix) {
-		return
+		return defs
 	}
 	room := c.maxDeviceItems
 	for name, p := range c.providers {
@@ -377,14 +404,14 @@ func (c *Catalog) limitDevice(st *provider) {
 		}
 	}
 	room = max(room, 0)
-	if len(st.defs) <= room {
-		return
+	if len(defs) <= room {
+		return defs
 	}
 	reason := fmt.Sprintf("the devices' tools together reach the items limit (%d)", c.maxDeviceItems)
-	for _, d := range st.defs[room:] {
-		st.skipped = append(st.skipped, Skip{Provider: st.name, Kind: KindTool, Name: d.name, Reason: reason})
+	for _, d := range defs[room:] {
+		st.skipped = append(st.skipped, Skip{Provider: st.name, Kind: KindTool, Name: d.Name, Reason: reason})
 	}
-	st.defs = st.defs[:room]
+	return defs[:room]
 }
 
 // Remove removes the named provider and everything it offers; it does

@@ -169,6 +169,10 @@ type Catalog struct {
 
 	mu        sync.Mutex // serialises Set and Remove
 	providers map[string]*provider
+	// provisional are the providers published while a Hold is open: they
+	// are named together, as one publication, until the hold ends (their
+	// names are not kept from one snapshot to the next meanwhile).
+	provisional map[string]bool
 
 	snap atomic.Pointer[snapshot] // what the listings and routes read
 
@@ -248,15 +252,15 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 		o.MaxDeviceItems = DefaultMaxDeviceItems
 	}
 	c := &Catalog{
-		log:      o.Logger,
-		pageSize: o.PageSize,
-
+		log:            o.Logger,
+		pageSize:       o.PageSize,
 		maxDeviceItems: o.MaxDeviceItems,
 		ev:             newEvents(clk, o.Quiet, o.MaxDelay, o.MaxHold),
 		providers:      map[string]*provider{},
+		provisional:    map[string]bool{},
 	}
 	c.subs.init(o.MaxSubscriptions)
-	s := build(c.providers, &snapshot{})
+	s := build(c.providers, &snapshot{}, nil)
 	s.gen, s.toolsGen = 1, 1
 	c.snap.Store(s)
 	return c
@@ -292,8 +296,12 @@ func (c *Catalog) SetAll(ps ...tool.Provider) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	held := c.ev.held()
 	for _, st := range read {
 		c.accept(st)
+		if held {
+			c.provisional[st.name] = true
+		}
 	}
 	c.rebuild()
 }
@@ -464,7 +472,10 @@ func (a *accept) take(name string, err error) bool {
 // resources whose owner changed. c.mu must be held.
 func (c *Catalog) rebuild() {
 	old := c.snap.Load()
-	s := build(c.providers, old)
+	if !c.ev.held() {
+		clear(c.provisional) // their names are kept from now on
+	}
+	s := build(c.providers, old, c.provisional)
 	s.gen = old.gen + 1
 	c.logNames(KindTool, &old.tools.names, &s.tools.names)
 	c.logNames(KindPrompt, &old.prompts.names, &s.prompts.names)
@@ -493,14 +504,15 @@ func (c *Catalog) rebuild() {
 }
 
 // build makes the snapshot of providers; the tools and prompts keep the
-// exposed names they had in old.
-func build(providers map[string]*provider, old *snapshot) *snapshot {
+// exposed names they had in old, but for those of the provisional
+// providers.
+func build(providers map[string]*provider, old *snapshot, provisional map[string]bool) *snapshot {
 	return &snapshot{
 		providers: maps.Clone(providers),
-		tools:     buildTools(providers, &old.tools.names),
+		tools:     buildTools(providers, old.tools.names.kept(provisional)),
 		resources: buildResources(providers),
 		templates: buildTemplates(providers),
-		prompts:   buildPrompts(providers, &old.prompts.names),
+		prompts:   buildPrompts(providers, old.prompts.names.kept(provisional)),
 	}
 }
 

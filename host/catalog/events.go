@@ -135,6 +135,13 @@ func (e *events) endBurst() {
 // until release is called, or maxHold has passed, so that a batch of work
 // the caller knows belongs together (the plugins of one burst of directory
 // changes, each loading at its own pace) becomes one event.
+// held reports whether a hold is open.
+func (e *events) held() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.holds > 0
+}
+
 func (e *events) hold() (release func()) {
 	e.mu.Lock()
 	e.holds++

@@ -11,7 +11,10 @@ import (
 // name the previous snapshot gave it for as long as its provider offers
 // it, so clash resolution never moves a name a client called to another
 // provider; a newcomer whose name clashes gets its provider's prefix
-// (package naming, Assign).
+// (package naming, Assign). The providers published while the catalog is
+// held (the plugin manager holds it while one burst of plugins loads) are
+// named together, as if published in one SetAll, whatever the order they
+// came in: their names are kept once the hold ends.
 
 // named is one tool or prompt of a provider and the name it is exposed by.
 type named[T any] struct {
@@ -24,7 +27,7 @@ type named[T any] struct {
 // provider's, own an item's own name) by package naming's rules, keeping
 // the names prev assigned, and returns the items sorted by exposed name,
 // and how they were named.
-func nameAll[T any](providers map[string]*provider, prev *names, of func(*provider) []T, own func(T) string) ([]named[T], names) {
+func nameAll[T any](providers map[string]*provider, prev []*naming.Name, of func(*provider) []T, own func(T) string) ([]named[T], names) {
 	var items []named[T]
 	for _, st := range providers {
 		for _, v := range of(st) {
@@ -35,7 +38,7 @@ func nameAll[T any](providers map[string]*provider, prev *names, of func(*provid
 	for i, it := range items {
 		ns[i] = it.n
 	}
-	naming.Assign(ns, prev.assigned)
+	naming.Assign(ns, prev)
 	sort.Slice(items, func(i, j int) bool { return items[i].n.Exposed < items[j].n.Exposed })
 	return items, names{assigned: ns}
 }
@@ -44,6 +47,21 @@ func nameAll[T any](providers map[string]*provider, prev *names, of func(*provid
 // snapshot keeps them, and logs what changed.
 type names struct {
 	assigned []*naming.Name // sorted by provider, then own name
+}
+
+// kept returns the names the next snapshot keeps: all but those of the
+// provisional providers.
+func (ns *names) kept(provisional map[string]bool) []*naming.Name {
+	if len(provisional) == 0 {
+		return ns.assigned
+	}
+	out := make([]*naming.Name, 0, len(ns.assigned))
+	for _, n := range ns.assigned {
+		if !provisional[n.Provider] {
+			out = append(out, n)
+		}
+	}
+	return out
 }
 
 // maxRenameExamples bounds the renames one log line names: a provider

@@ -234,3 +234,38 @@ func TestInvalidProviderNames(t *testing.T) {
 		t.Errorf("a 32-character provider name was refused")
 	}
 }
+
+// Set after Set, names are sticky: the first keeps its name, a newcomer
+// that clashes gets its prefix, and a name never moves to another
+// provider. Providers published while the catalog is held (a burst of
+// plugins loading) are named together, as by one SetAll.
+func TestStickyNames(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	names := func() map[string]string {
+		m := map[string]string{}
+		for _, e := range f.cat.Exposed() {
+			m[e.Provider+"/"+e.Tool] = e.ExposedName
+		}
+		return m
+	}
+	release := f.cat.Hold()
+	f.cat.Set(newProvider("a", "x"))
+	f.cat.Set(newProvider("b", "x", "files.read"))
+	release()
+	want := map[string]string{"a/x": "a__x", "b/x": "b__x", "b/files.read": "files_read"}
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Fatalf("names of one held burst (-want +got):\n%s", diff)
+	}
+	f.cat.Set(newProvider("c", "x", "files_read", "b__y"))
+	want["c/x"], want["c/files_read"], want["c/b__y"] = "c__x", "files_read_"+hash8("c", "files_read"), "c__b__y"
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Errorf("after a newcomer (-want +got):\n%s", diff)
+	}
+	f.cat.Remove("a")
+	f.cat.Set(newProvider("b", "x", "files.read")) // republished: same names
+	delete(want, "a/x")
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Errorf("after a left and b was republished (-want +got):\n%s", diff)
+	}
+}

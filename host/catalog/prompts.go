@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -40,7 +41,7 @@ func (p *provider) acceptPrompts(ps []tool.Prompt) {
 
 // buildPrompts names every provider's prompts by the tools' rules, in a
 // namespace of their own, keeping the names prev gave.
-func buildPrompts(providers map[string]*provider, prev *names) promptSet {
+func buildPrompts(providers map[string]*provider, prev []*naming.Name) promptSet {
 	items, ns := nameAll(providers, prev, func(p *provider) []*prompt { return p.prompts }, func(pr *prompt) string { return pr.name })
 	s := promptSet{
 		list:    newList(len(items)),

@@ -25,8 +25,10 @@ import (
 	"github.com/plughost/plughost/host/tool"
 )
 
-// waitLong bounds every wait for an event: a deadlock guard.
-const waitLong = 30 * time.Second
+// waitLong bounds every wait for an event: a deadlock guard, generous for
+// a loaded machine (100 devices registering 256 tools each take some 7
+// CPU-seconds of the bridge and the catalog).
+const waitLong = 3 * time.Minute
 
 // lines is a log sink that counts and keeps what it is written.
 type lines struct {

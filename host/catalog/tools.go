@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -57,7 +58,7 @@ func (p *provider) acceptTools(defs []tool.Def, old *provider) {
 
 // buildTools names every provider's tools (nameAll), keeping the names
 // prev gave.
-func buildTools(providers map[string]*provider, prev *names) toolSet {
+func buildTools(providers map[string]*provider, prev []*naming.Name) toolSet {
 	items, ns := nameAll(providers, prev, func(p *provider) []*def { return p.defs }, func(d *def) string { return d.name })
 	s := toolSet{
 		list:    newList(len(items)),

@@ -169,10 +169,11 @@ type Catalog struct {
 
 	mu        sync.Mutex // serialises Set and Remove
 	providers map[string]*provider
-	// provisional are the providers published while a Hold is open: they
-	// are named together, as one publication, until the hold ends (their
-	// names are not kept from one snapshot to the next meanwhile).
-	provisional map[string]bool
+	// provisional are the providers published while a Hold is open, with
+	// the hold's epoch (events.held): they are named together, as one
+	// publication, until the hold ends (their names are not kept from one
+	// snapshot to the next meanwhile).
+	provisional map[string]uint64
 
 	snap atomic.Pointer[snapshot] // what the listings and routes read
 
@@ -257,7 +258,7 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 		maxDeviceItems: o.MaxDeviceItems,
 		ev:             newEvents(clk, o.Quiet, o.MaxDelay, o.MaxHold),
 		providers:      map[string]*provider{},
-		provisional:    map[string]bool{},
+		provisional:    map[string]uint64{},
 	}
 	c.subs.init(o.MaxSubscriptions)
 	s := build(c.providers, &snapshot{}, nil)
@@ -296,11 +297,11 @@ func (c *Catalog) SetAll(ps ...tool.Provider) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	held := c.ev.held()
+	epoch, held := c.ev.held()
 	for _, st := range read {
 		c.accept(st)
 		if held {
-			c.provisional[st.name] = true
+			c.provisional[st.name] = epoch
 		}
 	}
 	c.rebuild()
@@ -472,8 +473,11 @@ func (a *accept) take(name string, err error) bool {
 // resources whose owner changed. c.mu must be held.
 func (c *Catalog) rebuild() {
 	old := c.snap.Load()
-	if !c.ev.held() {
-		clear(c.provisional) // their names are kept from now on
+	epoch, held := c.ev.held()
+	for name, e := range c.provisional {
+		if !held || e != epoch {
+			delete(c.provisional, name) // its hold ended: its names are kept from now on
+		}
 	}
 	s := build(c.providers, old, c.provisional)
 	s.gen = old.gen + 1
@@ -506,7 +510,7 @@ func (c *Catalog) rebuild() {
 // build makes the snapshot of providers; the tools and prompts keep the
 // exposed names they had in old, but for those of the provisional
 // providers.
-func build(providers map[string]*provider, old *snapshot, provisional map[string]bool) *snapshot {
+func build(providers map[string]*provider, old *snapshot, provisional map[string]uint64) *snapshot {
 	return &snapshot{
 		providers: maps.Clone(providers),
 		tools:     buildTools(providers, old.tools.names.kept(provisional)),

@@ -51,13 +51,13 @@ type names struct {
 
 // kept returns the names the next snapshot keeps: all but those of the
 // provisional providers.
-func (ns *names) kept(provisional map[string]bool) []*naming.Name {
+func (ns *names) kept(provisional map[string]uint64) []*naming.Name {
 	if len(provisional) == 0 {
 		return ns.assigned
 	}
 	out := make([]*naming.Name, 0, len(ns.assigned))
 	for _, n := range ns.assigned {
-		if !provisional[n.Provider] {
+		if _, ok := provisional[n.Provider]; !ok {
 			out = append(out, n)
 		}
 	}

@@ -268,4 +268,16 @@ func TestStickyNames(t *testing.T) {
 	if diff := cmp.Diff(want, names()); diff != "" {
 		t.Errorf("after a left and b was republished (-want +got):\n%s", diff)
 	}
+	// A burst right after another names its providers around the
+	// earlier one's.
+	release = f.cat.Hold()
+	f.cat.Set(newProvider("d", "w"))
+	release()
+	release = f.cat.Hold()
+	f.cat.Set(newProvider("e", "w"))
+	release()
+	want["d/w"], want["e/w"] = "w", "e__w"
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Errorf("after a second burst (-want +got):\n%s", diff)
+	}
 }

@@ -303,7 +303,7 @@ func TestTakeoverNoNameMoves(t *testing.T) {
 // lines (one rename summary per device, at most six skip lines per device
 // past the limit), not one line per clashing name.
 func TestTakeoverDeviceFlood(t *testing.T) {
-	t.Parallel()
+	// Not parallel: its CPU would skew the latency tests of the package.
 	const devices, services, limit = 100, 256, 10000
 	s := newStand(t, &catalog.Options{MaxDeviceItems: limit})
 	p := &filesPlugin{}

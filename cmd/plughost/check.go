@@ -54,6 +54,11 @@ func checkCommand(args []string, stdout, stderr io.Writer) error {
 		}
 		return fmt.Errorf("%d problem(s): plughost serve would refuse this configuration", len(rep.Problems))
 	}
+	if rep.Config != nil {
+		for _, w := range rep.Config.Access.Warnings() {
+			fmt.Fprintln(stdout, "warning: "+w)
+		}
+	}
 	fmt.Fprintln(stdout, "ok: "+rep.Summary(path, from))
 	return nil
 }

@@ -196,3 +196,20 @@ func TestCheckDeclarations(t *testing.T) {
 		t.Fatalf("serve: status %d\n%s", serveCode, serveErr)
 	}
 }
+
+// TestCheckWarnsOnExposedNameRule: a rule comparing item.name with a
+// <plugin>__<tool> form (the name a clash exposes, which item.name never
+// is) is a warning: check says where and how to fix it, and succeeds.
+func TestCheckWarnsOnExposedNameRule(t *testing.T) {
+	t.Parallel()
+	path := writeConfigIn(t, t.TempDir(), "access {\n  rule \"old\" {\n    deny = \"item.name == 'files__create_file'\"\n  }\n}\n")
+	out, errOut, code := plughostEnv(t, nil, "check", "--config", path)
+	if code != 0 {
+		t.Fatalf("check: status %d, stdout %q, stderr %q; want 0", code, out, errOut)
+	}
+	want := "warning: " + path + `:3:`
+	if !strings.HasPrefix(out, want) || !strings.Contains(out, `rule "old" compares item.name with "files__create_file"`) ||
+		!strings.Contains(out, `item.exposed == "files__create_file"`) || !strings.Contains(out, "\nok: ") {
+		t.Errorf("check's output:\n%s\nwant a warning starting %q that suggests item.exposed, then ok", out, want)
+	}
+}

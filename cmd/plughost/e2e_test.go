@@ -126,8 +126,9 @@ func TestServeStdio(t *testing.T) {
 }
 
 // TestDirectoryChanges copies plugins into the watched directory and removes
-// them: each change reaches the client as list_changed, and two plugins
-// offering the same tool are both exposed under prefixed names.
+// them: each change reaches the client as list_changed, and a plugin
+// offering a tool another already offers is exposed under its prefix,
+// while the first keeps the name its clients call (issue 31).
 func TestDirectoryChanges(t *testing.T) {
 	t.Parallel()
 	h := startTestHost(t, "echo")
@@ -140,8 +141,8 @@ func TestDirectoryChanges(t *testing.T) {
 	}
 
 	copyPlugin(t, "clock", h.pluginDir, "clock2")
-	h.awaitTools("echo", "sleep", "clock__get_current_time", "clock2__get_current_time")
-	for _, name := range []string{"clock__get_current_time", "clock2__get_current_time"} {
+	h.awaitTools("echo", "sleep", "get_current_time", "clock2__get_current_time")
+	for _, name := range []string{"get_current_time", "clock2__get_current_time"} {
 		if res := h.call(name, nil); res.IsError {
 			t.Errorf("%s: %s", name, text(res))
 		}

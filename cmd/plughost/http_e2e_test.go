@@ -296,7 +296,7 @@ func TestServeHTTPResume(t *testing.T) {
 
 	// A first list_changed on the GET stream gives the client an event id.
 	copyPlugin(t, "clock", h.pluginDir, "clock2")
-	awaitToolsOf(t, cs, changed, "echo", "sleep", "clock__get_current_time", "clock2__get_current_time")
+	awaitToolsOf(t, cs, changed, "echo", "sleep", "get_current_time", "clock2__get_current_time")
 
 	px.pause()
 	px.sever()

@@ -12,14 +12,25 @@
 //	  }
 //	}
 //
+// item.name and item.plugin identify a tool whatever it is exposed as: when
+// two providers offer the same name, or a name cannot be served as it is,
+// the tool is exposed under another name (files__create_file, say), and a
+// rule on item.name still matches it, and matches no other provider's tool
+// of that name unless the rule says so. A rule on what clients see writes
+// item.exposed. A rule comparing item.name with a name in the form only a
+// clash gives ('files__create_file') matches no tool: Compile reports it
+// among the Warnings.
+//
 // A rule is one CEL expression of type bool, under allow or deny. Each sees:
 //
 //   - caller: subject, client_id, issuer, scopes (a list), claims (the
 //     access token's claims, a map, but for those of the token alone:
 //     jti, iat, exp, nbf, auth_time), local (true on stdio);
 //   - item: kind ("tool", "prompt", "resource", "resource_template",
-//     "metrics"), name,
-//     uri, plugin (its provider) and annotations (a map);
+//     "metrics"), name (a tool's or prompt's own name, as its provider
+//     offers it; a resource's or template's "name"), exposed (the name
+//     clients see and call a tool or prompt by; "" for resources), uri,
+//     plugin (its provider) and annotations (a map);
 //   - arguments: the call's arguments (a prompt get's for a prompt), a map.
 //
 // How they decide, for one caller and one item (deny first, as in most
@@ -87,6 +98,7 @@ type Rules struct {
 	deny, allow []*rule
 	args        bool              // does any rule read arguments?
 	onRefuse    func(rule string) // OnRefuse's
+	warnings    []string          // Warnings'
 }
 
 // NoAllowRule is the rule OnRefuse names when no allow rule admitted a
@@ -109,7 +121,8 @@ type rule struct {
 	prg cel.Program // evaluates with every variable known
 	// partial evaluates with the arguments unknown (CEL's partial
 	// evaluation, slower): nil when the rule does not read them.
-	partial cel.Program
+	partial  cel.Program
+	warnings []string // exposedForms'
 }
 
 // callerVars and itemVars are what rules see of a caller and an item
@@ -126,6 +139,7 @@ type callerVars struct {
 type itemVars struct {
 	Kind        string         `cel:"kind"`
 	Name        string         `cel:"name"`
+	Exposed     string         `cel:"exposed"`
 	URI         string         `cel:"uri"`
 	Plugin      string         `cel:"plugin"`
 	Annotations map[string]any `cel:"annotations"`
@@ -163,6 +177,7 @@ func Compile(srcs []Source) (*Rules, error) {
 			errs = append(errs, err.Error())
 			continue
 		}
+		rs.warnings = append(rs.warnings, r.warnings...)
 		if src.Deny {
 			rs.deny = append(rs.deny, r)
 		} else {
@@ -192,7 +207,7 @@ func compile(env *cel.Env, src Source) (*rule, error) {
 	if ast.OutputType() != cel.BoolType {
 		return nil, fmt.Errorf("%s:%d:%d: rule %q: the expression is of type %s; a rule must be true or false", src.File, src.Line, src.Column, src.Name, ast.OutputType())
 	}
-	r := &rule{src: src}
+	r := &rule{src: src, warnings: exposedForms(src, ast)}
 	var err error
 	if r.prg, err = env.Program(ast, cel.CostLimit(DefaultCostLimit)); err == nil && readsArguments(ast) {
 		r.partial, err = env.Program(ast, cel.EvalOptions(cel.OptPartialEval), cel.CostLimit(DefaultCostLimit))
@@ -325,7 +340,7 @@ func (g *guard) Allow(it *tool.Item, raw json.RawMessage) error {
 	if g.rules.args && len(raw) > 0 {
 		args = map[string]any{}
 		if err := json.Unmarshal(raw, &args); err != nil {
-			return tool.Errorf(tool.ErrBadArguments, "%s %s: arguments are not a JSON object: %v", it.Kind, it.Name, err)
+			return tool.Errorf(tool.ErrBadArguments, "%s %s: arguments are not a JSON object: %v", it.Kind, displayName(it), err)
 		}
 	}
 	v, why, rule := g.decide(itemOf(it), args)
@@ -412,15 +427,20 @@ func (g *guard) who() string {
 	return "an anonymous caller"
 }
 
+// displayName names the item as its caller knows it: a tool's or
+// prompt's exposed name, a resource's name, else its URI.
 func displayName(it *tool.Item) string {
-	if it.Name == "" {
+	switch {
+	case it.Exposed != "":
+		return it.Exposed
+	case it.Name == "":
 		return it.URI
 	}
 	return it.Name
 }
 
 func itemOf(it *tool.Item) *itemVars {
-	iv := &itemVars{Kind: string(it.Kind), Name: it.Name, URI: it.URI, Plugin: it.Provider, Annotations: it.Annotations}
+	iv := &itemVars{Kind: string(it.Kind), Name: it.Name, Exposed: it.Exposed, URI: it.URI, Plugin: it.Provider, Annotations: it.Annotations}
 	if iv.Annotations == nil {
 		iv.Annotations = map[string]any{}
 	}

@@ -166,3 +166,51 @@ func BenchmarkRuleAllowWithArguments(b *testing.B) {
 		}
 	}
 }
+
+// A tool renamed by a clash is the same tool to the rules: item.name and
+// item.plugin are the provider's, item.exposed what clients see, and a
+// refusal names it as the caller called it.
+func TestRenamedItem(t *testing.T) {
+	renamed := &tool.Item{Kind: tool.ItemTool, Name: "create_file", Exposed: "files__create_file", Provider: "files"}
+	other := &tool.Item{Kind: tool.ItemTool, Name: "create_file", Exposed: "device-x__create_file", Provider: "device-x"}
+	rs := mustCompile(t,
+		Source{Name: "no file creation from files", Deny: true, Expr: `item.plugin == 'files' && item.name == 'create_file'`},
+		Source{Name: "no prefixed names", Deny: true, Expr: `item.exposed.startsWith('device-x__')`},
+	)
+	g := rs.For(bob)
+	if g.Visible(renamed) || g.Visible(other) {
+		t.Errorf("visible: files' %v, device-x's %v; want both hidden", g.Visible(renamed), g.Visible(other))
+	}
+	err := g.Allow(renamed, nil)
+	if !errors.Is(err, tool.ErrRefused) || !strings.Contains(err.Error(), "tool files__create_file is not allowed") {
+		t.Errorf("Allow = %v, want a refusal naming the exposed name", err)
+	}
+	if w := rs.Warnings(); len(w) != 0 {
+		t.Errorf("warnings %q, want none", w)
+	}
+}
+
+// A rule comparing item.name with a <provider>__<tool> form is reported:
+// item.name is the provider's own name, so it no longer matches.
+func TestWarningsOnExposedForms(t *testing.T) {
+	rs := mustCompile(t,
+		Source{Name: "old", Deny: true, Expr: `item.name == 'files__create_file'`, File: "p.hcl", Line: 3, Column: 12},
+		Source{Name: "list", Deny: true, Expr: `item.name in ['ok', 'a__b'] || 'c__d' != item.name`, File: "p.hcl", Line: 6, Column: 12},
+		Source{Name: "fine", Deny: true, Expr: `item.exposed == 'files__create_file' || item.name == 'create_file' || item.uri == 'x__y'`},
+	)
+	w := rs.Warnings()
+	if len(w) != 3 {
+		t.Fatalf("warnings %q, want three (files__create_file, a__b, c__d)", w)
+	}
+	if !strings.HasPrefix(w[0], `p.hcl:3:12: rule "old" compares item.name with "files__create_file"`) ||
+		!strings.Contains(w[0], `item.exposed == "files__create_file"`) {
+		t.Errorf("warning %q, want it to locate the rule and suggest item.exposed", w[0])
+	}
+	if !strings.Contains(w[1], `"a__b"`) || !strings.Contains(w[2], `"c__d"`) {
+		t.Errorf("warnings %q", w[1:])
+	}
+	var none *Rules
+	if none.Warnings() != nil {
+		t.Error("nil rules have warnings")
+	}
+}

@@ -1,8 +1,10 @@
 package catalog
 
 import (
+	"fmt"
 	"maps"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -50,6 +52,12 @@ type Options struct {
 	// to the per-session limit times the sessions expected to subscribe
 	// at once, as memory allows.
 	MaxSubscriptions int
+	// MaxDeviceItems bounds the tools all devices (providers whose name
+	// starts with naming.DevicePrefix) offer together, as the `items`
+	// limit bounds each plugin's list: a device whose tools would pass it
+	// has the excess skipped (see Skipped), naming the limit. Zero or less
+	// means DefaultMaxDeviceItems, 10000 (the default of `items`).
+	MaxDeviceItems int
 }
 
 // Defaults for Options.
@@ -59,6 +67,7 @@ const (
 	DefaultMaxDelay         = 500 * time.Millisecond
 	DefaultMaxHold          = 15 * time.Second
 	DefaultMaxSubscriptions = 100000
+	DefaultMaxDeviceItems   = 10000
 )
 
 // Kind is what a definition defines: a tool, a resource, a resource
@@ -153,12 +162,18 @@ type Skip struct {
 // of its providers. Its methods are safe for concurrent use; the listings,
 // calls, reads and prompt gets take no lock.
 type Catalog struct {
-	log      hclog.Logger
-	pageSize int
-	ev       *events
+	log            hclog.Logger
+	pageSize       int
+	maxDeviceItems int
+	ev             *events
 
 	mu        sync.Mutex // serialises Set and Remove
 	providers map[string]*provider
+	// provisional are the providers published while a Hold is open, with
+	// the hold's epoch (events.held): they are named together, as one
+	// publication, until the hold ends (their names are not kept from one
+	// snapshot to the next meanwhile).
+	provisional map[string]uint64
 
 	snap atomic.Pointer[snapshot] // what the listings and routes read
 
@@ -234,14 +249,19 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 	if o.MaxSubscriptions <= 0 {
 		o.MaxSubscriptions = DefaultMaxSubscriptions
 	}
+	if o.MaxDeviceItems <= 0 {
+		o.MaxDeviceItems = DefaultMaxDeviceItems
+	}
 	c := &Catalog{
-		log:       o.Logger,
-		pageSize:  o.PageSize,
-		ev:        newEvents(clk, o.Quiet, o.MaxDelay, o.MaxHold),
-		providers: map[string]*provider{},
+		log:            o.Logger,
+		pageSize:       o.PageSize,
+		maxDeviceItems: o.MaxDeviceItems,
+		ev:             newEvents(clk, o.Quiet, o.MaxDelay, o.MaxHold),
+		providers:      map[string]*provider{},
+		provisional:    map[string]uint64{},
 	}
 	c.subs.init(o.MaxSubscriptions)
-	s := build(c.providers)
+	s := build(c.providers, &snapshot{}, nil)
 	s.gen, s.toolsGen = 1, 1
 	c.snap.Store(s)
 	return c
@@ -277,8 +297,12 @@ func (c *Catalog) SetAll(ps ...tool.Provider) {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	epoch, held := c.ev.held()
 	for _, st := range read {
 		c.accept(st)
+		if held {
+			c.provisional[st.name] = epoch
+		}
 	}
 	c.rebuild()
 }
@@ -320,7 +344,7 @@ func (c *Catalog) read(p tool.Provider) *provider {
 // c.mu must be held.
 func (c *Catalog) accept(st *provider) {
 	old := c.providers[st.name]
-	st.acceptTools(st.read.defs, old)
+	st.acceptTools(c.deviceRoom(st), old)
 	st.acceptResources(st.read.resources)
 	st.acceptTemplates(st.read.templates)
 	st.acceptPrompts(st.read.prompts)
@@ -329,12 +353,74 @@ func (c *Catalog) accept(st *provider) {
 	if old != nil {
 		oldSkips = old.skipped
 	}
+	var fresh []Skip
 	for _, sk := range st.skipped {
 		if !slices.Contains(oldSkips, sk) {
-			c.log.Warn("skipping "+string(sk.Kind), "provider", st.name, sk.Kind.key(), sk.Name, "reason", sk.Reason)
+			fresh = append(fresh, sk)
 		}
 	}
+	c.logSkips(st.name, fresh)
 	c.providers[st.name] = st
+}
+
+// maxSkipLines bounds the lines logSkips writes for one provider.
+const maxSkipLines = 5
+
+// logSkips warns about a provider's newly skipped definitions: one line
+// for each run of them skipped for the same reason (naming the first few),
+// at most maxSkipLines lines, and one more counting the rest. A provider
+// offering thousands of definitions past a limit costs a line, not
+// thousands.
+func (c *Catalog) logSkips(provider string, skips []Skip) {
+	lines := 0
+	for i := 0; i < len(skips); {
+		j := i + 1
+		for j < len(skips) && skips[j].Kind == skips[i].Kind && skips[j].Reason == skips[i].Reason {
+			j++
+		}
+		if lines++; lines > maxSkipLines {
+			c.log.Warn("skipping more definitions; Skipped (plughost plugins) lists them all", "provider", provider, "more", len(skips)-i)
+			return
+		}
+		sk := skips[i]
+		if j-i == 1 {
+			c.log.Warn("skipping "+string(sk.Kind), "provider", provider, sk.Kind.key(), sk.Name, "reason", sk.Reason)
+		} else {
+			first := make([]string, 0, maxRenameExamples)
+			for _, o := range skips[i:min(j, i+maxRenameExamples)] {
+				first = append(first, o.Name)
+			}
+			c.log.Warn("skipping "+string(sk.Kind)+"s", "provider", provider, "count", j-i, "first", first, "reason", sk.Reason)
+		}
+		i = j
+	}
+}
+
+// deviceRoom returns the tool definitions of st that the catalog
+// considers: all of them, unless st is a device whose tools, with every
+// other device's, would pass MaxDeviceItems; then those that fit, the
+// rest skipped naming the limit (before their schemas are compiled).
+// c.mu must be held.
+func (c *Catalog) deviceRoom(st *provider) []tool.Def {
+	defs := st.read.defs
+	if !strings.HasPrefix(st.name, naming.DevicePrefix) {
+		return defs
+	}
+	room := c.maxDeviceItems
+	for name, p := range c.providers {
+		if name != st.name && strings.HasPrefix(name, naming.DevicePrefix) {
+			room -= len(p.defs)
+		}
+	}
+	room = max(room, 0)
+	if len(defs) <= room {
+		return defs
+	}
+	reason := fmt.Sprintf("the devices' tools together reach the items limit (%d)", c.maxDeviceItems)
+	for _, d := range defs[room:] {
+		st.skipped = append(st.skipped, Skip{Provider: st.name, Kind: KindTool, Name: d.Name, Reason: reason})
+	}
+	return defs[:room]
 }
 
 // Remove removes the named provider and everything it offers; it does
@@ -387,7 +473,13 @@ func (a *accept) take(name string, err error) bool {
 // resources whose owner changed. c.mu must be held.
 func (c *Catalog) rebuild() {
 	old := c.snap.Load()
-	s := build(c.providers)
+	epoch, held := c.ev.held()
+	for name, e := range c.provisional {
+		if !held || e != epoch {
+			delete(c.provisional, name) // its hold ended: its names are kept from now on
+		}
+	}
+	s := build(c.providers, old, c.provisional)
 	s.gen = old.gen + 1
 	c.logNames(KindTool, &old.tools.names, &s.tools.names)
 	c.logNames(KindPrompt, &old.prompts.names, &s.prompts.names)
@@ -415,14 +507,16 @@ func (c *Catalog) rebuild() {
 	c.resync(s)
 }
 
-// build makes the snapshot of providers.
-func build(providers map[string]*provider) *snapshot {
+// build makes the snapshot of providers; the tools and prompts keep the
+// exposed names they had in old, but for those of the provisional
+// providers.
+func build(providers map[string]*provider, old *snapshot, provisional map[string]uint64) *snapshot {
 	return &snapshot{
 		providers: maps.Clone(providers),
-		tools:     buildTools(providers),
+		tools:     buildTools(providers, old.tools.names.kept(provisional)),
 		resources: buildResources(providers),
 		templates: buildTemplates(providers),
-		prompts:   buildPrompts(providers),
+		prompts:   buildPrompts(providers, old.prompts.names.kept(provisional)),
 	}
 }
 

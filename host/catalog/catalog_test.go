@@ -62,10 +62,11 @@ func TestToolJSON(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, nil)
-			f.cat.Set(&fakeProvider{name: "p", tools: []tool.Def{{Name: "t", JSON: json.RawMessage(tc.in)}}})
+			ps := []tool.Provider{&fakeProvider{name: "p", tools: []tool.Def{{Name: "t", JSON: json.RawMessage(tc.in)}}}}
 			if tc.provider != "" {
-				f.cat.Set(newProvider(tc.provider, "t"))
+				ps = append(ps, newProvider(tc.provider, "t")) // published together, both are prefixed
 			}
+			f.cat.SetAll(ps...)
 			page, _, err := f.cat.ListTools("")
 			if err != nil {
 				t.Fatal(err)
@@ -251,8 +252,7 @@ func TestInvalidCursor(t *testing.T) {
 func TestUnknownTool(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
-	f.cat.Set(newProvider("a", "x", "files.read"))
-	f.cat.Set(newProvider("b", "x"))
+	f.cat.SetAll(newProvider("a", "x", "files.read"), newProvider("b", "x"))
 	for _, name := range []string{"nope", "x", "files.read", "", "a__files_read"} {
 		_, err := f.cat.CallTool(context.Background(), &tool.Call{Name: name, Arguments: json.RawMessage(`{}`)})
 		if !errors.Is(err, tool.ErrUnknownTool) {
@@ -280,8 +280,7 @@ func TestRouting(t *testing.T) {
 		return tool.TextResult("b did it"), nil
 	}
 	f := newFixture(t, nil)
-	f.cat.Set(a)
-	f.cat.Set(b)
+	f.cat.SetAll(a, b)
 
 	var progress []tool.Progress
 	var logs []string
@@ -497,8 +496,7 @@ func TestResetReusesSchemas(t *testing.T) {
 func TestAccessors(t *testing.T) {
 	t.Parallel()
 	f := newFixture(t, nil)
-	f.cat.Set(newProvider("b", "x"))
-	f.cat.Set(newProvider("a", "x", "y"))
+	f.cat.SetAll(newProvider("b", "x"), newProvider("a", "x", "y"))
 	if diff := cmp.Diff([]string{"a", "b"}, f.cat.Providers()); diff != "" {
 		t.Errorf("Providers (-want +got):\n%s", diff)
 	}
@@ -522,12 +520,14 @@ func TestAccessors(t *testing.T) {
 }
 
 // TestSetAllIsSetEach: SetAll publishes what one Set per provider would,
-// clashes and refusals included.
+// refusals included. (A clash is where they differ: in one SetAll every
+// clashing provider is prefixed; Set after Set, the newcomer is, and the
+// first keeps its name, as TestStickyNames shows.)
 func TestSetAllIsSetEach(t *testing.T) {
 	t.Parallel()
 	providers := []tool.Provider{
-		newProvider("a", "shared", "alpha"),
-		newProvider("b", "shared", "beta"),
+		newProvider("a", "alpha", "files.read"),
+		newProvider("b", "beta"),
 		nil,
 		newProvider("c d", "refused_provider"),
 	}

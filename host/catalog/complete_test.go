@@ -135,9 +135,7 @@ func TestComplete(t *testing.T) {
 	b := newServer("b").with("greet:who", "file:///{path}", "docs://{id}", "file:///readme")
 	q := newServer("q").with("quiet:x")
 	q.offers.Completions = false
-	f.cat.Set(a)
-	f.cat.Set(b)
-	f.cat.Set(q)
+	f.cat.SetAll(a, b, q)
 	servers := map[string]*fakeServer{"a": a, "b": b, "q": q}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

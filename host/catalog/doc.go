@@ -84,19 +84,27 @@
 // # Names of tools and prompts
 //
 // A tool keeps the name its provider gives it. When two or more providers
-// offer the same name, every one of them is exposed as <provider>__<tool>,
-// and a warning names the providers; when the clash goes away, the bare
-// name comes back. Either way subscribers are told, since the list changed.
+// published together (one SetAll, or while the catalog is held) offer the
+// same name, every one of them is exposed as <provider>__<tool>. Names are
+// sticky: a name once exposed stays with its provider while the provider
+// offers it, so a provider that comes later with the same name is the one
+// exposed as <provider>__<tool>, and a name clients call never moves to
+// another provider. A name starting with another provider's "<p>__" is
+// exposed under its own provider's prefix. Each rename is logged, one line
+// per provider per change, and subscribers are told, since the list
+// changed. Access rules see the provider's own name (tool.Item.Name) and
+// the exposed one (Exposed) apart, so a rename never changes what a rule
+// matches.
 //
 // Exposed names always match ^[a-zA-Z0-9_-]{1,64}$, which is stricter than
 // MCP's [A-Za-z0-9_.-]{1,128} (Claude Desktop refuses the rest). So '.'
 // becomes '_', and a name that is then too long, or that now collides with
 // another one, is cut and given a stable hash of its provider and tool:
 // "a.very.long.name…" becomes "a_very_long_name…_1f2e3d4c". A name is never
-// silently dropped: every rename is logged, and the result depends only on
-// which providers offer which tools, never on the order of Set calls. The
-// rules themselves live in package naming ([naming.Assign]); the catalog
-// applies them on every Set and Remove.
+// silently dropped: every rename is logged, and the names of the providers
+// published together depend only on which providers offer which tools,
+// never on their order. The rules themselves live in package naming
+// ([naming.Assign]); the catalog applies them on every Set and Remove.
 //
 // Prompts follow the same rules in a namespace of their own: a prompt and
 // a tool of the same name never clash, two providers' prompts "greet"
@@ -319,7 +327,7 @@
 // A search index of the tools (host/toolsearch) cannot wait for a burst
 // to go quiet: FollowTools hands its follower, at once after each Set or
 // Remove, the exposed tools of every provider whose exposed tools changed
-// (a clash renames another provider's tools too), or nil for a provider
+// (a clash in one held burst renames its providers' tools), or nil for a provider
 // gone; AwaitFollowers waits until every follower has caught up with
 // what is published (the host waits for it before serving searches, so
 // the plugins found at start are searchable). Measured

@@ -47,6 +47,7 @@ type events struct {
 	gen        uint64        // identifies the current timer; a stale one does nothing
 	bursts     atomic.Uint64 // bursts ended and handed to the dispatcher
 	holds      int           // open holds: a burst does not end while > 0
+	holdEpoch  uint64        // counts the times holds went from 0 to 1
 
 	subMu sync.Mutex
 	subs  []*subscriber
@@ -135,8 +136,20 @@ func (e *events) endBurst() {
 // until release is called, or maxHold has passed, so that a batch of work
 // the caller knows belongs together (the plugins of one burst of directory
 // changes, each loading at its own pace) becomes one event.
+// held reports whether a hold is open, and which: epoch counts the
+// periods during which one or more holds were open, so that the catalog
+// tells a hold from the next.
+func (e *events) held() (epoch uint64, open bool) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.holdEpoch, e.holds > 0
+}
+
 func (e *events) hold() (release func()) {
 	e.mu.Lock()
+	if e.holds == 0 {
+		e.holdEpoch++
+	}
 	e.holds++
 	e.mu.Unlock()
 	var once sync.Once

@@ -40,7 +40,8 @@ func Example() {
 	page, _, _ := cat.ListTools("")
 	fmt.Printf("%s\n", page[0])
 
-	// A second provider with the same tool name: both get a prefix.
+	// A second provider with the same tool name gets its prefix; the
+	// first keeps the name its clients call.
 	cat.Set(greeter{"fr"})
 	for _, e := range cat.Exposed() {
 		fmt.Println(e.ExposedName, "→", e.Provider, e.Tool)
@@ -53,16 +54,16 @@ func Example() {
 	_, err := cat.CallTool(ctx, &tool.Call{Name: "fr__greet"}) // no arguments: {}
 	res, _ = tool.Outcome(err)
 	fmt.Printf("%s\n", res)
-	_, err = cat.CallTool(ctx, &tool.Call{Name: "greet", Arguments: json.RawMessage(`{}`)})
+	_, err = cat.CallTool(ctx, &tool.Call{Name: "hello", Arguments: json.RawMessage(`{}`)})
 	_, rpcErr := tool.Outcome(err)
 	fmt.Println(rpcErr.Code, rpcErr.Message)
 	// Output:
 	// {"name":"greet","description":"Greets someone.","inputSchema":{"type":"object","properties":{"who":{"type":"string"}},"required":["who"]}}
-	// en__greet → en greet
 	// fr__greet → fr greet
+	// greet → en greet
 	// {"content":[{"type":"text","text":"fr says hello to Ada"}]}
 	// {"content":[{"type":"text","text":"invalid arguments for tool \"fr__greet\": /who: missing required property"}],"isError":true}
-	// -32602 invalid params: unknown tool: "greet"
+	// -32602 invalid params: unknown tool: "hello"
 }
 
 // notes is a provider of resources: a tool.Server with no tools that

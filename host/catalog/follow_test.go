@@ -46,9 +46,10 @@ func TestFollowTools(t *testing.T) {
 	}
 	check("the first call", map[string][]string{"a": {"x", "y"}})
 
-	// b's x clashes with a's: a's exposed names change too.
+	// b's x clashes with a's: a keeps its names (they are sticky), b's
+	// is prefixed.
 	f.cat.Set(newProvider("b", "x"))
-	check("b's arrival", map[string][]string{"a": {"a__x", "y"}, "b": {"b__x"}})
+	check("b's arrival", map[string][]string{"b": {"b__x"}})
 
 	// Republishing a unchanged calls no one; c's arrival is all the
 	// next call holds.
@@ -57,7 +58,7 @@ func TestFollowTools(t *testing.T) {
 	check("c's arrival", map[string][]string{"c": {"z"}})
 
 	f.cat.Remove("b")
-	check("b's removal", map[string][]string{"a": {"x", "y"}, "b": {}})
+	check("b's removal", map[string][]string{"b": {}})
 
 	// A provider left with no tool is gone to a follower.
 	f.cat.Set(newProvider("c"))

@@ -17,8 +17,7 @@ func TestToolLookup(t *testing.T) {
 	if got := f.cat.Tool("x"); got != nil {
 		t.Errorf("Tool(x) on an empty catalog = %s, want nil", got)
 	}
-	f.cat.Set(newProvider("a", "x", "files.read", "only_a"))
-	f.cat.Set(newProvider("b", "x"))
+	f.cat.SetAll(newProvider("a", "x", "files.read", "only_a"), newProvider("b", "x"))
 	f.cat.Set(&fakeProvider{name: "c", tools: []tool.Def{toolDef("hdr", `{"type":"object","properties":{"region":{"type":"string","x-mcp-header":"Region"}}}`)}})
 
 	n := 0

@@ -8,6 +8,8 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 	"github.com/google/go-cmp/cmp/cmpopts"
+
+	"github.com/plughost/plughost/host/tool"
 )
 
 var exposedRE = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
@@ -52,9 +54,17 @@ func TestNames(t *testing.T) {
 			providers: map[string][]string{"p": {"a.b_c", "a_b.c"}},
 			want:      []pt{{"p", "a.b_c", "a_b_c_" + hash8("p", "a.b_c")}, {"p", "a_b.c", "a_b_c_" + hash8("p", "a_b.c")}},
 		},
-		"a bare name beats a prefixed one": {
+		"a name in another provider's space gets its own prefix": {
 			providers: map[string][]string{"a": {"b__x"}, "b": {"x"}, "c": {"x"}},
-			want:      []pt{{"a", "b__x", "b__x"}, {"b", "x", "b__x_" + hash8("b", "x")}, {"c", "x", "c__x"}},
+			want:      []pt{{"a", "b__x", "a__b__x"}, {"b", "x", "b__x"}, {"c", "x", "c__x"}},
+		},
+		"a name in its own provider's space is kept": {
+			providers: map[string][]string{"a": {"a__x"}, "b": {"y"}},
+			want:      []pt{{"a", "a__x", "a__x"}, {"b", "y", "y"}},
+		},
+		"a bare name beats a prefixed one": {
+			providers: map[string][]string{"a": {"a__x", "x"}, "b": {"x"}},
+			want:      []pt{{"a", "a__x", "a__x"}, {"a", "x", "a__x_" + hash8("a", "x")}, {"b", "x", "b__x"}},
 		},
 		"a long name is shortened with a hash": {
 			providers: map[string][]string{"a": {long70}},
@@ -104,9 +114,11 @@ func TestNames(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			f := newFixture(t, nil)
+			var ps []tool.Provider
 			for pname, tools := range tc.providers {
-				f.cat.Set(newProvider(pname, tools...))
+				ps = append(ps, newProvider(pname, tools...))
 			}
+			f.cat.SetAll(ps...) // together: Set after Set, the first keeps its names (TestStickyNames)
 			want := slices.Clone(tc.want)
 			slices.SortFunc(want, func(a, b pt) int { return strings.Compare(a.exposed, b.exposed) })
 			var got []pt
@@ -134,8 +146,7 @@ func TestNames(t *testing.T) {
 	}
 }
 
-// Every Set order, and removing and re-adding providers, gives the same
-// names.
+// Every order of the providers of one SetAll gives the same names.
 func TestNamesDeterministic(t *testing.T) {
 	t.Parallel()
 	long := strings.Repeat("q.", 40)
@@ -148,14 +159,11 @@ func TestNamesDeterministic(t *testing.T) {
 	var want []Entry
 	permute(len(ps), func(order []int) {
 		f := newFixture(t, nil)
+		var in []tool.Provider
 		for _, i := range order {
-			f.cat.Set(ps[i])
+			in = append(in, ps[i])
 		}
-		// Churn: remove and re-add the first two in reverse.
-		f.cat.Remove(ps[order[0]].name)
-		f.cat.Remove(ps[order[1]].name)
-		f.cat.Set(ps[order[1]])
-		f.cat.Set(ps[order[0]])
+		f.cat.SetAll(in...)
 		got := f.cat.Exposed()
 		if want == nil {
 			want = got
@@ -224,5 +232,52 @@ func TestInvalidProviderNames(t *testing.T) {
 	f.cat.Set(newProvider(strings.Repeat("p", 32), "x")) // the longest allowed
 	if got := f.cat.Providers(); len(got) != 1 {
 		t.Errorf("a 32-character provider name was refused")
+	}
+}
+
+// Set after Set, names are sticky: the first keeps its name, a newcomer
+// that clashes gets its prefix, and a name never moves to another
+// provider. Providers published while the catalog is held (a burst of
+// plugins loading) are named together, as by one SetAll.
+func TestStickyNames(t *testing.T) {
+	t.Parallel()
+	f := newFixture(t, nil)
+	names := func() map[string]string {
+		m := map[string]string{}
+		for _, e := range f.cat.Exposed() {
+			m[e.Provider+"/"+e.Tool] = e.ExposedName
+		}
+		return m
+	}
+	release := f.cat.Hold()
+	f.cat.Set(newProvider("a", "x"))
+	f.cat.Set(newProvider("b", "x", "files.read"))
+	release()
+	want := map[string]string{"a/x": "a__x", "b/x": "b__x", "b/files.read": "files_read"}
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Fatalf("names of one held burst (-want +got):\n%s", diff)
+	}
+	f.cat.Set(newProvider("c", "x", "files_read", "b__y"))
+	want["c/x"], want["c/files_read"], want["c/b__y"] = "c__x", "files_read_"+hash8("c", "files_read"), "c__b__y"
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Errorf("after a newcomer (-want +got):\n%s", diff)
+	}
+	f.cat.Remove("a")
+	f.cat.Set(newProvider("b", "x", "files.read")) // republished: same names
+	delete(want, "a/x")
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Errorf("after a left and b was republished (-want +got):\n%s", diff)
+	}
+	// A burst right after another names its providers around the
+	// earlier one's.
+	release = f.cat.Hold()
+	f.cat.Set(newProvider("d", "w"))
+	release()
+	release = f.cat.Hold()
+	f.cat.Set(newProvider("e", "w"))
+	release()
+	want["d/w"], want["e/w"] = "w", "e__w"
+	if diff := cmp.Diff(want, names()); diff != "" {
+		t.Errorf("after a second burst (-want +got):\n%s", diff)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/host/argcheck"
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -39,9 +40,9 @@ func (p *provider) acceptPrompts(ps []tool.Prompt) {
 }
 
 // buildPrompts names every provider's prompts by the tools' rules, in a
-// namespace of their own.
-func buildPrompts(providers map[string]*provider) promptSet {
-	items, ns := nameAll(providers, func(p *provider) []*prompt { return p.prompts }, func(pr *prompt) string { return pr.name })
+// namespace of their own, keeping the names prev gave.
+func buildPrompts(providers map[string]*provider, prev []*naming.Name) promptSet {
+	items, ns := nameAll(providers, prev, func(p *provider) []*prompt { return p.prompts }, func(pr *prompt) string { return pr.name })
 	s := promptSet{
 		list:    newList(len(items)),
 		routes:  make(map[string]*promptRoute, len(items)),
@@ -50,7 +51,7 @@ func buildPrompts(providers map[string]*provider) promptSet {
 	}
 	for _, it := range items {
 		n := it.n
-		item := &tool.Item{Kind: tool.ItemPrompt, Name: n.Exposed, Provider: n.Provider}
+		item := &tool.Item{Kind: tool.ItemPrompt, Name: n.Own, Exposed: n.Exposed, Provider: n.Provider}
 		s.list.add(n.Exposed, it.v.obj.withName(n.Exposed), item)
 		s.routes[n.Exposed] = &promptRoute{p: it.p, prompt: it.v, item: item}
 		s.entries = append(s.entries, PromptEntry{Provider: n.Provider, Prompt: n.Own, ExposedName: n.Exposed, Description: it.v.desc})

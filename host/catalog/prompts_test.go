@@ -56,7 +56,9 @@ func TestPromptDefinitions(t *testing.T) {
 }
 
 // Prompt names follow the tools' rules in a namespace of their own: a
-// clash prefixes every provider's prompt, '.' becomes '_', and a tool of
+// clash in one publication prefixes every provider's prompt, '.' becomes
+// '_', a name keeps the name it had while its provider offers it, and a
+// tool of
 // the same name clashes with nothing. The exposed JSON has "name"
 // rewritten and nothing else changed.
 func TestPromptNames(t *testing.T) {
@@ -65,9 +67,8 @@ func TestPromptNames(t *testing.T) {
 	a := newServer("a").with("greet", "files.summary", "only_a")
 	a.tools = []tool.Def{toolDef("greet", objectSchema)}
 	a.prompts = append(a.prompts, tool.Prompt{Name: "x", JSON: json.RawMessage(`{ "x-future": true, "description": "no name member" }`)})
-	f.cat.Set(a)
-	f.cat.Set(newServer("b").with("greet"))
-	f.cat.Set(newProvider("c", "only_a")) // a tool: no clash with a's prompt
+	// c's tool only_a does not clash with a's prompt.
+	f.cat.SetAll(a, newServer("b").with("greet"), newProvider("c", "only_a"))
 
 	want := []PromptEntry{
 		{Provider: "a", Prompt: "greet", ExposedName: "a__greet", Description: "does greet"},
@@ -101,18 +102,19 @@ func TestPromptNames(t *testing.T) {
 		t.Errorf("prompt JSON (-want +got):\n%s", diff)
 	}
 	log := f.log.String()
-	if !strings.Contains(log, `prompt name clash`) || !strings.Contains(log, `prompt=greet providers=["a", "b"]`) {
-		t.Errorf("no prompt clash warning naming both providers:\n%s", log)
+	// One line per provider: a's names both renames, b's its one.
+	if !strings.Contains(log, `prompts exposed under other names: provider=a count=2 first=["files.summary as files_summary ('.' is not allowed in exposed names)", "greet as a__greet (name clash between providers)"]`) {
+		t.Errorf("no summary of a's renamed prompts:\n%s", log)
 	}
-	if !strings.Contains(log, "prompt exposed under another name: provider=a prompt=files.summary exposed=files_summary") {
-		t.Errorf("no rename warning for the prompt:\n%s", log)
+	if !strings.Contains(log, `prompt exposed under another name: provider=b prompt=greet exposed=b__greet reason="name clash between providers"`) {
+		t.Errorf("no prompt clash warning for b:\n%s", log)
 	}
-	if strings.Contains(log, "tool name clash") {
+	if strings.Contains(log, "tool exposed") {
 		t.Errorf("a prompt clash was logged as a tool clash:\n%s", log)
 	}
 	f.cat.Remove("b")
-	if !strings.Contains(f.log.String(), "prompt name clash resolved") {
-		t.Errorf("no note that the prompt clash was resolved:\n%s", f.log)
+	if got := f.cat.Prompts()[0]; got.Provider != "a" || got.ExposedName != "a__greet" {
+		t.Errorf("after b left, the first prompt is %+v, want a's greet still exposed as a__greet", got)
 	}
 }
 
@@ -173,8 +175,7 @@ func TestGetPrompt(t *testing.T) {
 	a.get = func(_ context.Context, g *tool.PromptGet) (json.RawMessage, error) {
 		return json.RawMessage(fmt.Sprintf(`{"messages":[{"role":"user","content":{"type":"text","text":%q}}]}`, g.Name+" "+string(g.Arguments))), nil
 	}
-	f.cat.Set(a)
-	f.cat.Set(newServer("b").with("greet"))
+	f.cat.SetAll(a, newServer("b").with("greet"))
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

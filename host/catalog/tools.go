@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"slices"
-	"sort"
 	"strings"
 
 	"github.com/plughost/plughost/host/argcheck"
@@ -57,8 +56,10 @@ func (p *provider) acceptTools(defs []tool.Def, old *provider) {
 	}
 }
 
-func buildTools(providers map[string]*provider) toolSet {
-	items, ns := nameAll(providers, func(p *provider) []*def { return p.defs }, func(d *def) string { return d.name })
+// buildTools names every provider's tools (nameAll), keeping the names
+// prev gave.
+func buildTools(providers map[string]*provider, prev []*naming.Name) toolSet {
+	items, ns := nameAll(providers, prev, func(p *provider) []*def { return p.defs }, func(d *def) string { return d.name })
 	s := toolSet{
 		list:    newList(len(items)),
 		routes:  make(map[string]*route, len(items)),
@@ -70,98 +71,13 @@ func buildTools(providers map[string]*provider) toolSet {
 	for _, it := range items {
 		n := it.n
 		b := it.v.encode(n.Exposed)
-		item := &tool.Item{Kind: tool.ItemTool, Name: n.Exposed, Provider: n.Provider, Annotations: it.v.annotations}
+		item := &tool.Item{Kind: tool.ItemTool, Name: n.Own, Exposed: n.Exposed, Provider: n.Provider, Annotations: it.v.annotations}
 		s.list.add(n.Exposed, b, item)
 		s.byProvider[n.Provider] = append(s.byProvider[n.Provider], b)
 		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, check: it.v.check, item: item}
 		s.entries = append(s.entries, Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
 	}
 	return s
-}
-
-// named is one tool or prompt of a provider and the name it is exposed by.
-type named[T any] struct {
-	n *naming.Name
-	v T
-	p *provider
-}
-
-// nameAll names what every provider offers of one kind (of returns a
-// provider's, own an item's own name) by package naming's rules, and
-// returns the items sorted by exposed name, and how they were named.
-func nameAll[T any](providers map[string]*provider, of func(*provider) []T, own func(T) string) ([]named[T], names) {
-	var items []named[T]
-	for _, st := range providers {
-		for _, v := range of(st) {
-			items = append(items, named[T]{&naming.Name{Provider: st.name, Own: own(v)}, v, st})
-		}
-	}
-	ns := make([]*naming.Name, len(items))
-	for i, it := range items {
-		ns[i] = it.n
-	}
-	assigned := assign(ns)
-	sort.Slice(items, func(i, j int) bool { return items[i].n.Exposed < items[j].n.Exposed })
-	return items, assigned
-}
-
-// names is how one kind's names (tools', prompts') were assigned, kept to
-// log what changed from one snapshot to the next.
-type names struct {
-	assigned []*naming.Name
-	clashes  map[string][]string  // own name → its providers, when more than one
-	exposed  map[[2]string]string // (provider, own) → exposed
-}
-
-// assign names ns (naming.Assign) and records the clashes.
-func assign(ns []*naming.Name) names {
-	naming.Assign(ns)
-	out := names{assigned: ns, clashes: map[string][]string{}, exposed: make(map[[2]string]string, len(ns))}
-	providersOf := map[string][]string{}
-	for _, n := range ns {
-		out.exposed[[2]string{n.Provider, n.Own}] = n.Exposed
-		providersOf[n.Own] = append(providersOf[n.Own], n.Provider)
-	}
-	for own, ps := range providersOf {
-		if len(ps) > 1 {
-			slices.Sort(ps)
-			out.clashes[own] = ps
-		}
-	}
-	return out
-}
-
-// logNames warns about clashes of kind's names that appeared or changed,
-// notes clashes that went away, and warns about every name exposed as
-// another for another reason (sanitised, shortened, disambiguated).
-func (c *Catalog) logNames(kind Kind, old, s *names) {
-	k := string(kind)
-	for _, own := range sortedKeys(s.clashes) {
-		ps := s.clashes[own]
-		if slices.Equal(old.clashes[own], ps) {
-			continue
-		}
-		exposed := make([]string, len(ps))
-		for i, p := range ps {
-			exposed[i] = s.exposed[[2]string{p, own}]
-		}
-		c.log.Warn(k+" name clash: several providers offer the same "+k+" name; each is exposed under its provider's prefix",
-			k, own, "providers", ps, "exposed", exposed)
-	}
-	for _, own := range sortedKeys(old.clashes) {
-		if _, ok := s.clashes[own]; !ok {
-			c.log.Info(k+" name clash resolved", k, own, "was", old.clashes[own])
-		}
-	}
-	for _, n := range s.assigned {
-		if n.Exposed == n.Own || n.Reason == naming.ReasonClash {
-			continue
-		}
-		if old.exposed[[2]string{n.Provider, n.Own}] == n.Exposed {
-			continue // logged when it happened
-		}
-		c.log.Warn(k+" exposed under another name", "provider", n.Provider, k, n.Own, "exposed", n.Exposed, "reason", n.Reason)
-	}
 }
 
 // ListTools returns one page of the exposed tools, sorted by exposed name:

@@ -24,7 +24,8 @@ import (
 //	  result_size     = "16MiB"  # the largest message of a plugin's call (its result); over it the
 //	                             # call is an isError result naming both sizes; 1KiB to 1GiB
 //	  items           = 10000    # a plugin's tools (and resources, templates, prompts), each list;
-//	                             # over it the plugin fails to load, naming the limit; 1 to 1000000
+//	                             # over it the plugin fails to load, naming the limit; all devices'
+//	                             # tools together too, the excess skipped; 1 to 1000000
 //	  definition_size = "64KiB"  # one definition (a tool's JSON); over it the plugin fails to load;
 //	                             # 1KiB to 16MiB
 //	  list_size       = "16MiB"  # one list's definitions in all; over it the plugin fails to load;
@@ -50,7 +51,8 @@ type Limits struct {
 	ReplayBudget int64
 	// ResultSize is result_size: pluginclient.Limits.MaxResultSize.
 	ResultSize int64
-	// Items is items: pluginclient.Limits.MaxItems.
+	// Items is items: pluginclient.Limits.MaxItems, and
+	// catalog.Options.MaxDeviceItems.
 	Items int
 	// DefinitionSize is definition_size:
 	// pluginclient.Limits.MaxDefinitionSize.

@@ -25,29 +25,52 @@ type Name struct {
 // Reasons a name is not exposed as the provider's own.
 const (
 	ReasonClash     = "name clash between providers"
+	ReasonReserved  = "names starting <provider>__ are that provider's"
 	ReasonSanitized = "'.' is not allowed in exposed names"
 	ReasonTooLong   = "name longer than 64 characters"
 	ReasonCollision = "name collides with another exposed name"
 )
 
 // Assign gives every name in ns its exposed name, by the rules of the
-// package documentation: every exposed name is valid (ValidExposed) and
-// unique, and each depends only on the set of (Provider, Own) pairs, never
-// on their order. ns must not hold the same pair twice, and is sorted by
-// provider, then own name.
-func Assign(ns []*Name) {
+// package documentation. prev is what the previous Assign of the same
+// kind gave (nil at the first): a (Provider, Own) pair of ns that prev
+// holds keeps its exposed name, so a name clients call reaches the same
+// provider while that provider offers it. The newcomers' names are chosen
+// around the kept ones: every exposed name is valid (ValidExposed) and
+// unique, and the newcomers' depend only on the set of (Provider, Own)
+// pairs of ns and on the kept names, never on the order of ns. ns must not
+// hold the same pair twice, and is sorted by provider, then own name.
+func Assign(ns []*Name, prev []*Name) {
 	sort.Slice(ns, func(i, j int) bool {
 		if ns[i].Provider != ns[j].Provider {
 			return ns[i].Provider < ns[j].Provider
 		}
 		return ns[i].Own < ns[j].Own
 	})
+	type pair struct{ provider, own string }
+	held := make(map[pair]*Name, len(prev))
+	for _, p := range prev {
+		if p.Exposed != "" {
+			held[pair{p.Provider, p.Own}] = p
+		}
+	}
 
-	// Step 1: clashes on the provider's own name.
+	// Kept names first: they are unique, as prev's were.
 	count := make(map[string]int, len(ns))
+	taken := map[string]bool{}
+	var fresh []*Name
 	for _, n := range ns {
 		count[n.Own]++
+		if h := held[pair{n.Provider, n.Own}]; h != nil {
+			n.Exposed, n.Reason = h.Exposed, h.Reason
+			taken[n.Exposed] = true
+			continue
+		}
+		fresh = append(fresh, n)
 	}
+
+	// Step 1: clashes on the provider's own name, and names in another
+	// provider's <provider>__ space.
 	type cand struct {
 		*Name
 		name     string
@@ -56,14 +79,19 @@ func Assign(ns []*Name) {
 		altered  bool // step 2 changed it, or it is too long
 		hashed   bool
 	}
-	cs := make([]*cand, len(ns))
-	for i, n := range ns {
+	cs := make([]*cand, len(fresh))
+	for i, n := range fresh {
 		n.Reason = ""
 		c := &cand{Name: n, name: n.Own}
-		if count[n.Own] > 1 {
+		switch {
+		case count[n.Own] > 1:
+			c.Reason = ReasonClash
+		case Foreign(n.Provider, strings.ReplaceAll(n.Own, ".", "_")):
+			c.Reason = ReasonReserved
+		}
+		if c.Reason != "" {
 			c.name = n.Provider + "__" + n.Own
 			c.prefixed = true
-			c.Reason = ReasonClash
 		}
 		// Step 2.
 		if s := strings.ReplaceAll(c.name, ".", "_"); s != c.name {
@@ -80,7 +108,8 @@ func Assign(ns []*Name) {
 		cs[i] = c
 	}
 
-	// Step 3: too long, or colliding candidates.
+	// Step 3: too long, colliding with a kept name, or colliding
+	// candidates.
 	groups := make(map[string][]*cand, len(cs))
 	for _, c := range cs {
 		if len(c.name) <= MaxExposed {
@@ -91,6 +120,11 @@ func Assign(ns []*Name) {
 		c.base = c.name
 		if len(c.name) > MaxExposed {
 			c.name = hashedName(c.base, c.Provider, c.Own, hashLen)
+			c.hashed = true
+			continue
+		}
+		if taken[c.name] {
+			c.Reason = ReasonCollision
 			c.hashed = true
 			continue
 		}
@@ -110,9 +144,13 @@ func Assign(ns []*Name) {
 		}
 	}
 
-	// Step 4: hashed names that still collide get longer hashes.
+	// Step 4: hashed names that still collide, with each other or a kept
+	// name, get longer hashes.
 	for round := 2; ; round++ {
-		seen := make(map[string]int, len(cs))
+		seen := make(map[string]int, len(cs)+len(taken))
+		for name := range taken {
+			seen[name]++
+		}
 		for _, c := range cs {
 			seen[c.name]++
 		}
@@ -133,6 +171,21 @@ func Assign(ns []*Name) {
 			c.Reason = ""
 		}
 	}
+}
+
+// Foreign reports whether name, as a provider called provider offers it,
+// lies in another provider's space: it starts with "<other>__", other a
+// provider name (ValidProvider) that is not provider. Only provider p
+// exposes names starting "p__", so that a name formed by a clash (or
+// chosen by p) can never be taken by another provider, whether p is
+// running yet or not. A foreign name is exposed under its own provider's
+// prefix (ReasonReserved).
+func Foreign(provider, name string) bool {
+	if strings.HasPrefix(name, provider+"__") {
+		return false
+	}
+	i := strings.Index(name, "__")
+	return i > 0 && ValidProvider(name[:i])
 }
 
 func countOf[T any](g []T, f func(T) bool) int {

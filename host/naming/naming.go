@@ -38,20 +38,32 @@
 // the same rule on its own when a Go plugin adds a tool). Clients are shown
 // only names matching ^[a-zA-Z0-9_-]{1,64}$ ([ValidExposed]): Claude
 // Desktop refuses the rest. [Assign] turns the names every provider offers
-// into unique exposed names:
+// into unique exposed names, keeping those it gave before:
 //
+//  0. A name keeps the exposed name the previous Assign gave it while its
+//     provider offers it (names are sticky): a name a client called
+//     reaches the same provider until that provider goes, and clash
+//     resolution never moves a name to another provider. The steps below
+//     name the newcomers, around the kept names.
 //  1. A tool keeps its own name unless another provider offers the same
-//     name; then every one of them becomes <provider>__<tool>.
+//     name; then every newcomer among them becomes <provider>__<tool> (in
+//     one Assign with no previous names, every one of them). A name that
+//     starts with another provider's "<provider>__" ([Foreign]) becomes
+//     <provider>__<tool> too, under its own provider's prefix: only
+//     provider p exposes names starting "p__", so no provider (a device,
+//     say) can take a name clients expect from another.
 //  2. '.' becomes '_'.
 //  3. A name longer than 64 characters, or one that now collides with
-//     another, is cut and given a stable hash of provider and tool:
-//     <prefix>_<8 hex>. Of colliding names, one that was never altered
-//     keeps its name when it is the only such one (bare names beat
-//     prefixed ones).
+//     another or a kept name, is cut and given a stable hash of provider
+//     and tool: <prefix>_<8 hex>. Of colliding names, a kept one keeps
+//     its name; else one that was never altered keeps its name when it is
+//     the only such one (bare names beat prefixed ones).
 //  4. A hashed name that still collides gets a longer hash.
 //
-// The result depends only on which providers offer which names, never on
-// the order they came in. Prompt names follow the same rules in a
+// The newcomers' names depend only on which providers offer which names
+// and on the kept names, never on the order they came in: providers
+// published together (the catalog's SetAll) are named alike whatever
+// their order, and one published later is named around the others. Prompt names follow the same rules in a
 // namespace of their own: call CheckName with [Prompt] and Assign once per
 // kind.
 //

@@ -219,7 +219,7 @@ func TestAssign(t *testing.T) {
 			for _, p := range tc.in {
 				ns = append(ns, &Name{Provider: p[0], Own: p[1]})
 			}
-			Assign(ns)
+			Assign(ns, nil)
 			var got []pt
 			for _, n := range ns {
 				got = append(got, pt{n.Provider, n.Own, n.Exposed, n.Reason})
@@ -240,7 +240,7 @@ func TestAssignHashCollision(t *testing.T) {
 	// p's "a.b" would become "a_b_<hash>"; q offers exactly that name.
 	hashed := "a_b_" + hashOf("p", "a.b")
 	ns := []*Name{{Provider: "q", Own: hashed}, {Provider: "p", Own: "a.b"}, {Provider: "r", Own: "a_b"}}
-	Assign(ns)
+	Assign(ns, nil)
 	got := map[string]string{}
 	for _, n := range ns {
 		got[n.Provider] = n.Exposed
@@ -302,5 +302,74 @@ func TestClaim(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// exposedOf runs Assign on pairs with prev and returns provider/own →
+// exposed, and the names for the next round.
+func exposedOf(pairs [][2]string, prev []*Name) (map[string]string, []*Name) {
+	var ns []*Name
+	for _, p := range pairs {
+		ns = append(ns, &Name{Provider: p[0], Own: p[1]})
+	}
+	Assign(ns, prev)
+	m := map[string]string{}
+	for _, n := range ns {
+		m[n.Provider+"/"+n.Own] = n.Exposed
+	}
+	return m, ns
+}
+
+// Names are sticky: a pair kept from prev keeps its exposed name, and a
+// newcomer that clashes with it, or would take it, is renamed instead.
+func TestAssignSticky(t *testing.T) {
+	t.Parallel()
+	_, prev := exposedOf([][2]string{{"files", "create_file"}, {"q", "a.b"}}, nil)
+	got, prev := exposedOf([][2]string{{"files", "create_file"}, {"q", "a.b"}, {"device-x", "create_file"}, {"r", "a_b"}}, prev)
+	want := map[string]string{
+		"files/create_file":    "create_file",               // kept, though it clashes now
+		"device-x/create_file": "device-x__create_file",     // the newcomer is prefixed
+		"q/a.b":                "a_b",                       // kept
+		"r/a_b":                "a_b_" + hashOf("r", "a_b"), // a natural name does not take a kept one
+	}
+	if diff := cmp.Diff(want, got); diff != "" {
+		t.Errorf("after the newcomers (-want +got):\n%s", diff)
+	}
+	// The first provider goes and comes back: now it is the newcomer.
+	_, prev = exposedOf([][2]string{{"device-x", "create_file"}}, prev)
+	got, _ = exposedOf([][2]string{{"device-x", "create_file"}, {"files", "create_file"}}, prev)
+	if got["files/create_file"] != "files__create_file" || got["device-x/create_file"] != "device-x__create_file" {
+		t.Errorf("after files came back: %v", got)
+	}
+	// A kept name that a hashed newcomer would take gets a longer hash.
+	hashed := "a_b_" + hashOf("p", "a.b")
+	_, prev = exposedOf([][2]string{{"q", hashed}}, nil)
+	got, _ = exposedOf([][2]string{{"q", hashed}, {"p", "a.b"}, {"r", "a_b"}}, prev)
+	if got["q/"+hashed] != hashed || got["p/a.b"] == hashed || len(got["p/a.b"]) != len("a_b_")+16 {
+		t.Errorf("kept %q, newcomer %q: want the newcomer with a 16-digit hash", got["q/"+hashed], got["p/a.b"])
+	}
+}
+
+// A name in another provider's <provider>__ space is exposed under its
+// own provider's prefix, whether that provider is there or not.
+func TestForeign(t *testing.T) {
+	t.Parallel()
+	tests := map[[2]string]bool{
+		{"device-x", "files__create_file"}:     true,
+		{"device-x", "device-x__a"}:            false,
+		{"files", "files__a"}:                  false,
+		{"files_", "files___a"}:                false, // its own prefix
+		{"a", "__x"}:                           false, // no provider before __
+		{"a", "x_y"}:                           false,
+		{"a", strings.Repeat("p", 33) + "__x"}: false, // not a provider name
+	}
+	for in, want := range tests {
+		if got := Foreign(in[0], in[1]); got != want {
+			t.Errorf("Foreign(%q, %q) = %v, want %v", in[0], in[1], got, want)
+		}
+	}
+	got, _ := exposedOf([][2]string{{"device-x", "files__create_file"}, {"device-y", "files_.create_file"}}, nil)
+	if got["device-x/files__create_file"] != "device-x__files__create_file" || got["device-y/files_.create_file"] != "device-y__files__create_file" {
+		t.Errorf("names in files' space: %v", got)
 	}
 }

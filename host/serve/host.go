@@ -134,7 +134,10 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	if index != nil {
 		undo.add(func() { index.Close() })
 	}
-	cat := catalog.New(&catalog.Options{Logger: log.Named("catalog")})
+	cat := catalog.New(&catalog.Options{Logger: log.Named("catalog"), MaxDeviceItems: cfg.Limits.Items})
+	for _, w := range cfg.Access.Warnings() {
+		log.Warn("access rule: " + w)
+	}
 	undo.add(cat.Close)
 	mopts.Publisher = cat
 	mgr, err := manager.New(mopts)

@@ -44,9 +44,13 @@ const (
 // it.
 type Item struct {
 	Kind ItemKind
-	// Name is the exposed name (a tool's or prompt's) or a resource's or
-	// template's "name".
+	// Name is a tool's or prompt's own name (its provider's name for it,
+	// whatever it is exposed as), or a resource's or template's "name".
 	Name string
+	// Exposed is the name clients see and call a tool or prompt by: Name,
+	// or another when Name clashes with another provider's or cannot be
+	// served as it is (package naming); "" for resources and templates.
+	Exposed string
 	// URI is a resource's URI (for a read, the URI read) or a template's
 	// URI template; "" for tools and prompts.
 	URI string

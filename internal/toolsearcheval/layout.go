@@ -42,7 +42,7 @@ func Lay(servers []Server) (*Layout, error) {
 			tools[[2]string{plugin, name}] = own{t.ID, t.Def}
 		}
 	}
-	naming.Assign(ns)
+	naming.Assign(ns, nil)
 	l := &Layout{IDs: map[string]string{}, Defs: map[string][]json.RawMessage{}}
 	for _, n := range ns {
 		t := tools[[2]string{n.Provider, n.Own}]

@@ -1,0 +1,83 @@
+package access
+
+import (
+	"fmt"
+	"strings"
+
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
+	"cel.dev/cel-go/common/operators"
+	"cel.dev/cel-go/common/types"
+)
+
+// Warnings are what Compile found suspicious in rules that compile: each
+// rule comparing item.name with a name in the form a clash gives
+// (<provider>__<tool>). item.name is the provider's own name, so such a
+// rule matches no tool (or only a tool its provider named so); it was
+// written against the exposed name, which item.exposed holds. serve logs
+// them at start and `plughost check` prints them; they do not stop
+// either. Nil for nil rules.
+func (rs *Rules) Warnings() []string {
+	if rs == nil {
+		return nil
+	}
+	return rs.warnings
+}
+
+// exposedForms returns a warning for each string compared with item.name
+// (==, != or in a list literal) in a's expression that holds "__".
+func exposedForms(src Source, a *cel.Ast) []string {
+	var out []string
+	nav := ast.NavigateAST(a.NativeRep())
+	for _, e := range ast.MatchDescendants(nav, ast.KindMatcher(ast.CallKind)) {
+		call := e.AsCall()
+		switch call.FunctionName() {
+		case operators.Equals, operators.NotEquals, operators.In:
+		default:
+			continue
+		}
+		args := call.Args()
+		if len(args) != 2 || !isItemName(args[0]) && !isItemName(args[1]) {
+			continue
+		}
+		for _, arg := range args {
+			for _, s := range stringsOf(arg) {
+				if strings.Contains(s, "__") {
+					out = append(out, fmt.Sprintf("%s:%d:%d: rule %q compares item.name with %q, which looks like an exposed name "+
+						"(<provider>__<tool>, the form a name clash gives): item.name is the provider's own name; "+
+						"write item.plugin == 'PROVIDER' && item.name == 'TOOL' to match that tool whatever it is exposed as, "+
+						"or item.exposed == %q to match the name clients see",
+						src.File, src.Line, src.Column, src.Name, s, s))
+				}
+			}
+		}
+	}
+	return out
+}
+
+// isItemName reports whether e is item.name.
+func isItemName(e ast.Expr) bool {
+	if e.Kind() != ast.SelectKind {
+		return false
+	}
+	sel := e.AsSelect()
+	op := sel.Operand()
+	return sel.FieldName() == "name" && op.Kind() == ast.IdentKind && op.AsIdent() == "item"
+}
+
+// stringsOf returns the string literals e is, or a list literal holds.
+func stringsOf(e ast.Expr) []string {
+	switch e.Kind() {
+	case ast.LiteralKind:
+		if s, ok := e.AsLiteral().(types.String); ok {
+			return []string{string(s)}
+		}
+	case ast.ListKind:
+		var out []string
+		for _, el := range e.AsList().Elements() {
+			out = append(out, stringsOf(el)...)
+		}
+		return out
+	}
+	return nil
+}

@@ -45,6 +45,12 @@ const (
 	StateRevoked  State = "revoked"  // pinned, and its approval was withdrawn while this host ran
 	StateUnsigned State = "unsigned" // signed mode, and no valid signature by a trusted key
 	StateError    State = "error"    // the trust file or allowed_signers cannot be read
+	// StateExposed: pinned or signed, and others than the host's user and
+	// root may change the plugin file (a file or directory writable by
+	// its group or others, or owned by another user, or a symbolic link
+	// leading out of the plugin directory): the manager refuses it
+	// before it is checked, whatever its digest.
+	StateExposed State = "exposed"
 )
 
 // Verdict is the outcome of one check.

@@ -24,8 +24,8 @@ import (
 //
 // Why a descriptor of the file and not a copy in a sealed memfd: a memfd
 // costs a copy of the whole binary at every start (measured: 20 MB in
-// about 8 ms, and 20 MB of RAM per running plugin that the page cache
-// would otherwise share), a "#!" script cannot run from one (its
+// 19 to 40 ms on a loaded two-core machine, and 20 MB of RAM per running
+// plugin that the page cache would otherwise share), a "#!" script cannot run from one (its
 // interpreter opens the script by name), and Landlock and the sandbox's
 // memfd rules would have to let a plugin's own process execute a memfd.
 // What a descriptor leaves open is a write into the same inode between

@@ -49,7 +49,6 @@ type Trust interface {
 func (s *supervisor) checkTrust() (trust.Verdict, *pluginFile) {
 	pf, err := openPluginFile(s.m.opts.Dir, s.path)
 	if err != nil {
-		pf = nil
 		s.log.Debug("cannot open the plugin file", "error", err)
 	}
 	t := s.m.opts.Trust

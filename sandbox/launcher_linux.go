@@ -89,9 +89,13 @@ func nsAttr(root, netns bool) *syscall.SysProcAttr {
 // stageSpec is what the host tells the stage, over the sync pipe, once the
 // stage's process is in its cgroups.
 type stageSpec struct {
-	Path string   `json:"path"`
-	Args []string `json:"args"`
-	Env  []string `json:"env"`
+	Path string `json:"path"`
+	// ExecFD, when positive, is the stage's descriptor of the plugin file
+	// as the host opened and hashed it (the prepared command's extra
+	// file): the stage executes it, and never opens Path.
+	ExecFD int      `json:"exec_fd,omitempty"`
+	Args   []string `json:"args"`
+	Env    []string `json:"env"`
 
 	Probe      bool       `json:"probe,omitempty"` // report, then exit 0 instead of exec
 	Need       []Layer    `json:"need,omitempty"`  // strict: refuse unless all are active
@@ -370,6 +374,10 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 		Stdout:     cmd.Stdout,
 		Stderr:     cmd.Stderr,
 		ExtraFiles: []*os.File{specR, repW},
+	}
+	if len(cmd.ExtraFiles) == 1 { // the plugin file the host hashed: the stage executes it
+		stage.ExtraFiles = append(stage.ExtraFiles, cmd.ExtraFiles[0])
+		spec.ExecFD = 5
 	}
 	if spec.Namespaces {
 		stage.SysProcAttr = nsAttr(l.platform().root, netns)

@@ -505,3 +505,59 @@ func processesWithArg(t *testing.T, arg string) []int {
 	}
 	return out
 }
+
+// The stage executes the plugin file the host handed it (the prepared
+// command's extra file: the file the host opened and hashed), not what
+// is at its path when the stage starts (issue 31): a script renamed over
+// the path after the host opened the file does not run.
+func TestStageExecutesTheHandedFile(t *testing.T) {
+	self, err := os.Executable()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	if err := os.Chmod(dir, 0o755); err != nil { // reachable by uid 65534 when the test runs as root
+		t.Fatal(err)
+	}
+	path := filepath.Join(dir, "plugin")
+	b, err := os.ReadFile(self)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, b, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	hashed, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer hashed.Close()
+	swapped := filepath.Join(dir, ".swapped")
+	if err := os.WriteFile(swapped, []byte("#!/bin/sh\necho swapped ran\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(swapped, path); err != nil {
+		t.Fatal(err)
+	}
+
+	l, err := New(&Options{StateDir: t.TempDir(), PassEnv: []string{"SANDBOX_TEST_PLUGIN"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out, errOut bytes.Buffer
+	cmd := &exec.Cmd{Path: path, Args: []string{path}, Env: append(os.Environ(), "SANDBOX_TEST_PLUGIN=1"),
+		Stdout: &out, Stderr: &errOut, ExtraFiles: []*os.File{hashed}}
+	launch, err := l.Wrap("handed", &Policy{AllowRead: []string{dir}}, cmd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := launch.Cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	_, startErr := launch.Started(launch.Cmd.Process.Pid)
+	waitErr := launch.Cmd.Wait()
+	launch.Exited()
+	if startErr != nil || waitErr != nil || !strings.HasPrefix(out.String(), "plugin ran;") {
+		t.Fatalf("started %v, exit %v, stdout %q, stderr %q; want the handed file to run", startErr, waitErr, out.String(), errOut.String())
+	}
+}

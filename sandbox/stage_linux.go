@@ -47,19 +47,10 @@ func runStage() int {
 		return 2
 	}
 	specF.Close()
-	// The binary is opened now, while the stage may still be root: as root
-	// without a mount namespace its directory may be closed to uid 65534.
-	binFD, err := unix.Open(spec.Path, unix.O_PATH|unix.O_CLOEXEC, 0)
+	binFD, script, err := openExec(&spec)
 	if err != nil {
-		_ = json.NewEncoder(repF).Encode(&stageReport{Err: fmt.Sprintf("open %s: %v", spec.Path, err)})
+		_ = json.NewEncoder(repF).Encode(&stageReport{Err: err.Error()})
 		return 3
-	}
-	script := false // "#!" scripts need their path: the interpreter opens it
-	if f, err := os.Open(spec.Path); err == nil {
-		head := make([]byte, 2)
-		n, _ := f.Read(head)
-		script = n == 2 && string(head) == "#!"
-		f.Close()
 	}
 	rep, err := confine(&spec)
 	out := stageReport{Report: *rep}
@@ -82,14 +73,41 @@ func runStage() int {
 		// Through the descriptor's /proc link, not execveat(AT_EMPTY_PATH),
 		// which the seccomp filter now refuses; /proc/self/fd needs no
 		// search permission on the binary's directory. Without /proc, the
-		// path.
+		// path, unless the host handed the file it hashed: that one runs
+		// or nothing does.
 		err = syscall.Exec(fmt.Sprintf("/proc/self/fd/%d", binFD), spec.Args, spec.Env)
-		if errors.Is(err, syscall.ENOENT) {
+		if errors.Is(err, syscall.ENOENT) && spec.ExecFD <= 0 {
 			err = syscall.Exec(spec.Path, spec.Args, spec.Env)
 		}
 	}
 	_ = json.NewEncoder(repF).Encode(&stageReport{Err: fmt.Sprintf("exec %s: %v", spec.Path, err)})
 	return 3
+}
+
+// openExec returns the descriptor of the plugin file the stage executes,
+// and whether it is a "#!" script (executed by path: its interpreter
+// opens the path it is given). It is the file the host opened and
+// hashed when the host handed it (spec.ExecFD): the file approved is the
+// file that runs, whatever is renamed over its path meanwhile. Otherwise
+// the path is opened now, while the stage may still be root: as root
+// without a mount namespace its directory may be closed to uid 65534.
+func openExec(spec *stageSpec) (fd int, script bool, err error) {
+	if spec.ExecFD > 0 {
+		fd = spec.ExecFD
+		unix.CloseOnExec(fd)
+	} else if fd, err = unix.Open(spec.Path, unix.O_PATH|unix.O_CLOEXEC, 0); err != nil {
+		return -1, false, fmt.Errorf("open %s: %v", spec.Path, err)
+	}
+	head := make([]byte, 2)
+	n := 0
+	if spec.ExecFD > 0 {
+		n, _ = unix.Pread(fd, head, 0)
+	} else if f, err := os.Open(spec.Path); err == nil {
+		n, _ = f.Read(head)
+		f.Close()
+	}
+	script = n == 2 && string(head) == "#!"
+	return fd, script, nil
 }
 
 // confine applies the layers after the namespaces: unprivileged uid,

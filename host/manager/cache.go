@@ -6,7 +6,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -101,29 +100,6 @@ func (c *catalogCache) sweep(now time.Time) {
 			}
 		}
 	}
-}
-
-// identify returns the binary's identity, reusing known's digest when the
-// file's stat still matches it. ok is false when the file cannot be read,
-// or changed while it was hashed.
-func identify(path string, known *binaryID) (id binaryID, ok bool) {
-	before, ok := statOf(path)
-	if ok && known != nil && known.Stat == before && known.SHA256 != "" {
-		return *known, true
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return binaryID{}, false
-	}
-	defer f.Close()
-	h := sha256.New()
-	if _, err := io.Copy(h, f); err != nil {
-		return binaryID{}, false
-	}
-	if after, ok2 := statOf(path); ok != ok2 || before != after {
-		return binaryID{}, false // changed while hashed
-	}
-	return binaryID{SHA256: hex.EncodeToString(h.Sum(nil)), Stat: before}, true
 }
 
 // cacheKey is the digest an entry is valid for: the binary's contents, the

@@ -28,8 +28,11 @@ import (
 // Client of go-plugin cannot be restarted, so every (re)start is a new
 // instance.
 type instance struct {
-	name   string
-	path   string
+	name string
+	path string
+	// exe is the plugin file opened and hashed, which the process
+	// executes (procRunner.exe); nil: its path is executed.
+	exe    *os.File
 	opts   *Options
 	log    hclog.Logger
 	out    *pluginOutput // logs the plugin's output; keeps its stderr's excerpt
@@ -75,10 +78,11 @@ type instance struct {
 // launch starts a plugin process and brings it to the point where what it
 // offers is known and its WatchTools stream is open. On error nothing is left
 // running. Cancelling ctx aborts the start.
-func launch(ctx context.Context, opts *Options, name, path string) (*instance, error) {
+func launch(ctx context.Context, opts *Options, name, path string, exe *os.File) (*instance, error) {
 	in := &instance{
 		name:     name,
 		path:     path,
+		exe:      exe,
 		opts:     opts,
 		log:      opts.Logger.With("plugin", name),
 		out:      newPluginOutput(opts.Logger, name),
@@ -182,6 +186,7 @@ func (in *instance) runnerFunc(_ hclog.Logger, cmd *exec.Cmd, tmpDir string) (ru
 		name:    in.name,
 		path:    in.path,
 		wrapper: in.wrapper(),
+		exe:     in.exe,
 		env:     in.opts.Env,
 		launch:  in.opts.Launcher,
 		cmd:     cmd,

@@ -172,7 +172,9 @@ func (l *life) loading() stage {
 	if s.lazy && s.m.opts.Trust != nil {
 		// Published from the cache, it would be served before any launch
 		// checks it.
-		if v := s.checkTrust(); !v.Allowed() {
+		v, pf := s.checkTrust()
+		pf.close()
+		if !v.Allowed() {
 			return l.quarantine(v)
 		}
 	}
@@ -291,29 +293,54 @@ type launched struct {
 // launchCancelled, whatever else happened.
 func (l *life) launch() launched {
 	s := l.s
-	s.markLoaded()
-	if s.m.opts.Trust != nil {
-		if v := s.checkTrust(); !v.Allowed() {
+	for attempt := 1; ; attempt++ {
+		s.markLoaded()
+		v, pf := s.checkTrust()
+		if !v.Allowed() {
+			pf.close()
 			if l.ctx.Err() != nil {
 				return launched{outcome: launchCancelled}
 			}
 			return launched{outcome: launchRefused, verdict: v, err: errors.New("quarantined: " + v.Reason)}
 		}
-	} else if s.m.cache != nil {
-		s.bin, _ = identify(s.path, &s.bin) // zero when unreadable: nothing is stored
-	}
-	in, err := s.launch(l.ctx)
-	switch {
-	case l.ctx.Err() != nil:
-		if in != nil {
-			in.stop(0, true)
+		if s.m.opts.Trust == nil && s.m.cache != nil {
+			s.bin = binaryID{} // zero when unreadable: nothing is stored
+			if pf != nil {
+				s.bin, _ = pf.identify(&s.bin)
+			}
 		}
-		return launched{outcome: launchCancelled}
-	case err != nil:
-		return launched{outcome: launchFailure, err: err}
+		in, err := s.launch(l.ctx, pf.execFile())
+		// Written in place between its hash and its exec (only its owner
+		// can: see pluginFile): what runs may not be what was checked.
+		rewritten := pf != nil && pf.changed()
+		pf.close()
+		switch {
+		case l.ctx.Err() != nil:
+			if in != nil {
+				in.stop(0, true)
+			}
+			return launched{outcome: launchCancelled}
+		case rewritten && attempt < rewriteRetries:
+			if in != nil {
+				in.stop(0, true)
+			}
+			s.log.Warn("plugin file was written while it started; stopped, and checked again")
+			continue
+		case rewritten:
+			if in != nil {
+				in.stop(0, true)
+			}
+			return launched{outcome: launchFailure, err: errors.New("the plugin file was written while it started, each time it was tried")}
+		case err != nil:
+			return launched{outcome: launchFailure, err: err}
+		}
+		return launched{outcome: launchOK, in: in}
 	}
-	return launched{outcome: launchOK, in: in}
 }
+
+// rewriteRetries bounds the starts of a plugin whose file is written
+// while it starts (life.launch).
+const rewriteRetries = 3
 
 // launchFailed records a failed (re)start of a plugin that is down.
 func (l *life) launchFailed(err error) {

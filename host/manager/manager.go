@@ -530,8 +530,12 @@ func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled
 	defer m.mu.Unlock()
 	s := newSupervisor(ctx, m, f)
 	s.bin = id
-	if e != nil && m.opts.Trust != nil && !s.checkTrust().Allowed() {
-		e = nil // quarantined: its supervisor says so when it runs
+	if e != nil && m.opts.Trust != nil {
+		v, pf := s.checkTrust()
+		pf.close()
+		if !v.Allowed() {
+			e = nil // quarantined: its supervisor says so when it runs
+		}
 	}
 	if e != nil && m.unloaded[f.name] == nil {
 		p = s.fromCache(e)

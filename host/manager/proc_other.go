@@ -2,7 +2,10 @@
 
 package manager
 
-import "syscall"
+import (
+	"os/exec"
+	"syscall"
+)
 
 // sysProcAttr puts a plugin in its own process group, so that the whole group
 // can be killed. (Only Linux has a parent-death signal.)
@@ -18,3 +21,7 @@ func waitExited(int) bool { return false }
 // hasExited reports false: without a way to look at an exit without
 // reaping it, a death just before a deliberate kill counts as the kill.
 func hasExited(int) bool { return false }
+
+// execByFD leaves cmd executing its path: without /proc/self/fd the file
+// is opened again by name, as before (see pluginFile).
+func execByFD(cmd *exec.Cmd) { cmd.ExtraFiles = nil }

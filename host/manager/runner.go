@@ -31,6 +31,13 @@ import (
 // and its process must lead its own process group (Setpgid or Setsid) for
 // the whole group to be killed on unload; otherwise only that process is
 // killed. It may be cmd itself, modified or not.
+//
+// When the prepared command has an extra file (cmd.ExtraFiles[0]), it is
+// the plugin file as the host opened and hashed it: the command the
+// Launcher returns must execute that file, not open cmd.Path again (the
+// sandbox stage executes it through its /proc/self/fd link), so that the
+// file approved is the file that runs. When cmd itself is returned, the
+// manager makes it execute that file.
 type Launcher func(plugin string, cmd *exec.Cmd) (*Launch, error)
 
 // Launch is what a Launcher returns.
@@ -68,6 +75,10 @@ type Launch struct {
 type procRunner struct {
 	name string // provider name
 	path string
+	// exe, when not nil, is the plugin file as opened and hashed: the
+	// prepared command carries it as its first extra file, and executes
+	// it rather than path when no Launcher replaces the command.
+	exe *os.File
 	// wrapper, when set, is the command serving the declared server at
 	// path (Options.Wrapper).
 	wrapper []string
@@ -136,6 +147,8 @@ func (r *procRunner) Start(_ context.Context) error {
 	if len(r.wrapper) > 0 { // a declared server: the wrapper serves it
 		cmd.Path = r.wrapper[0]
 		cmd.Args = append(slices.Clone(r.wrapper), r.path)
+	} else if r.exe != nil {
+		cmd.ExtraFiles = []*os.File{r.exe}
 	}
 	cmd.Env = append(cmd.Env, r.env...)
 	cmd.Stdin = nil // /dev/null: the host's stdin is the MCP client's JSON-RPC
@@ -157,6 +170,9 @@ func (r *procRunner) Start(_ context.Context) error {
 			cmd, started, r.exitedHook, r.callTimeout, r.diagnoseHook = l.Cmd, l.Started, l.Exited, l.CallTimeout, l.Diagnose
 			r.storageHook = l.Storage
 		}
+	}
+	if err == nil && cmd == r.cmd && len(cmd.ExtraFiles) == 1 && cmd.ExtraFiles[0] == r.exe {
+		execByFD(cmd) // not wrapped: the file hashed is the file executed
 	}
 	if err == nil {
 		err = cmd.Start()

@@ -11,6 +11,11 @@ func statOf(path string) (statMark, bool) {
 	if err != nil {
 		return statMark{}, false
 	}
+	return markOf(fi)
+}
+
+// markOf returns the stat fingerprint of fi (an os.Stat or File.Stat).
+func markOf(fi os.FileInfo) (statMark, bool) {
 	st, ok := fi.Sys().(*syscall.Stat_t)
 	if !ok {
 		return statMark{}, false

@@ -67,6 +67,9 @@ type supervisor struct {
 	// onSettle holds the callbacks of file changes not yet acted on; they
 	// are called once the plugin is published again, or failed, or gone.
 	onSettle []func()
+	// warnedExposures is what was last logged of who else may change the
+	// plugin file (warnExposures).
+	warnedExposures string
 	// warnedDenied is what was last logged as asked for and not granted.
 	warnedDenied *pluginproto.Requests
 	// listed is what the plugin offers as last listed, before vet held
@@ -190,10 +193,13 @@ func (s *supervisor) markLoaded() {
 // is still open for writing (ETXTBSY: a copy that has written its last
 // byte but not yet closed the file, which brings no further directory
 // event). Its trust is checked before (life.launch).
-func (s *supervisor) launch(ctx context.Context) (*instance, error) {
+//
+// exe, when not nil, is the plugin file opened and hashed, which the
+// process executes rather than its path (see pluginFile).
+func (s *supervisor) launch(ctx context.Context, exe *os.File) (*instance, error) {
 	delay := 20 * time.Millisecond
 	for attempt := 1; ; attempt++ {
-		in, err := launch(ctx, &s.m.opts, s.name, s.path)
+		in, err := launch(ctx, &s.m.opts, s.name, s.path, exe)
 		if err == nil || attempt == busyRetries || !textFileBusy(err) || ctx.Err() != nil {
 			return in, err
 		}

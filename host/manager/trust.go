@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/pluginclient"
@@ -21,6 +22,10 @@ type Trust interface {
 	// Check decides whether the plugin file at path, of that provider
 	// name and digest ("sha256:…"), may run.
 	Check(name, path, digest string) trust.Verdict
+	// ModeOf returns the named plugin's trust mode: in mode pinned and
+	// signed a plugin file that others may change is refused before it
+	// is checked (trust.StateExposed).
+	ModeOf(name string) trust.Mode
 	// Forget drops what Check remembers of a plugin whose file is gone.
 	Forget(name string)
 	// Watch calls changed whenever the decisions may have changed (an
@@ -29,23 +34,91 @@ type Trust interface {
 	Watch(ctx context.Context, changed func()) (done <-chan struct{}, err error)
 }
 
-// checkTrust checks the plugin file as it is now, records the verdict in
-// the status, and returns it. Without Options.Trust every plugin may run.
-// Only run's goroutine calls it once the supervisor runs (it updates
-// s.bin).
-func (s *supervisor) checkTrust() trust.Verdict {
+// checkTrust opens the plugin file, checks it as it is now, records the
+// verdict in the status, and returns it with the file opened (nil when
+// it cannot be opened), which the caller closes: the file that is
+// launched is the one checked (see pluginFile). Without Options.Trust
+// every plugin may run. Only run's goroutine calls it once the
+// supervisor runs (it updates s.bin).
+//
+// A file that others than the host's user and root may change, or a
+// symbolic link (pluginFile.refusals), is refused in mode pinned and
+// signed, with state exposed, before the trust file is asked: it is
+// never logged as approved. In mode open it runs, and each new exposure
+// is logged at WARN.
+func (s *supervisor) checkTrust() (trust.Verdict, *pluginFile) {
+	pf, err := openPluginFile(s.m.opts.Dir, s.path)
+	if err != nil {
+		s.log.Debug("cannot open the plugin file", "error", err)
+	}
 	t := s.m.opts.Trust
+	var mode trust.Mode = trust.ModeOpen
+	if t != nil {
+		mode = t.ModeOf(s.name)
+	}
+	holds := mode != trust.ModeOpen && mode != ""
+	var exposures []string
+	switch {
+	case pf != nil && holds:
+		exposures = pf.refusals(s.m.opts.Dir)
+	case pf != nil:
+		exposures = pf.warnings(s.m.opts.Dir)
+	}
+	refuse := holds && len(exposures) > 0
+	s.warnExposures(exposures, refuse)
 	if t == nil {
-		return trust.Verdict{Mode: trust.ModeOpen, State: trust.StateOpen}
+		return trust.Verdict{Mode: trust.ModeOpen, State: trust.StateOpen}, pf
 	}
 	var digest string
-	if id, ok := identify(s.path, &s.bin); ok {
-		s.bin = id // the catalog cache's identity too: hashed once
-		digest = trust.SHA256Digest(id.SHA256)
+	if pf != nil {
+		if id, ok := pf.identify(&s.bin); ok {
+			s.bin = id // the catalog cache's identity too: hashed once
+			digest = trust.SHA256Digest(id.SHA256)
+		}
 	}
-	v := t.Check(s.name, s.path, digest) // "": Check reads the file and says why it cannot
+	var v trust.Verdict
+	switch {
+	case refuse:
+		v = trust.Verdict{Mode: mode, State: trust.StateExposed, Digest: digest,
+			Reason: "refused before its approval is looked at: " + strings.Join(exposures, "; ")}
+	case holds && pf == nil:
+		// Check would read the path again: what it found is not what
+		// would run.
+		v = trust.Verdict{Mode: mode, State: trust.StateError, Reason: "cannot open the plugin file: " + errText(err)}
+	case holds && digest == "":
+		v = trust.Verdict{Mode: mode, State: trust.StateError, Reason: "the plugin file was written while it was hashed; checked again at its next change"}
+	default:
+		v = t.Check(s.name, s.path, digest)
+	}
 	s.update(func(st *PluginStatus) { st.Trust = v })
-	return v
+	return v, pf
+}
+
+// errText is err's text, or "unknown error".
+func errText(err error) string {
+	if err == nil {
+		return "unknown error"
+	}
+	return err.Error()
+}
+
+// warnExposures logs the plugin file's exposures when they differ from
+// those last logged: refused (mode pinned or signed) or only warned of.
+func (s *supervisor) warnExposures(exposures []string, refused bool) {
+	text := strings.Join(exposures, "; ")
+	s.mu.Lock()
+	same := s.warnedExposures == text
+	s.warnedExposures = text
+	s.mu.Unlock()
+	switch {
+	case same || text == "":
+	case refused:
+		s.log.Warn("plugin file refused: others than the host's user and root may change it, or it is a symbolic link; "+
+			"quarantined until that is fixed", "exposures", text)
+	default:
+		s.log.Warn("plugin file may be changed by others than the host's user and root; "+
+			"it runs (trust mode open), and would be refused in mode pinned or signed", "exposures", text)
+	}
 }
 
 // quarantine withdraws the plugin (a running process is stopped) and
@@ -90,7 +163,9 @@ func (l *life) quarantined() stage {
 		l.deaths = nil
 		return stageLoading
 	case <-s.recheck:
-		if v := s.checkTrust(); !v.Allowed() {
+		v, pf := s.checkTrust()
+		pf.close()
+		if !v.Allowed() {
 			return l.quarantine(v) // the reason may have changed
 		}
 		l.deaths = nil
@@ -102,7 +177,9 @@ func (l *life) quarantined() stage {
 // again after its trust changed: it is quarantined when it may no longer
 // run, else it stays in stage st.
 func (l *life) rechecked(st stage) stage {
-	if v := l.s.checkTrust(); !v.Allowed() {
+	v, pf := l.s.checkTrust()
+	pf.close()
+	if !v.Allowed() {
 		return l.quarantine(v)
 	}
 	if l.last != nil { // the approved definitions may have changed

@@ -45,14 +45,14 @@ func Approve(o *Options, cfg *config.Config, path, plugin, want string, stderr i
 	if err := InstallDeclared(cfg, plugin, file, stderr); err != nil {
 		return nil, err
 	}
-	digest, err := PluginDigest(plugin, file)
+	digest, parts, err := PluginDigest(plugin, file)
 	if err != nil {
 		return nil, err
 	}
 	if want != "" && want != digest {
 		return nil, fmt.Errorf("%s is %s now, not %s: it changed since it was reviewed; nothing approved", file, digest, want)
 	}
-	approval := trust.Approval{Plugin: plugin, File: base, Digest: digest, By: trust.Approver(), At: time.Now().UTC()}
+	approval := trust.Approval{Plugin: plugin, File: base, Digest: digest, By: trust.Approver(), At: time.Now().UTC(), Parts: parts}
 	// The binary is approved first (keeping the definitions of an
 	// approval of this very binary), so that it runs in mode pinned when
 	// started to list its definitions.

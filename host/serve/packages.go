@@ -2,9 +2,13 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
+	"strings"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -138,10 +142,11 @@ func packageLaunch(ctx context.Context, name string, s *declared.Server, pol *sa
 }
 
 // packageTrust is the manager's Trust for hosts that serve declared
-// servers: the digest a declared server that installs a package is
-// checked with covers its installed tree as well as its declaration
-// (packages.Digest), so that trust mode pinned approves exactly that
-// tree and holds back a changed one.
+// servers: the digest a declared server is checked with covers what it
+// runs as well as its declaration (declaredIdentity): the installed tree
+// of one that installs a package (packages.Digest), or the program its
+// command names, so that trust mode pinned approves exactly that and
+// holds back a changed one, saying which part changed.
 // allow, when not nil, maps a provider name to the digest it may run
 // with whatever the trust file says (Options.Allow).
 type packageTrust struct {
@@ -150,50 +155,98 @@ type packageTrust struct {
 }
 
 func (t packageTrust) Check(name, path, digest string) trust.Verdict {
-	if d, ok := declaredDigest(name, path, digest); ok {
-		digest = d
+	var parts map[string]string
+	if d, p, ok := declaredIdentity(name, path, digest); ok {
+		digest, parts = d, p
 	}
 	if d, ok := t.allow[name]; ok && d == digest && digest != "" {
 		return trust.Verdict{Mode: trust.ModePinned, State: trust.StateApproved, Digest: digest}
 	}
-	return t.Trust.Check(name, path, digest)
+	v := t.Trust.Check(name, path, digest)
+	if diff := trust.DiffParts(v.ApprovedParts, parts); v.State == trust.StateChanged && len(diff) > 0 {
+		v.Reason += "; what changed: " + strings.Join(diff, "; ")
+	}
+	return v
 }
 
-// declaredDigest is the digest of a declared server that installs a
-// package, whose declaration at path has the digest fileDigest; ok is
-// false for any other plugin file (its own digest stands).
-func declaredDigest(name, path, fileDigest string) (string, bool) {
-	spec := PackageSpec(path)
-	if spec == nil || fileDigest == "" {
-		return "", false
+// declaredIdentity is the digest of a declared server whose declaration
+// at path has the digest fileDigest, and the parts it covers (as
+// trust.Entry.Parts names them): with the installed tree of one that
+// installs a package ("package"), or the program a local server's command
+// names ("program": its path, resolved through PATH as the launch
+// resolves it, and its file's digest). ok is false for any other plugin
+// file (its own digest stands), and for a remote server (it runs
+// nothing here).
+//
+// The program is the file the command names: for "node server.js" node,
+// not server.js (an argument is the program's business, as is a "#!"
+// script's interpreter); a program that cannot be found is part of the
+// digest as missing, so that it appearing later is a change too.
+func declaredIdentity(name, path, fileDigest string) (string, map[string]string, bool) {
+	if _, ok := declared.Name(filepath.Base(path)); !ok || fileDigest == "" {
+		return "", nil, false
 	}
-	dir, err := PackagesDir(name)
+	s, err := declared.Load(path)
+	if err != nil || s.Remote() {
+		return "", nil, false
+	}
+	parts := map[string]string{"declaration": fileDigest}
+	if spec := PackageSpec(path); spec != nil {
+		dir, err := PackagesDir(name)
+		if err != nil {
+			return "", nil, false
+		}
+		in, err := packages.Current(dir, spec)
+		if err != nil {
+			in = nil
+		}
+		d, err := packages.Digest(fileDigest, in)
+		if err != nil {
+			d, _ = packages.Digest(fileDigest, nil)
+		}
+		parts["package"] = d
+		return d, parts, true
+	}
+	parts["program"] = programIdentity(s)
+	h := sha256.New()
+	for _, f := range []string{"plughost-declared-program/v1", fileDigest, parts["program"]} {
+		fmt.Fprintf(h, "%d:%s;", len(f), f)
+	}
+	return trust.SHA256Digest(hex.EncodeToString(h.Sum(nil))), parts, true
+}
+
+// programIdentity is the program a local declared server's command names,
+// found as wrappedLaunch finds it (the declaration's PATH, else the
+// plugin's), and its digest: "/usr/bin/srv sha256:…", or why it has none.
+func programIdentity(s *declared.Server) string {
+	searchPATH := sandbox.PluginPATH
+	if p, ok := s.Env["PATH"]; ok {
+		searchPATH = p
+	}
+	prog, err := sandbox.LookCommand(s.Command, searchPATH)
 	if err != nil {
-		return "", false
+		return s.Command + " (not found)"
 	}
-	in, err := packages.Current(dir, spec)
+	d, err := trust.Digest(prog)
 	if err != nil {
-		return "", false
+		return prog + " (unreadable)"
 	}
-	d, err := packages.Digest(fileDigest, in)
-	if err != nil {
-		d, _ = packages.Digest(fileDigest, nil)
-	}
-	return d, true
+	return prog + " " + d
 }
 
 // PluginDigest is the digest approve records for the plugin file at
-// path, of provider name: the file's, or for a declared server that
-// installs a package, the one covering its installed tree.
-func PluginDigest(name, path string) (string, error) {
+// path, of provider name: the file's, or for a declared server, the one
+// covering what it runs too (declaredIdentity); parts are what it covers
+// (trust.Entry.Parts), nil for a plugin binary.
+func PluginDigest(name, path string) (digest string, parts map[string]string, err error) {
 	d, err := trust.Digest(path)
 	if err != nil {
-		return "", err
+		return "", nil, err
 	}
-	if pd, ok := declaredDigest(name, path, d); ok {
-		return pd, nil
+	if pd, parts, ok := declaredIdentity(name, path, d); ok {
+		return pd, parts, nil
 	}
-	return d, nil
+	return d, nil, nil
 }
 
 // InstallDeclared installs the package of the declared server name

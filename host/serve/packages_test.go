@@ -3,7 +3,9 @@ package serve
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/packages"
@@ -46,6 +48,12 @@ func TestPackageTrust(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A local server's digest covers the program its command names, node
+	// here (issue 31): not the declaration's alone.
+	plain, _, ok := declaredIdentity("plain", node, file)
+	if !ok || plain == file {
+		t.Fatalf("a local declared server's digest is %q, the declaration's alone", plain)
+	}
 	tests := map[string]struct {
 		name, path string
 		allow      map[string]string
@@ -53,7 +61,7 @@ func TestPackageTrust(t *testing.T) {
 		state      trust.State
 	}{
 		"declared package, not installed": {name: "notes", path: npx, asked: notInstalled, state: trust.StatePending},
-		"declared, no package runner":     {name: "plain", path: node, asked: file, state: trust.StatePending},
+		"declared, no package runner":     {name: "plain", path: node, asked: plain, state: trust.StatePending},
 		"declared remote server":          {name: "remote", path: remote, asked: file, state: trust.StatePending},
 		"a binary":                        {name: "echo", path: binary, asked: file, state: trust.StatePending},
 		"allowed, this digest":            {name: "notes", path: npx, allow: map[string]string{"notes": notInstalled}, state: trust.StateApproved},
@@ -70,5 +78,57 @@ func TestPackageTrust(t *testing.T) {
 		if got := PackageSpec(path) != nil; got != want {
 			t.Errorf("PackageSpec(%s) != nil is %v, want %v", filepath.Base(path), got, want)
 		}
+	}
+}
+
+// TestDeclaredProgramIsPinned (issue 31, attack 3): the digest of a
+// declared server covers the program its command names; replacing that
+// program after approval makes the pinned check find it changed, and its
+// reason names the part that changed, the program's digest old → new.
+func TestDeclaredProgramIsPinned(t *testing.T) {
+	t.Setenv("XDG_STATE_HOME", t.TempDir())
+	dir, bin := t.TempDir(), t.TempDir()
+	prog := filepath.Join(bin, "srv")
+	if err := os.WriteFile(prog, []byte("#!/bin/sh\necho approved\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	decl := filepath.Join(dir, "srv.mcp.json")
+	if err := os.WriteFile(decl, []byte(`{"command": "`+prog+`"}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	trustFile := filepath.Join(t.TempDir(), "trust.json")
+	digest, parts, err := PluginDigest("srv", decl)
+	if err != nil {
+		t.Fatal(err)
+	}
+	approved, _ := trust.Digest(prog)
+	if parts["program"] != prog+" "+approved {
+		t.Fatalf("parts %v: want the program %s %s", parts, prog, approved)
+	}
+	if err := trust.Approve(trustFile, trust.Approval{Plugin: "srv", Digest: digest, Parts: parts, At: time.Now()}, nil); err != nil {
+		t.Fatal(err)
+	}
+	checker, err := trust.New(&trust.Options{Mode: trust.ModePinned, File: trustFile})
+	if err != nil {
+		t.Fatal(err)
+	}
+	pt := packageTrust{Trust: checker}
+	fileDigest, _ := trust.Digest(decl)
+	if v := pt.Check("srv", decl, fileDigest); v.State != trust.StateApproved {
+		t.Fatalf("approved server: %+v", v)
+	}
+
+	next := filepath.Join(bin, ".srv.new")
+	if err := os.WriteFile(next, []byte("#!/bin/sh\necho replaced\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(next, prog); err != nil {
+		t.Fatal(err)
+	}
+	replaced, _ := trust.Digest(prog)
+	v := pt.Check("srv", decl, fileDigest)
+	want := "what changed: program: " + prog + " " + approved + " → " + prog + " " + replaced
+	if v.State != trust.StateChanged || !strings.Contains(v.Reason, want) {
+		t.Fatalf("replaced program: %+v; want changed, saying %q", v, want)
 	}
 }

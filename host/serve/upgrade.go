@@ -96,7 +96,7 @@ func Upgrade(o *Options, name string, stderr io.Writer) (*Upgraded, error) {
 		}
 		return nil, fmt.Errorf("%s %s did not start, %s stays: %w", plugin, next, old.Version, err)
 	}
-	if u.Digest, err = PluginDigest(plugin, file); err != nil {
+	if u.Digest, _, err = PluginDigest(plugin, file); err != nil {
 		return nil, err
 	}
 	u.Before, u.After, u.From = before, after, from
@@ -130,7 +130,7 @@ func definitionsBefore(hf *Options, cfg *config.Config, plugin, file string, std
 // own command's doing), and returns what it lists by key; ok is false
 // when it listed nothing.
 func listOnce(hf *Options, plugin, file string, stderr io.Writer) (map[string]trust.Definition, bool, error) {
-	digest, err := PluginDigest(plugin, file)
+	digest, _, err := PluginDigest(plugin, file)
 	if err != nil {
 		return nil, false, err
 	}

@@ -4,8 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"sync"
 	"time"
 
@@ -45,6 +47,12 @@ const (
 	StateRevoked  State = "revoked"  // pinned, and its approval was withdrawn while this host ran
 	StateUnsigned State = "unsigned" // signed mode, and no valid signature by a trusted key
 	StateError    State = "error"    // the trust file or allowed_signers cannot be read
+	// StateExposed: pinned or signed, and others than the host's user and
+	// root may change the plugin file (a file or directory writable by
+	// its group or others, or owned by another user, or a symbolic link
+	// leading out of the plugin directory): the manager refuses it
+	// before it is checked, whatever its digest.
+	StateExposed State = "exposed"
 )
 
 // Verdict is the outcome of one check.
@@ -69,6 +77,34 @@ type Verdict struct {
 	// approved). Nil when none are pinned. The manager holds back what
 	// the plugin lists otherwise.
 	Definitions map[string]Pinned
+	// ApprovedParts are the parts of the approval a changed plugin is
+	// compared with (Entry.Parts), for DiffParts; nil otherwise.
+	ApprovedParts map[string]string
+}
+
+// DiffParts says which parts differ between an approval's parts and the
+// plugin's now, a line each ("program: /usr/bin/srv sha256:… → /usr/bin/srv
+// sha256:…"), sorted by part; nil when either is unknown.
+func DiffParts(approved, now map[string]string) []string {
+	if approved == nil || now == nil {
+		return nil
+	}
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(now)) {
+		if approved[k] != now[k] {
+			was := approved[k]
+			if was == "" {
+				was = "(none)"
+			}
+			out = append(out, k+": "+was+" → "+now[k])
+		}
+	}
+	for _, k := range slices.Sorted(maps.Keys(approved)) {
+		if _, ok := now[k]; !ok {
+			out = append(out, k+": "+approved[k]+" → (none)")
+		}
+	}
+	return out
 }
 
 // Allowed reports whether the plugin may run.
@@ -306,6 +342,7 @@ func (c *Checker) evaluate(name, path, digest string) Verdict {
 		case !ok:
 			v.State, v.Reason = StatePending, "not approved (plughost approve "+name+")"
 		case e.Digest != digest:
+			v.ApprovedParts = e.Parts
 			v.State, v.Reason = StateChanged, fmt.Sprintf("changed since approval: digest %s was %s (approved %s); plughost approve %s",
 				digest, e.Digest, e.ApprovedAt.UTC().Format(time.RFC3339), name)
 		default:

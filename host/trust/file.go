@@ -63,6 +63,11 @@ type Entry struct {
 	// File is the plugin file's name when it was approved, for people
 	// only: the entry is the provider name's, whatever its file.
 	File string `json:"file,omitempty"`
+	// Parts are what Digest covers when it covers more than one file (a
+	// declared server: "declaration", and "program" or "package"), each
+	// as approved, so that a change names the part that changed
+	// (DiffParts). For people: Digest alone decides.
+	Parts map[string]string `json:"parts,omitempty"`
 	// Definitions pins the plugin's tools, prompts, resources and
 	// resource templates as approved, by Definition.Key; nil when the
 	// approval pins none (an approval of format 1, or of a plugin whose
@@ -78,7 +83,7 @@ type Entry struct {
 const definitionsKey = "definitions"
 
 // entryKeys are the members of Entry this host knows.
-var entryKeys = []string{"digest", "approved_at", "approved_by", "file"}
+var entryKeys = []string{"digest", "approved_at", "approved_by", "file", "parts"}
 
 // MarshalJSON writes the entry's known members and its Extra ones.
 func (e Entry) MarshalJSON() ([]byte, error) {

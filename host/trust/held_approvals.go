@@ -44,6 +44,9 @@ func PinDefinitions(defs []Definition) (map[string]Pinned, error) {
 type Approval struct {
 	Plugin, File, Digest, By string
 	At                       time.Time
+	// Parts is Entry.Parts: what Digest covers, part by part; nil for a
+	// plugin binary.
+	Parts map[string]string
 }
 
 // ApproveBinary records a's digest in the trust file at path, keeping the
@@ -67,7 +70,7 @@ func Approve(path string, a Approval, pins map[string]Pinned) error {
 }
 
 func (a Approval) entry(pins map[string]Pinned) Entry {
-	return Entry{Digest: a.Digest, ApprovedAt: a.At, ApprovedBy: a.By, File: a.File, Definitions: pins}
+	return Entry{Digest: a.Digest, ApprovedAt: a.At, ApprovedBy: a.By, File: a.File, Parts: a.Parts, Definitions: pins}
 }
 
 // Revoke removes the plugin name's approval from the trust file at path;

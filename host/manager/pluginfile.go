@@ -1,0 +1,240 @@
+package manager
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"syscall"
+)
+
+// The file approved is the file that runs (issue 31).
+//
+// A plugin file is opened once per start: its digest is taken from that
+// descriptor, and the process executes that descriptor (the child's
+// /proc/self/fd link; the sandbox stage does the same with the copy it is
+// handed), never the path again. A rename over the path, or a swap of a
+// symbolic link's target, at any moment before, during or after the hash
+// therefore either runs the bytes hashed or is seen at the next check.
+//
+// Why a descriptor of the file and not a copy in a sealed memfd: a memfd
+// costs a copy of the whole binary at every start (measured: 20 MB in
+// 19 to 40 ms on a loaded two-core machine, and 20 MB of RAM per running
+// plugin that the page cache would otherwise share), a "#!" script cannot run from one (its
+// interpreter opens the script by name), and Landlock and the sandbox's
+// memfd rules would have to let a plugin's own process execute a memfd.
+// What a descriptor leaves open is a write into the same inode between
+// the hash and the exec; only the file's owner can make it, and in mode
+// pinned and signed the owner must be the host's user or root
+// (exposures): someone who could as well approve another file. A write
+// that changes the file even so changes its ctime, which the manager
+// compares with the hashed one once the process has started
+// (pluginFile.changed): the process is stopped and the file checked again.
+//
+// "#!" scripts are executed by path: the interpreter opens the path it
+// is given, and a script run as /proc/self/fd/N would find neither its
+// directory's modules nor its own name. What guards a script is that no
+// one but its owner may write it or its directory.
+//
+// A symbolic link is resolved once; its target is opened without
+// following a link again (O_NOFOLLOW). In mode pinned and signed a link
+// is refused (linkReason): the directory watch sees a rename over a
+// plugin's own name, not over a link's target (inside the directory or
+// out of it), so a swapped target would go unseen until the next start,
+// and a target elsewhere has an owner and mode no one checks. In mode
+// open a link leading out of the plugin directory is warned about, as
+// every exposure is.
+
+// pluginFile is a plugin's file, opened once for its digest and its exec.
+type pluginFile struct {
+	f *os.File
+	// opened is the path opened: the link's target when the plugin's
+	// path is a symbolic link.
+	opened string
+	// mark is the file's stat when it was opened (zero where the
+	// platform has none).
+	mark statMark
+	// sum is the SHA-256 identify found, in hex.
+	sum string
+	// script: the file starts with "#!"; it is executed by path.
+	script bool
+	// link is the target when the plugin's path is a symbolic link.
+	link string
+	// outside: link leads out of the plugin directory.
+	outside bool
+	// exposures say who else than the host's user and root may change
+	// the file or its directory; empty when none.
+	exposures []string
+}
+
+// openPluginFile opens the plugin file at path, a file of the plugin
+// directory dir, and notes its exposures.
+func openPluginFile(dir, path string) (*pluginFile, error) {
+	pf := &pluginFile{opened: path}
+	if lfi, err := os.Lstat(path); err == nil && lfi.Mode()&os.ModeSymlink != 0 {
+		target, err := filepath.EvalSymlinks(path)
+		if err != nil {
+			return nil, err
+		}
+		pf.opened, pf.link = target, target
+		rdir, err := filepath.EvalSymlinks(dir)
+		pf.outside = err != nil || filepath.Dir(target) != rdir
+	}
+	f, err := os.OpenFile(pf.opened, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	if err != nil {
+		return nil, err
+	}
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		f.Close()
+		if err == nil {
+			err = fmt.Errorf("%s is not a regular file (%s)", pf.opened, fi.Mode().Type())
+		}
+		return nil, err
+	}
+	pf.f = f
+	pf.mark, _ = markOf(fi)
+	var head [2]byte
+	n, _ := f.ReadAt(head[:], 0)
+	pf.script = n == 2 && string(head[:]) == "#!"
+	if why := exposure("plugin file "+pf.opened, fi); why != "" {
+		pf.exposures = append(pf.exposures, why)
+	}
+	if dfi, err := os.Stat(filepath.Dir(pf.opened)); err == nil {
+		if why := exposure("plugin directory "+filepath.Dir(pf.opened), dfi); why != "" {
+			pf.exposures = append(pf.exposures, why)
+		}
+	}
+	return pf, nil
+}
+
+// refusals are why the file may not run in mode pinned or signed (its
+// exposures, and a symbolic link), and warnings what is only logged in
+// mode open (its exposures, and a link out of the plugin directory).
+func (pf *pluginFile) refusals(dir string) []string {
+	out := pf.exposures
+	if pf.link != "" {
+		out = append(slices.Clone(out), fmt.Sprintf("it is a symbolic link to %s, and a pinned or signed plugin must be "+
+			"a regular file in the plugin directory %s, whose replacement the directory watch sees (copy the file in)", pf.link, dir))
+	}
+	return out
+}
+
+func (pf *pluginFile) warnings(dir string) []string {
+	out := pf.exposures
+	if pf.outside {
+		out = append(slices.Clone(out), fmt.Sprintf("it is a symbolic link to %s, outside the plugin directory %s, "+
+			"whose replacement no one watches (refused in trust mode pinned and signed)", pf.link, dir))
+	}
+	return out
+}
+
+// exposure says why someone other than the host's user and root may
+// change what fi describes ("" when no one may): it is writable by its
+// group or by others, or owned by another user. It names the mode bits
+// and the owner.
+func exposure(what string, fi os.FileInfo) string {
+	st, ok := fi.Sys().(*syscall.Stat_t)
+	if !ok {
+		return ""
+	}
+	uid, mode := int(st.Uid), fi.Mode().Perm()
+	switch {
+	case uid != 0 && uid != os.Geteuid():
+		return fmt.Sprintf("%s is owned by %s, not by the host's user (uid %d) or root (mode %s)", what, ownerName(uid), os.Geteuid(), mode)
+	case mode&0o022 != 0:
+		return fmt.Sprintf("%s is writable by others than its owner %s (mode %s)", what, ownerName(uid), mode)
+	}
+	return ""
+}
+
+// ownerName is "uid N (name)", or "uid N" when the user has no name.
+func ownerName(uid int) string {
+	owner := "uid " + strconv.Itoa(uid)
+	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
+		owner += " (" + u.Username + ")"
+	}
+	return owner
+}
+
+// identify returns the file's identity, reusing known's digest when its
+// stat still matches it (a write, a rename over it or a touch changes
+// its ctime). ok is false when it cannot be read, or was written while
+// it was hashed.
+func (pf *pluginFile) identify(known *binaryID) (binaryID, bool) {
+	if known != nil && known.SHA256 != "" && pf.mark != (statMark{}) && known.Stat == pf.mark {
+		pf.sum = known.SHA256
+		return *known, true
+	}
+	sum, ok := pf.hash()
+	if !ok {
+		return binaryID{}, false
+	}
+	pf.sum = sum
+	if pf.changed() {
+		return binaryID{}, false // written while hashed
+	}
+	return binaryID{SHA256: sum, Stat: pf.mark}, true
+}
+
+// hash returns the SHA-256 of the open file's bytes, in hex.
+func (pf *pluginFile) hash() (string, bool) {
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(pf.f, 0, 1<<62)); err != nil {
+		return "", false
+	}
+	return hex.EncodeToString(h.Sum(nil)), true
+}
+
+// changed reports whether the open file's bytes are no longer those
+// identify hashed. Its stat moving is not enough: a link made to it, or
+// a rename over its name, changes its ctime but not its bytes, which are
+// then hashed again.
+func (pf *pluginFile) changed() bool {
+	fi, err := pf.f.Stat()
+	if err != nil {
+		return true
+	}
+	if m, _ := markOf(fi); m == pf.mark && pf.mark != (statMark{}) {
+		return false
+	}
+	sum, ok := pf.hash()
+	if !ok || sum != pf.sum {
+		return true
+	}
+	pf.mark, _ = markOf(fi)
+	return false
+}
+
+// execFile is the file the process must execute: the open one, or nil
+// when it is executed by path (a "#!" script).
+func (pf *pluginFile) execFile() *os.File {
+	if pf == nil || pf.script {
+		return nil
+	}
+	return pf.f
+}
+
+// close closes the file; a nil *pluginFile has none.
+func (pf *pluginFile) close() {
+	if pf != nil {
+		pf.f.Close()
+	}
+}
+
+// identify returns the identity of the file at path (see
+// pluginFile.identify), for the catalog cache: what it cares for is the
+// catalog of the bytes it hashed, not what runs.
+func identify(path string, known *binaryID) (id binaryID, ok bool) {
+	pf, err := openPluginFile(filepath.Dir(path), path)
+	if err != nil {
+		return binaryID{}, false
+	}
+	defer pf.close()
+	return pf.identify(known)
+}

@@ -1,6 +1,7 @@
 package sandbox
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"net"
@@ -276,38 +277,23 @@ func netPort(hostport string) (uint16, error) {
 }
 
 func (p *Policy) memory() int64 {
-	if p.Memory == 0 {
-		return DefaultMemory
-	}
-	return p.Memory
+	return cmp.Or(p.Memory, DefaultMemory)
 }
 
 func (p *Policy) tmpSize() int64 {
-	if p.TmpSize == 0 {
-		return DefaultTmpSize
-	}
-	return p.TmpSize
+	return cmp.Or(p.TmpSize, DefaultTmpSize)
 }
 
 func (p *Policy) dataSize() int64 {
-	if p.DataSize == 0 {
-		return DefaultDataSize
-	}
-	return p.DataSize
+	return cmp.Or(p.DataSize, DefaultDataSize)
 }
 
 func (p *Policy) pids() int {
-	if p.Pids == 0 {
-		return DefaultPids
-	}
-	return p.Pids
+	return cmp.Or(p.Pids, DefaultPids)
 }
 
 func (p *Policy) files() int {
-	if p.Files == 0 {
-		return DefaultFiles
-	}
-	return p.Files
+	return cmp.Or(p.Files, DefaultFiles)
 }
 
 func (p *Policy) net() NetMode {

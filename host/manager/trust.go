@@ -89,6 +89,13 @@ func (s *supervisor) checkTrust() (trust.Verdict, *pluginFile) {
 		v = trust.Verdict{Mode: mode, State: trust.StateError, Reason: "the plugin file was written while it was hashed; checked again at its next change"}
 	default:
 		v = t.Check(s.name, s.path, digest)
+		if v.State == trust.StateSigned && v.SignedDigest != digest {
+			// The signature was verified over the file read at its path,
+			// and these are not the bytes hashed from the descriptor that
+			// would run: swapped between the two reads.
+			v = trust.Verdict{Mode: mode, State: trust.StateError, Digest: digest,
+				Reason: "the plugin file changed while its signature was checked (signed " + v.SignedDigest + ", opened " + digest + "); checked again at its next change"}
+		}
 	}
 	s.update(func(st *PluginStatus) { st.Trust = v })
 	return v, pf

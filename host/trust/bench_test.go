@@ -39,7 +39,7 @@ func BenchmarkVerify20MB(b *testing.B) {
 	b.Run("verify", func(b *testing.B) {
 		b.SetBytes(int64(len(data)))
 		for b.Loop() {
-			if _, err := signers.Verify(plugin, plugin+trust.SigSuffix, time.Now()); err != nil {
+			if _, _, err := signers.Verify(plugin, plugin+trust.SigSuffix, time.Now()); err != nil {
 				b.Fatal(err)
 			}
 		}

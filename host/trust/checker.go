@@ -66,6 +66,11 @@ type Verdict struct {
 	// Signer is the first principal of the key that signed it (mode
 	// signed, valid signature).
 	Signer string
+	// SignedDigest is the digest ("sha256:…") of the bytes whose signature
+	// was verified (mode signed, valid signature): the file read at its
+	// path, which a caller that runs a descriptor it hashed itself
+	// compares with its own digest (Signers.Verify).
+	SignedDigest string
 	// Reason says why a quarantined plugin may not run, and what to do:
 	// "not approved (plughost approve echo)", "changed since approval:
 	// digest sha256:… was sha256:…", "signature: …". Empty when it may.
@@ -355,12 +360,12 @@ func (c *Checker) evaluate(name, path, digest string) Verdict {
 		case serr != nil:
 			v.State, v.Reason = StateError, serr.Error()
 		default:
-			signer, err := s.Verify(path, path+SigSuffix, c.opts.Now())
+			signer, signed, err := s.Verify(path, path+SigSuffix, c.opts.Now())
 			if err != nil {
 				v.State, v.Reason = StateUnsigned, "signature: "+err.Error()
 				break
 			}
-			v.State, v.Signer = StateSigned, signer
+			v.State, v.Signer, v.SignedDigest = StateSigned, signer, signed
 			if e, ok := f.lookup(name); ok && ferr == nil && e.Digest == digest {
 				v.Definitions = e.Definitions // its definitions approved: see Verdict
 			}

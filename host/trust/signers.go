@@ -3,6 +3,8 @@ package trust
 import (
 	"bufio"
 	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -215,34 +217,39 @@ func parseSignerTime(v string) (time.Time, error) {
 
 // Verify checks the signature at sigPath of the file at path, reading the
 // file as a stream, at the time now. It returns the first principal of
-// the trusted key that made it. The errors wrap ErrNoSignature,
-// ErrWrongNamespace, ErrUntrustedKey or ErrBadSignature.
-func (s *Signers) Verify(path, sigPath string, now time.Time) (principal string, err error) {
+// the trusted key that made it, and the digest ("sha256:…") of the bytes
+// it verified: a caller that runs the file from a descriptor it opened
+// and hashed before compares the two, so that a file swapped between its
+// hashing and this read is never taken for the signed one. The errors
+// wrap ErrNoSignature, ErrWrongNamespace, ErrUntrustedKey or
+// ErrBadSignature.
+func (s *Signers) Verify(path, sigPath string, now time.Time) (principal, digest string, err error) {
 	armored, err := readSignature(sigPath)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	sig, err := sshsig.Unarmor(armored)
 	if err != nil {
-		return "", fmt.Errorf("%w: %s: %v", ErrBadSignature, sigPath, err)
+		return "", "", fmt.Errorf("%w: %s: %v", ErrBadSignature, sigPath, err)
 	}
 	if sig.Namespace != Namespace {
-		return "", fmt.Errorf("%w: made for namespace %q, not %q (sign with ssh-keygen -Y sign -n %s)",
+		return "", "", fmt.Errorf("%w: made for namespace %q, not %q (sign with ssh-keygen -Y sign -n %s)",
 			ErrWrongNamespace, sig.Namespace, Namespace, Namespace)
 	}
 	k, err := s.trusted(sig.PublicKey, now)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	f, err := os.Open(path)
 	if err != nil {
-		return "", err
+		return "", "", err
 	}
 	defer f.Close()
-	if err := sshsig.Verify(bufio.NewReaderSize(f, 256<<10), sig, k.key, sig.HashAlgorithm, Namespace); err != nil {
-		return "", fmt.Errorf("%w: the file does not match its signature by %s (changed after signing?): %v", ErrBadSignature, k.principals[0], err)
+	h := sha256.New()
+	if err := sshsig.Verify(io.TeeReader(bufio.NewReaderSize(f, 256<<10), h), sig, k.key, sig.HashAlgorithm, Namespace); err != nil {
+		return "", "", fmt.Errorf("%w: the file does not match its signature by %s (changed after signing?): %v", ErrBadSignature, k.principals[0], err)
 	}
-	return k.principals[0], nil
+	return k.principals[0], SHA256Digest(hex.EncodeToString(h.Sum(nil))), nil
 }
 
 // readSignature reads an armored signature file, bounded.

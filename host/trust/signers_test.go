@@ -107,7 +107,10 @@ func TestVerifySignaturesMadeBySSHKeygen(t *testing.T) {
 			d := t.TempDir()
 			plugin := writeFile(t, d, "echo", "#!/bin/sh\necho hello\n")
 			tc.prepare(t, plugin)
-			principal, err := signers.Verify(plugin, plugin+trust.SigSuffix, now)
+			principal, signed, err := signers.Verify(plugin, plugin+trust.SigSuffix, now)
+			if digest, derr := trust.Digest(plugin); err == nil && (derr != nil || signed != digest) {
+				t.Fatalf("Verify says it verified %q, the file's digest is %q (%v)", signed, digest, derr)
+			}
 			switch {
 			case tc.want == nil && err != nil:
 				t.Fatalf("Verify: %v, want a valid signature", err)

@@ -565,6 +565,18 @@ func (c *Catalog) Skipped() []Skip {
 	return out
 }
 
+// SkippedOf is Skipped for the one provider named: what of its last
+// publication is not served, and why.
+func (c *Catalog) SkippedOf(provider string) []Skip {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var out []Skip
+	if p := c.providers[provider]; p != nil {
+		out = append(out, p.skipped...)
+	}
+	return append(out, c.snap.Load().resources.hidden[provider]...)
+}
+
 // Hold defers change events until release is called (or MaxHold passes):
 // changes made meanwhile reach subscribers as one event, right after the
 // release. The plugin manager holds the catalog while the plugins of one

@@ -100,7 +100,7 @@ func (s *stand) exposed() map[string]string {
 // returns when the bridge has handled the register (published it into
 // the catalog): the bridge handles a device's frames in order, and answers
 // the PING sent after it.
-func (s *stand) device(voice string, services ...string) {
+func (s *stand) device(voice string, services ...string) (errs []string) {
 	s.t.Helper()
 	nc, err := net.Dial("tcp", s.addr)
 	if err != nil {
@@ -137,6 +137,9 @@ func (s *stand) device(voice string, services ...string) {
 		if f.Type == device.TypeStatus && string(f.Payload) == "##INFO:PONG" {
 			break
 		}
+		if msg, ok := strings.CutPrefix(string(f.Payload), "##ERROR:"); ok && f.Type == device.TypeStatus {
+			errs = append(errs, msg)
+		}
 	}
 	nc.SetReadDeadline(time.Time{})
 	go func() {
@@ -160,6 +163,7 @@ func (s *stand) device(voice string, services ...string) {
 			send(device.TypeMCP, f.Task, string(res))
 		}
 	}()
+	return errs
 }
 
 // filesPlugin is the plugin "files" with a tool create_file; it records
@@ -314,8 +318,21 @@ func TestTakeoverDeviceFlood(t *testing.T) {
 	}
 	svcs[0] = "create_file" // and one clashes with the plugin's
 	var wg sync.WaitGroup
+	var mu sync.Mutex
+	told := 0 // devices answered that tools of theirs were left out for the limit
 	for i := range devices {
-		wg.Go(func() { s.device(fmt.Sprintf("flood%03d", i), svcs...) })
+		wg.Go(func() {
+			for _, e := range s.device(fmt.Sprintf("flood%03d", i), svcs...) {
+				if strings.Contains(e, "services not published (") && strings.Contains(e, fmt.Sprintf("items limit (%d)", limit)) {
+					mu.Lock()
+					told++
+					mu.Unlock()
+					if len(e) > 1024 {
+						t.Errorf("the register's answer has %d bytes, want a short one: %.200s…", len(e), e)
+					}
+				}
+			}
+		})
 	}
 	wg.Wait()
 	if n := len(s.cat.Providers()); n != devices+1 {
@@ -340,6 +357,11 @@ func TestTakeoverDeviceFlood(t *testing.T) {
 	}
 	if want := devices*services - limit; skipped != want {
 		t.Errorf("%d tools skipped naming the items limit, want %d", skipped, want)
+	}
+	// Each device some of whose tools are past the limit is told so: those
+	// registered after the first 39 (39 × 256 = 9,984 fit).
+	if want := devices - limit/services; told != want {
+		t.Errorf("%d devices were told tools of theirs were left out for the items limit, want %d", told, want)
 	}
 	if names := s.exposed(); names["create_file"] != "files/create_file" {
 		t.Errorf("create_file is %q, want the plugin's", names["create_file"])

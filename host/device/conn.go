@@ -17,6 +17,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -469,6 +470,9 @@ func (c *conn) register(f Frame, data json.RawMessage) {
 	}
 	c.mu.Unlock()
 	c.s.opts.Publisher.Set(c)
+	if sr, ok := c.s.opts.Publisher.(skipReporter); ok {
+		problems = append(problems, unpublished(sr.SkippedOf(name))...)
+	}
 	c.log().Info("device registered services", "services", len(svcs), "refused", len(problems))
 	if len(problems) > 0 {
 		c.statusError(f.Task, f.Seq, "register: "+strings.Join(problems, "; "))
@@ -562,5 +566,33 @@ func structured(obj []byte) json.RawMessage {
 		Content           []text          `json:"content"`
 		StructuredContent json.RawMessage `json:"structuredContent"`
 	}{[]text{{"text", b.String()}}, b.Bytes()})
+	return out
+}
+
+// unpublished says which of a device's tools the publisher left out: a
+// line for each reason, with how many and the first few names, so that a
+// device past a limit by thousands of services gets a short answer.
+func unpublished(skips []catalog.Skip) []string {
+	const first = 3
+	var reasons []string
+	names := map[string][]string{}
+	for _, sk := range skips {
+		if sk.Kind != catalog.KindTool {
+			continue
+		}
+		if _, ok := names[sk.Reason]; !ok {
+			reasons = append(reasons, sk.Reason)
+		}
+		names[sk.Reason] = append(names[sk.Reason], sk.Name)
+	}
+	out := make([]string, 0, len(reasons))
+	for _, r := range reasons {
+		ns := names[r]
+		shown := strings.Join(ns[:min(len(ns), first)], ", ")
+		if len(ns) > first {
+			shown += ", …"
+		}
+		out = append(out, fmt.Sprintf("%d services not published (%s): %s", len(ns), shown, r))
+	}
 	return out
 }

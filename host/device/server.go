@@ -13,6 +13,7 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
+	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
 )
@@ -25,6 +26,14 @@ type Publisher interface {
 	Set(p tool.Provider)
 	// Remove withdraws the provider of that name.
 	Remove(name string)
+}
+
+// skipReporter is implemented by a Publisher that may leave some of a
+// provider's tools out (*catalog.Catalog: a schema that does not compile,
+// the items limit all devices share): a device is told which, and why, in
+// the STATUS error that answers its register.
+type skipReporter interface {
+	SkippedOf(provider string) []catalog.Skip
 }
 
 // Sampler asks a connected MCP client's model for a message. The device

@@ -108,6 +108,7 @@ func (s *Server) admit(c *conn) string {
 	}
 	if s.admitted >= s.opts.MaxConns {
 		s.log.Warn("refusing a device: too many devices connected", "remote", c.nc.RemoteAddr().String(), "max", s.opts.MaxConns)
+		s.limitHit(LimitDevices)
 		return fmt.Sprintf("too many devices connected (the limit is %d); closing", s.opts.MaxConns)
 	}
 	s.waiting.leave(c)
@@ -135,6 +136,7 @@ const evictionWarnEvery = time.Minute
 // a minute with how many there were since the last warning.
 func (s *Server) noteEviction(c *conn, why string) {
 	c.log().Debug("evicting a device connection", "reason", why)
+	s.limitHit(LimitDevicesWaiting)
 	s.mu.Lock()
 	s.evictions++
 	n, warn := s.evictions, time.Since(s.evictionWarned) >= evictionWarnEvery

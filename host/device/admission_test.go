@@ -344,3 +344,64 @@ func TestWaitingRoom(t *testing.T) {
 		t.Errorf("after leaving: queue %d, from %v", len(w.queue), w.from)
 	}
 }
+
+// limitLog is an Options.OnLimit that counts each limit.
+type limitLog struct {
+	mu   sync.Mutex
+	hits map[string]int
+}
+
+func (l *limitLog) onLimit(limit string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.hits == nil {
+		l.hits = map[string]int{}
+	}
+	l.hits[limit]++
+}
+
+func (l *limitLog) count(limit string) int {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.hits[limit]
+}
+
+// TestLimitsCounted: each connection the listener closes at a limit is
+// counted once under the limit's name (the host's
+// plughost_limit_hits_total), so an operator sees a flood in the metrics,
+// not only in the log; a device that merely goes idle is not a limit.
+func TestLimitsCounted(t *testing.T) {
+	t.Parallel()
+	var l limitLog
+	tokens := []Token{{Secret: "s3cret"}}
+	b := startBridge(t, &Options{Tokens: tokens, OnLimit: l.onLimit, AuthTimeout: 300 * time.Millisecond, IdleTimeout: waitLong})
+	big := dial(t, b.addr)
+	big.sendFrame(TypeAuth, SystemTask, 0, "s3cret##voiceid:"+strings.Repeat("x", DefaultMaxFrameBeforeAuth))
+	big.expect(TypeStatus, "##ERROR:frame too large: the limit before AUTH is 4096 bytes of payload; closing")
+	big.expectClosed()
+
+	slow := dial(t, b.addr)
+	slow.expect(TypeStatus, "##ERROR:no AUTH within 300ms; closing")
+	slow.expectClosed()
+
+	// The listener admits one device, and one connection of an address
+	// waits at a time (accepted in order: the second evicts the first).
+	b = startBridge(t, &Options{Tokens: tokens, OnLimit: l.onLimit, MaxConns: 1, MaxWaitingPerAddress: 1})
+	first := dial(t, b.addr)
+	second := dial(t, b.addr)
+	first.expect(TypeStatus, "##ERROR:too many connections from your address waiting to authenticate (the limit is 1); closing the oldest")
+	first.expectClosed()
+
+	second.sendFrame(TypeAuth, SystemTask, 0, "s3cret##voiceid:one")
+	second.expect(TypeStatus, "##INFO:AUTH_OK")
+	third := dial(t, b.addr)
+	third.sendFrame(TypeAuth, SystemTask, 0, "s3cret##voiceid:two")
+	third.expect(TypeStatus, "##ERROR:too many devices connected (the limit is 1); closing")
+	third.expectClosed()
+
+	for limit, want := range map[string]int{LimitDeviceFrameSize: 1, LimitDeviceTimeout: 1, LimitDevicesWaiting: 1, LimitDevices: 1} {
+		if got := l.count(limit); got != want {
+			t.Errorf("limit %s counted %d times, want %d (all: %v)", limit, got, want, l.hits)
+		}
+	}
+}

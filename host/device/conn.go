@@ -143,6 +143,7 @@ func (c *conn) readLoop() string {
 			if !c.admitted.Load() && limit < c.s.opts.MaxFrame {
 				msg = fmt.Sprintf("frame too large: the limit before AUTH is %d bytes of payload; closing", limit)
 			}
+			c.s.limitHit(LimitDeviceFrameSize)
 			c.statusError(SystemTask, 0, msg)
 			return err.Error()
 		case errors.As(err, &ne) && ne.Timeout():
@@ -151,6 +152,9 @@ func (c *conn) readLoop() string {
 			c.dlmu.Unlock()
 			if msg == "" {
 				msg = r.timedOut()
+				if r.last != deadlineIdle {
+					c.s.limitHit(LimitDeviceTimeout)
+				}
 			}
 			c.statusError(SystemTask, 0, msg)
 			return msg

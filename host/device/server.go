@@ -28,6 +28,29 @@ type Publisher interface {
 	Remove(name string)
 }
 
+// The limits OnLimit names.
+const (
+	// LimitDevices: a device refused because MaxConns devices are
+	// admitted.
+	LimitDevices = "devices"
+	// LimitDevicesWaiting: a connection evicted to make room for a newer
+	// one, past MaxWaiting or MaxWaitingPerAddress.
+	LimitDevicesWaiting = "devices_waiting"
+	// LimitDeviceFrameSize: a frame past MaxFrame, or MaxFrameBeforeAuth
+	// before the device is admitted.
+	LimitDeviceFrameSize = "device_frame_size"
+	// LimitDeviceTimeout: a connection not admitted within AuthTimeout, or
+	// a frame not in within FrameTimeout.
+	LimitDeviceTimeout = "device_timeout"
+)
+
+// limitHit counts a connection closed at limit.
+func (s *Server) limitHit(limit string) {
+	if s.opts.OnLimit != nil {
+		s.opts.OnLimit(limit)
+	}
+}
+
 // skipReporter is implemented by a Publisher that may leave some of a
 // provider's tools out (*catalog.Catalog: a schema that does not compile,
 // the items limit all devices share): a device is told which, and why, in
@@ -74,6 +97,10 @@ type Options struct {
 	// Sampler answers text tasks through an MCP client's model. Nil means
 	// no client can: a text task is answered with a TEXT saying so.
 	Sampler Sampler
+	// OnLimit, when not nil, counts a connection closed at one of the
+	// listener's limits, named by the Limit constants (the host's
+	// plughost_limit_hits_total). It must not block.
+	OnLimit func(limit string)
 	// MaxFrame is the largest payload accepted from a device; a bigger
 	// frame is answered with a STATUS error and the connection closed.
 	// Default DefaultMaxFrame (1 MiB).

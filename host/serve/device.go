@@ -46,6 +46,7 @@ func (h *Host) startDevices(f *DeviceOptions) error {
 		MaxWaiting:           f.MaxWaiting,
 		MaxWaitingPerAddress: f.MaxWaitingPerAddress,
 		TLSConfig:            h.tlsConfig(),
+		OnLimit:              h.obs.onLimit(),
 	})
 	if err != nil {
 		return err

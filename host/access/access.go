@@ -359,7 +359,7 @@ func (g *guard) Allow(it *tool.Item, raw json.RawMessage) error {
 func (g *guard) decide(it *itemVars, args map[string]any) (v verdict, why, rule string) {
 	maybe := false
 	for _, r := range g.rules.deny {
-		switch v, err := r.eval(g.caller, it, args); v {
+		switch v, err := r.evalDeny(g.caller, it, args); v {
 		case holds:
 			return fails, fmt.Sprintf("rule %q denies it", r.src.Name), r.src.Name
 		case broken:
@@ -387,6 +387,29 @@ func (g *guard) decide(it *itemVars, args map[string]any) (v verdict, why, rule 
 		return unknown, "", ""
 	}
 	return holds, "", ""
+}
+
+// evalDeny is eval for a deny rule. For an item exposed under another
+// name than its own, a deny rule is asked with item.name the exposed
+// name too, and holds if either holds: a rule written against exposed
+// names ("files__create_file", "files_read" for files.read), as rules
+// were before item.name became the provider's own name, keeps denying
+// what it was written to deny, where matching nothing would silently let
+// it through. Asking twice only ever denies more.
+func (r *rule) evalDeny(c *callerVars, it *itemVars, args map[string]any) (verdict, error) {
+	v, err := r.eval(c, it, args)
+	if v == holds || it.Exposed == "" || it.Exposed == it.Name {
+		return v, err
+	}
+	as := *it
+	as.Name = it.Exposed
+	switch v2, err2 := r.eval(c, &as, args); {
+	case v2 == holds, v2 == broken && v != broken:
+		return v2, err2
+	case v2 == unknown && v == fails:
+		return unknown, nil
+	}
+	return v, err
 }
 
 // ItemMetrics is the kind (and name) of the item rules see when a caller

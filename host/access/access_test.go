@@ -214,3 +214,35 @@ func TestWarningsOnExposedForms(t *testing.T) {
 		t.Error("nil rules have warnings")
 	}
 }
+
+// A deny rule written against an exposed name, as rules were before
+// item.name became the provider's own name, still denies that tool (it is
+// asked with item.name the exposed name too): an upgrade never lets
+// through what such a rule denied, "__" form or not. An allow rule of
+// that form admits nothing now (closed, not open).
+func TestExposedFormRulesFailClosed(t *testing.T) {
+	renamed := &tool.Item{Kind: tool.ItemTool, Name: "create_file", Exposed: "files__create_file", Provider: "files"}
+	same := &tool.Item{Kind: tool.ItemTool, Name: "create_file", Exposed: "create_file", Provider: "device-x"}
+	dotted := &tool.Item{Kind: tool.ItemTool, Name: "files.read", Exposed: "files_read", Provider: "files"}
+
+	deny := mustCompile(t, Source{Name: "old deny", Deny: true, Expr: `item.name == 'files__create_file'`},
+		Source{Name: "dotted deny", Deny: true, Expr: `item.name == 'files_read'`},
+		Source{Name: "everyone", Expr: "true"}).For(bob)
+	if err := deny.Allow(renamed, nil); !errors.Is(err, tool.ErrRefused) || !strings.Contains(err.Error(), `rule "old deny" denies it`) {
+		t.Errorf("the renamed tool: %v, want the old deny rule to refuse it", err)
+	}
+	if deny.Visible(renamed) {
+		t.Error("the renamed tool is listed, want it hidden by the old deny rule")
+	}
+	if err := deny.Allow(same, nil); err != nil {
+		t.Errorf("another provider's create_file, exposed as itself: %v, want it allowed", err)
+	}
+	if err := deny.Allow(dotted, nil); !errors.Is(err, tool.ErrRefused) || !strings.Contains(err.Error(), `rule "dotted deny" denies it`) {
+		t.Errorf("files.read exposed as files_read: %v, want the rule on files_read to refuse it", err)
+	}
+
+	allow := mustCompile(t, Source{Name: "old allow", Expr: `item.name == 'files__create_file'`}).For(bob)
+	if err := allow.Allow(renamed, nil); !errors.Is(err, tool.ErrRefused) {
+		t.Errorf("the renamed tool under an allow rule on its exposed name: %v, want it refused", err)
+	}
+}

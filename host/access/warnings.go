@@ -43,11 +43,15 @@ func exposedForms(src Source, a *cel.Ast) []string {
 		for _, arg := range args {
 			for _, s := range stringsOf(arg) {
 				if strings.Contains(s, "__") {
+					now := "as an allow rule it admits no tool exposed under another name"
+					if src.Deny {
+						now = "as a deny rule it is also asked with item.name the exposed name, so it still denies"
+					}
 					out = append(out, fmt.Sprintf("%s:%d:%d: rule %q compares item.name with %q, which looks like an exposed name "+
-						"(<provider>__<tool>, the form a name clash gives): item.name is the provider's own name; "+
+						"(<provider>__<tool>, the form a name clash gives): item.name is the provider's own name (%s); "+
 						"write item.plugin == 'PROVIDER' && item.name == 'TOOL' to match that tool whatever it is exposed as, "+
 						"or item.exposed == %q to match the name clients see",
-						src.File, src.Line, src.Column, src.Name, s, s))
+						src.File, src.Line, src.Column, src.Name, s, now, s))
 				}
 			}
 		}

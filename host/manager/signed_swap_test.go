@@ -35,16 +35,7 @@ func (s *swapDuringCheck) Check(name, path, digest string) trust.Verdict {
 func TestSignedPluginSwappedDuringItsCheckNeverRuns(t *testing.T) {
 	t.Parallel()
 	dir, keys := t.TempDir(), t.TempDir()
-	key := filepath.Join(keys, "author")
-	sshKeygen(t, "-q", "-t", "ed25519", "-N", "", "-C", "author", "-f", key)
-	pub, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signers := filepath.Join(keys, "allowed_signers")
-	if err := os.WriteFile(signers, []byte("author@example.com "+string(pub)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	key, signers := newSigner(t, keys)
 	path := filepath.Join(dir, "tp")
 	copyFile(t, pluginV1, path, 0o755) // unsigned
 	staged := filepath.Join(keys, "tp")

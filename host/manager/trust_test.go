@@ -147,16 +147,7 @@ func TestPinnedPluginIsQuarantinedUntilApproved(t *testing.T) {
 func TestSignedPluginRunsOnceSigned(t *testing.T) {
 	t.Parallel()
 	dir, keys := t.TempDir(), t.TempDir()
-	key := filepath.Join(keys, "author")
-	sshKeygen(t, "-q", "-t", "ed25519", "-N", "", "-C", "author", "-f", key)
-	pub, err := os.ReadFile(key + ".pub")
-	if err != nil {
-		t.Fatal(err)
-	}
-	signers := filepath.Join(keys, "allowed_signers")
-	if err := os.WriteFile(signers, []byte("author@example.com "+string(pub)), 0o600); err != nil {
-		t.Fatal(err)
-	}
+	key, signers := newSigner(t, keys)
 	path := filepath.Join(dir, "tp")
 	copyFile(t, pluginV1, path, 0o755)
 	checker, err := trust.New(&trust.Options{Mode: trust.ModeSigned, AllowedSigners: signers})
@@ -270,4 +261,21 @@ func sshKeygen(t *testing.T, args ...string) {
 	if out, err := exec.Command(bin, args...).CombinedOutput(); err != nil {
 		t.Fatalf("ssh-keygen %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+}
+
+// newSigner makes an ed25519 key "author" in dir and an allowed_signers
+// file trusting it as author@example.com; it returns both paths.
+func newSigner(t *testing.T, dir string) (key, signers string) {
+	t.Helper()
+	key = filepath.Join(dir, "author")
+	sshKeygen(t, "-q", "-t", "ed25519", "-N", "", "-C", "author", "-f", key)
+	pub, err := os.ReadFile(key + ".pub")
+	if err != nil {
+		t.Fatal(err)
+	}
+	signers = filepath.Join(dir, "allowed_signers")
+	if err := os.WriteFile(signers, []byte("author@example.com "+string(pub)), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return key, signers
 }

@@ -93,6 +93,7 @@ func (s *supervisor) checkTrust() (trust.Verdict, *pluginFile) {
 			// The signature was verified over the file read at its path,
 			// and these are not the bytes hashed from the descriptor that
 			// would run: swapped between the two reads.
+			s.log.Warn("plugin file changed while its signature was checked: not started", "signed", v.SignedDigest, "opened", digest)
 			v = trust.Verdict{Mode: mode, State: trust.StateError, Digest: digest,
 				Reason: "the plugin file changed while its signature was checked (signed " + v.SignedDigest + ", opened " + digest + "); checked again at its next change"}
 		}

@@ -398,12 +398,11 @@ func (l *life) show(d pluginclient.Description, ls lists, force bool) {
 		return
 	}
 	if s.bin.SHA256 == "" {
-		// No usable entry was found: the binary is hashed now, on the
-		// plugin's own goroutine, not in the first scan that every
-		// plugin waits for.
-		if s.bin, _ = identify(s.path, nil); s.bin.SHA256 == "" {
-			return // unreadable: nothing is stored
-		}
+		// The launch hashed the file it ran (checkTrust, or launch without
+		// trust) and could not: unreadable, or written while hashed. The
+		// path is not hashed again here, as it may hold other bytes than
+		// those that run, whose definitions the entry would then carry.
+		return
 	}
 	e := newEntry(s.name, s.bin, s.fingerprint, d, ls)
 	if old := s.stored; old != nil && old.Key == e.Key && old.Binary == e.Binary && old.description().Equal(d) && sameLists(old.lists(), ls) {

@@ -124,6 +124,8 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = approveCommand(cmd == "approve", rest, stdout, stderr)
 	case "upgrade":
 		err = upgradeCommand(rest, stdout, stderr)
+	case "install":
+		err = installCommand(rest, stdin, stdout, stderr)
 	case "sandbox":
 		err = sandboxCommand(rest, stdout, stderr)
 	case "login":

@@ -112,11 +112,32 @@ type Server struct {
 	// Requests is what the server asks the operator to grant it; it
 	// grants nothing (see the package documentation).
 	Requests pluginproto.Requests `json:"requests,omitzero"`
+
+	// Origin says where `plughost install` found the server, for
+	// `plughost upgrade` and `plughost uninstall`; nil for a declaration
+	// written by hand. It grants nothing and changes nothing of how the
+	// server runs.
+	Origin *Origin `json:"origin,omitempty"`
+}
+
+// Origin is where an installed server came from.
+type Origin struct {
+	// Registry is the MCP Registry's URL, or the file or directory of
+	// server.json documents, it was resolved through; "" for a bundle
+	// installed from a file.
+	Registry string `json:"registry,omitempty"`
+	// Name and Version are the server's in the registry
+	// ("io.github.acme/notes", "1.2.3"), or the bundle manifest's.
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Type is what was installed: a package's registryType ("npm",
+	// "pypi", "mcpb") or a remote's transport ("streamable-http", "sse").
+	Type string `json:"type"`
 }
 
 // fields are the members a declaration may have, for the "did you mean"
 // of an unknown one.
-var fields = []string{"type", "command", "args", "env", "env_files", "cwd", "url", "headers", "header_files", "bearer_token_file", "bearer_token_env", "oauth", "requests"}
+var fields = []string{"type", "command", "args", "env", "env_files", "cwd", "url", "headers", "header_files", "bearer_token_file", "bearer_token_env", "oauth", "requests", "origin"}
 
 // Load reads and parses the declaration at path.
 func Load(path string) (*Server, error) {

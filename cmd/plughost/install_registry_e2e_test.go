@@ -9,6 +9,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -23,7 +24,8 @@ import (
 // v0.1 with server.json documents, npm packages from Verdaccio.
 
 // registryAPI serves the API v0.1 routes of a registry holding docs
-// (server.json documents), as the official registry answers them:
+// (server.json documents; of a name, the last is its latest), as the
+// official registry answers them:
 // GET /v0.1/servers/{name}/versions/{version|latest} and
 // GET /v0.1/servers?search=.
 func registryAPI(t *testing.T, docs ...string) *httptest.Server {
@@ -41,7 +43,7 @@ func registryAPI(t *testing.T, docs ...string) *httptest.Server {
 	}
 	mux := http.NewServeMux()
 	mux.HandleFunc("GET /v0.1/servers/{name}/versions/{version}", func(w http.ResponseWriter, r *http.Request) {
-		for _, d := range all {
+		for _, d := range slices.Backward(all) { // the last of a name is its latest
 			if d.name == r.PathValue("name") && (r.PathValue("version") == "latest" || r.PathValue("version") == d.version) {
 				w.Header().Set("Content-Type", "application/json")
 				fmt.Fprint(w, d.wrapped)
@@ -353,5 +355,60 @@ func TestSearchRegistry(t *testing.T) {
 	out, code := plughostIn(t, "", nil, "search-registry", "boxed", "--registry", api.URL)
 	if code != 0 || !strings.Contains(out, "io.example/boxed 1.0.0\n  A server for the install tests\n  offers: oci (not supported), sse") {
 		t.Fatalf("search-registry (exit %d):\n%s", code, out)
+	}
+}
+
+// TestUpgradeRegistry: plughost upgrade of a server installed from a
+// registry installs the registry's latest version beside the old one,
+// keeps the values given, shows the definitions' diff and switches; a
+// latest version that fails to install leaves the old declaration and
+// package running.
+func TestUpgradeRegistry(t *testing.T) {
+	t.Parallel()
+	reg := startRegistry(t)
+	publishHello(t, reg, "1.0.0")
+	publishHello(t, reg, "1.1.0")
+	hello := func(version string) string {
+		return serverJSON(t, "io.example/hello", version, map[string]any{"packages": []any{
+			map[string]any{"registryType": "npm", "identifier": "@acme/hello-mcp", "version": version, "transport": map[string]any{"type": "stdio"},
+				"packageArguments": []any{map[string]any{"type": "positional", "valueHint": "who", "isRequired": true}}},
+		}})
+	}
+	dir, state := t.TempDir(), t.TempDir()
+	env := []string{"XDG_STATE_HOME=" + state, "npm_config_registry=" + reg.URL, "npm_config_fetch_retries=0"}
+	docs := filepath.Join(t.TempDir(), "servers.json")
+	os.WriteFile(docs, []byte("["+hello("1.0.0")+"]"), 0o644)
+	out, code := plughostIn(t, "", env, "install", "io.example/hello", "--registry", docs, "--plugins", dir, "--config-out", "-", "--set", "who=ada", "--yes")
+	if code != 0 {
+		t.Fatalf("plughost install (exit %d):\n%s", code, out)
+	}
+	declPath := filepath.Join(dir, "hello"+declared.Suffix)
+	before, _ := os.ReadFile(declPath)
+
+	os.WriteFile(docs, []byte("["+hello("1.0.0")+","+hello("1.1.0")+"]"), 0o644)
+	out, code = plughostIn(t, "", env, "upgrade", "hello", "--plugins", dir)
+	if code != 0 || !strings.Contains(out, "hello: io.example/hello 1.0.0 → 1.1.0") || !strings.Contains(out, "installed @acme/hello-mcp@1.1.0 beside @acme/hello-mcp@1.0.0") ||
+		!strings.Contains(out, "added tool goodbye") {
+		t.Fatalf("plughost upgrade (exit %d):\n%s", code, out)
+	}
+	d, err := declared.Load(declPath)
+	if err != nil || !slices.Contains(d.Args, "@acme/hello-mcp@1.1.0") || !slices.Contains(d.Args, "ada") || d.Origin.Version != "1.1.0" {
+		t.Fatalf("the declaration after the upgrade (%v): %+v", err, d)
+	}
+	upgraded, _ := os.ReadFile(declPath)
+
+	// 1.2.0 is in the registry but not on npm: the upgrade fails, 1.1.0 stays.
+	os.WriteFile(docs, []byte("["+hello("1.0.0")+","+hello("1.1.0")+","+hello("1.2.0")+"]"), 0o644)
+	out, code = plughostIn(t, "", env, "upgrade", "hello", "--plugins", dir)
+	if code == 0 || !strings.Contains(out, "the old version stays") {
+		t.Fatalf("plughost upgrade to a version npm does not have (exit %d):\n%s", code, out)
+	}
+	if now, _ := os.ReadFile(declPath); string(now) != string(upgraded) || string(now) == string(before) {
+		t.Fatalf("the declaration after a failed upgrade:\n%s", now)
+	}
+	c := serveWrappedStdio(t, dir, "", env...)
+	c.awaitTool(t, "goodbye")
+	if got := c.call(t, "hello", nil); got != "hello ada from 1.1.0" {
+		t.Fatalf("hello after a failed upgrade = %q", got)
 	}
 }

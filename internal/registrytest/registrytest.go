@@ -222,7 +222,7 @@ func (r *Registry) publish(doc []byte) error {
 
 // token mints a registry token as the registry's own token exchange does
 // (an EdDSA JWT signed with the key the registry was started with), with
-// the permission to publish and edit every name, as an administrator's.
+// the permission to publish every name, as an administrator's.
 func (r *Registry) token() (string, error) {
 	now := time.Now()
 	type permission struct {
@@ -238,7 +238,7 @@ func (r *Registry) token() (string, error) {
 		Subject     string       `json:"auth_method_sub"`
 		Permissions []permission `json:"permissions"`
 	}{"mcp-registry", now.Add(-time.Minute).Unix(), now.Add(-time.Minute).Unix(), now.Add(5 * time.Minute).Unix(),
-		"none", "registrytest", []permission{{"publish", "*"}, {"edit", "*"}}})
+		"none", "registrytest", []permission{{"publish", "*"}}})
 	if err != nil {
 		return "", err
 	}

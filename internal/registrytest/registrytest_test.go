@@ -227,9 +227,15 @@ func TestPublish(t *testing.T) {
 		t.Fatalf("%d versions listed, want 2", len(all.Servers))
 	}
 
-	// What a test can serve a remote at: another loopback address, over TLS.
+	// What the install tests serve here, the registry accepts: a remote at
+	// another loopback address over TLS; an npm package of a local registry
+	// (Verdaccio); a bundle downloaded from a loopback port.
 	reg.Publish(t, []byte(`{"$schema": "`+SchemaURL+`", "name": "io.github.example/loopback", "description": "x", "version": "1.0.0",
-		"remotes": [{"type": "streamable-http", "url": "https://[::1]:8443/mcp", "headers": [{"name": "Authorization", "isSecret": true}]}]}`))
+		"remotes": [{"type": "streamable-http", "url": "https://[::1]:8443/mcp", "headers": [{"name": "Authorization", "isSecret": true}]}],
+		"packages": [
+			{"registryType": "npm", "registryBaseUrl": "http://127.0.0.1:4873", "identifier": "@acme/hello-mcp", "version": "1.0.0", "transport": {"type": "stdio"}},
+			{"registryType": "mcpb", "identifier": "http://127.0.0.1:8080/hello.mcpb", "version": "1.0.0",
+				"fileSha256": "0000000000000000000000000000000000000000000000000000000000000000", "transport": {"type": "stdio"}}]}`))
 
 	for _, tc := range []struct{ name, doc, want string }{
 		{"the same version again", v2, "already exists"},

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"runtime"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -50,8 +51,8 @@ func registryBinary(t testing.TB) string {
 // in the user's cache directory under a name derived from go.mod, go.sum
 // and the Go release: later test processes (and other packages' tests)
 // find it there and build nothing; a change to the pins builds anew. It is
-// written beside its place and renamed, so that two processes building at
-// once never run half a file.
+// written beside its place and renamed, so that no process ever runs half
+// a file.
 func buildRegistry() (string, error) {
 	src := filepath.Join(dir(), "registryserver")
 	h := sha256.New()
@@ -73,6 +74,20 @@ func buildRegistry() (string, error) {
 	}
 	if err := os.MkdirAll(filepath.Dir(out), 0o755); err != nil {
 		return "", err
+	}
+	// One build at a time: the test processes of several packages (go test
+	// ./... runs them side by side) wait for the first one's program
+	// rather than each compiling the registry again.
+	lock, err := os.OpenFile(filepath.Join(filepath.Dir(out), ".lock"), os.O_CREATE|os.O_RDWR, 0o644)
+	if err != nil {
+		return "", err
+	}
+	defer lock.Close() // and so unlocked
+	if err := syscall.Flock(int(lock.Fd()), syscall.LOCK_EX); err != nil {
+		return "", err
+	}
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
 	}
 	tmp := fmt.Sprintf("%s.%d.tmp", out, os.Getpid())
 	defer os.Remove(tmp)

@@ -18,6 +18,7 @@ import (
 
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/internal/npmregistry"
+	"github.com/plughost/plughost/internal/registrytest"
 )
 
 // plughost install of MCP Registry entries: a registry answering API
@@ -108,7 +109,7 @@ func written(dir string) []string {
 }
 
 // TestInstallRegistryNPM: the real server-memory, published to
-// Verdaccio, is an entry of a registry; plughost install shows what it
+// Verdaccio, is an entry of the official registry (internal/registrytest); plughost install shows what it
 // runs, asks for its secret (piped), installs the exact version once,
 // writes the declaration (origin, env_files, no secret), the secret file
 // (0600) and the plugin block (runtime, allow_read of the secret). In
@@ -131,7 +132,7 @@ func TestInstallRegistryNPM(t *testing.T) {
 	lockfile := filepath.Join("..", "..", "conformance", "package-lock.json")
 	reg.Mirror(t, lockfile, "@modelcontextprotocol/server-memory")
 	const version = "2026.8.31" // conformance/package-lock.json's
-	doc := serverJSON(t, "io.example/memory", "1.0.0", map[string]any{"packages": []any{
+	doc := serverJSON(t, "io.github.example/memory", "1.0.0", map[string]any{"packages": []any{
 		map[string]any{"registryType": "oci", "identifier": "docker.io/mcp/memory:1.0.0", "transport": map[string]any{"type": "stdio"}},
 		map[string]any{"registryType": "npm", "registryBaseUrl": reg.URL, "identifier": "@modelcontextprotocol/server-memory", "version": version,
 			"transport": map[string]any{"type": "stdio"},
@@ -140,7 +141,7 @@ func TestInstallRegistryNPM(t *testing.T) {
 				map[string]any{"name": "MEMORY_TOKEN", "description": "a token", "isSecret": true, "isRequired": true},
 			}},
 	}})
-	api := registryAPI(t, doc)
+	api := registrytest.Start(t, []byte(doc)) // the official registry, on PostgreSQL
 	dir, state := t.TempDir(), t.TempDir()
 	cfg := filepath.Join(t.TempDir(), "plughost.hcl")
 	if err := os.WriteFile(cfg, []byte("trust {\n  mode = \"pinned\"\n  file = \"trust.json\"\n}\n"), 0o644); err != nil {
@@ -148,7 +149,7 @@ func TestInstallRegistryNPM(t *testing.T) {
 	}
 	env := []string{"XDG_STATE_HOME=" + state, "npm_config_registry=" + reg.URL}
 
-	out, code := plughostIn(t, "\ntok-123\nyes\n", env, "install", "io.example/memory", "--registry", api.URL, "--plugins", dir, "--config", cfg)
+	out, code := plughostIn(t, "\ntok-123\nyes\n", env, "install", "io.github.example/memory", "--registry", api.URL, "--plugins", dir, "--config", cfg)
 	for _, want := range []string{
 		"package:   npm @modelcontextprotocol/server-memory " + version + " from " + reg.URL,
 		"runs:      npx -y @modelcontextprotocol/server-memory@" + version,
@@ -176,7 +177,7 @@ func TestInstallRegistryNPM(t *testing.T) {
 	}
 	secret := filepath.Join(state, "plughost", "secrets", "memory", "memory_token")
 	if strings.Contains(string(raw), "tok-123") || d.EnvFiles["MEMORY_TOKEN"] != secret || d.Env["MEMORY_FILE_PATH"] != "${HOME}/memory.jsonl" ||
-		d.Origin == nil || d.Origin.Name != "io.example/memory" || d.Origin.Version != "1.0.0" || d.Origin.Type != "npm" || d.Origin.Registry != api.URL {
+		d.Origin == nil || d.Origin.Name != "io.github.example/memory" || d.Origin.Version != "1.0.0" || d.Origin.Type != "npm" || d.Origin.Registry != api.URL {
 		t.Fatalf("the declaration:\n%s", raw)
 	}
 	if st, err := os.Stat(secret); err != nil || st.Mode().Perm() != 0o600 {
@@ -188,6 +189,11 @@ func TestInstallRegistryNPM(t *testing.T) {
 	conf, _ := os.ReadFile(cfg)
 	if !strings.Contains(string(conf), `plugin "memory" {`) || !strings.Contains(string(conf), `runtime = "node"`) || !strings.Contains(string(conf), secret) {
 		t.Fatalf("the configuration:\n%s", conf)
+	}
+
+	out, code = plughostIn(t, "", env, "search-registry", "memory", "--registry", api.URL)
+	if code != 0 || !strings.Contains(out, "io.github.example/memory 1.0.0\n  A server for the install tests\n  offers: oci (not supported), npm\n") {
+		t.Fatalf("plughost search-registry (exit %d):\n%s", code, out)
 	}
 
 	// Pinned: approve shows its definitions, and installs nothing again.
@@ -212,7 +218,6 @@ func TestInstallRegistryNPM(t *testing.T) {
 	}
 
 	stopVerdaccio()
-	api.Close()
 	c = serveWrappedStdio(t, dir, cfg, env...)
 	c.awaitTool(t, "read_graph")
 	if got := c.call(t, "read_graph", nil); !strings.Contains(got, "wrote the first program") {

@@ -152,8 +152,11 @@ func runnerOf(pkg *Package) (string, error) {
 	return "", fmt.Errorf("%s package %s: runtimeHint %q is not one plughost installs with (%s)", pkg.RegistryType, pkg.Identifier, pkg.RuntimeHint, strings.Join(hints, ", "))
 }
 
-// checkBase refuses a package whose registryBaseUrl is not the registry
-// the user's settings install from.
+// checkBase refuses a package whose registryBaseUrl is neither the
+// public registry (which the user's settings may replace by a mirror)
+// nor the registry the user's settings install from: plughost installs
+// with those settings, and would otherwise fetch another package of the
+// same name from elsewhere.
 func checkBase(pkg *Package, idx Indexes) error {
 	base := strings.TrimSuffix(pkg.RegistryBaseURL, "/")
 	var have, def, setting string
@@ -167,8 +170,8 @@ func checkBase(pkg *Package, idx Indexes) error {
 		have = strings.TrimSuffix(strings.TrimSuffix(idx.PyPI, "/"), "/simple")
 		def, setting = DefaultPyPI, "PIP_INDEX_URL"
 	}
-	if base == "" || base == have || have == "" && base == def {
-		return nil
+	if base == "" || base == def || base == have {
+		return nil // the default registry: the user's settings may name a mirror of it
 	}
 	if have == "" {
 		have = def

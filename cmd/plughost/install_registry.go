@@ -200,13 +200,20 @@ func writeRegistryServer(e *installEnv, cfg *config.Config, provider string, pla
 	if _, serr := os.Stat(secretsDir); errors.Is(serr, fs.ErrNotExist) {
 		undo = append(undo, func() { os.RemoveAll(secretsDir) })
 	}
+	declPath := filepath.Join(e.pluginDir, provider+declared.Suffix)
+	previous, perr := os.ReadFile(declPath) // --force: the one replaced, put back on a failure
 	opts.DryRun = false
 	srv := importer.Import(file, opts).Servers[0]
 	if srv.Skipped != nil {
 		return srv.Skipped
 	}
-	declPath := filepath.Join(e.pluginDir, provider+declared.Suffix)
-	undo = append(undo, func() { os.Remove(declPath) })
+	undo = append(undo, func() {
+		if perr == nil {
+			importer.WriteNew(declPath, previous, 0o600, true)
+		} else {
+			os.Remove(declPath)
+		}
+	})
 	fmt.Fprintf(e.stdout, "%s\n", srv.Status)
 	for _, n := range srv.Notes {
 		if n.Kind == importer.InfoNote && strings.Contains(n.Text, "installs it once") {

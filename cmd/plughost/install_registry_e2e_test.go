@@ -417,3 +417,72 @@ func TestUpgradeRegistry(t *testing.T) {
 		t.Fatalf("hello after a failed upgrade = %q", got)
 	}
 }
+
+// TestInstallRegistryPyPI: a pypi entry (registryBaseUrl: the test's
+// index, which PIP_INDEX_URL names) becomes `uvx hello-mcp==1.0.0 ARGS`,
+// installed once by install itself: serve asks the index nothing.
+func TestInstallRegistryPyPI(t *testing.T) {
+	t.Parallel()
+	if err := exec.Command("python3", "-m", "venv", "--help").Run(); err != nil {
+		t.Fatalf("the uvx test needs python3 with venv (python3-venv): %v", err)
+	}
+	file, body := buildWheel(t, "hello-mcp", "1.0.0", map[string]string{"hello_mcp/__init__.py": "", "hello_mcp/server.py": helloPy},
+		"hello-mcp", "hello_mcp.server:main")
+	idx := serveIndex(t, "hello-mcp", map[string][]byte{file: body})
+	doc := serverJSON(t, "io.example/hello-py", "1.0.0", map[string]any{"packages": []any{
+		map[string]any{"registryType": "pypi", "registryBaseUrl": idx.URL, "identifier": "hello-mcp", "version": "1.0.0", "runtimeHint": "uvx",
+			"transport": map[string]any{"type": "stdio"},
+			"packageArguments": []any{
+				map[string]any{"type": "named", "name": "--greeting", "description": "how to greet", "choices": []string{"hi", "hello"}, "isRequired": true},
+				map[string]any{"type": "positional", "valueHint": "who", "default": "world"},
+			}},
+	}})
+	docs := filepath.Join(t.TempDir(), "servers.json")
+	os.WriteFile(docs, []byte(doc), 0o644)
+	dir, state := t.TempDir(), t.TempDir()
+	env := []string{"XDG_STATE_HOME=" + state, "PIP_INDEX_URL=" + idx.URL + "/simple/", "PIP_CERT="}
+	out, code := plughostIn(t, "hi\n\n", env, "install", "io.example/hello-py", "--registry", docs, "--plugins", dir, "--config-out", "-", "--yes")
+	if code != 0 || !strings.Contains(out, "runs:      uvx hello-mcp==1.0.0 --greeting=hi world") || !strings.Contains(out, "installed hello-mcp==1.0.0 into ") {
+		t.Fatalf("plughost install (exit %d):\n%s", code, out)
+	}
+	asked := idx.count()
+	c := serveWrappedStdio(t, dir, "", env...)
+	c.awaitTool(t, "hello_py")
+	if got := c.call(t, "hello_py", nil); got != "hello --greeting=hi world from python" {
+		t.Fatalf("hello_py = %q", got)
+	}
+	if n := idx.count(); n != asked {
+		t.Errorf("serve asked the index %d more times", n-asked)
+	}
+}
+
+// TestInstallRegistryBundleDigest: an mcpb entry whose file is not the
+// one its fileSha256 names is refused before anything is unpacked or
+// written; --dry-run shows what would be done and writes nothing.
+func TestInstallRegistryBundleDigest(t *testing.T) {
+	t.Parallel()
+	files := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { fmt.Fprint(w, "PK\x03\x04 not the bundle named") }))
+	t.Cleanup(files.Close)
+	doc := serverJSON(t, "io.example/bundled", "1.0.0", map[string]any{"packages": []any{
+		map[string]any{"registryType": "mcpb", "identifier": files.URL + "/bundled.mcpb", "version": "1.0.0",
+			"fileSha256": strings.Repeat("ab", 32), "transport": map[string]any{"type": "stdio"}},
+	}})
+	docs := filepath.Join(t.TempDir(), "servers.json")
+	os.WriteFile(docs, []byte(doc), 0o644)
+	dir, state := t.TempDir(), t.TempDir()
+	env := []string{"XDG_STATE_HOME=" + state}
+	out, code := plughostIn(t, "", env, "install", "io.example/bundled", "--registry", docs, "--plugins", dir, "--config-out", "-", "--dry-run")
+	if code != 0 || !strings.Contains(out, "bundle:    "+files.URL+"/bundled.mcpb") || !strings.Contains(out, "dry run: would download") {
+		t.Fatalf("--dry-run (exit %d):\n%s", code, out)
+	}
+	out, code = plughostIn(t, "", env, "install", "io.example/bundled", "--registry", docs, "--plugins", dir, "--config-out", "-", "--yes")
+	if code == 0 || !strings.Contains(out, "digest mismatch: its SHA-256 is ") || !strings.Contains(out, "nothing installed") {
+		t.Fatalf("a wrong fileSha256 (exit %d):\n%s", code, out)
+	}
+	if got := written(dir); len(got) != 0 {
+		t.Errorf("the plugin directory holds %v", got)
+	}
+	if got := written(filepath.Join(state, "plughost", "bundles")); len(got) != 0 {
+		t.Errorf("bundles holds %v", got)
+	}
+}

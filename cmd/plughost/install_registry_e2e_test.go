@@ -486,3 +486,27 @@ func TestInstallRegistryBundleDigest(t *testing.T) {
 		t.Errorf("bundles holds %v", got)
 	}
 }
+
+// TestInstallRegistryPublic installs the official registry's entry of
+// the memory server from the public registries: opt-in, it needs the
+// network (PLUGHOST_TEST_PUBLIC_REGISTRY=1).
+func TestInstallRegistryPublic(t *testing.T) {
+	if os.Getenv("PLUGHOST_TEST_PUBLIC_REGISTRY") != "1" {
+		t.Skip("set PLUGHOST_TEST_PUBLIC_REGISTRY=1 to install io.github.modelcontextprotocol/server-memory from " +
+			"https://registry.modelcontextprotocol.io and the public npm registry")
+	}
+	t.Parallel()
+	dir, state := t.TempDir(), t.TempDir()
+	env := []string{"XDG_STATE_HOME=" + state}
+	out, code := plughostIn(t, "\n", env, "search-registry", "server-memory")
+	if code != 0 || !strings.Contains(out, "io.github.modelcontextprotocol/server-memory ") {
+		t.Fatalf("plughost search-registry (exit %d):\n%s", code, out)
+	}
+	out, code = plughostIn(t, "\n", env, "install", "io.github.modelcontextprotocol/server-memory", "--plugins", dir, "--config-out", "-", "--yes")
+	if code != 0 || !strings.Contains(out, "installed @modelcontextprotocol/server-memory@") {
+		t.Fatalf("plughost install (exit %d):\n%s", code, out)
+	}
+	c := serveWrappedStdio(t, dir, "", env...)
+	c.awaitTool(t, "read_graph")
+	c.call(t, "read_graph", nil)
+}

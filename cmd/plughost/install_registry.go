@@ -66,6 +66,9 @@ func installFromRegistry(e *installEnv, ref string) error {
 	}
 	fmt.Fprintf(e.stdout, "\nplughost install %s as %q:\n", s.Name, provider)
 	plan.Describe(e.stdout, others)
+	if plan.URL != "" && !e.oauth {
+		probeOAuth(e, plan)
+	}
 	if err := goAhead(e); err != nil {
 		return err
 	}
@@ -113,6 +116,20 @@ func goAhead(e *installEnv) error {
 	return nil
 }
 
+// probeOAuth asks a remote server whether it wants OAuth (a 401 naming
+// its resource metadata): then the declaration gets "oauth": {}, as
+// with --oauth, and install says to log in.
+func probeOAuth(e *installEnv, plan *registry.Plan) {
+	needs, err := registry.ProbeOAuth(e.ctx, http.DefaultClient, plan.URL, plan.Headers)
+	switch {
+	case err != nil:
+		fmt.Fprintf(e.stdout, "  note: %s did not answer (%v): if it wants OAuth, install again with --oauth\n", plan.URL, err)
+	case needs:
+		e.oauth = true
+		fmt.Fprintf(e.stdout, "  oauth:     it answers 401 naming its OAuth resource metadata: declared with \"oauth\": {}, log in with plughost login once installed\n")
+	}
+}
+
 // installRegistryBundle downloads an mcpb package, checks its SHA-256
 // before anything else, and installs it as a bundle file is.
 func installRegistryBundle(e *installEnv, plan *registry.Plan) error {
@@ -139,7 +156,7 @@ func writeRegistryServer(e *installEnv, cfg *config.Config, provider string, pla
 		Amend: func(d *declared.Server) {
 			origin := plan.Origin
 			d.Origin = &origin
-			if e.oauth && d.Remote() {
+			if e.oauth && d.URL != "" {
 				d.OAuth = &declared.OAuth{}
 			}
 		}}

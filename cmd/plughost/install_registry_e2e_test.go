@@ -294,6 +294,22 @@ func TestInstallRegistryRemote(t *testing.T) {
 	if got := c.call(t, "note", nil); got != "a note" {
 		t.Fatalf("note = %q", got)
 	}
+
+	// A remote that answers 401 naming its resource metadata is declared
+	// with "oauth": {}, and install says to log in.
+	oauthSrv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("WWW-Authenticate", `Bearer resource_metadata="http://`+r.Host+`/.well-known/oauth-protected-resource"`)
+		http.Error(w, "log in first", http.StatusUnauthorized)
+	}))
+	t.Cleanup(oauthSrv.Close)
+	api2 := registryAPI(t, serverJSON(t, "io.example/guarded", "1.0.0", map[string]any{"remotes": []any{map[string]any{"type": "streamable-http", "url": oauthSrv.URL + "/mcp"}}}))
+	out, code = plughostIn(t, "", env, "install", "io.example/guarded", "--registry", api2.URL, "--plugins", dir, "--config-out", "-", "--yes")
+	if code != 0 || !strings.Contains(out, "declared with \"oauth\": {}") || !strings.Contains(out, "next: plughost login guarded") {
+		t.Fatalf("plughost install of an OAuth remote (exit %d):\n%s", code, out)
+	}
+	if d, err := declared.Load(filepath.Join(dir, "guarded"+declared.Suffix)); err != nil || d.OAuth == nil {
+		t.Fatalf("the declaration of an OAuth remote: %+v %v", d, err)
+	}
 }
 
 // TestInstallRegistryRefusals: each bad registry or entry is refused

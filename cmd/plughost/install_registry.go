@@ -78,11 +78,10 @@ func installFromRegistry(e *installEnv, ref string) error {
 	return writeRegistryServer(e, cfg, provider, plan)
 }
 
-// installConfig is the configuration at path, an empty one for "".
+// installConfig is the configuration serve would run with: path, else
+// $PLUGHOST_CONFIG, else the default file when it exists; an empty one
+// without any (its registry block, its trust mode, its policies).
 func installConfig(path string) (*config.Config, error) {
-	if path == "" {
-		return config.Parse(nil, "(none)")
-	}
 	return serve.LoadConfig(path)
 }
 

@@ -62,8 +62,6 @@ type Plan struct {
 	Spec *packages.Spec
 	// BundleURL and BundleSHA256 are an mcpb package's file and digest.
 	BundleURL, BundleSHA256 string
-	// FilePaths are the values given for filepath inputs.
-	FilePaths []string
 }
 
 // Entry is the plan as one server of a desktop host's mcpServers, the
@@ -215,9 +213,6 @@ func (r *resolver) value(key string, in Input) (v string, secret bool, err error
 	}
 	if err := checkFormat(key, in.Format, v); err != nil {
 		return "", false, err
-	}
-	if in.Format == "filepath" && v != "" {
-		r.plan.FilePaths = append(r.plan.FilePaths, v)
 	}
 	return v, in.IsSecret, nil
 }

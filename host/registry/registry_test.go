@@ -130,8 +130,8 @@ func TestBuildNPM(t *testing.T) {
 	if p.Env["MEMORY_FILE_PATH"] != "/tmp/memory.json" || p.Env["LICENSE_CODE"] != "s3cret" || len(p.Env) != 2 {
 		t.Fatalf("env %v", p.Env)
 	}
-	if !slices.Equal(p.Secrets, []string{"LICENSE_CODE"}) || !slices.Equal(p.FilePaths, []string{"/data/a", "/data/b"}) {
-		t.Fatalf("secrets %v, file paths %v", p.Secrets, p.FilePaths)
+	if !slices.Equal(p.Secrets, []string{"LICENSE_CODE"}) {
+		t.Fatalf("secrets %v", p.Secrets)
 	}
 	if p.Spec.Name != "@example/server-memory" || p.Spec.Version != "1.0.0" {
 		t.Fatalf("spec %+v", p.Spec)

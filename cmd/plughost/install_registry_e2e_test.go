@@ -310,6 +310,21 @@ func TestInstallRegistryRemote(t *testing.T) {
 	if d, err := declared.Load(filepath.Join(dir, "guarded"+declared.Suffix)); err != nil || d.OAuth == nil {
 		t.Fatalf("the declaration of an OAuth remote: %+v %v", d, err)
 	}
+
+	// uninstall removes what install wrote, and refuses a declaration
+	// written by hand.
+	out, code = plughostIn(t, "", env, "uninstall", "notes", "--plugins", dir)
+	if _, err := os.Stat(filepath.Dir(keyFile)); code != 0 || !os.IsNotExist(err) {
+		t.Fatalf("plughost uninstall (exit %d, secrets %v):\n%s", code, err, out)
+	}
+	if conf, _ := os.ReadFile(cfg); strings.Contains(string(conf), `plugin "notes"`) {
+		t.Fatalf("the plugin block stayed:\n%s", conf)
+	}
+	declare(t, dir, "byhand", map[string]any{"url": srv.URL + "/mcp"})
+	out, code = plughostIn(t, "", env, "uninstall", "byhand", "--plugins", dir)
+	if _, err := os.Stat(filepath.Join(dir, "byhand"+declared.Suffix)); code == 0 || err != nil || !strings.Contains(out, "was not installed by plughost install") {
+		t.Fatalf("plughost uninstall of a declaration written by hand (exit %d, %v):\n%s", code, err, out)
+	}
 }
 
 // TestInstallRegistryRefusals: each bad registry or entry is refused

@@ -4,7 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"maps"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/serve"
@@ -60,6 +63,10 @@ func approveCommand(approve bool, args []string, stdout, stderr io.Writer) error
 	fmt.Fprintf(stdout, "approved %s (%s, %s) in %s\n", plugin, a.File, a.Digest, path)
 	if a.Listed {
 		fmt.Fprintf(stdout, "pinned %s %s\n", plural(len(a.Pins), "definition", "definitions"), a.From)
+		for _, key := range slices.Sorted(maps.Keys(a.Pins)) {
+			kind, name, _ := strings.Cut(key, "/")
+			fmt.Fprintf(stdout, "  %s %s\n", kind, name)
+		}
 	} else {
 		fmt.Fprintf(stdout, "note: %s listed no definitions (it did not run): only its digest is approved, "+
 			"and its first listing is what later ones are held to\n", plugin)

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/registry"
 	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/internal/ask"
 )
@@ -36,6 +37,13 @@ type installEnv struct {
 	// force replaces an installed server of the same name; dryRun writes
 	// nothing; yes installs without asking to go ahead.
 	force, dryRun, yes bool
+	// registry is --registry: the MCP Registry's URL, or a file or
+	// directory of server.json documents ("": the configuration's
+	// registry block, else the official registry); typ is --type: the
+	// kind of package or remote to install (npm, pypi, mcpb, remote);
+	// oauth is --oauth: a remote server is an OAuth resource server.
+	registry, typ string
+	oauth         bool
 	// ask asks for the values a server needs, once.
 	ask *ask.Asker
 	// stdin answers the go-ahead question; stdout and stderr print.
@@ -72,6 +80,9 @@ func installCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	force := fs.Bool("force", false, "replace an installed server of the same name")
 	dryRun := fs.Bool("dry-run", false, "write nothing: show what would be installed and written")
 	yes := fs.Bool("yes", false, "install without asking to go ahead (values are still asked for)")
+	registryFlag := fs.String("registry", "", "the MCP Registry: its URL, or a file or directory of server.json documents (default: --config's registry block, else "+registry.DefaultURL+")")
+	typ := fs.String("type", "", "what to install when the server offers several: npm, pypi, mcpb or remote (default: the first plughost runs, in the entry's order)")
+	oauth := fs.Bool("oauth", false, "a remote server: log in to it with OAuth (plughost login NAME) instead of headers")
 	sets, secretFiles := keyValues{}, keyValues{}
 	fs.Var(sets, "set", "KEY=VALUE: a value the server asks for (repeatable; never a secret)")
 	fs.Var(secretFiles, "secret-file", "KEY=FILE: a secret the server asks for, read from FILE's first line (repeatable)")
@@ -85,6 +96,7 @@ func installCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
 	e := &installEnv{ctx: ctx, configPath: *cfgPath, name: *name, force: *force, dryRun: *dryRun, yes: *yes,
+		registry: *registryFlag, typ: *typ, oauth: *oauth,
 		ask: ask.New(stdin, stdout, sets, secretFiles), stdin: stdin, stdout: stdout, stderr: stderr}
 	if e.pluginDir, err = serve.ResolveDir(*plugins, "plugins", "--plugins"); err != nil {
 		return err

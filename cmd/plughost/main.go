@@ -10,6 +10,9 @@
 //	plughost approve NAME [--digest D]                  approve a plugin file and its definitions (trust mode pinned)
 //	plughost revoke NAME                                withdraw its approval
 //	plughost upgrade NAME                               a declared npx/uvx server's newest allowed version
+//	plughost install NAME[@VERSION] | FILE.mcpb         install a server of an MCP Registry, or a bundle
+//	plughost search-registry QUERY                      find servers in an MCP Registry
+//	plughost uninstall NAME                             remove a server plughost install installed
 //	plughost version
 //
 // This package parses flags and prints: package host/serve assembles the
@@ -67,6 +70,16 @@ Usage:
   plughost upgrade NAME [--plugins DIR]                install the newest version the npx/uvx declaration NAME allows
                                                        beside the one it runs, show old → new and the definitions'
                                                        diff, and switch (trust mode "pinned": held until approved)
+  plughost install NAME[@VERSION] [--registry URL|PATH] [--type npm|pypi|mcpb|remote] [--set K=V] [--secret-file K=FILE]
+                  [--name NAME] [--yes] [--dry-run] [--force] [--oauth]
+                                                       install a server of an MCP Registry (default the official one,
+                                                       or the registry block of --config): show what it runs, ask
+                                                       for its values, install its package once, write its
+                                                       declaration, secret files (mode 0600) and plugin block
+  plughost search-registry QUERY [--registry URL|PATH] list the servers whose name holds QUERY: name, version,
+                                                       description, what they offer
+  plughost uninstall NAME [--plugins DIR]              remove what plughost install wrote for NAME: declaration,
+                                                       package cache, bundle, secrets, plugin block, trust entry
   plughost login NAME [--plugins DIR] [--no-browser]   log in once, in a browser, to the remote server NAME.mcp.json
                                                        declares with "oauth": the tokens are stored (mode 0600) and
                                                        a running plughost uses and refreshes them
@@ -126,6 +139,10 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		err = upgradeCommand(rest, stdout, stderr)
 	case "install":
 		err = installCommand(rest, stdin, stdout, stderr)
+	case "uninstall":
+		err = uninstallCommand(rest, stdout, stderr)
+	case "search-registry":
+		err = searchRegistryCommand(rest, stdout, stderr)
 	case "sandbox":
 		err = sandboxCommand(rest, stdout, stderr)
 	case "login":

@@ -22,6 +22,7 @@ func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("upgrade", flag.ContinueOnError)
 	plugins := fs.String("plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins)")
 	cfgPath := fs.String("config", "", "HCL configuration file: the server's sandbox block, the trust block, install_timeout")
+	registryFlag := fs.String("registry", "", "for a server plughost install installed: the registry to ask for its latest version (default: the one it was installed from)")
 	name, err := parseWithArg(fs, args, stdout, stderr)
 	if err != nil {
 		return err
@@ -29,7 +30,11 @@ func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 	if name == "" {
 		return usageError(stderr, fs, "which server? usage: plughost upgrade NAME")
 	}
-	u, err := serve.Upgrade(&serve.Options{Plugins: *plugins, Config: *cfgPath, LogLevel: "warn", Version: version}, name, stderr)
+	o := &serve.Options{Plugins: *plugins, Config: *cfgPath, LogLevel: "warn", Version: version}
+	if d := installedDeclaration(*plugins, name); d != nil && d.Origin != nil && d.Origin.Registry != "" {
+		return upgradeFromRegistry(o, name, d, *registryFlag, stdout, stderr)
+	}
+	u, err := serve.Upgrade(o, name, stderr)
 	if err != nil {
 		return err
 	}

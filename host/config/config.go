@@ -220,6 +220,9 @@ type Config struct {
 	// Access is the access block's rules, compiled: who may list and use
 	// what (access.go); nil when absent.
 	Access *access.Rules
+	// Registry is the registry block: the MCP Registry plughost install
+	// resolves names through (registry.go).
+	Registry Registry
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -319,7 +322,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	}
 	// Every block is read even when another has errors, so that the
 	// file's mistakes are reported together (plughost check lists each).
-	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}}})
+	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}, {Type: "registry"}}})
 	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
 		Trust: Trust{Plugin: map[string]string{}}}
 	seen := map[string]bool{}
@@ -355,6 +358,8 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Auth.decode(b.Body, filepath.Dir(filename))
 		case "access":
 			cfg.Access, err = decodeAccess(b.Body)
+		case "registry":
+			err = cfg.Registry.decode(b.Body, filepath.Dir(filename))
 		}
 		if d, ok := err.(hcl.Diagnostics); ok {
 			all = append(all, d...)

@@ -155,3 +155,43 @@ func WriteConfig(path string, blocks []Block, replace bool) ([]string, error) {
 	}
 	return kept, WriteNew(path, out, mode, true)
 }
+
+// RemovePluginBlock removes the plugin block of the plugin name from the
+// sandbox block of the configuration file at path (plughost uninstall
+// undoing what plughost install added), everything else byte for byte;
+// removed is false when the file has none. The result must parse, or the
+// file is left as it is.
+func RemovePluginBlock(path, name string) (removed bool, err error) {
+	src, err := os.ReadFile(path)
+	if err != nil {
+		return false, err
+	}
+	file, diags := hclsyntax.ParseConfig(src, path, hcl.InitialPos)
+	if diags.HasErrors() {
+		return false, diags
+	}
+	for _, sb := range file.Body.(*hclsyntax.Body).Blocks {
+		if sb.Type != "sandbox" {
+			continue
+		}
+		for _, b := range sb.Body.Blocks {
+			if b.Type != "plugin" || len(b.Labels) != 1 {
+				continue
+			}
+			if n, err := naming.ForLabel(b.Labels[0]); err != nil || n != name {
+				continue
+			}
+			start, end := lineOf(src, b.Range().Start.Byte, b.Range().End.Byte)
+			out, _, err := check(slices.Concat(src[:start], src[end:]), path, nil)
+			if err != nil {
+				return false, err
+			}
+			mode := os.FileMode(0o644)
+			if st, err := os.Stat(path); err == nil {
+				mode = st.Mode().Perm()
+			}
+			return true, WriteNew(path, out, mode, true)
+		}
+	}
+	return false, nil
+}

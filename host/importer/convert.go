@@ -104,6 +104,13 @@ type converter struct {
 	own      []string                           // plughost's own directories, never granted (guarded)
 	stat     func(string) (isDir bool, ok bool) // os.Stat, replaceable in tests
 	head     func(string) string                // the first line of a file, for its #!
+	secrets  []string                           // env variables and headers known to be secret (Options.Secrets)
+}
+
+// isSecret reports whether the env variable or header k holds a secret:
+// the caller says so (Options.Secrets), or its name does (secretName).
+func (c *converter) isSecret(k string) bool {
+	return slices.Contains(c.secrets, k) || secretName.MatchString(k)
 }
 
 // convert returns the declaration of the server called name (a provider
@@ -190,7 +197,7 @@ func (c *converter) env(name string, s *declared.Server, env map[string]string, 
 			if strings.Contains(v, "${") {
 				add(InfoNote, "env %s = %q: in plughost, ${HOME} is the server's private data directory (kept across restarts) and ${TMPDIR} its tmp directory", k, v)
 			}
-			if secretName.MatchString(k) && strings.TrimSpace(v) != "" && !strings.ContainsAny(v, "\r\n\x00") &&
+			if c.isSecret(k) && strings.TrimSpace(v) != "" && !strings.ContainsAny(v, "\r\n\x00") &&
 				!strings.Contains(v, "${") && !filepath.IsAbs(v) {
 				if s.EnvFiles == nil {
 					s.EnvFiles = map[string]string{}
@@ -246,7 +253,7 @@ func (c *converter) headers(name string, s *declared.Server, h map[string]string
 			g.secrets = append(g.secrets, secret{s.BearerTokenFile, strings.TrimSpace(token)})
 			g.read = append(g.read, s.BearerTokenFile)
 			add(WarnSecret, "headers %s: its bearer token is now in %s (mode 0600), the declaration's bearer_token_file, granted with allow_read", k, s.BearerTokenFile)
-		case strings.EqualFold(k, "Authorization") || secretName.MatchString(k):
+		case strings.EqualFold(k, "Authorization") || c.isSecret(k):
 			if s.HeaderFiles == nil {
 				s.HeaderFiles = map[string]string{}
 			}

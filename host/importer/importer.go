@@ -107,6 +107,13 @@ type Options struct {
 	// directory of keys (~/.ssh, …) is granted nothing automatically.
 	Home string
 	Own  []string
+	// Secrets are names of env variables and headers whose values are
+	// secrets whatever their names say (a registry entry's isSecret):
+	// each goes to a file, as a secret-looking name's does.
+	Secrets []string
+	// Amend, when set, completes each declaration before it is written
+	// (plughost install adds its origin, an oauth member).
+	Amend func(s *declared.Server)
 
 	// stat and head replace os.Stat and the reading of a file's first
 	// line in tests; nil means the real ones.
@@ -150,7 +157,7 @@ func (s *Server) Full() bool {
 // one, see naming.ForFile) another already has is skipped, as is one that
 // cannot be declared or whose file exists (unless opts.Force).
 func Import(f *File, opts *Options) *Report {
-	c := &converter{inputs: f.inputs, stateDir: opts.StateDir, home: opts.Home, stat: opts.stat, head: opts.head}
+	c := &converter{inputs: f.inputs, stateDir: opts.StateDir, home: opts.Home, stat: opts.stat, head: opts.head, secrets: opts.Secrets}
 	if c.home == "" {
 		c.home, _ = os.UserHomeDir()
 	}
@@ -174,6 +181,9 @@ func Import(f *File, opts *Options) *Report {
 		taken[s.Name] = source
 		d, notes, g, err := c.convert(s.Name, f.Servers[source])
 		s.Notes, s.grants = notes, g
+		if err == nil && opts.Amend != nil {
+			opts.Amend(d)
+		}
 		if err == nil {
 			err = writeDeclaration(filepath.Join(opts.PluginDir, s.Name+declared.Suffix), d, opts, &s)
 		}

@@ -114,7 +114,7 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 			os.Remove(filepath.Join(root, sum+".json"))
 		}
 	}
-	if err := os.MkdirAll(root, 0o700); err != nil {
+	if err := os.MkdirAll(root, 0o711); err != nil { // traversed by the server (uid 65534 under a root host)
 		return err
 	}
 	if newCopy {
@@ -184,7 +184,7 @@ func describeBundle(e *installEnv, name, path, sum, signer string, m *mcpb.Manif
 	fmt.Fprintf(w, "\nplughost install %s as %q:\n", path, name)
 	fmt.Fprintf(w, "  bundle:    %s %s (manifest %s), sha256 %s, %s\n", m.Title(), m.Version, m.ManifestVersion, sum, signer)
 	mc := m.Server.MCPConfig
-	fmt.Fprintf(w, "  runs:      %s server %s: %s %s\n", m.Server.Type, m.Server.EntryPoint, mc.Command, strings.Join(mc.Args, " "))
+	fmt.Fprintf(w, "  runs:      a %s server (entry point %s): %s %s\n", m.Server.Type, m.Server.EntryPoint, mc.Command, strings.Join(mc.Args, " "))
 	if len(m.Tools) > 0 {
 		var names []string
 		for _, t := range m.Tools {

@@ -183,7 +183,7 @@ func Unpack(archive []byte, dir string, lim Limits, accept func(*Manifest) error
 		return nil, "", err
 	}
 	parent := filepath.Dir(dir)
-	if err := os.MkdirAll(parent, 0o700); err != nil {
+	if err := os.MkdirAll(parent, 0o711); err != nil { // traversed by the server, which runs as uid 65534 under a root host
 		return nil, "", err
 	}
 	tmp, err := os.MkdirTemp(parent, ".unpack-*")

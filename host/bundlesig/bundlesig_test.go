@@ -25,7 +25,7 @@ var (
 
 // packedBundle writes a bundle `mcpb pack` made (once per test binary)
 // into a new file of the test's and returns its path.
-func packedBundle(t *testing.T) string {
+func packedBundle(t testing.TB) string {
 	t.Helper()
 	packOnce.Do(func() {
 		src := t.TempDir()
@@ -49,7 +49,7 @@ func packedBundle(t *testing.T) string {
 
 // signedBundle is a fresh bundle signed by `mcpb sign` with signer's
 // certificate and key, carrying the intermediates' certificates.
-func signedBundle(t *testing.T, signer *issued, intermediates ...*issued) string {
+func signedBundle(t testing.TB, signer *issued, intermediates ...*issued) string {
 	t.Helper()
 	path := packedBundle(t)
 	args := []string{"sign", path, "--cert", signer.certFile, "--key", signer.keyFile}

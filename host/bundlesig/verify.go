@@ -95,7 +95,9 @@ func Verify(archive []byte, sig *Signature, opts *VerifyOptions) (*Signer, error
 // CheckIntegrity checks only that sig is a valid signature over archive
 // by the certificate it carries: the bundle is as its signer made it.
 // It says nothing of who the signer is (anyone can make a certificate
-// with any name); Verify does. Errors wrap ErrTampered or ErrMalformed.
+// with any name); Verify does. Errors wrap ErrTampered, ErrMalformed,
+// or ErrUntrusted for a signing time outside the signer certificate's
+// validity.
 func CheckIntegrity(archive []byte, sig *Signature) (*Signer, error) {
 	if err := checkSignature(archive, sig); err != nil {
 		return nil, err

@@ -25,13 +25,9 @@ func CheckBundleSignature(cfg *config.Config, b []byte) (archive []byte, signer 
 	return v.Archive, v.String(), nil
 }
 
-// bundlePolicy is the signature policy of cfg: its trusted roots, and
-// whether signatures are required.
-//
-// The configuration's trust { bundles { trusted_roots, require_signature } }
-// block is the sig area's (host/config); until it is merged no roots are
-// named and unsigned bundles pass: a signed bundle's signature must
-// still match its bytes.
-func bundlePolicy(_ *config.Config) (*bundlesig.Policy, error) {
-	return bundlesig.NewPolicy(nil, false)
+// bundlePolicy is the signature policy of cfg's trust { bundles { } }
+// block: its trusted roots, and whether signatures are required.
+func bundlePolicy(cfg *config.Config) (*bundlesig.Policy, error) {
+	b := cfg.Trust.Bundles
+	return bundlesig.NewPolicy(b.TrustedRoots, b.RequireSignature)
 }

@@ -155,6 +155,18 @@ func copyNodeClosure(t *testing.T, top, name, dst string) {
 	}
 }
 
+// toolNames lists the tools served.
+func (c *wrappedClient) toolNames(t *testing.T) []string {
+	var out []string
+	for tool, err := range c.cs.Tools(t.Context(), nil) {
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, tool.Name)
+	}
+	return out
+}
+
 func isDir(p string) bool {
 	st, err := os.Stat(p)
 	return err == nil && st.IsDir()
@@ -205,14 +217,7 @@ func TestBundleInstallAndServe(t *testing.T) {
 
 	c := serveWrappedStdio(t, plugins, config, env...)
 	c.awaitTool(t, "list_directory")
-	var listed []string
-	for tool, err := range c.cs.Tools(t.Context(), nil) {
-		if err != nil {
-			t.Fatal(err)
-		}
-		listed = append(listed, tool.Name)
-	}
-	if len(listed) != len(filesystemTools) {
+	if listed := c.toolNames(t); len(listed) != len(filesystemTools) {
 		t.Errorf("listed %v, the manifest declares %v", listed, filesystemTools)
 	}
 	if got := c.call(t, "list_directory", map[string]any{"path": granted}); !strings.Contains(got, "hello.txt") {
@@ -322,5 +327,73 @@ func TestBundleRefusals(t *testing.T) {
 				t.Errorf("configuration written: %s", config)
 			}
 		})
+	}
+}
+
+// TestBundlePinned: in trust mode pinned an installed bundle waits for
+// plughost approve, then serves; a new bundle installed over it (another
+// file, so another SHA-256 in its declaration) waits again, its previous
+// version kept unpacked; and a bundle whose server lists a tool its
+// manifest does not declare is held, the difference said.
+func TestBundlePinned(t *testing.T) {
+	t.Parallel()
+	bundle := buildFilesystemBundle(t, nil)
+	newer := buildFilesystemBundle(t, func(m map[string]any) {
+		m["version"] = "1.0.1"
+		var tools []map[string]string
+		for _, n := range filesystemTools {
+			if n != "move_file" {
+				tools = append(tools, map[string]string{"name": n})
+			}
+		}
+		m["tools"] = tools
+	})
+	plugins, stateHome, granted := t.TempDir(), t.TempDir(), t.TempDir()
+	if err := os.Chmod(granted, 0o777); err != nil {
+		t.Fatal(err)
+	}
+	config := filepath.Join(t.TempDir(), "plughost.hcl")
+	if err := os.WriteFile(config, []byte("trust {\n  mode = \"pinned\"\n  file = \"trust.json\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_STATE_HOME=" + stateHome}
+	install := func(b string, more ...string) string {
+		out, code := plughostWith(t, env, append([]string{"install", b, "--name", "fs", "--plugins", plugins, "--config", config, "--yes",
+			"--set", "allowed_directories=" + granted}, more...)...)
+		if code != 0 || !strings.Contains(out, "trust mode pinned: it waits for `plughost approve fs`") {
+			t.Fatalf("plughost install (exit %d):\n%s", code, out)
+		}
+		return out
+	}
+	install(bundle)
+	quarantined := "quarantined"
+	if out, _ := plughostWith(t, env, "plugins", "--plugins", plugins, "--config", config); !strings.Contains(out, quarantined) {
+		t.Fatalf("plughost plugins before approval:\n%s", out)
+	}
+	if out, code := plughostWith(t, env, "approve", "fs", "--plugins", plugins, "--config", config); code != 0 || !strings.Contains(out, "approved fs") {
+		t.Fatalf("plughost approve (exit %d):\n%s", code, out)
+	}
+	c := serveWrappedStdio(t, plugins, config, env...)
+	c.awaitTool(t, "list_directory")
+	c.call(t, "list_directory", map[string]any{"path": granted})
+	c.cs.Close()
+
+	install(newer, "--force")
+	if out, _ := plughostWith(t, env, "plugins", "--plugins", plugins, "--config", config); !strings.Contains(out, "changed since approval") {
+		t.Fatalf("plughost plugins after a new bundle:\n%s", out)
+	}
+	if entries, _ := os.ReadDir(filepath.Join(stateHome, "plughost", "bundles", "fs")); len(entries) != 6 { // 2 × (file, tree, record)
+		t.Errorf("the previous version is not kept beside the new one: %v", entries)
+	}
+	// approve runs the server to pin its definitions: held, it says why,
+	// and approves the digest only; served, it stays held.
+	out, _ := plughostWith(t, env, "approve", "fs", "--plugins", plugins, "--config", config)
+	if !strings.Contains(out, `difference="tools listed and not declared: move_file"`) {
+		t.Fatalf("plughost approve of a bundle listing an undeclared tool:\n%s", out)
+	}
+	c = serveWrappedStdio(t, plugins, config, env...)
+	c.stderr.await(t, "held in this trust mode")
+	if tools := c.toolNames(t); len(tools) != 0 {
+		t.Fatalf("a held bundle's tools are served: %v", tools)
 	}
 }

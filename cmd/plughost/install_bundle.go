@@ -43,7 +43,7 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 	if err != nil {
 		return fmt.Errorf("%w; nothing installed", err)
 	}
-	cfg, err := bundleInstallConfig(e.configPath)
+	cfg, err := serve.LoadConfig(e.configPath) // its trust mode and bundle signature roots, as serve reads them
 	if err != nil {
 		return err
 	}
@@ -158,14 +158,6 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 	}
 	fmt.Fprintf(e.stdout, "\nwrote %s (bundle unpacked in %s)\n", declPath, opened.Dir)
 	return writeBundleBlock(e, cfg, name, block)
-}
-
-// bundleInstallConfig is the configuration at path, an empty one for "".
-func bundleInstallConfig(path string) (*config.Config, error) {
-	if path == "" {
-		return config.Parse(nil, "(none)")
-	}
-	return serve.LoadConfig(path)
 }
 
 // bundleProvider is the provider name asked for, else the manifest's

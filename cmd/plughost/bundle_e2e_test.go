@@ -313,6 +313,8 @@ func TestBundleRefusals(t *testing.T) {
 	for _, c := range []struct{ name, manifest, want string }{
 		{"another platform", strings.Replace(manifest, "PLATFORMS", `"win32"`, 1), "the bundle runs on win32 only, and this host is"},
 		{"no value", strings.Replace(manifest, "PLATFORMS", `"linux", "darwin"`, 1), "user_config root: root is required: no answer"},
+		{"a uv server", strings.NewReplacer(`"0.3"`, `"0.4"`, `"type": "node"`, `"type": "uv"`, "PLATFORMS", `"linux"`).Replace(manifest),
+			`server type "uv": uv bundles need uv and the network to install their Python dependencies: not supported yet`},
 		{"a path leaving its directory", strings.Replace(manifest, "PLATFORMS", `"linux", "darwin"`, 1), `"../escape": a ".." path`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -504,5 +506,75 @@ func TestBundleSigned(t *testing.T) {
 	writeConfig(true)
 	if out, code, _ := install(unsigned); code == 0 || !strings.Contains(out, "the bundle is not signed, and require_signature is set") {
 		t.Fatalf("plughost install of an unsigned bundle under require_signature (exit %d):\n%s", code, out)
+	}
+}
+
+// packBundle writes files (path → content; a path ending in "*" is
+// written executable, the star dropped) and manifest into a directory,
+// and has mcpb validate and pack it.
+func packBundle(t *testing.T, manifest string, files map[string]string) string {
+	t.Helper()
+	src := t.TempDir()
+	files["manifest.json"] = manifest
+	for name, content := range files {
+		mode := os.FileMode(0o644)
+		if n, ok := strings.CutSuffix(name, "*"); ok {
+			name, mode = n, 0o755
+		}
+		p := filepath.Join(src, name)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), mode); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if out, err := mcpbcli.Run(t, "validate", filepath.Join(src, "manifest.json")); err != nil {
+		t.Fatalf("mcpb validate: %v\n%s", err, out)
+	}
+	bundle := filepath.Join(t.TempDir(), "b.mcpb")
+	if out, err := mcpbcli.Run(t, "pack", src, bundle); err != nil {
+		t.Fatalf("mcpb pack: %v\n%s", err, out)
+	}
+	return bundle
+}
+
+// TestBundlePythonAndBinary: a python bundle (its module under
+// server/lib, PYTHONPATH from its mcp_config) and a binary one (its entry
+// point an executable file of the bundle), both packed by mcpb and
+// dropped into the plugin directory, run with their defaults and answer
+// a call.
+func TestBundlePythonAndBinary(t *testing.T) {
+	t.Parallel()
+	head := `{"manifest_version": "0.3", "name": "NAME", "version": "1.0.0", "description": "d", "author": {"name": "a"},
+  "user_config": {"who": {"type": "string", "title": "Who", "description": "whom to greet", "default": "bundle"}},
+  "compatibility": {"platforms": ["linux", "darwin"], "runtimes": {"python": ">=3.8"}}, "tools": [{"name": "hello_py"}], `
+	for _, c := range []struct{ name, server string }{
+		{"python", `"server": {"type": "python", "entry_point": "server/lib/hello_mcp/__main__.py", "mcp_config": {"command": "python3",
+  "args": ["-m", "hello_mcp", "${user_config.who}"], "env": {"PYTHONPATH": "${__dirname}/server/lib"}}}}`},
+		{"binary", `"server": {"type": "binary", "entry_point": "server/hello", "mcp_config": {"command": "${__dirname}/server/hello",
+  "args": ["${user_config.who}"]}}}`},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			manifest := strings.Replace(head, "NAME", "hello-"+c.name, 1) + c.server
+			bundle := packBundle(t, manifest, map[string]string{
+				"server/lib/hello_mcp/__main__.py": helloPy + "\nmain()\n",
+				"server/hello*":                    "#!/usr/bin/env python3\n" + helloPy + "\nmain()\n",
+			})
+			plugins := t.TempDir()
+			b, err := os.ReadFile(bundle)
+			if err == nil {
+				err = os.WriteFile(filepath.Join(plugins, "hello.mcpb"), b, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			cl := serveWrappedStdio(t, plugins, "")
+			cl.awaitTool(t, "hello_py")
+			if got := cl.call(t, "hello_py", nil); got != "hello bundle from python" {
+				t.Fatalf("hello_py = %q", got)
+			}
+		})
 	}
 }

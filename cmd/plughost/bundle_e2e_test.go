@@ -310,6 +310,17 @@ func TestBundleRefusals(t *testing.T) {
 		c := serveWrappedStdio(t, plugins, "", "XDG_STATE_HOME="+stateHome)
 		c.stderr.await(t, "the bundle needs user_config root, which has no default: give it with `plughost install BUNDLE.mcpb`")
 	})
+	t.Run("over the operator's limit", func(t *testing.T) {
+		config := filepath.Join(t.TempDir(), "plughost.hcl")
+		if err := os.WriteFile(config, []byte("plugins {\n  bundle_limits {\n    max_files = 1\n  }\n}\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		bundle := handBundle(t, t.TempDir(), strings.Replace(manifest, "PLATFORMS", `"linux"`, 1))
+		out, code := plughostWith(t, []string{"XDG_STATE_HOME=" + t.TempDir()}, "install", bundle, "--plugins", t.TempDir(), "--config", config, "--config-out", "-", "--yes")
+		if code == 0 || !strings.Contains(out, "2 entries, over the limit of 1 (bundle_limits.max_files); nothing installed") {
+			t.Fatalf("plughost install over max_files (exit %d):\n%s", code, out)
+		}
+	})
 	for _, c := range []struct{ name, manifest, want string }{
 		{"another platform", strings.Replace(manifest, "PLATFORMS", `"win32"`, 1), "the bundle runs on win32 only, and this host is"},
 		{"no value", strings.Replace(manifest, "PLATFORMS", `"linux", "darwin"`, 1), "user_config root: root is required: no answer"},

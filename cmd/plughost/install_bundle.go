@@ -51,7 +51,7 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 	if err != nil {
 		return fmt.Errorf("bundle %s: %w; nothing installed", path, err)
 	}
-	m, err := mcpb.Read(archive, mcpb.Limits{})
+	m, err := mcpb.Read(archive, serve.BundleLimits(cfg))
 	if err == nil {
 		err = serve.BundleRunnable(m)
 	}

@@ -45,6 +45,14 @@ func (l Limits) withDefaults() Limits {
 		MaxTotal: cmp.Or(l.MaxTotal, DefaultLimits.MaxTotal), MaxRatio: cmp.Or(l.MaxRatio, DefaultLimits.MaxRatio)}
 }
 
+// The settings that raise the limits, for the messages: plughost's
+// configuration, plugins { bundle_limits { … } }.
+const (
+	settingFiles = "bundle_limits.max_files"
+	settingFile  = "bundle_limits.max_file_size"
+	settingTotal = "bundle_limits.max_total_size"
+)
+
 // ratioFloor is the size under which the compression ratio is not
 // looked at: a small file of one repeated byte is harmless.
 const ratioFloor = 1 << 20
@@ -72,7 +80,7 @@ func read(archive []byte, lim Limits) (*Manifest, []entry, error) {
 		return nil, nil, fmt.Errorf("not a bundle: not a zip archive: %w", err)
 	}
 	if len(zr.File) > lim.MaxFiles {
-		return nil, nil, fmt.Errorf("bundle refused: %d entries, over the limit of %d", len(zr.File), lim.MaxFiles)
+		return nil, nil, fmt.Errorf("bundle refused: %d entries, over the limit of %d (%s)", len(zr.File), lim.MaxFiles, settingFiles)
 	}
 	var entries []entry
 	seen := map[string]bool{}
@@ -90,7 +98,7 @@ func read(archive []byte, lim Limits) (*Manifest, []entry, error) {
 		}
 		total += int64(f.UncompressedSize64)
 		if total > lim.MaxTotal {
-			return nil, nil, fmt.Errorf("bundle refused: its files are over the limit of %d bytes uncompressed", lim.MaxTotal)
+			return nil, nil, fmt.Errorf("bundle refused: its files are over the limit of %d bytes uncompressed (%s)", lim.MaxTotal, settingTotal)
 		}
 		if e.name == ManifestName && !e.dir {
 			manifest = f
@@ -142,7 +150,7 @@ func checkEntry(f *zip.File, lim Limits) (entry, error) {
 	case !mode.IsRegular():
 		return entry{}, fmt.Errorf("not a regular file (%s)", mode.Type())
 	case f.UncompressedSize64 > uint64(lim.MaxFile):
-		return entry{}, fmt.Errorf("%d bytes uncompressed, over the limit of %d for one file", f.UncompressedSize64, lim.MaxFile)
+		return entry{}, fmt.Errorf("%d bytes uncompressed, over the limit of %d for one file (%s)", f.UncompressedSize64, lim.MaxFile, settingFile)
 	case f.UncompressedSize64 > ratioFloor && f.UncompressedSize64/max(f.CompressedSize64, 1) > uint64(lim.MaxRatio):
 		return entry{}, fmt.Errorf("compressed %d:1, over the limit of %d:1 (a zip bomb?)", f.UncompressedSize64/max(f.CompressedSize64, 1), lim.MaxRatio)
 	}

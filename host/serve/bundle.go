@@ -79,11 +79,19 @@ func OpenBundle(cfg *config.Config, path, sha256, root string) (*OpenedBundle, e
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", path, err)
 	}
-	in, m, err := mcpb.Ensure(root, sum, archive, signer, mcpb.Limits{}, BundleRunnable)
+	in, m, err := mcpb.Ensure(root, sum, archive, signer, BundleLimits(cfg), BundleRunnable)
 	if err != nil {
 		return nil, fmt.Errorf("bundle %s: %w", path, err)
 	}
 	return &OpenedBundle{Installed: in, Manifest: m}, nil
+}
+
+// BundleLimits are the limits of what a bundle may unpack to: cfg's
+// plugins { bundle_limits { } }, mcpb's defaults for those it leaves
+// unset.
+func BundleLimits(cfg *config.Config) mcpb.Limits {
+	l := cfg.Plugins.BundleLimits
+	return mcpb.Limits{MaxFiles: l.MaxFiles, MaxFile: l.MaxFileSize, MaxTotal: l.MaxTotalSize}
 }
 
 // BundleRunnable reports why a bundle's manifest cannot run here: its

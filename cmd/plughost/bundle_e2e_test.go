@@ -263,7 +263,7 @@ func TestBundleDropped(t *testing.T) {
 		t.Fatalf("list_allowed_directories = %q, want its data directory %s", got, data)
 	}
 	entries, err := os.ReadDir(filepath.Join(stateHome, "plughost", "bundles", "fs"))
-	if err != nil || len(entries) != 2 {
+	if err != nil || len(entries) != 3 { // .lock, the tree, its record
 		t.Fatalf("unpacked: %v %v", entries, err)
 	}
 }
@@ -404,7 +404,7 @@ func TestBundlePinned(t *testing.T) {
 	if out, _ := plughostWith(t, env, "plugins", "--plugins", plugins, "--config", config); !strings.Contains(out, "changed since approval") {
 		t.Fatalf("plughost plugins after a new bundle:\n%s", out)
 	}
-	if entries, _ := os.ReadDir(filepath.Join(stateHome, "plughost", "bundles", "fs")); len(entries) != 6 { // 2 × (file, tree, record)
+	if entries, _ := os.ReadDir(filepath.Join(stateHome, "plughost", "bundles", "fs")); len(entries) != 7 { // .lock, 2 × (file, tree, record)
 		t.Errorf("the previous version is not kept beside the new one: %v", entries)
 	}
 	// approve runs the server to pin its definitions: held, it says why,

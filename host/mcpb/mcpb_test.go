@@ -321,7 +321,35 @@ func TestEnsureChecksTheUnpackedTree(t *testing.T) {
 		t.Fatal(err)
 	}
 	left, _ := os.ReadDir(root)
-	if len(left) != 2 || left[0].Name() != other || left[1].Name() != other+".json" {
+	if len(left) != 3 || left[0].Name() != ".lock" || left[1].Name() != other || left[2].Name() != other+".json" {
 		t.Fatalf("after prune: %v", left)
+	}
+}
+
+// TestEnsureConcurrently: starts of the same bundle at once (a serve and
+// an approve) unpack it once and all get the whole tree.
+func TestEnsureConcurrently(t *testing.T) {
+	root, sha, archive := t.TempDir(), strings.Repeat("ef", 32), valid(t)
+	errs := make(chan error, 8)
+	trees := make(chan string, 8)
+	for range 8 {
+		go func() {
+			in, _, err := Ensure(root, sha, archive, "", Limits{}, nil)
+			if err == nil {
+				trees <- in.Tree
+			}
+			errs <- err
+		}()
+	}
+	for range 8 {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	first := <-trees
+	for range 7 {
+		if tr := <-trees; tr != first {
+			t.Fatalf("trees differ: %s %s", first, tr)
+		}
 	}
 }

@@ -13,6 +13,8 @@ import (
 	"slices"
 	"strings"
 
+	"golang.org/x/sys/unix"
+
 	"github.com/plughost/plughost/internal/atomicfile"
 )
 
@@ -69,6 +71,11 @@ func Ensure(root, sha string, archive []byte, signer string, lim Limits, accept 
 	if len(sha) != 64 || strings.Trim(sha, "0123456789abcdef") != "" {
 		return nil, nil, fmt.Errorf("%q is not a SHA-256", sha)
 	}
+	unlock, err := lockRoot(root)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer unlock()
 	dir := filepath.Join(root, sha)
 	record := dir + ".json"
 	if in, err := readRecord(record); err == nil {
@@ -130,6 +137,14 @@ func readRecord(path string) (*Installed, error) {
 // Prune removes the unpacked bundles under root but those of the
 // SHA-256s in keep: what an upgrade leaves once the new one runs.
 func Prune(root string, keep ...string) error {
+	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	unlock, err := lockRoot(root)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	entries, err := os.ReadDir(root)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -146,4 +161,28 @@ func Prune(root string, keep ...string) error {
 		errs = append(errs, os.RemoveAll(filepath.Join(root, e.Name())))
 	}
 	return errors.Join(errs...)
+}
+
+// lockRoot takes the lock of root (flock on root/.lock), waiting for
+// another process that holds it: unpacking is bounded by Limits.
+func lockRoot(root string) (unlock func(), err error) {
+	if err := os.MkdirAll(root, 0o711); err != nil { // traversed by the server, which runs as uid 65534 under a root host
+		return nil, err
+	}
+	path := filepath.Join(root, ".lock")
+	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	for {
+		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
+		if !errors.Is(err, unix.EINTR) {
+			break
+		}
+	}
+	if err != nil {
+		f.Close()
+		return nil, fmt.Errorf("bundle lock %s: %w", path, err)
+	}
+	return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
 }

@@ -310,6 +310,34 @@ func TestBundleRefusals(t *testing.T) {
 		c := serveWrappedStdio(t, plugins, "", "XDG_STATE_HOME="+stateHome)
 		c.stderr.await(t, "the bundle needs user_config root, which has no default: give it with `plughost install BUNDLE.mcpb`")
 	})
+	t.Run("a failed upgrade keeps the installed version", func(t *testing.T) {
+		plugins, stateHome, src, root := t.TempDir(), t.TempDir(), t.TempDir(), t.TempDir()
+		env := []string{"XDG_STATE_HOME=" + stateHome}
+		good := handBundle(t, src, strings.Replace(manifest, "PLATFORMS", `"linux", "darwin"`, 1))
+		args := []string{"--plugins", plugins, "--config-out", "-", "--yes", "--set", "root=" + root, "--name", "hand"}
+		if out, code := plughostWith(t, env, append([]string{"install", good}, args...)...); code != 0 {
+			t.Fatalf("plughost install (exit %d):\n%s", code, out)
+		}
+		decl := filepath.Join(plugins, "hand.mcp.json")
+		before, err := os.ReadFile(decl)
+		if err != nil {
+			t.Fatal(err)
+		}
+		bundles := filepath.Join(stateHome, "plughost", "bundles", "hand")
+		had, _ := os.ReadDir(bundles)
+		bad := handBundle(t, t.TempDir(), strings.Replace(manifest, "PLATFORMS", `"win32"`, 1))
+		out, code := plughostWith(t, env, append([]string{"install", bad, "--force"}, args...)...)
+		if code == 0 || !strings.Contains(out, "the bundle runs on win32 only") {
+			t.Fatalf("plughost install --force of a bundle for another platform (exit %d):\n%s", code, out)
+		}
+		after, err := os.ReadFile(decl)
+		if err != nil || string(after) != string(before) {
+			t.Fatalf("the declaration changed: %v\n%s", err, after)
+		}
+		if has, _ := os.ReadDir(bundles); len(has) != len(had) {
+			t.Fatalf("bundles before %v, after %v", had, has)
+		}
+	})
 	t.Run("over the operator's limit", func(t *testing.T) {
 		config := filepath.Join(t.TempDir(), "plughost.hcl")
 		if err := os.WriteFile(config, []byte("plugins {\n  bundle_limits {\n    max_files = 1\n  }\n}\n"), 0o600); err != nil {

@@ -206,10 +206,7 @@ func bundleIdentity(declPath string, s *declared.Server) string {
 // compare (hold: refuse a difference); nil when it lists nothing.
 func expectedOf(m *mcpb.Manifest, hold bool) *wrapped.Expected {
 	names := func(ns []mcpb.Named) []string {
-		if ns == nil {
-			return nil
-		}
-		out := make([]string, 0, len(ns))
+		var out []string
 		for _, n := range ns {
 			out = append(out, n.Name)
 		}

@@ -14,7 +14,7 @@ import (
 // manifest lists its tools and prompts), compared with what it lists each
 // time it lists.
 type Expected struct {
-	// Tools and Prompts are the names declared; nil when the manifest
+	// Tools and Prompts are the names declared; empty when the manifest
 	// declares none of that kind (nothing to compare).
 	Tools   []string `json:"tools,omitempty"`
 	Prompts []string `json:"prompts,omitempty"`
@@ -31,7 +31,7 @@ func (e *Expected) compare(l pluginhost.ProxyLists) string {
 		declared []string
 		listed   [][]byte
 	}{{"tools", e.Tools, l.Tools}, {"prompts", e.Prompts, l.Prompts}} {
-		if k.declared == nil {
+		if len(k.declared) == 0 {
 			continue
 		}
 		listed := map[string]bool{}

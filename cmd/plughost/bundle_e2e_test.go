@@ -614,6 +614,24 @@ func TestBundlePythonAndBinary(t *testing.T) {
 			if got := cl.call(t, "hello_py", nil); got != "hello bundle from python" {
 				t.Fatalf("hello_py = %q", got)
 			}
+			if c.name != "python" {
+				return
+			}
+			// A declaration naming the bundle relative to the plugin
+			// directory, with a value of its own.
+			declared := t.TempDir()
+			if err := os.MkdirAll(filepath.Join(declared, "bundles"), 0o755); err == nil {
+				err = os.WriteFile(filepath.Join(declared, "bundles", "hello.mcpb"), b, 0o644)
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			declare(t, declared, "greeter", map[string]any{"bundle": "bundles/hello.mcpb", "user_config": map[string]any{"who": "declared"}})
+			cl = serveWrappedStdio(t, declared, "")
+			cl.awaitTool(t, "hello_py")
+			if got := cl.call(t, "hello_py", nil); got != "hello declared from python" {
+				t.Fatalf("hello_py of the declaration = %q", got)
+			}
 		})
 	}
 }

@@ -23,7 +23,8 @@ build:
 
 ## test: go.mod tidy, vet, the macOS build, the deploy/ check, every test (with the race detector), then the
 ## conformance suite
-test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules internal/npmregistry/node_modules
+test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules internal/npmregistry/node_modules \
+		internal/mcpbcli/node_modules
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
 	$(GO) test -race -timeout 20m ./...
@@ -89,6 +90,12 @@ examples/node-plugin/node_modules: examples/node-plugin/package-lock.json
 ## (host/packages, cmd/plughost's TestPackage*), pinned by its lockfile
 internal/npmregistry/node_modules: internal/npmregistry/package-lock.json
 	cd internal/npmregistry && npm ci --no-audit --no-fund
+	@touch $@
+
+## internal/mcpbcli/node_modules: the MCP Bundle CLI (@anthropic-ai/mcpb), with which the bundle tests pack and sign
+## bundles as authors do (host/bundlesig, host/mcpb, cmd/plughost), pinned by its lockfile
+internal/mcpbcli/node_modules: internal/mcpbcli/package-lock.json
+	cd internal/mcpbcli && npm ci --no-audit --no-fund
 	@touch $@
 
 ## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets

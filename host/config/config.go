@@ -267,6 +267,8 @@ type Plugins struct {
 	// InstallTimeout is install_timeout: the limit of a declared
 	// server's package install; 0 when not set.
 	InstallTimeout time.Duration
+	// BundleLimits is the bundle_limits block (bundlelimits.go).
+	BundleLimits BundleLimits
 }
 
 // PluginStart is one plugin's start mode, idle timeout and start
@@ -419,7 +421,7 @@ var startSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "start
 func (p *Plugins) decode(body hcl.Body) error {
 	schema := hcl.BodySchema{
 		Attributes: append(slices.Clone(startSchema.Attributes), hcl.AttributeSchema{Name: "cache"}, hcl.AttributeSchema{Name: "install_timeout"}),
-		Blocks:     []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}},
+		Blocks:     []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}, {Type: "bundle_limits"}},
 	}
 	content, diags := body.Content(&schema)
 	if diags.HasErrors() {
@@ -462,6 +464,12 @@ func (p *Plugins) decode(body hcl.Body) error {
 		p.InstallTimeout = d
 	}
 	for _, b := range content.Blocks {
+		if b.Type == "bundle_limits" {
+			if err := p.BundleLimits.decode(b.Body); err != nil {
+				return err
+			}
+			continue
+		}
 		name, err := naming.ForLabel(b.Labels[0])
 		if err != nil {
 			return diag(b.LabelRanges[0], "Invalid plugin name", err.Error())

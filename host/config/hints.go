@@ -34,6 +34,7 @@ var homes = map[string]string{
 	"password": "a file named by password_file, or $PLUGHOST_REDIS_PASSWORD: never in this file",
 	"plugin":   "sandbox { } (its policy), plugins { } (when it runs) or trust { } (its trust mode)",
 	"mode":     "trust { } or a plugin block inside it", "allowed_signers": "trust { }",
+	"bundles": "trust { }", "trusted_roots": "a bundles block inside trust { }", "require_signature": "a bundles block inside trust { }",
 	"file":   "audit { } or trust { }",
 	"issuer": "auth { }", "resource": "auth { }", "scopes": "auth { }", "leeway": "auth { }",
 	"introspection_endpoint": "auth { }", "pass_claims": "auth { }", "client_id": "auth { }", "client_secret_file": "auth { }",

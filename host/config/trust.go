@@ -31,6 +31,11 @@ const (
 //	  plugin "files" {
 //	    mode = "signed"                                   # this plugin's own mode
 //	  }
+//
+//	  bundles {                                           # .mcpb bundles' signatures (see Bundles)
+//	    trusted_roots     = ["/etc/plughost/bundle-ca.pem"]
+//	    require_signature = true
+//	  }
 //	}
 //
 // A plugin block names a plugin as the sandbox block's do (its provider
@@ -45,6 +50,26 @@ type Trust struct {
 	AllowedSigners string
 	// Plugin holds the plugin blocks' modes by provider name.
 	Plugin map[string]string
+	// Bundles is the bundles block: who may sign .mcpb bundles.
+	Bundles Bundles
+}
+
+// Bundles holds the settings of the bundles block inside trust: the
+// signature `mcpb sign` appends to a .mcpb bundle, checked by package
+// bundlesig where a bundle is opened. It lives in the trust block
+// because it answers the trust block's question (which plugin files may
+// run) for bundles. A bundle's signature, when it has one, is always
+// checked to match its bytes; with trusted_roots it must also chain to
+// one of them (a signature by anyone else refuses the bundle); with
+// require_signature an unsigned bundle is refused too.
+type Bundles struct {
+	// TrustedRoots are the PEM files of the certificate authorities
+	// trusted to sign bundles (trusted_roots), joined to the
+	// configuration file's directory; nil when not set.
+	TrustedRoots []string
+	// RequireSignature is require_signature: an unsigned bundle does not
+	// run. It needs TrustedRoots.
+	RequireSignature bool
 }
 
 // ModeFor returns the named plugin's mode: its block's, else the
@@ -74,8 +99,10 @@ func (t *Trust) Uses(m string) bool {
 
 var trustSchema = hcl.BodySchema{
 	Attributes: []hcl.AttributeSchema{{Name: "mode"}, {Name: "file"}, {Name: "allowed_signers"}},
-	Blocks:     []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}},
+	Blocks:     []hcl.BlockHeaderSchema{{Type: "plugin", LabelNames: []string{"name"}}, {Type: "bundles"}},
 }
+
+var bundlesSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "trusted_roots"}, {Name: "require_signature"}}}
 
 var trustPluginSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "mode", Required: true}}}
 
@@ -100,7 +127,17 @@ func (t *Trust) decode(body hcl.Body, dir string) error {
 	if err != nil {
 		return err
 	}
+	bundles := 0
 	for _, b := range content.Blocks {
+		if b.Type == "bundles" {
+			if bundles++; bundles > 1 {
+				return diag(b.DefRange, "Duplicate bundles block", "the trust block may have one bundles block")
+			}
+			if err := t.Bundles.decode(b, dir); err != nil {
+				return err
+			}
+			continue
+		}
 		name, err := naming.ForLabel(b.Labels[0])
 		if err != nil {
 			return diag(b.LabelRanges[0], "Invalid plugin name", err.Error())
@@ -119,6 +156,36 @@ func (t *Trust) decode(body hcl.Body, dir string) error {
 	if t.Uses(TrustSigned) && t.AllowedSigners == "" {
 		return diag(content.MissingItemRange, "Missing allowed_signers",
 			`a plugin in mode "signed" needs allowed_signers: the file of the keys trusted to sign plugins`)
+	}
+	return nil
+}
+
+// decode reads the bundles block b; dir is the configuration file's.
+func (bs *Bundles) decode(b *hcl.Block, dir string) error {
+	_, err := attributes(b.Body, &bundlesSchema, func(name string, a *hcl.Attribute, v cty.Value) error {
+		switch name {
+		case "trusted_roots":
+			roots, ok := stringList(v)
+			if !ok || len(roots) == 0 || slices.ContainsFunc(roots, func(r string) bool { return strings.TrimSpace(r) == "" }) {
+				return diag(a.Expr.Range(), "Invalid trusted_roots", "trusted_roots must be a list of the paths of PEM files of CA certificates")
+			}
+			for _, r := range roots {
+				bs.TrustedRoots = append(bs.TrustedRoots, inDir(dir, r))
+			}
+		case "require_signature":
+			if v.Type() != cty.Bool {
+				return diag(a.Expr.Range(), "Invalid require_signature", "require_signature must be true or false")
+			}
+			bs.RequireSignature = v.True()
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	if bs.RequireSignature && len(bs.TrustedRoots) == 0 {
+		return diag(b.DefRange, "Missing trusted_roots",
+			"require_signature needs trusted_roots: the certificate authorities whose signed bundles may run")
 	}
 	return nil
 }

@@ -34,6 +34,17 @@ func TestParseTrust(t *testing.T) {
 		"a plugin block without a mode": {src: "trust {\n  plugin \"x\" {}\n}\n", wantErr: `Missing required argument; The argument "mode" is required`},
 		"two blocks of a plugin": {src: "trust {\n  plugin \"x\" {\n    mode = \"open\"\n  }\n  plugin \"x\" {\n    mode = \"open\"\n  }\n}\n",
 			wantErr: "Duplicate plugin block"},
+		"bundles: roots relative to the file": {
+			src:  "trust {\n  bundles {\n    trusted_roots = [\"ca.pem\", \"/srv/ca2.pem\"]\n    require_signature = true\n  }\n}\n",
+			want: Trust{Plugin: map[string]string{}, Bundles: Bundles{TrustedRoots: []string{"/etc/plughost/ca.pem", "/srv/ca2.pem"}, RequireSignature: true}}},
+		"bundles: required without roots": {src: "trust {\n  bundles {\n    require_signature = true\n  }\n}\n",
+			wantErr: "Missing trusted_roots; require_signature needs trusted_roots"},
+		"bundles: roots not a list": {src: "trust {\n  bundles {\n    trusted_roots = \"ca.pem\"\n  }\n}\n",
+			wantErr: "Invalid trusted_roots"},
+		"bundles: require not a bool": {src: "trust {\n  bundles {\n    trusted_roots = [\"ca.pem\"]\n    require_signature = \"yes\"\n  }\n}\n",
+			wantErr: "require_signature must be true or false"},
+		"bundles: two blocks":       {src: "trust {\n  bundles {}\n  bundles {}\n}\n", wantErr: "Duplicate bundles block"},
+		"trusted_roots elsewhere":   {src: "trust {\n  trusted_roots = [\"ca.pem\"]\n}\n", wantErr: `"trusted_roots" belongs in a bundles block inside trust { }.`},
 		"allowed_signers elsewhere": {src: "sandbox {\n  allowed_signers = \"/k\"\n}\n", wantErr: `"allowed_signers" belongs in trust { }.`},
 	}
 	for name, tc := range tests {

@@ -113,6 +113,28 @@ type Server struct {
 	// grants nothing (see the package documentation).
 	Requests pluginproto.Requests `json:"requests,omitzero"`
 
+	// Bundle makes the server an MCP Bundle's (a .mcpb file): its path,
+	// absolute or relative to the plugin directory. Its manifest says
+	// the command; the declaration gives the values of its user_config
+	// (UserConfig, UserConfigFiles) and may pin the file (BundleSHA256).
+	// A .mcpb file in the plugin directory is such a declaration itself,
+	// with its defaults only (see Load). A bundle declaration has no
+	// command, args, env, env_files or cwd of its own.
+	Bundle string `json:"bundle,omitempty"`
+	// BundleSHA256 is the SHA-256 (hex) the bundle file must have: what
+	// `plughost install` saw and the operator approved; another file is
+	// refused. Empty: any file at Bundle.
+	BundleSHA256 string `json:"bundle_sha256,omitempty"`
+	// UserConfig are values of the bundle's user_config that are no
+	// secret: a string, number, boolean, or list of strings for a
+	// "multiple" one (directories and files are granted in the
+	// operator's configuration, not here).
+	UserConfig map[string]any `json:"user_config,omitempty"`
+	// UserConfigFiles are its sensitive values, each kept in a file
+	// (key → absolute path, mode 0600), read by the host at each start
+	// as env_files are.
+	UserConfigFiles map[string]string `json:"user_config_files,omitempty"`
+
 	// Origin says where `plughost install` found the server, for
 	// `plughost upgrade` and `plughost uninstall`; nil for a declaration
 	// written by hand. It grants nothing and changes nothing of how the
@@ -137,10 +159,18 @@ type Origin struct {
 
 // fields are the members a declaration may have, for the "did you mean"
 // of an unknown one.
-var fields = []string{"type", "command", "args", "env", "env_files", "cwd", "url", "headers", "header_files", "bearer_token_file", "bearer_token_env", "oauth", "requests", "origin"}
+var fields = []string{"type", "command", "args", "env", "env_files", "cwd", "url", "headers", "header_files", "bearer_token_file", "bearer_token_env", "oauth", "requests", "origin", "bundle", "bundle_sha256", "user_config", "user_config_files"}
 
-// Load reads and parses the declaration at path.
+// BundleSuffix ends the file name of an MCP Bundle in the plugin
+// directory: it is served as the declaration {"bundle": PATH}.
+const BundleSuffix = ".mcpb"
+
+// Load reads and parses the declaration at path; a bundle file
+// (BundleSuffix) is the declaration naming it, unread here.
 func Load(path string) (*Server, error) {
+	if strings.HasSuffix(path, BundleSuffix) {
+		return &Server{Type: TypeStdio, Bundle: path}, nil
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		return nil, err
@@ -190,6 +220,12 @@ func Parse(b []byte) (*Server, error) {
 func (s *Server) check() error {
 	remote := s.URL != "" || len(s.Headers) > 0 || len(s.HeaderFiles) > 0 || s.BearerTokenFile != "" || s.BearerTokenEnv != "" || s.OAuth != nil
 	local := s.Command != "" || len(s.Args) > 0 || len(s.Env) > 0 || len(s.EnvFiles) > 0 || s.Cwd != ""
+	if s.Bundle != "" {
+		return s.checkBundle(local || remote)
+	}
+	if s.BundleSHA256 != "" || len(s.UserConfig) > 0 || len(s.UserConfigFiles) > 0 {
+		return errors.New(`"bundle_sha256", "user_config" and "user_config_files" are a bundle's: this declaration has no "bundle"`)
+	}
 	switch {
 	case s.Type == "" && s.Command != "":
 		s.Type = TypeStdio
@@ -267,6 +303,70 @@ func (s *Server) check() error {
 		return fmt.Errorf("type: unknown transport %q (want %q, %q or %q)", s.Type, TypeStdio, TypeHTTP, TypeSSE)
 	}
 	return checkRequests(s.Requests)
+}
+
+// checkBundle checks a bundle's declaration; other is whether it has
+// members of a stdio or remote server besides.
+func (s *Server) checkBundle(other bool) error {
+	switch {
+	case other:
+		return errors.New(`a "bundle" has no "command", "args", "env", "env_files", "cwd" nor a remote server's members: its manifest says how it runs`)
+	case s.Type != "" && s.Type != TypeStdio:
+		return fmt.Errorf("type: a bundle's server is %q, not %q", TypeStdio, s.Type)
+	case !strings.HasSuffix(s.Bundle, BundleSuffix):
+		return fmt.Errorf("bundle: %q is not a %s file", s.Bundle, BundleSuffix)
+	case s.BundleSHA256 != "" && (len(s.BundleSHA256) != 64 || strings.Trim(s.BundleSHA256, "0123456789abcdef") != ""):
+		return fmt.Errorf("bundle_sha256: %q is not a SHA-256 in lower-case hex", s.BundleSHA256)
+	}
+	s.Type = TypeStdio
+	for k, v := range s.UserConfig {
+		if !configValue(v) {
+			return fmt.Errorf("user_config: %s: a value is a string, number, boolean or list of strings", k)
+		}
+		if _, dup := s.UserConfigFiles[k]; dup {
+			return fmt.Errorf("user_config and user_config_files both give %s: give one", k)
+		}
+	}
+	for k, path := range s.UserConfigFiles {
+		if !strings.HasPrefix(path, "/") {
+			return fmt.Errorf("user_config_files: %s: %q is not an absolute path", k, path)
+		}
+	}
+	return checkRequests(s.Requests)
+}
+
+// configValue reports whether v, decoded from JSON, is a user_config
+// value.
+func configValue(v any) bool {
+	switch v := v.(type) {
+	case string, float64, bool:
+		return true
+	case []any:
+		for _, it := range v {
+			if _, ok := it.(string); !ok {
+				return false
+			}
+		}
+		return true
+	}
+	return false
+}
+
+// UserConfigValues returns UserConfig, with the value of each of
+// UserConfigFiles read from its file as EnvValues reads a variable's.
+func (s *Server) UserConfigValues() (map[string]any, error) {
+	out := maps.Clone(s.UserConfig)
+	if out == nil {
+		out = map[string]any{}
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.UserConfigFiles)) {
+		v, err := readSecret(s.UserConfigFiles[k])
+		if err != nil {
+			return nil, fmt.Errorf("user_config_files: %s: %w", k, err)
+		}
+		out[k] = v
+	}
+	return out, nil
 }
 
 // checkRequests reports the first malformed entry of a requests member.
@@ -409,9 +509,13 @@ func (s *Server) EnvList() []string {
 }
 
 // Name returns the provider name part of a declaration's file name
-// (everything before Suffix), and whether base is a declaration's.
+// (everything before Suffix), or of a bundle's (before BundleSuffix),
+// and whether base is one of them.
 func Name(base string) (string, bool) {
 	name, ok := strings.CutSuffix(base, Suffix)
+	if !ok {
+		name, ok = strings.CutSuffix(base, BundleSuffix)
+	}
 	return name, ok && name != ""
 }
 

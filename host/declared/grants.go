@@ -31,7 +31,8 @@ type Source struct {
 }
 
 // Sources returns s's secret sources, in the declaration's order of
-// members (and sorted by name within header_files and env_files).
+// members (and sorted by name within header_files, env_files and
+// user_config_files).
 func (s *Server) Sources() []Source {
 	var out []Source
 	if s.BearerTokenEnv != "" {
@@ -53,6 +54,9 @@ func (s *Server) Sources() []Source {
 	}
 	for _, k := range slices.Sorted(maps.Keys(s.EnvFiles)) {
 		out = append(out, Source{Member: "env_files: " + k, File: s.EnvFiles[k]})
+	}
+	for _, k := range slices.Sorted(maps.Keys(s.UserConfigFiles)) {
+		out = append(out, Source{Member: "user_config_files: " + k, File: s.UserConfigFiles[k]})
 	}
 	return out
 }

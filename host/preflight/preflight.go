@@ -49,6 +49,7 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 
+	"github.com/plughost/plughost/host/bundlesig"
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/tasks/redistore"
 	"github.com/plughost/plughost/host/trust"
@@ -174,6 +175,11 @@ func Check(o *Options) *Report {
 		r.checkRedis(rd, stateKey, getenv, at)
 	}
 	r.checkTrust(cfg, getenv, at)
+	if b := cfg.Trust.Bundles; len(b.TrustedRoots) > 0 {
+		if _, err := bundlesig.NewPolicy(b.TrustedRoots, b.RequireSignature); err != nil {
+			r.add(at("trust", "bundles", "trusted_roots"), err.Error(), "name PEM files of the CA certificates trusted to sign bundles")
+		}
+	}
 	if s := cfg.Search; s != nil && s.Embeddings != nil {
 		if _, err := EmbeddingsKey(s.Embeddings, getenv); err != nil {
 			where, fix := at("search", "embeddings", "api_key_file"), "make the file readable, its owner's alone (chmod 600), holding the key"

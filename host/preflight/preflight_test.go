@@ -128,6 +128,11 @@ func TestCheck(t *testing.T) {
 			hcl:  "trust {\n  mode = \"signed\"\n  allowed_signers = \"allowed_signers\"\n  file = \"trust.json\"\n}\n",
 			want: []string{`plughost.hcl:3|allowed signers`},
 		},
+		"a bundles root is not a certificate": {
+			hcl:   "trust {\n  bundles {\n    trusted_roots = [\"ca.pem\"]\n  }\n}\n",
+			files: map[string]file{"ca.pem": {"not a certificate", 0o644}},
+			want:  []string{`plughost.hcl:3|trusted_roots: {{dir}}/ca.pem holds no PEM certificate`},
+		},
 		"the trust file is not JSON": {
 			hcl:   "trust {\n  mode = \"pinned\"\n  file = \"trust.json\"\n}\n",
 			files: map[string]file{"trust.json": {"not json", 0o600}},

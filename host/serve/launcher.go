@@ -64,7 +64,7 @@ func newLauncher(ctx context.Context, cfg *config.Config, workspace, tmpDir stri
 			installer := func() (*packages.Installer, error) {
 				return newInstaller(sb, name, pol, cfg.Plugins.InstallTimeout, log)
 			}
-			if err := wrappedLaunch(ctx, name, cmd, pol, os.Getenv, installer, log); err != nil {
+			if err := wrappedLaunch(ctx, cfg, name, cmd, pol, os.Getenv, installer, log); err != nil {
 				return nil, fmt.Errorf("declared server %s: %w", name, err)
 			}
 			cmd.Env = append(cmd.Env, envStartTimeout+"="+startTimeoutOf(cfg, name).String())

@@ -191,6 +191,9 @@ func declaredIdentity(name, path, fileDigest string) (string, map[string]string,
 		return "", nil, false
 	}
 	parts := map[string]string{"declaration": fileDigest}
+	if s.Bundle != "" {
+		return bundleDigest(fileDigest, path, s)
+	}
 	if spec := PackageSpec(path); spec != nil {
 		dir, err := PackagesDir(name)
 		if err != nil {

@@ -242,6 +242,8 @@ func declaredSummary(path string) string {
 		}
 		u.User, u.RawQuery, u.Fragment = nil, "", "" // an API key may ride in them
 		return s.Type + " " + u.String()
+	case s.Bundle != "":
+		return "bundle " + BundlePath(path, s)
 	}
 	return strings.Join(append([]string{s.Command}, s.Args...), " ")
 }

@@ -13,6 +13,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/auth"
 
+	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/packages"
 	"github.com/plughost/plughost/host/wrapped"
@@ -103,8 +104,16 @@ func RunWrapped(args []string, version string, stderr io.Writer) error {
 		connectTimeout = d + time.Second
 	}
 	os.Unsetenv(envStartTimeout)
+	var expect *wrapped.Expected
+	if raw := os.Getenv(envBundleExpect); raw != "" {
+		expect = new(wrapped.Expected)
+		if err := json.Unmarshal([]byte(raw), expect); err != nil {
+			return fmt.Errorf("$%s: %w", envBundleExpect, err)
+		}
+	}
+	os.Unsetenv(envBundleExpect)
 	p, gone, err := wrapped.Start(context.Background(), &wrapped.Options{Server: s, Token: token, OAuth: handler, Name: "plughost", Version: version, Logger: logger,
-		ConnectTimeout: connectTimeout})
+		ConnectTimeout: connectTimeout, Expect: expect})
 	if err != nil {
 		return err
 	}
@@ -135,11 +144,24 @@ func RunWrapped(args []string, version string, stderr io.Writer) error {
 // but the server runs in the same box. That widening is logged (and the
 // plugin's report lists write-xor-exec as missing); allow_jit = false in
 // the block refuses it.
-func wrappedLaunch(ctx context.Context, name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string,
+//
+// A bundle's declaration (or a .mcpb file) becomes the stdio server its
+// manifest says first (bundleLaunch, with cfg's trust and signature
+// settings).
+func wrappedLaunch(ctx context.Context, cfg *config.Config, name string, cmd *exec.Cmd, pol *sandbox.Policy, getenv func(string) string,
 	installer func() (*packages.Installer, error), log hclog.Logger) error {
-	s, err := declared.Load(cmd.Args[len(cmd.Args)-1])
+	declPath := cmd.Args[len(cmd.Args)-1]
+	s, err := declared.Load(declPath)
 	if err != nil {
 		return err
+	}
+	if s.Bundle != "" {
+		if err := s.Granted(pol, name); err != nil { // its user_config_files
+			return err
+		}
+		if err := bundleLaunch(cfg, name, declPath, s, cmd, pol, log); err != nil {
+			return err
+		}
 	}
 	if s.Remote() {
 		if err := s.Granted(pol, name); err != nil { // its token's, headers' and OAuth secret's sources

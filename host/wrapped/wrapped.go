@@ -65,6 +65,9 @@ type Options struct {
 	// sets this a little past the host's limit, so that the host's, which
 	// names its setting, is the one that fires.
 	ConnectTimeout time.Duration
+	// Expect, when not nil, is what the server says it offers (a
+	// bundle's manifest): each listing is compared with it.
+	Expect *Expected
 }
 
 // bridge is one connection to a wrapped server, and the Proxy serving it.
@@ -77,6 +80,7 @@ type bridge struct {
 	cs     *mcp.ClientSession
 	xs     exchanges
 	relist chan struct{} // a list_changed came: list again
+	expect *Expected
 }
 
 // Start connects to the server, lists what it offers and returns the
@@ -94,7 +98,7 @@ func start(ctx context.Context, o *Options, t mcp.Transport) (*pluginproto.Plugi
 	if timeout <= 0 {
 		timeout = 30 * time.Second
 	}
-	b := &bridge{log: o.Logger, relist: make(chan struct{}, 1)}
+	b := &bridge{log: o.Logger, relist: make(chan struct{}, 1), expect: o.Expect}
 	copts := &mcp.ClientOptions{
 		Capabilities: &mcp.ClientCapabilities{
 			Sampling:    &mcp.SamplingCapabilities{},
@@ -192,6 +196,14 @@ func (b *bridge) lists(ctx context.Context) error {
 	if caps != nil && caps.Prompts != nil {
 		if l.Prompts, err = all(b.cs.Prompts(ctx, nil)); err != nil {
 			return fmt.Errorf("list prompts: %w", err)
+		}
+	}
+	if b.expect != nil {
+		if diff := b.expect.compare(l); diff != "" && b.expect.Hold {
+			b.log.Error("the server lists other tools or prompts than its manifest declares: held (trust mode pinned or signed)", "difference", diff)
+			return fmt.Errorf("the server lists other tools or prompts than its manifest declares (%s): held in this trust mode", diff)
+		} else if diff != "" {
+			b.log.Warn("the server lists other tools or prompts than its manifest declares", "difference", diff)
 		}
 	}
 	if err := pluginhost.Of(b.plugin).SetProxyLists(l); err != nil {

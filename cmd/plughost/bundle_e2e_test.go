@@ -230,6 +230,22 @@ func TestBundleInstallAndServe(t *testing.T) {
 	if strings.Contains(c.stderr.String(), "than its manifest declares") {
 		t.Errorf("the manifest's tools are the server's, and a difference was logged:\n%s", c.stderr)
 	}
+	c.cs.Close()
+
+	// uninstall removes the declaration, the unpacked bundle and the
+	// plugin block install added.
+	out, code = plughostWith(t, env, "uninstall", "fs-bundle", "--plugins", plugins, "--config", config)
+	if code != 0 {
+		t.Fatalf("plughost uninstall (exit %d):\n%s", code, out)
+	}
+	for _, gone := range []string{filepath.Join(plugins, "fs-bundle.mcp.json"), filepath.Join(stateHome, "plughost", "bundles", "fs-bundle")} {
+		if _, err := os.Stat(gone); !os.IsNotExist(err) {
+			t.Errorf("uninstall left %s (%v):\n%s", gone, err, out)
+		}
+	}
+	if conf, _ := os.ReadFile(config); strings.Contains(string(conf), `plugin "fs-bundle"`) {
+		t.Errorf("uninstall left the plugin block install added:\n%s", conf)
+	}
 }
 
 // TestBundleDropped: a .mcpb copied into the plugin directory is served

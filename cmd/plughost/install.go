@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -11,6 +12,7 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/registry"
 	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/internal/ask"
@@ -122,4 +124,30 @@ func installCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 		return installBundle(e, what, nil)
 	}
 	return installFromRegistry(e, what)
+}
+
+// providerName is the provider name asked for, else the last part of the
+// registry's or the bundle manifest's name ("io.github.acme/notes-mcp"
+// and "@acme/notes-mcp" are notes-mcp).
+func providerName(asked, serverName string) (string, error) {
+	if asked != "" {
+		return asked, naming.CheckProvider(asked)
+	}
+	n, _ := naming.ForFile(serverName[strings.LastIndex(serverName, "/")+1:] + ".x")
+	return n, naming.CheckProvider(n)
+}
+
+// goAhead asks whether to install what was shown, unless --yes.
+func goAhead(e *installEnv) error {
+	if e.yes || e.dryRun {
+		return nil
+	}
+	v, err := e.ask.Ask(ask.Question{Key: "install", Description: "go ahead", Required: true, Choices: []string{"yes", "no", "y", "n"}})
+	if err != nil {
+		return fmt.Errorf("not installed: %w", err)
+	}
+	if v != "yes" && v != "y" {
+		return errors.New("not installed: you said no")
+	}
+	return nil
 }

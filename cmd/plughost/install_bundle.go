@@ -18,7 +18,6 @@ import (
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/importer"
 	"github.com/plughost/plughost/host/mcpb"
-	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/internal/ask"
 	"github.com/plughost/plughost/pluginproto"
@@ -58,7 +57,7 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 	if err != nil {
 		return fmt.Errorf("bundle %s: %w; nothing installed", path, err)
 	}
-	name, err := bundleProvider(e.name, m.Name)
+	name, err := providerName(e.name, m.Name)
 	if err != nil {
 		return err
 	}
@@ -71,7 +70,7 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 		return fmt.Errorf("%s: %w (--force replaces it)", declPath, err)
 	}
 	describeBundle(e, name, path, sum, signer, m)
-	if err := bundleGoAhead(e); err != nil {
+	if err := goAhead(e); err != nil {
 		return err
 	}
 	vals, secrets, err := askUserConfig(e.ask, m)
@@ -157,17 +156,7 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 		fmt.Fprintf(e.stderr, "note: old bundles under %s not all removed: %v\n", root, err)
 	}
 	fmt.Fprintf(e.stdout, "\nwrote %s (bundle unpacked in %s)\n", declPath, opened.Dir)
-	return writeBundleBlock(e, cfg, name, block)
-}
-
-// bundleProvider is the provider name asked for, else the manifest's
-// name made one ("@acme/notes" is acme_notes).
-func bundleProvider(asked, manifestName string) (string, error) {
-	if asked != "" {
-		return asked, naming.CheckProvider(asked)
-	}
-	n, _ := naming.ForFile(strings.TrimPrefix(manifestName, "@") + ".x")
-	return n, naming.CheckProvider(n)
+	return writeBundleBlock(e, cfg, name, declPath, block)
 }
 
 // describeBundle shows what the bundle will run and asks for.
@@ -204,21 +193,6 @@ func describeBundle(e *installEnv, name, path, sum, signer string, m *mcpb.Manif
 		}
 		fmt.Fprintf(w, "  asks for:  %s (%s, %s)\n", k, c.Type, strings.Join(notes, ", "))
 	}
-}
-
-// bundleGoAhead asks whether to install what was shown, unless --yes.
-func bundleGoAhead(e *installEnv) error {
-	if e.yes || e.dryRun {
-		return nil
-	}
-	v, err := e.ask.Ask(ask.Question{Key: "install", Description: "go ahead", Required: true, Choices: []string{"yes", "no", "y", "n"}})
-	if err != nil {
-		return fmt.Errorf("not installed: %w", err)
-	}
-	if v != "yes" && v != "y" {
-		return errors.New("not installed: you said no")
-	}
-	return nil
 }
 
 // askUserConfig asks for each of m's user_config values, once: the
@@ -345,11 +319,12 @@ func hclStrings(list []string) string {
 
 // writeBundleBlock adds the plugin block to the configuration (or prints
 // it, for --config-out -) and says how to start.
-func writeBundleBlock(e *installEnv, cfg *config.Config, name string, block importer.Block) error {
+func writeBundleBlock(e *installEnv, cfg *config.Config, name, declPath string, block importer.Block) error {
 	snippet := "sandbox {\n" + block.Text + "}\n"
+	rec := installRecord{Name: name, Declaration: declPath} // for uninstall
 	if e.configOut == "-" {
 		fmt.Fprint(e.stdout, snippet)
-		return nil
+		return writeInstallRecord(e.stateDir, &rec)
 	}
 	kept, err := importer.WriteConfig(e.configOut, []importer.Block{block}, e.force)
 	if err != nil {
@@ -358,7 +333,11 @@ func writeBundleBlock(e *installEnv, cfg *config.Config, name string, block impo
 	if len(kept) > 0 {
 		fmt.Fprintf(e.stdout, "%s: KEPT its plugin block for %q as it was, not this one (--force replaces it):\n%s", e.configOut, name, snippet)
 	} else {
+		rec.Config = e.configOut
 		fmt.Fprintf(e.stdout, "added to %s:\n%s", e.configOut, snippet)
+	}
+	if err := writeInstallRecord(e.stateDir, &rec); err != nil {
+		return err
 	}
 	if cfg.Trust.ModeFor(name) == config.TrustPinned {
 		fmt.Fprintf(e.stdout, "trust mode pinned: it waits for `plughost approve %s`\n", name)

@@ -14,11 +14,9 @@ import (
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/importer"
-	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/packages"
 	"github.com/plughost/plughost/host/registry"
 	"github.com/plughost/plughost/host/serve"
-	"github.com/plughost/plughost/internal/ask"
 	"github.com/plughost/plughost/sandbox"
 )
 
@@ -88,31 +86,6 @@ func installConfig(path string) (*config.Config, error) {
 // openRegistry opens the registry flag names, else the configuration's.
 func openRegistry(flag string, cfg *config.Config) (registry.Source, error) {
 	return registry.Open(cmp.Or(flag, cfg.Registry.URL), cfg.Registry.Timeout)
-}
-
-// providerName is the provider name asked for, else the last part of the
-// registry name ("io.github.acme/notes-mcp" is notes-mcp).
-func providerName(asked, serverName string) (string, error) {
-	if asked != "" {
-		return asked, naming.CheckProvider(asked)
-	}
-	n, _ := naming.ForFile(serverName[strings.LastIndex(serverName, "/")+1:] + ".x")
-	return n, naming.CheckProvider(n)
-}
-
-// goAhead asks whether to install what was shown, unless --yes.
-func goAhead(e *installEnv) error {
-	if e.yes || e.dryRun {
-		return nil
-	}
-	v, err := e.ask.Ask(ask.Question{Key: "install", Description: "go ahead", Required: true, Choices: []string{"yes", "no", "y", "n"}})
-	if err != nil {
-		return fmt.Errorf("not installed: %w", err)
-	}
-	if v != "yes" && v != "y" {
-		return errors.New("not installed: you said no")
-	}
-	return nil
 }
 
 // probeOAuth asks a remote server whether it wants OAuth (a 401 naming

@@ -17,7 +17,11 @@ import (
 // command shows the old and new versions and how the definitions differ
 // (the approved ones in trust mode pinned, else those the old version
 // lists), and switches to it. In mode pinned the new tree is not
-// approved: the server is quarantined until plughost approve NAME.
+// approved: the server is quarantined until plughost approve NAME. A
+// server plughost install installed from a registry entry (a package, a
+// remote, a bundle) gets the registry's latest version instead
+// (upgradeFromRegistry); a bundle installed from a file is refused,
+// saying how to install the new file over it (bundleFromFile).
 func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("upgrade", flag.ContinueOnError)
 	plugins := fs.String("plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins)")
@@ -31,8 +35,12 @@ func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 		return usageError(stderr, fs, "which server? usage: plughost upgrade NAME")
 	}
 	o := &serve.Options{Plugins: *plugins, Config: *cfgPath, LogLevel: "warn", Version: version}
-	if d := installedDeclaration(*plugins, name); d != nil && d.Origin != nil && d.Origin.Registry != "" {
+	d := installedDeclaration(*plugins, name)
+	switch {
+	case d != nil && d.Origin != nil && d.Origin.Registry != "":
 		return upgradeFromRegistry(o, name, d, *registryFlag, stdout, stderr)
+	case d != nil && d.Bundle != "":
+		return bundleFromFile(name, d)
 	}
 	u, err := serve.Upgrade(o, name, stderr)
 	if err != nil {

@@ -37,7 +37,8 @@ func installedDeclaration(plugins, name string) *declared.Server {
 // declaration (the same values, the new version) is written and its
 // package installed beside the old, the server started and its
 // definitions compared; the old declaration and package stay when
-// anything fails.
+// anything fails. A bundle's new version is downloaded and unpacked
+// beside the old (stageBundle), and removed again when it fails.
 func upgradeFromRegistry(o *serve.Options, name string, d *declared.Server, registryFlag string, stdout, stderr io.Writer) error {
 	cfg, err := installConfig(o.Config)
 	if err != nil {
@@ -65,21 +66,35 @@ func upgradeFromRegistry(o *serve.Options, name string, d *declared.Server, regi
 	if err != nil {
 		return fmt.Errorf("%s: %w", name, err)
 	}
+	var staged *stagedBundle
+	if d.Bundle != "" {
+		dir, err := serve.ResolveDir(o.Plugins, "plugins", "--plugins")
+		if err != nil {
+			return err
+		}
+		declPath := filepath.Join(dir, name+declared.Suffix)
+		if staged, err = stageBundle(ctx, cfg, name, declPath, d, next, &latest.Server); err != nil {
+			return fmt.Errorf("%s: the old version stays: %w", name, err)
+		}
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(next); err != nil {
+		staged.undo()
 		return err
 	}
 	u, err := serve.UpgradeTo(o, name, b.Bytes(), stderr)
 	if err != nil {
+		staged.undo()
 		return err
 	}
 	fmt.Fprintf(stdout, "%s: %s %s → %s\n", u.Plugin, d.Origin.Name, d.Origin.Version, latest.Server.Version)
 	if u.Next != nil && u.Old != nil {
 		fmt.Fprintf(stdout, "installed %s beside %s\n", u.Next, u.Old)
 	}
+	staged.done(stdout, stderr)
 	if err := printDefinitionsDiff(stdout, u.Before, u.After, u.From); err != nil {
 		return err
 	}

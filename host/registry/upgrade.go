@@ -15,7 +15,11 @@ import (
 // arguments (PKG@OLD, PKG==OLD) becomes the new version's, and its
 // origin's version next's. The values the user gave are kept, so next
 // must ask for the same ones (arguments, variables, headers, a remote's
-// URL): when it does not, the error says to install it again.
+// URL): when it does not, the error says to install it again. An mcpb
+// package's identifier is its download URL, another for each version:
+// the declaration is returned with only its origin changed, and the
+// caller downloads next's bundle, checks it, and names it (Bundle,
+// BundleSHA256).
 func Upgrade(d *declared.Server, old, next *Server) (*declared.Server, error) {
 	if d.Origin == nil {
 		return nil, fmt.Errorf("not installed from a registry (no origin)")
@@ -41,6 +45,9 @@ func Upgrade(d *declared.Server, old, next *Server) (*declared.Server, error) {
 		return &u, nil // same URL template and headers: the declaration stands
 	}
 	op, np := oc.Package, nc.Package
+	if op.RegistryType == TypeMCPB && np.RegistryType == TypeMCPB {
+		return &u, nil
+	}
 	if op.Identifier != np.Identifier || op.RuntimeHint != np.RuntimeHint {
 		return nil, fmt.Errorf("%s %s is another package (%s) than %s's (%s)%s", next.Name, next.Version, np.Identifier, old.Version, op.Identifier, reinstall)
 	}

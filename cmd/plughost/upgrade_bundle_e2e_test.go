@@ -19,8 +19,9 @@ import (
 // helloBundle packs, with the real mcpb CLI, a python bundle "hello" of
 // version: its server greets the user_config value who (hello_py), and
 // says goodbye too (goodbye_py) when goodbye is set; its manifest lists
-// the tools it serves.
-func helloBundle(t *testing.T, version string, goodbye bool) []byte {
+// the tools it serves, and moreConfig (",KEY: {…}") adds to its
+// user_config.
+func helloBundle(t *testing.T, version string, goodbye bool, moreConfig string) []byte {
 	t.Helper()
 	py, tools := helloPy, `[{"name": "hello_py"}]`
 	if goodbye {
@@ -29,7 +30,7 @@ func helloBundle(t *testing.T, version string, goodbye bool) []byte {
 		tools = `[{"name": "hello_py"}, {"name": "goodbye_py"}]`
 	}
 	manifest := `{"manifest_version": "0.3", "name": "hello", "version": "` + version + `", "description": "d", "author": {"name": "a"},
-  "user_config": {"who": {"type": "string", "title": "Who", "description": "whom to greet", "default": "bundle"}},
+  "user_config": {"who": {"type": "string", "title": "Who", "description": "whom to greet", "default": "bundle"}` + moreConfig + `},
   "compatibility": {"platforms": ["linux", "darwin"], "runtimes": {"python": ">=3.8"}}, "tools": ` + tools + `,
   "server": {"type": "python", "entry_point": "server/lib/hello_mcp/__main__.py", "mcp_config": {"command": "python3",
   "args": ["-m", "hello_mcp", "${user_config.who}"], "env": {"PYTHONPATH": "${__dirname}/server/lib"}}}}`
@@ -72,6 +73,12 @@ func (f *bundleFiles) add(name string, body []byte) string {
 	return f.URL + "/" + name
 }
 
+// sum is the SHA-256 of b.
+func sum(b []byte) []byte {
+	s := sha256.Sum256(b)
+	return s[:]
+}
+
 // mcpbEntry is the server.json of version of io.example/hello-bundle,
 // an mcpb package at url whose fileSha256 is sum.
 func mcpbEntry(t *testing.T, version, url string, sum []byte) []byte {
@@ -92,8 +99,7 @@ func mcpbEntry(t *testing.T, version, url string, sum []byte) []byte {
 func TestUpgradeRegistryBundle(t *testing.T) {
 	t.Parallel()
 	files := startBundleFiles(t)
-	v1, v11, v12 := helloBundle(t, "1.0.0", false), helloBundle(t, "1.1.0", true), helloBundle(t, "1.2.0", true)
-	sum := func(b []byte) []byte { s := sha256.Sum256(b); return s[:] }
+	v1, v11, v12 := helloBundle(t, "1.0.0", false, ""), helloBundle(t, "1.1.0", true, ""), helloBundle(t, "1.2.0", true, "")
 	reg := registrytest.Start(t, mcpbEntry(t, "1.0.0", files.add("hello-1.0.0.mcpb", v1), sum(v1)))
 	plugins, state := t.TempDir(), t.TempDir()
 	env := []string{"XDG_STATE_HOME=" + state}
@@ -144,5 +150,61 @@ func TestUpgradeRegistryBundle(t *testing.T) {
 	out, code = plughostIn(t, "", env, "upgrade", "local", "--plugins", plugins)
 	if code == 0 || !strings.Contains(out, "plughost install --force ./new.mcpb --name local") {
 		t.Fatalf("plughost upgrade of a bundle installed from a file (exit %d):\n%s", code, out)
+	}
+}
+
+// TestUpgradeRegistryBundlePinned: in trust mode pinned, a version whose
+// manifest asks for a new required user_config is refused, saying to
+// install it again; a version that asks for the same is unpacked and
+// named, and held until plughost approve, then served.
+func TestUpgradeRegistryBundlePinned(t *testing.T) {
+	t.Parallel()
+	files := startBundleFiles(t)
+	v1 := helloBundle(t, "1.0.0", false, "")
+	v11 := helloBundle(t, "1.1.0", true, `, "token": {"type": "string", "title": "Token", "description": "d", "required": true, "sensitive": true}`)
+	v12 := helloBundle(t, "1.2.0", true, "")
+	reg := registrytest.Start(t, mcpbEntry(t, "1.0.0", files.add("hello-1.0.0.mcpb", v1), sum(v1)))
+	plugins, state := t.TempDir(), t.TempDir()
+	config := filepath.Join(t.TempDir(), "plughost.hcl")
+	if err := os.WriteFile(config, []byte("trust {\n  mode = \"pinned\"\n  file = \"trust.json\"\n}\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_STATE_HOME=" + state}
+	run := func(args ...string) (string, int) {
+		return plughostIn(t, "", env, append(args, "--plugins", plugins, "--config", config)...)
+	}
+	if out, code := run("install", "io.example/hello-bundle", "--registry", reg.URL, "--name", "hello", "--yes", "--set", "who=ada"); code != 0 {
+		t.Fatalf("plughost install (exit %d):\n%s", code, out)
+	}
+	if out, code := run("approve", "hello"); code != 0 {
+		t.Fatalf("plughost approve (exit %d):\n%s", code, out)
+	}
+	declPath := filepath.Join(plugins, "hello"+declared.Suffix)
+	installed, _ := os.ReadFile(declPath)
+
+	reg.Publish(t, mcpbEntry(t, "1.1.0", files.add("hello-1.1.0.mcpb", v11), sum(v11)))
+	out, code := run("upgrade", "hello")
+	if code == 0 || !strings.Contains(out, "token is new and required") || !strings.Contains(out, "plughost install --force io.example/hello-bundle@1.1.0") {
+		t.Fatalf("plughost upgrade to a version asking for a new value (exit %d):\n%s", code, out)
+	}
+	if now, _ := os.ReadFile(declPath); string(now) != string(installed) {
+		t.Fatalf("the declaration after a refused upgrade:\n%s", now)
+	}
+
+	reg.Publish(t, mcpbEntry(t, "1.2.0", files.add("hello-1.2.0.mcpb", v12), sum(v12)))
+	out, code = run("upgrade", "hello")
+	if code != 0 || !strings.Contains(out, "added tool goodbye_py") || !strings.Contains(out, "held until approved (plughost approve hello --digest") {
+		t.Fatalf("plughost upgrade (exit %d):\n%s", code, out)
+	}
+	if out, _ := run("plugins"); !strings.Contains(out, "changed since approval") {
+		t.Fatalf("plughost plugins after the upgrade:\n%s", out)
+	}
+	if out, code := run("approve", "hello"); code != 0 {
+		t.Fatalf("plughost approve of 1.2.0 (exit %d):\n%s", code, out)
+	}
+	c := serveWrappedStdio(t, plugins, config, env...)
+	c.awaitTool(t, "goodbye_py")
+	if got := c.call(t, "hello_py", nil); got != "hello ada from python" {
+		t.Fatalf("hello_py after the upgrade = %q", got)
 	}
 }

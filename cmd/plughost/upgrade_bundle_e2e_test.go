@@ -116,6 +116,7 @@ func TestUpgradeRegistryBundle(t *testing.T) {
 		!strings.Contains(out, "unpacked the new bundle in "+filepath.Join(state, "plughost", "bundles", "hello", hex.EncodeToString(sum(v11)))) {
 		t.Fatalf("plughost upgrade (exit %d):\n%s", code, out)
 	}
+	t.Logf("plughost upgrade:\n%s", out)
 	d, err := declared.Load(declPath)
 	if err != nil || d.Origin.Version != "1.1.0" || d.BundleSHA256 != hex.EncodeToString(sum(v11)) || d.UserConfig["who"] != "ada" {
 		t.Fatalf("the declaration after the upgrade (%v): %+v", err, d)

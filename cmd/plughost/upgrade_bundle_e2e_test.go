@@ -29,12 +29,23 @@ func helloBundle(t *testing.T, version string, goodbye bool, moreConfig string) 
 			`"inputSchema": {"type": "object"}}, {"name": "goodbye_py", "description": "Says goodbye", "inputSchema": {"type": "object"}}]}`, 1)
 		tools = `[{"name": "hello_py"}, {"name": "goodbye_py"}]`
 	}
-	manifest := `{"manifest_version": "0.3", "name": "hello", "version": "` + version + `", "description": "d", "author": {"name": "a"},
+	return packHello(t, helloManifest(version, tools, moreConfig), py+"\nmain()\n")
+}
+
+// helloManifest is the manifest of helloBundle's bundle.
+func helloManifest(version, tools, moreConfig string) string {
+	return `{"manifest_version": "0.3", "name": "hello", "version": "` + version + `", "description": "d", "author": {"name": "a"},
   "user_config": {"who": {"type": "string", "title": "Who", "description": "whom to greet", "default": "bundle"}` + moreConfig + `},
   "compatibility": {"platforms": ["linux", "darwin"], "runtimes": {"python": ">=3.8"}}, "tools": ` + tools + `,
   "server": {"type": "python", "entry_point": "server/lib/hello_mcp/__main__.py", "mcp_config": {"command": "python3",
   "args": ["-m", "hello_mcp", "${user_config.who}"], "env": {"PYTHONPATH": "${__dirname}/server/lib"}}}}`
-	b, err := os.ReadFile(packBundle(t, manifest, map[string]string{"server/lib/hello_mcp/__main__.py": py + "\nmain()\n"}))
+}
+
+// packHello packs manifest and the python module main and returns the
+// bundle's bytes.
+func packHello(t *testing.T, manifest, main string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(packBundle(t, manifest, map[string]string{"server/lib/hello_mcp/__main__.py": main}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,8 +104,9 @@ func mcpbEntry(t *testing.T, version, url string, sum []byte) []byte {
 // bundle downloaded, checked and unpacked beside the old one, the value
 // given at install kept, the definitions' diff shown (the tool 1.1.0
 // adds), and serve runs 1.1.0. A 1.2.0 whose fileSha256 is wrong is
-// refused: the 1.1.0 declaration stays byte for byte, nothing of 1.2.0 is
-// left, and 1.1.0 still serves. A bundle installed from a file is refused
+// refused, and so is a 1.3.0 whose server does not start: the 1.1.0
+// declaration stays byte for byte, nothing of theirs is left under
+// STATE/bundles/hello, and 1.1.0 still serves. A bundle installed from a file is refused
 // with how to install the new file.
 func TestUpgradeRegistryBundle(t *testing.T) {
 	t.Parallel()
@@ -135,6 +147,20 @@ func TestUpgradeRegistryBundle(t *testing.T) {
 	}
 	if now, _ := os.ReadDir(bundles); !slices.EqualFunc(now, left, func(a, b os.DirEntry) bool { return a.Name() == b.Name() }) {
 		t.Fatalf("bundles after a failed upgrade: %v, were %v", now, left)
+	}
+	// 1.3.0's server exits at once: its bundle is unpacked, the
+	// declaration names it, it does not start, and all of it is undone.
+	v13 := packHello(t, helloManifest("1.3.0", `[{"name": "hello_py"}]`, ""), "import sys\nsys.exit(3)\n")
+	reg.Publish(t, mcpbEntry(t, "1.3.0", files.add("hello-1.3.0.mcpb", v13), sum(v13)))
+	out, code = plughostIn(t, "", env, "upgrade", "hello", "--plugins", plugins)
+	if code == 0 || !strings.Contains(out, "the old version stays") || !strings.Contains(out, "did not start") {
+		t.Fatalf("plughost upgrade to a server that does not start (exit %d):\n%s", code, out)
+	}
+	if now, _ := os.ReadFile(declPath); string(now) != string(upgraded) {
+		t.Fatalf("the declaration after a failed start:\n%s\nwas:\n%s", now, upgraded)
+	}
+	if now, _ := os.ReadDir(bundles); !slices.EqualFunc(now, left, func(a, b os.DirEntry) bool { return a.Name() == b.Name() }) {
+		t.Fatalf("bundles after a failed start: %v, were %v", now, left)
 	}
 	c := serveWrappedStdio(t, plugins, "", env...)
 	c.awaitTool(t, "goodbye_py")

@@ -143,7 +143,7 @@ func sameUserConfig(old, next *mcpb.Manifest) error {
 		case n == nil:
 			diffs = append(diffs, k+" is gone")
 		case o.Type != n.Type || o.Multiple != n.Multiple || o.Sensitive != n.Sensitive:
-			diffs = append(diffs, fmt.Sprintf("%s is %s, was %s", k, configKind(n), configKind(o)))
+			diffs = append(diffs, fmt.Sprintf("%s is of type %s, was %s", k, configKind(n), configKind(o)))
 		}
 	}
 	for _, k := range slices.Sorted(maps.Keys(next.UserConfig)) {
@@ -157,17 +157,20 @@ func sameUserConfig(old, next *mcpb.Manifest) error {
 	return nil
 }
 
-// configKind describes a user_config's type: "a directory", "several
-// directories, sensitive".
+// configKind describes a user_config's type: "directory", "directory
+// (several)", "string (sensitive)".
 func configKind(c *mcpb.UserConfig) string {
-	s := "a " + c.Type
+	var notes []string
 	if c.Multiple {
-		s = "several " + c.Type + "s"
+		notes = append(notes, "several")
 	}
 	if c.Sensitive {
-		s += ", sensitive"
+		notes = append(notes, "sensitive")
 	}
-	return s
+	if len(notes) == 0 {
+		return c.Type
+	}
+	return c.Type + " (" + strings.Join(notes, ", ") + ")"
 }
 
 // undo removes what staging wrote: the copy, and the unpacked tree when

@@ -64,3 +64,29 @@ func TestUpgrade(t *testing.T) {
 		t.Fatalf("other values: %v", err)
 	}
 }
+
+// TestUpgradeMCPB: an mcpb package's identifier is its download URL,
+// another for each version: the declaration comes back with only its
+// origin's version changed (the caller names the new bundle); one whose
+// new version asks for other values is refused.
+func TestUpgradeMCPB(t *testing.T) {
+	entry := func(version string) *Server {
+		return &Server{Name: "io.example/hello-bundle", Version: version, Packages: []Package{{RegistryType: TypeMCPB,
+			Identifier: "https://example.com/hello-" + version + ".mcpb", Version: version, FileSHA256: strings.Repeat(version[:1], 64),
+			Transport: Transport{Type: TransportStdio}}}}
+	}
+	d := &declared.Server{Bundle: "/state/bundles/hello/" + strings.Repeat("a", 64) + ".mcpb", BundleSHA256: strings.Repeat("a", 64),
+		UserConfig: map[string]any{"who": "ada"}, Origin: &declared.Origin{Name: "io.example/hello-bundle", Version: "1.0.0", Type: TypeMCPB, Registry: "https://r.example"}}
+	u, err := Upgrade(d, entry("1.0.0"), entry("2.0.0"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if u.Origin.Version != "2.0.0" || u.Bundle != d.Bundle || u.UserConfig["who"] != "ada" || d.Origin.Version != "1.0.0" {
+		t.Fatalf("upgraded %+v from %+v", u, d)
+	}
+	next := entry("2.0.0")
+	next.Packages[0].EnvironmentVariables = []KeyValue{{Name: "TOKEN"}}
+	if _, err := Upgrade(d, entry("1.0.0"), next); err == nil || !strings.Contains(err.Error(), "plughost install --force io.example/hello-bundle@2.0.0") {
+		t.Fatalf("other values: %v", err)
+	}
+}

@@ -25,7 +25,7 @@ import (
 // bundle is downloaded, checked as plughost install checks one, and
 // unpacked beside the old (STATE/bundles/NAME/SHA256/) before
 // serve.UpgradeTo writes the declaration naming it. A bundle installed
-// from a file has no newer version to ask for: errBundleFromFile says
+// from a file has no newer version to ask for: bundleFromFile says
 // how to install the new file over it.
 
 // stagedBundle is a new version's bundle copied and unpacked beside the

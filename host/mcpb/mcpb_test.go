@@ -317,11 +317,16 @@ func TestEnsureChecksTheUnpackedTree(t *testing.T) {
 	if _, _, err := Ensure(root, other, archive, "", Limits{}, nil); err != nil {
 		t.Fatal(err)
 	}
+	for _, copyOf := range []string{sha, other} { // install's copies of the bundle files
+		if err := os.WriteFile(filepath.Join(root, copyOf+".mcpb"), archive, 0o444); err != nil {
+			t.Fatal(err)
+		}
+	}
 	if err := Prune(root, other); err != nil {
 		t.Fatal(err)
 	}
 	left, _ := os.ReadDir(root)
-	if len(left) != 3 || left[0].Name() != ".lock" || left[1].Name() != other || left[2].Name() != other+".json" {
+	if len(left) != 4 || left[0].Name() != ".lock" || left[1].Name() != other || left[2].Name() != other+".json" || left[3].Name() != other+".mcpb" {
 		t.Fatalf("after prune: %v", left)
 	}
 }

@@ -134,8 +134,10 @@ func readRecord(path string) (*Installed, error) {
 	return &in, nil
 }
 
-// Prune removes the unpacked bundles under root but those of the
-// SHA-256s in keep: what an upgrade leaves once the new one runs.
+// Prune removes the bundles under root but those of the SHA-256s in
+// keep: their unpacked trees, records and the copies install made
+// (SHA256.mcpb); what an install or upgrade leaves once the new one
+// runs.
 func Prune(root string, keep ...string) error {
 	if _, err := os.Stat(root); errors.Is(err, fs.ErrNotExist) {
 		return nil
@@ -154,7 +156,7 @@ func Prune(root string, keep ...string) error {
 	}
 	var errs []error
 	for _, e := range entries {
-		sha := strings.TrimSuffix(e.Name(), ".json")
+		sha := strings.TrimSuffix(strings.TrimSuffix(e.Name(), ".json"), ".mcpb")
 		if len(sha) != 64 || slices.Contains(keep, sha) {
 			continue
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/importer"
+	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/internal/atomicfile"
@@ -73,6 +74,9 @@ func uninstallCommand(args []string, stdout, stderr io.Writer) error {
 	}
 	if name == "" {
 		return usageError(stderr, flags, "which server? usage: plughost uninstall NAME")
+	}
+	if err := naming.CheckProvider(name); err != nil { // NAME joins paths below: no "..", no "/"
+		return usageError(stderr, flags, "%v", err)
 	}
 	dir, err := serve.ResolveDir(*plugins, "plugins", "--plugins")
 	if err != nil {

@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -12,46 +11,11 @@ import (
 	"strings"
 
 	"github.com/plughost/plughost/host/config"
-	"github.com/plughost/plughost/host/naming"
+	"github.com/plughost/plughost/host/install"
 	"github.com/plughost/plughost/host/registry"
 	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/internal/ask"
 )
-
-// installEnv is what an install needs, from its flags: where it writes,
-// how it asks, where it prints.
-type installEnv struct {
-	ctx context.Context
-	// pluginDir receives NAME.mcp.json.
-	pluginDir string
-	// stateDir is plughost's state directory, serve's: secrets/NAME/,
-	// bundles/NAME/, packages/NAME/ are under it.
-	stateDir string
-	// configPath is the configuration serve runs with (--config): the
-	// registry block, the trust mode, the bundles' signature roots. ""
-	// when there is none.
-	configPath string
-	// configOut is the file the server's plugin block is added to ("-":
-	// printed only).
-	configOut string
-	// name is the provider name asked for (--name); "" derives one.
-	name string
-	// force replaces an installed server of the same name; dryRun writes
-	// nothing; yes installs without asking to go ahead.
-	force, dryRun, yes bool
-	// registry is --registry: the MCP Registry's URL, or a file or
-	// directory of server.json documents ("": the configuration's
-	// registry block, else the official registry); typ is --type: the
-	// kind of package or remote to install (npm, pypi, mcpb, remote);
-	// oauth is --oauth: a remote server is an OAuth resource server.
-	registry, typ string
-	oauth         bool
-	// ask asks for the values a server needs, once.
-	ask *ask.Asker
-	// stdin answers the go-ahead question; stdout and stderr print.
-	stdin          io.Reader
-	stdout, stderr io.Writer
-}
 
 // keyValues is a repeatable KEY=VALUE flag.
 type keyValues map[string]string
@@ -97,57 +61,31 @@ func installCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) er
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	e := &installEnv{ctx: ctx, configPath: *cfgPath, name: *name, force: *force, dryRun: *dryRun, yes: *yes,
-		registry: *registryFlag, typ: *typ, oauth: *oauth,
-		ask: ask.New(stdin, stdout, sets, secretFiles), stdin: stdin, stdout: stdout, stderr: stderr}
-	if e.pluginDir, err = serve.ResolveDir(*plugins, "plugins", "--plugins"); err != nil {
+	e := &install.Env{Ctx: ctx, ConfigPath: *cfgPath, Name: *name, Force: *force, DryRun: *dryRun, Yes: *yes,
+		Registry: *registryFlag, Type: *typ, OAuth: *oauth,
+		Ask: ask.New(stdin, stdout, sets, secretFiles), Stdin: stdin, Stdout: stdout, Stderr: stderr}
+	if e.PluginDir, err = serve.ResolveDir(*plugins, "plugins", "--plugins"); err != nil {
 		return err
 	}
-	if e.stateDir = *stateFlag; e.stateDir == "" {
-		if e.stateDir, err = serve.StateDir(); err != nil {
+	if e.StateDir = *stateFlag; e.StateDir == "" {
+		if e.StateDir, err = serve.StateDir(); err != nil {
 			return err
 		}
-	} else if e.stateDir, err = filepath.Abs(e.stateDir); err != nil {
+	} else if e.StateDir, err = filepath.Abs(e.StateDir); err != nil {
 		return err
 	}
-	if e.configOut = *configOut; e.configOut == "" {
-		if e.configOut = *cfgPath; e.configOut == "" {
-			if e.configOut = os.Getenv(config.EnvConfig); e.configOut == "" {
-				e.configOut = config.DefaultPath(nil)
+	if e.ConfigOut = *configOut; e.ConfigOut == "" {
+		if e.ConfigOut = *cfgPath; e.ConfigOut == "" {
+			if e.ConfigOut = os.Getenv(config.EnvConfig); e.ConfigOut == "" {
+				e.ConfigOut = config.DefaultPath(nil)
 			}
 		}
-		if e.configOut == "" {
+		if e.ConfigOut == "" {
 			return usageError(stderr, fs, "no configuration file: neither --config, $%s, XDG_CONFIG_HOME nor HOME is set; pass --config-out FILE", config.EnvConfig)
 		}
 	}
 	if strings.HasSuffix(what, ".mcpb") {
-		return installBundle(e, what, nil)
+		return install.Bundle(e, what, nil)
 	}
-	return installFromRegistry(e, what)
-}
-
-// providerName is the provider name asked for, else the last part of the
-// registry's or the bundle manifest's name ("io.github.acme/notes-mcp"
-// and "@acme/notes-mcp" are notes-mcp).
-func providerName(asked, serverName string) (string, error) {
-	if asked != "" {
-		return asked, naming.CheckProvider(asked)
-	}
-	n, _ := naming.ForFile(serverName[strings.LastIndex(serverName, "/")+1:] + ".x")
-	return n, naming.CheckProvider(n)
-}
-
-// goAhead asks whether to install what was shown, unless --yes.
-func goAhead(e *installEnv) error {
-	if e.yes || e.dryRun {
-		return nil
-	}
-	v, err := e.ask.Ask(ask.Question{Key: "install", Description: "go ahead", Required: true, Choices: []string{"yes", "no", "y", "n"}})
-	if err != nil {
-		return fmt.Errorf("not installed: %w", err)
-	}
-	if v != "yes" && v != "y" {
-		return errors.New("not installed: you said no")
-	}
-	return nil
+	return install.FromRegistry(e, what)
 }

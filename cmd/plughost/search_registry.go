@@ -7,9 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
-	"slices"
-	"strings"
 
+	"github.com/plughost/plughost/host/install"
 	"github.com/plughost/plughost/host/registry"
 )
 
@@ -26,43 +25,7 @@ func searchRegistryCommand(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	cfg, err := installConfig(*cfgPath)
-	if err != nil {
-		return err
-	}
-	src, err := openRegistry(*registryFlag, cfg)
-	if err != nil {
-		return err
-	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
 	defer stop()
-	found, err := src.Search(ctx, query, *limit)
-	if err != nil {
-		return err
-	}
-	if len(found) == 0 {
-		fmt.Fprintf(stdout, "no server of %s has %q in its name\n", src, query)
-		return nil
-	}
-	for _, e := range found {
-		s := &e.Server
-		choices, why := registry.Options(s)
-		var offers []string
-		for i, c := range choices {
-			t := c.Type()
-			if why[i] != "" {
-				t += " (not supported)"
-			}
-			if !slices.Contains(offers, t) {
-				offers = append(offers, t)
-			}
-		}
-		status := ""
-		if e.Status != "" && e.Status != "active" {
-			status = " [" + e.Status + "]"
-		}
-		fmt.Fprintf(stdout, "%s %s%s\n  %s\n  offers: %s\n", s.Name, s.Version, status, s.Description, strings.Join(offers, ", "))
-	}
-	fmt.Fprintf(stdout, "install one with: plughost install NAME[@VERSION]\n")
-	return nil
+	return install.Search(ctx, *cfgPath, *registryFlag, query, *limit, stdout)
 }

@@ -4,11 +4,10 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"slices"
 
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/install"
 	"github.com/plughost/plughost/host/serve"
-	"github.com/plughost/plughost/host/trust"
 )
 
 // upgradeCommand is `plughost upgrade NAME`: the declared server NAME,
@@ -20,8 +19,8 @@ import (
 // approved: the server is quarantined until plughost approve NAME. A
 // server plughost install installed from a registry entry (a package, a
 // remote, a bundle) gets the registry's latest version instead
-// (upgradeFromRegistry); a bundle installed from a file is refused,
-// saying how to install the new file over it (bundleFromFile).
+// (install.UpgradeFromRegistry); a bundle installed from a file is refused,
+// saying how to install the new file over it (install.BundleFromFile).
 func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 	fs := flag.NewFlagSet("upgrade", flag.ContinueOnError)
 	plugins := fs.String("plugins", "", "plugin directory (default $XDG_DATA_HOME/plughost/plugins)")
@@ -35,12 +34,12 @@ func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 		return usageError(stderr, fs, "which server? usage: plughost upgrade NAME")
 	}
 	o := &serve.Options{Plugins: *plugins, Config: *cfgPath, LogLevel: "warn", Version: version}
-	d := installedDeclaration(*plugins, name)
+	d := install.Installed(*plugins, name)
 	switch {
 	case d != nil && d.Origin != nil && d.Origin.Registry != "":
-		return upgradeFromRegistry(o, name, d, *registryFlag, stdout, stderr)
+		return install.UpgradeFromRegistry(o, name, d, *registryFlag, stdout, stderr)
 	case d != nil && d.Bundle != "":
-		return bundleFromFile(name, d)
+		return install.BundleFromFile(name, d)
 	}
 	u, err := serve.Upgrade(o, name, stderr)
 	if err != nil {
@@ -52,57 +51,13 @@ func upgradeCommand(args []string, stdout, stderr io.Writer) error {
 		return nil
 	}
 	fmt.Fprintf(stdout, "%s: %s %s → %s\n", plugin, u.Spec.Name, u.Old.Version, next.Version)
-	if err := printDefinitionsDiff(stdout, u.Before, u.After, u.From); err != nil {
+	if err := install.WriteDefinitionsDiff(stdout, u.Before, u.After, u.From); err != nil {
 		return err
 	}
 	if u.Pinned {
 		fmt.Fprintf(stdout, "%s is in trust mode %q: it is held until approved (plughost approve %s --digest %s)\n", plugin, config.TrustPinned, plugin, u.Digest)
 	} else {
 		fmt.Fprintf(stdout, "%s runs %s from its next start\n", plugin, next)
-	}
-	return nil
-}
-
-// printDefinitionsDiff writes, by key, the definitions added, removed and
-// changed (member by member, words removed [-…-] and added {+…+}), from
-// the ones before (whose origin from names) to those after.
-func printDefinitionsDiff(w io.Writer, before, after map[string]trust.Definition, from string) error {
-	keys := slices.Sorted(func(yield func(string) bool) {
-		for k := range before {
-			if !yield(k) {
-				return
-			}
-		}
-		for k := range after {
-			if _, dup := before[k]; !dup && !yield(k) {
-				return
-			}
-		}
-	})
-	changed := 0
-	for _, k := range keys {
-		b, inBefore := before[k]
-		a, inAfter := after[k]
-		switch {
-		case !inBefore:
-			fmt.Fprintf(w, "  added %s %s\n", a.Kind, a.Name)
-		case !inAfter:
-			fmt.Fprintf(w, "  removed %s %s\n", b.Kind, b.Name)
-		default:
-			lines := trust.DiffFields(a.Kind, b.JSON, a.JSON)
-			if len(lines) == 0 {
-				continue
-			}
-			fmt.Fprintf(w, "  changed %s %s\n", a.Kind, a.Name)
-			for _, l := range lines {
-				fmt.Fprintf(w, "    %s\n", l)
-			}
-		}
-		changed++
-	}
-	if changed == 0 {
-		_, err := fmt.Fprintf(w, "  definitions unchanged (%s)\n", from)
-		return err
 	}
 	return nil
 }

@@ -36,15 +36,7 @@ type Upgraded struct {
 // once it has started and listed its definitions in a host of o (else it
 // goes back, and says why). Progress and the hosts' logs go to stderr.
 func Upgrade(o *Options, name string, stderr io.Writer) (*Upgraded, error) {
-	cfg, err := LoadConfig(o.Config)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := ResolveDir(o.Plugins, "plugins", "--plugins")
-	if err != nil {
-		return nil, err
-	}
-	plugin, file, err := manager.Find(dir, name)
+	cfg, dir, plugin, file, err := findDeclared(o, name)
 	if err != nil {
 		return nil, err
 	}
@@ -148,4 +140,18 @@ func listOnce(hf *Options, plugin, file string, stderr io.Writer) (map[string]tr
 		out[d.Key()] = d
 	}
 	return out, ok, nil
+}
+
+// findDeclared is what an upgrade of the server name of o's plugin
+// directory starts from: the configuration, the directory, the plugin's
+// name and its declaration file.
+func findDeclared(o *Options, name string) (cfg *config.Config, dir, plugin, file string, err error) {
+	if cfg, err = LoadConfig(o.Config); err != nil {
+		return nil, "", "", "", err
+	}
+	if dir, err = ResolveDir(o.Plugins, "plugins", "--plugins"); err != nil {
+		return nil, "", "", "", err
+	}
+	plugin, file, err = manager.Find(dir, name)
+	return cfg, dir, plugin, file, err
 }

@@ -8,7 +8,6 @@ import (
 
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/declared"
-	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/packages"
 	"github.com/plughost/plughost/internal/atomicfile"
 )
@@ -25,15 +24,7 @@ func UpgradeTo(o *Options, name string, next []byte, stderr io.Writer) (*Upgrade
 	if _, err := declared.Parse(next); err != nil {
 		return nil, fmt.Errorf("the new declaration: %w", err)
 	}
-	cfg, err := LoadConfig(o.Config)
-	if err != nil {
-		return nil, err
-	}
-	dir, err := ResolveDir(o.Plugins, "plugins", "--plugins")
-	if err != nil {
-		return nil, err
-	}
-	plugin, file, err := manager.Find(dir, name)
+	cfg, dir, plugin, file, err := findDeclared(o, name)
 	if err != nil {
 		return nil, err
 	}

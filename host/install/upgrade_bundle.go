@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"context"
@@ -25,7 +25,7 @@ import (
 // bundle is downloaded, checked as plughost install checks one, and
 // unpacked beside the old (STATE/bundles/NAME/SHA256/) before
 // serve.UpgradeTo writes the declaration naming it. A bundle installed
-// from a file has no newer version to ask for: bundleFromFile says
+// from a file has no newer version to ask for: BundleFromFile says
 // how to install the new file over it.
 
 // stagedBundle is a new version's bundle copied and unpacked beside the
@@ -42,11 +42,11 @@ type stagedBundle struct {
 	dir string
 }
 
-// bundleFromFile is the error of plughost upgrade for the bundle
+// BundleFromFile is the error of plughost upgrade for the bundle
 // declaration d of the plugin name that no registry entry installed:
 // nothing says where a newer version is, so the user installs the new
 // file over it (its values asked again, the declaration replaced).
-func bundleFromFile(name string, d *declared.Server) error {
+func BundleFromFile(name string, d *declared.Server) error {
 	return fmt.Errorf("%s runs the bundle %s, installed from a file, not from a registry entry: there is no newer version to ask for; "+
 		"install the new file over it: plughost install --force ./new.mcpb --name %s", name, d.Bundle, name)
 }

@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"cmp"
@@ -20,22 +20,22 @@ import (
 	"github.com/plughost/plughost/sandbox"
 )
 
-// installFromRegistry installs the server ref (NAME[@VERSION]) of the
+// FromRegistry installs the server ref (NAME[@VERSION]) of the
 // configured MCP Registry: it is found and validated against the
 // official schema, a way to run it chosen, its values asked, what it
 // will run shown and agreed to; then its package is installed once and
 // its declaration, secret files and plugin block written, or nothing is.
-func installFromRegistry(e *installEnv, ref string) error {
-	cfg, err := installConfig(e.configPath)
+func FromRegistry(e *Env, ref string) error {
+	cfg, err := serve.LoadConfig(e.ConfigPath)
 	if err != nil {
 		return err
 	}
-	src, err := openRegistry(e.registry, cfg)
+	src, err := openRegistry(e.Registry, cfg)
 	if err != nil {
 		return err
 	}
 	name, version := registry.SplitRef(ref)
-	entry, err := src.Get(e.ctx, name, version)
+	entry, err := src.Get(e.Ctx, name, version)
 	if err != nil {
 		return err
 	}
@@ -44,27 +44,27 @@ func installFromRegistry(e *installEnv, ref string) error {
 	case "deleted":
 		return fmt.Errorf("%s@%s is deleted from %s: not installed", s.Name, s.Version, src)
 	case "deprecated":
-		fmt.Fprintf(e.stdout, "note: %s@%s is deprecated in %s\n", s.Name, s.Version, src)
+		fmt.Fprintf(e.Stdout, "note: %s@%s is deprecated in %s\n", s.Name, s.Version, src)
 	}
-	choice, others, err := registry.Choose(s, e.typ)
+	choice, others, err := registry.Choose(s, e.Type)
 	if err != nil {
 		return err
 	}
-	provider, err := providerName(e.name, s.Name)
+	provider, err := providerName(e.Name, s.Name)
 	if err != nil {
 		return err
 	}
-	declPath := filepath.Join(e.pluginDir, provider+declared.Suffix)
-	if _, err := os.Lstat(declPath); err == nil && !e.force {
+	declPath := filepath.Join(e.PluginDir, provider+declared.Suffix)
+	if _, err := os.Lstat(declPath); err == nil && !e.Force {
 		return fmt.Errorf("%s is installed already (%s): plughost upgrade %s, or --force to replace it, or --name to install it under another name", provider, declPath, provider)
 	}
-	plan, err := registry.Build(s, choice, src.String(), npmIndexes(), e.ask)
+	plan, err := registry.Build(s, choice, src.String(), npmIndexes(), e.Ask)
 	if err != nil {
 		return fmt.Errorf("%s@%s: %w; nothing installed", s.Name, s.Version, err)
 	}
-	fmt.Fprintf(e.stdout, "\nplughost install %s as %q:\n", s.Name, provider)
-	plan.Describe(e.stdout, others)
-	if plan.URL != "" && !e.oauth {
+	fmt.Fprintf(e.Stdout, "\nplughost install %s as %q:\n", s.Name, provider)
+	plan.Describe(e.Stdout, others)
+	if plan.URL != "" && !e.OAuth {
 		probeOAuth(e, plan)
 	}
 	if err := goAhead(e); err != nil {
@@ -76,13 +76,6 @@ func installFromRegistry(e *installEnv, ref string) error {
 	return writeRegistryServer(e, cfg, provider, plan)
 }
 
-// installConfig is the configuration serve would run with: path, else
-// $PLUGHOST_CONFIG, else the default file when it exists; an empty one
-// without any (its registry block, its trust mode, its policies).
-func installConfig(path string) (*config.Config, error) {
-	return serve.LoadConfig(path)
-}
-
 // openRegistry opens the registry flag names, else the configuration's.
 func openRegistry(flag string, cfg *config.Config) (registry.Source, error) {
 	return registry.Open(cmp.Or(flag, cfg.Registry.URL), cfg.Registry.Timeout)
@@ -91,44 +84,44 @@ func openRegistry(flag string, cfg *config.Config) (registry.Source, error) {
 // probeOAuth asks a remote server whether it wants OAuth (a 401 naming
 // its resource metadata): then the declaration gets "oauth": {}, as
 // with --oauth, and install says to log in.
-func probeOAuth(e *installEnv, plan *registry.Plan) {
-	needs, err := registry.ProbeOAuth(e.ctx, http.DefaultClient, plan.URL, plan.Headers)
+func probeOAuth(e *Env, plan *registry.Plan) {
+	needs, err := registry.ProbeOAuth(e.Ctx, http.DefaultClient, plan.URL, plan.Headers)
 	switch {
 	case err != nil:
-		fmt.Fprintf(e.stdout, "  note: %s did not answer (%v): if it wants OAuth, install again with --oauth\n", plan.URL, err)
+		fmt.Fprintf(e.Stdout, "  note: %s did not answer (%v): if it wants OAuth, install again with --oauth\n", plan.URL, err)
 	case needs:
-		e.oauth = true
-		fmt.Fprintf(e.stdout, "  oauth:     it answers 401 naming its OAuth resource metadata: declared with \"oauth\": {}, log in with plughost login once installed\n")
+		e.OAuth = true
+		fmt.Fprintf(e.Stdout, "  oauth:     it answers 401 naming its OAuth resource metadata: declared with \"oauth\": {}, log in with plughost login once installed\n")
 	}
 }
 
 // installRegistryBundle downloads an mcpb package, checks its SHA-256
 // before anything else, and installs it as a bundle file is.
-func installRegistryBundle(e *installEnv, plan *registry.Plan) error {
-	if e.dryRun {
-		fmt.Fprintf(e.stdout, "dry run: would download %s, check its SHA-256, and install it; nothing written\n", plan.BundleURL)
+func installRegistryBundle(e *Env, plan *registry.Plan) error {
+	if e.DryRun {
+		fmt.Fprintf(e.Stdout, "dry run: would download %s, check its SHA-256, and install it; nothing written\n", plan.BundleURL)
 		return nil
 	}
 	hc := &http.Client{Timeout: registry.DefaultDownloadTimeout}
-	path, err := registry.DownloadBundle(e.ctx, hc, plan.BundleURL, plan.BundleSHA256, 0, "")
+	path, err := registry.DownloadBundle(e.Ctx, hc, plan.BundleURL, plan.BundleSHA256, 0, "")
 	if err != nil {
 		return fmt.Errorf("%w; nothing installed", err)
 	}
 	defer os.Remove(path)
 	origin := plan.Origin
-	return installBundle(e, path, &origin)
+	return Bundle(e, path, &origin)
 }
 
 // writeRegistryServer installs the plan's package once, then writes the
 // declaration, its secret files and its plugin block; a failure at any
 // step removes what the earlier ones wrote.
-func writeRegistryServer(e *installEnv, cfg *config.Config, provider string, plan *registry.Plan) (err error) {
-	own := append(serve.PlughostDirs(), filepath.Dir(e.configOut))
-	opts := &importer.Options{PluginDir: e.pluginDir, Force: e.force, DryRun: true, StateDir: e.stateDir, Own: own, Secrets: plan.Secrets,
+func writeRegistryServer(e *Env, cfg *config.Config, provider string, plan *registry.Plan) (err error) {
+	own := append(serve.PlughostDirs(), filepath.Dir(e.ConfigOut))
+	opts := &importer.Options{PluginDir: e.PluginDir, Force: e.Force, DryRun: true, StateDir: e.StateDir, Own: own, Secrets: plan.Secrets,
 		Amend: func(d *declared.Server) {
 			origin := plan.Origin
 			d.Origin = &origin
-			if e.oauth && d.URL != "" {
+			if e.OAuth && d.URL != "" {
 				d.OAuth = &declared.OAuth{}
 			}
 		}}
@@ -138,20 +131,20 @@ func writeRegistryServer(e *installEnv, cfg *config.Config, provider string, pla
 		return fmt.Errorf("%s: %w; nothing installed", provider, dry.Skipped)
 	}
 	blocks := importer.Blocks([]importer.Server{dry})
-	writeConfig := e.configOut != "-"
+	writeConfig := e.ConfigOut != "-"
 	if writeConfig {
-		src, rerr := os.ReadFile(e.configOut)
+		src, rerr := os.ReadFile(e.ConfigOut)
 		if rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
 			return rerr
 		}
-		if _, _, err := importer.MergeConfig(src, e.configOut, blocks, e.force); err != nil {
+		if _, _, err := importer.MergeConfig(src, e.ConfigOut, blocks, e.Force); err != nil {
 			return fmt.Errorf("%w; nothing installed", err)
 		}
 	}
-	if e.dryRun {
-		fmt.Fprintf(e.stdout, "\ndry run: would write %s:\n  %s\n", filepath.Join(e.pluginDir, provider+declared.Suffix),
+	if e.DryRun {
+		fmt.Fprintf(e.Stdout, "\ndry run: would write %s:\n  %s\n", filepath.Join(e.PluginDir, provider+declared.Suffix),
 			strings.ReplaceAll(strings.TrimSpace(string(dry.Content)), "\n", "\n  "))
-		fmt.Fprintf(e.stdout, "and its plugin block (to %s):\n%s", e.configOut, importer.Snippet([]importer.Server{dry}))
+		fmt.Fprintf(e.Stdout, "and its plugin block (to %s):\n%s", e.ConfigOut, importer.Snippet([]importer.Server{dry}))
 		return nil
 	}
 
@@ -165,7 +158,7 @@ func writeRegistryServer(e *installEnv, cfg *config.Config, provider string, pla
 		}
 	}()
 	if plan.Spec != nil {
-		if err := checkStateDir(e.stateDir); err != nil {
+		if err := checkStateDir(e.StateDir); err != nil {
 			return err
 		}
 		pkgDir, err := serve.PackagesDir(provider)
@@ -175,21 +168,21 @@ func writeRegistryServer(e *installEnv, cfg *config.Config, provider string, pla
 		if _, serr := os.Stat(pkgDir); errors.Is(serr, fs.ErrNotExist) {
 			undo = append(undo, func() { os.RemoveAll(pkgDir) })
 		}
-		inst, err := serve.CommandInstaller(cfg, provider, e.stderr)
+		inst, err := serve.CommandInstaller(cfg, provider, e.Stderr)
 		if err != nil {
 			return err
 		}
-		in, err := inst.Ensure(e.ctx, plan.Spec)
+		in, err := inst.Ensure(e.Ctx, plan.Spec)
 		if err != nil {
 			return fmt.Errorf("installing %s: %w", plan.Spec, err)
 		}
-		fmt.Fprintf(e.stdout, "installed %s into %s: it runs offline from there\n", in, pkgDir)
+		fmt.Fprintf(e.Stdout, "installed %s into %s: it runs offline from there\n", in, pkgDir)
 	}
-	secretsDir := filepath.Join(e.stateDir, "secrets", provider)
+	secretsDir := filepath.Join(e.StateDir, "secrets", provider)
 	if _, serr := os.Stat(secretsDir); errors.Is(serr, fs.ErrNotExist) {
 		undo = append(undo, func() { os.RemoveAll(secretsDir) })
 	}
-	declPath := filepath.Join(e.pluginDir, provider+declared.Suffix)
+	declPath := filepath.Join(e.PluginDir, provider+declared.Suffix)
 	previous, perr := os.ReadFile(declPath) // --force: the one replaced, put back on a failure
 	opts.DryRun = false
 	srv := importer.Import(file, opts).Servers[0]
@@ -203,29 +196,29 @@ func writeRegistryServer(e *installEnv, cfg *config.Config, provider string, pla
 			os.Remove(declPath)
 		}
 	})
-	fmt.Fprintf(e.stdout, "%s\n", srv.Status)
+	fmt.Fprintf(e.Stdout, "%s\n", srv.Status)
 	for _, n := range srv.Notes {
 		if n.Kind == importer.InfoNote && strings.Contains(n.Text, "installs it once") {
 			continue // done now, not at its first start
 		}
-		fmt.Fprintf(e.stdout, "  %s: %s\n", n.Kind, n.Text)
+		fmt.Fprintf(e.Stdout, "  %s: %s\n", n.Kind, n.Text)
 	}
 	rec := installRecord{Name: provider, Declaration: declPath}
 	if writeConfig {
-		kept, err := importer.WriteConfig(e.configOut, importer.Blocks([]importer.Server{srv}), e.force)
+		kept, err := importer.WriteConfig(e.ConfigOut, importer.Blocks([]importer.Server{srv}), e.Force)
 		if err != nil {
-			return fmt.Errorf("configuration %s: %w", e.configOut, err)
+			return fmt.Errorf("configuration %s: %w", e.ConfigOut, err)
 		}
 		if len(kept) == 0 {
-			rec.Config = e.configOut
-			fmt.Fprintf(e.stdout, "added its plugin block to %s:\n%s", e.configOut, blocks[0].Text)
+			rec.Config = e.ConfigOut
+			fmt.Fprintf(e.Stdout, "added its plugin block to %s:\n%s", e.ConfigOut, blocks[0].Text)
 		} else {
-			fmt.Fprintf(e.stdout, "%s: KEPT its plugin block for %q as it was (--force replaces it); the one install would write:\n%s", e.configOut, provider, blocks[0].Text)
+			fmt.Fprintf(e.Stdout, "%s: KEPT its plugin block for %q as it was (--force replaces it); the one install would write:\n%s", e.ConfigOut, provider, blocks[0].Text)
 		}
 	} else {
-		fmt.Fprint(e.stdout, importer.Snippet([]importer.Server{srv}))
+		fmt.Fprint(e.Stdout, importer.Snippet([]importer.Server{srv}))
 	}
-	if err := writeInstallRecord(e.stateDir, &rec); err != nil {
+	if err := writeInstallRecord(e.StateDir, &rec); err != nil {
 		return err
 	}
 	nextSteps(e, cfg, provider)
@@ -248,19 +241,19 @@ func checkStateDir(state string) error {
 }
 
 // nextSteps says what comes next: logging in, approving.
-func nextSteps(e *installEnv, cfg *config.Config, provider string) {
-	if e.oauth {
-		fmt.Fprintf(e.stdout, "next: plughost login %s (it logs in to the server once, in a browser)\n", provider)
+func nextSteps(e *Env, cfg *config.Config, provider string) {
+	if e.OAuth {
+		fmt.Fprintf(e.Stdout, "next: plughost login %s (it logs in to the server once, in a browser)\n", provider)
 	}
 	if cfg.Trust.ModeFor(provider) == config.TrustPinned {
-		fmt.Fprintf(e.stdout, "next: it is in trust mode pinned: it waits for plughost approve %s", provider)
-		if e.configPath != "" {
-			fmt.Fprintf(e.stdout, " --config %s", e.configPath)
+		fmt.Fprintf(e.Stdout, "next: it is in trust mode pinned: it waits for plughost approve %s", provider)
+		if e.ConfigPath != "" {
+			fmt.Fprintf(e.Stdout, " --config %s", e.ConfigPath)
 		}
-		fmt.Fprintln(e.stdout, ", which shows its definitions")
+		fmt.Fprintln(e.Stdout, ", which shows its definitions")
 		return
 	}
-	fmt.Fprintf(e.stdout, "next: plughost serve serves it as %q\n", provider)
+	fmt.Fprintf(e.Stdout, "next: plughost serve serves it as %q\n", provider)
 }
 
 // npmIndexes are the package registries the user's npm and pip settings

@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"bytes"
@@ -23,7 +23,7 @@ import (
 	"github.com/plughost/plughost/pluginproto"
 )
 
-// installBundle installs the MCP Bundle file at path; origin says which
+// Bundle installs the MCP Bundle file at path; origin says which
 // registry entry it came from (nil: a file the user named).
 //
 // The bundle is read (bounded), its signature checked with the
@@ -37,12 +37,12 @@ import (
 // configuration. A failure removes what this install wrote; a previous
 // install of NAME stays as it was until the new declaration replaces
 // its own.
-func installBundle(e *installEnv, path string, origin *declared.Origin) error {
+func Bundle(e *Env, path string, origin *declared.Origin) error {
 	b, sum, err := mcpb.ReadFile(path)
 	if err != nil {
 		return fmt.Errorf("%w; nothing installed", err)
 	}
-	cfg, err := serve.LoadConfig(e.configPath) // its trust mode and bundle signature roots, as serve reads them
+	cfg, err := serve.LoadConfig(e.ConfigPath) // its trust mode and bundle signature roots, as serve reads them
 	if err != nil {
 		return err
 	}
@@ -57,23 +57,23 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 	if err != nil {
 		return fmt.Errorf("bundle %s: %w; nothing installed", path, err)
 	}
-	name, err := providerName(e.name, m.Name)
+	name, err := providerName(e.Name, m.Name)
 	if err != nil {
 		return err
 	}
-	declPath := filepath.Join(e.pluginDir, name+declared.Suffix)
+	declPath := filepath.Join(e.PluginDir, name+declared.Suffix)
 	old, err := declared.Load(declPath)
 	switch {
-	case err == nil && !e.force:
+	case err == nil && !e.Force:
 		return fmt.Errorf("%s is installed already (%s): --force replaces it, --name installs the bundle under another name", name, declPath)
-	case err != nil && !errors.Is(err, fs.ErrNotExist) && !e.force:
+	case err != nil && !errors.Is(err, fs.ErrNotExist) && !e.Force:
 		return fmt.Errorf("%s: %w (--force replaces it)", declPath, err)
 	}
 	describeBundle(e, name, path, sum, signer, m)
 	if err := goAhead(e); err != nil {
 		return err
 	}
-	vals, secrets, err := askUserConfig(e.ask, m)
+	vals, secrets, err := askUserConfig(e.Ask, m)
 	if err != nil {
 		return fmt.Errorf("%w; nothing installed", err)
 	}
@@ -84,7 +84,7 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 	if _, err := m.Launch("/bundle", mcpb.Platform(runtime.GOOS), vals); err != nil && !missingOnlySecrets(err, secrets) {
 		return fmt.Errorf("%w; nothing installed", err)
 	}
-	secretDir := filepath.Join(e.stateDir, "secrets", name)
+	secretDir := filepath.Join(e.StateDir, "secrets", name)
 	d := &declared.Server{UserConfigFiles: map[string]string{}, UserConfig: map[string]any{}}
 	for _, k := range slices.Sorted(maps.Keys(secrets)) {
 		d.UserConfigFiles[k] = filepath.Join(secretDir, "user_config."+k)
@@ -95,12 +95,12 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 	secretFiles := slices.Sorted(maps.Values(d.UserConfigFiles))
 	d.Requests = pluginproto.Requests{Read: append(slices.Clone(files), secretFiles...), Write: dirs}
 	block := bundleBlock(name, dirs, files, secretFiles)
-	if e.dryRun {
-		fmt.Fprintf(e.stdout, "\ndry run: nothing written; would write %s and add to %s:\n%s", declPath, e.configOut, block.Text)
+	if e.DryRun {
+		fmt.Fprintf(e.Stdout, "\ndry run: nothing written; would write %s and add to %s:\n%s", declPath, e.ConfigOut, block.Text)
 		return nil
 	}
 
-	root := filepath.Join(e.stateDir, "bundles", name)
+	root := filepath.Join(e.StateDir, "bundles", name)
 	copyPath := filepath.Join(root, sum+declared.BundleSuffix)
 	newCopy := !fileExists(copyPath)
 	fresh := old == nil || old.BundleSHA256 != sum // what a failure removes
@@ -142,7 +142,7 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 		_, err = declared.Parse(raw)
 	}
 	if err == nil {
-		err = importer.WriteNew(declPath, append(raw, '\n'), 0o644, e.force)
+		err = importer.WriteNew(declPath, append(raw, '\n'), 0o644, e.Force)
 	}
 	if err != nil {
 		undo()
@@ -153,15 +153,15 @@ func installBundle(e *installEnv, path string, origin *declared.Origin) error {
 		keep = append(keep, old.BundleSHA256) // the previous version, until the next install
 	}
 	if err := mcpb.Prune(root, keep...); err != nil {
-		fmt.Fprintf(e.stderr, "note: old bundles under %s not all removed: %v\n", root, err)
+		fmt.Fprintf(e.Stderr, "note: old bundles under %s not all removed: %v\n", root, err)
 	}
-	fmt.Fprintf(e.stdout, "\nwrote %s (bundle unpacked in %s)\n", declPath, opened.Dir)
+	fmt.Fprintf(e.Stdout, "\nwrote %s (bundle unpacked in %s)\n", declPath, opened.Dir)
 	return writeBundleBlock(e, cfg, name, declPath, block)
 }
 
 // describeBundle shows what the bundle will run and asks for.
-func describeBundle(e *installEnv, name, path, sum, signer string, m *mcpb.Manifest) {
-	w := e.stdout
+func describeBundle(e *Env, name, path, sum, signer string, m *mcpb.Manifest) {
+	w := e.Stdout
 	fmt.Fprintf(w, "\nplughost install %s as %q:\n", path, name)
 	fmt.Fprintf(w, "  bundle:    %s %s (manifest %s), sha256 %s, %s\n", m.Title(), m.Version, m.ManifestVersion, sum, signer)
 	mc := m.Server.MCPConfig
@@ -319,30 +319,30 @@ func hclStrings(list []string) string {
 
 // writeBundleBlock adds the plugin block to the configuration (or prints
 // it, for --config-out -) and says how to start.
-func writeBundleBlock(e *installEnv, cfg *config.Config, name, declPath string, block importer.Block) error {
+func writeBundleBlock(e *Env, cfg *config.Config, name, declPath string, block importer.Block) error {
 	snippet := "sandbox {\n" + block.Text + "}\n"
 	rec := installRecord{Name: name, Declaration: declPath} // for uninstall
-	if e.configOut == "-" {
-		fmt.Fprint(e.stdout, snippet)
-		return writeInstallRecord(e.stateDir, &rec)
+	if e.ConfigOut == "-" {
+		fmt.Fprint(e.Stdout, snippet)
+		return writeInstallRecord(e.StateDir, &rec)
 	}
-	kept, err := importer.WriteConfig(e.configOut, []importer.Block{block}, e.force)
+	kept, err := importer.WriteConfig(e.ConfigOut, []importer.Block{block}, e.Force)
 	if err != nil {
-		return fmt.Errorf("configuration %s: NOT WRITTEN: %w; add this yourself:\n%s", e.configOut, err, snippet)
+		return fmt.Errorf("configuration %s: NOT WRITTEN: %w; add this yourself:\n%s", e.ConfigOut, err, snippet)
 	}
 	if len(kept) > 0 {
-		fmt.Fprintf(e.stdout, "%s: KEPT its plugin block for %q as it was, not this one (--force replaces it):\n%s", e.configOut, name, snippet)
+		fmt.Fprintf(e.Stdout, "%s: KEPT its plugin block for %q as it was, not this one (--force replaces it):\n%s", e.ConfigOut, name, snippet)
 	} else {
-		rec.Config = e.configOut
-		fmt.Fprintf(e.stdout, "added to %s:\n%s", e.configOut, snippet)
+		rec.Config = e.ConfigOut
+		fmt.Fprintf(e.Stdout, "added to %s:\n%s", e.ConfigOut, snippet)
 	}
-	if err := writeInstallRecord(e.stateDir, &rec); err != nil {
+	if err := writeInstallRecord(e.StateDir, &rec); err != nil {
 		return err
 	}
 	if cfg.Trust.ModeFor(name) == config.TrustPinned {
-		fmt.Fprintf(e.stdout, "trust mode pinned: it waits for `plughost approve %s`\n", name)
+		fmt.Fprintf(e.Stdout, "trust mode pinned: it waits for `plughost approve %s`\n", name)
 	}
-	fmt.Fprintf(e.stdout, "start with plughost serve --config %s\n", e.configOut)
+	fmt.Fprintf(e.Stdout, "start with plughost serve --config %s\n", e.ConfigOut)
 	return nil
 }
 

@@ -1,4 +1,4 @@
-package main
+package install
 
 import (
 	"bytes"
@@ -17,10 +17,10 @@ import (
 	"github.com/plughost/plughost/host/serve"
 )
 
-// installedDeclaration is the declaration NAME.mcp.json of the plugin
+// Installed is the declaration NAME.mcp.json of the plugin
 // directory plugins (the flag), nil when there is none or it does not
 // parse (serve.Upgrade then says why).
-func installedDeclaration(plugins, name string) *declared.Server {
+func Installed(plugins, name string) *declared.Server {
 	dir, err := serve.ResolveDir(plugins, "plugins", "--plugins")
 	if err != nil {
 		return nil
@@ -32,15 +32,15 @@ func installedDeclaration(plugins, name string) *declared.Server {
 	return d
 }
 
-// upgradeFromRegistry upgrades the server d, which plughost install
+// UpgradeFromRegistry upgrades the server d, which plughost install
 // installed from a registry, to the registry's latest version: the new
 // declaration (the same values, the new version) is written and its
 // package installed beside the old, the server started and its
 // definitions compared; the old declaration and package stay when
 // anything fails. A bundle's new version is downloaded and unpacked
 // beside the old (stageBundle), and removed again when it fails.
-func upgradeFromRegistry(o *serve.Options, name string, d *declared.Server, registryFlag string, stdout, stderr io.Writer) error {
-	cfg, err := installConfig(o.Config)
+func UpgradeFromRegistry(o *serve.Options, name string, d *declared.Server, registryFlag string, stdout, stderr io.Writer) error {
+	cfg, err := serve.LoadConfig(o.Config)
 	if err != nil {
 		return err
 	}
@@ -95,7 +95,7 @@ func upgradeFromRegistry(o *serve.Options, name string, d *declared.Server, regi
 		fmt.Fprintf(stdout, "installed %s beside %s\n", u.Next, u.Old)
 	}
 	staged.done(stdout, stderr)
-	if err := printDefinitionsDiff(stdout, u.Before, u.After, u.From); err != nil {
+	if err := WriteDefinitionsDiff(stdout, u.Before, u.After, u.From); err != nil {
 		return err
 	}
 	if u.Pinned {

@@ -135,7 +135,7 @@ func (c *Client) get(ctx context.Context, path string, v any) error {
 	req.Header.Set("Accept", "application/json")
 	resp, err := c.HTTP.Do(req)
 	if err != nil {
-		return fmt.Errorf("registry %s: %w", c.Base, err)
+		return fmt.Errorf("registry %s: %w (unreachable from here? --registry, or the configuration's registry block, names another: a URL, or a file or directory of server.json documents)", c.Base, err)
 	}
 	defer resp.Body.Close()
 	body, err := io.ReadAll(io.LimitReader(resp.Body, MaxResponse+1))

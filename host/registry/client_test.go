@@ -115,7 +115,7 @@ func TestClientBadRegistries(t *testing.T) {
 		addr := l.Addr().String()
 		l.Close()
 		_, err = NewClient("http://"+addr, 0).Get(context.Background(), "io.example/memory", "")
-		if err == nil || !strings.Contains(err.Error(), "connection refused") {
+		if err == nil || !strings.Contains(err.Error(), "connection refused") || !strings.Contains(err.Error(), "--registry") {
 			t.Fatalf("got %v", err)
 		}
 	})

@@ -297,16 +297,18 @@ func TestFrameTrickleCut(t *testing.T) {
 // has its own deadline, though one frame or another is always arriving.
 func TestFrameDeadlineIsPerFrame(t *testing.T) {
 	t.Parallel()
-	// Each frame spends 20 ms and one round trip in flight: the deadline
-	// is 50 times that, so that a loaded machine does not cut a frame that
-	// is merely slow, and the stream lasts three deadlines.
-	const frameTimeout = time.Second
+	// Each frame spends 20 ms in flight, the writer's pause: the answers
+	// are read only once the stream has ended, so no round trip (and no
+	// reader's turn on a loaded machine) counts against a frame. The
+	// deadline is 100 times that, and the stream lasts three deadlines.
+	const frameTimeout = 2 * time.Second
 	b := startBridge(t, &Options{FrameTimeout: frameTimeout, IdleTimeout: waitLong})
 	d := dial(t, b.addr)
 	d.register("svc")
 	b.waitTools("svc")
 	const ping = "##START\x05000000000000##PING##END"
 	d.send(ping[:20])
+	frames := 0
 	for start := time.Now(); ; {
 		time.Sleep(20 * time.Millisecond) // the pace of a streaming device, not synchronization
 		last := time.Since(start) > 3*frameTimeout
@@ -315,10 +317,13 @@ func TestFrameDeadlineIsPerFrame(t *testing.T) {
 			rest += ping[:20] // the next frame begins in the same write
 		}
 		d.send(rest)
-		d.expect(TypeStatus, "##INFO:PONG")
+		frames++
 		if last {
-			return
+			break
 		}
+	}
+	for range frames {
+		d.expect(TypeStatus, "##INFO:PONG")
 	}
 }
 

@@ -288,6 +288,21 @@ func (h *testHost) awaitTools(want ...string) {
 	}
 }
 
+// awaitListChanged waits until plughost has written at least n
+// notifications/tools/list_changed.
+func (h *testHost) awaitListChanged(n int) {
+	h.t.Helper()
+	const method = "notifications/tools/list_changed"
+	deadline := time.After(30 * time.Second)
+	for h.wire.notifications(method) < n {
+		select {
+		case <-h.listChanged: // the client heard one; count again
+		case <-deadline:
+			h.t.Fatalf("%d list_changed notifications within 30s, want %d\nstderr:\n%s", h.wire.notifications(method), n, h.stderr)
+		}
+	}
+}
+
 // call calls a tool and returns its result.
 func (h *testHost) call(name string, args map[string]any) *mcp.CallToolResult {
 	h.t.Helper()

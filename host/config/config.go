@@ -223,6 +223,14 @@ type Config struct {
 	// Registry is the registry block: the MCP Registry plughost install
 	// resolves names through (registry.go).
 	Registry Registry
+	// Hooks is the hooks block: the guardrail plugins asked around calls,
+	// reads, prompt gets and definitions, in the order written (hooks.go);
+	// nil when absent.
+	Hooks []Hook
+	// Overrides are the override blocks: the operator's title,
+	// description and annotations for a plugin's tool, prompt or resource
+	// (overrides.go), in the order written.
+	Overrides []Override
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -324,12 +332,23 @@ func parse(src []byte, filename string) (*Config, error) {
 	}
 	// Every block is read even when another has errors, so that the
 	// file's mistakes are reported together (plughost check lists each).
-	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}, {Type: "registry"}}})
+	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}, {Type: "registry"}, {Type: "hooks"}, {Type: "override", LabelNames: []string{"name"}}}})
 	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
 		Trust: Trust{Plugin: map[string]string{}}}
 	seen := map[string]bool{}
 	var others []error
 	for _, b := range content.Blocks {
+		if b.Type == "override" { // one block per overridden item
+			o, err := decodeOverride(b)
+			if d, ok := err.(hcl.Diagnostics); ok {
+				all = append(all, d...)
+			} else if err != nil {
+				others = append(others, err)
+			} else {
+				cfg.Overrides = append(cfg.Overrides, o)
+			}
+			continue
+		}
 		if seen[b.Type] {
 			all = append(all, diag(b.DefRange, "Duplicate "+b.Type+" block", "the file may have one "+b.Type+" block").(hcl.Diagnostics)...)
 			continue
@@ -362,6 +381,8 @@ func parse(src []byte, filename string) (*Config, error) {
 			cfg.Access, err = decodeAccess(b.Body)
 		case "registry":
 			err = cfg.Registry.decode(b.Body, filepath.Dir(filename))
+		case "hooks":
+			cfg.Hooks, err = decodeHooks(b.Body)
 		}
 		if d, ok := err.(hcl.Diagnostics); ok {
 			all = append(all, d...)

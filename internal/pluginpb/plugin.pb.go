@@ -99,6 +99,58 @@ const (
 	_ = protoimpl.EnforceVersion(protoimpl.MaxVersion - 20)
 )
 
+type HookAnswer_Decision int32
+
+const (
+	HookAnswer_PASS    HookAnswer_Decision = 0
+	HookAnswer_REFUSE  HookAnswer_Decision = 1
+	HookAnswer_REWRITE HookAnswer_Decision = 2
+	HookAnswer_HIDE    HookAnswer_Decision = 3
+)
+
+// Enum value maps for HookAnswer_Decision.
+var (
+	HookAnswer_Decision_name = map[int32]string{
+		0: "PASS",
+		1: "REFUSE",
+		2: "REWRITE",
+		3: "HIDE",
+	}
+	HookAnswer_Decision_value = map[string]int32{
+		"PASS":    0,
+		"REFUSE":  1,
+		"REWRITE": 2,
+		"HIDE":    3,
+	}
+)
+
+func (x HookAnswer_Decision) Enum() *HookAnswer_Decision {
+	p := new(HookAnswer_Decision)
+	*p = x
+	return p
+}
+
+func (x HookAnswer_Decision) String() string {
+	return protoimpl.X.EnumStringOf(x.Descriptor(), protoreflect.EnumNumber(x))
+}
+
+func (HookAnswer_Decision) Descriptor() protoreflect.EnumDescriptor {
+	return file_plugin_proto_enumTypes[0].Descriptor()
+}
+
+func (HookAnswer_Decision) Type() protoreflect.EnumType {
+	return &file_plugin_proto_enumTypes[0]
+}
+
+func (x HookAnswer_Decision) Number() protoreflect.EnumNumber {
+	return protoreflect.EnumNumber(x)
+}
+
+// Deprecated: Use HookAnswer_Decision.Descriptor instead.
+func (HookAnswer_Decision) EnumDescriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34, 0}
+}
+
 type DescribeRequest struct {
 	state protoimpl.MessageState `protogen:"open.v1"`
 	// The contract version the host speaks.
@@ -352,7 +404,12 @@ type Offers struct {
 	// ListPrompts and GetPrompt.
 	Prompts bool `protobuf:"varint,3,opt,name=prompts,proto3" json:"prompts,omitempty"`
 	// Complete.
-	Completions   bool `protobuf:"varint,4,opt,name=completions,proto3" json:"completions,omitempty"`
+	Completions bool `protobuf:"varint,4,opt,name=completions,proto3" json:"completions,omitempty"`
+	// The hook points the plugin serves on its Hooks stream (see "Hooks"
+	// above Hooks): any of "before_call", "after_call", "before_read",
+	// "after_read", "before_get", "after_get", "on_definitions". Empty: the
+	// plugin is no hook, and the host never opens Hooks.
+	Hooks         []string `protobuf:"bytes,5,rep,name=hooks,proto3" json:"hooks,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -413,6 +470,13 @@ func (x *Offers) GetCompletions() bool {
 		return x.Completions
 	}
 	return false
+}
+
+func (x *Offers) GetHooks() []string {
+	if x != nil {
+		return x.Hooks
+	}
+	return nil
 }
 
 type ListToolsRequest struct {
@@ -2394,6 +2458,248 @@ func (x *CompleteResponse) GetResult() []byte {
 	return nil
 }
 
+// One question to a hook plugin, host → plugin on Hooks.
+type HookCall struct {
+	state protoimpl.MessageState `protogen:"open.v1"`
+	// Unique on the stream; the answer names it.
+	Id uint64 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	// The host stopped waiting for this id: cancel its handler. No other
+	// field is set.
+	Cancel bool `protobuf:"varint,2,opt,name=cancel,proto3" json:"cancel,omitempty"`
+	// The hook point: one of Offers.hooks.
+	Point string `protobuf:"bytes,3,opt,name=point,proto3" json:"point,omitempty"`
+	// The operator's name for the hook (the label of its hook block): one
+	// plugin may serve several hooks, each configured apart.
+	Hook string `protobuf:"bytes,4,opt,name=hook,proto3" json:"hook,omitempty"`
+	// Who the request acts for; unset at on_definitions, and when the host
+	// knows nobody.
+	Caller *Caller `protobuf:"bytes,5,opt,name=caller,proto3" json:"caller,omitempty"`
+	// What the question is about: "tool", "prompt", "resource" or
+	// "resource_template"; its own name (its plugin's name for it, or a
+	// resource's or template's "name"); the name clients see (tools and
+	// prompts); the URI (a resource's, or the URI read) or URI template;
+	// and the plugin or provider that offers it.
+	Kind     string `protobuf:"bytes,6,opt,name=kind,proto3" json:"kind,omitempty"`
+	Name     string `protobuf:"bytes,7,opt,name=name,proto3" json:"name,omitempty"`
+	Exposed  string `protobuf:"bytes,8,opt,name=exposed,proto3" json:"exposed,omitempty"`
+	Uri      string `protobuf:"bytes,9,opt,name=uri,proto3" json:"uri,omitempty"`
+	Provider string `protobuf:"bytes,10,opt,name=provider,proto3" json:"provider,omitempty"`
+	// The item's definition as JSON (the MCP Tool, Prompt, Resource or
+	// ResourceTemplate object); at on_definitions, the one to judge.
+	Definition []byte `protobuf:"bytes,11,opt,name=definition,proto3" json:"definition,omitempty"`
+	// The arguments (before_call, after_call, before_get, after_get): a
+	// JSON object, as the earlier hooks left it.
+	Arguments []byte `protobuf:"bytes,12,opt,name=arguments,proto3" json:"arguments,omitempty"`
+	// The result (after_call: CallToolResult; after_read:
+	// ReadResourceResult; after_get: GetPromptResult), as JSON.
+	Result        []byte `protobuf:"bytes,13,opt,name=result,proto3" json:"result,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HookCall) Reset() {
+	*x = HookCall{}
+	mi := &file_plugin_proto_msgTypes[33]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookCall) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookCall) ProtoMessage() {}
+
+func (x *HookCall) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[33]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookCall.ProtoReflect.Descriptor instead.
+func (*HookCall) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{33}
+}
+
+func (x *HookCall) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *HookCall) GetCancel() bool {
+	if x != nil {
+		return x.Cancel
+	}
+	return false
+}
+
+func (x *HookCall) GetPoint() string {
+	if x != nil {
+		return x.Point
+	}
+	return ""
+}
+
+func (x *HookCall) GetHook() string {
+	if x != nil {
+		return x.Hook
+	}
+	return ""
+}
+
+func (x *HookCall) GetCaller() *Caller {
+	if x != nil {
+		return x.Caller
+	}
+	return nil
+}
+
+func (x *HookCall) GetKind() string {
+	if x != nil {
+		return x.Kind
+	}
+	return ""
+}
+
+func (x *HookCall) GetName() string {
+	if x != nil {
+		return x.Name
+	}
+	return ""
+}
+
+func (x *HookCall) GetExposed() string {
+	if x != nil {
+		return x.Exposed
+	}
+	return ""
+}
+
+func (x *HookCall) GetUri() string {
+	if x != nil {
+		return x.Uri
+	}
+	return ""
+}
+
+func (x *HookCall) GetProvider() string {
+	if x != nil {
+		return x.Provider
+	}
+	return ""
+}
+
+func (x *HookCall) GetDefinition() []byte {
+	if x != nil {
+		return x.Definition
+	}
+	return nil
+}
+
+func (x *HookCall) GetArguments() []byte {
+	if x != nil {
+		return x.Arguments
+	}
+	return nil
+}
+
+func (x *HookCall) GetResult() []byte {
+	if x != nil {
+		return x.Result
+	}
+	return nil
+}
+
+// The plugin's answer to one HookCall, plugin → host on Hooks.
+type HookAnswer struct {
+	state    protoimpl.MessageState `protogen:"open.v1"`
+	Id       uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
+	Decision HookAnswer_Decision    `protobuf:"varint,2,opt,name=decision,proto3,enum=plughost.plugin.v1.HookAnswer_Decision" json:"decision,omitempty"`
+	// Why: shown to the client for REFUSE, in plughost plugins for HIDE,
+	// and in the audit log for every decision but PASS.
+	Reason string `protobuf:"bytes,3,opt,name=reason,proto3" json:"reason,omitempty"`
+	// REWRITE: the new arguments, result or definition, whole, as JSON.
+	Rewritten []byte `protobuf:"bytes,4,opt,name=rewritten,proto3" json:"rewritten,omitempty"`
+	// The hook could not decide (its handler failed): the host applies the
+	// hook's on_error, and logs this. decision is then ignored.
+	Error         string `protobuf:"bytes,5,opt,name=error,proto3" json:"error,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
+}
+
+func (x *HookAnswer) Reset() {
+	*x = HookAnswer{}
+	mi := &file_plugin_proto_msgTypes[34]
+	ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+	ms.StoreMessageInfo(mi)
+}
+
+func (x *HookAnswer) String() string {
+	return protoimpl.X.MessageStringOf(x)
+}
+
+func (*HookAnswer) ProtoMessage() {}
+
+func (x *HookAnswer) ProtoReflect() protoreflect.Message {
+	mi := &file_plugin_proto_msgTypes[34]
+	if x != nil {
+		ms := protoimpl.X.MessageStateOf(protoimpl.Pointer(x))
+		if ms.LoadMessageInfo() == nil {
+			ms.StoreMessageInfo(mi)
+		}
+		return ms
+	}
+	return mi.MessageOf(x)
+}
+
+// Deprecated: Use HookAnswer.ProtoReflect.Descriptor instead.
+func (*HookAnswer) Descriptor() ([]byte, []int) {
+	return file_plugin_proto_rawDescGZIP(), []int{34}
+}
+
+func (x *HookAnswer) GetId() uint64 {
+	if x != nil {
+		return x.Id
+	}
+	return 0
+}
+
+func (x *HookAnswer) GetDecision() HookAnswer_Decision {
+	if x != nil {
+		return x.Decision
+	}
+	return HookAnswer_PASS
+}
+
+func (x *HookAnswer) GetReason() string {
+	if x != nil {
+		return x.Reason
+	}
+	return ""
+}
+
+func (x *HookAnswer) GetRewritten() []byte {
+	if x != nil {
+		return x.Rewritten
+	}
+	return nil
+}
+
+func (x *HookAnswer) GetError() string {
+	if x != nil {
+		return x.Error
+	}
+	return ""
+}
+
 var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
@@ -2415,12 +2721,13 @@ const file_plugin_proto_rawDesc = "" +
 	"\x04read\x18\x01 \x03(\tR\x04read\x12\x14\n" +
 	"\x05write\x18\x02 \x03(\tR\x05write\x12\x10\n" +
 	"\x03net\x18\x03 \x03(\tR\x03net\x12\x10\n" +
-	"\x03env\x18\x04 \x03(\tR\x03env\"\x99\x01\n" +
+	"\x03env\x18\x04 \x03(\tR\x03env\"\xaf\x01\n" +
 	"\x06Offers\x12\x1c\n" +
 	"\tresources\x18\x01 \x01(\bR\tresources\x125\n" +
 	"\x16resource_subscriptions\x18\x02 \x01(\bR\x15resourceSubscriptions\x12\x18\n" +
 	"\aprompts\x18\x03 \x01(\bR\aprompts\x12 \n" +
-	"\vcompletions\x18\x04 \x01(\bR\vcompletions\"\x12\n" +
+	"\vcompletions\x18\x04 \x01(\bR\vcompletions\x12\x14\n" +
+	"\x05hooks\x18\x05 \x03(\tR\x05hooks\"\x12\n" +
 	"\x10ListToolsRequest\")\n" +
 	"\x11ListToolsResponse\x12\x14\n" +
 	"\x05tools\x18\x01 \x03(\fR\x05tools\"S\n" +
@@ -2539,7 +2846,37 @@ const file_plugin_proto_rawDesc = "" +
 	"\x0fCompleteRequest\x12\x16\n" +
 	"\x06params\x18\x01 \x01(\fR\x06params\"*\n" +
 	"\x10CompleteResponse\x12\x16\n" +
-	"\x06result\x18\x01 \x01(\fR\x06result2\xcd\b\n" +
+	"\x06result\x18\x01 \x01(\fR\x06result\"\xd6\x02\n" +
+	"\bHookCall\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12\x16\n" +
+	"\x06cancel\x18\x02 \x01(\bR\x06cancel\x12\x14\n" +
+	"\x05point\x18\x03 \x01(\tR\x05point\x12\x12\n" +
+	"\x04hook\x18\x04 \x01(\tR\x04hook\x122\n" +
+	"\x06caller\x18\x05 \x01(\v2\x1a.plughost.plugin.v1.CallerR\x06caller\x12\x12\n" +
+	"\x04kind\x18\x06 \x01(\tR\x04kind\x12\x12\n" +
+	"\x04name\x18\a \x01(\tR\x04name\x12\x18\n" +
+	"\aexposed\x18\b \x01(\tR\aexposed\x12\x10\n" +
+	"\x03uri\x18\t \x01(\tR\x03uri\x12\x1a\n" +
+	"\bprovider\x18\n" +
+	" \x01(\tR\bprovider\x12\x1e\n" +
+	"\n" +
+	"definition\x18\v \x01(\fR\n" +
+	"definition\x12\x1c\n" +
+	"\targuments\x18\f \x01(\fR\targuments\x12\x16\n" +
+	"\x06result\x18\r \x01(\fR\x06result\"\xe6\x01\n" +
+	"\n" +
+	"HookAnswer\x12\x0e\n" +
+	"\x02id\x18\x01 \x01(\x04R\x02id\x12C\n" +
+	"\bdecision\x18\x02 \x01(\x0e2'.plughost.plugin.v1.HookAnswer.DecisionR\bdecision\x12\x16\n" +
+	"\x06reason\x18\x03 \x01(\tR\x06reason\x12\x1c\n" +
+	"\trewritten\x18\x04 \x01(\fR\trewritten\x12\x14\n" +
+	"\x05error\x18\x05 \x01(\tR\x05error\"7\n" +
+	"\bDecision\x12\b\n" +
+	"\x04PASS\x10\x00\x12\n" +
+	"\n" +
+	"\x06REFUSE\x10\x01\x12\v\n" +
+	"\aREWRITE\x10\x02\x12\b\n" +
+	"\x04HIDE\x10\x032\x98\t\n" +
 	"\x06Plugin\x12U\n" +
 	"\bDescribe\x12#.plughost.plugin.v1.DescribeRequest\x1a$.plughost.plugin.v1.DescribeResponse\x12X\n" +
 	"\tListTools\x12$.plughost.plugin.v1.ListToolsRequest\x1a%.plughost.plugin.v1.ListToolsResponse\x12W\n" +
@@ -2553,7 +2890,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x11SubscribeResource\x12,.plughost.plugin.v1.SubscribeResourceRequest\x1a-.plughost.plugin.v1.SubscribeResourceResponse\x12P\n" +
 	"\vListPrompts\x12\x1f.plughost.plugin.v1.ListRequest\x1a .plughost.plugin.v1.ListResponse\x12X\n" +
 	"\tGetPrompt\x12$.plughost.plugin.v1.GetPromptRequest\x1a%.plughost.plugin.v1.GetPromptResponse\x12U\n" +
-	"\bComplete\x12#.plughost.plugin.v1.CompleteRequest\x1a$.plughost.plugin.v1.CompleteResponseB0Z.github.com/plughost/plughost/internal/pluginpbb\x06proto3"
+	"\bComplete\x12#.plughost.plugin.v1.CompleteRequest\x1a$.plughost.plugin.v1.CompleteResponse\x12I\n" +
+	"\x05Hooks\x12\x1c.plughost.plugin.v1.HookCall\x1a\x1e.plughost.plugin.v1.HookAnswer(\x010\x01B0Z.github.com/plughost/plughost/internal/pluginpbb\x06proto3"
 
 var (
 	file_plugin_proto_rawDescOnce sync.Once
@@ -2567,96 +2905,104 @@ func file_plugin_proto_rawDescGZIP() []byte {
 	return file_plugin_proto_rawDescData
 }
 
-var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 34)
+var file_plugin_proto_enumTypes = make([]protoimpl.EnumInfo, 1)
+var file_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 36)
 var file_plugin_proto_goTypes = []any{
-	(*DescribeRequest)(nil),           // 0: plughost.plugin.v1.DescribeRequest
-	(*DescribeResponse)(nil),          // 1: plughost.plugin.v1.DescribeResponse
-	(*Requests)(nil),                  // 2: plughost.plugin.v1.Requests
-	(*Offers)(nil),                    // 3: plughost.plugin.v1.Offers
-	(*ListToolsRequest)(nil),          // 4: plughost.plugin.v1.ListToolsRequest
-	(*ListToolsResponse)(nil),         // 5: plughost.plugin.v1.ListToolsResponse
-	(*CallToolHostMessage)(nil),       // 6: plughost.plugin.v1.CallToolHostMessage
-	(*CallStart)(nil),                 // 7: plughost.plugin.v1.CallStart
-	(*Caller)(nil),                    // 8: plughost.plugin.v1.Caller
-	(*Input)(nil),                     // 9: plughost.plugin.v1.Input
-	(*InputError)(nil),                // 10: plughost.plugin.v1.InputError
-	(*InputRequired)(nil),             // 11: plughost.plugin.v1.InputRequired
-	(*CallToolPluginMessage)(nil),     // 12: plughost.plugin.v1.CallToolPluginMessage
-	(*HostFrame)(nil),                 // 13: plughost.plugin.v1.HostFrame
-	(*ArgumentsChunk)(nil),            // 14: plughost.plugin.v1.ArgumentsChunk
-	(*CallCancel)(nil),                // 15: plughost.plugin.v1.CallCancel
-	(*PluginFrame)(nil),               // 16: plughost.plugin.v1.PluginFrame
-	(*Detach)(nil),                    // 17: plughost.plugin.v1.Detach
-	(*CallError)(nil),                 // 18: plughost.plugin.v1.CallError
-	(*Progress)(nil),                  // 19: plughost.plugin.v1.Progress
-	(*LogMessage)(nil),                // 20: plughost.plugin.v1.LogMessage
-	(*WatchToolsRequest)(nil),         // 21: plughost.plugin.v1.WatchToolsRequest
-	(*ToolsChanged)(nil),              // 22: plughost.plugin.v1.ToolsChanged
-	(*ListRequest)(nil),               // 23: plughost.plugin.v1.ListRequest
-	(*ListResponse)(nil),              // 24: plughost.plugin.v1.ListResponse
-	(*ReadResourceRequest)(nil),       // 25: plughost.plugin.v1.ReadResourceRequest
-	(*ReadResourceResponse)(nil),      // 26: plughost.plugin.v1.ReadResourceResponse
-	(*SubscribeResourceRequest)(nil),  // 27: plughost.plugin.v1.SubscribeResourceRequest
-	(*SubscribeResourceResponse)(nil), // 28: plughost.plugin.v1.SubscribeResourceResponse
-	(*GetPromptRequest)(nil),          // 29: plughost.plugin.v1.GetPromptRequest
-	(*GetPromptResponse)(nil),         // 30: plughost.plugin.v1.GetPromptResponse
-	(*CompleteRequest)(nil),           // 31: plughost.plugin.v1.CompleteRequest
-	(*CompleteResponse)(nil),          // 32: plughost.plugin.v1.CompleteResponse
-	nil,                               // 33: plughost.plugin.v1.Input.ErrorsEntry
+	(HookAnswer_Decision)(0),          // 0: plughost.plugin.v1.HookAnswer.Decision
+	(*DescribeRequest)(nil),           // 1: plughost.plugin.v1.DescribeRequest
+	(*DescribeResponse)(nil),          // 2: plughost.plugin.v1.DescribeResponse
+	(*Requests)(nil),                  // 3: plughost.plugin.v1.Requests
+	(*Offers)(nil),                    // 4: plughost.plugin.v1.Offers
+	(*ListToolsRequest)(nil),          // 5: plughost.plugin.v1.ListToolsRequest
+	(*ListToolsResponse)(nil),         // 6: plughost.plugin.v1.ListToolsResponse
+	(*CallToolHostMessage)(nil),       // 7: plughost.plugin.v1.CallToolHostMessage
+	(*CallStart)(nil),                 // 8: plughost.plugin.v1.CallStart
+	(*Caller)(nil),                    // 9: plughost.plugin.v1.Caller
+	(*Input)(nil),                     // 10: plughost.plugin.v1.Input
+	(*InputError)(nil),                // 11: plughost.plugin.v1.InputError
+	(*InputRequired)(nil),             // 12: plughost.plugin.v1.InputRequired
+	(*CallToolPluginMessage)(nil),     // 13: plughost.plugin.v1.CallToolPluginMessage
+	(*HostFrame)(nil),                 // 14: plughost.plugin.v1.HostFrame
+	(*ArgumentsChunk)(nil),            // 15: plughost.plugin.v1.ArgumentsChunk
+	(*CallCancel)(nil),                // 16: plughost.plugin.v1.CallCancel
+	(*PluginFrame)(nil),               // 17: plughost.plugin.v1.PluginFrame
+	(*Detach)(nil),                    // 18: plughost.plugin.v1.Detach
+	(*CallError)(nil),                 // 19: plughost.plugin.v1.CallError
+	(*Progress)(nil),                  // 20: plughost.plugin.v1.Progress
+	(*LogMessage)(nil),                // 21: plughost.plugin.v1.LogMessage
+	(*WatchToolsRequest)(nil),         // 22: plughost.plugin.v1.WatchToolsRequest
+	(*ToolsChanged)(nil),              // 23: plughost.plugin.v1.ToolsChanged
+	(*ListRequest)(nil),               // 24: plughost.plugin.v1.ListRequest
+	(*ListResponse)(nil),              // 25: plughost.plugin.v1.ListResponse
+	(*ReadResourceRequest)(nil),       // 26: plughost.plugin.v1.ReadResourceRequest
+	(*ReadResourceResponse)(nil),      // 27: plughost.plugin.v1.ReadResourceResponse
+	(*SubscribeResourceRequest)(nil),  // 28: plughost.plugin.v1.SubscribeResourceRequest
+	(*SubscribeResourceResponse)(nil), // 29: plughost.plugin.v1.SubscribeResourceResponse
+	(*GetPromptRequest)(nil),          // 30: plughost.plugin.v1.GetPromptRequest
+	(*GetPromptResponse)(nil),         // 31: plughost.plugin.v1.GetPromptResponse
+	(*CompleteRequest)(nil),           // 32: plughost.plugin.v1.CompleteRequest
+	(*CompleteResponse)(nil),          // 33: plughost.plugin.v1.CompleteResponse
+	(*HookCall)(nil),                  // 34: plughost.plugin.v1.HookCall
+	(*HookAnswer)(nil),                // 35: plughost.plugin.v1.HookAnswer
+	nil,                               // 36: plughost.plugin.v1.Input.ErrorsEntry
 }
 var file_plugin_proto_depIdxs = []int32{
-	3,  // 0: plughost.plugin.v1.DescribeResponse.offers:type_name -> plughost.plugin.v1.Offers
-	2,  // 1: plughost.plugin.v1.DescribeResponse.requests:type_name -> plughost.plugin.v1.Requests
-	7,  // 2: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
-	9,  // 3: plughost.plugin.v1.CallStart.input:type_name -> plughost.plugin.v1.Input
-	8,  // 4: plughost.plugin.v1.CallStart.caller:type_name -> plughost.plugin.v1.Caller
-	33, // 5: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
-	19, // 6: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
-	20, // 7: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
-	7,  // 8: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
-	14, // 9: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
-	15, // 10: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
-	19, // 11: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
-	20, // 12: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
-	18, // 13: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
-	11, // 14: plughost.plugin.v1.PluginFrame.input_required:type_name -> plughost.plugin.v1.InputRequired
-	17, // 15: plughost.plugin.v1.PluginFrame.detach:type_name -> plughost.plugin.v1.Detach
-	9,  // 16: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
-	8,  // 17: plughost.plugin.v1.ReadResourceRequest.caller:type_name -> plughost.plugin.v1.Caller
-	11, // 18: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
-	9,  // 19: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
-	8,  // 20: plughost.plugin.v1.GetPromptRequest.caller:type_name -> plughost.plugin.v1.Caller
-	11, // 21: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
-	10, // 22: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
-	0,  // 23: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
-	4,  // 24: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
-	21, // 25: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
-	13, // 26: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
-	6,  // 27: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
-	23, // 28: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
-	23, // 29: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
-	25, // 30: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
-	27, // 31: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
-	23, // 32: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
-	29, // 33: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
-	31, // 34: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
-	1,  // 35: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
-	5,  // 36: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
-	22, // 37: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
-	16, // 38: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
-	12, // 39: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
-	24, // 40: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
-	24, // 41: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
-	26, // 42: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
-	28, // 43: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
-	24, // 44: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
-	30, // 45: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
-	32, // 46: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
-	35, // [35:47] is the sub-list for method output_type
-	23, // [23:35] is the sub-list for method input_type
-	23, // [23:23] is the sub-list for extension type_name
-	23, // [23:23] is the sub-list for extension extendee
-	0,  // [0:23] is the sub-list for field type_name
+	4,  // 0: plughost.plugin.v1.DescribeResponse.offers:type_name -> plughost.plugin.v1.Offers
+	3,  // 1: plughost.plugin.v1.DescribeResponse.requests:type_name -> plughost.plugin.v1.Requests
+	8,  // 2: plughost.plugin.v1.CallToolHostMessage.start:type_name -> plughost.plugin.v1.CallStart
+	10, // 3: plughost.plugin.v1.CallStart.input:type_name -> plughost.plugin.v1.Input
+	9,  // 4: plughost.plugin.v1.CallStart.caller:type_name -> plughost.plugin.v1.Caller
+	36, // 5: plughost.plugin.v1.Input.errors:type_name -> plughost.plugin.v1.Input.ErrorsEntry
+	20, // 6: plughost.plugin.v1.CallToolPluginMessage.progress:type_name -> plughost.plugin.v1.Progress
+	21, // 7: plughost.plugin.v1.CallToolPluginMessage.log:type_name -> plughost.plugin.v1.LogMessage
+	8,  // 8: plughost.plugin.v1.HostFrame.start:type_name -> plughost.plugin.v1.CallStart
+	15, // 9: plughost.plugin.v1.HostFrame.arguments:type_name -> plughost.plugin.v1.ArgumentsChunk
+	16, // 10: plughost.plugin.v1.HostFrame.cancel:type_name -> plughost.plugin.v1.CallCancel
+	20, // 11: plughost.plugin.v1.PluginFrame.progress:type_name -> plughost.plugin.v1.Progress
+	21, // 12: plughost.plugin.v1.PluginFrame.log:type_name -> plughost.plugin.v1.LogMessage
+	19, // 13: plughost.plugin.v1.PluginFrame.error:type_name -> plughost.plugin.v1.CallError
+	12, // 14: plughost.plugin.v1.PluginFrame.input_required:type_name -> plughost.plugin.v1.InputRequired
+	18, // 15: plughost.plugin.v1.PluginFrame.detach:type_name -> plughost.plugin.v1.Detach
+	10, // 16: plughost.plugin.v1.ReadResourceRequest.input:type_name -> plughost.plugin.v1.Input
+	9,  // 17: plughost.plugin.v1.ReadResourceRequest.caller:type_name -> plughost.plugin.v1.Caller
+	12, // 18: plughost.plugin.v1.ReadResourceResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	10, // 19: plughost.plugin.v1.GetPromptRequest.input:type_name -> plughost.plugin.v1.Input
+	9,  // 20: plughost.plugin.v1.GetPromptRequest.caller:type_name -> plughost.plugin.v1.Caller
+	12, // 21: plughost.plugin.v1.GetPromptResponse.input_required:type_name -> plughost.plugin.v1.InputRequired
+	9,  // 22: plughost.plugin.v1.HookCall.caller:type_name -> plughost.plugin.v1.Caller
+	0,  // 23: plughost.plugin.v1.HookAnswer.decision:type_name -> plughost.plugin.v1.HookAnswer.Decision
+	11, // 24: plughost.plugin.v1.Input.ErrorsEntry.value:type_name -> plughost.plugin.v1.InputError
+	1,  // 25: plughost.plugin.v1.Plugin.Describe:input_type -> plughost.plugin.v1.DescribeRequest
+	5,  // 26: plughost.plugin.v1.Plugin.ListTools:input_type -> plughost.plugin.v1.ListToolsRequest
+	22, // 27: plughost.plugin.v1.Plugin.WatchTools:input_type -> plughost.plugin.v1.WatchToolsRequest
+	14, // 28: plughost.plugin.v1.Plugin.CallsV2:input_type -> plughost.plugin.v1.HostFrame
+	7,  // 29: plughost.plugin.v1.Plugin.CallTool:input_type -> plughost.plugin.v1.CallToolHostMessage
+	24, // 30: plughost.plugin.v1.Plugin.ListResources:input_type -> plughost.plugin.v1.ListRequest
+	24, // 31: plughost.plugin.v1.Plugin.ListResourceTemplates:input_type -> plughost.plugin.v1.ListRequest
+	26, // 32: plughost.plugin.v1.Plugin.ReadResource:input_type -> plughost.plugin.v1.ReadResourceRequest
+	28, // 33: plughost.plugin.v1.Plugin.SubscribeResource:input_type -> plughost.plugin.v1.SubscribeResourceRequest
+	24, // 34: plughost.plugin.v1.Plugin.ListPrompts:input_type -> plughost.plugin.v1.ListRequest
+	30, // 35: plughost.plugin.v1.Plugin.GetPrompt:input_type -> plughost.plugin.v1.GetPromptRequest
+	32, // 36: plughost.plugin.v1.Plugin.Complete:input_type -> plughost.plugin.v1.CompleteRequest
+	34, // 37: plughost.plugin.v1.Plugin.Hooks:input_type -> plughost.plugin.v1.HookCall
+	2,  // 38: plughost.plugin.v1.Plugin.Describe:output_type -> plughost.plugin.v1.DescribeResponse
+	6,  // 39: plughost.plugin.v1.Plugin.ListTools:output_type -> plughost.plugin.v1.ListToolsResponse
+	23, // 40: plughost.plugin.v1.Plugin.WatchTools:output_type -> plughost.plugin.v1.ToolsChanged
+	17, // 41: plughost.plugin.v1.Plugin.CallsV2:output_type -> plughost.plugin.v1.PluginFrame
+	13, // 42: plughost.plugin.v1.Plugin.CallTool:output_type -> plughost.plugin.v1.CallToolPluginMessage
+	25, // 43: plughost.plugin.v1.Plugin.ListResources:output_type -> plughost.plugin.v1.ListResponse
+	25, // 44: plughost.plugin.v1.Plugin.ListResourceTemplates:output_type -> plughost.plugin.v1.ListResponse
+	27, // 45: plughost.plugin.v1.Plugin.ReadResource:output_type -> plughost.plugin.v1.ReadResourceResponse
+	29, // 46: plughost.plugin.v1.Plugin.SubscribeResource:output_type -> plughost.plugin.v1.SubscribeResourceResponse
+	25, // 47: plughost.plugin.v1.Plugin.ListPrompts:output_type -> plughost.plugin.v1.ListResponse
+	31, // 48: plughost.plugin.v1.Plugin.GetPrompt:output_type -> plughost.plugin.v1.GetPromptResponse
+	33, // 49: plughost.plugin.v1.Plugin.Complete:output_type -> plughost.plugin.v1.CompleteResponse
+	35, // 50: plughost.plugin.v1.Plugin.Hooks:output_type -> plughost.plugin.v1.HookAnswer
+	38, // [38:51] is the sub-list for method output_type
+	25, // [25:38] is the sub-list for method input_type
+	25, // [25:25] is the sub-list for extension type_name
+	25, // [25:25] is the sub-list for extension extendee
+	0,  // [0:25] is the sub-list for field type_name
 }
 
 func init() { file_plugin_proto_init() }
@@ -2698,13 +3044,14 @@ func file_plugin_proto_init() {
 		File: protoimpl.DescBuilder{
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_plugin_proto_rawDesc), len(file_plugin_proto_rawDesc)),
-			NumEnums:      0,
-			NumMessages:   34,
+			NumEnums:      1,
+			NumMessages:   36,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
 		GoTypes:           file_plugin_proto_goTypes,
 		DependencyIndexes: file_plugin_proto_depIdxs,
+		EnumInfos:         file_plugin_proto_enumTypes,
 		MessageInfos:      file_plugin_proto_msgTypes,
 	}.Build()
 	File_plugin_proto = out.File

@@ -109,6 +109,7 @@ const (
 	Plugin_ListPrompts_FullMethodName           = "/plughost.plugin.v1.Plugin/ListPrompts"
 	Plugin_GetPrompt_FullMethodName             = "/plughost.plugin.v1.Plugin/GetPrompt"
 	Plugin_Complete_FullMethodName              = "/plughost.plugin.v1.Plugin/Complete"
+	Plugin_Hooks_FullMethodName                 = "/plughost.plugin.v1.Plugin/Hooks"
 )
 
 // PluginClient is the client API for Plugin service.
@@ -185,6 +186,30 @@ type PluginClient interface {
 	// for one of the plugin's prompts or resource templates. NOT_FOUND when
 	// the plugin has no such prompt or template.
 	Complete(ctx context.Context, in *CompleteRequest, opts ...grpc.CallOption) (*CompleteResponse, error)
+	// Contract 2, offers.hooks. Hooks carries every question the host asks
+	// the plugin as a guardrail (the operator's hooks { } block names it) on
+	// one long-lived stream, which the host opens at its first question and
+	// keeps for the plugin's lifetime, as CallsV2.
+	//
+	// The host picks each HookCall's id, unique on the stream; the plugin
+	// answers each with exactly one HookAnswer of the same id, in any order,
+	// and may answer them concurrently. A HookCall with cancel set (and only
+	// its id) says the host stopped waiting for that id (its timeout): the
+	// plugin cancels that handler's context and may still answer, which the
+	// host drops. When the stream ends, the plugin cancels every question
+	// on it.
+	//
+	// A point is one of Offers.hooks: before_call (the tool, its definition,
+	// the arguments), after_call (the same and the CallToolResult),
+	// before_read and after_read (the resource's URI, then the
+	// ReadResourceResult), before_get and after_get (the prompt, its
+	// arguments, then the GetPromptResult), on_definitions (one tool,
+	// prompt, resource or resource template definition as its plugin lists
+	// it, before any client sees it). The answer passes, refuses (reason: the
+	// client sees it in an isError result naming the hook), rewrites
+	// (rewritten: the arguments, the result or the definition, whole), or,
+	// at on_definitions only, hides the definition (reason).
+	Hooks(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HookCall, HookAnswer], error)
 }
 
 type pluginClient struct {
@@ -330,6 +355,19 @@ func (c *pluginClient) Complete(ctx context.Context, in *CompleteRequest, opts .
 	return out, nil
 }
 
+func (c *pluginClient) Hooks(ctx context.Context, opts ...grpc.CallOption) (grpc.BidiStreamingClient[HookCall, HookAnswer], error) {
+	cOpts := append([]grpc.CallOption{grpc.StaticMethod()}, opts...)
+	stream, err := c.cc.NewStream(ctx, &Plugin_ServiceDesc.Streams[3], Plugin_Hooks_FullMethodName, cOpts...)
+	if err != nil {
+		return nil, err
+	}
+	x := &grpc.GenericClientStream[HookCall, HookAnswer]{ClientStream: stream}
+	return x, nil
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_HooksClient = grpc.BidiStreamingClient[HookCall, HookAnswer]
+
 // PluginServer is the server API for Plugin service.
 // All implementations must embed UnimplementedPluginServer
 // for forward compatibility.
@@ -404,6 +442,30 @@ type PluginServer interface {
 	// for one of the plugin's prompts or resource templates. NOT_FOUND when
 	// the plugin has no such prompt or template.
 	Complete(context.Context, *CompleteRequest) (*CompleteResponse, error)
+	// Contract 2, offers.hooks. Hooks carries every question the host asks
+	// the plugin as a guardrail (the operator's hooks { } block names it) on
+	// one long-lived stream, which the host opens at its first question and
+	// keeps for the plugin's lifetime, as CallsV2.
+	//
+	// The host picks each HookCall's id, unique on the stream; the plugin
+	// answers each with exactly one HookAnswer of the same id, in any order,
+	// and may answer them concurrently. A HookCall with cancel set (and only
+	// its id) says the host stopped waiting for that id (its timeout): the
+	// plugin cancels that handler's context and may still answer, which the
+	// host drops. When the stream ends, the plugin cancels every question
+	// on it.
+	//
+	// A point is one of Offers.hooks: before_call (the tool, its definition,
+	// the arguments), after_call (the same and the CallToolResult),
+	// before_read and after_read (the resource's URI, then the
+	// ReadResourceResult), before_get and after_get (the prompt, its
+	// arguments, then the GetPromptResult), on_definitions (one tool,
+	// prompt, resource or resource template definition as its plugin lists
+	// it, before any client sees it). The answer passes, refuses (reason: the
+	// client sees it in an isError result naming the hook), rewrites
+	// (rewritten: the arguments, the result or the definition, whole), or,
+	// at on_definitions only, hides the definition (reason).
+	Hooks(grpc.BidiStreamingServer[HookCall, HookAnswer]) error
 	mustEmbedUnimplementedPluginServer()
 }
 
@@ -449,6 +511,9 @@ func (UnimplementedPluginServer) GetPrompt(context.Context, *GetPromptRequest) (
 }
 func (UnimplementedPluginServer) Complete(context.Context, *CompleteRequest) (*CompleteResponse, error) {
 	return nil, status.Error(codes.Unimplemented, "method Complete not implemented")
+}
+func (UnimplementedPluginServer) Hooks(grpc.BidiStreamingServer[HookCall, HookAnswer]) error {
+	return status.Error(codes.Unimplemented, "method Hooks not implemented")
 }
 func (UnimplementedPluginServer) mustEmbedUnimplementedPluginServer() {}
 func (UnimplementedPluginServer) testEmbeddedByValue()                {}
@@ -658,6 +723,13 @@ func _Plugin_Complete_Handler(srv interface{}, ctx context.Context, dec func(int
 	return interceptor(ctx, in, info, handler)
 }
 
+func _Plugin_Hooks_Handler(srv interface{}, stream grpc.ServerStream) error {
+	return srv.(PluginServer).Hooks(&grpc.GenericServerStream[HookCall, HookAnswer]{ServerStream: stream})
+}
+
+// This type alias is provided for backwards compatibility with existing code that references the prior non-generic stream type by name.
+type Plugin_HooksServer = grpc.BidiStreamingServer[HookCall, HookAnswer]
+
 // Plugin_ServiceDesc is the grpc.ServiceDesc for Plugin service.
 // It's only intended for direct use with grpc.RegisterService,
 // and not to be introspected or modified (even as a copy)
@@ -717,6 +789,12 @@ var Plugin_ServiceDesc = grpc.ServiceDesc{
 		{
 			StreamName:    "CallTool",
 			Handler:       _Plugin_CallTool_Handler,
+			ServerStreams: true,
+			ClientStreams: true,
+		},
+		{
+			StreamName:    "Hooks",
+			Handler:       _Plugin_Hooks_Handler,
 			ServerStreams: true,
 			ClientStreams: true,
 		},

@@ -7,7 +7,7 @@
 //
 // or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
 //
-//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,install,toolsearch]
+//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,install,toolsearch,hooks]
 //
 // The servers: plughost serving the bundled echo plugin; and, serving the
 // same echo tool in-process, a go-sdk server (raw-schema tool), an mcp-go
@@ -283,6 +283,13 @@ func run(cfg *config, only, noSandbox string) error {
 			return fmt.Errorf("tool search: %w", err)
 		}
 		rep.ToolSearch = &f
+	}
+	if section("hooks") {
+		h, err := benchHooks(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("hooks: %w", err)
+		}
+		rep.Hooks = h
 	}
 	rep.Machine.LoadAfter = loadAvg()
 	rep.Seconds = time.Since(t0).Seconds()

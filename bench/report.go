@@ -27,7 +27,9 @@ type report struct {
 	Install *installFigures `json:"install,omitempty"`
 	// ToolSearch is nil when the section did not run.
 	ToolSearch *toolSearchFigures `json:"tool_search,omitempty"`
-	Targets    []target           `json:"targets"`
+	// Hooks are the hooks section's rows; nil when it did not run.
+	Hooks   []hookFigures `json:"hooks,omitempty"`
+	Targets []target      `json:"targets"`
 }
 
 type machine struct {
@@ -163,6 +165,24 @@ func targets(r *report) []target {
 		v := 100 * f.ListRatio
 		add("tool search, 70 plugins: tools/list bytes in search mode, % of full mode (issue 19)", v, "≤ 5", v <= 5, true, "")
 	}
+	// Issue 33: a pass-through hook adds ≤ 50 µs to a call's p50 over
+	// stdio, a chain of three ≤ 150 µs; hooks that match nothing, nothing
+	// measurable (within the two no-hooks rows' drift).
+	for _, h := range r.Hooks {
+		switch h.Row {
+		case "1 hook, before_call":
+			add("stdio p50 added by one pass-through hook (issue 33)", h.AddedP50, "≤ 50 µs", h.AddedP50 <= 50, true, "")
+		case "3 hooks, before_call":
+			add("stdio p50 added by three pass-through hooks (issue 33)", h.AddedP50, "≤ 150 µs", h.AddedP50 <= 150, true, "")
+		case "3 hooks, match nothing":
+			drift := 0.0
+			if n := len(r.Hooks); n > 1 {
+				drift = r.Hooks[n-1].AddedP50
+			}
+			add("stdio p50 added by three hooks matching nothing (issue 33)", h.AddedP50, "≈ 0", true, false,
+				fmt.Sprintf("the no-hooks rows differ by %+.1f µs", drift))
+		}
+	}
 	return out
 }
 
@@ -268,6 +288,15 @@ func printReport(w io.Writer, r *report) {
 	}
 	if r.ToolSearch != nil {
 		printToolSearch(w, r.ToolSearch)
+	}
+	if len(r.Hooks) > 0 {
+		fmt.Fprintln(tw, "hooks: echo over stdio, a pass-through hook plugin\tp50 µs\tp99 µs\tcalls/s\tCPU µs/call\thost CPU µs/call\tp50 added µs\tCPU added µs\thost CPU added µs\t")
+		for _, f := range r.Hooks {
+			c := f.Calls
+			fmt.Fprintf(tw, "%s\t%.1f\t%.1f\t%.0f\t%.1f\t%.1f\t%+.1f\t%+.1f\t%+.1f\t\n", f.Row, c.P50us, c.P99us, c.CallsPerS, c.CPUus, c.HostCPUus, f.AddedP50, f.AddedCPU, f.AddedHost)
+		}
+		tw.Flush()
+		fmt.Fprintln(w)
 	}
 	if len(r.Targets) > 0 {
 		fmt.Fprintln(w, "targets:")

@@ -28,6 +28,15 @@ func CompileMatch(src Source) (*Match, error) {
 	if err != nil {
 		return nil, err
 	}
+	if r.partial == nil {
+		// Without the arguments, what it reads is bounded (the caller's
+		// token, the item's definition): no cost tracking, which would
+		// cost more than most matches do.
+		ast, _ := env.Compile(src.Expr) // compiled above
+		if r.prg, err = env.Program(ast); err != nil {
+			return nil, fmt.Errorf("%s:%d:%d: %q: %w", src.File, src.Line, src.Column, src.Name, err)
+		}
+	}
 	return &Match{r: r}, nil
 }
 

@@ -15,7 +15,9 @@
 //     (one that cannot be evaluated does not hold).
 //
 // Each sees what the one before left: a rewrite replaces the arguments,
-// result or definition for the next hook and for the request. An answer
+// result or definition for the next hook and for the request, once
+// tool.HookCall.Check passed it (a rewrite that breaks the tool's schema
+// refuses the request, naming the hook, whatever its on_error). An answer
 // of refuse (or hide, at on_definitions) ends the question: Apply returns
 // an error wrapping tool.ErrRefused whose text is `refused by hook "NAME":
 // REASON` (`hidden by hook …` for a hide), which the protocol layer
@@ -216,7 +218,7 @@ func (c *Chain) Apply(ctx context.Context, q *tool.HookCall) (json.RawMessage, e
 			continue
 		}
 		ask := *q
-		ask.Hook = h.name
+		ask.Hook, ask.Check = h.name, nil
 		setPayload(&ask, cur)
 		start := time.Now()
 		ans, err := c.askOne(ctx, h, &ask)
@@ -244,6 +246,13 @@ func (c *Chain) Apply(ctx context.Context, q *tool.HookCall) (json.RawMessage, e
 				d.Decision = DecisionWouldRewrite
 				c.report(d)
 				continue
+			}
+			if q.Check != nil {
+				if msg := q.Check(ans.Rewritten); msg != "" {
+					d.Decision, d.Reason = DecisionError, "its rewrite breaks the schema: "+msg
+					c.report(d)
+					return nil, tool.Errorf(tool.ErrRefused, "refused by hook %q: %s", h.name, d.Reason)
+				}
 			}
 			c.report(d)
 			cur = ans.Rewritten

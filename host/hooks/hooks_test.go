@@ -266,3 +266,29 @@ func TestReasonCut(t *testing.T) {
 		t.Errorf("error of %d bytes: %.80q…", len(err.Error()), err)
 	}
 }
+
+// A rewrite that fails the question's Check refuses, naming the hook,
+// even under on_error = "pass".
+func TestRewriteChecked(t *testing.T) {
+	t.Parallel()
+	a := &asker{answers: map[string]func(context.Context, *tool.HookCall) (*tool.HookAnswer, error){
+		"h": answer(tool.HookRewrite, "", `{"path":7}`),
+	}}
+	h := block("h", "s", "before_call")
+	h.OnError = "pass"
+	c, seen := newChain(t, a, h)
+	q := call(tool.BeforeCall, "files", `{"path":"/a"}`)
+	q.Check = func(b json.RawMessage) string {
+		if strings.Contains(string(b), `"path":7`) {
+			return "/path: must be string, got integer"
+		}
+		return ""
+	}
+	_, err := c.Apply(context.Background(), q)
+	if !errors.Is(err, tool.ErrRefused) || err.Error() != `refused by hook "h": its rewrite breaks the schema: /path: must be string, got integer` {
+		t.Errorf("error %v", err)
+	}
+	if decisions(*seen) != "h:error" {
+		t.Errorf("decisions %s", decisions(*seen))
+	}
+}

@@ -143,7 +143,9 @@ func TestCallHooks(t *testing.T) {
 // on as without hooks.
 func TestCallHooksMatchNothing(t *testing.T) {
 	t.Parallel()
-	h := &hookFunc{f: func(*tool.HookCall) *tool.HookAnswer { return &tool.HookAnswer{Decision: tool.HookRefuse, Reason: "no"} }}
+	h := &hookFunc{f: func(*tool.HookCall) *tool.HookAnswer {
+		return &tool.HookAnswer{Decision: tool.HookRefuse, Reason: "no"}
+	}}
 	b := hookBlock("vault", "guards", "before_call", "after_call")
 	b.Match = "item.plugin == 'vault'"
 	c := hookedCatalog(t, h, b)

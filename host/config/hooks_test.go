@@ -62,10 +62,10 @@ func TestParseHooksErrors(t *testing.T) {
 		"unknown setting": {hook(`plugin = "p"` + "\n" + `on = ["after_call"]` + "\n" + `priority = 1`), `An argument named "priority" is not expected here`},
 		"duplicate": {"hooks {\n  hook \"h\" {\n plugin = \"p\"\n on = [\"after_call\"]\n }\n  hook \"h\" {\n plugin = \"q\"\n on = [\"after_call\"]\n }\n}\n",
 			"two hooks are named h"},
-		"bad name":     {"hooks {\n  hook \"a b\" {\n plugin = \"p\"\n on = [\"after_call\"]\n }\n}\n", `hook "a b": a hook's name is 1 to 32`},
-		"two blocks":   {"hooks {}\nhooks {}\n", "Duplicate hooks block"},
-		"stray block":  {"hooks {\n  rule \"x\" {}\n}\n", `Blocks of type "rule" are not expected here`},
-		"many hooks":   {"hooks {\n" + strings.Repeat("  hook \"h\" {\n plugin = \"p\"\n on = [\"after_call\"]\n }\n", 65) + "}\n", "at most 64 hooks"},
+		"bad name":    {"hooks {\n  hook \"a b\" {\n plugin = \"p\"\n on = [\"after_call\"]\n }\n}\n", `hook "a b": a hook's name is 1 to 32`},
+		"two blocks":  {"hooks {}\nhooks {}\n", "Duplicate hooks block"},
+		"stray block": {"hooks {\n  rule \"x\" {}\n}\n", `Blocks of type "rule" are not expected here`},
+		"many hooks":  {"hooks {\n" + strings.Repeat("  hook \"h\" {\n plugin = \"p\"\n on = [\"after_call\"]\n }\n", 65) + "}\n", "at most 64 hooks"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

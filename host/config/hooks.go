@@ -18,7 +18,7 @@ import (
 
 // The hooks block: guardrail plugins asked around every call, read and
 // prompt get, and about every definition, in the order written (package
-// hooks runs them; docs/operators.md "Guardrails" teaches them).
+// hooks runs them; docs/operators.md "Guardrails (hooks)" teaches them).
 //
 //	hooks {
 //	  hook "secrets" {

@@ -4,6 +4,9 @@ import (
 	"encoding/json"
 	"fmt"
 
+	"cel.dev/cel-go/cel"
+	"cel.dev/cel-go/common/ast"
+
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -13,7 +16,8 @@ import (
 // its owner: it holds or it does not, and one that cannot be evaluated
 // (a claim the token lacks) does not hold. It is safe for concurrent use.
 type Match struct {
-	r *rule
+	r        *rule
+	itemOnly bool // ItemOnly's
 }
 
 // CompileMatch compiles src.Expr (src.Deny is ignored) in the environment
@@ -28,16 +32,40 @@ func CompileMatch(src Source) (*Match, error) {
 	if err != nil {
 		return nil, err
 	}
+	m := &Match{r: r}
 	if r.partial == nil {
 		// Without the arguments, what it reads is bounded (the caller's
 		// token, the item's definition): no cost tracking, which would
 		// cost more than most matches do.
-		ast, _ := env.Compile(src.Expr) // compiled above
-		if r.prg, err = env.Program(ast); err != nil {
+		checked, _ := env.Compile(src.Expr) // compiled above
+		if r.prg, err = env.Program(checked); err != nil {
 			return nil, fmt.Errorf("%s:%d:%d: %q: %w", src.File, src.Line, src.Column, src.Name, err)
 		}
+		m.itemOnly = itemOnly(checked)
 	}
-	return &Match{r: r}, nil
+	return m, nil
+}
+
+// ItemOnly reports whether the expression reads nothing but the item's
+// kind, name, exposed name, URI and plugin: its value for one item is
+// then the same for every caller and arguments, and a caller may keep it.
+func (m *Match) ItemOnly() bool { return m.itemOnly }
+
+// itemOnly reports whether the checked expression refers to no variable
+// but item, and never to item.annotations.
+func itemOnly(checked *cel.Ast) bool {
+	for _, ref := range checked.NativeRep().ReferenceMap() {
+		if ref.Name != "" && ref.Name != "item" && ref.Value == nil && len(ref.OverloadIDs) == 0 {
+			return false
+		}
+	}
+	nav := ast.NavigateAST(checked.NativeRep())
+	for _, e := range ast.MatchDescendants(nav, ast.KindMatcher(ast.SelectKind)) {
+		if e.AsSelect().FieldName() == "annotations" {
+			return false
+		}
+	}
+	return true
 }
 
 // ReadsArguments reports whether the expression reads arguments: a caller

@@ -46,3 +46,27 @@ func TestMatch(t *testing.T) {
 		t.Errorf("a misspelt field: %v", err)
 	}
 }
+
+// ItemOnly holds for an expression that reads the item's names alone.
+func TestMatchItemOnly(t *testing.T) {
+	t.Parallel()
+	for expr, want := range map[string]bool{
+		"item.plugin != 'vault'":                           true,
+		"item.kind == 'tool' && item.name.startsWith('x')": true,
+		"item.exposed in ['a', 'b'] || item.uri == 'u'":    true,
+		"true":         true,
+		"caller.local": false,
+		"item.plugin == 'x' && caller.subject == 'a'":       false,
+		"has(arguments.path)":                               false,
+		"has(item.annotations.readOnlyHint)":                false,
+		"item.plugin == 'x' && 'a' in caller.claims.groups": false,
+	} {
+		m, err := CompileMatch(Source{Name: "m", Expr: expr, File: "f.hcl", Line: 1, Column: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if m.ItemOnly() != want {
+			t.Errorf("%s: ItemOnly %v, want %v", expr, m.ItemOnly(), want)
+		}
+	}
+}

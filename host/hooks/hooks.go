@@ -45,6 +45,7 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -108,8 +109,41 @@ type Chain struct {
 	ask     tool.HookAsker
 	log     hclog.Logger
 	observe func(*Decision)
-	// at holds, per point, its hooks in the order written (none off).
-	at map[tool.HookPoint][]*hook
+	// at holds, per point (by pointIndex), its hooks in the order
+	// written (none off).
+	at [numPoints][]*hook
+}
+
+// numPoints is how many hook points there are.
+const numPoints = 7
+
+// pointIndex is p's index in tool.HookPoints; -1 for no point.
+func pointIndex(p tool.HookPoint) int {
+	switch p {
+	case tool.BeforeCall:
+		return 0
+	case tool.AfterCall:
+		return 1
+	case tool.BeforeRead:
+		return 2
+	case tool.AfterRead:
+		return 3
+	case tool.BeforeGet:
+		return 4
+	case tool.AfterGet:
+		return 5
+	case tool.OnDefinitions:
+		return 6
+	}
+	return -1
+}
+
+// hooksAt are the hooks of point p.
+func (c *Chain) hooksAt(p tool.HookPoint) []*hook {
+	if i := pointIndex(p); c != nil && i >= 0 {
+		return c.at[i]
+	}
+	return nil
 }
 
 // hook is one compiled hook block.
@@ -119,6 +153,44 @@ type hook struct {
 	permissive   bool
 	passOnError  bool
 	timeout      time.Duration
+	// memo keeps what an item-only match (access.Match.ItemOnly) said of
+	// each item, up to maxMemo items: a request then costs a map look-up
+	// where it cost an evaluation.
+	memo memo
+}
+
+// maxMemo bounds the items a hook's memo keeps (about 150 bytes and the
+// names each); beyond, a match is evaluated at each request.
+const maxMemo = 1 << 14
+
+// memo is what an item-only match said of items.
+type memo struct {
+	mu sync.RWMutex
+	m  map[itemKey]bool
+}
+
+// itemKey is what an item-only match reads of an item.
+type itemKey struct {
+	kind                         tool.ItemKind
+	name, exposed, uri, provider string
+}
+
+func (m *memo) get(k itemKey) (selected, known bool) {
+	m.mu.RLock()
+	selected, known = m.m[k]
+	m.mu.RUnlock()
+	return selected, known
+}
+
+func (m *memo) put(k itemKey, selected bool) {
+	m.mu.Lock()
+	if m.m == nil {
+		m.m = map[itemKey]bool{}
+	}
+	if len(m.m) < maxMemo {
+		m.m[k] = selected
+	}
+	m.mu.Unlock()
 }
 
 var _ tool.Hooks = (*Chain)(nil)
@@ -130,7 +202,8 @@ func New(hooks []config.Hook, ask tool.HookAsker, opts *Options) (*Chain, error)
 	if opts == nil {
 		opts = &Options{}
 	}
-	c := &Chain{ask: ask, log: cmp.Or(opts.Logger, hclog.Default().Named("hooks")), observe: opts.Observe, at: map[tool.HookPoint][]*hook{}}
+	some := false // a hook at some point
+	c := &Chain{ask: ask, log: cmp.Or(opts.Logger, hclog.Default().Named("hooks")), observe: opts.Observe}
 	for _, h := range hooks {
 		if h.Mode == config.HookOff {
 			continue
@@ -145,13 +218,15 @@ func New(hooks []config.Hook, ask tool.HookAsker, opts *Options) (*Chain, error)
 			ch.match = m
 		}
 		for _, p := range h.On {
-			if !slices.Contains(tool.HookPoints, tool.HookPoint(p)) {
+			i := pointIndex(tool.HookPoint(p))
+			if i < 0 {
 				return nil, fmt.Errorf("hook %q: unknown hook point %q", h.Name, p)
 			}
-			c.at[tool.HookPoint(p)] = append(c.at[tool.HookPoint(p)], ch)
+			c.at[i] = append(c.at[i], ch)
+			some = true
 		}
 	}
-	if len(c.at) == 0 {
+	if !some {
 		return nil, nil
 	}
 	return c, nil
@@ -165,7 +240,7 @@ func (c *Chain) Plugins() []string {
 	}
 	var out []string
 	for _, p := range tool.HookPoints {
-		for _, h := range c.at[p] {
+		for _, h := range c.hooksAt(p) {
 			if !slices.Contains(out, h.plugin) {
 				out = append(out, h.plugin)
 			}
@@ -176,7 +251,7 @@ func (c *Chain) Plugins() []string {
 
 // Has reports whether a hook runs at point.
 func (c *Chain) Has(point tool.HookPoint) bool {
-	return c != nil && len(c.at[point]) > 0
+	return len(c.hooksAt(point)) > 0
 }
 
 // Selects reports whether some hook would be asked about q: one of
@@ -187,7 +262,7 @@ func (c *Chain) Selects(q *tool.HookCall) bool {
 	if c == nil {
 		return false
 	}
-	for _, h := range c.at[q.Point] {
+	for _, h := range c.hooksAt(q.Point) {
 		if h.selects(q) {
 			return true
 		}
@@ -202,7 +277,16 @@ func (h *hook) selects(q *tool.HookCall) bool {
 	if h.match == nil {
 		return true
 	}
-	ok, _ := h.match.Matches(q.Caller, &q.Item, q.Arguments)
+	if !h.match.ItemOnly() {
+		ok, _ := h.match.Matches(q.Caller, &q.Item, q.Arguments)
+		return ok
+	}
+	k := itemKey{q.Item.Kind, q.Item.Name, q.Item.Exposed, q.Item.URI, q.Item.Provider}
+	if ok, known := h.memo.get(k); known {
+		return ok
+	}
+	ok, _ := h.match.Matches(nil, &q.Item, nil)
+	h.memo.put(k, ok)
 	return ok
 }
 
@@ -213,7 +297,7 @@ func (c *Chain) Apply(ctx context.Context, q *tool.HookCall) (json.RawMessage, e
 	if c == nil {
 		return cur, nil
 	}
-	for _, h := range c.at[q.Point] {
+	for _, h := range c.hooksAt(q.Point) {
 		if !h.selects(q) {
 			continue
 		}

@@ -292,3 +292,40 @@ func TestRewriteChecked(t *testing.T) {
 		t.Errorf("decisions %s", decisions(*seen))
 	}
 }
+
+// pointIndex numbers every hook point, in tool.HookPoints' order.
+func TestPointIndex(t *testing.T) {
+	t.Parallel()
+	if len(tool.HookPoints) != numPoints {
+		t.Fatalf("%d hook points, numPoints %d", len(tool.HookPoints), numPoints)
+	}
+	for i, p := range tool.HookPoints {
+		if pointIndex(p) != i {
+			t.Errorf("pointIndex(%s) = %d, want %d", p, pointIndex(p), i)
+		}
+	}
+	if pointIndex("before_cal") != -1 {
+		t.Error("an unknown point has an index")
+	}
+}
+
+// An item-only match is remembered per item, and tells items apart.
+func TestItemOnlyMemo(t *testing.T) {
+	t.Parallel()
+	b := block("vault", "guards", "before_call")
+	b.Match = "item.plugin == 'vault' && item.name == 'write'"
+	c, _ := newChain(t, &asker{}, b)
+	for range 3 {
+		if !c.Selects(call(tool.BeforeCall, "vault", `{}`)) || c.Selects(call(tool.BeforeCall, "files", `{}`)) {
+			t.Fatal("Selects: want the vault's write only")
+		}
+		q := call(tool.BeforeCall, "vault", `{}`)
+		q.Item.Name = "read"
+		if c.Selects(q) {
+			t.Fatal("Selects: the vault's read")
+		}
+	}
+	if n := len(c.hooksAt(tool.BeforeCall)[0].memo.m); n != 3 {
+		t.Errorf("the memo holds %d items, want 3", n)
+	}
+}

@@ -130,6 +130,11 @@ func (c *Catalog) ListTools(cursor string) (tools []json.RawMessage, nextCursor 
 //     alone);
 //   - a provider's *tool.InputRequired is returned as a copy naming the
 //     provider (its Provider field), for the retry to carry back;
+//   - the operator's hooks (Options.Hooks, hooked.go) refusing, or
+//     rewriting the arguments or the result so that they break the
+//     tool's schemas, wrap tool.ErrRefused, naming the hook; the
+//     provider is not called (before_call), or its result is dropped
+//     (after_call);
 //   - a provider's other error that wraps one of tool's sentinels
 //     (tool.Typed) names its cause and is returned as it is; any other
 //     is wrapped naming tool and provider ("tool "x" of provider "p":

@@ -23,7 +23,8 @@
 // REASON` (`hidden by hook …` for a hide), which the protocol layer
 // answers as an isError result. A hook in mode permissive changes
 // nothing: what it would have done is logged, counted and audited
-// ("would_refuse", "would_rewrite", "would_hide").
+// ("would_refuse", "would_rewrite", "would_hide"), and its failures are
+// reported but never refuse, whatever its on_error.
 //
 // A hook that fails — its plugin cannot be reached, its answer is
 // malformed, or it does not answer within its timeout — is an "error" or
@@ -316,7 +317,7 @@ func (c *Chain) Apply(ctx context.Context, q *tool.HookCall) (json.RawMessage, e
 				d.Decision, d.Reason = DecisionTimeout, fmt.Sprintf("no answer within %v", h.timeout)
 			}
 			c.report(d)
-			if h.passOnError {
+			if h.passOnError || h.permissive { // a permissive hook changes nothing, failing included
 				continue
 			}
 			return nil, tool.Errorf(tool.ErrRefused, "refused by hook %q: it failed (%s), and its on_error is refuse", h.name, d.Reason)

@@ -154,6 +154,18 @@ func TestPermissive(t *testing.T) {
 	if decisions(*seen) != "r:would_refuse w:would_rewrite w:would_rewrite h:would_hide" {
 		t.Errorf("decisions %s", decisions(*seen))
 	}
+	broken := block("broken", "gone", "before_call")
+	broken.Mode = "permissive"
+	failing := &asker{answers: map[string]func(context.Context, *tool.HookCall) (*tool.HookAnswer, error){
+		"broken": func(context.Context, *tool.HookCall) (*tool.HookAnswer, error) { return nil, errors.New("no such plugin") },
+	}}
+	fc, fseen := newChain(t, failing, broken)
+	if got, err := fc.Apply(context.Background(), call(tool.BeforeCall, "files", `{"y":2}`)); err != nil || string(got) != `{"y":2}` {
+		t.Errorf("a permissive hook that fails under on_error refuse: %s, %v; want the arguments unchanged", got, err)
+	}
+	if decisions(*fseen) != "broken:error" {
+		t.Errorf("decisions %s", decisions(*fseen))
+	}
 	if slices.Contains(a.asked, "off@p") {
 		t.Error("a hook that is off was asked")
 	}

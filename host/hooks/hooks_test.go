@@ -157,7 +157,9 @@ func TestPermissive(t *testing.T) {
 	broken := block("broken", "gone", "before_call")
 	broken.Mode = "permissive"
 	failing := &asker{answers: map[string]func(context.Context, *tool.HookCall) (*tool.HookAnswer, error){
-		"broken": func(context.Context, *tool.HookCall) (*tool.HookAnswer, error) { return nil, errors.New("no such plugin") },
+		"broken": func(context.Context, *tool.HookCall) (*tool.HookAnswer, error) {
+			return nil, errors.New("no such plugin")
+		},
 	}}
 	fc, fseen := newChain(t, failing, broken)
 	if got, err := fc.Apply(context.Background(), call(tool.BeforeCall, "files", `{"y":2}`)); err != nil || string(got) != `{"y":2}` {

@@ -299,12 +299,12 @@ func (c *Chain) Apply(ctx context.Context, q *tool.HookCall) (json.RawMessage, e
 		return cur, nil
 	}
 	for _, h := range c.hooksAt(q.Point) {
-		if !h.selects(q) {
-			continue
-		}
 		ask := *q
 		ask.Hook, ask.Check = h.name, nil
-		setPayload(&ask, cur)
+		setPayload(&ask, cur) // its match, too, sees what the hooks before left
+		if !h.selects(&ask) {
+			continue
+		}
 		start := time.Now()
 		ans, err := c.askOne(ctx, h, &ask)
 		d := &Decision{Hook: h.name, Plugin: h.plugin, Point: q.Point, Item: q.Item, Caller: q.Caller, Duration: time.Since(start)}
@@ -312,7 +312,7 @@ func (c *Chain) Apply(ctx context.Context, q *tool.HookCall) (json.RawMessage, e
 			if ctx.Err() != nil {
 				return nil, ctx.Err()
 			}
-			d.Decision, d.Reason = DecisionError, err.Error()
+			d.Decision, d.Reason = DecisionError, cut(err.Error())
 			if errors.Is(err, context.DeadlineExceeded) {
 				d.Decision, d.Reason = DecisionTimeout, fmt.Sprintf("no answer within %v", h.timeout)
 			}

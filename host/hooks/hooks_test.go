@@ -343,3 +343,20 @@ func TestItemOnlyMemo(t *testing.T) {
 		t.Errorf("the memo holds %d items, want 3", n)
 	}
 }
+
+// A match on arguments sees them as the hooks before it left them.
+func TestMatchSeesRewrite(t *testing.T) {
+	t.Parallel()
+	a := &asker{answers: map[string]func(context.Context, *tool.HookCall) (*tool.HookAnswer, error){
+		"tag": answer(tool.HookRewrite, "", `{"path":"/secret/a"}`),
+	}}
+	secret := block("secret", "s", "before_call")
+	secret.Match = "has(arguments.path) && arguments.path.startsWith('/secret/')"
+	c, seen := newChain(t, a, block("tag", "t", "before_call"), secret)
+	if _, err := c.Apply(context.Background(), call(tool.BeforeCall, "files", `{"path":"/a"}`)); err != nil {
+		t.Fatal(err)
+	}
+	if decisions(*seen) != "tag:rewrite secret:pass" {
+		t.Errorf("decisions %s, want the second hook asked about the rewritten path", decisions(*seen))
+	}
+}

@@ -36,6 +36,11 @@
 // approved, changed and served in mode open) is an "event":"definition"
 // line (see Log.Definition).
 //
+// Each decision of a guardrail hook (host/hooks) other than pass — a
+// refusal, a rewrite, a hide, a failure, what a permissive hook would have
+// done — is an "event":"hook" line naming the hook, the point, the item,
+// its provider, the decision, the reason and the caller (see Log.Hook).
+//
 // Lines are written whole, one write each, under a lock, on the goroutine
 // that answered the call: a slow disk slows calls, a full one loses lines
 // (the first failure is logged, and the count of lost lines with each

@@ -58,6 +58,9 @@ type Options struct {
 	// has the excess skipped (see Skipped), naming the limit. Zero or less
 	// means DefaultMaxDeviceItems, 10000 (the default of `items`).
 	MaxDeviceItems int
+	// Hooks are the operator's hooks (host/hooks), asked around every
+	// call, read and prompt get (hooked.go); nil for none.
+	Hooks tool.Hooks
 }
 
 // Defaults for Options.
@@ -166,6 +169,7 @@ type Catalog struct {
 	pageSize       int
 	maxDeviceItems int
 	ev             *events
+	hooks          hooks // Options.Hooks'
 
 	mu        sync.Mutex // serialises Set and Remove
 	providers map[string]*provider
@@ -256,6 +260,7 @@ func newCatalog(opts *Options, clk clock) *Catalog {
 		log:            o.Logger,
 		pageSize:       o.PageSize,
 		maxDeviceItems: o.MaxDeviceItems,
+		hooks:          newHooks(o.Hooks),
 		ev:             newEvents(clk, o.Quiet, o.MaxDelay, o.MaxHold),
 		providers:      map[string]*provider{},
 		provisional:    map[string]uint64{},

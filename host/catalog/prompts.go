@@ -25,7 +25,8 @@ type promptSet struct {
 type promptRoute struct {
 	p      *provider
 	prompt *prompt
-	item   *tool.Item // as guards see it
+	item   *tool.Item      // as guards and hooks see it
+	def    json.RawMessage // the definition as listed, for hooks
 }
 
 // acceptPrompts checks p's prompt definitions.
@@ -52,8 +53,9 @@ func buildPrompts(providers map[string]*provider, prev []*naming.Name) promptSet
 	for _, it := range items {
 		n := it.n
 		item := &tool.Item{Kind: tool.ItemPrompt, Name: n.Own, Exposed: n.Exposed, Provider: n.Provider}
-		s.list.add(n.Exposed, it.v.obj.withName(n.Exposed), item)
-		s.routes[n.Exposed] = &promptRoute{p: it.p, prompt: it.v, item: item}
+		b := it.v.obj.withName(n.Exposed)
+		s.list.add(n.Exposed, b, item)
+		s.routes[n.Exposed] = &promptRoute{p: it.p, prompt: it.v, item: item, def: b}
 		s.entries = append(s.entries, PromptEntry{Provider: n.Provider, Prompt: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
 	}
 	return s
@@ -124,6 +126,13 @@ func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMes
 			return nil, err
 		}
 	}
+	args, err := c.hooks.ask(ctx, tool.BeforeGet, g.Caller, r.item, r.def, fwd.Arguments, nil, func(args json.RawMessage) string {
+		return r.prompt.check(g.Name, args)
+	})
+	if err != nil {
+		return nil, err
+	}
+	fwd.Arguments = args
 	res, err := r.p.srv.GetPrompt(ctx, &fwd)
 	if err != nil {
 		if err = asked(err, r.p.name); !tool.Typed(err) {
@@ -134,7 +143,12 @@ func (c *Catalog) GetPrompt(ctx context.Context, g *tool.PromptGet) (json.RawMes
 	if err := checkMessages(res); err != nil {
 		return nil, fmt.Errorf("prompt %q of provider %q: %w", r.prompt.name, r.p.name, err)
 	}
-	return res, nil
+	return c.hooks.ask(ctx, tool.AfterGet, g.Caller, r.item, r.def, args, res, func(res json.RawMessage) string {
+		if err := checkMessages(res); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
 }
 
 // checkMessages checks a provider's GetPromptResult: a "messages" array

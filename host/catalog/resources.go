@@ -322,6 +322,13 @@ func (c *Catalog) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessa
 	if p == nil {
 		return nil, fmt.Errorf("%w: %q", tool.ErrUnknownResource, r.URI)
 	}
+	it, def := &tool.Item{Kind: tool.ItemResource, URI: r.URI, Provider: p.name}, json.RawMessage(nil)
+	if ref := s.resources.routes[r.URI]; ref != nil {
+		it.Name, it.Annotations, def = ref.r.name, ref.r.annotations, ref.r.json
+	}
+	if _, err := c.hooks.ask(ctx, tool.BeforeRead, r.Caller, it, def, nil, nil, nil); err != nil {
+		return nil, err
+	}
 	fwd := *r
 	res, err := p.srv.ReadResource(ctx, &fwd)
 	if err != nil {
@@ -333,7 +340,12 @@ func (c *Catalog) ReadResource(ctx context.Context, r *tool.Read) (json.RawMessa
 	if err := c.checkContents(p, r.URI, res); err != nil {
 		return nil, err
 	}
-	return res, nil
+	return c.hooks.ask(ctx, tool.AfterRead, r.Caller, it, def, nil, res, func(res json.RawMessage) string {
+		if err := c.checkContents(p, r.URI, res); err != nil {
+			return err.Error()
+		}
+		return ""
+	})
 }
 
 // checkContents checks a provider's ReadResourceResult: a "contents"

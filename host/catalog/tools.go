@@ -30,8 +30,9 @@ type route struct {
 	p        tool.Provider
 	provider string
 	tool     string
-	check    *argcheck.Tool // the tool's arguments and results
-	item     *tool.Item     // as guards see it
+	check    *argcheck.Tool  // the tool's arguments and results
+	item     *tool.Item      // as guards and hooks see it
+	def      json.RawMessage // the definition as listed, for hooks
 }
 
 // acceptTools checks p's tool definitions, reusing the compiled schema of
@@ -74,7 +75,7 @@ func buildTools(providers map[string]*provider, prev []*naming.Name) toolSet {
 		item := &tool.Item{Kind: tool.ItemTool, Name: n.Own, Exposed: n.Exposed, Provider: n.Provider, Annotations: it.v.annotations}
 		s.list.add(n.Exposed, b, item)
 		s.byProvider[n.Provider] = append(s.byProvider[n.Provider], b)
-		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, check: it.v.check, item: item}
+		s.routes[n.Exposed] = &route{p: it.p.p, provider: n.Provider, tool: n.Own, check: it.v.check, item: item, def: b}
 		s.entries = append(s.entries, Entry{Provider: n.Provider, Tool: n.Own, ExposedName: n.Exposed, Description: it.v.desc})
 	}
 	return s
@@ -129,6 +130,11 @@ func (c *Catalog) ListTools(cursor string) (tools []json.RawMessage, nextCursor 
 //     alone);
 //   - a provider's *tool.InputRequired is returned as a copy naming the
 //     provider (its Provider field), for the retry to carry back;
+//   - the operator's hooks (Options.Hooks, hooked.go) refusing, or
+//     rewriting the arguments or the result so that they break the
+//     tool's schemas, wrap tool.ErrRefused, naming the hook; the
+//     provider is not called (before_call), or its result is dropped
+//     (after_call);
 //   - a provider's other error that wraps one of tool's sentinels
 //     (tool.Typed) names its cause and is returned as it is; any other
 //     is wrapped naming tool and provider ("tool "x" of provider "p":
@@ -152,15 +158,73 @@ func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json
 		return
 	}
 	exposed := call.Name
+	before := c.hooks.question(tool.BeforeCall, call.Caller, r.item, r.def)
+	if before != nil {
+		if before.Arguments = fwd.Arguments; !c.hooks.selects(before) {
+			before = nil
+		}
+	}
+	// ask runs the before_call hooks, if any select the call, on the
+	// goroutine that calls it; false when they refused (done has the
+	// refusal).
+	ask := func() bool {
+		if before == nil {
+			return true
+		}
+		args, err := c.hooks.beforeCall(ctx, before, r, exposed)
+		if err != nil {
+			done(nil, err)
+			return false
+		}
+		fwd.Arguments = args
+		return true
+	}
 	st, ok := r.p.(tool.Starter)
 	if !ok {
 		go func() {
-			res, err := r.p.CallTool(ctx, &fwd)
-			done(c.answer(r, exposed, res, err))
+			if ask() {
+				res, err := r.p.CallTool(ctx, &fwd)
+				done(c.finish(ctx, r, call.Caller, exposed, fwd.Arguments, res, err))
+			}
 		}()
 		return
 	}
-	st.StartCall(ctx, &fwd, func(res json.RawMessage, err error) { done(c.answer(r, exposed, res, err)) })
+	start := func() {
+		st.StartCall(ctx, &fwd, func(res json.RawMessage, err error) {
+			if err != nil || !c.hooks.afterSelects(call.Caller, r, fwd.Arguments) {
+				done(c.answer(r, exposed, res, err))
+				return
+			}
+			go func() { // off the provider's goroutine (a plugin's stream reader), which must not wait for a hook
+				done(c.finish(ctx, r, call.Caller, exposed, fwd.Arguments, res, nil))
+			}()
+		})
+	}
+	if before == nil {
+		start()
+		return
+	}
+	go func() { // off the starting goroutine (a session's read loop), which must not wait for a hook
+		if ask() {
+			start()
+		}
+	}()
+}
+
+// finish is what a call of r, exposed under that name, with args,
+// returns for its provider's answer: answer's, and a result as the
+// after_call hooks leave it.
+func (c *Catalog) finish(ctx context.Context, r *route, caller *tool.Caller, exposed string, args, res json.RawMessage, err error) (json.RawMessage, error) {
+	res, err = c.answer(r, exposed, res, err)
+	if err != nil {
+		return res, err
+	}
+	q := c.hooks.question(tool.AfterCall, caller, r.item, r.def)
+	if q == nil {
+		return res, nil
+	}
+	q.Arguments, q.Result = args, res
+	return c.hooks.afterCall(ctx, q, r, exposed)
 }
 
 // answer is what a call of r, exposed under that name, returns for its

@@ -182,6 +182,11 @@ type Options struct {
 	// over the plugin's policy). The difference is logged at WARN and
 	// shown in PluginStatus.Denied; it is never granted.
 	Denied func(name string, r pluginproto.Requests) pluginproto.Requests
+	// Hooks are the operator's hooks (host/hooks, from the configuration's
+	// hooks block): their on_definitions hooks are asked about each
+	// definition a plugin lists before it is published (issue 33). Nil
+	// for none.
+	Hooks tool.Hooks
 }
 
 // Manager runs the plugins of a directory. Create it with New, then call Run.

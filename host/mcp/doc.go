@@ -287,7 +287,11 @@
 //     MaxInFlight slots.
 //  5. Catalog.StartCall (host/catalog), same goroutine: the exposed name
 //     is routed to its provider, absent arguments become {} and are
-//     checked against the tool's inputSchema; the plugin's provider
+//     checked against the tool's inputSchema; when one of the
+//     operator's hooks (host/hooks) selects the call, the hooks are asked
+//     and the call started on a goroutine of the catalog's, so that the
+//     read loop never waits for a hook (an after_call hook likewise runs
+//     off the stream reader of step 6); the plugin's provider
 //     (host/manager) applies its call time limit and sends the call on the
 //     plugin's CallsV2 stream (pluginproto). gRPC's writer goroutine puts
 //     it on the socket: the first hand-off. The read loop goes back to

@@ -90,6 +90,9 @@ func (w *lineWriter) Write(p []byte) (int, error) {
 type clientOptions struct {
 	server Options
 	stdio  bool // through the real stdio transport instead of chanTransport
+	// catalog, when not nil, is served instead of the client's
+	// mcptest.Catalog (e.g. a real host/catalog with hooks).
+	catalog Catalog
 }
 
 // client drives one server session like an MCP client would, checking
@@ -168,7 +171,11 @@ func newClient(t testing.TB, o clientOptions) *client {
 		c.session.Store(s)
 		return c.poke
 	}
-	srv := NewServer(c.cat, &opts)
+	var served Catalog = c.cat
+	if o.catalog != nil {
+		served = o.catalog
+	}
+	srv := NewServer(served, &opts)
 	c.srv = srv
 	ctx, cancel := context.WithCancel(context.Background())
 	c.cancel = cancel

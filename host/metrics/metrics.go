@@ -62,6 +62,7 @@ type Metrics struct {
 	streams   prometheus.Gauge
 	limitHits *prometheus.CounterVec
 	refusals  *prometheus.CounterVec
+	hooks     *prometheus.CounterVec
 
 	// series caches the label-bound collectors of a (tool, provider)
 	// pair, so that a call costs map look-ups of its own, not the
@@ -118,8 +119,10 @@ func New(states func() map[string]int) *Metrics {
 		Help: "Requests refused (and notifications dropped) at a limit, by limit."}, []string{"limit"})
 	m.refusals = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plughost_access_refusals_total",
 		Help: "Calls, reads and prompt gets an access rule refused, by rule (\"(no allow rule)\" when none admitted them)."}, []string{"rule"})
+	m.hooks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plughost_hook_decisions_total",
+		Help: "Decisions of the configured hooks, by hook and decision (pass, refuse, rewrite, hide, error, timeout, would_refuse, would_rewrite, would_hide)."}, []string{"hook", "decision"})
 	m.reg.MustRegister(m.calls, m.duration, m.results, m.starts, m.crashes, m.parked, m.missing, m.sessions, m.streams,
-		m.limitHits, m.refusals, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.limitHits, m.refusals, m.hooks, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if states != nil {
 		m.reg.MustRegister(&stateCollector{states: states, desc: prometheus.NewDesc("plughost_plugins",
 			"Plugins by state (loading, running, restarting, parked, failed, idle, refused).", []string{"state"}, nil)})
@@ -214,6 +217,10 @@ func (m *Metrics) LimitHit(limit string) { m.limitHits.WithLabelValues(limit).In
 
 // AccessRefused counts a use an access rule refused (access.Rules.OnRefuse).
 func (m *Metrics) AccessRefused(rule string) { m.refusals.WithLabelValues(rule).Inc() }
+
+// HookDecided counts one decision of a hook (host/hooks): both labels are
+// the configuration's and the hooks package's, a bounded set; no caller.
+func (m *Metrics) HookDecided(hook, decision string) { m.hooks.WithLabelValues(hook, decision).Inc() }
 
 // stateCollector reports plugins by state at each scrape.
 type stateCollector struct {

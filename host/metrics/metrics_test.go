@@ -29,6 +29,9 @@ func TestCallEnd(t *testing.T) {
 	m.LimitHit("sessions")
 	m.AccessRefused("writes stay in /srv")
 	m.AccessRefused("writes stay in /srv")
+	m.HookDecided("secrets", "refuse")
+	m.HookDecided("secrets", "pass")
+	m.HookDecided("secrets", "pass")
 
 	want := `
 # HELP plughost_tool_calls_total tools/call requests that ended, by exposed tool name, provider and outcome (tool and provider are empty for a call no provider served).
@@ -63,6 +66,7 @@ func TestCallEnd(t *testing.T) {
 		"plughost_sessions":                    "plughost_sessions{transport=\"stdio\"} 1\n",
 		"plughost_limit_hits_total":            "plughost_limit_hits_total{limit=\"sessions\"} 1\n",
 		"plughost_access_refusals_total":       "plughost_access_refusals_total{rule=\"writes stay in /srv\"} 2\n",
+		"plughost_hook_decisions_total":        "plughost_hook_decisions_total{decision=\"pass\",hook=\"secrets\"} 2\nplughost_hook_decisions_total{decision=\"refuse\",hook=\"secrets\"} 1\n",
 	} {
 		if got := scrapeOf(t, m, name); !strings.Contains(got, want) {
 			t.Errorf("%s:\n%s\nwant:\n%s", name, got, want)

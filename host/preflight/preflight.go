@@ -21,7 +21,8 @@
 //     declared server's secret sources (bearer_token_file and _env,
 //     header_files, env_files, oauth's client secret) exist and are
 //     granted to it by its sandbox block, each problem at the
-//     declaration's file.
+//     declaration's file; and each hook whose plugin is not in the
+//     directory, at the hook's block.
 //
 // When the file itself has mistakes, they are all reported, and what it
 // names is checked once it reads. Each Problem says where (file:line, a
@@ -203,6 +204,7 @@ func Check(o *Options) *Report {
 	}
 	if o.Plugins != "" {
 		r.checkDeclarations(o.Plugins, cfg, o.Config, getenv)
+		r.checkHooks(o.Plugins, cfg, src, o.Config)
 	}
 	return r
 }

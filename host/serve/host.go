@@ -18,6 +18,7 @@ import (
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/preflight"
 	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/toolsearch"
 	"github.com/plughost/plughost/internal/rundir"
 	"github.com/plughost/plughost/internal/tlsreload"
@@ -134,7 +135,16 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	if index != nil {
 		undo.add(func() { index.Close() })
 	}
-	cat := catalog.New(&catalog.Options{Logger: log.Named("catalog"), MaxDeviceItems: cfg.Limits.Items})
+	asker := &lateAsker{}
+	chain, err := hookChain(cfg, asker, svc.obs, log.Named("hooks"))
+	if err != nil {
+		return nil, err
+	}
+	copts := &catalog.Options{Logger: log.Named("catalog"), MaxDeviceItems: cfg.Limits.Items}
+	if chain != nil { // a nil *Chain in the interface would be asked
+		copts.Hooks, mopts.Hooks = chain, chain
+	}
+	cat := catalog.New(copts)
 	for _, w := range cfg.Access.Warnings() {
 		log.Warn("access rule: " + w)
 	}
@@ -145,6 +155,9 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 		return nil, err
 	}
 	svc.obs.plugins = mgr.Status
+	if a, ok := any(mgr).(tool.HookAsker); ok { // Manager.AskHook (issue 33's contract part)
+		asker.set(a)
+	}
 	h := &Host{obs: svc.obs, log: log, version: o.Version, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1),
 		cancel: cancel, runEnded: make(chan struct{}), sealer: svc.sealer, stateTTL: cfg.Stateless.StateTTL, tasks: svc.tasks,
 		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, access: cfg.Access}

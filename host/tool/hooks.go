@@ -49,6 +49,13 @@ type HookCall struct {
 	Arguments json.RawMessage
 	// Result is the provider's result as JSON (after_* points).
 	Result json.RawMessage
+	// Check, when not nil, checks a hook's rewrite before the next hook
+	// or the request sees it: the catalog's check of arguments against
+	// the tool's inputSchema (or a prompt's arguments), of a result
+	// against its outputSchema (or a read's or get's result shape). It
+	// returns "" when the rewrite holds, else what it breaks; Apply then
+	// refuses, naming the hook. It is the host's, never sent to a hook.
+	Check func(rewritten json.RawMessage) string
 }
 
 // HookDecision is what a hook answered.

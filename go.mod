@@ -4,6 +4,8 @@ go 1.26.0
 
 require (
 	cel.dev/cel-go v0.33.2
+	github.com/BobuSumisu/aho-corasick v1.0.3
+	github.com/BurntSushi/toml v1.6.0
 	github.com/agext/levenshtein v1.2.1
 	github.com/bufbuild/protocompile v0.14.1
 	github.com/fsnotify/fsnotify v1.10.1

@@ -30,14 +30,14 @@ type Check string
 
 // The checks, in the order Scan applies them.
 const (
-	Invisible        Check = "invisible-characters"  // Unicode tag block, zero-width characters, bidi controls
-	ANSIEscape       Check = "ansi-escape"           // ESC or CSI: terminal codes that hide or rewrite text
+	Invisible        Check = "invisible-characters"   // Unicode tag block, zero-width characters, bidi controls
+	ANSIEscape       Check = "ansi-escape"            // ESC or CSI: terminal codes that hide or rewrite text
 	HiddenTag        Check = "hidden-instruction-tag" // <IMPORTANT>, <SYSTEM>, [INST] … addressed to the model
-	ModelInstruction Check = "instruction-to-model"  // "ignore previous instructions", "before using this tool, read …"
-	ConcealFromUser  Check = "conceal-from-user"     // "do not tell the user", "without informing the user"
+	ModelInstruction Check = "instruction-to-model"   // "ignore previous instructions", "before using this tool, read …"
+	ConcealFromUser  Check = "conceal-from-user"      // "do not tell the user", "without informing the user"
 	SensitiveFile    Check = "credential-file-demand" // read ~/.ssh/id_rsa, .env, mcp.json … and pass it on
 	Shadowing        Check = "other-tool-instruction" // instructions about other tools or where their data goes
-	EncodedPayload   Check = "encoded-payload"       // long base64 or hex that decodes to text
+	EncodedPayload   Check = "encoded-payload"        // long base64 or hex that decodes to text
 )
 
 // Checks are every check.

@@ -32,7 +32,6 @@ func realToolFindings(t *testing.T) (map[string][]Finding, int) {
 	return out, n
 }
 
-
 // The prefilter skips only patterns that could not have matched: on
 // every string of the real tools and of the poisoned set, the checks it
 // reports are those the patterns' own regular expressions find.

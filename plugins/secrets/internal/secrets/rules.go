@@ -86,8 +86,8 @@ type Rules struct {
 	// pattern i.
 	byKeyword   [][]int
 	keywordText []string // the trie's patterns
-	skipped   []string // path-bound rules, never applied
-	noGates   bool     // run every rule whose keyword occurs (tests compare)
+	skipped     []string // path-bound rules, never applied
+	noGates     bool     // run every rule whose keyword occurs (tests compare)
 }
 
 // Default is gitleaks' default rule set (gitleaks.Version) less the rules

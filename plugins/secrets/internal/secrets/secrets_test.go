@@ -69,7 +69,7 @@ func TestScanLeavesOrdinaryTextAlone(t *testing.T) {
 	}
 	for _, text := range []string{
 		"The password must be at least 12 characters long.",
-		`{"api_key": "${API_KEY}"}`,             // a placeholder: gitleaks' global allowlist
+		`{"api_key": "${API_KEY}"}`,                       // a placeholder: gitleaks' global allowlist
 		"request id 550e8400-e29b-41d4-a716-446655440000", // a UUID
 		"Use the access token from your settings page to authenticate.",
 		"commit 9fceb02d0ae598e95dc970b74767f19372d61af8 fixed the auth bug",

@@ -7,10 +7,11 @@
 // none of an expression's words costs that expression nothing.
 //
 // The words are read off each expression's syntax, never listed by hand:
-// an expression that is an alternation is split into its branches, and a
-// branch's words are those of one of its concatenated parts that can
-// only match one of a few literal strings (e.g. (ignore|disregard) or
-// " will crash"). A branch with no such part always runs.
+// an expression that is an alternation is split into its branches, and
+// each concatenated part of a branch that can only match one of a few
+// literal strings (e.g. (ignore|disregard) or " will crash") is a set of
+// words one of which must occur; a branch runs only on a text holding a
+// word of each of its sets. A branch with no such part always runs.
 package prefilter
 
 import (
@@ -25,14 +26,17 @@ import (
 // Set is a compiled set of expressions; safe for concurrent use.
 type Set struct {
 	branches []branch
+	wordless []branch // the branches that need no word
 	trie     *ahocorasick.Trie
-	byWord   [][]int // the trie's pattern i → branches needing it
-	always   []int   // branches without words
+	nwords   int
 }
 
 type branch struct {
 	expr int // the index of the expression it is a branch of
 	re   *regexp.Regexp
+	// needs are sets of word indexes: the branch can match only a text
+	// holding a word of each set.
+	needs [][]int
 }
 
 // maxWords is the most literal strings a part may stand for; minWord the
@@ -41,6 +45,10 @@ const (
 	maxWords = 64
 	minWord  = 2
 )
+
+// maxSetWords bounds a set a branch needs beside its best one: every word
+// enlarges the Aho-Corasick automaton, which every text walks.
+const maxSetWords = 12
 
 // Compile compiles exprs (Go syntax, matched against text as is: fold
 // case beforehand when the words should match any case).
@@ -62,28 +70,28 @@ func Compile(exprs []string) (*Set, error) {
 			if err != nil {
 				return nil, fmt.Errorf("prefilter: expression %d: %w", i, err)
 			}
-			bi := len(s.branches)
-			s.branches = append(s.branches, branch{expr: i, re: compiled})
-			ws := requiredWords(alt)
-			if ws == nil {
-				s.always = append(s.always, bi)
-				continue
+			b := branch{expr: i, re: compiled}
+			for _, set := range requiredSets(alt) {
+				var ids []int
+				for _, w := range set {
+					wi, ok := index[w]
+					if !ok {
+						wi = len(words)
+						index[w] = wi
+						words = append(words, w)
+					}
+					ids = append(ids, wi)
+				}
+				b.needs = append(b.needs, ids)
 			}
-			for _, w := range ws {
-				wi, ok := index[w]
-				if !ok {
-					wi = len(words)
-					index[w] = wi
-					words = append(words, w)
-					s.byWord = append(s.byWord, nil)
-				}
-				if !slices.Contains(s.byWord[wi], bi) {
-					s.byWord[wi] = append(s.byWord[wi], bi)
-				}
+			s.branches = append(s.branches, b)
+			if len(b.needs) == 0 {
+				s.wordless = append(s.wordless, b)
 			}
 		}
 	}
 	s.trie = ahocorasick.NewTrieBuilder().AddStrings(words).Build()
+	s.nwords = len(words)
 	return s, nil
 }
 
@@ -91,21 +99,30 @@ func Compile(exprs []string) (*Set, error) {
 // the first match's span (of the first branch, in branch order, that
 // matches); in expression order.
 func (s *Set) Match(text string) []Hit {
-	todo := slices.Clone(s.always)
+	var small [512]bool
+	present := small[:0]
+	if s.nwords <= len(small) {
+		present = small[:s.nwords]
+	} else {
+		present = make([]bool, s.nwords)
+	}
+	found := false
 	s.trie.Walk([]byte(text), func(_, _, pattern int64) bool {
-		for _, bi := range s.byWord[pattern] {
-			if !slices.Contains(todo, bi) {
-				todo = append(todo, bi)
-			}
-		}
+		present[pattern], found = true, true
 		return true
 	})
-	slices.Sort(todo)
+	branches := s.branches
+	if !found {
+		branches = s.wordless // no word: only the branches that need none can match
+	}
 	var out []Hit
-	for _, bi := range todo {
-		b := s.branches[bi]
+	for i := range branches {
+		b := &branches[i]
 		if n := len(out); n > 0 && out[n-1].Expr == b.expr {
 			continue // the expression already matched
+		}
+		if !b.possible(present) {
+			continue
 		}
 		if loc := b.re.FindStringIndex(text); loc != nil {
 			out = append(out, Hit{Expr: b.expr, Start: loc[0], End: loc[1]})
@@ -114,8 +131,45 @@ func (s *Set) Match(text string) []Hit {
 	return out
 }
 
+// possible reports whether the text holds a word of each set the branch
+// needs.
+func (b *branch) possible(present []bool) bool {
+	for _, set := range b.needs {
+		if !slices.ContainsFunc(set, func(w int) bool { return present[w] }) {
+			return false
+		}
+	}
+	return true
+}
+
 // Hit is one expression's match.
 type Hit struct{ Expr, Start, End int }
+
+// requiredSets are the sets of words a match of re must hold one of each:
+// one per concatenated part that has words, or one for re itself.
+func requiredSets(re *syntax.Regexp) [][]string {
+	for re.Op == syntax.OpCapture {
+		re = re.Sub[0]
+	}
+	if re.Op != syntax.OpConcat {
+		if set := requiredWords(re); set != nil {
+			return [][]string{set}
+		}
+		return nil
+	}
+	var out [][]string
+	for _, sub := range re.Sub {
+		if set := requiredWords(sub); set != nil && len(set) <= maxSetWords {
+			out = append(out, set)
+		}
+	}
+	if len(out) == 0 { // only large sets: the best one
+		if set := requiredWords(re); set != nil {
+			out = append(out, set)
+		}
+	}
+	return out
+}
 
 // requiredWords are literal strings one of which every match of re
 // contains, or nil when none is found.

@@ -12,8 +12,12 @@ func TestWordsAreReadOffTheSyntax(t *testing.T) {
 		t.Fatal(err)
 	}
 	// the second expression's second branch has no words: it always runs
-	if len(s.always) != 1 || s.branches[s.always[0]].expr != 1 {
-		t.Fatalf("always %v", s.always)
+	if b := s.branches[2]; b.expr != 1 || len(b.needs) != 0 {
+		t.Fatalf("branch 2: %+v", b)
+	}
+	// the first needs a word of each group: (ignore|disregard), (previous|prior), " instructions"
+	if n := len(s.branches[0].needs); n != 3 {
+		t.Fatalf("branch 0 needs %d sets, want 3", n)
 	}
 	for _, c := range []struct {
 		text string
@@ -23,6 +27,7 @@ func TestWordsAreReadOffTheSyntax(t *testing.T) {
 		{"the system will crash", []int{1}},
 		{"code 404", []int{1}},
 		{"nothing here", nil},
+		{"ignore the instructions", nil}, // no (previous|prior)
 		{"ignore prior instructions or the app will crash", []int{0, 1}},
 	} {
 		var got []int

@@ -13,7 +13,8 @@ func phones(text, region string) []Finding {
 	var out []Finding
 	for i := 0; i < len(text); i++ {
 		c := text[i]
-		if !(c == '+' || c == '(' || isDigit(c)) || i > 0 && (isAlnum(text[i-1]) || text[i-1] == '+') {
+		if !(c == '+' || c == '(' || isDigit(c)) || i > 0 && (isAlnum(text[i-1]) || strings.IndexByte("+./-_:", text[i-1]) >= 0) {
+			// inside a larger token: a DOI (10.1101/2024.01.20.23288905), a path, a version
 			continue
 		}
 		end, digits, groups := phoneRun(text, i)

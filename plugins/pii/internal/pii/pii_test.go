@@ -46,6 +46,7 @@ func TestChecksRejectLookalikes(t *testing.T) {
 		"npm i @types/node; git@ is not an address", // no local part or domain
 		"sha 9fceb02d0ae598e95dc970b74767f19372d61af8",
 		"user@localhost", // one label
+		"doi 10.1101/2024.01.20.23288905 and v2.20.23288905", // a DOI, a version (found in a real tool's description)
 	} {
 		if got := kinds(text, all); len(got) > 0 {
 			t.Errorf("Find(%q) = %q, want nothing", text, got)

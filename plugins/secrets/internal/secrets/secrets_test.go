@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plughost/plughost/internal/toolsearcheval"
 	"github.com/plughost/plughost/pluginproto"
 )
 
@@ -217,5 +218,23 @@ func TestParseRefusesUnknownKeys(t *testing.T) {
 	_, err := Parse([]byte("[[rules]]\nid = \"x\"\nregex = 'x'\nkeywords = [\"x\"]\nrequired = [{ id = \"y\" }]\n"))
 	if err == nil || !strings.Contains(err.Error(), "rules.required") {
 		t.Fatalf("err = %v, want one naming rules.required", err)
+	}
+}
+
+// The 527 real tool definitions of ../shared/toolsearch hold no
+// credential; the guard passes every one as a result would be passed.
+func TestRealToolTextsHoldNoCredentials(t *testing.T) {
+	data, err := toolsearcheval.Load()
+	if err != nil {
+		t.Fatalf("the tool corpus (../shared/toolsearch beside the repository): %v", err)
+	}
+	g := guard(t, Settings{})
+	for _, s := range data.Servers {
+		for _, tool := range s.Tools {
+			a, err := g.Hook(context.Background(), call(pluginproto.AfterCall, "", string(tool.Def)))
+			if err != nil || a.Decision != pluginproto.HookPass {
+				t.Errorf("%s: %+v %v", tool.ID, a, err)
+			}
+		}
 	}
 }

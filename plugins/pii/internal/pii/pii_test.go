@@ -45,7 +45,7 @@ func TestChecksRejectLookalikes(t *testing.T) {
 		"version 1.22.3.4 at 192.168.100.200",       // dotted numbers
 		"npm i @types/node; git@ is not an address", // no local part or domain
 		"sha 9fceb02d0ae598e95dc970b74767f19372d61af8",
-		"user@localhost", // one label
+		"user@localhost",                                     // one label
 		"doi 10.1101/2024.01.20.23288905 and v2.20.23288905", // a DOI, a version (found in a real tool's description)
 	} {
 		if got := kinds(text, all); len(got) > 0 {

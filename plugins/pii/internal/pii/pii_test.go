@@ -3,6 +3,7 @@ package pii
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -109,5 +110,32 @@ func TestGuardSettings(t *testing.T) {
 	before := &pluginproto.HookRequest{Point: pluginproto.BeforeCall, Arguments: json.RawMessage(`{"to":"jane@example.com"}`)}
 	if a, _ := NewGuard(Settings{}).Hook(context.Background(), before); a.Decision != pluginproto.HookPass {
 		t.Fatalf("before_call: %+v, want pass (results only)", a)
+	}
+}
+
+// The host asks a hook many questions at once: the guard (and
+// libphonenumber's lazily loaded metadata under it) is safe for
+// concurrent use; run with -race.
+func TestGuardIsSafeForConcurrentUse(t *testing.T) {
+	g := NewGuard(Settings{Region: "FR"})
+	result := json.RawMessage(`{"content":[{"type":"text","text":"+33 1 42 68 53 00, +81 3-3224-9999, jane@example.com, 4111 1111 1111 1111"}]}`)
+	done := make(chan error)
+	for range 8 {
+		go func() {
+			var err error
+			for range 20 {
+				a, e := g.Hook(context.Background(), &pluginproto.HookRequest{Point: pluginproto.AfterCall, Result: result})
+				want := `{"content":[{"type":"text","text":"[redacted: phone], [redacted: phone], [redacted: email], [redacted: card]"}]}`
+				if e != nil || string(a.Rewritten) != want {
+					err = fmt.Errorf("%+v %v", a, e)
+				}
+			}
+			done <- err
+		}()
+	}
+	for range 8 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -38,3 +38,13 @@ func BenchmarkAfterCallTypical(b *testing.B) {
 	b.SetBytes(int64(len(typicalResult)))
 	benchmarkHook(b, call(pluginproto.AfterCall, typicalArguments, typicalResult))
 }
+
+// BenchmarkLoadRules is the plugin's start: gitleaks' TOML read, 217
+// rules compiled, gates derived.
+func BenchmarkLoadRules(b *testing.B) {
+	for b.Loop() {
+		if _, err := Default(); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

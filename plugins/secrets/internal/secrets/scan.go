@@ -30,7 +30,7 @@ func (rs *Rules) Scan(text string, from int) []Finding {
 		hits []hit // the rule's keyword occurrences (gated rules)
 	}
 	var todo []pending
-	rs.keywords.Walk(lower, func(end, n, pattern int64) bool {
+	rs.keywords.Walk(lower, func(end, _, pattern int64) bool {
 		for _, ri := range rs.byKeyword[pattern] {
 			i := slices.IndexFunc(todo, func(p pending) bool { return p.rule == ri })
 			if i < 0 {

@@ -22,6 +22,8 @@ import (
 	"strings"
 	"unicode/utf8"
 
+	"golang.org/x/text/unicode/norm"
+
 	"github.com/plughost/plughost/plugins/internal/prefilter"
 )
 
@@ -99,8 +101,17 @@ var sensitiveVerb = regexp.MustCompile(`\b(read|reading|cat|open|load|fetch|send
 
 // fold lowercases s and turns runs of spaces, underscores and hyphens
 // (as in parameter names: content_from_reading_ssh_id_rsa) into one
-// space, so that one pattern covers prose and identifiers.
+// space, so that one pattern covers prose and identifiers. Text beyond
+// ASCII is first brought to Unicode's compatibility form (NFKC), so that
+// fullwidth and other compatibility letters (＜ＩＭＰＯＲＴＡＮＴ＞) read as
+// the ASCII ones they stand for.
 func fold(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			s = norm.NFKC.String(s)
+			break
+		}
+	}
 	var b strings.Builder
 	b.Grow(len(s))
 	space := false

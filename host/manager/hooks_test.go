@@ -145,6 +145,10 @@ func TestAskHookRefusalsAndFailures(t *testing.T) {
 	if !errors.Is(err, tool.ErrRefused) || !strings.Contains(err.Error(), "no plugin nosuch") {
 		t.Fatalf("a plugin not loaded: %v", err)
 	}
+	_, err = h.m.AskHook(t.Context(), "guard", &tool.HookCall{Point: tool.BeforeCall, Hook: "flood"})
+	if !errors.Is(err, pluginclient.ErrHookFailed) || !strings.Contains(err.Error(), "over the host's MaxResultSize") {
+		t.Fatalf("a hook that floods: %v", err)
+	}
 	_, err = h.m.AskHook(t.Context(), "guard", &tool.HookCall{Point: tool.BeforeCall, Hook: "crash"})
 	if !errors.Is(err, pluginclient.ErrPluginClosed) || !strings.Contains(err.Error(), "plugin guard") {
 		t.Fatalf("a hook that crashed: %v", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/internal/pluginhost"
+	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -304,5 +305,92 @@ func TestHookBounds(t *testing.T) {
 	}
 	if _, err := c.Hook(t.Context(), &tool.HookCall{Point: tool.AfterCall, Hook: "small", Result: json.RawMessage(`{}`)}); err != nil {
 		t.Fatalf("after the bounds: %v", err)
+	}
+}
+
+// A plugin of the SDK answers at most pluginproto.MaxHookQuestions at once;
+// one more is answered with an error naming the bound, at once.
+func TestHookPluginBoundsQuestionsAtOnce(t *testing.T) {
+	t.Parallel()
+	p := pluginproto.New("busy", "1")
+	var running atomic.Int32
+	full, release := make(chan struct{}), make(chan struct{})
+	p.AddHook(func(ctx context.Context, q *pluginproto.HookRequest) (pluginproto.HookAnswer, error) {
+		if running.Add(1) == pluginproto.MaxHookQuestions {
+			close(full)
+		}
+		<-release
+		return pluginproto.Pass(), nil
+	}, pluginproto.BeforeCall)
+	g := pluginhost.Of(p).PluginSet()[PluginName].(plugin.GRPCPlugin)
+	c, _ := serveOn(t, ContractVersion, func(s *grpc.Server) { _ = g.GRPCServer(nil, s) }, &Limits{MaxHookQuestions: 2 * pluginproto.MaxHookQuestions})
+	if _, err := c.Describe(t.Context(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, pluginproto.MaxHookQuestions)
+	for range pluginproto.MaxHookQuestions {
+		go func() {
+			_, err := c.Hook(t.Context(), &tool.HookCall{Point: tool.BeforeCall, Hook: "h"})
+			errs <- err
+		}()
+	}
+	<-full
+	_, err := c.Hook(t.Context(), &tool.HookCall{Point: tool.BeforeCall, Hook: "h"})
+	if !errors.Is(err, ErrHookFailed) || !strings.Contains(err.Error(), "at most 1024 questions at once (MaxHookQuestions)") {
+		t.Fatalf("one question over the plugin's bound: %v", err)
+	}
+	close(release)
+	for range pluginproto.MaxHookQuestions {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+// rawHooks is a plugin that is not of the SDK: its Hooks answers every
+// question with a rewrite of size bytes (or, once size is 0, a pass).
+type rawHooks struct {
+	pluginpb.UnimplementedPluginServer
+	size atomic.Int64
+}
+
+func (r *rawHooks) Describe(context.Context, *pluginpb.DescribeRequest) (*pluginpb.DescribeResponse, error) {
+	return &pluginpb.DescribeResponse{Name: "raw", ContractVersion: ContractVersion, Offers: &pluginpb.Offers{Hooks: []string{"after_call"}}}, nil
+}
+
+func (r *rawHooks) Hooks(stream grpc.BidiStreamingServer[pluginpb.HookCall, pluginpb.HookAnswer]) error {
+	for {
+		q, err := stream.Recv()
+		if err != nil {
+			return nil
+		}
+		a := &pluginpb.HookAnswer{Id: q.GetId()}
+		if n := r.size.Load(); n > 0 {
+			a.Decision, a.Rewritten = pluginpb.HookAnswer_REWRITE, []byte(`{"x":"`+strings.Repeat("x", int(n))+`"}`)
+		}
+		if err := stream.Send(a); err != nil {
+			return err
+		}
+	}
+}
+
+// An answer over MaxResultSize from a plugin that sends it anyway breaks
+// the stream with an error naming the limit; the next question opens a
+// new stream.
+func TestHookAnswerOverTheLimitFromAnotherPlugin(t *testing.T) {
+	t.Parallel()
+	r := &rawHooks{}
+	r.size.Store(2 << 20)
+	c, _ := serveOn(t, ContractVersion, func(s *grpc.Server) { pluginpb.RegisterPluginServer(s, r) }, &Limits{MaxResultSize: 1 << 20})
+	if _, err := c.Describe(t.Context(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	q := &tool.HookCall{Point: tool.AfterCall, Hook: "h", Result: json.RawMessage(`{}`)}
+	if _, err := c.Hook(t.Context(), q); !errors.Is(err, ErrTooLarge) || !strings.Contains(err.Error(), "over MaxResultSize (1048576 bytes)") {
+		t.Fatalf("an answer over MaxResultSize: %v", err)
+	}
+	r.size.Store(0)
+	if a, err := c.Hook(t.Context(), q); err != nil || a.Decision != tool.HookPass {
+		t.Fatalf("the next question: %+v, %v", a, err)
 	}
 }

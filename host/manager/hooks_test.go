@@ -154,3 +154,22 @@ func TestAskHookRefusalsAndFailures(t *testing.T) {
 		t.Fatalf("a hook that crashed: %v", err)
 	}
 }
+
+// A hook plugin that crashed too often is parked, and a question to it is
+// refused at once saying so.
+func TestAskHookRefusesAParkedPlugin(t *testing.T) {
+	t.Parallel()
+	bin := hookPlugin(t)
+	dir := t.TempDir()
+	copyFile(t, bin, filepath.Join(dir, "guard"), 0o755)
+	h := start(t, dir, Options{CrashLimit: 1})
+	h.expect("set", "guard")
+	if _, err := h.m.AskHook(t.Context(), "guard", &tool.HookCall{Point: tool.BeforeCall, Hook: "crash"}); !errors.Is(err, pluginclient.ErrPluginClosed) {
+		t.Fatalf("a hook that crashed: %v", err)
+	}
+	h.expect("remove", "guard")
+	_, err := h.m.AskHook(t.Context(), "guard", &tool.HookCall{Point: tool.BeforeCall, Hook: "pass"})
+	if !errors.Is(err, tool.ErrRefused) || !strings.Contains(err.Error(), "plugin guard is parked") {
+		t.Fatalf("a question to a parked plugin: %v", err)
+	}
+}

@@ -19,12 +19,16 @@ import (
 
 // Questions to a hook plugin: every question of the host to one plugin
 // goes on its one Hooks stream, opened at the first question and kept for
-// the plugin's lifetime, each named by an id. The calling goroutine sends
-// its question and waits for its answer, which one goroutine (read)
-// receives and hands over; when the caller's ctx ends first, it sends a
-// cancel frame for the id and returns at once, and the late answer is
-// dropped. A broken stream fails every question in flight on it at once,
-// and the next question opens a new one.
+// the plugin's lifetime, each named by an id. The calling goroutine queues
+// its question for the stream's writer goroutine and waits for its
+// answer, which one goroutine (read) receives and hands over; when the
+// caller's ctx ends first, it queues a cancel frame for the id and returns
+// at once, and the late answer is dropped. The writer, not the caller,
+// sends: a plugin that stops reading (hung, stopped) blocks a gRPC Send
+// once the stream's flow-control window is full, and that must not keep a
+// question past its ctx. The queue holds Limits.MaxHookQuestions frames; a
+// question that finds it full fails at once. A broken stream fails every
+// question in flight on it at once, and the next question opens a new one.
 
 // DefaultMaxHookQuestions is Limits.MaxHookQuestions' default: the
 // questions in flight to one plugin at once (the SDK's MaxHookQuestions).
@@ -129,8 +133,9 @@ type hookMux struct {
 // hookStream is one Hooks stream and the questions waiting on it.
 type hookStream struct {
 	stream  grpc.BidiStreamingClient[pluginpb.HookCall, pluginpb.HookAnswer]
+	ctx     context.Context // the stream's; ends when it breaks
 	cancel  context.CancelFunc
-	sendMu  sync.Mutex                // one Send at a time
+	out     chan *pluginpb.HookCall   // the frames the writer sends, in order
 	waiting map[uint64]chan hookReply // guarded by hookMux.mu
 }
 
@@ -148,7 +153,12 @@ func (m *hookMux) ask(ctx context.Context, what string, q *pluginpb.HookCall) (*
 		return nil, fmt.Errorf("%s: %w", what, err)
 	}
 	q.Id = id
-	s.send(q)
+	select {
+	case s.out <- q:
+	default:
+		m.finish(s, id)
+		return nil, fmt.Errorf("%s: %w: %d questions are queued for a plugin that reads none (hung?)", what, ErrTooManyQuestions, cap(s.out))
+	}
 	select {
 	case r := <-ch:
 		if r.err != nil {
@@ -161,7 +171,10 @@ func (m *hookMux) ask(ctx context.Context, what string, q *pluginpb.HookCall) (*
 		delete(s.waiting, id)
 		m.mu.Unlock()
 		if waiting {
-			s.send(&pluginpb.HookCall{Id: id, Cancel: true})
+			select {
+			case s.out <- &pluginpb.HookCall{Id: id, Cancel: true}:
+			default: // the plugin reads nothing: it will not miss the cancel
+			}
 		}
 		return nil, fmt.Errorf("%s: %w", what, ctx.Err())
 	}
@@ -184,8 +197,10 @@ func (m *hookMux) register() (*hookStream, uint64, chan hookReply, error) {
 			cancel()
 			return nil, 0, nil, err
 		}
-		m.cur = &hookStream{stream: stream, cancel: cancel, waiting: make(map[uint64]chan hookReply)}
+		m.cur = &hookStream{stream: stream, ctx: sctx, cancel: cancel, out: make(chan *pluginpb.HookCall, m.max),
+			waiting: make(map[uint64]chan hookReply)}
 		go m.read(m.cur)
+		go m.cur.write()
 	}
 	if len(m.cur.waiting) >= m.max {
 		return nil, 0, nil, fmt.Errorf("%w: %d questions wait for the plugin's answers, its bound (MaxHookQuestions)", ErrTooManyQuestions, m.max)
@@ -196,12 +211,26 @@ func (m *hookMux) register() (*hookStream, uint64, chan hookReply, error) {
 	return m.cur, m.nextID, ch, nil
 }
 
-// send sends q. A failed Send ends the stream, and read reports it to
-// every question in flight.
-func (s *hookStream) send(q *pluginpb.HookCall) {
-	s.sendMu.Lock()
-	defer s.sendMu.Unlock()
-	_ = s.stream.Send(q)
+// write sends the queued frames until the stream ends. A failed Send
+// ends the stream, and read reports it to every question in flight.
+func (s *hookStream) write() {
+	for {
+		select {
+		case q := <-s.out:
+			if s.stream.Send(q) != nil {
+				return
+			}
+		case <-s.ctx.Done():
+			return
+		}
+	}
+}
+
+// finish forgets a question that was not sent.
+func (m *hookMux) finish(s *hookStream, id uint64) {
+	m.mu.Lock()
+	delete(s.waiting, id)
+	m.mu.Unlock()
 }
 
 // read hands the plugin's answers to their questions until the stream

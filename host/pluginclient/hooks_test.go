@@ -8,6 +8,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 
 	"google.golang.org/grpc"
 
@@ -392,5 +393,32 @@ func TestHookAnswerOverTheLimitFromAnotherPlugin(t *testing.T) {
 	r.size.Store(0)
 	if a, err := c.Hook(t.Context(), q); err != nil || a.Decision != tool.HookPass {
 		t.Fatalf("the next question: %+v, %v", a, err)
+	}
+}
+
+// deafHooks is a plugin whose Hooks reads nothing: the host's sends block
+// once the stream's flow-control window is full.
+type deafHooks struct{ rawHooks }
+
+func (d *deafHooks) Hooks(stream grpc.BidiStreamingServer[pluginpb.HookCall, pluginpb.HookAnswer]) error {
+	<-stream.Context().Done()
+	return nil
+}
+
+// A plugin that stops reading its questions keeps none past its ctx.
+func TestHookQuestionsToAPluginThatReadsNothingEndWithTheirContext(t *testing.T) {
+	t.Parallel()
+	c, _ := serveOn(t, ContractVersion, func(s *grpc.Server) { pluginpb.RegisterPluginServer(s, &deafHooks{}) }, nil)
+	if _, err := c.Describe(t.Context(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	big := json.RawMessage(`{"x":"` + strings.Repeat("x", 1<<20) + `"}`) // over any flow-control window the plugin never opened
+	for range 3 {
+		ctx, cancel := context.WithTimeout(t.Context(), 50*time.Millisecond)
+		_, err := c.Hook(ctx, &tool.HookCall{Point: tool.AfterCall, Hook: "h", Result: big})
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) {
+			t.Fatalf("a question to a plugin that reads nothing: %v, want its deadline", err)
+		}
 	}
 }

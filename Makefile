@@ -24,7 +24,8 @@ build:
 ## test: go.mod tidy, vet, the macOS build, the deploy/ check, every test (with the race detector), then the
 ## conformance suite. -parallel 4: the end-to-end tests mostly wait on the processes they start (node, npm, a
 ## registry), so four at a time on two cores take cmd/plughost from about 600 s to 450 s (go test -json's figures)
-test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules internal/npmregistry/node_modules \
+test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules examples/node-hook/node_modules \
+		internal/npmregistry/node_modules \
 		internal/mcpbcli/node_modules
 	$(GO) vet ./...
 	GOOS=darwin $(GO) build ./...
@@ -85,6 +86,12 @@ conformance/node_modules: conformance/package-lock.json
 ## (cmd/plughost's TestNodeExamplePlugin runs the example, with the Node 22 of conformance/node_modules)
 examples/node-plugin/node_modules: examples/node-plugin/package-lock.json
 	cd examples/node-plugin && npm ci --no-audit --no-fund --ignore-scripts
+	@touch $@
+
+## examples/node-hook/node_modules: the Node.js example hook's gRPC packages, pinned by its lockfile
+## (host/pluginclient's TestNodeHookExample runs the example, with the Node 22 of conformance/node_modules)
+examples/node-hook/node_modules: examples/node-hook/package-lock.json
+	cd examples/node-hook && npm ci --no-audit --no-fund --ignore-scripts
 	@touch $@
 
 ## internal/npmregistry/node_modules: Verdaccio, the real npm registry of the install-once tests

@@ -3,6 +3,8 @@ package pluginproto
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"slices"
 )
 
 // Hooks: a plugin may be a guardrail. The operator names it in a hook
@@ -135,8 +137,51 @@ func Hide(reason string) HookAnswer { return HookAnswer{Decision: HookHide, Reas
 type HookFunc func(ctx context.Context, q *HookRequest) (HookAnswer, error)
 
 // AddHook registers h for the given points (at least one); the plugin
-// then offers them (Offers.Hooks). A later AddHook for a point replaces
-// the earlier one.
+// then offers them (Offers.Hooks, which Offer does not change). A later
+// AddHook for a point replaces the earlier one. Register hooks before
+// Serve: the host learns the points once, when it starts the plugin.
+// AddHook panics (a programming error) when h is nil, no point is given,
+// or a point is none of the HookPoint constants.
+//
+// The host may ask many questions at once: h runs concurrently, each
+// question on a goroutine of its own, at most MaxHookQuestions at a time
+// (a question over that is answered with an error, which the host handles
+// under the hook's on_error). ctx ends when the host stops waiting. A
+// panic in h is recovered and logged, and answers the question with an
+// error, as a returned error does.
 func (p *Plugin) AddHook(h HookFunc, points ...HookPoint) {
-	panic("pluginproto: AddHook: not built yet (issue 33, helper contract)")
+	if h == nil {
+		panic("pluginproto: AddHook: nil HookFunc")
+	}
+	if len(points) == 0 {
+		panic("pluginproto: AddHook: no hook point")
+	}
+	for _, pt := range points {
+		if !slices.Contains(hookPoints, pt) {
+			panic(fmt.Sprintf("pluginproto: AddHook: unknown hook point %q (want one of %v)", pt, hookPoints))
+		}
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.hooks == nil {
+		p.hooks = make(map[HookPoint]HookFunc)
+	}
+	for _, pt := range points {
+		p.hooks[pt] = h
+	}
+}
+
+// hookPoints are the hook points, in the order of a request (Offers.Hooks
+// lists them in this order).
+var hookPoints = []HookPoint{BeforeCall, AfterCall, BeforeRead, AfterRead, BeforeGet, AfterGet, OnDefinitions}
+
+// hookPointsLocked is the points the plugin serves, in order; nil when none.
+func (p *Plugin) hookPointsLocked() []HookPoint {
+	var out []HookPoint
+	for _, pt := range hookPoints {
+		if p.hooks[pt] != nil {
+			out = append(out, pt)
+		}
+	}
+	return out
 }

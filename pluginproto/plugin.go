@@ -31,16 +31,17 @@ type Plugin struct {
 	resources registry[*resourceEntry]
 	templates registry[*templateEntry]
 	prompts   registry[*promptEntry]
-	offers    Offers            // declared with Offer
-	about     About             // set with SetAbout
-	requests  Requests          // set with Request
-	gen       [numKinds]uint64  // bumped on every change of a list
-	listed    [numKinds]uint64  // gen when the host last listed it
-	changed   chan struct{}     // closed and replaced on every change and update
-	subs      map[string]uint64 // URIs the host subscribed to → the number of their last update (0: none)
-	updates   uint64            // updates of subscribed resources so far
-	sent      uint64            // the last update a watch sent
-	proxy     pluginhost.Proxy  // serves every request when set (pluginhost.Plugin.SetProxy)
+	offers    Offers                 // declared with Offer
+	about     About                  // set with SetAbout
+	requests  Requests               // set with Request
+	gen       [numKinds]uint64       // bumped on every change of a list
+	listed    [numKinds]uint64       // gen when the host last listed it
+	changed   chan struct{}          // closed and replaced on every change and update
+	subs      map[string]uint64      // URIs the host subscribed to → the number of their last update (0: none)
+	updates   uint64                 // updates of subscribed resources so far
+	sent      uint64                 // the last update a watch sent
+	proxy     pluginhost.Proxy       // serves every request when set (pluginhost.Plugin.SetProxy)
+	hooks     map[HookPoint]HookFunc // AddHook's, by point
 	// hostMaxMessage is the largest call message the host receives
 	// (DescribeRequest.max_message_size; 0: not said).
 	hostMaxMessage atomic.Int64
@@ -219,6 +220,7 @@ func (p *Plugin) Offers() Offers {
 	for _, pr := range p.prompts.all() {
 		o.Completions = o.Completions || pr.complete != nil
 	}
+	o.Hooks = p.hookPointsLocked()
 	return o
 }
 

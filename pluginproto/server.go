@@ -43,6 +43,7 @@ func (s *server) Describe(_ context.Context, req *pluginpb.DescribeRequest) (*pl
 	o, a, r := s.p.Offers(), s.p.About(), s.p.Requested()
 	resp := &pluginpb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: plugincontract.Version, Offers: &pluginpb.Offers{
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
+		Hooks: hookStrings(o.Hooks),
 	}, Title: a.Title, Description: a.Description}
 	if !r.Empty() {
 		resp.Requests = &pluginpb.Requests{Read: r.Read, Write: r.Write, Net: r.Net, Env: r.Env}

@@ -29,6 +29,7 @@ type Client struct {
 	calls    callPath                           // how calls reach the plugin, chosen by contract
 	offers   atomic.Pointer[pluginproto.Offers] // what Describe said; nil before
 	limits   Limits                             // defaults filled in
+	hooks    *hookMux                           // questions to the plugin's hooks (Hook)
 }
 
 // callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
@@ -45,8 +46,9 @@ var (
 // newClient returns the Client of a plugin whose handshake named contract,
 // bounded by limits (defaults filled in).
 func newClient(exited context.Context, rpc pluginpb.PluginClient, contract uint32, limits Limits) *Client {
-	c := &Client{rpc: rpc, exited: exited, contract: contract, limits: limits}
 	recv := grpc.MaxCallRecvMsgSize(limits.MaxResultSize)
+	c := &Client{rpc: rpc, exited: exited, contract: contract, limits: limits,
+		hooks: &hookMux{rpc: rpc, exited: exited, recv: recv, max: limits.MaxHookQuestions}}
 	if contract == 1 {
 		c.calls = contract1{rpc: rpc, exited: exited, recv: recv}
 	} else {
@@ -104,6 +106,7 @@ func (c *Client) Describe(ctx context.Context, hostVersion string) (Description,
 			ResourceSubscriptions: o.GetResourceSubscriptions(),
 			Prompts:               o.GetPrompts(),
 			Completions:           o.GetCompletions(),
+			Hooks:                 hookPoints(o.GetHooks()),
 		}
 	}
 	c.offers.Store(&d.Offers)
@@ -334,7 +337,7 @@ func (c *Client) offered() pluginproto.Offers {
 // Equal reports whether d and o say the same. (Description holds
 // Requests' lists, so == does not compare it.)
 func (d Description) Equal(o Description) bool {
-	return d.Name == o.Name && d.Version == o.Version && d.ContractVersion == o.ContractVersion && d.Offers == o.Offers &&
+	return d.Name == o.Name && d.Version == o.Version && d.ContractVersion == o.ContractVersion && d.Offers.Equal(o.Offers) &&
 		d.About == o.About && d.Cut == o.Cut && d.Requests.Equal(o.Requests)
 }
 

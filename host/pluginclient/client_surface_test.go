@@ -94,7 +94,7 @@ func TestClientCallsNothingNotOffered(t *testing.T) {
 			c, _ := serve(t, 2, f)
 			if describe {
 				d, err := c.Describe(t.Context(), "test")
-				if err != nil || d.Offers != (pluginproto.Offers{}) {
+				if err != nil || !d.Offers.Equal(pluginproto.Offers{}) {
 					t.Fatalf("Describe = %+v, %v; want no offers", d, err)
 				}
 			}

@@ -36,6 +36,9 @@ func TestMain(m *testing.M) {
 	case "bad":
 		serveBad()
 		os.Exit(0)
+	case "hook":
+		pluginproto.Serve(hookBenchPlugin())
+		os.Exit(0)
 	}
 	os.Exit(m.Run())
 }

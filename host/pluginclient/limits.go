@@ -43,6 +43,9 @@ type Limits struct {
 	// MaxListSize bounds one list, all its items and pages together, in
 	// bytes; 0 means DefaultMaxListSize.
 	MaxListSize int
+	// MaxHookQuestions bounds the questions in flight to one hook plugin
+	// (Client.Hook); 0 means DefaultMaxHookQuestions.
+	MaxHookQuestions int
 }
 
 // The defaults of Limits: a result of 16 MiB is a large document; 10 000
@@ -71,7 +74,8 @@ func (l *Limits) withDefaults() Limits {
 		v   *int
 		def int
 	}{{&out.MaxResultSize, DefaultMaxResultSize}, {&out.MaxItems, DefaultMaxItems},
-		{&out.MaxDefinitionSize, DefaultMaxDefinitionSize}, {&out.MaxListSize, DefaultMaxListSize}} {
+		{&out.MaxDefinitionSize, DefaultMaxDefinitionSize}, {&out.MaxListSize, DefaultMaxListSize},
+		{&out.MaxHookQuestions, DefaultMaxHookQuestions}} {
 		if *f.v <= 0 {
 			*f.v = f.def
 		}

@@ -159,7 +159,7 @@ func TestProxyOffers(t *testing.T) {
 		p.AddPrompt(pluginproto.Prompt{Name: "own"}, func(context.Context, *pluginproto.PromptGet) (*pluginproto.PromptResult, error) { return nil, nil })
 		pluginhost.Of(p).SetProxy(&fakeProxy{})
 		p.Offer(o)
-		if got := p.Offers(); got != o {
+		if got := p.Offers(); !got.Equal(o) {
 			t.Errorf("Offers() = %+v, want %+v", got, o)
 		}
 		c, _ := servePlugin(t, p)
@@ -167,7 +167,7 @@ func TestProxyOffers(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if d.Offers != o {
+		if !d.Offers.Equal(o) {
 			t.Errorf("Describe offers %+v, want %+v", d.Offers, o)
 		}
 	}

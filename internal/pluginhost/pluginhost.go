@@ -21,6 +21,8 @@ import (
 	"encoding/json"
 
 	"github.com/hashicorp/go-plugin"
+
+	"github.com/plughost/plughost/internal/pluginpb"
 )
 
 // Plugin is the host's side of one *pluginproto.Plugin (see Of).
@@ -36,6 +38,10 @@ type Plugin interface {
 	// Complete answers completion/complete: params are the MCP
 	// CompleteRequest params, the result the CompleteResult.
 	Complete(ctx context.Context, params json.RawMessage) (json.RawMessage, error)
+	// Hook answers one question to the plugin's hooks as its Hooks
+	// stream would (q.Id and q.Cancel unused): an unserved point, a
+	// handler's error or panic are the answer's error.
+	Hook(ctx context.Context, q *pluginpb.HookCall) *pluginpb.HookAnswer
 	// PluginSet is the go-plugin set that serves the plugin, for a host
 	// that serves it in its own process.
 	PluginSet() plugin.PluginSet

@@ -53,15 +53,16 @@ func (o *observer) hookDecided(d *hooks.Decision) {
 	o.audit.Hook(line)
 }
 
-// lateAsker is a tool.HookAsker whose asker is set after the chain is
-// built: until then, and when what is set does not serve hooks, every
-// question fails (and its hook's on_error decides).
+// lateAsker is a tool.HookAsker whose asker (the manager) is set after
+// the chain is built: the manager needs the chain for its definitions,
+// and the chain the manager for its plugins. A question asked before, which
+// only a test can make, fails (and its hook's on_error decides).
 type lateAsker struct {
 	to atomic.Pointer[tool.HookAsker]
 }
 
 // errNoAsker is the failure of a question asked when nothing serves hooks.
-var errNoAsker = errors.New("the plugin manager does not serve hooks (yet)")
+var errNoAsker = errors.New("the plugin manager is not running yet")
 
 func (l *lateAsker) set(a tool.HookAsker) { l.to.Store(&a) }
 

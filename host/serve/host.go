@@ -18,7 +18,6 @@ import (
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/preflight"
 	"github.com/plughost/plughost/host/tasks"
-	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/toolsearch"
 	"github.com/plughost/plughost/internal/rundir"
 	"github.com/plughost/plughost/internal/tlsreload"
@@ -155,9 +154,7 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 		return nil, err
 	}
 	svc.obs.plugins = mgr.Status
-	if a, ok := any(mgr).(tool.HookAsker); ok { // Manager.AskHook (issue 33's contract part)
-		asker.set(a)
-	}
+	asker.set(mgr)
 	h := &Host{obs: svc.obs, log: log, version: o.Version, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1),
 		cancel: cancel, runEnded: make(chan struct{}), sealer: svc.sealer, stateTTL: cfg.Stateless.StateTTL, tasks: svc.tasks,
 		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, access: cfg.Access}

@@ -204,6 +204,7 @@ func printDiff(w io.Writer, name string, held []trust.HeldDefinition) error {
 		_, err := fmt.Fprintf(w, "nothing of %s is held back\n", name)
 		return err
 	}
+	approvable := false
 	for _, h := range held {
 		if _, err := fmt.Fprintf(w, "%s\n", h.Line()); err != nil {
 			return err
@@ -213,6 +214,11 @@ func printDiff(w io.Writer, name string, held []trust.HeldDefinition) error {
 				return err
 			}
 		}
+		approvable = approvable || h.State != trust.HeldFlagged
+	}
+	if !approvable { // an approval does not serve what a hook flagged
+		_, err := fmt.Fprintf(w, "a flagged definition is served once the hooks pass it\n")
+		return err
 	}
 	_, err := fmt.Fprintf(w, "approve them with: plughost approve %s\n", name)
 	return err

@@ -177,6 +177,16 @@ type Options struct {
 	// audit log (see "Definitions pinned"). It is called on the plugin's
 	// goroutine, after the status shows the change.
 	OnDefinition func(DefinitionEvent)
+	// Hooks are the operator's hooks (package hooks builds them from the
+	// configuration's hooks block). Each definition a plugin lists that
+	// the pins let through is asked of those at tool.OnDefinitions before
+	// it is published: passed, served as a hook rewrote it, or held back
+	// in state DefFlagged with the hook's reason (a hook that failed under
+	// on_error = "refuse" holds it back too). A hook never judges its own
+	// plugin's definitions. When a plugin serving such a hook becomes
+	// ready every other plugin is asked again (HookServers). Nil: nothing
+	// is asked. See "Definitions screened" in the package documentation.
+	Hooks tool.Hooks
 	// Denied, when not nil, returns what of r, the permissions the named
 	// plugin asks for, its sandbox policy does not grant (trust.Denied
 	// over the plugin's policy). The difference is logged at WARN and
@@ -537,7 +547,11 @@ func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled
 			e = nil // quarantined: its supervisor says so when it runs
 		}
 	}
-	if e != nil && m.unloaded[f.name] == nil {
+	// With hooks at OnDefinitions, the cache entry is published by the
+	// plugin's own goroutine, once they screened it: not here, under m.mu,
+	// which a hook plugin's start may need.
+	screens := m.opts.Hooks != nil && m.opts.Hooks.Has(tool.OnDefinitions)
+	if e != nil && m.unloaded[f.name] == nil && !screens {
 		p = s.fromCache(e)
 		settled()
 	}

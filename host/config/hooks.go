@@ -42,19 +42,7 @@ type Hook struct {
 	Timeout time.Duration
 }
 
-// Override is one override block (overrides.go).
-type Override struct {
-	// Name is the block's label: the tool's or prompt's own name, or a
-	// resource's URI.
-	Name string
-}
-
 // decodeHooks reads the hooks block.
 func decodeHooks(body hcl.Body) ([]Hook, error) {
 	return nil, errors.New("hooks { }: not built yet (issue 33, helper calls)")
-}
-
-// decodeOverride reads one override block.
-func decodeOverride(b *hcl.Block) (Override, error) {
-	return Override{}, errors.New("override { }: not built yet (issue 33, helper defs)")
 }

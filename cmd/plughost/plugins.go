@@ -148,6 +148,15 @@ func printReport(w io.Writer, r *serve.Report) error {
 		for _, e := range p.Templates {
 			t.Row("  resource template "+e.URITemplate, firstLine(e.Description))
 		}
+		for _, o := range p.Overridden {
+			for _, m := range o.Members {
+				was := "the plugin has none"
+				if m.Plugin != "" {
+					was = fmt.Sprintf("the plugin's: %q", m.Plugin)
+				}
+				t.Text("  overridden: %s %s %s: %q (%s)", o.Kind, o.Name, m.Member, m.Operator, was)
+			}
+		}
 		for _, h := range p.Hidden {
 			t.Text("  hidden by the configuration: %s", h)
 		}

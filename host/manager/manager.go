@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/expose"
+	"github.com/plughost/plughost/host/override"
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
@@ -187,6 +188,11 @@ type Options struct {
 	// ready every other plugin is asked again (HookServers). Nil: nothing
 	// is asked. See "Definitions screened" in the package documentation.
 	Hooks tool.Hooks
+	// Overrides are the operator's override blocks (package override):
+	// applied to what is served after the pins and the hooks judged the
+	// plugin's text, before the Publisher sees it; each change is shown
+	// in PluginStatus.Overridden. Nil overrides nothing.
+	Overrides *override.Set
 	// Denied, when not nil, returns what of r, the permissions the named
 	// plugin asks for, its sandbox policy does not grant (trust.Denied
 	// over the plugin's policy). The difference is logged at WARN and

@@ -163,6 +163,9 @@ func (s *supervisor) vet(ls lists) (lists, map[string]string) {
 		held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefFlagged, Reason: sc.reason, Listed: d.JSON}
 		refusals[key] = flaggedRefusal(s.name, d, sc.reason)
 	}
+	// What clients are served then carries the operator's overrides
+	// (overrides.go): the pins and the hooks judged the plugin's text.
+	s.applyOverrides(defs, served)
 	// A definition not served (nil) is withheld: a call of it gets its
 	// refusal (WithheldTool).
 	keep := func(kind, name string) json.RawMessage { return served[trust.Definition{Kind: kind, Name: name}.Key()] }

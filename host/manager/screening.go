@@ -1,12 +1,14 @@
 package manager
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"sync"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/trust"
 )
@@ -98,6 +100,10 @@ func (s *supervisor) screenOne(ctx context.Context, h tool.Hooks, d trust.Defini
 	}
 	if !sameKey(d, got) {
 		return screened{reason: fmt.Sprintf("a hook rewrote it into something else than a %s of that %s", d.Kind, keyMember(d.Kind))}
+	}
+	// A rewrite is bounded as a listed definition is.
+	if limit := cmp.Or(s.m.opts.Limits.MaxDefinitionSize, pluginclient.DefaultMaxDefinitionSize); len(got) > limit {
+		return screened{reason: fmt.Sprintf("a hook rewrote it into %d bytes, over the limit of a definition (%d bytes; limits { definition_size })", len(got), limit)}
 	}
 	return screened{served: got}
 }

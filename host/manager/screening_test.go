@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/host/trust"
 )
@@ -222,19 +223,27 @@ func TestHooksScreenTheCachedListing(t *testing.T) {
 
 var _ HookServers = (*fakeHooks)(nil)
 
-// A rewrite that renames the definition is not served: it is held back.
-func TestScreenOneRefusesARenamingRewrite(t *testing.T) {
-	s := &supervisor{name: "tp"}
+// A rewrite that renames the definition, or is over the size of a
+// definition, is not served: the definition is held back.
+func TestScreenOneRefusesABadRewrite(t *testing.T) {
+	s := &supervisor{name: "tp", m: &Manager{opts: Options{Limits: pluginclient.Limits{MaxDefinitionSize: 100}}}}
 	d := trust.Definition{Kind: trust.KindTool, Name: "a", JSON: json.RawMessage(`{"name":"a","inputSchema":{"type":"object"}}`)}
-	got := s.screenOne(context.Background(), renamer{}, d, d.JSON)
-	if got.served != nil || !strings.Contains(got.reason, "rewrote it into something else than a tool of that name") {
-		t.Fatalf("screened %+v", got)
+	for rewrite, want := range map[string]string{
+		`{"name":"b","inputSchema":{"type":"object"}}`:                  "rewrote it into something else than a tool of that name",
+		`{"name":"a","description":"` + strings.Repeat("x", 100) + `"}`: "a hook rewrote it into 129 bytes, over the limit of a definition (100 bytes",
+		`"a"`: "rewrote it into something else",
+	} {
+		got := s.screenOne(context.Background(), rewriter(rewrite), d, d.JSON)
+		if got.served != nil || !strings.Contains(got.reason, want) {
+			t.Errorf("rewritten as %.40s: screened %+v, want held: %q", rewrite, got, want)
+		}
 	}
 }
 
-type renamer struct{}
+// rewriter rewrites every definition into itself.
+type rewriter string
 
-func (renamer) Has(tool.HookPoint) bool { return true }
-func (renamer) Apply(context.Context, *tool.HookCall) (json.RawMessage, error) {
-	return json.RawMessage(`{"name":"b","inputSchema":{"type":"object"}}`), nil
+func (rewriter) Has(tool.HookPoint) bool { return true }
+func (r rewriter) Apply(context.Context, *tool.HookCall) (json.RawMessage, error) {
+	return json.RawMessage(r), nil
 }

@@ -108,14 +108,16 @@ func (s *supervisor) screenOne(ctx context.Context, h tool.Hooks, d trust.Defini
 	return screened{served: got}
 }
 
-// hookItem is what a hook is told a definition of plugin is.
+// hookItem is what a hook is told a definition of plugin is. Its Exposed
+// is "": the name clients will see is the catalog's choice, made once
+// the definition is published.
 func hookItem(plugin string, d trust.Definition) tool.Item {
 	it := tool.Item{Provider: plugin}
 	switch d.Kind {
 	case trust.KindTool:
-		it.Kind, it.Name, it.Exposed = tool.ItemTool, d.Name, d.Name
+		it.Kind, it.Name = tool.ItemTool, d.Name
 	case trust.KindPrompt:
-		it.Kind, it.Name, it.Exposed = tool.ItemPrompt, d.Name, d.Name
+		it.Kind, it.Name = tool.ItemPrompt, d.Name
 	case trust.KindResource:
 		it.Kind, it.URI = tool.ItemResource, d.Name
 	default:

@@ -24,7 +24,7 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	var hf serve.Options
 	registerHost(fs, &hf)
 	asJSON := fs.Bool("json", false, "print the plugins, their state or error, what they offer and what was refused as JSON")
-	diff := fs.String("diff", "", "print, word by word, how each definition of plugin `NAME` held back differs from the approved one")
+	diff := fs.String("diff", "", "print each definition of plugin `NAME` held back: word by word how it differs from the approved one, or as listed when a hook flagged it")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}

@@ -141,14 +141,27 @@ func TestHooksScreenDefinitions(t *testing.T) {
 // its hook could not answer is held back by on_error; once the hook's
 // plugin is ready it is asked again and served. The hook plugin's own
 // definitions are asked with it as their provider (the chain skips its
-// own hook for them).
+// own hook for them). Hooks that do not say which plugins serve them
+// (no HookServers) have every plugin that becomes ready count as theirs.
 func TestHooksScreenAgainWhenTheirPluginIsReady(t *testing.T) {
 	t.Parallel()
+	t.Run("HookServers", func(t *testing.T) {
+		t.Parallel()
+		hooks := &fakeHooks{hookPlugin: "guard", hide: "env"}
+		testScreenAgain(t, hooks, hooks)
+	})
+	t.Run("hooks alone", func(t *testing.T) {
+		t.Parallel()
+		hooks := &fakeHooks{hookPlugin: "guard", hide: "env"}
+		testScreenAgain(t, hooks, struct{ tool.Hooks }{hooks})
+	})
+}
+
+func testScreenAgain(t *testing.T, hooks *fakeHooks, opt tool.Hooks) {
 	dir := t.TempDir()
 	copyFile(t, pluginV1, filepath.Join(dir, "tp"), 0o755)
-	hooks := &fakeHooks{hookPlugin: "guard", hide: "env"}
 	defs := make(chan DefinitionEvent, 256)
-	h := start(t, dir, Options{Hooks: hooks, OnDefinition: func(e DefinitionEvent) { defs <- e }})
+	h := start(t, dir, Options{Hooks: opt, OnDefinition: func(e DefinitionEvent) { defs <- e }})
 	h.ready()
 	e := h.expect("set", "tp")
 	if len(e.tools) != 0 {

@@ -199,7 +199,7 @@
 // Held.Reason, shown in PluginStatus.Held and reported to
 // Options.OnDefinition, and its requests are refused with that reason.
 // A hook that fails under on_error = "refuse" holds it back the same
-// way. When a plugin serving such a hook becomes ready (HookServers),
+// way. When a plugin serving a hook becomes ready (HookServers),
 // every other plugin's listing is asked again, so that what was screened
 // while the hook was starting is not left so; a definition it then
 // passes is served again (DefCleared). With such hooks, no cache entry is

@@ -178,16 +178,6 @@ type Options struct {
 	// audit log (see "Definitions pinned"). It is called on the plugin's
 	// goroutine, after the status shows the change.
 	OnDefinition func(DefinitionEvent)
-	// Hooks are the operator's hooks (package hooks builds them from the
-	// configuration's hooks block). Each definition a plugin lists that
-	// the pins let through is asked of those at tool.OnDefinitions before
-	// it is published: passed, served as a hook rewrote it, or held back
-	// in state DefFlagged with the hook's reason (a hook that failed under
-	// on_error = "refuse" holds it back too). A hook never judges its own
-	// plugin's definitions. When a plugin serving such a hook becomes
-	// ready every other plugin is asked again (HookServers). Nil: nothing
-	// is asked. See "Definitions screened" in the package documentation.
-	Hooks tool.Hooks
 	// Overrides are the operator's override blocks (package override):
 	// applied to what is served after the pins and the hooks judged the
 	// plugin's text, before the Publisher sees it; each change is shown
@@ -198,6 +188,11 @@ type Options struct {
 	// over the plugin's policy). The difference is logged at WARN and
 	// shown in PluginStatus.Denied; it is never granted.
 	Denied func(name string, r pluginproto.Requests) pluginproto.Requests
+	// Hooks are the operator's hooks (host/hooks, from the configuration's
+	// hooks block): their on_definitions hooks are asked about each
+	// definition a plugin lists before it is published (issue 33). Nil
+	// for none.
+	Hooks tool.Hooks
 }
 
 // Manager runs the plugins of a directory. Create it with New, then call Run.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/plughost/plughost/host/pluginclient"
@@ -29,15 +30,15 @@ const (
 	DefCleared DefState = "cleared"
 )
 
-// HookServers is what Options.Hooks may implement besides tool.Hooks:
-// which plugins serve a hook at a point. When a plugin serving an
-// OnDefinitions hook becomes ready (loaded, restarted, reloaded, woken)
-// every other plugin's definitions are asked again, so that one screened
-// while that hook could not answer (it was starting) is not left held,
-// or passed, by its on_error. Hooks that do not implement it make every
-// plugin that becomes ready count as a hook plugin.
+// HookServers is what Options.Hooks may implement besides tool.Hooks
+// (host/hooks' Chain does): the plugins that serve its hooks. When one of
+// them becomes ready (loaded, restarted, reloaded, woken) every other
+// plugin's definitions are asked again, so that one screened while its
+// hook could not answer (it was starting) is not left held, or passed,
+// by its on_error. Hooks that do not implement it make every plugin that
+// becomes ready count as a hook plugin.
 type HookServers interface {
-	ServesHooks(plugin string, point tool.HookPoint) bool
+	Plugins() []string
 }
 
 // screenParallel bounds the questions one plugin's listing asks at once;
@@ -161,14 +162,13 @@ func flaggedRefusal(plugin string, d trust.Definition, reason string) string {
 }
 
 // hookPluginReady asks every other plugin's definitions again once the
-// plugin name, when it serves an OnDefinitions hook, has become ready
-// (HookServers).
+// plugin name, when it serves a hook, has become ready (HookServers).
 func (m *Manager) hookPluginReady(name string) {
 	h := m.opts.Hooks
 	if h == nil || !h.Has(tool.OnDefinitions) {
 		return
 	}
-	if hs, ok := h.(HookServers); ok && !hs.ServesHooks(name, tool.OnDefinitions) {
+	if hs, ok := h.(HookServers); ok && !slices.Contains(hs.Plugins(), name) {
 		return
 	}
 	m.mu.Lock()

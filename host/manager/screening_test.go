@@ -35,9 +35,7 @@ type fakeHooks struct {
 
 func (f *fakeHooks) Has(p tool.HookPoint) bool { return p == tool.OnDefinitions }
 
-func (f *fakeHooks) ServesHooks(plugin string, p tool.HookPoint) bool {
-	return plugin == f.hookPlugin && p == tool.OnDefinitions
-}
+func (f *fakeHooks) Plugins() []string { return []string{f.hookPlugin} }
 
 func (f *fakeHooks) Apply(_ context.Context, q *tool.HookCall) (json.RawMessage, error) {
 	if q.Point != tool.OnDefinitions {

@@ -34,6 +34,14 @@ func TestPrintDiff(t *testing.T) {
 				"  name: {+p+}\n" +
 				"  description: {+New.+}\n" +
 				"approve them with: plughost approve rug\n"},
+		// What a hook flagged: its reason, its text as listed with hidden
+		// characters escaped; no approval serves it.
+		"flagged": {held: []trust.HeldDefinition{{Kind: "tool", Name: "add", State: "flagged", Reason: `refused by hook "defs": invisible tag characters in description`,
+			Listed: json.RawMessage(`{"name":"add","description":"Adds.\u200b"}`)}},
+			want: `held: tool add flagged: refused by hook "defs": invisible tag characters in description; not served, its requests refused` + "\n" +
+				`  name: "add"` + "\n" +
+				`  description: "Adds.\u200b"` + "\n" +
+				"a flagged definition is served once the hooks pass it\n"},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {

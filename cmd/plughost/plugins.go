@@ -24,7 +24,7 @@ func listPlugins(args []string, stdout, stderr io.Writer) error {
 	var hf serve.Options
 	registerHost(fs, &hf)
 	asJSON := fs.Bool("json", false, "print the plugins, their state or error, what they offer and what was refused as JSON")
-	diff := fs.String("diff", "", "print, word by word, how each definition of plugin `NAME` held back differs from the approved one")
+	diff := fs.String("diff", "", "print each definition of plugin `NAME` held back: word by word how it differs from the approved one, or as listed when a hook flagged it")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}
@@ -148,6 +148,15 @@ func printReport(w io.Writer, r *serve.Report) error {
 		for _, e := range p.Templates {
 			t.Row("  resource template "+e.URITemplate, firstLine(e.Description))
 		}
+		for _, o := range p.Overridden {
+			for _, m := range o.Members {
+				was := "the plugin has none"
+				if m.Plugin != "" {
+					was = fmt.Sprintf("the plugin's: %q", m.Plugin)
+				}
+				t.Text("  overridden: %s %s %s: %q (%s)", o.Kind, o.Name, m.Member, m.Operator, was)
+			}
+		}
 		for _, h := range p.Hidden {
 			t.Text("  hidden by the configuration: %s", h)
 		}
@@ -204,6 +213,7 @@ func printDiff(w io.Writer, name string, held []trust.HeldDefinition) error {
 		_, err := fmt.Fprintf(w, "nothing of %s is held back\n", name)
 		return err
 	}
+	approvable := false
 	for _, h := range held {
 		if _, err := fmt.Fprintf(w, "%s\n", h.Line()); err != nil {
 			return err
@@ -213,6 +223,11 @@ func printDiff(w io.Writer, name string, held []trust.HeldDefinition) error {
 				return err
 			}
 		}
+		approvable = approvable || h.State != trust.HeldFlagged
+	}
+	if !approvable { // an approval does not serve what a hook flagged
+		_, err := fmt.Fprintf(w, "a flagged definition is served once the hooks pass it\n")
+		return err
 	}
 	_, err := fmt.Fprintf(w, "approve them with: plughost approve %s\n", name)
 	return err

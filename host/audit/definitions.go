@@ -17,10 +17,13 @@ type DefinitionChange struct {
 	// Kind is tool, prompt, resource or resource template; Name its name
 	// or URI.
 	Kind, Name string
-	// State is pending, changed or approved; Held says clients are not
-	// served the definition as the plugin lists it.
+	// State is pending, changed or approved, flagged or cleared (a
+	// hook's screening); Held says clients are not served the definition
+	// as the plugin lists it.
 	State string
 	Held  bool
+	// Reason is why a hook held it back (flagged).
+	Reason string
 	// Pin is the listed definition's fingerprint, Approved the one it was
 	// compared with; Diff the members that differ, word by word.
 	Pin, Approved string
@@ -36,6 +39,7 @@ type definitionLine struct {
 	Name     string   `json:"name"`
 	State    string   `json:"state"`
 	Held     bool     `json:"held"`
+	Reason   string   `json:"reason,omitempty"`
 	Digest   string   `json:"digest,omitempty"`
 	Pin      string   `json:"pin,omitempty"`
 	Approved string   `json:"approved_pin,omitempty"`
@@ -48,7 +52,7 @@ type definitionLine struct {
 //	 "held":true,"pin":"sha256/v1:…","approved_pin":"sha256/v1:…","diff":["description: Adds two numbers. {+Then …+}"]}
 func (l *Log) Definition(c DefinitionChange) {
 	b, err := json.Marshal(&definitionLine{Time: c.Time.UTC().Format(time.RFC3339Nano), Event: "definition", Plugin: c.Plugin,
-		Kind: c.Kind, Name: c.Name, State: c.State, Held: c.Held, Digest: c.Digest, Pin: c.Pin, Approved: c.Approved, Diff: c.Diff})
+		Kind: c.Kind, Name: c.Name, State: c.State, Held: c.Held, Reason: c.Reason, Digest: c.Digest, Pin: c.Pin, Approved: c.Approved, Diff: c.Diff})
 	if err != nil { // cannot happen: strings only
 		l.log.Error("audit line not written", "plugin", c.Plugin, "error", err)
 		return

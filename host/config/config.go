@@ -344,6 +344,8 @@ func parse(src []byte, filename string) (*Config, error) {
 				all = append(all, d...)
 			} else if err != nil {
 				others = append(others, err)
+			} else if err := duplicateOverride(cfg.Overrides, o, b.DefRange); err != nil {
+				all = append(all, err.(hcl.Diagnostics)...)
 			} else {
 				cfg.Overrides = append(cfg.Overrides, o)
 			}

@@ -1,7 +1,6 @@
 package config
 
 import (
-	"errors"
 	"fmt"
 	"slices"
 	"strings"
@@ -49,13 +48,6 @@ type Hook struct {
 	OnError string
 	// Timeout bounds each question (default 200ms).
 	Timeout time.Duration
-}
-
-// Override is one override block (overrides.go).
-type Override struct {
-	// Name is the block's label: the tool's or prompt's own name, or a
-	// resource's URI.
-	Name string
 }
 
 // The hook modes and on_error values.
@@ -192,9 +184,4 @@ func compileMatch(name string, a *hcl.Attribute, expr string) error {
 		return diag(rng, "Invalid match", err.Error())
 	}
 	return nil
-}
-
-// decodeOverride reads one override block.
-func decodeOverride(b *hcl.Block) (Override, error) {
-	return Override{}, errors.New("override { }: not built yet (issue 33, helper defs)")
 }

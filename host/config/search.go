@@ -33,6 +33,9 @@ type Search struct {
 	// Embeddings is the embeddings block: rank by meaning as well; nil
 	// when absent (by words only).
 	Embeddings *Embeddings
+	// Description is description: search_tools' own description, in
+	// place of the host's; "" when not set.
+	Description string
 }
 
 // Bounds of the search block's numbers: host/mcp's MaxSearchLimit (a
@@ -41,6 +44,9 @@ type Search struct {
 const (
 	maxSearchLimit = 50
 	maxAddFound    = 64
+	// maxSearchDescription bounds description, in bytes (as an
+	// override's description is bounded).
+	maxSearchDescription = maxOverrideDescription
 )
 
 // reservedPaths are the paths host/mcp/streamable serves by itself: the
@@ -49,7 +55,7 @@ const (
 var reservedPaths = []string{"/mcp", "/sse", "/message", "/metrics", "/healthz", "/readyz"}
 
 var searchSchema = hcl.BodySchema{
-	Attributes: []hcl.AttributeSchema{{Name: "pinned"}, {Name: "limit"}, {Name: "add_found"}, {Name: "path"}},
+	Attributes: []hcl.AttributeSchema{{Name: "pinned"}, {Name: "limit"}, {Name: "add_found"}, {Name: "path"}, {Name: "description"}},
 	Blocks:     []hcl.BlockHeaderSchema{{Type: "embeddings"}},
 }
 
@@ -65,6 +71,8 @@ func (s *Search) decode(body hcl.Body, dir string) error {
 			s.AddFound, err = wholeIn(a, v, 0, maxAddFound)
 		case "path":
 			s.Path, err = searchPath(a, v)
+		case "description":
+			s.Description, err = searchDescription(a, v)
 		}
 		return err
 	})
@@ -125,6 +133,16 @@ func searchPath(a *hcl.Attribute, v cty.Value) (string, error) {
 		return "", bad(fmt.Sprintf(`%q is served already (the HTTP listener serves %s); choose another, such as "/mcp/search"`, p, strings.Join(reservedPaths, ", ")))
 	}
 	return p, nil
+}
+
+// searchDescription reads description: a string of 1 to
+// maxSearchDescription bytes that says something.
+func searchDescription(a *hcl.Attribute, v cty.Value) (string, error) {
+	if v.Type() != cty.String || strings.TrimSpace(v.AsString()) == "" || len(v.AsString()) > maxSearchDescription {
+		return "", diag(a.Expr.Range(), "Invalid description",
+			fmt.Sprintf("description must be search_tools' description: a string of 1 to %d bytes that says what it does", maxSearchDescription))
+	}
+	return v.AsString(), nil
 }
 
 // pathChars are the characters a search path may hold: URL path

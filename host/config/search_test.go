@@ -22,6 +22,7 @@ func TestParseSearch(t *testing.T) {
 		"add_found bounds":   {"search {\n  add_found = 64\n  path = \"/a-b_c.d~e/f\"\n}\n", &Search{AddFound: 64, Path: "/a-b_c.d~e/f"}},
 		"add_found off":      {"search {\n  add_found = 0\n}\n", &Search{}},
 		"absent":             {"tasks {}\n", nil},
+		"description":        {"search {\n  description = \"Finds our tools.\"\n}\n", &Search{Description: "Finds our tools."}},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
@@ -65,6 +66,8 @@ func TestParseSearchErrors(t *testing.T) {
 		"path /mcp":          {"search {\n  path = \"/mcp\"\n}\n", `Invalid path; "/mcp" is served already (the HTTP listener serves /mcp, /sse, /message, /metrics, /healthz, /readyz)`},
 		"path /readyz":       {"search {\n  path = \"/readyz\"\n}\n", `"/readyz" is served already`},
 		"add_found in tasks": {"tasks {\n  add_found = 1\n}\n", `"add_found" belongs in search { }.`},
+		"empty description":  {"search {\n  description = \" \"\n}\n", `Invalid description; description must be search_tools' description: a string of 1 to 16384 bytes`},
+		"long description":   {"search {\n  description = \"" + strings.Repeat("a", 16385) + "\"\n}\n", `Invalid description`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()

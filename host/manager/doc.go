@@ -187,6 +187,24 @@
 // restart; Manager.Definitions is what a plugin lists, for an approval to
 // pin.
 //
+// # Definitions screened
+//
+// With Options.Hooks running at tool.OnDefinitions, each definition the
+// pins serve is then asked of them (screening.go; a few at once, each
+// question bounded by the hooks' timeouts) before the listing is
+// published, its Item.Provider the plugin, so that a hook never judges
+// its own plugin. A hook may pass it, rewrite it (served rewritten; a
+// rewrite that names another definition holds it back), or hide it: it
+// is then held back in state DefFlagged with the hook's refusal as
+// Held.Reason, shown in PluginStatus.Held and reported to
+// Options.OnDefinition, and its requests are refused with that reason.
+// A hook that fails under on_error = "refuse" holds it back the same
+// way. When a plugin serving a hook becomes ready (HookServers),
+// every other plugin's listing is asked again, so that what was screened
+// while the hook was starting is not left so; a definition it then
+// passes is served again (DefCleared). With such hooks, no cache entry is
+// published before its plugin's goroutine has screened it.
+//
 // What a plugin asks to be granted (PluginStatus.Requests) comes from its
 // Describe (pluginproto.Plugin.Request) once it has run, and is kept in
 // its cache entry; a quarantined binary shows it only when the cache

@@ -372,6 +372,7 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 	s.g.set(in)
 	l.show(in.desc, in.lists, force)
 	s.log.Info(msg, append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
+	s.m.hookPluginReady(s.name)
 }
 
 // show publishes what the plugin offers, unless the published provider

@@ -16,6 +16,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/expose"
+	"github.com/plughost/plughost/host/override"
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/pluginproto"
@@ -177,6 +178,11 @@ type Options struct {
 	// audit log (see "Definitions pinned"). It is called on the plugin's
 	// goroutine, after the status shows the change.
 	OnDefinition func(DefinitionEvent)
+	// Overrides are the operator's override blocks (package override):
+	// applied to what is served after the pins and the hooks judged the
+	// plugin's text, before the Publisher sees it; each change is shown
+	// in PluginStatus.Overridden. Nil overrides nothing.
+	Overrides *override.Set
 	// Denied, when not nil, returns what of r, the permissions the named
 	// plugin asks for, its sandbox policy does not grant (trust.Denied
 	// over the plugin's policy). The difference is logged at WARN and
@@ -542,7 +548,11 @@ func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled
 			e = nil // quarantined: its supervisor says so when it runs
 		}
 	}
-	if e != nil && m.unloaded[f.name] == nil {
+	// With hooks at OnDefinitions, the cache entry is published by the
+	// plugin's own goroutine, once they screened it: not here, under m.mu,
+	// which a hook plugin's start may need.
+	screens := m.opts.Hooks != nil && m.opts.Hooks.Has(tool.OnDefinitions)
+	if e != nil && m.unloaded[f.name] == nil && !screens {
 		p = s.fromCache(e)
 		settled()
 	}

@@ -24,14 +24,18 @@ type Held struct {
 	// its name, URI or URI template.
 	Kind, Name string
 	// State is DefChanged (clients are served Approved, and its calls are
-	// refused; when only its pin was approved it is not served at all) or
-	// DefPending (never approved: not served).
+	// refused; when only its pin was approved it is not served at all),
+	// DefPending (never approved: not served) or DefFlagged (a hook held
+	// it back: not served, its requests refused with Reason).
 	State DefState
 	// Approved is the definition as approved; nil when pending, or when
 	// only its pin was recorded.
 	Approved json.RawMessage
 	// Listed is the definition as the plugin lists it now.
 	Listed json.RawMessage
+	// Reason is why a hook held it back (DefFlagged): its refusal text,
+	// naming the hook.
+	Reason string
 }
 
 // DefState is what became of a definition, for Held and DefinitionEvent.
@@ -47,6 +51,7 @@ const (
 	// DefApproved: a definition held back before is served now (it was
 	// approved, or the plugin lists the approved one again).
 	DefApproved DefState = "approved"
+	// DefFlagged and DefCleared: screening.go.
 )
 
 // DefinitionEvent is a change of a definition's state, for
@@ -60,6 +65,8 @@ type DefinitionEvent struct {
 	State      DefState
 	// Held says that clients are not served the definition as listed.
 	Held bool
+	// Reason is why a hook held it back (DefFlagged).
+	Reason string
 	// Pin is the listed definition's fingerprint, ApprovedPin the one it
 	// is compared with (empty for a pending one).
 	Pin, ApprovedPin string
@@ -121,16 +128,8 @@ func (s *supervisor) vet(ls lists) (lists, map[string]string) {
 	s.mu.Unlock()
 
 	rulings, first := s.pins.compare.Compare(v, defs)
-	if !v.Mode.HoldsDefinitions() {
-		for _, r := range rulings {
-			if r.Status == trust.DefChanged {
-				s.defEvent(v, r, DefChanged, false, defs, nil)
-			}
-		}
-		s.setHeld(nil)
-		return ls, nil
-	}
-	if first {
+	holds := v.Mode.HoldsDefinitions()
+	if first && holds {
 		s.log.Info("no definitions are approved for this binary: its first listing is what later ones are held to "+
 			"(plughost approve pins them)", "definitions", len(defs))
 	}
@@ -138,9 +137,10 @@ func (s *supervisor) vet(ls lists) (lists, map[string]string) {
 	held := map[string]Held{}
 	refusals := map[string]string{}
 	served := make(map[string]json.RawMessage, len(rulings))
+	listed := make(map[string]trust.Definition, len(rulings))
 	for _, r := range rulings {
 		d, key := r.Definition, r.Definition.Key()
-		served[key] = r.Served
+		served[key], listed[key] = r.Served, d
 		switch {
 		case !r.Held:
 		case r.Status == trust.DefChanged:
@@ -153,6 +153,19 @@ func (s *supervisor) vet(ls lists) (lists, map[string]string) {
 				d.Kind, d.Name, s.name, s.name, s.name)
 		}
 	}
+	// What the pins serve is asked of the hooks (screening.go).
+	for key, sc := range s.screenDefs(s.ctx, defs, served) {
+		served[key] = sc.served
+		if sc.reason == "" {
+			continue
+		}
+		d := listed[key]
+		held[key] = Held{Kind: d.Kind, Name: d.Name, State: DefFlagged, Reason: sc.reason, Listed: d.JSON}
+		refusals[key] = flaggedRefusal(s.name, d, sc.reason)
+	}
+	// What clients are served then carries the operator's overrides
+	// (overrides.go): the pins and the hooks judged the plugin's text.
+	s.applyOverrides(defs, served)
 	// A definition not served (nil) is withheld: a call of it gets its
 	// refusal (WithheldTool).
 	keep := func(kind, name string) json.RawMessage { return served[trust.Definition{Kind: kind, Name: name}.Key()] }
@@ -182,10 +195,14 @@ func (s *supervisor) vet(ls lists) (lists, map[string]string) {
 		h, now := held[key]
 		was, heldBefore := before[key]
 		switch {
-		case now && (!heldBefore || !slices.Equal(was.Listed, h.Listed)):
-			s.defEvent(v, r, h.State, true, defs, hs)
+		case now && (!heldBefore || !slices.Equal(was.Listed, h.Listed) || was.State != h.State || was.Reason != h.Reason):
+			s.defEvent(v, r, h, defs, hs)
+		case !now && heldBefore && was.State == DefFlagged:
+			s.defEvent(v, r, Held{State: DefCleared}, defs, hs)
 		case !now && heldBefore:
-			s.defEvent(v, r, DefApproved, false, defs, hs)
+			s.defEvent(v, r, Held{State: DefApproved}, defs, hs)
+		case !now && !holds && r.Status == trust.DefChanged:
+			s.defEvent(v, r, Held{State: DefChanged}, defs, hs) // served as listed: mode open
 		}
 	}
 	return out, refusals
@@ -217,11 +234,12 @@ func (s *supervisor) setHeld(held map[string]Held) []Held {
 // defEvent records a definition's change of state, for announceDefs to
 // tell once the publication it goes with is made: a log line or an
 // audit line that says a definition is held is true when it is read.
-func (s *supervisor) defEvent(v trust.Verdict, r trust.Ruling, state DefState, held bool, listed []trust.Definition, heldNow []Held) {
+// h is its state now: held back when h.Kind is set (as in vet's held).
+func (s *supervisor) defEvent(v trust.Verdict, r trust.Ruling, h Held, listed []trust.Definition, heldNow []Held) {
 	d := r.Definition
 	e := DefinitionEvent{Time: time.Now().UTC(), Plugin: s.name, Digest: v.Digest, Kind: d.Kind, Name: d.Name,
-		State: state, Held: held, Pin: r.Pin, ApprovedPin: r.Approved.Pin, Listed: listed, HeldNow: heldNow}
-	if r.Approved.Definition != nil && state != DefApproved {
+		State: h.State, Held: h.Kind != "", Reason: h.Reason, Pin: r.Pin, ApprovedPin: r.Approved.Pin, Listed: listed, HeldNow: heldNow}
+	if r.Approved.Definition != nil && (h.State == DefChanged || h.State == DefPending) {
 		e.Diff = trust.DiffFields(d.Kind, r.Approved.Definition, d.JSON)
 	}
 	s.pins.pending = append(s.pins.pending, e)
@@ -236,6 +254,10 @@ func (s *supervisor) announceDefs() {
 		switch {
 		case e.State == DefApproved:
 			log.Info("definition served again: it is the approved one")
+		case e.State == DefCleared:
+			log.Info("definition served again: the hooks pass it now")
+		case e.State == DefFlagged:
+			log.Warn("definition held back: a hook flagged it; not served, its requests refused (plughost plugins)", "reason", e.Reason)
 		case e.Held && e.State == DefPending:
 			log.Warn("definition held back: never approved; not served (plughost approve " + s.name + ")")
 		case e.Held:

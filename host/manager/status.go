@@ -127,6 +127,9 @@ type PluginStatus struct {
 	// served as listed (mode pinned or signed: changed since approved, or
 	// never approved), by kind and name.
 	Held []Held
+	// Overridden lists the definitions the operator's overrides change
+	// (Options.Overrides), by kind and name, each with the plugin's text.
+	Overridden []Overridden
 }
 
 // Storage is one storage limit of a running plugin.

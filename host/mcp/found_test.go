@@ -163,7 +163,7 @@ func (f lookupFunc) Tool(name string) json.RawMessage { return f(name) }
 func TestFoundToolGone(t *testing.T) {
 	t.Parallel()
 	gone := true
-	sc := &searchCatalog{pinned: []string{"echo"}, lookup: lookupFunc(func(name string) json.RawMessage {
+	sc := &searchCatalog{searchDef: searchToolDef(DefaultSearchDescription), pinned: []string{"echo"}, lookup: lookupFunc(func(name string) json.RawMessage {
 		if name == "b" && gone {
 			return nil
 		}

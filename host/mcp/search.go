@@ -1,6 +1,7 @@
 package mcp
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -65,7 +66,17 @@ type ToolSearch struct {
 	// recently found leave first), and tells the client with
 	// list_changed (found.go). 0 means off; it is capped at MaxAddFound.
 	AddFound int
+	// Description replaces search_tools' own description (the
+	// configuration's search { description }); "" keeps the host's
+	// (DefaultSearchDescription).
+	Description string
 }
+
+// DefaultSearchDescription is search_tools' description unless
+// ToolSearch.Description replaces it.
+const DefaultSearchDescription = "Finds the tools that can do a task among all the tools this server offers (only a few are listed). " +
+	"Describe the task in plain words; the best matches come first, each with its full definition. " +
+	"Call a tool found by its name, or through call_tool."
 
 // Limits of search_tools.
 const (
@@ -84,16 +95,6 @@ const (
 
 // The host tools' definitions.
 var (
-	searchToolDef = json.RawMessage(`{"name":"` + SearchToolName + `","title":"Search tools",` +
-		`"description":"Finds the tools that can do a task among all the tools this server offers (only a few are listed). ` +
-		`Describe the task in plain words; the best matches come first, each with its full definition. ` +
-		`Call a tool found by its name, or through call_tool.",` +
-		`"inputSchema":{"type":"object","properties":{` +
-		`"query":{"type":"string","description":"What the tool should do, in natural language, e.g. \"current weather in a city\""},` +
-		`"limit":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(MaxSearchLimit) + `,"description":"How many tools to return at most"}},` +
-		`"required":["query"]},` +
-		`"outputSchema":{"type":"object","properties":{"tools":{"type":"array","description":"The matching tools, best first: MCP Tool objects","items":{"type":"object"}}},"required":["tools"]},` +
-		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
 	callToolDef = json.RawMessage(`{"name":"` + CallToolName + `","title":"Call a tool",` +
 		`"description":"Runs any tool of this server by its name (one search_tools found, say) with its arguments, and returns its result.",` +
 		`"inputSchema":{"type":"object","properties":{` +
@@ -102,15 +103,30 @@ var (
 		`"required":["name"]}}`)
 )
 
+// searchToolDef is search_tools' definition, with description.
+func searchToolDef(description string) json.RawMessage {
+	desc, _ := json.Marshal(description) // a string: cannot fail
+	return json.RawMessage(`{"name":"` + SearchToolName + `","title":"Search tools",` +
+		`"description":` + string(desc) + `,` +
+		`"inputSchema":{"type":"object","properties":{` +
+		`"query":{"type":"string","description":"What the tool should do, in natural language, e.g. \"current weather in a city\""},` +
+		`"limit":{"type":"integer","minimum":1,"maximum":` + strconv.Itoa(MaxSearchLimit) + `,"description":"How many tools to return at most"}},` +
+		`"required":["query"]},` +
+		`"outputSchema":{"type":"object","properties":{"tools":{"type":"array","description":"The matching tools, best first: MCP Tool objects","items":{"type":"object"}}},"required":["tools"]},` +
+		`"annotations":{"readOnlyHint":true,"openWorldHint":false}}`)
+}
+
 // searchCatalog is the Catalog a server in tool search mode serves: the
 // catalog's, with tools/list and the two host tools its own.
 type searchCatalog struct {
 	Catalog
-	lookup ToolLookup // the catalog's, or nil
-	seer   seer       // the catalog's, or nil: none hidden
-	index  *toolsearch.Index
-	pinned []string
-	limit  int
+	// searchDef is search_tools' definition, with ToolSearch.Description.
+	searchDef json.RawMessage
+	lookup    ToolLookup // the catalog's, or nil
+	seer      seer       // the catalog's, or nil: none hidden
+	index     *toolsearch.Index
+	pinned    []string
+	limit     int
 	// addFound is ToolSearch.AddFound, capped: the bound of each
 	// session's found tools; 0 when off.
 	addFound int
@@ -122,7 +138,8 @@ func withSearch(c Catalog, ts *ToolSearch) (Catalog, *searchCatalog) {
 	if ts.Index == nil {
 		panic("mcp: ToolSearch.Index is nil")
 	}
-	sc := &searchCatalog{Catalog: c, index: ts.Index, pinned: ts.Pinned, limit: ts.Limit}
+	sc := &searchCatalog{Catalog: c, index: ts.Index, pinned: ts.Pinned, limit: ts.Limit,
+		searchDef: searchToolDef(cmp.Or(ts.Description, DefaultSearchDescription))}
 	if sc.limit <= 0 {
 		sc.limit = DefaultSearchLimit
 	}
@@ -146,7 +163,7 @@ func (sc *searchCatalog) listWith(cursor string, found []string, g tool.Guard) (
 	if cursor != "" {
 		return nil, "", fmt.Errorf("%w: tools/list cursor %q was not issued by this server (tool search mode lists one page)", tool.ErrInvalidCursor, cursor)
 	}
-	tools := []json.RawMessage{searchToolDef, callToolDef}
+	tools := []json.RawMessage{sc.searchDef, callToolDef}
 	if sc.lookup == nil {
 		return tools, "", nil
 	}
@@ -180,7 +197,7 @@ func (sc *searchCatalog) sees(g tool.Guard, name string) bool {
 func (sc *searchCatalog) Tool(name string) json.RawMessage {
 	switch name {
 	case SearchToolName:
-		return searchToolDef
+		return sc.searchDef
 	case CallToolName:
 		return callToolDef
 	}

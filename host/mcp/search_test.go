@@ -243,3 +243,36 @@ func TestSearchModeStateless(t *testing.T) {
 		t.Errorf("call_tool survey, second round: %q, want the survey's next question", out)
 	}
 }
+
+// TestSearchToolsOwnDescription: ToolSearch.Description replaces
+// search_tools' description in tools/list; without it the host's is
+// listed.
+func TestSearchToolsOwnDescription(t *testing.T) {
+	t.Parallel()
+	const ours = `Finds our "internal" tools: describe the task.`
+	for name, c := range map[string]struct{ set, want string }{
+		"operator's": {ours, ours},
+		"default":    {"", DefaultSearchDescription},
+	} {
+		t.Run(name, func(t *testing.T) {
+			t.Parallel()
+			cl := newClient(t, clientOptions{stdio: true, server: Options{ToolSearch: &ToolSearch{Index: toolsearch.New(), Description: c.set}}})
+			cl.initialize("2025-11-25")
+			out := cl.roundtrip(`{"jsonrpc":"2.0","id":1,"method":"tools/list"}`)
+			var r struct {
+				Result struct {
+					Tools []struct {
+						Name        string `json:"name"`
+						Description string `json:"description"`
+					} `json:"tools"`
+				} `json:"result"`
+			}
+			if len(out) != 1 || json.Unmarshal([]byte(out[0]), &r) != nil || len(r.Result.Tools) == 0 {
+				t.Fatalf("tools/list: %q", out)
+			}
+			if got := r.Result.Tools[0]; got.Name != SearchToolName || got.Description != c.want {
+				t.Errorf("first tool %+v, want search_tools described %q", got, c.want)
+			}
+		})
+	}
+}

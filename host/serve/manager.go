@@ -13,6 +13,7 @@ import (
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/host/override"
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/sandbox"
 )
@@ -48,6 +49,7 @@ func managerOptions(ctx context.Context, o *Options, cfg *config.Config, pluginD
 			MaxDefinitionSize: int(cfg.Limits.DefinitionSize), MaxListSize: int(cfg.Limits.ListSize)},
 		MaxInFlight: cfg.Limits.PluginInFlight,
 		ExposeFor:   func(name string) *expose.Rules { return cfg.Plugins.Expose[name] },
+		Overrides:   override.New(cfg.Overrides),
 	}
 	failureOptions(mopts, cfg, !o.Serving)
 	if cfg.Auth != nil {

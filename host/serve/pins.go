@@ -28,7 +28,7 @@ func heldDir(cfg *config.Config) (string, error) {
 
 // newHeldReport is the manager's held definition as the held store keeps it.
 func newHeldReport(h manager.Held) trust.HeldDefinition {
-	return trust.HeldDefinition{Kind: h.Kind, Name: h.Name, State: string(h.State), Approved: h.Approved, Listed: h.Listed}
+	return trust.HeldDefinition{Kind: h.Kind, Name: h.Name, State: string(h.State), Reason: h.Reason, Approved: h.Approved, Listed: h.Listed}
 }
 
 // onDefinition is manager.Options.OnDefinition: each change goes to the
@@ -38,7 +38,7 @@ func onDefinition(auditLog *audit.Log, dir string, log hclog.Logger) func(manage
 	return func(e manager.DefinitionEvent) {
 		if auditLog != nil {
 			auditLog.Definition(audit.DefinitionChange{Time: e.Time, Plugin: e.Plugin, Digest: e.Digest, Kind: e.Kind, Name: e.Name,
-				State: string(e.State), Held: e.Held, Pin: e.Pin, Approved: e.ApprovedPin, Diff: e.Diff})
+				State: string(e.State), Held: e.Held, Reason: e.Reason, Pin: e.Pin, Approved: e.ApprovedPin, Diff: e.Diff})
 		}
 		if dir == "" {
 			return

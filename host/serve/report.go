@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -84,6 +85,26 @@ type PluginReport struct {
 	// plugins { plugin "NAME" { tools/prompts/resources } } lists hide
 	// ("tool get_secret").
 	Hidden []string `json:"hidden,omitempty"`
+	// Overridden lists what the operator's override blocks change of
+	// what the plugin offers, beside the plugin's text (the served text
+	// is the operator's).
+	Overridden []OverrideReport `json:"overridden,omitempty"`
+}
+
+// OverrideReport is a definition the operator's overrides change.
+type OverrideReport struct {
+	Kind    string           `json:"kind"`
+	Name    string           `json:"name"`
+	Members []OverrideMember `json:"members"`
+}
+
+// OverrideMember is one member an override sets: the plugin's value and
+// the operator's, as text (a string as it is, anything else as JSON;
+// "" when the plugin has none).
+type OverrideMember struct {
+	Member   string `json:"member"`
+	Plugin   string `json:"plugin"`
+	Operator string `json:"operator"`
 }
 
 // TrustReport is a plugin's trust check (trust.Verdict).
@@ -173,6 +194,7 @@ func (h *Host) Report() *Report {
 			p.NotGranted = &st.Denied
 		}
 		p.Held = heldOf(held, st)
+		p.Overridden = overrideReports(st.Overridden)
 		r.Held += len(p.Held)
 		if st.State == manager.StateQuarantined {
 			r.Quarantined++
@@ -300,4 +322,37 @@ func indent(s, prefix string) string {
 		lines[i] = strings.TrimRight(prefix+l, " ")
 	}
 	return strings.Join(lines, "\n")
+}
+
+// overrideReports is what the manager says the overrides changed, member
+// by member.
+func overrideReports(os []manager.Overridden) []OverrideReport {
+	var out []OverrideReport
+	for _, o := range os {
+		r := OverrideReport{Kind: o.Kind, Name: o.Name}
+		for _, m := range o.Members {
+			r.Members = append(r.Members, OverrideMember{Member: m, Plugin: memberText(o.Plugin, m), Operator: memberText(o.Served, m)})
+		}
+		out = append(out, r)
+	}
+	return out
+}
+
+// memberText is member of the JSON object def ("annotations.NAME": one
+// of its annotations) as text: a string as it is, anything else as JSON;
+// "" when def has none.
+func memberText(def json.RawMessage, member string) string {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(def, &m)
+	raw := m[member]
+	if name, ok := strings.CutPrefix(member, "annotations."); ok {
+		var a map[string]json.RawMessage
+		_ = json.Unmarshal(m["annotations"], &a)
+		raw = a[name]
+	}
+	var str string
+	if json.Unmarshal(raw, &str) == nil {
+		return str
+	}
+	return string(raw)
 }

@@ -54,7 +54,7 @@ func followSearch(cat *catalog.Catalog, x *toolsearch.Index, s *config.Search, l
 		stop()
 		x.Close()
 	}
-	return &mcp.ToolSearch{Index: x, Pinned: s.Pinned, Limit: s.Limit, AddFound: s.AddFound}, unfollow
+	return &mcp.ToolSearch{Index: x, Pinned: s.Pinned, Limit: s.Limit, AddFound: s.AddFound, Description: s.Description}, unfollow
 }
 
 // semanticIndex returns an index that ranks by meaning as well, through

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
 
 	"github.com/plughost/plughost/internal/atomicfile"
@@ -45,18 +46,22 @@ type HeldListing struct {
 type HeldDefinition struct {
 	Kind     string          `json:"kind"`
 	Name     string          `json:"name"`
-	State    string          `json:"state"` // HeldChanged or HeldPending
+	State    string          `json:"state"`            // HeldChanged, HeldPending or HeldFlagged
+	Reason   string          `json:"reason,omitempty"` // HeldFlagged: the hook's refusal
 	Approved json.RawMessage `json:"approved,omitempty"`
 	Listed   json.RawMessage `json:"listed"`
 }
 
-// The states of a held definition (the manager's DefChanged and
-// DefPending).
+// The states of a held definition (the manager's DefChanged, DefPending
+// and DefFlagged).
 const (
 	// HeldChanged: changed since its approval.
 	HeldChanged = "changed"
 	// HeldPending: listed, never approved.
 	HeldPending = "pending"
+	// HeldFlagged: a hook at on_definitions held it back (Reason says
+	// which and why).
+	HeldFlagged = "flagged"
 )
 
 // HeldDir is where a serving plughost keeps its held files: "held" beside
@@ -123,6 +128,9 @@ func MergeHeld(dir, name, digest string, local []HeldDefinition) []HeldDefinitio
 
 // Line is how plughost plugins names a held definition.
 func (h HeldDefinition) Line() string {
+	if h.State == HeldFlagged {
+		return fmt.Sprintf("held: %s %s flagged: %s; not served, its requests refused", h.Kind, h.Name, h.Reason)
+	}
 	if h.State == HeldPending {
 		return fmt.Sprintf("held: %s %s is not approved; not served", h.Kind, h.Name)
 	}
@@ -137,8 +145,26 @@ func (h HeldDefinition) Line() string {
 // saying so when only its pin was approved (the approved text is not
 // known).
 func (h HeldDefinition) Diff() []string {
+	if h.State == HeldFlagged {
+		return flaggedLines(h.Kind, h.Listed)
+	}
 	if h.Approved == nil && h.State != HeldPending {
 		return []string{"(only its pin was approved: the approved text is not known)"}
 	}
 	return DiffFields(h.Kind, h.Approved, h.Listed)
+}
+
+// flaggedLines is a flagged definition as listed, member by member (those
+// DiffFields compares), each value quoted with every character that does
+// not print escaped: what a hook found hidden in it shows.
+func flaggedLines(kind string, listed json.RawMessage) []string {
+	var m map[string]json.RawMessage
+	_ = json.Unmarshal(listed, &m)
+	var lines []string
+	for _, f := range append(pinnedFields[kind], "annotations") {
+		if t := fieldText(m[f]); t != "" {
+			lines = append(lines, f+": "+strconv.QuoteToGraphic(t))
+		}
+	}
+	return lines
 }

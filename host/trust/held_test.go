@@ -83,6 +83,11 @@ func TestHeldLine(t *testing.T) {
 			line: "held: tool add changed since approval; not served", diffPrefix: "(only its pin was approved: the approved text is not known)"},
 		"pending": {held: trust.HeldDefinition{Kind: "prompt", Name: "p", State: "pending", Listed: json.RawMessage(`{"name":"p"}`)},
 			line: "held: prompt p is not approved; not served", diffPrefix: "name: {+p+}"},
+		// What a hook flagged shows as listed, its hidden characters escaped.
+		"flagged": {held: trust.HeldDefinition{Kind: "tool", Name: "add", State: "flagged", Reason: `refused by hook "defs": a tag-block payload in description`,
+			Listed: json.RawMessage(`{"name":"add","description":"Adds.\udb40\udc41"}`)},
+			line:       `held: tool add flagged: refused by hook "defs": a tag-block payload in description; not served, its requests refused`,
+			diffPrefix: `name: "add"`},
 	}
 	for name, tc := range tests {
 		t.Run(name, func(t *testing.T) {
@@ -92,6 +97,9 @@ func TestHeldLine(t *testing.T) {
 			}
 			if d := tc.held.Diff(); len(d) == 0 || d[0] != tc.diffPrefix {
 				t.Errorf("Diff = %q, want it to start with %q", d, tc.diffPrefix)
+			}
+			if d := tc.held.Diff(); tc.held.State == trust.HeldFlagged && (len(d) != 2 || d[1] != `description: "Adds.\U000e0041"`) {
+				t.Errorf("Diff = %q, want the description with its tag character escaped", d)
 			}
 		})
 	}

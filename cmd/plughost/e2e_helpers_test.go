@@ -66,7 +66,8 @@ func buildAndRun(m *testing.M) int {
 	// tool-search corpus's (a server of ../shared/toolsearch by its file
 	// name) beside the corpus's loader.
 	pkgs := map[string]string{"echo": "../../plugins/echo", "clock": "../../plugins/clock", "files": "../../plugins/files",
-		"conformance": "../../conformance/plugin", "corpus": "../../internal/toolsearcheval/corpusplugin"}
+		"conformance": "../../conformance/plugin", "corpus": "../../internal/toolsearcheval/corpusplugin",
+		"secrets": "../../plugins/secrets", "pii": "../../plugins/pii", "definitions": "../../plugins/definitions"}
 	for name, pkg := range pkgs {
 		path := filepath.Join(dir, "plugins", name)
 		if err := build(path, pkg, false); err != nil {
@@ -103,6 +104,13 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	bin.plugins["rugplugin"] = path
+	// The guardrails' test plugin (issue 33), whose hooks answer as told.
+	path = filepath.Join(dir, "plugins", "hookplugin")
+	if err := build(path, "./internal/hookplugin", false); err != nil {
+		fmt.Fprintln(os.Stderr, "building the hookplugin test plugin:", err)
+		return 1
+	}
+	bin.plugins["hookplugin"] = path
 	return m.Run()
 }
 

@@ -47,6 +47,13 @@ func startHTTPHost(t *testing.T, plugins ...string) *httpHost {
 // startHTTPHostWith is startHTTPHost with serve's further arguments.
 func startHTTPHostWith(t *testing.T, args []string, plugins ...string) *httpHost {
 	t.Helper()
+	return startHTTPHostEnv(t, nil, args, plugins...)
+}
+
+// startHTTPHostEnv is startHTTPHostWith with env (NAME=value entries)
+// added to plughost's environment.
+func startHTTPHostEnv(t *testing.T, env, args []string, plugins ...string) *httpHost {
+	t.Helper()
 	h := &httpHost{t: t, pluginDir: t.TempDir(), workspace: t.TempDir(), stderr: newLineBuffer(), wire: newWireCheck(), exited: make(chan struct{})}
 	if err := os.Chmod(h.workspace, 0o777); err != nil {
 		t.Fatal(err)
@@ -57,6 +64,7 @@ func startHTTPHostWith(t *testing.T, args []string, plugins ...string) *httpHost
 	h.cmd = exec.Command(bin.plughost, append([]string{"serve", "--http", "127.0.0.1:0", "--plugins", h.pluginDir,
 		"--workspace", h.workspace, "--log-level", "debug"}, args...)...)
 	h.cmd.Env = append(os.Environ(), "XDG_DATA_HOME="+t.TempDir(), "XDG_CACHE_HOME="+t.TempDir(), "PLUGHOST_TOKEN=")
+	h.cmd.Env = append(h.cmd.Env, env...)
 	h.cmd.Stderr = h.stderr
 	if err := h.cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -226,3 +226,44 @@ func TestGuardrailsStatelessAndTasks(t *testing.T) {
 		}
 	})
 }
+
+// TestWrappedServerResultsRedacted: the reference memory server from npm,
+// wrapped, behind the bundled pii guardrail at after_call: what the server
+// stored and returns (an e-mail address, a card number) reaches the client
+// redacted, in the text and in structuredContent, which the host checks
+// again against the tool's outputSchema.
+func TestWrappedServerResultsRedacted(t *testing.T) {
+	t.Parallel()
+	script, node := referenceServer(t, "server-memory")
+	dir := t.TempDir()
+	declare(t, dir, "memory", map[string]any{"command": node, "args": []string{script},
+		"env": map[string]string{"MEMORY_FILE_PATH": "${HOME}/memory.jsonl"}})
+	copyPlugin(t, "pii", dir, "pii")
+	c := serveWrappedStdio(t, dir, writeConfig(t, hooksConfig(`  hook "pii" {
+    plugin = "pii"
+    on     = ["after_call"]
+  }
+`)))
+	c.awaitTool(t, "read_graph")
+	const mail, card = "ada@example.com", "4111 1111 1111 1111"
+	c.call(t, "create_entities", map[string]any{"entities": []map[string]any{
+		{"name": "Ada", "entityType": "person", "observations": []string{"mail " + mail + ", card " + card}}}})
+	res, err := c.cs.CallTool(t.Context(), &mcp.CallToolParams{Name: "read_graph", Arguments: map[string]any{}})
+	if err != nil {
+		t.Fatalf("read_graph: %v", err)
+	}
+	got := text(res)
+	if res.IsError {
+		t.Fatalf("read_graph: isError: %s", got)
+	}
+	structured, _ := json.Marshal(res.StructuredContent)
+	all := got + " " + string(structured)
+	for _, personal := range []string{mail, card} {
+		if strings.Contains(all, personal) {
+			t.Errorf("read_graph returned %q unredacted: %s", personal, all)
+		}
+	}
+	if !strings.Contains(all, "[redacted: email]") || !strings.Contains(got, "Ada") {
+		t.Errorf("read_graph = %s, want Ada with her e-mail address redacted", all)
+	}
+}

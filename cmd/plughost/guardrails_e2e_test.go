@@ -267,3 +267,39 @@ func TestWrappedServerResultsRedacted(t *testing.T) {
 		t.Errorf("read_graph = %s, want Ada with her e-mail address redacted", all)
 	}
 }
+
+// TestGuardrailsNodeHook: a hook written in Node.js (examples/node-hook),
+// sandboxed with runtime "node", answers through the contract in a full
+// plughost serve: it refuses a call asking for a recursive delete and
+// redacts an AWS access key id from a result.
+func TestGuardrailsNodeHook(t *testing.T) {
+	t.Parallel()
+	base, err := os.MkdirTemp("", "plughost-node-hook-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(base) })
+	os.Chmod(base, 0o755) // as root, plugins run as uid 65534
+	plugins, _ := nodeProjectOf(t, base, filepath.Join("..", "..", "examples", "node-hook"), "guard")
+	copyPlugin(t, "echo", plugins, "echo")
+	config := writeConfig(t, `hooks {
+  hook "node" {
+    plugin = "guard"
+    on     = ["before_call", "after_call"]
+  }
+}
+sandbox {
+  plugin "guard" {
+    runtime = "node"
+  }
+}
+`)
+	c := serveWrappedStdio(t, plugins, config)
+	c.awaitTool(t, "echo")
+	if got, isErr := echoed(t, c, "please rm -rf /"); !isErr || got != `refused by hook "node": recursive deletes are not allowed` {
+		t.Errorf("a call the Node hook refuses: %q (isError %v)", got, isErr)
+	}
+	if got, isErr := echoed(t, c, "key AKIAIOSFODNN7EXAMPLE here"); isErr || got != "key [redacted] here" {
+		t.Errorf("a result the Node hook redacts: %q (isError %v)", got, isErr)
+	}
+}

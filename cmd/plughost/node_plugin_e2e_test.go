@@ -16,9 +16,8 @@ import (
 // The Node.js example plugin (examples/node-plugin, its packages installed
 // by `npm ci` there, which `make test` runs), and the contract it loads.
 var (
-	nodeExample     = filepath.Join("..", "..", "examples", "node-plugin")
-	contractProto   = filepath.Join("..", "..", "pluginproto", "proto", "plugin.proto")
-	nodeExampleDeps = filepath.Join(nodeExample, "node_modules", "@grpc", "grpc-js")
+	nodeExample   = filepath.Join("..", "..", "examples", "node-plugin")
+	contractProto = filepath.Join("..", "..", "pluginproto", "proto", "plugin.proto")
 )
 
 // The example carries a copy of plugin.proto, so that it can be copied out
@@ -44,10 +43,17 @@ func TestNodeExampleProtoIsTheContract(t *testing.T) {
 // directory holding a link named hello to plugin.mjs. It returns the
 // plugin directory and the project's.
 func nodeProject(t *testing.T, base string) (plugins, proj string) {
+	return nodeProjectOf(t, base, nodeExample, "hello")
+}
+
+// nodeProjectOf is nodeProject for the Node.js example in dir (its
+// plugin.mjs, package files and proto/ directory), linked into the plugin
+// directory as name.
+func nodeProjectOf(t *testing.T, base, example, name string) (plugins, proj string) {
 	t.Helper()
-	for _, f := range []string{nodeBin, nodeExampleDeps} {
+	for _, f := range []string{nodeBin, filepath.Join(example, "node_modules", "@grpc", "grpc-js")} {
 		if _, err := os.Stat(f); err != nil {
-			t.Fatalf("%v\nthe Node.js example's test needs Node 22 (npm ci in conformance/) and the example's packages (npm ci in examples/node-plugin/); make test runs both", err)
+			t.Fatalf("%v\nthe Node.js example's test needs Node 22 (npm ci in conformance/) and the example's packages (npm ci in %s); make test runs both", err, example)
 		}
 	}
 	node, err := filepath.EvalSymlinks(nodeBin) // the binary itself: the #! line names it
@@ -55,7 +61,7 @@ func nodeProject(t *testing.T, base string) (plugins, proj string) {
 		t.Fatal(err)
 	}
 	node, _ = filepath.Abs(node)
-	proj = filepath.Join(base, "src", "hello")
+	proj = filepath.Join(base, "src", name)
 	plugins = filepath.Join(base, "plugins")
 	for _, d := range []string{filepath.Join(proj, "proto"), plugins} {
 		if err := os.MkdirAll(d, 0o755); err != nil {
@@ -63,7 +69,7 @@ func nodeProject(t *testing.T, base string) (plugins, proj string) {
 		}
 	}
 	for _, f := range []string{"plugin.mjs", "package.json", "package-lock.json", "proto/plugin.proto", "proto/health.proto", "proto/go_plugin.proto"} {
-		data, err := os.ReadFile(filepath.Join(nodeExample, f))
+		data, err := os.ReadFile(filepath.Join(example, f))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -81,14 +87,14 @@ func nodeProject(t *testing.T, base string) (plugins, proj string) {
 			t.Fatal(err)
 		}
 	}
-	deps, err := filepath.Abs(filepath.Join(nodeExample, "node_modules"))
+	deps, err := filepath.Abs(filepath.Join(example, "node_modules"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.Symlink(deps, filepath.Join(proj, "node_modules")); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.Symlink(filepath.Join(proj, "plugin.mjs"), filepath.Join(plugins, "hello")); err != nil {
+	if err := os.Symlink(filepath.Join(proj, "plugin.mjs"), filepath.Join(plugins, name)); err != nil {
 		t.Fatal(err)
 	}
 	return plugins, proj

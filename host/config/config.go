@@ -338,20 +338,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	seen := map[string]bool{}
 	var others []error
 	for _, b := range content.Blocks {
-		if b.Type == "override" { // one block per overridden item
-			o, err := decodeOverride(b)
-			if d, ok := err.(hcl.Diagnostics); ok {
-				all = append(all, d...)
-			} else if err != nil {
-				others = append(others, err)
-			} else if err := duplicateOverride(cfg.Overrides, o, b.DefRange); err != nil {
-				all = append(all, err.(hcl.Diagnostics)...)
-			} else {
-				cfg.Overrides = append(cfg.Overrides, o)
-			}
-			continue
-		}
-		if seen[b.Type] {
+		if seen[b.Type] && b.Type != "override" { // one override block per overridden item
 			all = append(all, diag(b.DefRange, "Duplicate "+b.Type+" block", "the file may have one "+b.Type+" block").(hcl.Diagnostics)...)
 			continue
 		}
@@ -385,6 +372,8 @@ func parse(src []byte, filename string) (*Config, error) {
 			err = cfg.Registry.decode(b.Body, filepath.Dir(filename))
 		case "hooks":
 			cfg.Hooks, err = decodeHooks(b.Body)
+		case "override":
+			err = cfg.addOverride(b)
 		}
 		if d, ok := err.(hcl.Diagnostics); ok {
 			all = append(all, d...)

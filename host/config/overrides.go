@@ -201,6 +201,19 @@ func decodeAnnotations(b *hcl.Block, kind string) (map[string]any, error) {
 	return out, nil
 }
 
+// addOverride reads the override block b into c.Overrides, refusing a
+// second block for the same item.
+func (c *Config) addOverride(b *hcl.Block) error {
+	o, err := decodeOverride(b)
+	if err == nil {
+		err = duplicateOverride(c.Overrides, o, b.DefRange)
+	}
+	if err == nil {
+		c.Overrides = append(c.Overrides, o)
+	}
+	return err
+}
+
 // duplicateOverride refuses o, at r, when an earlier override block of
 // prev is of the same item (kind, label and plugin): which one would win
 // would be a guess.

@@ -303,7 +303,9 @@ func (c *call) runTask(res json.RawMessage, err error) {
 	switch {
 	case c.ctx.Err() != nil:
 		// Cancelled (the task is already), expired, or the service is
-		// closing (it fails the task itself).
+		// closing (it fails the task itself). A task nobody ended is
+		// failed by run.Close ("the call ended without an outcome"):
+		// the Run stops only for a task that did end (Run.Cancelled).
 		srv.log.Debug("a task's call ended", "task", run.ID(), "why", context.Cause(c.ctx))
 	case hostErr != nil:
 		srv.log.Warn("a task failed in its input rounds", "task", run.ID(), "tool", c.tc.Name, "error", hostErr)

@@ -47,7 +47,10 @@ type Run struct {
 	writing sync.Mutex // one progress write at a time, so the last message lands last
 	landing sync.Mutex // one outcome write at a time
 
-	mu       sync.Mutex
+	mu sync.Mutex
+	// created: the store has the task (Service.Create wrote it). Until
+	// then a re-read finds nothing, which does not mean it ended.
+	created  bool
 	finished bool        // no more progress or input: an outcome is claimed, or the task ended elsewhere
 	outcome  func(*Task) // the outcome claimed and not written yet (its write under way, or failed)
 	closed   bool
@@ -300,12 +303,12 @@ func (r *Run) claim(outcome func(*Task)) bool {
 	return true
 }
 
-// isFinished reports whether the Run claimed an outcome, or saw its task
-// end elsewhere.
-func (r *Run) isFinished() bool {
+// watched reports whether a re-read of the task may stop the Run: the
+// store has it, and the Run has not finished.
+func (r *Run) watched() bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.finished
+	return r.created && !r.finished
 }
 
 // unwritten reports whether the Run holds an outcome the store has not

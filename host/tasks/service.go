@@ -146,6 +146,13 @@ func (s *Service) Create(ctx context.Context, who Caller, toolName string) (*Tas
 		s.release(t.ID)
 		return nil, nil, err
 	}
+	// Only now may a re-read (the feed's, or pollRuns' for every Run in
+	// s.runs) take a missing record for a task that ended: one made while
+	// the record was on its way found nothing, and stopped a Run whose
+	// task stayed working (seen in CI, under load).
+	r.mu.Lock()
+	r.created = true
+	r.mu.Unlock()
 	return t, r, nil
 }
 
@@ -406,11 +413,11 @@ func (s *Service) release(id string) {
 }
 
 // check re-reads a task on a notice: a Run whose task ended elsewhere
-// stops, one that waits for input looks again. Other tasks, and Runs
-// finished already, are ignored.
+// stops, one that waits for input looks again. Other tasks, Runs finished
+// already and Runs whose Create has not written the task yet are ignored.
 func (s *Service) check(id string) {
 	r := s.run(id)
-	if r == nil || r.isFinished() {
+	if r == nil || !r.watched() {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), storeTimeout)

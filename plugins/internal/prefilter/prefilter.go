@@ -19,6 +19,7 @@ import (
 	"regexp"
 	"regexp/syntax"
 	"slices"
+	"strings"
 
 	ahocorasick "github.com/BobuSumisu/aho-corasick"
 )
@@ -177,7 +178,7 @@ func requiredWords(re *syntax.Regexp) []string {
 	for re.Op == syntax.OpCapture {
 		re = re.Sub[0]
 	}
-	if set, ok := literals(re); ok && usable(set) {
+	if set, ok := Literals(re, false); ok && usable(set) {
 		return set
 	}
 	switch re.Op {
@@ -222,17 +223,28 @@ func shortest(set []string) int {
 	return n
 }
 
-// literals is the finite set of strings re matches, when it is small and
-// case-sensitive.
-func literals(re *syntax.Regexp) ([]string, bool) {
-	if re.Flags&syntax.FoldCase != 0 && re.Op == syntax.OpLiteral {
-		return nil, false
-	}
+// Literals is the finite set of strings re matches, when it is small (at
+// most 64 strings, a character class at most 4 runes): re's own strings,
+// case-sensitive (a case-folded literal has no small set), or, with
+// fold, lowercased, for matching that ignores case (the secrets plugin's
+// keywords). False when the set is larger, or infinite.
+func Literals(re *syntax.Regexp, fold bool) ([]string, bool) {
 	switch re.Op {
 	case syntax.OpLiteral:
+		switch {
+		case fold:
+			return []string{strings.ToLower(string(re.Rune))}, true
+		case re.Flags&syntax.FoldCase != 0:
+			return nil, false
+		}
 		return []string{string(re.Rune)}, true
+	case syntax.OpEmptyMatch:
+		return []string{""}, true
 	case syntax.OpCapture:
-		return literals(re.Sub[0])
+		return Literals(re.Sub[0], fold)
+	case syntax.OpQuest:
+		set, ok := Literals(re.Sub[0], fold)
+		return append(set, ""), ok
 	case syntax.OpCharClass:
 		var out []string
 		for i := 0; i+1 < len(re.Rune); i += 2 {
@@ -240,14 +252,20 @@ func literals(re *syntax.Regexp) ([]string, bool) {
 				return nil, false
 			}
 			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				out = append(out, string(r))
+				s := string(r)
+				if fold {
+					s = strings.ToLower(s)
+				}
+				if !slices.Contains(out, s) {
+					out = append(out, s)
+				}
 			}
 		}
 		return out, len(out) <= 4
 	case syntax.OpAlternate:
 		var out []string
 		for _, sub := range re.Sub {
-			set, ok := literals(sub)
+			set, ok := Literals(sub, fold)
 			if !ok || len(out)+len(set) > maxWords {
 				return nil, false
 			}
@@ -257,7 +275,7 @@ func literals(re *syntax.Regexp) ([]string, bool) {
 	case syntax.OpConcat:
 		out := []string{""}
 		for _, sub := range re.Sub {
-			set, ok := literals(sub)
+			set, ok := Literals(sub, fold)
 			if !ok || len(out)*len(set) > maxWords {
 				return nil, false
 			}
@@ -270,9 +288,6 @@ func literals(re *syntax.Regexp) ([]string, bool) {
 			out = next
 		}
 		return out, true
-	case syntax.OpQuest:
-		set, ok := literals(re.Sub[0])
-		return append(set, ""), ok
 	}
 	return nil, false
 }

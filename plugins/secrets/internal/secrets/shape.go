@@ -5,6 +5,8 @@ import (
 	"strings"
 	"unicode"
 	"unicode/utf8"
+
+	"github.com/plughost/plughost/plugins/internal/prefilter"
 )
 
 // Go's regular expressions run in linear time but slowly on rules of the
@@ -37,8 +39,6 @@ type step struct {
 	min, max int
 }
 
-const maxLits = 64 // the most literal strings a node may stand for
-
 // maxGateRunes bounds a gate's walk from one keyword: past it the gate
 // opens (lets the rule run), staying a necessary condition.
 const maxGateRunes = 512
@@ -57,7 +57,7 @@ func deriveGate(expr string, keywords []string) *gate {
 	}
 	subs := re.Sub
 	for k, sub := range subs {
-		set, ok := lits(sub)
+		set, ok := prefilter.Literals(sub, true)
 		if !ok || !allContainKeyword(set, keywords) {
 			continue
 		}
@@ -218,72 +218,6 @@ func suffixes(set, keywords []string) map[string]int {
 		}
 	}
 	return out
-}
-
-// lits is the finite set of lowercased strings a node matches, when it
-// is small.
-func lits(re *syntax.Regexp) ([]string, bool) {
-	switch re.Op {
-	case syntax.OpLiteral:
-		return []string{strings.ToLower(string(re.Rune))}, true
-	case syntax.OpEmptyMatch:
-		return []string{""}, true
-	case syntax.OpCharClass:
-		var out []string
-		for i := 0; i+1 < len(re.Rune); i += 2 {
-			for r := re.Rune[i]; r <= re.Rune[i+1]; r++ {
-				s := strings.ToLower(string(r))
-				if !containsString(out, s) {
-					out = append(out, s)
-				}
-				if len(out) > 4 {
-					return nil, false
-				}
-			}
-		}
-		return out, true
-	case syntax.OpCapture:
-		return lits(re.Sub[0])
-	case syntax.OpQuest:
-		set, ok := lits(re.Sub[0])
-		return append(set, ""), ok
-	case syntax.OpAlternate:
-		var out []string
-		for _, s := range re.Sub {
-			set, ok := lits(s)
-			if !ok || len(out)+len(set) > maxLits {
-				return nil, false
-			}
-			out = append(out, set...)
-		}
-		return out, true
-	case syntax.OpConcat:
-		out := []string{""}
-		for _, s := range re.Sub {
-			set, ok := lits(s)
-			if !ok || len(out)*len(set) > maxLits {
-				return nil, false
-			}
-			var next []string
-			for _, a := range out {
-				for _, b := range set {
-					next = append(next, a+b)
-				}
-			}
-			out = next
-		}
-		return out, true
-	}
-	return nil, false
-}
-
-func containsString(set []string, s string) bool {
-	for _, x := range set {
-		if x == s {
-			return true
-		}
-	}
-	return false
 }
 
 func allContainKeyword(set, keywords []string) bool {

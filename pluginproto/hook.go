@@ -144,7 +144,7 @@ type HookFunc func(ctx context.Context, q *HookRequest) (HookAnswer, error)
 // or a point is none of the HookPoint constants.
 //
 // The host may ask many questions at once: h runs concurrently, each
-// question on a goroutine of its own, at most MaxHookQuestions at a time
+// question on a goroutine of its own, at most maxHookQuestions at a time
 // (a question over that is answered with an error, which the host handles
 // under the hook's on_error). ctx ends when the host stops waiting. A
 // panic in h is recovered and logged, and answers the question with an

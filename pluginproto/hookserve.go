@@ -14,10 +14,10 @@ import (
 	"github.com/plughost/plughost/internal/pluginpb"
 )
 
-// MaxHookQuestions bounds the questions a plugin answers at once on its
+// maxHookQuestions bounds the questions a plugin answers at once on its
 // Hooks stream; one more is answered at once with an error, so a host
 // that floods a hook cannot make it hold unbounded goroutines.
-const MaxHookQuestions = 1024
+const maxHookQuestions = 1024
 
 // Hooks serves the host's questions to the plugin's hooks (AddHook) on one
 // stream: each question runs on a goroutine of its own, a cancel frame
@@ -64,13 +64,13 @@ type hookStream struct {
 }
 
 // start runs the handler of q on a goroutine of its own, unless its id is
-// running already (ignored) or MaxHookQuestions run (answered with an
+// running already (ignored) or maxHookQuestions run (answered with an
 // error).
 func (h *hookStream) start(ctx context.Context, q *pluginpb.HookCall) {
 	id := q.GetId()
 	h.mu.Lock()
 	_, dup := h.running[id]
-	full := len(h.running) >= MaxHookQuestions
+	full := len(h.running) >= maxHookQuestions
 	var cancel context.CancelFunc
 	if !dup && !full {
 		ctx, cancel = context.WithCancel(ctx)
@@ -82,7 +82,7 @@ func (h *hookStream) start(ctx context.Context, q *pluginpb.HookCall) {
 		h.p.logger.Warn("host reused the id of a question still running; ignored", "question_id", id)
 		return
 	case full:
-		h.send(&pluginpb.HookAnswer{Id: id, Error: fmt.Sprintf("the plugin answers at most %d questions at once (MaxHookQuestions)", MaxHookQuestions)})
+		h.send(&pluginpb.HookAnswer{Id: id, Error: fmt.Sprintf("the plugin answers at most %d questions at once", maxHookQuestions)})
 		return
 	}
 	h.wg.Go(func() {

@@ -31,8 +31,9 @@ import (
 // question in flight on it at once, and the next question opens a new one.
 
 // DefaultMaxHookQuestions is Limits.MaxHookQuestions' default: the
-// questions in flight to one plugin at once (the SDK's MaxHookQuestions).
-const DefaultMaxHookQuestions = pluginproto.MaxHookQuestions
+// questions in flight to one plugin at once (as many as a plugin of the
+// SDK answers at once).
+const DefaultMaxHookQuestions = 1024
 
 // Errors of Hook besides those of the Client's calls.
 var (

@@ -309,7 +309,7 @@ func TestHookBounds(t *testing.T) {
 	}
 }
 
-// A plugin of the SDK answers at most pluginproto.MaxHookQuestions at once;
+// A plugin of the SDK answers at most DefaultMaxHookQuestions at once;
 // one more is answered with an error naming the bound, at once.
 func TestHookPluginBoundsQuestionsAtOnce(t *testing.T) {
 	t.Parallel()
@@ -317,19 +317,19 @@ func TestHookPluginBoundsQuestionsAtOnce(t *testing.T) {
 	var running atomic.Int32
 	full, release := make(chan struct{}), make(chan struct{})
 	p.AddHook(func(ctx context.Context, q *pluginproto.HookRequest) (pluginproto.HookAnswer, error) {
-		if running.Add(1) == pluginproto.MaxHookQuestions {
+		if running.Add(1) == DefaultMaxHookQuestions {
 			close(full)
 		}
 		<-release
 		return pluginproto.Pass(), nil
 	}, pluginproto.BeforeCall)
 	g := pluginhost.Of(p).PluginSet()[PluginName].(plugin.GRPCPlugin)
-	c, _ := serveOn(t, ContractVersion, func(s *grpc.Server) { _ = g.GRPCServer(nil, s) }, &Limits{MaxHookQuestions: 2 * pluginproto.MaxHookQuestions})
+	c, _ := serveOn(t, ContractVersion, func(s *grpc.Server) { _ = g.GRPCServer(nil, s) }, &Limits{MaxHookQuestions: 2 * DefaultMaxHookQuestions})
 	if _, err := c.Describe(t.Context(), "test"); err != nil {
 		t.Fatal(err)
 	}
-	errs := make(chan error, pluginproto.MaxHookQuestions)
-	for range pluginproto.MaxHookQuestions {
+	errs := make(chan error, DefaultMaxHookQuestions)
+	for range DefaultMaxHookQuestions {
 		go func() {
 			_, err := c.Hook(t.Context(), &tool.HookCall{Point: tool.BeforeCall, Hook: "h"})
 			errs <- err
@@ -337,11 +337,11 @@ func TestHookPluginBoundsQuestionsAtOnce(t *testing.T) {
 	}
 	<-full
 	_, err := c.Hook(t.Context(), &tool.HookCall{Point: tool.BeforeCall, Hook: "h"})
-	if !errors.Is(err, ErrHookFailed) || !strings.Contains(err.Error(), "at most 1024 questions at once (MaxHookQuestions)") {
+	if !errors.Is(err, ErrHookFailed) || !strings.Contains(err.Error(), "at most 1024 questions at once") {
 		t.Fatalf("one question over the plugin's bound: %v", err)
 	}
 	close(release)
-	for range pluginproto.MaxHookQuestions {
+	for range DefaultMaxHookQuestions {
 		if err := <-errs; err != nil {
 			t.Fatal(err)
 		}

@@ -36,6 +36,11 @@ func TestHooksWiredE2E(t *testing.T) {
 	audit := filepath.Join(dir, "audit.jsonl")
 	h := startTestHostWith(t, []string{"--config", cfg, "--audit-log", audit}, "echo")
 	h.awaitTools("echo", "sleep")
+	for _, plugin := range []string{"absent-guard", "absent-redactor"} {
+		if log := h.stderr.String(); !strings.Contains(log, "a hook names a plugin that is not in the plugin directory") || !strings.Contains(log, "plugin="+plugin) {
+			t.Errorf("the log does not warn that hook plugin %s is missing:\n%s", plugin, log)
+		}
+	}
 	res := h.call("echo", map[string]any{"text": "guarded"})
 	if got := text(res); !res.IsError || !strings.HasPrefix(got, `refused by hook "guard": it failed (`) || !strings.Contains(got, "its on_error is refuse") {
 		t.Errorf("a guarded call: %q (isError %v), want the hook's refusal", got, res.IsError)

@@ -12,6 +12,7 @@ import (
 	"github.com/plughost/plughost/host/audit"
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/hooks"
+	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -34,6 +35,22 @@ func hookChain(cfg *config.Config, ask tool.HookAsker, obs *observer, log hclog.
 		log.Info("hooks", "plugins", chain.Plugins())
 	}
 	return chain, nil
+}
+
+// warnAbsentHooks logs each hook that is on whose plugin is not in the
+// plugin directory dir now, as plughost check reports it: serve starts
+// (the plugin may come later), but until then its on_error decides
+// every request it matches.
+func warnAbsentHooks(cfg *config.Config, dir string, log hclog.Logger) {
+	for _, h := range cfg.Hooks {
+		if h.Mode == config.HookOff {
+			continue
+		}
+		if _, _, err := manager.Find(dir, h.Plugin); errors.Is(err, manager.ErrNoPlugin) {
+			log.Warn("a hook names a plugin that is not in the plugin directory: until it is, its on_error decides every request it matches "+
+				"(put the plugin there, or correct plugin = in the hook block)", "hook", h.Name, "plugin", h.Plugin, "on_error", h.OnError, "dir", dir)
+		}
+	}
 }
 
 // hookDecided is hooks.Options.Observe: a decision counted, and written

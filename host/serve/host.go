@@ -139,6 +139,7 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	if err != nil {
 		return nil, err
 	}
+	warnAbsentHooks(cfg, pluginDir, log.Named("hooks"))
 	copts := &catalog.Options{Logger: log.Named("catalog"), MaxDeviceItems: cfg.Limits.Items}
 	if chain != nil { // a nil *Chain in the interface would be asked
 		copts.Hooks, mopts.Hooks = chain, chain

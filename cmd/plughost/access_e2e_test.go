@@ -74,7 +74,12 @@ func TestAccessRulesPerCaller(t *testing.T) {
 		t.Fatal(err)
 	}
 	auditPath := filepath.Join(t.TempDir(), "audit.jsonl")
-	h := startHTTPHostWith(t, []string{"--config", cfgPath, "--audit-log", auditPath}, "echo", "askplugin")
+	// The host starts with no plugin, so that every list_changed a client
+	// hears is for a plugin this test adds after the client connected:
+	// each plugin's load is one burst, one list_changed per session that
+	// sees it. (Plugins loaded at start would notify sessions connected
+	// before their burst ended, and only those: an unknowable count.)
+	h := startHTTPHostWith(t, []string{"--config", cfgPath, "--audit-log", auditPath})
 
 	tokens := map[string]string{
 		oidcAlice: as.Token(t, oidcAlice, resource, "mcp:tools"), // groups writers, readers
@@ -89,6 +94,11 @@ func TestAccessRulesPerCaller(t *testing.T) {
 		clients[who] = c
 	}
 	alice, bob := clients[oidcAlice], clients[oidcBob]
+	for _, p := range []string{"echo", "askplugin"} {
+		copyPlugin(t, p, h.pluginDir, p)
+		await(t, alice.changed, "alice's list_changed for "+p)
+		await(t, bob.changed, "bob's list_changed for "+p)
+	}
 
 	askTools := []string{"build", "forever", "read_note", "roots", "trace", "twice", "wait_for_user", "whoami"}
 	wantAlice := append([]string{"echo", "sleep"}, askTools...)
@@ -101,12 +111,6 @@ func TestAccessRulesPerCaller(t *testing.T) {
 	if got := bob.tools(t); !slices.Equal(got, wantBob) {
 		t.Errorf("bob's tools: %v, want %v", got, wantBob)
 	}
-	for _, c := range clients { // what the first load may have said before the lists above
-		for len(c.changed) > 0 {
-			<-c.changed
-		}
-	}
-
 	ctx, cancel := context.WithTimeout(t.Context(), 60*time.Second)
 	defer cancel()
 	// sleep is hidden from bob: unknown to him, as a tool that does not exist.

@@ -8,6 +8,7 @@
 // or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
 //
 //	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,install,toolsearch,hooks]
+//	bin/bench/bench -compare bench/out/BEFORE.json,bench/out/AFTER.json   # every figure of two runs, after ÷ before
 //
 // The servers: plughost serving the bundled echo plugin; and, serving the
 // same echo tool in-process, a go-sdk server (raw-schema tool), an mcp-go
@@ -93,7 +94,20 @@ func main() {
 	flag.StringVar(&cfg.verdaccio, "verdaccio", "internal/npmregistry/node_modules/verdaccio/bin/verdaccio", "Verdaccio's program (npm ci in internal/npmregistry), the install section's registry")
 	flag.StringVar(&cfg.uplink, "uplink", "", "the registry `URL` the install section's Verdaccio fetches server-memory and its dependencies from (default: npm config get registry)")
 	flag.StringVar(&noSandbox, "nosandbox-args", "", "extra `ARGS` for plughost serve that turn the sandbox off, for the no-sandbox rows (default: a --config file with sandbox { disabled = true } when plughost has a sandbox)")
+	comparing := flag.String("compare", "", "`BEFORE.json,AFTER.json`: print every figure two earlier runs share, with after ÷ before, and run nothing")
 	flag.Parse()
+	if *comparing != "" {
+		before, after, ok := strings.Cut(*comparing, ",")
+		if !ok {
+			fmt.Fprintln(os.Stderr, "bench: -compare wants BEFORE.json,AFTER.json")
+			os.Exit(2)
+		}
+		if err := compare(os.Stdout, before, after); err != nil {
+			fmt.Fprintln(os.Stderr, "bench:", err)
+			os.Exit(1)
+		}
+		return
+	}
 	if err := run(&cfg, only, noSandbox); err != nil {
 		fmt.Fprintln(os.Stderr, "bench:", err)
 		os.Exit(1)

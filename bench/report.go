@@ -110,20 +110,21 @@ func targets(r *report) []target {
 	ph, gs, fl, mg := r.host(stdio), r.call("go-sdk", stdio), r.call("floor", stdio), r.call("mcp-go", stdio)
 	if ph != nil && mg != nil {
 		v := ratio(ph.CallsPerS, mg.CallsPerS)
-		add("stdio calls/s at 16 in flight, plughost ÷ mcp-go (issue 16)", v, "≥ 1.0", v >= 1.0, true, "")
+		add("stdio calls/s at 16 in flight, plughost ÷ mcp-go (issues 16, 34)", v, "≥ 1.0", v >= 1.0, true, "")
 	}
 	hh, hg, hm := r.host(streamHTP), r.call("go-sdk", streamHTP), r.call("mcp-go", streamHTP)
 	if hh != nil && hm != nil {
 		v := ratio(hh.CallsPerS, hm.CallsPerS)
-		add("HTTP calls/s at 16 in flight, plughost ÷ mcp-go (issue 16)", v, "≥ 1.0", v >= 1.0, true, "")
+		add("HTTP calls/s at 16 in flight, plughost ÷ mcp-go (issues 16, 34)", v, "≥ 1.0", v >= 1.0, true, "")
 	}
 	if ph != nil && gs != nil {
 		v := ratio(ph.P50us, gs.P50us)
 		add("stdio sequential p50, plughost ÷ go-sdk (issues 6, 16)", v, "≤ 2.0", v <= 2.0, true, "")
+		add("stdio sequential p50, plughost ÷ go-sdk (issue 34)", v, "≤ 1.5", v <= 1.5, true, "")
 	}
 	if ph != nil && fl != nil {
 		v := ratio(ph.HostCPUus, fl.CPUus)
-		add("host CPU per call (plugin excluded), plughost ÷ floor (issue 16)", v, "≤ 3.0", v <= 3.0, true, "")
+		add("host CPU per call (plugin excluded), plughost ÷ floor (issues 16, 34)", v, "≤ 3.0", v <= 3.0, true, "")
 		if g := r.grpc("stream"); g != nil {
 			v := ratio(ph.P50us, g.P50us+fl.P50us)
 			add("stdio sequential p50, plughost ÷ (gRPC stream floor + stdio floor) (issue 6)", v, "≤ 1.5", v <= 1.5, true, "")
@@ -152,14 +153,25 @@ func targets(r *report) []target {
 		if f.Plugins != 100 {
 			continue
 		}
-		add("100 plugins, warm catalog cache: start → complete first tools/list, ms (issue 11)", f.WarmReadyMS, "≤ 50", f.WarmReadyMS <= 50, true, "")
-		add("100 plugins, cold catalog cache: start → complete first tools/list, ms (issue 11)", f.ColdReadyMS, "≤ 1500", f.ColdReadyMS <= 1500, true, "")
+		add("100 plugins, warm catalog cache: start → complete first tools/list, ms (issues 11, 34)", f.WarmReadyMS, "≤ 50", f.WarmReadyMS <= 50, true, "")
+		add("100 plugins, cold catalog cache: start → complete first tools/list, ms (issues 11, 34)", f.ColdReadyMS, "≤ 1500", f.ColdReadyMS <= 1500, true, "")
 		add("100 lazy plugins idle: RSS of host and plugins, MiB (issue 11)", f.LazyIdleMiB, "≤ 100", f.LazyIdleMiB <= 100, true, "")
 		note := ""
 		if !r.Sandbox {
 			note = "no sandbox here: this is the figure without it"
 		}
 		add("first call to a stopped sandboxed plugin, median ms (issue 11)", f.FirstCallP50ms, "≤ 60", f.FirstCallP50ms <= 60, r.Sandbox, note)
+	}
+	// Issue 34: a wrapped server's calls at near its own speed (the first
+	// wrapped row: the sandboxed one when there is a sandbox).
+	for _, w := range r.Wrapped {
+		if w.VsDirect == nil {
+			continue
+		}
+		add("wrapped server: calls/s at 16 in flight ÷ direct (issue 34)", w.VsDirect.CallsPerS, "≥ 0.5", w.VsDirect.CallsPerS >= 0.5, true, w.Server)
+		add("wrapped server: sequential p50 ÷ direct (issue 34)", w.VsDirect.P50, "≤ 3.0", w.VsDirect.P50 <= 3, true, w.Server)
+		add("wrapped server: CPU per call, all processes ÷ direct (issue 34)", w.VsDirect.CPU, "≤ 3.0", w.VsDirect.CPU <= 3, true, w.Server)
+		break
 	}
 	if f := r.ToolSearch; f != nil {
 		v := 100 * f.ListRatio

@@ -91,7 +91,7 @@ func Login(ctx context.Context, o *LoginOptions) (*LoginResult, error) {
 		Browse: o.Browse,
 		Connect: func(ctx context.Context, hc *http.Client) error {
 			client := mcp.NewClient(&mcp.Implementation{Name: "plughost", Version: o.Version}, nil)
-			cs, err := client.Connect(ctx, wrapped.RemoteTransport(s, wrapped.HTTPClient(s, "", nil, hc.Transport)),
+			cs, err := client.Connect(ctx, remoteTransport(s, wrapped.HTTPClient(s, "", nil, hc.Transport)),
 				&mcp.ClientSessionOptions{ProtocolVersion: wrapped.ProtocolVersion})
 			if err != nil {
 				return fmt.Errorf("connect to %s: %w", s.URL, err)
@@ -122,4 +122,15 @@ func Login(ctx context.Context, o *LoginOptions) (*LoginResult, error) {
 		}
 	}
 	return &LoginResult{Record: rec, Server: s, Tools: tools, Path: path}, nil
+}
+
+// remoteTransport is the go-sdk transport of the remote server s (type
+// http or sse) over hc: a login proves itself by listing the server's
+// tools with the official client (the wrapper's own, package wire, is for
+// serving calls).
+func remoteTransport(s *declared.Server, hc *http.Client) mcp.Transport {
+	if s.Type == declared.TypeSSE {
+		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
+	}
+	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
 }

@@ -11,15 +11,17 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/declared"
+	"github.com/plughost/plughost/host/wrapped/wire"
 	"github.com/plughost/plughost/internal/pluginhost"
 )
 
 // Where a wrapped call's cost goes, in one process (make bench runs these):
-// the go-sdk client alone against server-everything on Node 22, and the
-// same through the bridge (Proxy, exchange) without gRPC. The two are
-// about equal: the bridge adds little to the client, whose JSON decoding
-// allocates about 130 KB per call (see docs/plugin-authors.md "Existing MCP servers
-// as plugins"); bench/ compares the whole path with the server run directly.
+// against server-everything on Node 22, the wrapper's client alone (package
+// wire), the same through the bridge (Proxy, exchange) without gRPC, and
+// the go-sdk client the wrapper used before issue 34, whose JSON decoding
+// allocated about 130 KB per call. bench/ (-only wrapped) compares the
+// whole path with the server run directly; docs/operators.md "Wrapped
+// servers: what a call costs" has the figures.
 
 // referenceServer is server-everything's entry point and the pinned node.
 func referenceServer(b *testing.B) (node, script string) {
@@ -46,6 +48,28 @@ func BenchmarkBridgeCall(b *testing.B) {
 	noRoots := func(string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"roots":[]}`), nil }
 	for b.Loop() {
 		if _, err := pluginhost.Of(p).CallTool(context.Background(), &pluginhost.CallRequest{Tool: "echo", Arguments: args, AnswerInput: noRoots}); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+func BenchmarkWireClientCall(b *testing.B) {
+	node, script := referenceServer(b)
+	conn, err := wire.Stdio(exec.Command(node, script, "stdio"), 0, nil)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer conn.Close()
+	init := json.RawMessage(`{"protocolVersion":"` + ProtocolVersion + `","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}`)
+	if _, err := conn.Call(b.Context(), "initialize", init); err != nil {
+		b.Fatal(err)
+	}
+	if err := conn.Notify(b.Context(), "notifications/initialized", nil); err != nil {
+		b.Fatal(err)
+	}
+	params := json.RawMessage(`{"name":"echo","arguments":{"message":"hello"}}`)
+	for b.Loop() {
+		if _, err := conn.Call(context.Background(), "tools/call", params); err != nil {
 			b.Fatal(err)
 		}
 	}

@@ -5,7 +5,10 @@ import (
 	"encoding/json"
 	"os/exec"
 	"path/filepath"
+	"runtime"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -36,6 +39,32 @@ func referenceServer(b *testing.B) (node, script string) {
 	return node, script
 }
 
+// inFlight is how many calls each benchmark keeps in flight (-cpu 1 runs
+// them one at a time), as bench/'s wrapped section does.
+const inFlight = 16
+
+// run calls call b.N times, inFlight at once, and reports this process's
+// CPU per call (cpu-µs/op: the client's, the server being a child, whose
+// CPU getrusage(RUSAGE_SELF) leaves out).
+func run(b *testing.B, call func() error) {
+	var before, after syscall.Rusage
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &before)
+	b.ResetTimer()
+	b.SetParallelism(max(1, inFlight/runtime.GOMAXPROCS(0)))
+	b.RunParallel(func(pb *testing.PB) {
+		for pb.Next() {
+			if err := call(); err != nil {
+				b.Error(err)
+				return
+			}
+		}
+	})
+	b.StopTimer()
+	_ = syscall.Getrusage(syscall.RUSAGE_SELF, &after)
+	cpu := time.Duration(after.Utime.Nano() + after.Stime.Nano() - before.Utime.Nano() - before.Stime.Nano())
+	b.ReportMetric(float64(cpu.Microseconds())/float64(b.N), "cpu-µs/op")
+}
+
 func BenchmarkBridgeCall(b *testing.B) {
 	node, script := referenceServer(b)
 	p, _, err := Start(b.Context(), &Options{Server: &declared.Server{Type: declared.TypeStdio, Command: node, Args: []string{script, "stdio"}}, Logger: hclog.NewNullLogger()})
@@ -46,11 +75,10 @@ func BenchmarkBridgeCall(b *testing.B) {
 	// The server asks for roots once it is initialized: a question the
 	// first call may be handed (see exchange.go); answered with none.
 	noRoots := func(string, json.RawMessage) (json.RawMessage, error) { return json.RawMessage(`{"roots":[]}`), nil }
-	for b.Loop() {
-		if _, err := pluginhost.Of(p).CallTool(context.Background(), &pluginhost.CallRequest{Tool: "echo", Arguments: args, AnswerInput: noRoots}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	run(b, func() error {
+		_, err := pluginhost.Of(p).CallTool(context.Background(), &pluginhost.CallRequest{Tool: "echo", Arguments: args, AnswerInput: noRoots})
+		return err
+	})
 }
 
 func BenchmarkWireClientCall(b *testing.B) {
@@ -68,11 +96,10 @@ func BenchmarkWireClientCall(b *testing.B) {
 		b.Fatal(err)
 	}
 	params := json.RawMessage(`{"name":"echo","arguments":{"message":"hello"}}`)
-	for b.Loop() {
-		if _, err := conn.Call(context.Background(), "tools/call", params); err != nil {
-			b.Fatal(err)
-		}
-	}
+	run(b, func() error {
+		_, err := conn.Call(context.Background(), "tools/call", params)
+		return err
+	})
 }
 
 func BenchmarkGoSDKClientCall(b *testing.B) {
@@ -84,9 +111,8 @@ func BenchmarkGoSDKClientCall(b *testing.B) {
 	}
 	defer cs.Close()
 	args := json.RawMessage(`{"message":"hello"}`)
-	for b.Loop() {
-		if _, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: args}); err != nil {
-			b.Fatal(err)
-		}
-	}
+	run(b, func() error {
+		_, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: "echo", Arguments: args})
+		return err
+	})
 }

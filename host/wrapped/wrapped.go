@@ -68,9 +68,6 @@ type Options struct {
 	// Expect, when not nil, is what the server says it offers (a
 	// bundle's manifest): each listing is compared with it.
 	Expect *Expected
-	// MaxMessage bounds each message of the server (default
-	// wire.DefaultMaxMessage).
-	MaxMessage int
 }
 
 // bridge is one connection to a wrapped server, and the Proxy serving it.
@@ -111,7 +108,7 @@ func start(ctx context.Context, o *Options, dial dialer) (*pluginproto.Plugin, <
 		timeout = 30 * time.Second
 	}
 	b := &bridge{log: o.Logger, relist: make(chan struct{}, 1), expect: o.Expect}
-	wo := &wire.Options{Notify: b.notified, Request: b.asked, MaxMessage: o.MaxMessage}
+	wo := &wire.Options{Notify: b.notified, Request: b.asked}
 	if o.Server.Remote() {
 		wo.KeepAlive = 30 * time.Second // a remote server that goes away is noticed, and the plugin restarted
 	}

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/oauthclient"
 	"github.com/plughost/plughost/host/wrapped"
@@ -89,21 +88,9 @@ func Login(ctx context.Context, o *LoginOptions) (*LoginResult, error) {
 		ClientID: s.OAuth.ClientID, ClientSecret: secret, ClientMetadataURL: s.OAuth.ClientMetadataURL,
 		Scopes: s.OAuth.Scopes, Previous: prev, RedirectPort: s.OAuth.RedirectPort,
 		Browse: o.Browse,
-		Connect: func(ctx context.Context, hc *http.Client) error {
-			client := mcp.NewClient(&mcp.Implementation{Name: "plughost", Version: o.Version}, nil)
-			cs, err := client.Connect(ctx, remoteTransport(s, wrapped.HTTPClient(s, "", nil, hc.Transport)),
-				&mcp.ClientSessionOptions{ProtocolVersion: wrapped.ProtocolVersion})
-			if err != nil {
-				return fmt.Errorf("connect to %s: %w", s.URL, err)
-			}
-			defer cs.Close()
-			for _, err := range cs.Tools(ctx, nil) {
-				if err != nil {
-					return fmt.Errorf("list the tools of %s: %w", s.URL, err)
-				}
-				tools++
-			}
-			return nil
+		Connect: func(ctx context.Context, hc *http.Client) (err error) {
+			tools, err = wrapped.CountTools(ctx, s, wrapped.HTTPClient(s, "", nil, hc.Transport), o.Version)
+			return err
 		},
 	})
 	if err != nil {
@@ -122,15 +109,4 @@ func Login(ctx context.Context, o *LoginOptions) (*LoginResult, error) {
 		}
 	}
 	return &LoginResult{Record: rec, Server: s, Tools: tools, Path: path}, nil
-}
-
-// remoteTransport is the go-sdk transport of the remote server s (type
-// http or sse) over hc: a login proves itself by listing the server's
-// tools with the official client (the wrapper's own, package wire, is for
-// serving calls).
-func remoteTransport(s *declared.Server, hc *http.Client) mcp.Transport {
-	if s.Type == declared.TypeSSE {
-		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
-	}
-	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
 }

@@ -20,11 +20,7 @@ import (
 // bearer token ("" for none), h its OAuth handler (nil for none).
 func dial(s *declared.Server, token string, h auth.OAuthHandler) dialer {
 	if s.Remote() {
-		hc := HTTPClient(s, token, h, nil)
-		if s.Type == declared.TypeSSE {
-			return func(ctx context.Context, o *wire.Options) (*wire.Conn, error) { return wire.SSE(ctx, s.URL, hc, o) }
-		}
-		return func(_ context.Context, o *wire.Options) (*wire.Conn, error) { return wire.Streamable(s.URL, hc, o) }
+		return dialRemote(s, HTTPClient(s, token, h, nil))
 	}
 	x := expander()
 	args := make([]string, len(s.Args))
@@ -43,6 +39,14 @@ func dial(s *declared.Server, token string, h auth.OAuthHandler) dialer {
 	}
 	cmd.Stderr = os.Stderr // the host logs it under the plugin's name
 	return func(_ context.Context, o *wire.Options) (*wire.Conn, error) { return wire.Stdio(cmd, 2*time.Second, o) }
+}
+
+// dialRemote connects to the remote server s (type http or sse) over hc.
+func dialRemote(s *declared.Server, hc *http.Client) dialer {
+	if s.Type == declared.TypeSSE {
+		return func(ctx context.Context, o *wire.Options) (*wire.Conn, error) { return wire.SSE(ctx, s.URL, hc, o) }
+	}
+	return func(_ context.Context, o *wire.Options) (*wire.Conn, error) { return wire.Streamable(s.URL, hc, o) }
 }
 
 // expander replaces ${HOME} and ${TMPDIR} in a declaration's args, env

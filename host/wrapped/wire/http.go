@@ -398,7 +398,9 @@ func (es *events) read(each func(event) bool) error {
 		ev.data = bytes.TrimSuffix(data.Bytes(), []byte("\n"))
 		return each(ev)
 	}
-	tooLong := fmt.Errorf("the server sent an event over %d bytes, the limit of a wrapped server's message", es.max)
+	tooLong := func() error {
+		return fmt.Errorf("the server sent an event over %d bytes, the limit of a wrapped server's message", es.max)
+	}
 	for es.sc.Scan() {
 		line := es.sc.Bytes()
 		if len(line) == 0 {
@@ -416,7 +418,7 @@ func (es *events) read(each func(event) bool) error {
 			ev.id = string(value)
 		case "data":
 			if data.Len()+len(value) > es.max {
-				return tooLong
+				return tooLong()
 			}
 			data.Write(value)
 			data.WriteByte('\n')
@@ -424,7 +426,7 @@ func (es *events) read(each func(event) bool) error {
 	}
 	if err := es.sc.Err(); err != nil {
 		if errors.Is(err, bufio.ErrTooLong) {
-			return tooLong
+			return tooLong()
 		}
 		return err
 	}

@@ -124,7 +124,7 @@ bench-bin: build
 bench: bench-bin conformance/node_modules internal/npmregistry/node_modules
 	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask|HTTPAuth' -benchmem ./host/mcp/streamable
-	$(GO) test -run '^$$' -bench 'BridgeCall|GoSDKClientCall' -benchmem ./host/wrapped
+	$(GO) test -run '^$$' -bench 'BridgeCall|WireClientCall|GoSDKClientCall' -benchmem ./host/wrapped
 	$(GO) test -run '^$$' -bench 'Search10k|Set1000' -benchmem ./host/toolsearch
 	$(GO) test -run '^$$' -bench 'CallWithRules|ListWithRules' -benchmem ./host/catalog
 	$(GO) test -run '^$$' -bench 'Rule' -benchmem ./host/access

@@ -10,7 +10,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/oauthclient"
 	"github.com/plughost/plughost/host/wrapped"
@@ -89,21 +88,9 @@ func Login(ctx context.Context, o *LoginOptions) (*LoginResult, error) {
 		ClientID: s.OAuth.ClientID, ClientSecret: secret, ClientMetadataURL: s.OAuth.ClientMetadataURL,
 		Scopes: s.OAuth.Scopes, Previous: prev, RedirectPort: s.OAuth.RedirectPort,
 		Browse: o.Browse,
-		Connect: func(ctx context.Context, hc *http.Client) error {
-			client := mcp.NewClient(&mcp.Implementation{Name: "plughost", Version: o.Version}, nil)
-			cs, err := client.Connect(ctx, wrapped.RemoteTransport(s, wrapped.HTTPClient(s, "", nil, hc.Transport)),
-				&mcp.ClientSessionOptions{ProtocolVersion: wrapped.ProtocolVersion})
-			if err != nil {
-				return fmt.Errorf("connect to %s: %w", s.URL, err)
-			}
-			defer cs.Close()
-			for _, err := range cs.Tools(ctx, nil) {
-				if err != nil {
-					return fmt.Errorf("list the tools of %s: %w", s.URL, err)
-				}
-				tools++
-			}
-			return nil
+		Connect: func(ctx context.Context, hc *http.Client) (err error) {
+			tools, err = wrapped.CountTools(ctx, s, wrapped.HTTPClient(s, "", nil, hc.Transport), o.Version)
+			return err
 		},
 	})
 	if err != nil {

@@ -4,8 +4,6 @@ import (
 	"cmp"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -18,7 +16,7 @@ import (
 // rest is usually how to use the tools (the order of calls, limits), which
 // would only dilute the host's tool search. Both are bounded as the host
 // bounds them (pluginproto.About.Bounded), so nothing longer crosses.
-func about(res *mcp.InitializeResult) pluginproto.About {
+func about(res *initializeResult) pluginproto.About {
 	var a pluginproto.About
 	if info := res.ServerInfo; info != nil {
 		a.Title = cmp.Or(strings.TrimSpace(info.Title), strings.TrimSpace(info.Name))

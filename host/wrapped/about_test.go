@@ -50,12 +50,7 @@ func TestWrappedAbout(t *testing.T) {
 		t.Run(name, func(t *testing.T) {
 			t.Parallel()
 			srv := mcp.NewServer(&tc.info, &mcp.ServerOptions{Instructions: tc.instructions})
-			st, ct := mcp.NewInMemoryTransports()
-			ss, err := srv.Connect(t.Context(), st, nil)
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { _ = ss.Close() })
+			ct := serveInProcess(t, srv)
 			p, _, err := start(t.Context(), &Options{Server: &declared.Server{Type: declared.TypeHTTP, URL: "http://in-memory"}, Name: "plughost", Version: "0", Logger: hclog.NewNullLogger()}, ct)
 			if err != nil {
 				t.Fatal(err)

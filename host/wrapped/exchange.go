@@ -13,8 +13,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-
+	"github.com/plughost/plughost/host/wrapped/wire"
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -179,9 +178,9 @@ func (xs *exchanges) resume(in *pluginhost.Input) (*exchange, error) {
 		case r != nil:
 			a.answer <- answer{result: r}
 		case e.Code != 0 || e.Message != "":
-			a.answer <- answer{err: &jsonrpc.Error{Code: int64(e.Code), Message: e.Message}}
+			a.answer <- answer{err: &wire.Error{Code: int64(e.Code), Message: e.Message}}
 		default:
-			a.answer <- answer{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the client gave no answer"}}
+			a.answer <- answer{err: &wire.Error{Code: wire.CodeInternalError, Message: "the client gave no answer"}}
 		}
 	}
 	x.pending = nil
@@ -263,7 +262,7 @@ func (xs *exchanges) end(x *exchange) {
 		x.park = nil
 	}
 	for _, a := range x.pending {
-		a.answer <- answer{err: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the request was given up before the client answered"}}
+		a.answer <- answer{err: &wire.Error{Code: wire.CodeInternalError, Message: "the request was given up before the client answered"}}
 	}
 	x.pending = nil
 }
@@ -294,14 +293,14 @@ func (xs *exchanges) get(id string) *exchange {
 func (xs *exchanges) ask(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 	x, n := xs.only()
 	if x == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf(
+		return nil, &wire.Error{Code: wire.CodeInternalError, Message: fmt.Sprintf(
 			"plughost cannot pass this %s to a client: it serves %d requests of this server at once, and cannot tell which one asks", method, n)}
 	}
 	a := &ask{method: method, params: params, answer: make(chan answer, 1)}
 	select {
 	case x.asks <- a:
 	default:
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("over %d questions to the client at once", maxAsksPerRound)}
+		return nil, &wire.Error{Code: wire.CodeInternalError, Message: fmt.Sprintf("over %d questions to the client at once", maxAsksPerRound)}
 	}
 	select {
 	case r := <-a.answer:
@@ -309,7 +308,7 @@ func (xs *exchanges) ask(ctx context.Context, method string, params json.RawMess
 	case <-ctx.Done():
 		return nil, ctx.Err()
 	case <-x.ctx.Done():
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the request was given up before the client answered"}
+		return nil, &wire.Error{Code: wire.CodeInternalError, Message: "the request was given up before the client answered"}
 	}
 }
 

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/plughost/plughost/host/wrapped/wire"
 
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
@@ -170,7 +170,7 @@ func TestExchangeSeveralQuestions(t *testing.T) {
 	got := recv(t, answers, "answers")
 	var ok, refused int
 	for _, a := range got {
-		var je *jsonrpc.Error
+		var je *wire.Error
 		switch {
 		case a.err == nil && string(a.res) == `{"ok":1}`:
 			ok++
@@ -196,7 +196,7 @@ func TestExchangeResumeErrors(t *testing.T) {
 		msg  string
 	}{
 		{"client error", pluginhost.Input{Errors: map[string]pluginproto.InputError{"1": {Code: -32601, Message: "no sampling"}}}, -32601, "no sampling"},
-		{"no answer", pluginhost.Input{Responses: json.RawMessage(`{"7":{}}`)}, jsonrpc.CodeInternalError, "the client gave no answer"},
+		{"no answer", pluginhost.Input{Responses: json.RawMessage(`{"7":{}}`)}, wire.CodeInternalError, "the client gave no answer"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -209,7 +209,7 @@ func TestExchangeResumeErrors(t *testing.T) {
 				t.Fatal(err)
 			}
 			a := recv(t, got, "answer")
-			var je *jsonrpc.Error
+			var je *wire.Error
 			if !errors.As(a.err, &je) || je.Code != c.code || je.Message != c.msg {
 				t.Errorf("the server got %s, %v; want JSON-RPC error %d %q", a.res, a.err, c.code, c.msg)
 			}
@@ -251,8 +251,8 @@ func TestExchangeAmbiguousQuestion(t *testing.T) {
 	x1, _ := xs.start(block)
 	x2, _ := xs.start(block)
 	_, err := xs.ask(t.Context(), "elicitation/create", json.RawMessage(`{}`))
-	var je *jsonrpc.Error
-	if !errors.As(err, &je) || je.Code != jsonrpc.CodeInternalError || !strings.Contains(je.Message, "serves 2 requests of this server at once, and cannot tell which one asks") || !strings.Contains(je.Message, "elicitation/create") {
+	var je *wire.Error
+	if !errors.As(err, &je) || je.Code != wire.CodeInternalError || !strings.Contains(je.Message, "serves 2 requests of this server at once, and cannot tell which one asks") || !strings.Contains(je.Message, "elicitation/create") {
 		t.Errorf("ask = %v, want it refused as ambiguous", err)
 	}
 	if len(x1.asks)+len(x2.asks) != 0 {
@@ -311,7 +311,7 @@ func TestExchangeCancelled(t *testing.T) {
 			t.Errorf("await = %v, want context.Canceled", err)
 		}
 		a := recv(t, got, "the asker's error")
-		var je *jsonrpc.Error
+		var je *wire.Error
 		if !errors.As(a.err, &je) || !strings.Contains(je.Message, "given up before the client answered") {
 			t.Errorf("the asker got %s, %v; want the request given up", a.res, a.err)
 		}
@@ -351,7 +351,7 @@ func TestExchangeParkTimeout(t *testing.T) {
 		t.Errorf("Requests = %s, want %s (no params)", ir.Requests, want)
 	}
 	a := recv(t, got, "the asker's error")
-	var je *jsonrpc.Error
+	var je *wire.Error
 	if !errors.As(a.err, &je) || !strings.Contains(je.Message, "given up before the client answered") {
 		t.Errorf("the asker got %s, %v; want the request given up", a.res, a.err)
 	}

@@ -2,11 +2,12 @@ package wrapped
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/plughost/plughost/host/wrapped/wire"
 )
 
 // ServerExitedError is Start's error when a stdio server's process ended
@@ -31,16 +32,16 @@ func (e *ServerExitedError) ExitCode() int {
 	return 1
 }
 
-// connectError explains why the connection to the server (over t, within
-// timeout under ctx) failed with err: the server's process exited, or did
-// not answer in time, or err itself.
-func connectError(t mcp.Transport, ctx context.Context, timeout time.Duration, err error) error {
-	if ctx.Err() != nil {
-		// The go-sdk client stopped the server itself: its exit says nothing.
+// connectError explains why the connection to the server (within timeout
+// under ctx) failed with err: the server's process exited, or did not
+// answer in time, or err itself.
+func connectError(ctx context.Context, timeout time.Duration, err error) error {
+	var ee *wire.ExitError
+	switch {
+	case ctx.Err() != nil:
 		return fmt.Errorf("the server did not answer initialize within %v: %w", timeout, err)
-	}
-	if ct, ok := t.(*mcp.CommandTransport); ok && ct.Command.ProcessState != nil {
-		return &ServerExitedError{State: ct.Command.ProcessState}
+	case errors.As(err, &ee):
+		return &ServerExitedError{State: ee.State}
 	}
 	return fmt.Errorf("connect to the server: %w", err)
 }

@@ -1,6 +1,7 @@
 package wrapped
 
 import (
+	"context"
 	"net/http"
 	"os"
 	"os/exec"
@@ -8,19 +9,18 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/auth"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/plughost/plughost/host/declared"
 	"github.com/plughost/plughost/host/oauthclient"
+	"github.com/plughost/plughost/host/wrapped/wire"
 )
 
-// transport returns the go-sdk transport that reaches the declared server:
-// a child process for a stdio server, HTTP for a remote one. token is the
-// remote server's bearer token ("" for none), h its OAuth handler (nil
-// for none).
-func transport(s *declared.Server, token string, h auth.OAuthHandler) mcp.Transport {
+// dial returns what connects to the declared server: a child process for
+// a stdio server, HTTP for a remote one. token is the remote server's
+// bearer token ("" for none), h its OAuth handler (nil for none).
+func dial(s *declared.Server, token string, h auth.OAuthHandler) dialer {
 	if s.Remote() {
-		return RemoteTransport(s, HTTPClient(s, token, h, nil))
+		return dialRemote(s, HTTPClient(s, token, h, nil))
 	}
 	x := expander()
 	args := make([]string, len(s.Args))
@@ -38,7 +38,15 @@ func transport(s *declared.Server, token string, h auth.OAuthHandler) mcp.Transp
 		cmd.Dir = os.Getenv("HOME") // in the sandbox: the plugin's data directory
 	}
 	cmd.Stderr = os.Stderr // the host logs it under the plugin's name
-	return &mcp.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
+	return func(_ context.Context, o *wire.Options) (*wire.Conn, error) { return wire.Stdio(cmd, 2*time.Second, o) }
+}
+
+// dialRemote connects to the remote server s (type http or sse) over hc.
+func dialRemote(s *declared.Server, hc *http.Client) dialer {
+	if s.Type == declared.TypeSSE {
+		return func(ctx context.Context, o *wire.Options) (*wire.Conn, error) { return wire.SSE(ctx, s.URL, hc, o) }
+	}
+	return func(_ context.Context, o *wire.Options) (*wire.Conn, error) { return wire.Streamable(s.URL, hc, o) }
 }
 
 // expander replaces ${HOME} and ${TMPDIR} in a declaration's args, env
@@ -66,15 +74,6 @@ func childEnv(env []string, add map[string]string) []string {
 		out = append(out, k+"="+v)
 	}
 	return out
-}
-
-// RemoteTransport is the go-sdk transport of the remote server s (type
-// http or sse) over hc.
-func RemoteTransport(s *declared.Server, hc *http.Client) mcp.Transport {
-	if s.Type == declared.TypeSSE {
-		return &mcp.SSEClientTransport{Endpoint: s.URL, HTTPClient: hc}
-	}
-	return &mcp.StreamableClientTransport{Endpoint: s.URL, HTTPClient: hc}
 }
 
 // HTTPClient is the http.Client of the remote server s: it sends the

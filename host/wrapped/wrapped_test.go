@@ -1,11 +1,14 @@
 package wrapped
 
 import (
+	"encoding/json"
 	"errors"
+	"fmt"
+	"net/url"
 	"strings"
 	"testing"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/plughost/plughost/host/wrapped/wire"
 
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -18,10 +21,11 @@ func TestServerError(t *testing.T) {
 		is      error
 		message string
 	}{
-		{&jsonrpc.Error{Code: codeResourceNotFound, Message: "no file:///x"}, pluginproto.ErrUnknownResource, "unknown resource: no file:///x"},
-		{&jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "bad q"}, pluginproto.ErrInvalidArguments, "invalid arguments: bad q"},
-		{&jsonrpc.Error{Code: -32000, Message: "busy"}, nil, "the server answered with error -32000: busy"},
+		{&wire.Error{Code: codeResourceNotFound, Message: "no file:///x"}, pluginproto.ErrUnknownResource, "unknown resource: no file:///x"},
+		{&wire.Error{Code: wire.CodeInvalidParams, Message: "bad q"}, pluginproto.ErrInvalidArguments, "invalid arguments: bad q"},
+		{&wire.Error{Code: -32000, Message: "busy"}, nil, "the server answered with error -32000: busy"},
 		{other, other, "connection reset"},
+		{&url.Error{Op: "Post", URL: "https://mcp.example", Err: errors.New("login needed")}, nil, "the request to the server failed: login needed"},
 	}
 	for _, c := range cases {
 		err := serverError(c.in)
@@ -35,26 +39,25 @@ func TestServerError(t *testing.T) {
 }
 
 // A list that never ends (a server paging forever) fails at maxListed
-// instead of growing without end.
+// items or maxPages pages instead of growing, or running, without end.
 func TestAllIsBounded(t *testing.T) {
-	endless := func(yield func(int, error) bool) {
-		for i := 0; ; i++ {
-			if !yield(i, nil) {
-				return
-			}
-		}
+	endless := func(cursor string) ([]json.RawMessage, string, error) {
+		return make([]json.RawMessage, 100), "more", nil
 	}
 	if _, err := all(endless); err == nil || !strings.Contains(err.Error(), "over 10000 items") {
 		t.Errorf("all(endless) = %v, want the bound", err)
 	}
-	few := func(yield func(int, error) bool) {
-		for i := range 3 {
-			if !yield(i, nil) {
-				return
-			}
-		}
+	empty := func(cursor string) ([]json.RawMessage, string, error) { return nil, "again", nil }
+	if _, err := all(empty); err == nil || !strings.Contains(err.Error(), "over 1000 pages") {
+		t.Errorf("all(empty pages without end) = %v, want the bound", err)
 	}
-	if got, err := all(few); err != nil || len(got) != 3 || string(got[2]) != "2" {
-		t.Errorf("all(few) = %q, %v", got, err)
+	pages := func(cursor string) ([]json.RawMessage, string, error) {
+		if cursor == "" {
+			return []json.RawMessage{json.RawMessage(`0`), json.RawMessage(`1`)}, "2", nil
+		}
+		return []json.RawMessage{json.RawMessage(fmt.Sprint(cursor))}, "", nil
+	}
+	if got, err := all(pages); err != nil || len(got) != 3 || string(got[2]) != "2" {
+		t.Errorf("all(pages) = %q, %v", got, err)
 	}
 }

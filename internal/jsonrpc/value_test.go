@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"reflect"
+	"strings"
 	"testing"
 )
 
@@ -83,5 +84,19 @@ func BenchmarkValueDecoder(b *testing.B) {
 		if _, err := dec.Token(); err == nil {
 			b.Fatal("data after")
 		}
+	}
+}
+
+// TestValueDeepNesting decodes objects and arrays nested nearly as deep
+// as json.Valid allows (10,000 levels), as the Decoder does.
+func TestValueDeepNesting(t *testing.T) {
+	const depth = 9000
+	for _, open := range []string{`{"a":`, `[`} {
+		closer := map[string]string{`{"a":`: `}`, `[`: `]`}[open]
+		b := []byte(strings.Repeat(open, depth) + "1" + strings.Repeat(closer, depth))
+		if !json.Valid(b) {
+			t.Fatalf("%s…: not valid", open)
+		}
+		checkValue(t, b)
 	}
 }

@@ -137,7 +137,7 @@ bench-quick: bench-bin conformance/node_modules internal/npmregistry/node_module
 ## what a target finds new lands in $(go env GOCACHE)/fuzz, a crash in the package's testdata/fuzz (commit it with
 ## its fix). `go test` (CI) replays the committed corpora, testdata/fuzz/<target>, as ordinary tests.
 FUZZTIME ?= 10m
-FUZZ_TARGETS := host/mcp:FuzzDispatch host/mcp:FuzzSession internal/jsonrpc:FuzzDecode internal/jsonrpc:FuzzAppendString \
+FUZZ_TARGETS := host/mcp:FuzzDispatch host/mcp:FuzzSession internal/jsonrpc:FuzzDecode internal/jsonrpc:FuzzAppendString internal/jsonrpc:FuzzValue \
 	host/mcp/streamable:FuzzHTTPHandler host/device:FuzzDecoder host/config:FuzzParse host/catalog:FuzzToolDefinition \
 	host/pluginclient:FuzzPluginFrame
 .PHONY: fuzz

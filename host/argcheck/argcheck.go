@@ -38,6 +38,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/plughost/plughost/internal/jsonrpc"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 	"github.com/santhosh-tekuri/jsonschema/v6/kind"
 	"golang.org/x/text/language"
@@ -124,21 +125,33 @@ const MaxViolations = 10
 // It returns "" when they are valid, otherwise a message for the model that
 // names every violation (up to MaxViolations) by JSON pointer and rule.
 func validateArgs(exposed string, sch *jsonschema.Schema, args []byte) string {
-	head := fmt.Sprintf("invalid arguments for tool %q:", exposed)
 	v, err := decode(args, "the arguments object")
 	if err != nil {
-		return head + " not valid JSON: " + err.Error()
+		return argsHead(exposed) + " not valid JSON: " + err.Error()
 	}
 	if _, ok := v.(map[string]any); !ok {
-		return fmt.Sprintf("%s arguments must be a JSON object, got %s", head, jsonType(v))
+		return fmt.Sprintf("%s arguments must be a JSON object, got %s", argsHead(exposed), jsonType(v))
 	}
-	return explain(head, sch, v, inArguments)
+	if sch.Validate(v) == nil { // the common case, with no message to build
+		return ""
+	}
+	return explain(argsHead(exposed), sch, v, inArguments)
+}
+
+// argsHead begins the message that refuses a call's arguments.
+func argsHead(exposed string) string {
+	return fmt.Sprintf("invalid arguments for tool %q:", exposed)
 }
 
 // decode decodes one JSON value, numbers as json.Number (as the schema
 // library wants them: exact), and nothing after it (what names the value
-// in that error).
+// in that error). Valid JSON, every call's case, is decoded by
+// jsonrpc.Value (a third of the allocations of a Decoder, see there);
+// the Decoder decodes the rest to name what is wrong.
 func decode(b []byte, what string) (any, error) {
+	if json.Valid(b) {
+		return jsonrpc.Value(b), nil
+	}
 	dec := json.NewDecoder(bytes.NewReader(b))
 	dec.UseNumber()
 	var v any

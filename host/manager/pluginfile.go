@@ -17,7 +17,8 @@ import (
 // The file approved is the file that runs (issue 31).
 //
 // A plugin file is opened once per start: its digest is taken from that
-// descriptor, and the process executes that descriptor (the child's
+// descriptor (or remembered, when its stat is that of a file hashed
+// before: see hashes), and the process executes that descriptor (the child's
 // /proc/self/fd link; the sandbox stage does the same with the copy it is
 // handed), never the path again. A rename over the path, or a swap of a
 // symbolic link's target, at any moment before, during or after the hash

@@ -5,6 +5,7 @@ import (
 	"net"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 	"testing"
@@ -383,5 +384,39 @@ func TestConfinedNamesCanceled(t *testing.T) {
 	_, _, err := confinedNames(ctx, r, []string{"a.example.test:443"}, resolveTimeout)
 	if err == nil || time.Since(start) > resolveTimeout/2 {
 		t.Errorf("confinedNames after cancel = %v in %v, want an error at once", err, time.Since(start))
+	}
+}
+
+// validHost is the rule ^[A-Za-z0-9_][A-Za-z0-9_.-]{0,252}$, checked by
+// hand (the regular expression's compilation was a cost of every
+// process's start).
+func TestValidHostIsItsRule(t *testing.T) {
+	t.Parallel()
+	rule := regexp.MustCompile(`^[A-Za-z0-9_]([A-Za-z0-9_.-]{0,252})$`)
+	hosts := []string{"", "a", "api.example.com", "_srv.x", "-a", ".a", "a-", "a.", "a b", "a:b", "ä.example",
+		"x\x00", strings.Repeat("a", 253), strings.Repeat("a", 254), "a" + strings.Repeat(".", 252), "a" + strings.Repeat("-", 253)}
+	for _, h := range hosts {
+		if got, want := validHost(h), rule.MatchString(h); got != want {
+			t.Errorf("validHost(%q) = %v, want %v", h, got, want)
+		}
+	}
+}
+
+// OPENSSLDIR is an absolute path of at most 256 bytes in quotes.
+func TestOpenSSLDirOfBounds(t *testing.T) {
+	t.Parallel()
+	lib := filepath.Join(t.TempDir(), "libcrypto.so.3")
+	for dir, want := range map[string]string{
+		"/" + strings.Repeat("d", 255): "/" + strings.Repeat("d", 255),
+		"/" + strings.Repeat("d", 256): "",
+		"relative/ssl":                 "",
+		"":                             "",
+	} {
+		if err := os.WriteFile(lib, []byte("junk OPENSSLDIR: \""+dir+"\"\x00"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if got := opensslDirOf(lib); got != want {
+			t.Errorf("OPENSSLDIR %q: opensslDirOf = %q, want %q", dir, got, want)
+		}
 	}
 }

@@ -31,6 +31,7 @@ package argcheck
 
 import (
 	"bytes"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -54,12 +55,23 @@ type Schema struct{ s *jsonschema.Schema }
 // each violation by JSON pointer into the schema ("/properties/n/type:
 // value must be one of …"); a reference to another document is refused
 // naming it.
+//
+// A schema text compiled before (byte for byte) is not compiled again:
+// its outcome, the same *Schema or the same error, is remembered (see
+// memo.go).
 func Compile(raw []byte) (*Schema, error) {
-	s, err := compileSchema(raw)
-	if err != nil {
-		return nil, compileError(err)
+	key := sha256.Sum256(raw)
+	if c, ok := remembered(key); ok {
+		return c.s, c.err
 	}
-	return &Schema{s}, nil
+	var c compiled
+	if s, err := compileSchema(raw); err != nil {
+		c.err = compileError(err)
+	} else {
+		c.s = &Schema{s}
+	}
+	remember(key, len(raw), c)
+	return c.s, c.err
 }
 
 // compileError rewords the library's compile errors, which name the

@@ -3,6 +3,7 @@ package argcheck_test
 import (
 	"fmt"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/plughost/plughost/host/argcheck"
@@ -192,4 +193,64 @@ func TestCheckResult(t *testing.T) {
 	if got := plain.CheckResult("t", []byte(`not JSON`)); got != "" {
 		t.Errorf("a tool without outputSchema: CheckResult = %q", got)
 	}
+}
+
+// A schema text seen before is not compiled again: the same compiled
+// schema, or the same refusal, comes back (the warm start of many plugins
+// whose tools share a schema pays one compilation).
+func TestCompileRemembersSchemas(t *testing.T) {
+	t.Parallel()
+	schema := []byte(`{"type":"object","properties":{"remembered":{"type":"string"}},"required":["remembered"]}`)
+	a, err := argcheck.Compile(schema)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := argcheck.Compile(append([]byte(nil), schema...))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a != b {
+		t.Error("the same schema text was compiled twice")
+	}
+	other, err := argcheck.Compile([]byte(`{"type":"object","properties":{"remembered":{"type":"integer"}}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if other == a {
+		t.Error("another schema text got the first one's compiled schema")
+	}
+	if msg := other.Check("t", []byte(`{"remembered":"x"}`)); !strings.Contains(msg, "/remembered: must be integer") {
+		t.Errorf("the other schema checks %q", msg)
+	}
+	invalid := []byte(`{"type":"object","properties":{"n":{"type":"integr"}}}`)
+	_, err1 := argcheck.Compile(invalid)
+	_, err2 := argcheck.Compile(invalid)
+	if err1 == nil || err2 == nil || err1.Error() != err2.Error() {
+		t.Errorf("an invalid schema compiled twice: %v, then %v; want the same refusal", err1, err2)
+	}
+}
+
+// Tools published at once (a warm start publishes every cached plugin
+// together) share remembered schemas; their calls are checked at once
+// too. Run with -race.
+func TestCheckToolConcurrent(t *testing.T) {
+	t.Parallel()
+	def := []byte(`{"name":"echo","inputSchema":{"type":"object","properties":{"concurrent":{"type":"string"}},"required":["concurrent"]}}`)
+	var wg sync.WaitGroup
+	for i := range 16 {
+		wg.Go(func() {
+			tl, err := argcheck.CheckTool(fmt.Sprintf("echo%d", i), def)
+			if err != nil {
+				t.Error(err)
+				return
+			}
+			if _, msg := tl.CheckArguments("echo", []byte(`{"concurrent":"x"}`)); msg != "" {
+				t.Errorf("valid arguments refused: %s", msg)
+			}
+			if _, msg := tl.CheckArguments("echo", []byte(`{}`)); !strings.Contains(msg, "/concurrent: missing required property") {
+				t.Errorf("missing argument: %q", msg)
+			}
+		})
+	}
+	wg.Wait()
 }

@@ -29,9 +29,10 @@
 // The listings and the routes read an immutable snapshot through an atomic
 // pointer and take no lock, so a slow provider never holds up a listing,
 // another request, or a Set. Set and Remove build the next snapshot: they
-// check every definition, compile each tool's input schema, name tools and
-// prompts and encode their JSON once, so listing is a slice of pre-encoded
-// objects.
+// check every definition, compile each tool's input schema (a schema text
+// compiled before is not compiled again: [argcheck.Compile]), name tools
+// and prompts and encode their JSON once per exposed name, so listing is
+// a slice of pre-encoded objects.
 //
 // A provider that is a tool.Server says what it offers besides tools
 // (tool.Offers); Set reads, and the catalog later calls, only what is

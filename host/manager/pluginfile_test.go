@@ -254,3 +254,88 @@ func chmod(t *testing.T, path string, mode os.FileMode) {
 		t.Fatal(err)
 	}
 }
+
+// A file started under several names (hard links) is hashed once: the
+// second name's identity is the digest remembered for the same inode,
+// unwritten since, not a second read of its bytes. The test shows it by
+// handing the second pluginFile a descriptor of other bytes: had it
+// hashed them, its digest would not be the first one's.
+func TestIdentifyRemembersHashedFiles(t *testing.T) {
+	if _, ok := markOf(mustStat(t, os.Args[0])); !ok {
+		t.Skip("no stat mark on this platform: every identify hashes")
+	}
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a"), filepath.Join(dir, "b")
+	if err := os.WriteFile(a, []byte("#!/bin/sh\necho remembered "+t.Name()+"\n"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Link(a, b); err != nil {
+		t.Fatal(err)
+	}
+	pa, err := openPluginFile(dir, a)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pa.close()
+	ida, ok := pa.identify(nil)
+	if !ok {
+		t.Fatal("cannot identify a")
+	}
+	pb, err := openPluginFile(dir, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pb.close()
+	other := filepath.Join(dir, "other")
+	if err := os.WriteFile(other, []byte("other bytes"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pb.f.Close()
+	if pb.f, err = os.Open(other); err != nil {
+		t.Fatal(err)
+	}
+	idb, ok := pb.identify(nil)
+	if !ok || idb != ida {
+		t.Errorf("b = %+v, %v; want a's identity %+v, remembered", idb, ok, ida)
+	}
+}
+
+func mustStat(t *testing.T, path string) os.FileInfo {
+	t.Helper()
+	fi, err := os.Stat(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return fi
+}
+
+// An ELF executable cut anywhere (a copy in progress) looks unfinished;
+// whole, it does not. Scripts and other formats are never unfinished.
+func TestIncompleteELF(t *testing.T) {
+	data, err := os.ReadFile(os.Args[0]) // the test binary
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(data[:4]) != "\x7fELF" {
+		t.Skip("the test binary is not ELF on this platform")
+	}
+	dir := t.TempDir()
+	write := func(name string, b []byte) string {
+		path := filepath.Join(dir, name)
+		if err := os.WriteFile(path, b, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		return path
+	}
+	if why := incomplete(write("whole", data)); why != "" {
+		t.Errorf("the whole binary looks unfinished: %s", why)
+	}
+	for _, n := range []int{10, 63, 64, 4096, len(data) / 2, len(data) - 1} {
+		if why := incomplete(write("cut", data[:n])); !strings.HasPrefix(why, "incomplete ELF executable (") {
+			t.Errorf("cut at %d bytes: incomplete = %q, want it unfinished", n, why)
+		}
+	}
+	if why := incomplete(write("script", []byte("#!/bin/sh\n"))); why != "" {
+		t.Errorf("a script looks unfinished: %s", why)
+	}
+}

@@ -1,7 +1,9 @@
 // Command tenplugin is the benchmark's scale plugin: a plughost plugin with
 // ten tools. Its tools are named after its file (<file>_t0 … <file>_t9), so
 // that a hundred copies (hard links under different names) offer a thousand
-// distinct tools without clashes.
+// distinct tools without clashes, each with a schema of its own (a host that
+// compiled one schema once for all would be measured on a case no real set
+// of servers gives it).
 package main
 
 import (
@@ -28,7 +30,7 @@ func main() {
 			Description: fmt.Sprintf("Benchmark tool %d of %s: returns its text.", i, base),
 			InputSchema: map[string]any{
 				"type":       "object",
-				"properties": map[string]any{"text": map[string]any{"type": "string", "description": "The text to return."}},
+				"properties": map[string]any{"text": map[string]any{"type": "string", "description": fmt.Sprintf("The text %s_t%d returns.", base, i)}},
 				"required":   []string{"text"},
 			},
 		}, echo)

@@ -332,7 +332,7 @@
 // gone; AwaitFollowers waits until every follower has caught up with
 // what is published (the host waits for it before serving searches, so
 // the plugins found at start are searchable). Measured
-// (TestFollowToolsIndexLatency, 2 shared cores): an index holds a
+// (BenchmarkFollowToolsIndex, 2 shared cores): an index holds a
 // provider's 1,000 new or changed tools 10 to 16 ms after Set published
 // them, and forgets them 0 to 2 ms after Remove; Set itself takes 55 to
 // 100 ms to check and compile those 1,000 definitions.

@@ -144,12 +144,9 @@ func TestFollowToolsStop(t *testing.T) {
 	}
 }
 
-// TestFollowToolsIndexLatency measures how soon a search index that
-// follows the catalog sees a provider of 1,000 tools loaded, changed and
-// removed: the issue's bound is 100ms from publication.
-func TestFollowToolsIndexLatency(t *testing.T) {
-	c := New(&Options{Logger: testLogger(&logBuffer{})})
-	defer c.Close()
+// followedIndex is a search index that follows c, and a channel told
+// each time the follower has indexed what it was handed.
+func followedIndex(tb testing.TB, c *Catalog) (*toolsearch.Index, <-chan struct{}, func()) {
 	x := toolsearch.New()
 	landed := make(chan struct{}, 10)
 	stop := c.FollowTools(func(ps []ProviderTools) {
@@ -157,42 +154,69 @@ func TestFollowToolsIndexLatency(t *testing.T) {
 			if p.Tools == nil {
 				x.Remove(p.Provider)
 			} else if err := x.Set(p.Provider, toolsearch.Provider{}, p.Tools); err != nil {
-				t.Errorf("index %s: %v", p.Provider, err)
+				tb.Errorf("index %s: %v", p.Provider, err)
 			}
 		}
 		landed <- struct{}{}
 	})
-	defer stop() // an empty catalog: no first call
+	return x, landed, stop
+}
 
-	big := func(word string) *fakeProvider {
-		p := &fakeProvider{name: "big"}
-		for i := range 1000 {
-			name := fmt.Sprintf("tool_%04d", i)
-			p.tools = append(p.tools, tool.Def{Name: name, JSON: json.RawMessage(fmt.Sprintf(
-				`{"name":%q,"description":"Looks up the %s number %d of a ledger","inputSchema":{"type":"object","properties":{"account":{"type":"string","description":"the account to read"}}}}`,
-				name, word, i))})
-		}
-		return p
+// bigProvider offers 1,000 tools whose descriptions hold word.
+func bigProvider(word string) *fakeProvider {
+	p := &fakeProvider{name: "big"}
+	for i := range 1000 {
+		name := fmt.Sprintf("tool_%04d", i)
+		p.tools = append(p.tools, tool.Def{Name: name, JSON: json.RawMessage(fmt.Sprintf(
+			`{"name":%q,"description":"Looks up the %s number %d of a ledger","inputSchema":{"type":"object","properties":{"account":{"type":"string","description":"the account to read"}}}}`,
+			name, word, i))})
 	}
+	return p
+}
+
+// TestFollowToolsIndexFollows: a search index that follows the catalog
+// finds what a provider of 1,000 tools offers once it is loaded, changed
+// and removed, each as soon as its follower has been called. (How soon
+// that is, is BenchmarkFollowToolsIndex's figure: the issue's bound is
+// 100ms from publication.)
+func TestFollowToolsIndexFollows(t *testing.T) {
+	c := New(&Options{Logger: testLogger(&logBuffer{})})
+	defer c.Close()
+	x, landed, stop := followedIndex(t, c)
+	defer stop() // an empty catalog: no first call
 	step := func(what string, change func(), found bool) {
 		t.Helper()
-		start := time.Now()
 		change()
-		published := time.Since(start)
 		await(t, landed, what)
-		lag := time.Since(start) - published
 		hits := x.Search(what, 1)
 		if (len(hits) > 0) != found || found && !strings.Contains(string(hits[0].Def), what) {
 			t.Fatalf("%s: hits %v", what, hits)
 		}
-		t.Logf("%s: published in %v, searchable %v later", what, published.Round(time.Millisecond), lag.Round(time.Millisecond))
-		if lag > 100*time.Millisecond && !raceEnabled {
-			t.Errorf("%s: the index followed %v after publication, over 100ms", what, lag)
-		}
 	}
-	step("tulips", func() { c.Set(big("tulips")) }, true)
-	step("orchids", func() { c.Set(big("orchids")) }, true)
+	step("tulips", func() { c.Set(bigProvider("tulips")) }, true)
+	step("orchids", func() { c.Set(bigProvider("orchids")) }, true)
 	step("removed", func() { c.Remove("big") }, false)
+}
+
+// BenchmarkFollowToolsIndex: from publishing a provider of 1,000 tools
+// (each op alternates two versions of it) to a following index holding
+// them; lag-ms/op is the part after Set returned.
+func BenchmarkFollowToolsIndex(b *testing.B) {
+	c := New(&Options{Logger: testLogger(&logBuffer{})})
+	defer c.Close()
+	_, landed, stop := followedIndex(b, c)
+	defer stop()
+	versions := []*fakeProvider{bigProvider("tulips"), bigProvider("orchids")}
+	var lag time.Duration
+	i := 0
+	for b.Loop() {
+		c.Set(versions[i%2])
+		published := time.Now()
+		<-landed
+		lag += time.Since(published)
+		i++
+	}
+	b.ReportMetric(float64(lag.Milliseconds())/float64(i), "lag-ms/op")
 }
 
 // TestAwaitFollowers: AwaitFollowers returns once every follower has been

@@ -235,7 +235,24 @@ func startHelper(t testing.TB) *pluginclient.Client {
 	if v != pluginclient.ContractVersion {
 		t.Fatalf("negotiated contract %d, want %d", v, pluginclient.ContractVersion)
 	}
+	onLane(t, c)
 	return c
+}
+
+// onLane describes the helper plugin, as a host does first, so that its
+// calls take the frame lane startPlugin offered (unless the tests run over
+// gRPC), and checks that they do.
+func onLane(t testing.TB, c *pluginclient.Client) {
+	t.Helper()
+	if os.Getenv("PLUGHOST_TEST_TRANSPORT") == "grpc" {
+		return
+	}
+	if _, err := c.Describe(t.Context(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	if !c.OnLane() {
+		t.Fatal("the helper plugin did not take the frame lane")
+	}
 }
 
 func names(t *testing.T, tools []json.RawMessage) []string {

@@ -6,6 +6,9 @@ import (
 	"errors"
 	"io"
 	"net"
+	"os"
+	"strconv"
+	"strings"
 	"sync"
 	"testing"
 
@@ -153,5 +156,29 @@ func TestIndex(t *testing.T) {
 		if got := Index(tc.env, tc.files); got != tc.want {
 			t.Errorf("Index(%q, %d) = %d, want %d", tc.env, tc.files, got, tc.want)
 		}
+	}
+}
+
+// FromEnv refuses a descriptor that is no stream socket, naming it, and
+// unsets the variable either way.
+func TestFromEnvRefusesWhatIsNoLane(t *testing.T) {
+	for _, v := range []string{"x", "1", "0"} {
+		t.Setenv(EnvFD, v)
+		if f, err := FromEnv(); f != nil || err == nil || !strings.Contains(err.Error(), EnvFD) {
+			t.Errorf("%s=%s: %v, %v; want an error naming it", EnvFD, v, f, err)
+		}
+	}
+	r, w, err := os.Pipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	defer w.Close()
+	t.Setenv(EnvFD, strconv.Itoa(int(r.Fd())))
+	if f, err := FromEnv(); f != nil || err == nil || !strings.Contains(err.Error(), "not a socket") {
+		t.Errorf("a pipe: %v, %v; want refused as not a socket", f, err)
+	}
+	if _, ok := os.LookupEnv(EnvFD); ok {
+		t.Errorf("%s still set after FromEnv", EnvFD)
 	}
 }

@@ -50,8 +50,11 @@ func FromEnv() (*os.File, error) {
 		return nil, fmt.Errorf("%s=%q: not a descriptor number above 2", EnvFD, v)
 	}
 	typ, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, syscall.SO_TYPE)
-	if err != nil || typ != syscall.SOCK_STREAM {
-		return nil, fmt.Errorf("%s=%d: not a stream socket (%v)", EnvFD, fd, err)
+	switch {
+	case err != nil:
+		return nil, fmt.Errorf("%s=%d: not a socket: %w", EnvFD, fd, err)
+	case typ != syscall.SOCK_STREAM:
+		return nil, fmt.Errorf("%s=%d: a socket of type %d, not a stream socket", EnvFD, fd, typ)
 	}
 	syscall.CloseOnExec(fd)
 	if err := syscall.SetNonblock(fd, true); err != nil {

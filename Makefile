@@ -139,7 +139,7 @@ bench-quick: bench-bin conformance/node_modules internal/npmregistry/node_module
 FUZZTIME ?= 10m
 FUZZ_TARGETS := host/mcp:FuzzDispatch host/mcp:FuzzSession internal/jsonrpc:FuzzDecode internal/jsonrpc:FuzzAppendString internal/jsonrpc:FuzzValue \
 	host/mcp/streamable:FuzzHTTPHandler host/device:FuzzDecoder host/config:FuzzParse host/catalog:FuzzToolDefinition \
-	host/pluginclient:FuzzPluginFrame
+	host/pluginclient:FuzzPluginFrame internal/lane:FuzzLaneReader
 .PHONY: fuzz
 fuzz:
 	@for t in $(FUZZ_TARGETS); do pkg=$${t%%:*}; fn=$${t##*:}; \

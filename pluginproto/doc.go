@@ -264,7 +264,10 @@
 // and sends Start (then, for arguments over 64 KiB, Arguments chunks) and
 // Cancel frames; the plugin answers with progress, log (and, for a call
 // that goes on as a task, one detach) and finally result, error or
-// input_required frames. A plugin of contract 2 also lists in
+// input_required frames. When the host hands the plugin a frame lane (a
+// socket named by PLUGHOST_LANE_FD) and offers it at Describe, Serve takes
+// it and the same frames travel there, length-prefixed, without gRPC
+// (lane.go); nothing changes for handlers. A plugin of contract 2 also lists in
 // Describe what it offers besides tools, and serves the unary rpcs of
 // those (ListResources, ReadResource, GetPrompt, Complete, ...). Contract 1 ran each call on a CallTool stream of its own;
 // the host still serves plugins built against it, through an adapter chosen

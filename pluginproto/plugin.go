@@ -45,6 +45,7 @@ type Plugin struct {
 	// hostMaxMessage is the largest call message the host receives
 	// (DescribeRequest.max_message_size; 0: not said).
 	hostMaxMessage atomic.Int64
+	lane           laneState
 }
 
 // kind is one of the lists a plugin reports changes of.

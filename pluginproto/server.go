@@ -45,6 +45,9 @@ func (s *server) Describe(_ context.Context, req *pluginpb.DescribeRequest) (*pl
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,
 		Hooks: hookStrings(o.Hooks),
 	}, Title: a.Title, Description: a.Description}
+	if req.GetLaneOffered() {
+		resp.Lane = s.p.takeLane()
+	}
 	if !r.Empty() {
 		resp.Requests = &pluginpb.Requests{Read: r.Read, Write: r.Write, Net: r.Net, Env: r.Env}
 	}
@@ -69,12 +72,8 @@ func (s *server) ListTools(context.Context, *pluginpb.ListToolsRequest) (*plugin
 // every call still running is cancelled, and CallsV2 returns once their
 // handlers have.
 func (s *server) CallsV2(stream grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]) error {
-	ctx, cancelAll := context.WithCancel(stream.Context())
-	c := &serverCalls{p: s.p, ctx: ctx, stream: stream, calls: make(map[uint64]*serverCall)}
-	defer func() {
-		cancelAll()
-		c.running.Wait()
-	}()
+	c, end := s.p.serveCalls(stream.Context(), &grpcSender{stream: stream})
+	defer end()
 	for {
 		f, err := stream.Recv()
 		if err != nil {
@@ -87,12 +86,42 @@ func (s *server) CallsV2(stream grpc.BidiStreamingServer[pluginpb.HostFrame, plu
 	}
 }
 
-// serverCalls is the plugin's side of one CallsV2 stream.
+// serveCalls starts serving a CallsV2 stream whose frames out go to out
+// and whose frames in the caller passes to handle. end cancels every call
+// still running and returns once their handlers have.
+func (p *Plugin) serveCalls(ctx context.Context, out frameSender) (c *serverCalls, end func()) {
+	ctx, cancelAll := context.WithCancel(ctx)
+	c = &serverCalls{p: p, ctx: ctx, out: out, calls: make(map[uint64]*serverCall)}
+	return c, func() {
+		cancelAll()
+		c.running.Wait()
+	}
+}
+
+// frameSender sends the frames of a CallsV2 stream: the gRPC stream's
+// (grpcSender) or the frame lane's (lane.go). Safe for concurrent use.
+type frameSender interface {
+	Send(*pluginpb.PluginFrame) error
+}
+
+// grpcSender is a gRPC CallsV2 stream, one Send at a time.
+type grpcSender struct {
+	mu     sync.Mutex
+	stream grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]
+}
+
+func (g *grpcSender) Send(f *pluginpb.PluginFrame) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stream.Send(f)
+}
+
+// serverCalls is the plugin's side of one CallsV2 stream, on gRPC or on
+// the frame lane.
 type serverCalls struct {
 	p       *Plugin
 	ctx     context.Context // the stream's; cancelled when it ends
-	stream  grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]
-	sendMu  sync.Mutex     // one Send at a time
+	out     frameSender
 	running sync.WaitGroup // the handlers
 
 	mu    sync.Mutex
@@ -209,9 +238,7 @@ func (c *serverCalls) send(f *pluginpb.PluginFrame) error {
 			return nil
 		}
 	}
-	c.sendMu.Lock()
-	defer c.sendMu.Unlock()
-	return c.stream.Send(f)
+	return c.out.Send(f)
 }
 
 // frameEmitter sends a call's notifications on the CallsV2 stream.

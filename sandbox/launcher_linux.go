@@ -15,6 +15,8 @@ import (
 	"time"
 
 	"golang.org/x/sys/unix"
+
+	"github.com/plughost/plughost/internal/lane"
 )
 
 // sandboxUID is the uid and gid plugins run as when the host is root.
@@ -375,9 +377,14 @@ func (l *Launcher) stage(plugin string, pol *Policy, cmd *exec.Cmd, spec stageSp
 		Stderr:     cmd.Stderr,
 		ExtraFiles: []*os.File{specR, repW},
 	}
-	if len(cmd.ExtraFiles) == 1 { // the plugin file the host hashed: the stage executes it
+	li := lane.Index(cmd.Env, len(cmd.ExtraFiles))
+	if len(cmd.ExtraFiles) > 0 && li != 0 { // the plugin file the host hashed: the stage executes it
 		stage.ExtraFiles = append(stage.ExtraFiles, cmd.ExtraFiles[0])
 		spec.ExecFD = 5
+	}
+	if li >= 0 { // the frame lane: the stage keeps it open across its exec, at the descriptor spec.Env names
+		stage.ExtraFiles = append(stage.ExtraFiles, cmd.ExtraFiles[li])
+		spec.Env = append(spec.Env, lane.Env(2+len(stage.ExtraFiles)))
 	}
 	if spec.Namespaces {
 		stage.SysProcAttr = nsAttr(l.platform().root, netns)

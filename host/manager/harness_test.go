@@ -27,7 +27,7 @@ var pluginV1, pluginV2 string
 var pluginEcho string
 
 // v1Tools are the tools of the v1 test plugin.
-var v1Tools = []string{"ask", "crash", "env", "fail", "grow", "hang", "job", "longjob", "panic", "pid", "print", "spawn", "stdin", "touch", "variant_v1"}
+var v1Tools = []string{"ask", "breaklane", "crash", "env", "fail", "grow", "hang", "job", "longjob", "panic", "pid", "print", "spawn", "stdin", "touch", "variant_v1"}
 
 // waitLong bounds every wait for an event; it is generous because plugins
 // are real processes on a possibly loaded machine.

@@ -188,6 +188,7 @@ func (in *instance) runnerFunc(_ hclog.Logger, cmd *exec.Cmd, tmpDir string) (ru
 		wrapper: in.wrapper(),
 		exe:     in.exe,
 		env:     in.opts.Env,
+		noLane:  in.opts.NoLane,
 		launch:  in.opts.Launcher,
 		cmd:     cmd,
 		log:     in.log,
@@ -243,10 +244,14 @@ func (in *instance) connect(ctx context.Context) error {
 	}
 	ctx, cancel := context.WithTimeout(ctx, in.opts.StartTimeoutOf(in.name))
 	defer cancel()
+	if f := in.getRunner().takeLane(); f != nil {
+		pp.OfferLane(f, in.laneBroke)
+	}
 	desc, err := pp.Describe(ctx, in.opts.HostVersion) // ErrContractVersion unless it matches the handshake
 	if err != nil {
 		return fmt.Errorf("describe: %w", err)
 	}
+	in.log.Debug("plugin described", "calls", map[bool]string{true: "frame lane", false: "gRPC"}[pp.OnLane()])
 	if desc.Cut {
 		in.log.Warn("the plugin's title or description is too long: the host keeps what fits", "max_title_bytes", pluginclient.MaxTitle, "max_description_bytes", pluginclient.MaxDescription)
 		desc.Cut = false // logged; the rest compares descriptions by what they hold (a cached one's included)
@@ -254,6 +259,17 @@ func (in *instance) connect(ctx context.Context) error {
 	in.pp, in.desc = pp, desc
 	in.lists, err = in.list(ctx, lists{}, everything)
 	return err
+}
+
+// laneBroke is the plugin's breach of its frame lane's framing (a
+// malformed or oversized frame): its calls then in flight failed, and
+// the plugin, not fit to run, is killed, so that its supervisor restarts
+// it (the restart is logged as the exit of a kill).
+func (in *instance) laneBroke(err error) {
+	in.log.Error("the plugin broke its frame lane; restarting it", "error", err)
+	if r := in.getRunner(); r != nil {
+		_ = r.Kill(context.Background())
+	}
 }
 
 // listTools asks the plugin for its tools. Definitions without a name, and

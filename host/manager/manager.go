@@ -106,6 +106,9 @@ type Options struct {
 	// declaration's path, and is otherwise a plugin like any other. Nil
 	// leaves declarations unloaded (logged at debug level).
 	Wrapper []string
+	// NoLane keeps every plugin's calls on gRPC: no frame lane is handed
+	// to a plugin at launch (PLUGHOST_LANE=off; see internal/lane).
+	NoLane bool
 
 	// SocketDir is where go-plugin makes each plugin process's unix socket
 	// directory (plugin-dir<random>), removed when the process stops: a

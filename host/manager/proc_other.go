@@ -5,6 +5,8 @@ package manager
 import (
 	"os/exec"
 	"syscall"
+
+	"github.com/plughost/plughost/internal/lane"
 )
 
 // sysProcAttr puts a plugin in its own process group, so that the whole group
@@ -23,5 +25,13 @@ func waitExited(int) bool { return false }
 func hasExited(int) bool { return false }
 
 // execByFD leaves cmd executing its path: without /proc/self/fd the file
-// is opened again by name, as before (see pluginFile).
-func execByFD(cmd *exec.Cmd) { cmd.ExtraFiles = nil }
+// is opened again by name, as before (see pluginFile). The frame lane,
+// if any, stays: it moves to fd 3.
+func execByFD(cmd *exec.Cmd) {
+	if i := lane.Index(cmd.Env, len(cmd.ExtraFiles)); i > 0 {
+		cmd.ExtraFiles = cmd.ExtraFiles[i : i+1]
+		cmd.Env = append(cmd.Env, lane.Env(3))
+		return
+	}
+	cmd.ExtraFiles = nil
+}

@@ -17,6 +17,8 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/hashicorp/go-plugin/runner"
+
+	"github.com/plughost/plughost/internal/lane"
 )
 
 // A Launcher turns the prepared command of a plugin into the command to
@@ -38,6 +40,13 @@ import (
 // sandbox stage executes it through its /proc/self/fd link), so that the
 // file approved is the file that runs. When cmd itself is returned, the
 // manager makes it execute that file.
+//
+// When the prepared command's environment names PLUGHOST_LANE_FD=N
+// (lane.EnvFD), cmd.ExtraFiles[N-3] is the plugin's end of its frame lane
+// (internal/lane), and the plugin file, if any, is still ExtraFiles[0]. A
+// Launcher that hands the lane to the plugin at another descriptor (the
+// sandbox stage does) names that one in the plugin's environment; one
+// that drops it leaves the plugin's calls on gRPC.
 type Launcher func(plugin string, cmd *exec.Cmd) (*Launch, error)
 
 // Launch is what a Launcher returns.
@@ -114,6 +123,10 @@ type procRunner struct {
 	// callTimeout bounds each call (Launch.CallTimeout); set before the
 	// process starts, read-only afterwards.
 	callTimeout time.Duration
+	// noLane: calls stay on gRPC (Options.NoLane). hostLane is the host's
+	// end of the plugin's frame lane until the instance takes it.
+	noLane   bool
+	hostLane *os.File
 }
 
 var _ runner.Runner = (*procRunner)(nil)
@@ -151,6 +164,7 @@ func (r *procRunner) Start(_ context.Context) error {
 		cmd.ExtraFiles = []*os.File{r.exe}
 	}
 	cmd.Env = append(cmd.Env, r.env...)
+	pluginLane := r.prepareLane(cmd)
 	cmd.Stdin = nil // /dev/null: the host's stdin is the MCP client's JSON-RPC
 	cmd.Stdout = outW
 	cmd.Stderr = errW
@@ -171,7 +185,7 @@ func (r *procRunner) Start(_ context.Context) error {
 			r.storageHook = l.Storage
 		}
 	}
-	if err == nil && cmd == r.cmd && len(cmd.ExtraFiles) == 1 && cmd.ExtraFiles[0] == r.exe {
+	if err == nil && cmd == r.cmd && len(cmd.ExtraFiles) > 0 && cmd.ExtraFiles[0] == r.exe {
 		execByFD(cmd) // not wrapped: the file hashed is the file executed
 	}
 	if err == nil {
@@ -179,9 +193,13 @@ func (r *procRunner) Start(_ context.Context) error {
 	}
 	_ = outW.Close() // the child has its copies
 	_ = errW.Close()
+	if pluginLane != nil {
+		_ = pluginLane.Close()
+	}
 	if err != nil {
 		_ = outR.Close()
 		_ = errR.Close()
+		r.closeLane()
 		if r.exitedHook != nil {
 			r.exitedHook()
 		}
@@ -266,7 +284,50 @@ func (r *procRunner) reap(cmd *exec.Cmd) {
 		}
 	}
 	r.exitErr = err
+	r.mu.Lock()
+	r.closeLane()
+	r.mu.Unlock()
 	close(r.done)
+}
+
+// prepareLane hands the plugin a frame lane (internal/lane) unless
+// r.noLane: the plugin's end goes in cmd.ExtraFiles, at the descriptor
+// lane.EnvFD names in its environment, and the host's end waits in
+// r.hostLane for the instance (takeLane). It returns the plugin's end,
+// which the host closes once the child has its copy. Without a
+// socketpair (another platform), calls stay on gRPC.
+func (r *procRunner) prepareLane(cmd *exec.Cmd) *os.File {
+	if r.noLane {
+		return nil
+	}
+	host, plugin, err := lane.Pair()
+	if err != nil {
+		r.log.Debug("no frame lane: calls go on gRPC", "error", err)
+		return nil
+	}
+	r.hostLane = host
+	cmd.ExtraFiles = append(cmd.ExtraFiles, plugin)
+	cmd.Env = append(cmd.Env, lane.Env(2+len(cmd.ExtraFiles)))
+	return plugin
+}
+
+// takeLane returns the host's end of the plugin's frame lane, once; nil
+// when there is none or it was taken.
+func (r *procRunner) takeLane() *os.File {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	f := r.hostLane
+	r.hostLane = nil
+	return f
+}
+
+// closeLane closes the host's end of the lane if nobody took it. Under
+// r.mu.
+func (r *procRunner) closeLane() {
+	if r.hostLane != nil {
+		_ = r.hostLane.Close()
+		r.hostLane = nil
+	}
 }
 
 // killGroupLocked sends SIGKILL to the plugin's process group (or only to

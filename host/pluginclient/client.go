@@ -30,6 +30,9 @@ type Client struct {
 	offers   atomic.Pointer[pluginproto.Offers] // what Describe said; nil before
 	limits   Limits                             // defaults filled in
 	hooks    *hookMux                           // questions to the plugin's hooks (Hook)
+	// laneOffer is the frame lane OfferLane gave, until Describe offers
+	// it (lane.go).
+	laneOffer atomic.Pointer[laneConn]
 }
 
 // callPath runs calls in a plugin: the CallsV2 stream of contract 2 (mux),
@@ -85,11 +88,14 @@ type Description struct {
 // contract version than its handshake did, it returns the description and
 // an error wrapping ErrContractVersion.
 func (c *Client) Describe(ctx context.Context, hostVersion string) (Description, error) {
+	offered, settle := c.takeLane()
 	resp, err := c.rpc.Describe(ctx, &pluginpb.DescribeRequest{HostContractVersion: c.contract, HostVersion: hostVersion,
-		MaxMessageSize: uint32(c.limits.MaxResultSize)})
+		MaxMessageSize: uint32(c.limits.MaxResultSize), LaneOffered: offered})
 	if err != nil {
+		settle(false)
 		return Description{}, pluginwire.RPCError(ctx, c.exited, "describe", err)
 	}
+	settle(resp.GetLane() && resp.GetContractVersion() == c.contract)
 	d := Description{Name: resp.GetName(), Version: resp.GetVersion(), ContractVersion: resp.GetContractVersion()}
 	sent := pluginproto.About{Title: resp.GetTitle(), Description: resp.GetDescription()}
 	d.About = Bound(sent)

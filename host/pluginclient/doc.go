@@ -27,7 +27,9 @@
 // # Inside
 //
 // With a plugin of contract 2 every call shares one CallsV2 stream (the
-// mux, mux.go); with a plugin of contract 1 each call opens a CallTool
+// mux, mux.go): on the frame lane when the host handed one at launch
+// (OfferLane) and the plugin took it at Describe (lane.go,
+// internal/lane), else the CallsV2 rpc; with a plugin of contract 1 each call opens a CallTool
 // stream of its own (the adapter, contract1.go). Both answer the same
 // errors as the plugin's in-process helpers do, through the rules of
 // internal/pluginwire.

@@ -18,6 +18,7 @@ import (
 	"github.com/hashicorp/go-plugin"
 
 	"github.com/plughost/plughost/host/pluginclient"
+	"github.com/plughost/plughost/internal/lane"
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 )
@@ -187,6 +188,17 @@ func startPlugin(t testing.TB, cmd *exec.Cmd) (*pluginclient.Client, int) {
 // startPluginLimited is startPlugin with the host's limits.
 func startPluginLimited(t testing.TB, cmd *exec.Cmd, limits *pluginclient.Limits) (*pluginclient.Client, int) {
 	t.Helper()
+	var hostLane *os.File
+	if os.Getenv("PLUGHOST_TEST_TRANSPORT") != "grpc" { // a lane, as a host hands (sdk_helpers_test.go)
+		host, pluginEnd, err := lane.Pair()
+		if err != nil {
+			t.Fatal(err)
+		}
+		hostLane = host
+		cmd.ExtraFiles = append(cmd.ExtraFiles, pluginEnd)
+		cmd.Env = append(cmd.Env, lane.Env(2+len(cmd.ExtraFiles)))
+		t.Cleanup(func() { _ = pluginEnd.Close(); _ = host.Close() })
+	}
 	pc := plugin.NewClient(&plugin.ClientConfig{
 		HandshakeConfig:  pluginclient.Handshake,
 		VersionedPlugins: pluginclient.PluginSets(limits),
@@ -207,6 +219,9 @@ func startPluginLimited(t testing.TB, cmd *exec.Cmd, limits *pluginclient.Limits
 	if !ok {
 		t.Fatalf("Dispense returned %T, want *pluginclient.Client", raw)
 	}
+	if hostLane != nil {
+		c.OfferLane(hostLane, nil)
+	}
 	return c, pc.NegotiatedVersion()
 }
 
@@ -220,7 +235,24 @@ func startHelper(t testing.TB) *pluginclient.Client {
 	if v != pluginclient.ContractVersion {
 		t.Fatalf("negotiated contract %d, want %d", v, pluginclient.ContractVersion)
 	}
+	onLane(t, c)
 	return c
+}
+
+// onLane describes the helper plugin, as a host does first, so that its
+// calls take the frame lane startPlugin offered (unless the tests run over
+// gRPC), and checks that they do.
+func onLane(t testing.TB, c *pluginclient.Client) {
+	t.Helper()
+	if os.Getenv("PLUGHOST_TEST_TRANSPORT") == "grpc" {
+		return
+	}
+	if _, err := c.Describe(t.Context(), "test"); err != nil {
+		t.Fatal(err)
+	}
+	if !c.OnLane() {
+		t.Fatal("the helper plugin did not take the frame lane")
+	}
 }
 
 func names(t *testing.T, tools []json.RawMessage) []string {

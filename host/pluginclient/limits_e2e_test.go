@@ -18,6 +18,7 @@ func startHelperLimited(t *testing.T, limits *pluginclient.Limits) *pluginclient
 	cmd := exec.Command(os.Args[0])
 	cmd.Env = append(os.Environ(), helperEnv+"=1")
 	c, _ := startPluginLimited(t, cmd, limits)
+	onLane(t, c)
 	return c
 }
 

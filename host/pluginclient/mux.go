@@ -12,38 +12,45 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/plughost/plughost/internal/lane"
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/internal/pluginpb"
 	"github.com/plughost/plughost/internal/pluginwire"
 )
 
 // mux is the host's side of contract 2: every call of a plugin on its one
-// CallsV2 stream, each named by an id. Each calling goroutine sends its own
-// frames (one Send at a time, under sendMu), and one goroutine (read)
-// receives everything the plugin sends and hands each frame to its call
-// (see muxCall: an answer that finds nothing queued ends the call on the
-// spot; notifications are queued for a goroutine of the call's own, which
-// runs its Progress and Log callbacks in order).
+// CallsV2 stream, each named by an id. The stream is the frame lane when
+// the plugin took one at Describe (lane.go), else the CallsV2 rpc; the
+// call logic is the same over both (callStream). Each calling goroutine
+// sends its own frames, and one goroutine (read) receives everything the
+// plugin sends and hands each frame to its call (see muxCall: an answer
+// that finds nothing queued ends the call on the spot; notifications are
+// queued for a goroutine of the call's own, which runs its Progress and
+// Log callbacks in order).
 //
-// Goroutine hand-offs on the host per call: three. The Start goes from the
-// caller to gRPC's writer goroutine, the answer from gRPC's reader goroutine
-// to read, and from read (through done) to a caller that waits
-// (Client.CallTool). read cannot be one of the callers (taking turns at
-// Recv): a caller blocked in Recv could not return the moment its context
-// ends.
+// Goroutine hand-offs on the host per call, over gRPC: three. The Start
+// goes from the caller to gRPC's writer goroutine, the answer from gRPC's
+// reader goroutine to read, and from read (through done) to a caller that
+// waits (Client.CallTool). read cannot be one of the callers (taking turns
+// at Recv): a caller blocked in Recv could not return the moment its
+// context ends. Over the lane: one, from read to the waiting caller; the
+// caller writes its Start itself, with the frames of the calls that came
+// while it wrote (internal/lane's batching), and read decodes each frame
+// on the socket's own goroutine.
 //
-// Frames are not batched. A version of this stream whose messages carried
-// every frame ready at the time (sent by whichever caller found the stream
-// idle, with no extra goroutine) was measured at 16 calls in flight: across
-// a process (BenchmarkHostCPU) its messages carried 1.03 frames on average
-// from the plugin and 1.1 to it, since gRPC's Send only hands a message to
-// its writer goroutine and is seldom found busy; in-process
-// (BenchmarkCallsV2) CPU per call was 15.1–15.6 µs batched and 15.3–15.5 µs
-// one frame per message. gRPC's writer already puts the messages that are
-// ready together into one write.
+// Over gRPC, frames are not batched. A version of this stream whose
+// messages carried every frame ready at the time (sent by whichever caller
+// found the stream idle, with no extra goroutine) was measured at 16 calls
+// in flight: across a process (BenchmarkHostCPU) its messages carried 1.03
+// frames on average from the plugin and 1.1 to it, since gRPC's Send only
+// hands a message to its writer goroutine and is seldom found busy;
+// in-process (BenchmarkCallsV2) CPU per call was 15.1–15.6 µs batched and
+// 15.3–15.5 µs one frame per message. gRPC's writer already puts the
+// messages that are ready together into one write.
 //
 // The stream is opened at the first call. When it breaks, every call in
-// flight on it fails, and the next call opens a new one.
+// flight on it fails, and the next call opens a new one: on gRPC, since a
+// broken lane is not reopened.
 type mux struct {
 	rpc    pluginpb.PluginClient
 	exited context.Context // the plugin process's lifetime; nil in some tests
@@ -51,14 +58,37 @@ type mux struct {
 
 	mu     sync.Mutex
 	cur    *muxStream // the open stream; nil before the first call and after a break
+	lane   *laneConn  // the frame lane, until the first call opens it; nil: gRPC
 	nextID uint64
 }
 
+// callStream is one CallsV2 stream: the rpc's (grpcStream) or the frame
+// lane's (laneConn). Send is safe for concurrent use; one goroutine
+// Recvs.
+type callStream interface {
+	Send(*pluginpb.HostFrame) error
+	Recv() (*pluginpb.PluginFrame, error)
+}
+
+// grpcStream is the CallsV2 rpc's stream, one Send at a time.
+type grpcStream struct {
+	mu     sync.Mutex
+	stream grpc.BidiStreamingClient[pluginpb.HostFrame, pluginpb.PluginFrame]
+}
+
+func (g *grpcStream) Send(f *pluginpb.HostFrame) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stream.Send(f)
+}
+
+func (g *grpcStream) Recv() (*pluginpb.PluginFrame, error) { return g.stream.Recv() }
+
 // muxStream is one CallsV2 stream and the calls in flight on it.
 type muxStream struct {
-	stream grpc.BidiStreamingClient[pluginpb.HostFrame, pluginpb.PluginFrame]
+	stream callStream
+	lane   *laneConn // the lane the stream is, or nil
 	cancel context.CancelFunc
-	sendMu sync.Mutex          // one Send at a time
 	calls  map[uint64]*muxCall // guarded by mux.mu; a call leaves it when finished
 }
 
@@ -100,8 +130,6 @@ func (m *mux) sendCall(ctx context.Context, s *muxStream, id uint64, call *muxCa
 // send sends f. A failed Send ends the stream, and read reports it to every
 // call in flight.
 func (s *muxStream) send(f *pluginpb.HostFrame) {
-	s.sendMu.Lock()
-	defer s.sendMu.Unlock()
 	_ = s.stream.Send(f)
 }
 
@@ -149,19 +177,11 @@ func (m *mux) register(ctx context.Context, req *pluginhost.CallRequest, done fu
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur == nil {
-		parent := m.exited
-		if parent == nil {
-			parent = context.Background()
-		}
-		// The stream lives as long as the plugin: it ends when the
-		// process exits, when the connection closes, or when it breaks.
-		sctx, cancel := context.WithCancel(parent)
-		stream, err := m.rpc.CallsV2(sctx, m.recv)
+		s, err := m.open()
 		if err != nil {
-			cancel()
 			return nil, 0, nil, err
 		}
-		m.cur = &muxStream{stream: stream, cancel: cancel, calls: make(map[uint64]*muxCall)}
+		m.cur = s
 		go m.read(m.cur)
 	}
 	m.nextID++
@@ -169,6 +189,28 @@ func (m *mux) register(ctx context.Context, req *pluginhost.CallRequest, done fu
 	call.m, call.ctx, call.req, call.done = m, ctx, req, done
 	m.cur.calls[m.nextID] = call
 	return m.cur, m.nextID, call, nil
+}
+
+// open opens the stream: the lane, once, when the plugin took one, else
+// the CallsV2 rpc. Under m.mu.
+func (m *mux) open() (*muxStream, error) {
+	if l := m.lane; l != nil {
+		m.lane = nil // a broken lane is not reopened: gRPC then
+		return &muxStream{stream: l, lane: l, cancel: l.close, calls: make(map[uint64]*muxCall)}, nil
+	}
+	parent := m.exited
+	if parent == nil {
+		parent = context.Background()
+	}
+	// The stream lives as long as the plugin: it ends when the
+	// process exits, when the connection closes, or when it breaks.
+	sctx, cancel := context.WithCancel(parent)
+	stream, err := m.rpc.CallsV2(sctx, m.recv)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	return &muxStream{stream: &grpcStream{stream: stream}, cancel: cancel, calls: make(map[uint64]*muxCall)}, nil
 }
 
 // finish removes a call from its stream and reports whether it was still
@@ -220,6 +262,9 @@ func (m *mux) deliver(s *muxStream, f *pluginpb.PluginFrame) {
 // broke retires a broken stream: the next call opens a new one.
 func (m *mux) broke(s *muxStream, err error) {
 	s.cancel()
+	if s.lane != nil {
+		err = s.lane.broke(err, m.exited)
+	}
 	if errors.Is(err, io.EOF) {
 		err = errStreamEnded
 	}
@@ -252,6 +297,9 @@ func (m *mux) brokenError(ctx context.Context, tool string, err error) error {
 	}
 	if e := tooLarge(what, "MaxResultSize", err); e != nil {
 		return e
+	}
+	if errors.Is(err, lane.ErrTooLarge) {
+		return fmt.Errorf("%s: %w: %v (MaxResultSize)", what, ErrTooLarge, err)
 	}
 	return fmt.Errorf("call %q: %w: %v", tool, ErrPluginClosed, err)
 }

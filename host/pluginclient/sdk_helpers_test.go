@@ -6,10 +6,13 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"os/exec"
 	"sync"
 	"testing"
 
 	"github.com/hashicorp/go-plugin"
+	"github.com/plughost/plughost/internal/lane"
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
 	"google.golang.org/grpc"
@@ -130,6 +133,9 @@ func describedPlugin(t *testing.T, p *pluginproto.Plugin) *Client {
 	if _, err := c.Describe(t.Context(), "test"); err != nil {
 		t.Fatal(err)
 	}
+	if c.OnLane() != overLane() {
+		t.Fatalf("calls on the lane: %v, want %v", c.OnLane(), overLane())
+	}
 	return c
 }
 
@@ -143,11 +149,47 @@ func servePlugin(t testing.TB, p *pluginproto.Plugin) (*Client, *grpc.Server) {
 func servePluginAs(t testing.TB, contract uint32, p *pluginproto.Plugin) (*Client, *grpc.Server) {
 	t.Helper()
 	g := pluginhost.Of(p).PluginSet()[PluginName].(plugin.GRPCPlugin)
-	return serveOn(t, contract, func(s *grpc.Server) {
+	c, s := serveOn(t, contract, func(s *grpc.Server) {
 		if err := g.GRPCServer(nil, s); err != nil {
 			t.Fatal(err)
 		}
 	}, nil)
+	if overLane() {
+		host, plugin, err := lane.Pair()
+		if err != nil {
+			t.Fatal(err)
+		}
+		pluginhost.Of(p).SetLane(plugin)
+		c.OfferLane(host, nil)
+		t.Cleanup(func() { _ = host.Close() }) // the plugin's lane then ends
+	}
+	return c, s
+}
+
+// transportEnv, set to "grpc", has the tests that serve the SDK's plugin
+// keep its calls on gRPC; by default they go on the frame lane, as a
+// host's do. TestSuiteOverGRPC runs the package's tests again so.
+const transportEnv = "PLUGHOST_TEST_TRANSPORT"
+
+// overLane reports whether the SDK's plugins the tests serve get a lane.
+func overLane() bool { return os.Getenv(transportEnv) != "grpc" }
+
+// TestSuiteOverGRPC runs this package's tests again with the calls of the
+// SDK's plugins on the CallsV2 rpc instead of the frame lane: the call
+// logic must behave the same over both.
+func TestSuiteOverGRPC(t *testing.T) {
+	if !overLane() {
+		return // this is the run over gRPC
+	}
+	if testing.Short() {
+		t.Skip("the suite over gRPC runs without -short")
+	}
+	cmd := exec.Command(os.Args[0], "-test.skip", "^TestSuiteOverGRPC$", "-test.count=1")
+	cmd.Env = append(os.Environ(), transportEnv+"=grpc")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the suite over gRPC failed: %v\n%s", err, out)
+	}
 }
 
 func nopHandler(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"time"
@@ -37,8 +38,13 @@ func managerOptions(ctx context.Context, o *Options, cfg *config.Config, pluginD
 	if err != nil {
 		return nil, "", err
 	}
+	noLane, err := laneOff(os.Getenv("PLUGHOST_LANE"))
+	if err != nil {
+		return nil, "", err
+	}
 	mopts = &manager.Options{
 		Wrapper:     wrapper,
+		NoLane:      noLane,
 		Dir:         pluginDir,
 		Logger:      log.Named("plugins"),
 		HostVersion: o.Version,
@@ -133,4 +139,17 @@ func launchFingerprint(cfg *config.Config, workspace string, env []string, versi
 		sum := sha256.Sum256(b)
 		return hex.EncodeToString(sum[:])
 	}
+}
+
+// laneOff reads PLUGHOST_LANE: "off" keeps every plugin's calls on gRPC
+// (no frame lane handed at launch); "on" or unset, the default, hands one
+// to each plugin, which a plugin of the Go SDK takes.
+func laneOff(v string) (bool, error) {
+	switch v {
+	case "", "on":
+		return false, nil
+	case "off":
+		return true, nil
+	}
+	return false, fmt.Errorf("PLUGHOST_LANE=%q: want on or off", v)
 }

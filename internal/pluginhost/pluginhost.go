@@ -19,6 +19,7 @@ package pluginhost
 import (
 	"context"
 	"encoding/json"
+	"os"
 
 	"github.com/hashicorp/go-plugin"
 
@@ -56,6 +57,11 @@ type Plugin interface {
 	// listed, is skipped and returned in the error, which names each; the
 	// rest is set.
 	SetProxyLists(l ProxyLists) error
+	// SetLane makes f the plugin's end of the frame lane, taken at the
+	// host's first Describe that offers one, for a host that serves the
+	// plugin in its own process (a plugin process takes the one its
+	// environment names).
+	SetLane(f *os.File)
 }
 
 var of func(any) Plugin

@@ -164,8 +164,18 @@ type DescribeRequest struct {
 	// both sizes instead, and drops a progress or log message over it: only
 	// that call is affected.
 	MaxMessageSize uint32 `protobuf:"varint,3,opt,name=max_message_size,json=maxMessageSize,proto3" json:"max_message_size,omitempty"`
-	unknownFields  protoimpl.UnknownFields
-	sizeCache      protoimpl.SizeCache
+	// The host handed the plugin a frame lane at launch: a connected stream
+	// socket whose descriptor the environment variable PLUGHOST_LANE_FD
+	// names. A plugin that takes it sets DescribeResponse.lane and serves
+	// CallsV2 there as well: each frame is a 4-byte big-endian length, then
+	// one byte of kind (1: a HostFrame to the plugin, a PluginFrame to the
+	// host), then the message's protobuf bytes; a frame of another kind is
+	// skipped. The host then sends its calls on the lane; the CallsV2 rpc
+	// stays served (a host falls back to it). A plugin that ignores the
+	// offer keeps gRPC for everything.
+	LaneOffered   bool `protobuf:"varint,4,opt,name=lane_offered,json=laneOffered,proto3" json:"lane_offered,omitempty"`
+	unknownFields protoimpl.UnknownFields
+	sizeCache     protoimpl.SizeCache
 }
 
 func (x *DescribeRequest) Reset() {
@@ -219,6 +229,13 @@ func (x *DescribeRequest) GetMaxMessageSize() uint32 {
 	return 0
 }
 
+func (x *DescribeRequest) GetLaneOffered() bool {
+	if x != nil {
+		return x.LaneOffered
+	}
+	return false
+}
+
 type DescribeResponse struct {
 	state   protoimpl.MessageState `protogen:"open.v1"`
 	Name    string                 `protobuf:"bytes,1,opt,name=name,proto3" json:"name,omitempty"`
@@ -240,7 +257,10 @@ type DescribeResponse struct {
 	// What the plugin asks the operator to grant it (Plugin.Request):
 	// shown by the host next to what its sandbox policy grants. Asking
 	// grants nothing: a plugin runs with its policy's grant only.
-	Requests      *Requests `protobuf:"bytes,7,opt,name=requests,proto3" json:"requests,omitempty"`
+	Requests *Requests `protobuf:"bytes,7,opt,name=requests,proto3" json:"requests,omitempty"`
+	// The plugin took the frame lane DescribeRequest.lane_offered offered:
+	// it serves CallsV2's frames there from now on.
+	Lane          bool `protobuf:"varint,8,opt,name=lane,proto3" json:"lane,omitempty"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -322,6 +342,13 @@ func (x *DescribeResponse) GetRequests() *Requests {
 		return x.Requests
 	}
 	return nil
+}
+
+func (x *DescribeResponse) GetLane() bool {
+	if x != nil {
+		return x.Lane
+	}
+	return false
 }
 
 // What a plugin asks for: paths it reads, paths it writes, network
@@ -2704,11 +2731,12 @@ var File_plugin_proto protoreflect.FileDescriptor
 
 const file_plugin_proto_rawDesc = "" +
 	"\n" +
-	"\fplugin.proto\x12\x12plughost.plugin.v1\"\x92\x01\n" +
+	"\fplugin.proto\x12\x12plughost.plugin.v1\"\xb5\x01\n" +
 	"\x0fDescribeRequest\x122\n" +
 	"\x15host_contract_version\x18\x01 \x01(\rR\x13hostContractVersion\x12!\n" +
 	"\fhost_version\x18\x02 \x01(\tR\vhostVersion\x12(\n" +
-	"\x10max_message_size\x18\x03 \x01(\rR\x0emaxMessageSize\"\x91\x02\n" +
+	"\x10max_message_size\x18\x03 \x01(\rR\x0emaxMessageSize\x12!\n" +
+	"\flane_offered\x18\x04 \x01(\bR\vlaneOffered\"\xa5\x02\n" +
 	"\x10DescribeResponse\x12\x12\n" +
 	"\x04name\x18\x01 \x01(\tR\x04name\x12\x18\n" +
 	"\aversion\x18\x02 \x01(\tR\aversion\x12)\n" +
@@ -2716,7 +2744,8 @@ const file_plugin_proto_rawDesc = "" +
 	"\x06offers\x18\x04 \x01(\v2\x1a.plughost.plugin.v1.OffersR\x06offers\x12\x14\n" +
 	"\x05title\x18\x05 \x01(\tR\x05title\x12 \n" +
 	"\vdescription\x18\x06 \x01(\tR\vdescription\x128\n" +
-	"\brequests\x18\a \x01(\v2\x1c.plughost.plugin.v1.RequestsR\brequests\"X\n" +
+	"\brequests\x18\a \x01(\v2\x1c.plughost.plugin.v1.RequestsR\brequests\x12\x12\n" +
+	"\x04lane\x18\b \x01(\bR\x04lane\"X\n" +
 	"\bRequests\x12\x12\n" +
 	"\x04read\x18\x01 \x03(\tR\x04read\x12\x14\n" +
 	"\x05write\x18\x02 \x03(\tR\x05write\x12\x10\n" +

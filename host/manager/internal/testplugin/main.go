@@ -83,6 +83,8 @@ func main() {
 		}
 	}
 
+	laneFD, _ := strconv.Atoi(os.Getenv("PLUGHOST_LANE_FD")) // Serve takes the lane and unsets it
+
 	p := pluginproto.New("testplugin", variant)
 	p.SetAbout(pluginproto.About{Title: "Test plugin " + variant, Description: "What the manager's tests start."})
 	p.Request(pluginproto.Requests{Read: []string{"/srv/testplugin"}, Net: []string{"api.example.com:443"}, Env: []string{"TESTPLUGIN_TOKEN"}})
@@ -131,6 +133,15 @@ func main() {
 		<-ctx.Done()
 		p.Logger().Info("hang cancelled")
 		return nil, ctx.Err()
+	})
+	// breaklane writes a frame that does not decode on the frame lane:
+	// the host must drop the lane and restart the plugin.
+	p.AddTool(pluginproto.Tool{Name: "breaklane"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
+		if laneFD < 3 {
+			return nil, errors.New("no frame lane")
+		}
+		_, err := syscall.Write(laneFD, []byte{0, 0, 0, 6, 1, 0xff, 0xff, 0xff, 0xff, 0xff})
+		return pluginproto.TextResult("written"), err
 	})
 	p.AddTool(pluginproto.Tool{Name: "crash"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {
 		os.Exit(3)

@@ -1,0 +1,125 @@
+package pluginclient
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+
+	"google.golang.org/protobuf/proto"
+
+	"github.com/plughost/plughost/internal/lane"
+	"github.com/plughost/plughost/internal/pluginpb"
+)
+
+// laneConn is the host's end of a plugin's frame lane (internal/lane): a
+// callStream carrying CallsV2's frames without gRPC.
+type laneConn struct {
+	f         *os.File
+	w         *lane.Writer
+	r         *lane.Reader
+	onBreak   func(error) // OfferLane's; nil for none
+	closeOnce sync.Once
+}
+
+func newLaneConn(f *os.File, maxRecv int, onBreak func(error)) *laneConn {
+	return &laneConn{f: f, w: lane.NewWriter(f), r: lane.NewReader(f, maxRecv), onBreak: onBreak}
+}
+
+func (l *laneConn) Send(f *pluginpb.HostFrame) error { return l.w.Write(lane.KindCall, f) }
+
+// Recv decodes the next frame of the calls, skipping frames of other
+// kinds. A frame that does not decode breaks the lane (ErrBroken): its
+// framing can no longer be trusted.
+func (l *laneConn) Recv() (*pluginpb.PluginFrame, error) {
+	for {
+		kind, msg, err := l.r.Next()
+		if err != nil {
+			return nil, err
+		}
+		if kind != lane.KindCall {
+			continue // a kind of a later revision
+		}
+		f := new(pluginpb.PluginFrame)
+		if err := proto.Unmarshal(msg, f); err != nil {
+			return nil, fmt.Errorf("%w: a frame of %d bytes does not decode: %v", lane.ErrBroken, len(msg), err)
+		}
+		return f, nil
+	}
+}
+
+func (l *laneConn) close() { l.closeOnce.Do(func() { _ = l.f.Close() }) }
+
+// broke retires the lane after its reader stopped with err, and returns
+// the error its calls in flight fail with. A lane the plugin broke (a
+// frame malformed, over MaxResultSize, or not decoding) is reported to
+// onBreak: the plugin is not fit to run (the manager restarts it). A lane
+// that ended (the plugin closed it, or its process exited) or that the
+// host closed is not.
+func (l *laneConn) broke(err error, exited context.Context) error {
+	l.close()
+	if errors.Is(err, io.EOF) || errors.Is(err, os.ErrClosed) || exited != nil && exited.Err() != nil {
+		return err
+	}
+	if l.onBreak != nil {
+		l.onBreak(fmt.Errorf("the plugin broke its frame lane: %w", err))
+	}
+	return err
+}
+
+// OfferLane makes f, the host's end of a frame lane whose other end the
+// plugin's process was handed at launch (named by lane.EnvFD in its
+// environment), the lane Describe offers the plugin. When the plugin
+// takes it, its calls go there instead of the CallsV2 rpc; when it does
+// not (a plugin of another language, an older SDK), f is closed and calls
+// stay on gRPC. A lane the plugin breaks fails the calls then in flight,
+// calls onBreak with why (on the lane's reader goroutine: it must not
+// block), and the calls after go on gRPC. Call it before Describe; the
+// Client owns f from then on, and closes it when the plugin exits.
+func (c *Client) OfferLane(f *os.File, onBreak func(error)) {
+	if _, ok := c.calls.(*mux); !ok {
+		_ = f.Close() // contract 1: a CallTool stream per call, no lane
+		return
+	}
+	if old := c.laneOffer.Swap(newLaneConn(f, c.limits.MaxResultSize, onBreak)); old != nil {
+		old.close()
+	}
+}
+
+// takeLane is the lane Describe offers, if any, and settles it by the
+// plugin's answer: taken, the calls use it (until the plugin exits),
+// else it is closed. Call settle exactly once, with whether the plugin
+// took it (false when Describe failed).
+func (c *Client) takeLane() (offered bool, settle func(taken bool)) {
+	l := c.laneOffer.Swap(nil)
+	if l == nil {
+		return false, func(bool) {}
+	}
+	return true, func(taken bool) {
+		m, ok := c.calls.(*mux)
+		if !taken || !ok {
+			l.close()
+			return
+		}
+		if c.exited != nil {
+			context.AfterFunc(c.exited, l.close)
+		}
+		m.mu.Lock()
+		m.lane = l
+		m.mu.Unlock()
+	}
+}
+
+// OnLane reports whether the plugin's calls go on the frame lane: it took
+// the lane at Describe and the lane has not broken.
+func (c *Client) OnLane() bool {
+	m, ok := c.calls.(*mux)
+	if !ok {
+		return false
+	}
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.lane != nil || m.cur != nil && m.cur.lane != nil
+}

@@ -22,13 +22,30 @@ type laneConn struct {
 	r         *lane.Reader
 	onBreak   func(error) // OfferLane's; nil for none
 	closeOnce sync.Once
+	stallOnce sync.Once // a stall is reported once
 }
 
 func newLaneConn(f *os.File, maxRecv int, onBreak func(error)) *laneConn {
 	return &laneConn{f: f, w: lane.NewWriter(f), r: lane.NewReader(f, maxRecv), onBreak: onBreak}
 }
 
-func (l *laneConn) Send(f *pluginpb.HostFrame) error { return l.w.Write(lane.KindCall, f) }
+// Send queues f on the lane. A plugin that stopped reading its lane
+// (lane.ErrStalled: a write waited past the lane's bound) is not fit to
+// run: it is reported to onBreak (the manager restarts it) and the lane is
+// closed, which ends its reader, so that every call in flight fails at
+// once instead of waiting behind it.
+func (l *laneConn) Send(f *pluginpb.HostFrame) error {
+	err := l.w.Write(lane.KindCall, f)
+	if errors.Is(err, lane.ErrStalled) {
+		l.stallOnce.Do(func() {
+			if l.onBreak != nil {
+				l.onBreak(fmt.Errorf("the plugin stopped reading its frame lane: %w", err))
+			}
+			l.close()
+		})
+	}
+	return err
+}
 
 // Recv decodes the next frame of the calls, skipping frames of other
 // kinds. A frame that does not decode breaks the lane (ErrBroken): its

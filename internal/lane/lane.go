@@ -32,7 +32,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"sync"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 )
@@ -58,6 +60,21 @@ var ErrTooLarge = errors.New("lane frame too large")
 
 // ErrBroken is the error of a malformed frame (wrapped, naming what).
 var ErrBroken = errors.New("lane framing broken")
+
+// ErrStalled is the error of a write the peer did not take within
+// stallTimeout: it has stopped reading its lane (it hangs, or reads
+// nothing on purpose), and every frame queued behind would wait with it.
+var ErrStalled = errors.New("lane peer stopped reading")
+
+// stallTimeout bounds one write to a lane whose socket has a deadline (an
+// *os.File on the runtime's poller, as Pair's host end and FromEnv's are):
+// a peer that reads nothing for this long fails the write, and with it
+// every sender waiting behind it. A live peer takes a batch in well under
+// a millisecond; 30 s is far past a loaded machine's stall.
+var stallTimeout = 30 * time.Second
+
+// deadliner is a writer whose writes can be bounded in time.
+type deadliner interface{ SetWriteDeadline(time.Time) error }
 
 // Writer writes frames to a lane, batching those queued together. It is
 // safe for concurrent use.
@@ -117,9 +134,15 @@ func (w *Writer) Write(kind byte, m proto.Message) error {
 		w.queue = w.spare[:0]
 		w.space.Broadcast()
 		w.mu.Unlock()
+		if d, ok := w.w.(deadliner); ok {
+			_ = d.SetWriteDeadline(time.Now().Add(stallTimeout))
+		}
 		_, err := w.w.Write(batch)
 		w.mu.Lock()
-		if err != nil {
+		switch {
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			w.err = fmt.Errorf("%w: a write of %d bytes waited %v: %w", ErrStalled, len(batch), stallTimeout, err)
+		case err != nil:
 			w.err = fmt.Errorf("lane write: %w", err)
 		}
 		if cap(batch) <= MaxQueued { // a huge one is let go

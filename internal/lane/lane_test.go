@@ -11,6 +11,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"google.golang.org/protobuf/proto"
 
@@ -180,5 +181,42 @@ func TestFromEnvRefusesWhatIsNoLane(t *testing.T) {
 	}
 	if _, ok := os.LookupEnv(EnvFD); ok {
 		t.Errorf("%s still set after FromEnv", EnvFD)
+	}
+}
+
+// TestWriterStalledPeer: a peer that reads nothing fails the write that
+// waits for it once stallTimeout passes, with ErrStalled, and every
+// sender queued behind it gets the same error instead of waiting for ever.
+func TestWriterStalledPeer(t *testing.T) {
+	defer func(d time.Duration) { stallTimeout = d }(stallTimeout)
+	stallTimeout = 50 * time.Millisecond
+	host, plugin, err := Pair()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer host.Close()
+	defer plugin.Close() // open, never read: the socket's buffer fills
+	w := NewWriter(host)
+	big := &pluginpb.HostFrame{CallId: 1, Msg: &pluginpb.HostFrame_Arguments{Arguments: &pluginpb.ArgumentsChunk{Data: make([]byte, 256<<10)}}}
+	errs := make(chan error, 64)
+	for range cap(errs) {
+		go func() { errs <- w.Write(KindCall, big) }()
+	}
+	stalled := 0
+	for range cap(errs) {
+		if err := <-errs; err != nil {
+			if !errors.Is(err, ErrStalled) {
+				t.Fatalf("Write = %v, want ErrStalled", err)
+			}
+			stalled++
+		}
+	}
+	// 16 MiB queued against a socket buffer of a few hundred KiB: most
+	// senders find the lane stalled.
+	if stalled == 0 {
+		t.Fatal("no Write failed though the peer read nothing")
+	}
+	if err := w.Write(KindCall, big); !errors.Is(err, ErrStalled) {
+		t.Errorf("a Write after the stall = %v, want ErrStalled kept", err)
 	}
 }

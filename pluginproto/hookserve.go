@@ -19,18 +19,15 @@ import (
 // that floods a hook cannot make it hold unbounded goroutines.
 const maxHookQuestions = 1024
 
-// Hooks serves the host's questions to the plugin's hooks (AddHook) on one
-// stream: each question runs on a goroutine of its own, a cancel frame
-// cancels its handler's context, and every answer goes out through one
-// mutex. When the stream ends, every question still running is cancelled,
-// and Hooks returns once their handlers have.
+// Hooks serves the host's questions to the plugin's hooks (AddHook) on the
+// Hooks rpc's stream: each question runs on a goroutine of its own, a
+// cancel frame cancels its handler's context, and every answer goes out
+// through one mutex. When the stream ends, every question still running is
+// cancelled, and Hooks returns once their handlers have. A plugin on the
+// frame lane gets its questions there instead (serveLane), served the same.
 func (s *server) Hooks(stream grpc.BidiStreamingServer[pluginpb.HookCall, pluginpb.HookAnswer]) error {
-	ctx, cancelAll := context.WithCancel(stream.Context())
-	h := &hookStream{p: s.p, stream: stream, running: make(map[uint64]context.CancelFunc)}
-	defer func() {
-		cancelAll()
-		h.wg.Wait()
-	}()
+	h, end := s.p.serveHooks(stream.Context(), &grpcHookSender{stream: stream})
+	defer end()
 	for {
 		q, err := stream.Recv()
 		if err != nil {
@@ -39,28 +36,66 @@ func (s *server) Hooks(stream grpc.BidiStreamingServer[pluginpb.HookCall, plugin
 			}
 			return err
 		}
-		if q.GetCancel() {
-			h.mu.Lock()
-			cancel := h.running[q.GetId()]
-			h.mu.Unlock()
-			if cancel != nil {
-				cancel()
-			}
-			continue
-		}
-		h.start(ctx, q)
+		h.handle(q)
 	}
 }
 
-// hookStream is the plugin's side of one Hooks stream.
-type hookStream struct {
-	p      *Plugin
+// hookAnswerSender sends a hook's answers: the Hooks rpc's stream
+// (grpcHookSender), or the frame lane's (laneHookSender). Safe for
+// concurrent use, so that answers ready together go in one write on the
+// lane.
+type hookAnswerSender interface {
+	Send(*pluginpb.HookAnswer) error
+}
+
+// grpcHookSender is a gRPC Hooks stream, one Send at a time.
+type grpcHookSender struct {
+	mu     sync.Mutex
 	stream grpc.BidiStreamingServer[pluginpb.HookCall, pluginpb.HookAnswer]
-	sendMu sync.Mutex // one Send at a time
-	wg     sync.WaitGroup
+}
+
+func (g *grpcHookSender) Send(a *pluginpb.HookAnswer) error {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	return g.stream.Send(a)
+}
+
+// serveHooks returns the plugin's side of one stream of questions, whose
+// answers go to out, and end: it cancels the questions still running and
+// returns once their handlers have.
+func (p *Plugin) serveHooks(ctx context.Context, out hookAnswerSender) (h *hookStream, end func()) {
+	ctx, cancelAll := context.WithCancel(ctx)
+	h = &hookStream{p: p, ctx: ctx, out: out, running: make(map[uint64]context.CancelFunc)}
+	return h, func() {
+		cancelAll()
+		h.wg.Wait()
+	}
+}
+
+// hookStream is the plugin's side of one stream of questions.
+type hookStream struct {
+	p   *Plugin
+	ctx context.Context // the stream's: ends when it does
+	out hookAnswerSender
+	wg  sync.WaitGroup
 
 	mu      sync.Mutex
 	running map[uint64]context.CancelFunc // questions not answered yet
+}
+
+// handle acts on one frame of the host: a cancel cancels its question's
+// handler, a question starts one.
+func (h *hookStream) handle(q *pluginpb.HookCall) {
+	if !q.GetCancel() {
+		h.start(h.ctx, q)
+		return
+	}
+	h.mu.Lock()
+	cancel := h.running[q.GetId()]
+	h.mu.Unlock()
+	if cancel != nil {
+		cancel()
+	}
 }
 
 // start runs the handler of q on a goroutine of its own, unless its id is
@@ -106,9 +141,7 @@ func (h *hookStream) send(a *pluginpb.HookAnswer) {
 			a = &pluginpb.HookAnswer{Id: a.GetId(), Error: fmt.Sprintf("the hook's answer, a message of %d bytes, is over the host's MaxResultSize (%d bytes); it was not sent", size, max)}
 		}
 	}
-	h.sendMu.Lock()
-	defer h.sendMu.Unlock()
-	_ = h.stream.Send(a) // a failed Send ends the stream, and every question's context
+	_ = h.out.Send(a) // a failed Send ends the stream, and every question's context
 }
 
 // Hook answers q in-process, as the Hooks stream does (pluginhost.Plugin).

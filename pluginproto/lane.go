@@ -35,7 +35,7 @@ func (h *hostPlugin) SetLane(f *os.File) {
 }
 
 // takeLane answers a Describe that offers a lane: whether the plugin
-// serves CallsV2 on it. The first such Describe decides; the lane is
+// serves CallsV2 and its hooks' questions on it. The first such Describe decides; the lane is
 // served on a goroutine of its own until the host closes it.
 func (p *Plugin) takeLane() bool {
 	p.lane.mu.Lock()
@@ -60,14 +60,18 @@ func (p *Plugin) takeLane() bool {
 	return true
 }
 
-// serveLane serves CallsV2 on the lane f until the host closes it (or it
-// breaks), then cancels the calls still running on it and closes f. Each
-// frame is handled on this goroutine as it is read, as CallsV2's loop
-// does with gRPC's messages.
+// serveLane serves CallsV2 and the questions to the plugin's hooks on the
+// lane f until the host closes it (or it breaks), then cancels the calls
+// and questions still running on it and closes f. Each frame is handled
+// on this goroutine as it is read, as CallsV2's and Hooks' loops do with
+// gRPC's messages.
 func (p *Plugin) serveLane(f *os.File) {
 	defer f.Close()
-	c, end := p.serveCalls(context.Background(), laneSender{lane.NewWriter(f)})
-	defer end()
+	w := lane.NewWriter(f)
+	c, endCalls := p.serveCalls(context.Background(), laneSender{w})
+	defer endCalls()
+	h, endHooks := p.serveHooks(context.Background(), laneHookSender{w})
+	defer endHooks()
 	r := lane.NewReader(f, pluginwire.MaxPluginMessage+64)
 	for {
 		kind, msg, err := r.Next()
@@ -77,15 +81,23 @@ func (p *Plugin) serveLane(f *os.File) {
 			}
 			return
 		}
-		if kind != lane.KindCall {
-			continue // a kind of a later revision
+		switch kind {
+		case lane.KindCall:
+			frame := new(pluginpb.HostFrame)
+			if err := proto.Unmarshal(msg, frame); err != nil {
+				p.logger.Warn("the host sent a frame that does not decode: the lane is closed", "error", err)
+				return
+			}
+			c.handle(frame)
+		case lane.KindHook:
+			q := new(pluginpb.HookCall)
+			if err := proto.Unmarshal(msg, q); err != nil {
+				p.logger.Warn("the host sent a hook question that does not decode: the lane is closed", "error", err)
+				return
+			}
+			h.handle(q)
 		}
-		frame := new(pluginpb.HostFrame)
-		if err := proto.Unmarshal(msg, frame); err != nil {
-			p.logger.Warn("the host sent a frame that does not decode: the lane is closed", "error", err)
-			return
-		}
-		c.handle(frame)
+		// A frame of another kind is of a later revision: skipped.
 	}
 }
 
@@ -93,3 +105,8 @@ func (p *Plugin) serveLane(f *os.File) {
 type laneSender struct{ w *lane.Writer }
 
 func (s laneSender) Send(f *pluginpb.PluginFrame) error { return s.w.Write(lane.KindCall, f) }
+
+// laneHookSender sends hooks' answers on the lane.
+type laneHookSender struct{ w *lane.Writer }
+
+func (s laneHookSender) Send(a *pluginpb.HookAnswer) error { return s.w.Write(lane.KindHook, a) }

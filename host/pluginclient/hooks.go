@@ -1,6 +1,7 @@
 package pluginclient
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -18,15 +19,15 @@ import (
 )
 
 // Questions to a hook plugin: every question of the host to one plugin
-// goes on its one Hooks stream, opened at the first question and kept for
-// the plugin's lifetime, each named by an id. The calling goroutine queues
-// its question for the stream's writer goroutine and waits for its
-// answer, which one goroutine (read) receives and hands over; when the
+// goes on one stream, opened at the first question and kept for the
+// plugin's lifetime, each named by an id: the frame lane's when the plugin
+// took one at Describe (frames of kind lane.KindHook beside its calls),
+// else the Hooks rpc's. The calling goroutine queues its question for the
+// stream's writer goroutine and waits for its answer, which the stream's
+// reader (the lane's, or read) receives and hands over; when the
 // caller's ctx ends first, it queues a cancel frame for the id and returns
 // at once, and the late answer is dropped. The writer, not the caller,
-// sends: a plugin that stops reading (hung, stopped) blocks a gRPC Send
-// once the stream's flow-control window is full, and that must not keep a
-// question past its ctx. The queue holds Limits.MaxHookQuestions frames; a
+// sends (see hookStream.write). The queue holds Limits.MaxHookQuestions frames; a
 // question that finds it full fails at once. A broken stream fails every
 // question in flight on it at once, and the next question opens a new one.
 
@@ -49,8 +50,8 @@ var (
 )
 
 // Hook asks the plugin one question as the hook q.Hook at q.Point, and
-// returns its answer. The question goes on the plugin's one Hooks stream
-// (see above); ctx bounds the wait: when it ends, the plugin is told to
+// returns its answer. The question goes on the plugin's one stream of
+// questions (see above); ctx bounds the wait: when it ends, the plugin is told to
 // cancel the question and Hook returns an error wrapping ctx's at once.
 //
 // Errors wrap ErrNotOffered when the plugin did not offer q.Point in
@@ -119,7 +120,7 @@ func hookCallPB(q *tool.HookCall) (*pluginpb.HookCall, error) {
 	return m, nil
 }
 
-// hookMux is the host's side of a plugin's Hooks stream.
+// hookMux is the host's side of a plugin's questions to its hooks.
 type hookMux struct {
 	rpc    pluginpb.PluginClient
 	exited context.Context // the plugin process's lifetime; nil in some tests
@@ -128,12 +129,22 @@ type hookMux struct {
 
 	mu     sync.Mutex
 	cur    *hookStream // the open stream; nil before the first question and after a break
+	lane   *laneConn   // the frame lane, until the first question opens its stream there; nil: gRPC
 	nextID uint64
 }
 
-// hookStream is one Hooks stream and the questions waiting on it.
+// hookSender sends questions on one stream: the Hooks rpc's, or the frame
+// lane's (laneHookSender). Answers come back through hookMux.deliver,
+// from the rpc's reader goroutine (read) or the lane's (laneConn.Recv),
+// and the end of either through hookMux.broke.
+type hookSender interface {
+	Send(*pluginpb.HookCall) error
+}
+
+// hookStream is one stream of questions and the questions waiting on it.
 type hookStream struct {
-	stream  grpc.BidiStreamingClient[pluginpb.HookCall, pluginpb.HookAnswer]
+	m       *hookMux
+	stream  hookSender
 	ctx     context.Context // the stream's; ends when it breaks
 	cancel  context.CancelFunc
 	out     chan *pluginpb.HookCall   // the frames the writer sends, in order
@@ -163,7 +174,7 @@ func (m *hookMux) ask(ctx context.Context, what string, q *pluginpb.HookCall) (*
 	select {
 	case r := <-ch:
 		if r.err != nil {
-			return nil, m.brokenError(ctx, what, r.err)
+			return nil, brokenError(ctx, m.exited, what, r.err)
 		}
 		return r.answer, nil
 	case <-ctx.Done():
@@ -187,21 +198,12 @@ func (m *hookMux) register() (*hookStream, uint64, chan hookReply, error) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if m.cur == nil {
-		parent := m.exited
-		if parent == nil {
-			parent = context.Background()
-		}
-		// The stream lives as long as the plugin, as CallsV2 does.
-		sctx, cancel := context.WithCancel(parent)
-		stream, err := m.rpc.Hooks(sctx, m.recv)
+		s, err := m.open()
 		if err != nil {
-			cancel()
 			return nil, 0, nil, err
 		}
-		m.cur = &hookStream{stream: stream, ctx: sctx, cancel: cancel, out: make(chan *pluginpb.HookCall, m.max),
-			waiting: make(map[uint64]chan hookReply)}
-		go m.read(m.cur)
-		go m.cur.write()
+		m.cur = s
+		go s.write()
 	}
 	if len(m.cur.waiting) >= m.max {
 		return nil, 0, nil, fmt.Errorf("%w: %d questions wait for the plugin's answers, its bound (MaxHookQuestions)", ErrTooManyQuestions, m.max)
@@ -212,8 +214,38 @@ func (m *hookMux) register() (*hookStream, uint64, chan hookReply, error) {
 	return m.cur, m.nextID, ch, nil
 }
 
-// write sends the queued frames until the stream ends. A failed Send
-// ends the stream, and read reports it to every question in flight.
+// open opens a stream of questions: on the frame lane, once, when the
+// plugin took one and it has not broken, else the Hooks rpc. Under m.mu.
+// The stream lives as long as the plugin, as the calls' does.
+func (m *hookMux) open() (*hookStream, error) {
+	sctx, cancel := context.WithCancel(cmp.Or(m.exited, context.Background()))
+	s := &hookStream{m: m, ctx: sctx, cancel: cancel, out: make(chan *pluginpb.HookCall, m.max),
+		waiting: make(map[uint64]chan hookReply)}
+	if l := m.lane; l != nil {
+		m.lane = nil // a broken lane is not reopened: gRPC then
+		s.stream = laneHookSender{l}
+		if l.attachHooks(s) {
+			// The stream breaks when its ctx ends, as the rpc's does.
+			context.AfterFunc(sctx, func() { m.broke(s, errHooksStreamEnded) })
+			return s, nil
+		}
+	}
+	stream, err := m.rpc.Hooks(sctx, m.recv)
+	if err != nil {
+		cancel()
+		return nil, err
+	}
+	s.stream = stream
+	go m.read(s, stream)
+	return s, nil
+}
+
+// write sends the queued frames until the stream ends. The writer, not
+// the caller, sends: a plugin that stops reading blocks a Send (gRPC's
+// once its flow-control window is full, the lane's once the socket's
+// buffer is), and that must not keep a question past its ctx. A failed
+// Send ends the stream, and its reader reports it to every question in
+// flight.
 func (s *hookStream) write() {
 	for {
 		select {
@@ -234,28 +266,33 @@ func (m *hookMux) finish(s *hookStream, id uint64) {
 	m.mu.Unlock()
 }
 
-// read hands the plugin's answers to their questions until the stream
-// breaks, then fails the questions still waiting with its error. An
-// answer to an id that waits no more (cancelled, or never sent) is
-// dropped.
-func (m *hookMux) read(s *hookStream) {
+// read hands the answers on the Hooks rpc's stream to their questions
+// until it breaks.
+func (m *hookMux) read(s *hookStream, stream grpc.BidiStreamingClient[pluginpb.HookCall, pluginpb.HookAnswer]) {
 	for {
-		a, err := s.stream.Recv()
+		a, err := stream.Recv()
 		if err != nil {
 			m.broke(s, err)
 			return
 		}
-		m.mu.Lock()
-		ch := s.waiting[a.GetId()]
-		delete(s.waiting, a.GetId())
-		m.mu.Unlock()
-		if ch != nil {
-			ch <- hookReply{answer: a}
-		}
+		m.deliver(s, a)
 	}
 }
 
-// broke retires a broken stream: the next question opens a new one.
+// deliver hands an answer to its question. An answer to an id that waits
+// no more (cancelled, or never sent) is dropped.
+func (m *hookMux) deliver(s *hookStream, a *pluginpb.HookAnswer) {
+	m.mu.Lock()
+	ch := s.waiting[a.GetId()]
+	delete(s.waiting, a.GetId())
+	m.mu.Unlock()
+	if ch != nil {
+		ch <- hookReply{answer: a}
+	}
+}
+
+// broke retires a broken stream, failing the questions still waiting on
+// it with err: the next question opens a new one.
 func (m *hookMux) broke(s *hookStream, err error) {
 	s.cancel()
 	if errors.Is(err, io.EOF) {
@@ -273,25 +310,13 @@ func (m *hookMux) broke(s *hookStream, err error) {
 	}
 }
 
-// errHooksEnded is a Hooks stream the plugin ended with questions in
-// flight.
-var errHooksEnded = errors.New("the plugin ended its hooks stream")
+// errHooksStreamEnded is a stream of questions on the lane whose context
+// ended (the plugin exited).
+var errHooksStreamEnded = errors.New("the hooks stream ended")
 
-// brokenError is the error of a question whose stream broke: ErrTooLarge
-// when the host refused an answer over Limits.MaxResultSize (which breaks
-// the stream), else ErrPluginClosed.
-func (m *hookMux) brokenError(ctx context.Context, what string, err error) error {
-	switch {
-	case ctx.Err() != nil:
-		return fmt.Errorf("%s: %w", what, ctx.Err())
-	case m.exited != nil && m.exited.Err() != nil:
-		return fmt.Errorf("%s: %w: the plugin process has exited", what, ErrPluginClosed)
-	}
-	if e := tooLarge(what, "MaxResultSize", err); e != nil {
-		return e
-	}
-	return fmt.Errorf("%s: %w: %v", what, ErrPluginClosed, err)
-}
+// errHooksEnded is a stream of questions the plugin ended with questions
+// in flight.
+var errHooksEnded = errors.New("the plugin ended its hooks stream")
 
 // hookPoints is what Describe's offers.hooks names that the host knows,
 // in the order of a request, each once; the rest (a later contract

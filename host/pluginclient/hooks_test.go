@@ -102,6 +102,9 @@ func TestHookOffersAndAnswers(t *testing.T) {
 			t.Errorf("the hook saw caller %+v", q.Caller)
 		}
 	}
+	if c.HooksOnLane() != overLane() {
+		t.Errorf("questions on the lane: %v, want %v", c.HooksOnLane(), overLane())
+	}
 }
 
 func TestHookNotOfferedIsNotAsked(t *testing.T) {

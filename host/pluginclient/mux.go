@@ -48,17 +48,17 @@ import (
 // 15.3–15.5 µs one frame per message. gRPC's writer already puts the
 // messages that are ready together into one write.
 //
-// The stream is opened at the first call. When it breaks, every call in
-// flight on it fails, and the next call opens a new one: on gRPC, since a
-// broken lane is not reopened.
+// The stream is opened at Describe when the plugin took the lane, else at
+// the first call. When it breaks, every call in flight on it fails, and
+// the next call opens a new one: on gRPC, since a broken lane is not
+// reopened.
 type mux struct {
 	rpc    pluginpb.PluginClient
 	exited context.Context // the plugin process's lifetime; nil in some tests
 	recv   grpc.CallOption // bounds each message the plugin sends (Limits.MaxResultSize)
 
 	mu     sync.Mutex
-	cur    *muxStream // the open stream; nil before the first call and after a break
-	lane   *laneConn  // the frame lane, until the first call opens it; nil: gRPC
+	cur    *muxStream // the open stream; the lane's from Describe, else nil before the first call and after a break
 	nextID uint64
 }
 
@@ -191,13 +191,15 @@ func (m *mux) register(ctx context.Context, req *pluginhost.CallRequest, done fu
 	return m.cur, m.nextID, call, nil
 }
 
-// open opens the stream: the lane, once, when the plugin took one, else
-// the CallsV2 rpc. Under m.mu.
+// newMuxStream is a stream whose calls are not started yet: the lane's
+// (lane set) or the rpc's.
+func newMuxStream(stream callStream, lane *laneConn, cancel context.CancelFunc) *muxStream {
+	return &muxStream{stream: stream, lane: lane, cancel: cancel, calls: make(map[uint64]*muxCall)}
+}
+
+// open opens the CallsV2 rpc's stream (the lane's opens at Describe:
+// Client.takeLane). Under m.mu.
 func (m *mux) open() (*muxStream, error) {
-	if l := m.lane; l != nil {
-		m.lane = nil // a broken lane is not reopened: gRPC then
-		return &muxStream{stream: l, lane: l, cancel: l.close, calls: make(map[uint64]*muxCall)}, nil
-	}
 	parent := m.exited
 	if parent == nil {
 		parent = context.Background()
@@ -210,7 +212,7 @@ func (m *mux) open() (*muxStream, error) {
 		cancel()
 		return nil, err
 	}
-	return &muxStream{stream: &grpcStream{stream: stream}, cancel: cancel, calls: make(map[uint64]*muxCall)}, nil
+	return newMuxStream(&grpcStream{stream: stream}, nil, cancel), nil
 }
 
 // finish removes a call from its stream and reports whether it was still
@@ -283,16 +285,16 @@ func (m *mux) broke(s *muxStream, err error) {
 // errStreamEnded is a CallsV2 stream the plugin ended with calls in flight.
 var errStreamEnded = errors.New("the plugin ended its calls stream")
 
-// brokenError is the error of a call whose stream broke: ErrTooLarge when
-// the host refused a message over Limits.MaxResultSize (which breaks the
-// stream, and so every call in flight on it), else ErrPluginClosed,
-// whatever the stream's status said, since the plugin dropped the call.
-func (m *mux) brokenError(ctx context.Context, tool string, err error) error {
-	what := fmt.Sprintf("call %q", tool)
+// brokenError is the error of a call or a hook's question (what) whose
+// stream broke: ErrTooLarge when the host refused a message over
+// Limits.MaxResultSize (which breaks the stream, and so everything in
+// flight on it), else ErrPluginClosed, whatever the stream's status said,
+// since the plugin dropped it.
+func brokenError(ctx, exited context.Context, what string, err error) error {
 	switch {
 	case ctx.Err() != nil:
 		return fmt.Errorf("%s: %w", what, ctx.Err())
-	case m.exited != nil && m.exited.Err() != nil:
+	case exited != nil && exited.Err() != nil:
 		return fmt.Errorf("%s: %w: the plugin process has exited", what, ErrPluginClosed)
 	}
 	if e := tooLarge(what, "MaxResultSize", err); e != nil {
@@ -301,5 +303,5 @@ func (m *mux) brokenError(ctx context.Context, tool string, err error) error {
 	if errors.Is(err, lane.ErrTooLarge) {
 		return fmt.Errorf("%s: %w: %v (MaxResultSize)", what, ErrTooLarge, err)
 	}
-	return fmt.Errorf("call %q: %w: %v", tool, ErrPluginClosed, err)
+	return fmt.Errorf("%s: %w: %v", what, ErrPluginClosed, err)
 }

@@ -188,7 +188,7 @@ func (c *muxCall) broke(err error) {
 	}
 	c.ended = true
 	c.mu.Unlock()
-	c.end(nil, c.m.brokenError(c.ctx, c.req.Tool, err), false)
+	c.end(nil, brokenError(c.ctx, c.m.exited, fmt.Sprintf("call %q", c.req.Tool), err), false)
 }
 
 // drain runs the queued frames' callbacks in order until the queue is
@@ -236,7 +236,7 @@ func (c *muxCall) drain() {
 func (c *muxCall) stopsAt(empty bool) error {
 	err := c.cancelled
 	if err == nil && empty && c.broken != nil {
-		err = c.m.brokenError(c.ctx, c.req.Tool, c.broken)
+		err = brokenError(c.ctx, c.m.exited, fmt.Sprintf("call %q", c.req.Tool), c.broken)
 	}
 	if err != nil {
 		c.ended, c.queue = true, c.queue[:0]

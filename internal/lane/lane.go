@@ -4,9 +4,10 @@
 // ends use it: host/pluginclient and the Go SDK (pluginproto).
 //
 // A frame is a 4-byte big-endian length n, then n bytes: one byte of kind
-// (KindCall: a HostFrame to the plugin, a PluginFrame to the host), then
-// the message's protobuf encoding. A reader skips a frame of a kind it does
-// not know, so a later revision may add kinds (hooks, say).
+// (KindCall: a HostFrame to the plugin, a PluginFrame to the host;
+// KindHook: a HookCall to the plugin, a HookAnswer to the host), then the
+// message's protobuf encoding. A reader skips a frame of a kind it does
+// not know, so a later revision may add kinds.
 //
 // Why our own framing and not gRPC: issue 34 measured the hop's floor
 // between two Go processes with 64 bytes a call. A framed socketpair did
@@ -43,8 +44,14 @@ import (
 // descriptor of its end of the lane.
 const EnvFD = "PLUGHOST_LANE_FD"
 
-// KindCall is the kind of a frame of the CallsV2 stream.
-const KindCall byte = 1
+// The kinds of frame.
+const (
+	// KindCall is a frame of the CallsV2 stream.
+	KindCall byte = 1
+	// KindHook is a frame of the Hooks stream: a question to a hook of
+	// the plugin, or its answer.
+	KindHook byte = 2
+)
 
 // headerSize is the length prefix and the kind byte.
 const headerSize = 5

@@ -26,7 +26,7 @@ const maxHookQuestions = 1024
 // cancelled, and Hooks returns once their handlers have. A plugin on the
 // frame lane gets its questions there instead (serveLane), served the same.
 func (s *server) Hooks(stream grpc.BidiStreamingServer[pluginpb.HookCall, pluginpb.HookAnswer]) error {
-	h, end := s.p.serveHooks(stream.Context(), &grpcHookSender{stream: stream})
+	h, end := s.p.serveHooks(stream.Context(), &lockedSender[pluginpb.HookAnswer]{stream: stream})
 	defer end()
 	for {
 		q, err := stream.Recv()
@@ -40,30 +40,10 @@ func (s *server) Hooks(stream grpc.BidiStreamingServer[pluginpb.HookCall, plugin
 	}
 }
 
-// hookAnswerSender sends a hook's answers: the Hooks rpc's stream
-// (grpcHookSender), or the frame lane's (laneHookSender). Safe for
-// concurrent use, so that answers ready together go in one write on the
-// lane.
-type hookAnswerSender interface {
-	Send(*pluginpb.HookAnswer) error
-}
-
-// grpcHookSender is a gRPC Hooks stream, one Send at a time.
-type grpcHookSender struct {
-	mu     sync.Mutex
-	stream grpc.BidiStreamingServer[pluginpb.HookCall, pluginpb.HookAnswer]
-}
-
-func (g *grpcHookSender) Send(a *pluginpb.HookAnswer) error {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.stream.Send(a)
-}
-
 // serveHooks returns the plugin's side of one stream of questions, whose
 // answers go to out, and end: it cancels the questions still running and
 // returns once their handlers have.
-func (p *Plugin) serveHooks(ctx context.Context, out hookAnswerSender) (h *hookStream, end func()) {
+func (p *Plugin) serveHooks(ctx context.Context, out sender[pluginpb.HookAnswer]) (h *hookStream, end func()) {
 	ctx, cancelAll := context.WithCancel(ctx)
 	h = &hookStream{p: p, ctx: ctx, out: out, running: make(map[uint64]context.CancelFunc)}
 	return h, func() {
@@ -76,7 +56,7 @@ func (p *Plugin) serveHooks(ctx context.Context, out hookAnswerSender) (h *hookS
 type hookStream struct {
 	p   *Plugin
 	ctx context.Context // the stream's: ends when it does
-	out hookAnswerSender
+	out sender[pluginpb.HookAnswer]
 	wg  sync.WaitGroup
 
 	mu      sync.Mutex

@@ -72,7 +72,7 @@ func (s *server) ListTools(context.Context, *pluginpb.ListToolsRequest) (*plugin
 // every call still running is cancelled, and CallsV2 returns once their
 // handlers have.
 func (s *server) CallsV2(stream grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]) error {
-	c, end := s.p.serveCalls(stream.Context(), &grpcSender{stream: stream})
+	c, end := s.p.serveCalls(stream.Context(), &lockedSender[pluginpb.PluginFrame]{stream: stream})
 	defer end()
 	for {
 		f, err := stream.Recv()
@@ -89,7 +89,7 @@ func (s *server) CallsV2(stream grpc.BidiStreamingServer[pluginpb.HostFrame, plu
 // serveCalls starts serving a CallsV2 stream whose frames out go to out
 // and whose frames in the caller passes to handle. end cancels every call
 // still running and returns once their handlers have.
-func (p *Plugin) serveCalls(ctx context.Context, out frameSender) (c *serverCalls, end func()) {
+func (p *Plugin) serveCalls(ctx context.Context, out sender[pluginpb.PluginFrame]) (c *serverCalls, end func()) {
 	ctx, cancelAll := context.WithCancel(ctx)
 	c = &serverCalls{p: p, ctx: ctx, out: out, calls: make(map[uint64]*serverCall)}
 	return c, func() {
@@ -98,22 +98,25 @@ func (p *Plugin) serveCalls(ctx context.Context, out frameSender) (c *serverCall
 	}
 }
 
-// frameSender sends the frames of a CallsV2 stream: the gRPC stream's
-// (grpcSender) or the frame lane's (lane.go). Safe for concurrent use.
-type frameSender interface {
-	Send(*pluginpb.PluginFrame) error
+// sender sends the messages of one stream, the CallsV2 frames or a hook's
+// answers: a gRPC stream's (lockedSender) or the frame lane's (lane.go).
+// Safe for concurrent use, so that messages ready together go in one
+// write on the lane.
+type sender[T any] interface {
+	Send(*T) error
 }
 
-// grpcSender is a gRPC CallsV2 stream, one Send at a time.
-type grpcSender struct {
+// lockedSender is a gRPC stream, one Send at a time (a gRPC stream's Send
+// is not safe for concurrent use).
+type lockedSender[T any] struct {
 	mu     sync.Mutex
-	stream grpc.BidiStreamingServer[pluginpb.HostFrame, pluginpb.PluginFrame]
+	stream sender[T]
 }
 
-func (g *grpcSender) Send(f *pluginpb.PluginFrame) error {
+func (g *lockedSender[T]) Send(m *T) error {
 	g.mu.Lock()
 	defer g.mu.Unlock()
-	return g.stream.Send(f)
+	return g.stream.Send(m)
 }
 
 // serverCalls is the plugin's side of one CallsV2 stream, on gRPC or on
@@ -121,7 +124,7 @@ func (g *grpcSender) Send(f *pluginpb.PluginFrame) error {
 type serverCalls struct {
 	p       *Plugin
 	ctx     context.Context // the stream's; cancelled when it ends
-	out     frameSender
+	out     sender[pluginpb.PluginFrame]
 	running sync.WaitGroup // the handlers
 
 	mu    sync.Mutex

@@ -19,17 +19,7 @@ import (
 func TestHookQuestionsOnTheLane(t *testing.T) {
 	f := &fake{describe: &pluginpb.DescribeResponse{Name: "guard", ContractVersion: 2, Lane: true,
 		Offers: &pluginpb.Offers{Hooks: []string{"before_call"}}}}
-	c, _ := serveLimited(t, 2, f, &Limits{MaxResultSize: 1 << 20})
-	host, plugin, err := lane.Pair()
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = plugin.Close() })
-	broke := make(chan error, 1)
-	c.OfferLane(host, func(err error) { broke <- err })
-	if _, err := c.Describe(t.Context(), "test"); err != nil {
-		t.Fatal(err)
-	}
+	c, plugin, broke := describedOnLane(t, f)
 
 	type reply struct {
 		a   *tool.HookAnswer

@@ -33,6 +33,18 @@ func laneFake(t *testing.T) (*Client, *os.File, <-chan error) {
 			}
 		},
 	}
+	c, plugin, broke := describedOnLane(t, f)
+	if !c.OnLane() {
+		t.Fatal("the plugin took the lane, but calls are not on it")
+	}
+	return c, plugin, broke
+}
+
+// describedOnLane serves f (MaxResultSize 1 MiB), offers it a lane and
+// has it described: it returns the client, the plugin's end of the lane
+// and what the lane's breaks report.
+func describedOnLane(t *testing.T, f *fake) (*Client, *os.File, <-chan error) {
+	t.Helper()
 	c, _ := serveLimited(t, 2, f, &Limits{MaxResultSize: 1 << 20})
 	host, plugin, err := lane.Pair()
 	if err != nil {
@@ -43,9 +55,6 @@ func laneFake(t *testing.T) (*Client, *os.File, <-chan error) {
 	c.OfferLane(host, func(err error) { broke <- err })
 	if _, err := c.Describe(t.Context(), "test"); err != nil {
 		t.Fatal(err)
-	}
-	if !c.OnLane() {
-		t.Fatal("the plugin took the lane, but calls are not on it")
 	}
 	return c, plugin, broke
 }

@@ -150,11 +150,14 @@ func TestTaskOutlivesCallTimeout(t *testing.T) {
 	if err != nil || !strings.Contains(string(res), "long job done") {
 		t.Errorf("as a task: %s, %v, want its result past the timeout", res, err)
 	}
-	_, err = e.p.CallTool(context.Background(), &tool.Call{Name: "longjob", Arguments: args})
+	// A job far longer than the limit: only the limit can end these calls
+	// (600 ms left a margin a loaded CI machine's timer once overran).
+	endless := json.RawMessage(`{"MS":600000}`)
+	_, err = e.p.CallTool(context.Background(), &tool.Call{Name: "longjob", Arguments: endless})
 	if !errors.Is(err, tool.ErrTimedOut) {
 		t.Errorf("synchronous: %v, want tool.ErrTimedOut", err)
 	}
-	ignored := &tool.Call{Name: "longjob", Arguments: args, Tasks: true, BecameTask: func(func()) {}, Detach: func() {}}
+	ignored := &tool.Call{Name: "longjob", Arguments: endless, Tasks: true, BecameTask: func(func()) {}, Detach: func() {}}
 	if _, err = e.p.CallTool(context.Background(), ignored); !errors.Is(err, tool.ErrTimedOut) {
 		t.Errorf("detached but no task made: %v, want tool.ErrTimedOut", err)
 	}

@@ -417,10 +417,21 @@ func (b *lineBuffer) String() string {
 	return b.buf.String()
 }
 
-// await waits until the buffer contains substr.
+// installWait bounds a package install in the end-to-end tests: pip runs
+// from its wheel (every module compiled at each of its four steps), which
+// on a 2-core machine running -race tests beside it took over 40 s.
+const installWait = 3 * time.Minute
+
+// await waits until the buffer contains substr (at most 30 s).
 func (b *lineBuffer) await(t *testing.T, substr string) {
 	t.Helper()
-	timeout := time.After(30 * time.Second)
+	b.awaitWithin(t, substr, 30*time.Second)
+}
+
+// awaitWithin waits at most d until the buffer contains substr.
+func (b *lineBuffer) awaitWithin(t *testing.T, substr string, d time.Duration) {
+	t.Helper()
+	timeout := time.After(d)
 	for {
 		b.mu.Lock()
 		found, changed := strings.Contains(b.buf.String(), substr), b.changed

@@ -110,12 +110,12 @@ func TestPackageInstallOnce(t *testing.T) {
 	addr := strings.TrimSuffix(strings.TrimPrefix(reg.URL, "http://"), "/")
 
 	c := serveWrappedStdio(t, dir, "", env...)
+	c.stderr.awaitWithin(t, "installed @acme/hello-mcp@1.0.0 in ", installWait)
 	c.awaitTool(t, "hello")
 	if got := c.call(t, "hello", nil); got != "hello world from 1.0.0" {
 		t.Fatalf("hello = %q", got)
 	}
 	c.stderr.await(t, "installing @acme/hello-mcp@1.0.0…")
-	c.stderr.await(t, "installed @acme/hello-mcp@1.0.0 in ")
 	if !regexp.MustCompile(`installed @acme/hello-mcp@1\.0\.0 in [0-9.]+m?s: 1 package, [0-9.]+ k?B`).MatchString(c.stderr.String()) {
 		t.Errorf("the install's end is not logged with its time and size:\n%s", c.stderr)
 	}

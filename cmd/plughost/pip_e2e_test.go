@@ -139,12 +139,12 @@ func TestPackageUvx(t *testing.T) {
 	env := []string{"XDG_STATE_HOME=" + state, "PIP_INDEX_URL=" + idx.URL + "/simple/", "PIP_CERT="}
 
 	c := serveWrappedStdio(t, dir, "", env...)
+	c.stderr.awaitWithin(t, "installed hello-mcp==1.0.0 in ", installWait)
 	c.awaitTool(t, "hello_py")
 	if got := c.call(t, "hello_py", nil); got != "hello world from python" {
 		t.Fatalf("hello_py = %q", got)
 	}
 	c.stderr.await(t, "installing hello-mcp==1.0.0 (1 distribution)…")
-	c.stderr.await(t, "installed hello-mcp==1.0.0 in ")
 	asked := idx.count()
 	c.cs.Close()
 

@@ -210,7 +210,7 @@ func startTestHostIn(t *testing.T, pluginDir string, args []string, env ...strin
 		Reader: h.wire.fromServer(stdout),
 		Writer: h.wire.fromClient(stdin),
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute) // a hang guard
 	defer cancel()
 	h.session, err = client.Connect(ctx, transport, sessionEra)
 	if err != nil {

@@ -144,7 +144,9 @@ func connectServe(t *testing.T, cmd *exec.Cmd, timeout time.Duration, processDir
 // each list_changed (a 2026-07-28 client, which hears none, polls).
 func (c *wrappedClient) awaitTool(t *testing.T, name string) {
 	t.Helper()
-	deadline := time.After(30 * time.Second)
+	// A hang guard: a node server's first start under -race, beside the
+	// rest of the suite on 2 cores, once took over 30 s.
+	deadline := time.After(2 * time.Minute)
 	for {
 		for tool, err := range c.cs.Tools(t.Context(), nil) {
 			if err != nil {

@@ -231,10 +231,11 @@ func (c *client) record(msg []byte) {
 	}
 }
 
-// await waits until cond holds, re-checking it on every event.
+// await waits until cond holds, re-checking it on every event, at most
+// 30 s: a hang guard, wide enough for -race on a loaded 2-core machine.
 func (c *client) await(what string, cond func() bool) {
 	c.t.Helper()
-	timeout := time.After(10 * time.Second)
+	timeout := time.After(30 * time.Second)
 	for !cond() {
 		select {
 		case <-c.events:

@@ -44,19 +44,28 @@ func (v *view) hidden(srv *Server, uri string) bool {
 // without Options.Access, which makes Server.guarded the catalog) and what
 // its client was last shown.
 type view struct {
-	g    atomic.Pointer[guardRef]
-	sums viewSums
+	g      atomic.Pointer[guardRef]
+	caller atomic.Pointer[Caller] // a copy of the session's, for Server.Retune's new rules
+	sums   viewSums
 }
 
 type guardRef struct{ g tool.Guard }
 
 // set makes the guard of caller the session's (none without
-// Options.Access).
+// Options.Access); a nil caller is the one set last (Server.Retune).
 func (v *view) set(srv *Server, caller *Caller) {
-	if srv.access == nil {
+	if caller != nil {
+		c := *caller // the session's may be rewritten (SetPeer) while Retune reads this
+		v.caller.Store(&c)
+	} else if caller = v.caller.Load(); caller == nil {
 		return
 	}
-	if g := srv.access(caller); g != nil {
+	access := srv.tuned().access
+	if access == nil {
+		v.g.Store(nil)
+		return
+	}
+	if g := access(caller); g != nil {
 		v.g.Store(&guardRef{g})
 	} else {
 		v.g.Store(nil)

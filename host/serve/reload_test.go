@@ -1,0 +1,209 @@
+package serve
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/plughost/plughost/host/mcp"
+	"github.com/plughost/plughost/host/tool"
+)
+
+// reloadProvider offers two tools, "open" and "secret", answering nothing.
+type reloadProvider struct{}
+
+func (reloadProvider) Name() string { return "p" }
+func (reloadProvider) Tools() []tool.Def {
+	return []tool.Def{
+		{Name: "open", JSON: json.RawMessage(`{"name":"open","inputSchema":{"type":"object"}}`)},
+		{Name: "secret", JSON: json.RawMessage(`{"name":"secret","inputSchema":{"type":"object"}}`)},
+	}
+}
+func (reloadProvider) CallTool(context.Context, *tool.Call) (json.RawMessage, error) {
+	return json.RawMessage(`{"content":[]}`), nil
+}
+
+// sinkLines is a session's sink: every message written, and a signal per
+// write.
+type sinkLines struct {
+	mu    sync.Mutex
+	lines []string
+	wrote chan struct{}
+}
+
+func newSink() *sinkLines { return &sinkLines{wrote: make(chan struct{}, 64)} }
+
+func (s *sinkLines) Write(b []byte) error {
+	s.mu.Lock()
+	s.lines = append(s.lines, string(b))
+	s.mu.Unlock()
+	s.wrote <- struct{}{}
+	return nil
+}
+
+func (s *sinkLines) count(substr string) int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	n := 0
+	for _, l := range s.lines {
+		if strings.Contains(l, substr) {
+			n++
+		}
+	}
+	return n
+}
+
+// writeConfig renames a new file over path, as an editor or a
+// configuration manager does.
+func writeConfig(t *testing.T, path, src string) {
+	t.Helper()
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, []byte(src), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// A rule that hides the tool secret from one subject.
+func hideSecretFrom(subject string) string {
+	return `access {
+  rule "secret is not for ` + subject + `" {
+    deny = "item.name == 'secret' && caller.subject == '` + subject + `'"
+  }
+}
+`
+}
+
+// TestReloadSwapsRulesAndRefusesABrokenFile: a host serving two callers'
+// sessions reloads its file: the caller whose view changed gets
+// list_changed and sees the new view, the other gets none; a change that
+// waits for the next start is named; a file that does not parse is
+// refused whole, naming its line, the rules in force stay, and the
+// metrics count each result.
+func TestReloadSwapsRulesAndRefusesABrokenFile(t *testing.T) {
+	t.Parallel()
+	path := filepath.Join(t.TempDir(), "plughost.hcl")
+	writeConfig(t, path, hideSecretFrom("bob"))
+	var log strings.Builder
+	var logMu sync.Mutex
+	h, err := Start(&Options{Plugins: t.TempDir(), Workspace: t.TempDir(), Config: path, LogLevel: "info", Serving: true, HTTP: true, Observe: &ObserveOptions{}},
+		lockedWriter{&logMu, &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Stop() })
+	h.catalog.Set(reloadProvider{})
+	srv := h.serveWith(mcp.NewServer(h.catalog, h.mcpOptions()))
+	type session struct {
+		s    *mcp.Session
+		sink *sinkLines
+	}
+	open := func(subject string) session {
+		sink := newSink()
+		s := srv.OpenSession(mcp.SessionConn{Notify: sink, Peer: mcp.Peer{Caller: mcp.Caller{Issuer: "https://as.example", Subject: subject}}})
+		t.Cleanup(s.Close)
+		s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), sink)
+		s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sink)
+		return session{s, sink}
+	}
+	alice, bob := open("alice"), open("bob")
+	tools := func(s session) string {
+		out := newSink()
+		s.s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), out)
+		return strings.Join(out.lines, "")
+	}
+	if got := tools(bob); strings.Contains(got, `"secret"`) || !strings.Contains(got, `"open"`) {
+		t.Fatalf("bob's tools under the first rules: %s", got)
+	}
+	settled := func(s session) { // nothing due: a list_changed decided by the reload is written
+		t.Helper()
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		defer cancel()
+		if err := s.s.Drain(ctx); err != nil {
+			t.Fatal(err)
+		}
+	}
+	settled(alice)
+	settled(bob)
+
+	// The rules now hide secret from carol alone: bob's view changes,
+	// alice's does not. The tasks' ttl waits for the next start.
+	writeConfig(t, path, hideSecretFrom("carol")+"tasks {\n  ttl = \"2h\"\n}\n")
+	if err := h.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	settled(alice)
+	settled(bob)
+	if n := bob.sink.count("notifications/tools/list_changed"); n != 1 {
+		t.Errorf("bob got %d tools/list_changed, want 1", n)
+	}
+	if got := tools(bob); !strings.Contains(got, `"secret"`) {
+		t.Errorf("bob's tools under the new rules: %s", got)
+	}
+	if n := alice.sink.count("list_changed"); n != 0 {
+		t.Errorf("alice, whose view did not change, got %d list_changed", n)
+	}
+	logMu.Lock()
+	said := log.String()
+	logMu.Unlock()
+	if !strings.Contains(said, "applied at the next start: settings=tasks.ttl") {
+		t.Errorf("the log does not name tasks.ttl as waiting for the next start:\n%s", said)
+	}
+
+	// A file that does not parse is refused whole, naming file:line.
+	writeConfig(t, path, hideSecretFrom("bob")+"limits {\n  in_flight = \n}\n")
+	err = h.Reload()
+	if err == nil || !strings.Contains(err.Error(), path+":7") {
+		t.Errorf("reloading a broken file: %v; want a refusal naming %s:7", err, path)
+	}
+	if got := tools(bob); !strings.Contains(got, `"secret"`) {
+		t.Errorf("bob's tools after the refused file: %s; the rules in force should stay", got)
+	}
+	for result, want := range map[string]float64{"applied": 1, "refused": 1, "failed": 0} {
+		if got := reloads(t, h, result); got != want {
+			t.Errorf("plughost_config_reloads_total{result=%q} = %v, want %v", result, got, want)
+		}
+	}
+}
+
+// reloads is plughost_config_reloads_total{result} of h's metrics.
+func reloads(t *testing.T, h *Host, result string) float64 {
+	t.Helper()
+	families, err := h.obs.metrics.Registry().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		if f.GetName() != "plughost_config_reloads_total" {
+			continue
+		}
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "result" && l.GetValue() == result {
+					return m.GetCounter().GetValue()
+				}
+			}
+		}
+	}
+	t.Fatalf("no plughost_config_reloads_total{result=%q}", result)
+	return 0
+}
+
+// lockedWriter serializes writes to w (the host logs from many goroutines).
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  *strings.Builder
+}
+
+func (l lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}

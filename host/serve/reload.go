@@ -38,6 +38,7 @@ type reloader struct {
 // (reloadRateLimits) join this list.
 var reloaders = []reloader{
 	{"access rules and the MCP servers' limits", (*Host).reloadServing},
+	{"audit", (*Host).reloadAudit},
 }
 
 // reloadState is what a reload needs of the start: the file, how it is
@@ -48,6 +49,10 @@ type reloadState struct {
 	current *config.Config
 	sum     [sha256.Size]byte // of the file last read (applied or refused), for the watch
 	servers []*mcp.Server
+	// auditFlag and auditArgsFlag are --audit-log and --audit-arguments,
+	// which win over the audit block.
+	auditFlag     string
+	auditArgsFlag bool
 }
 
 // init records the start's configuration and how serve checked it
@@ -61,6 +66,7 @@ func (r *reloadState) init(o *Options, cfg *config.Config, getenv func(string) s
 	}
 	if o.Observe != nil {
 		r.check.AuditLog = o.Observe.AuditLog
+		r.auditFlag, r.auditArgsFlag = o.Observe.AuditLog, o.Observe.AuditArgs
 	}
 	r.current = cfg
 	if path != "" {

@@ -13,8 +13,8 @@ import (
 // The settings a reload cannot apply while serving: each is read once, by
 // something the host opened at start and that work in flight holds (the
 // listener's session table and replay buffers, the task store and its
-// redis connection, the sealer's key, the audit file, the search index,
-// the OAuth verifier). A reload that changes one applies everything else
+// redis connection, the sealer's key, the search index, the OAuth
+// verifier). The audit log's own (on or off) is reloadAudit's to say. A reload that changes one applies everything else
 // and names these in one WARN line: they take effect at the next start.
 // The flags (--http's address, --tls-cert and --tls-key, --audit-log...)
 // are not the file's: a reload never reads them.
@@ -47,7 +47,6 @@ var nextStartSettings = []nextStart{
 	{"tasks.max_result_size", differ(func(c *config.Config) int64 { return c.Tasks.MaxResultSize })},
 	{"tasks.redis", differ(func(c *config.Config) *config.Redis { return c.Tasks.Redis })},
 	{"search", differ(func(c *config.Config) *config.Search { return c.Search })},
-	{"audit", differ(func(c *config.Config) *config.Audit { return c.Audit })},
 	{"auth", differ(func(c *config.Config) *config.Auth { return c.Auth })},
 }
 

@@ -91,34 +91,9 @@ func TestReloadSwapsRulesAndRefusesABrokenFile(t *testing.T) {
 	t.Parallel()
 	path := filepath.Join(t.TempDir(), "plughost.hcl")
 	writeConfig(t, path, hideSecretFrom("bob"))
-	var log strings.Builder
-	var logMu sync.Mutex
-	h, err := Start(&Options{Plugins: t.TempDir(), Workspace: t.TempDir(), Config: path, LogLevel: "info", Serving: true, HTTP: true, Observe: &ObserveOptions{}},
-		lockedWriter{&logMu, &log})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { h.Stop() })
-	h.catalog.Set(reloadProvider{})
-	srv := h.serveWith(mcp.NewServer(h.catalog, h.mcpOptions()))
-	type session struct {
-		s    *mcp.Session
-		sink *sinkLines
-	}
-	open := func(subject string) session {
-		sink := newSink()
-		s := srv.OpenSession(mcp.SessionConn{Notify: sink, Peer: mcp.Peer{Caller: mcp.Caller{Issuer: "https://as.example", Subject: subject}}})
-		t.Cleanup(s.Close)
-		s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), sink)
-		s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sink)
-		return session{s, sink}
-	}
-	alice, bob := open("alice"), open("bob")
-	tools := func(s session) string {
-		out := newSink()
-		s.s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`), out)
-		return strings.Join(out.lines, "")
-	}
+	h, log := startReloading(t, path)
+	alice, bob := h.open(t, "alice"), h.open(t, "bob")
+	tools := func(s session) string { return s.request(t, "tools/list", `{}`) }
 	if got := tools(bob); strings.Contains(got, `"secret"`) || !strings.Contains(got, `"open"`) {
 		t.Fatalf("bob's tools under the first rules: %s", got)
 	}
@@ -150,16 +125,13 @@ func TestReloadSwapsRulesAndRefusesABrokenFile(t *testing.T) {
 	if n := alice.sink.count("list_changed"); n != 0 {
 		t.Errorf("alice, whose view did not change, got %d list_changed", n)
 	}
-	logMu.Lock()
-	said := log.String()
-	logMu.Unlock()
-	if !strings.Contains(said, "applied at the next start: settings=tasks.ttl") {
+	if said := log.String(); !strings.Contains(said, "applied at the next start: settings=tasks.ttl") {
 		t.Errorf("the log does not name tasks.ttl as waiting for the next start:\n%s", said)
 	}
 
 	// A file that does not parse is refused whole, naming file:line.
 	writeConfig(t, path, hideSecretFrom("bob")+"limits {\n  in_flight = \n}\n")
-	err = h.Reload()
+	err := h.Reload()
 	if err == nil || !strings.Contains(err.Error(), path+":7") {
 		t.Errorf("reloading a broken file: %v; want a refusal naming %s:7", err, path)
 	}
@@ -167,7 +139,7 @@ func TestReloadSwapsRulesAndRefusesABrokenFile(t *testing.T) {
 		t.Errorf("bob's tools after the refused file: %s; the rules in force should stay", got)
 	}
 	for result, want := range map[string]float64{"applied": 1, "refused": 1, "failed": 0} {
-		if got := reloads(t, h, result); got != want {
+		if got := reloads(t, h.Host, result); got != want {
 			t.Errorf("plughost_config_reloads_total{result=%q} = %v, want %v", result, got, want)
 		}
 	}
@@ -196,14 +168,96 @@ func reloads(t *testing.T, h *Host, result string) float64 {
 	return 0
 }
 
-// lockedWriter serializes writes to w (the host logs from many goroutines).
-type lockedWriter struct {
-	mu *sync.Mutex
-	w  *strings.Builder
+// TestReloadMovesTheAuditLog: the audit block's new file takes the lines
+// of the calls after the reload, with their arguments when the block
+// says so; the old file keeps those before.
+func TestReloadMovesTheAuditLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plughost.hcl")
+	writeConfig(t, path, "audit {\n  file = \"a.jsonl\"\n}\n")
+	h, _ := startReloading(t, path)
+	s := h.open(t, "alice")
+	s.request(t, "tools/call", `{"name":"open","arguments":{"before":1}}`)
+	writeConfig(t, path, "audit {\n  file = \"b.jsonl\"\n  arguments = true\n}\n")
+	if err := h.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	s.request(t, "tools/call", `{"name":"open","arguments":{"after":2}}`)
+	read := func(name string) string {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return string(b)
+	}
+	if got := read("a.jsonl"); strings.Count(got, "\n") != 1 || !strings.Contains(got, `"tool":"open"`) || strings.Contains(got, `"before"`) {
+		t.Errorf("the first file: %q; want the call before the reload, without its arguments", got)
+	}
+	if got := read("b.jsonl"); strings.Count(got, "\n") != 1 || !strings.Contains(got, `{"after":2}`) {
+		t.Errorf("the second file: %q; want the call after the reload, with its arguments", got)
+	}
 }
 
-func (l lockedWriter) Write(p []byte) (int, error) {
+// reloading is a host started from a configuration file, as serve starts
+// one, whose catalog holds reloadProvider, with one MCP server.
+type reloading struct {
+	*Host
+	srv *mcp.Server
+}
+
+// startReloading starts it; the log it writes is the builder's.
+func startReloading(t *testing.T, path string) (*reloading, *lockedLog) {
+	t.Helper()
+	log := &lockedLog{}
+	h, err := Start(&Options{Plugins: t.TempDir(), Workspace: t.TempDir(), Config: path, LogLevel: "info", Serving: true, HTTP: true,
+		Observe: &ObserveOptions{}}, log)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { h.Stop() })
+	h.catalog.Set(reloadProvider{})
+	return &reloading{h, h.serveWith(mcp.NewServer(h.catalog, h.mcpOptions()))}, log
+}
+
+// session is an initialized session of one caller, its notifications in
+// sink.
+type session struct {
+	s    *mcp.Session
+	sink *sinkLines
+}
+
+// open opens the session of the caller of subject.
+func (h *reloading) open(t *testing.T, subject string) session {
+	sink := newSink()
+	s := h.srv.OpenSession(mcp.SessionConn{Notify: sink, Peer: mcp.Peer{Caller: mcp.Caller{Issuer: "https://as.example", Subject: subject}}})
+	t.Cleanup(s.Close)
+	s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`), sink)
+	s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","method":"notifications/initialized"}`), sink)
+	return session{s, sink}
+}
+
+// request sends one request and returns what was written for it.
+func (s session) request(t *testing.T, method, params string) string {
+	out := newSink()
+	s.s.Handle(t.Context(), []byte(`{"jsonrpc":"2.0","id":2,"method":"`+method+`","params":`+params+`}`), out)
+	return strings.Join(out.lines, "")
+}
+
+// lockedLog is the host's log (it logs from many goroutines).
+type lockedLog struct {
+	mu sync.Mutex
+	b  strings.Builder
+}
+
+func (l *lockedLog) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.w.Write(p)
+	return l.b.Write(p)
+}
+
+func (l *lockedLog) String() string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.b.String()
 }

@@ -138,7 +138,29 @@ func TestReloadSwapsRulesAndRefusesABrokenFile(t *testing.T) {
 	if got := tools(bob); !strings.Contains(got, `"secret"`) {
 		t.Errorf("bob's tools after the refused file: %s; the rules in force should stay", got)
 	}
-	for result, want := range map[string]float64{"applied": 1, "refused": 1, "failed": 0} {
+
+	// No rules at all: both saw everything already, neither is told.
+	// Then rules again, hiding secret from alice: she alone is.
+	writeConfig(t, path, "")
+	if err := h.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	writeConfig(t, path, hideSecretFrom("alice"))
+	if err := h.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	settled(alice)
+	settled(bob)
+	if n := alice.sink.count("notifications/tools/list_changed"); n != 1 {
+		t.Errorf("alice got %d tools/list_changed once rules hide secret from her, want 1", n)
+	}
+	if got := tools(alice); strings.Contains(got, `"secret"`) {
+		t.Errorf("alice's tools under rules that hide secret from her: %s", got)
+	}
+	if n := bob.sink.count("list_changed"); n != 1 {
+		t.Errorf("bob got %d list_changed in all, want the first alone", n)
+	}
+	for result, want := range map[string]float64{"applied": 3, "refused": 1, "failed": 0} {
 		if got := reloads(t, h.Host, result); got != want {
 			t.Errorf("plughost_config_reloads_total{result=%q} = %v, want %v", result, got, want)
 		}

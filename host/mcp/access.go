@@ -44,9 +44,12 @@ func (v *view) hidden(srv *Server, uri string) bool {
 // without Options.Access, which makes Server.guarded the catalog) and what
 // its client was last shown.
 type view struct {
-	g      atomic.Pointer[guardRef]
-	caller atomic.Pointer[Caller] // a copy of the session's, for Server.Retune's new rules
-	sums   viewSums
+	g    atomic.Pointer[guardRef]
+	sums viewSums
+	// setMu orders set's calls: a Retune's must not store the guard of a
+	// caller that SetPeer has just replaced.
+	setMu  sync.Mutex
+	caller *Caller // a copy of the session's, for Server.Retune's new rules; under setMu
 }
 
 type guardRef struct{ g tool.Guard }
@@ -54,10 +57,12 @@ type guardRef struct{ g tool.Guard }
 // set makes the guard of caller the session's (none without
 // Options.Access); a nil caller is the one set last (Server.Retune).
 func (v *view) set(srv *Server, caller *Caller) {
+	v.setMu.Lock()
+	defer v.setMu.Unlock()
 	if caller != nil {
 		c := *caller // the session's may be rewritten (SetPeer) while Retune reads this
-		v.caller.Store(&c)
-	} else if caller = v.caller.Load(); caller == nil {
+		v.caller = &c
+	} else if caller = v.caller; caller == nil {
 		return
 	}
 	access := srv.tuned().access

@@ -238,7 +238,22 @@ func startReloading(t *testing.T, path string) (*reloading, *lockedLog) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { h.Stop() })
+	// The provider's burst of changes is told before any session opens:
+	// one told later would be a list_changed no reload made.
+	told := make(chan struct{}, 1)
+	cancel := h.catalog.Subscribe(func(tool.Change) {
+		select {
+		case told <- struct{}{}:
+		default:
+		}
+	})
 	h.catalog.Set(reloadProvider{})
+	select {
+	case <-told:
+	case <-time.After(time.Minute):
+		t.Fatal("the catalog never told of its provider")
+	}
+	cancel()
 	return &reloading{h, h.serveWith(mcp.NewServer(h.catalog, h.mcpOptions()))}, log
 }
 

@@ -64,7 +64,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"reflect"
+	"strconv"
 	"strings"
+	"sync/atomic"
 
 	"cel.dev/cel-go/cel"
 	"cel.dev/cel-go/common/types"
@@ -99,7 +101,14 @@ type Rules struct {
 	args        bool              // does any rule read arguments?
 	onRefuse    func(rule string) // OnRefuse's
 	warnings    []string          // Warnings'
+	// generation starts each guard's key: what a catalog keeps of a
+	// guard's decisions (by key) must not serve the guard of the same
+	// caller under rules compiled later (a configuration reloaded).
+	generation string
 }
+
+// generations numbers the rule sets compiled by this process.
+var generations atomic.Uint64
 
 // NoAllowRule is the rule OnRefuse names when no allow rule admitted a
 // use.
@@ -169,7 +178,7 @@ func Compile(srcs []Source) (*Rules, error) {
 	if err != nil {
 		return nil, fmt.Errorf("access: the CEL environment: %w", err)
 	}
-	rs := &Rules{}
+	rs := &Rules{generation: strconv.FormatUint(generations.Add(1), 10) + ":"}
 	var errs []string
 	for _, src := range srcs {
 		r, err := compile(env, src)
@@ -315,7 +324,7 @@ func (rs *Rules) For(c *tool.Caller) tool.Guard {
 		}
 	}
 	key, _ := json.Marshal(cv) // of strings, bools and JSON values: cannot fail
-	return &guard{rules: rs, caller: cv, key: string(key)}
+	return &guard{rules: rs, caller: cv, key: rs.generation + string(key)}
 }
 
 // guard is one caller's view of the rules.

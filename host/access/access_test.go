@@ -126,6 +126,11 @@ func TestKeysTellCallersApart(t *testing.T) {
 	if rs.For(alice).Key() != rs.For(&tool.Caller{Subject: "alice", Claims: map[string]any{"groups": []any{"writers"}, "jti": "t2", "exp": 2e9}}).Key() {
 		t.Error("the same caller got two keys (another token of hers)")
 	}
+	// A reloaded configuration compiles its rules anew: a catalog must not
+	// serve alice what the old rules decided for her (issue 35).
+	if again := mustCompile(t, Source{Name: "x", Expr: `true`}); again.For(alice).Key() == rs.For(alice).Key() {
+		t.Error("rules compiled twice give alice one key")
+	}
 	if Rules := (*Rules)(nil); Rules.For(alice) != nil {
 		t.Error("no rules should give no guard")
 	}

@@ -54,6 +54,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -85,6 +86,8 @@ type Log struct {
 	lost int       // lines not written since the last that was
 	buf  []byte
 	once sync.Once // Close's
+	// args is Options.Arguments, which Reopen may change.
+	args atomic.Bool
 }
 
 // Open opens the audit log at path, creating it (mode 0600) or appending
@@ -112,6 +115,7 @@ func New(w io.Writer, opts *Options) *Log {
 		l.opts.MaxArguments = DefaultMaxArguments
 	}
 	l.log = l.opts.Logger
+	l.args.Store(l.opts.Arguments)
 	if l.log == nil {
 		l.log = hclog.NewNullLogger()
 	}
@@ -166,7 +170,7 @@ func (l *Log) CallEnd(e *mcp.CallEnd) {
 	if c := e.Peer.Caller; c.Subject != "" || c.ClientID != "" {
 		ln.Caller = &caller{Subject: c.Subject, Client: c.ClientID}
 	}
-	if l.opts.Arguments && len(e.Arguments) > 0 {
+	if l.args.Load() && len(e.Arguments) > 0 {
 		ln.Arguments, ln.Truncated = l.arguments(e.Arguments)
 	}
 	b, err := json.Marshal(&ln)

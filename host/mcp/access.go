@@ -46,17 +46,31 @@ func (v *view) hidden(srv *Server, uri string) bool {
 type view struct {
 	g    atomic.Pointer[guardRef]
 	sums viewSums
+	// setMu orders set's calls: a Retune's must not store the guard of a
+	// caller that SetPeer has just replaced.
+	setMu  sync.Mutex
+	caller *Caller // a copy of the session's, for Server.Retune's new rules; under setMu
 }
 
 type guardRef struct{ g tool.Guard }
 
 // set makes the guard of caller the session's (none without
-// Options.Access).
+// Options.Access); a nil caller is the one set last (Server.Retune).
 func (v *view) set(srv *Server, caller *Caller) {
-	if srv.access == nil {
+	v.setMu.Lock()
+	defer v.setMu.Unlock()
+	if caller != nil {
+		c := *caller // the session's may be rewritten (SetPeer) while Retune reads this
+		v.caller = &c
+	} else if caller = v.caller; caller == nil {
 		return
 	}
-	if g := srv.access(caller); g != nil {
+	access := srv.tuned().access
+	if access == nil {
+		v.g.Store(nil)
+		return
+	}
+	if g := access(caller); g != nil {
 		v.g.Store(&guardRef{g})
 	} else {
 		v.g.Store(nil)

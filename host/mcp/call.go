@@ -330,7 +330,7 @@ func (c *call) progress(p tool.Progress) {
 // held.
 func (c *call) paced() bool {
 	if c.flood == nil {
-		r := c.s.srv.notifyRate
+		r := c.s.srv.tuned().notifyRate
 		c.flood = rate.NewLimiter(r, int(r))
 	}
 	if c.flood.Allow() {

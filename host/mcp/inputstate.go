@@ -118,7 +118,7 @@ func retryInput(sess *Session, in incoming, method, target string) (*tool.Input,
 		var why string
 		switch {
 		case errors.Is(err, sealed.ErrExpired):
-			why = "it has expired (a client has " + srv.stateTTL.String() + " to answer); send the request again without it"
+			why = "it has expired (a client has " + srv.tuned().stateTTL.String() + " to answer); send the request again without it"
 		case errors.Is(err, sealed.ErrTooLarge):
 			why = "it is longer than " + strconv.Itoa(sealed.MaxSealed) + " bytes"
 		default:
@@ -204,7 +204,7 @@ func (c *call) inputRequiredResult(err error) (res json.RawMessage, ferr error, 
 	}
 	payload, _ := json.Marshal(inputState{Provider: ir.Provider, State: ir.State, Round: c.round + 1, Errors: refused, Args: c.argsDigest()})
 	method, target := c.target()
-	state, serr := c.s.srv.sealer.Seal(statePurpose(method, target, callerKey(&c.s.conn.Peer.Caller)), payload, c.s.srv.stateTTL)
+	state, serr := c.s.srv.sealer.Seal(statePurpose(method, target, callerKey(&c.s.conn.Peer.Caller)), payload, c.s.srv.tuned().stateTTL)
 	if serr != nil {
 		return nil, errors.New("the provider's state cannot be sealed into requestState: " + serr.Error()), nil
 	}

@@ -53,7 +53,7 @@ const DefaultListenBudget = 16 << 20
 type listeners struct {
 	max    int64
 	open   atomic.Int64
-	budget int64         // the most bytes of URIs and task ids all open streams hold (ListenBudget)
+	budget atomic.Int64  // the most bytes of URIs and task ids all open streams hold (ListenBudget)
 	held   atomic.Int64  // the bytes of URIs and task ids the open streams hold
 	ended  chan struct{} // closed by EndListeners
 	once   sync.Once
@@ -61,14 +61,14 @@ type listeners struct {
 
 func (l *listeners) init(max int, budget int64) {
 	l.max = int64(max)
-	l.budget = budget
+	l.budget.Store(budget)
 	l.ended = make(chan struct{})
 }
 
 // hold counts a stream's n bytes against the budget; false (nothing
 // counted) past it.
 func (l *listeners) hold(n int64) bool {
-	if l.held.Add(n) > l.budget {
+	if l.held.Add(n) > l.budget.Load() {
 		l.held.Add(-n)
 		return false
 	}
@@ -92,7 +92,7 @@ type listenHandler struct {
 }
 
 func listenOf(s *Session) listenHandler {
-	return listenHandler{calls: callsOf(s), srv: s.srv, max: s.subs.max, bytes: s.srv.maxListenBytes, pending: &s.pending, loop: s.loop}
+	return listenHandler{calls: callsOf(s), srv: s.srv, max: s.subs.max, bytes: s.srv.tuned().maxListenBytes, pending: &s.pending, loop: s.loop}
 }
 
 // listenParams are the params of subscriptions/listen.
@@ -260,7 +260,7 @@ func (o *listenOp) exec(c *call, _ *tool.Input) (json.RawMessage, error) {
 	defer l.open.Add(-1)
 	if !l.hold(o.p.bytes) {
 		srv.limitHit(LimitSubscriptions)
-		return nil, tool.Errorf(tool.ErrRefused, "%d more bytes: %d %v", o.p.bytes, l.budget, errListenBudget)
+		return nil, tool.Errorf(tool.ErrRefused, "%d more bytes: %d %v", o.p.bytes, l.budget.Load(), errListenBudget)
 	}
 	defer l.held.Add(-o.p.bytes)
 	defer func() { // last: what was due is dropped, and nothing more counts

@@ -169,7 +169,7 @@ func (c *call) ended(res json.RawMessage, err error, cancelled, task bool) {
 	c.mu.Unlock()
 	if dropped > 0 {
 		srv.log.Warn("dropped notifications of a tool call beyond the rate limit", "tool", c.tc.Name, "provider", c.tc.Provider,
-			"dropped", dropped, "limit_per_second", int(srv.notifyRate))
+			"dropped", dropped, "limit_per_second", int(srv.tuned().notifyRate))
 	}
 	if c.start.IsZero() { // neither OnCallEnd nor the DEBUG log wants it (observe)
 		return

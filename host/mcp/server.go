@@ -9,10 +9,10 @@ import (
 	"io"
 	"strconv"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/time/rate"
 
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/tasks"
@@ -151,13 +151,14 @@ type Options struct {
 // Server serves a [Catalog] over MCP. One Server can serve many sessions at
 // once; each [Server.Serve] or [Server.ServeStdio] is one session.
 type Server struct {
-	catalog        Catalog
-	log            hclog.Logger
-	maxMsg         int
-	maxInFlight    int
-	maxSubs        int
-	maxListenBytes int64      // Options.MaxListenBytes
-	notifyRate     rate.Limit // per call, per second; the burst is as many
+	catalog Catalog
+	log     hclog.Logger
+	maxMsg  int
+	maxSubs int
+	// tuning holds the settings Retune changes (retune.go).
+	tuning atomic.Pointer[tuning]
+	// sessions are the open sessions, which Retune re-guards.
+	sessions sessionSet
 	// inputTimeout bounds each request to the client made for a provider.
 	inputTimeout time.Duration
 	ready        <-chan struct{} // Options.Ready
@@ -167,16 +168,13 @@ type Server struct {
 	// discoverResult is server/discover's result, but for its ttlMs.
 	discoverResult []byte
 	sealer         *sealed.Sealer
-	stateTTL       time.Duration
 	listTTL        []byte // ttlMs's value, in decimal
 	listeners      listeners
 	onSession      func(*Session) func()
 	onCallEnd      func(*CallEnd)
 	onLimit        func(string)
-	access         func(*Caller) tool.Guard
-	guarded        guardedCatalog // the catalog, listing per caller; nil without access
+	guarded        guardedCatalog // the catalog, listing per caller; nil when it cannot (no rules then)
 	tasks          *tasks.Service // Options.Tasks
-	escalateAfter  time.Duration
 	// search is the catalog in tool search mode (catalog wraps it); nil
 	// when off.
 	search *searchCatalog
@@ -212,12 +210,12 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if opts == nil {
 		opts = &Options{}
 	}
-	var guarded guardedCatalog
-	if opts.Access != nil { // the catalog itself, not tool search's wrapper: its lists are the caller's too
-		var ok bool
-		if guarded, ok = c.(guardedCatalog); !ok {
-			panic("mcp: Options.Access needs a catalog that lists per caller (host/catalog's)")
-		}
+	// The catalog itself, not tool search's wrapper: its lists are the
+	// caller's too. Kept when it can list per caller, for rules that
+	// Retune may bring later.
+	guarded, _ := c.(guardedCatalog)
+	if opts.Access != nil && guarded == nil {
+		panic("mcp: Options.Access needs a catalog that lists per caller (host/catalog's)")
 	}
 	var search *searchCatalog
 	if opts.ToolSearch != nil {
@@ -229,7 +227,6 @@ func NewServer(c Catalog, opts *Options) *Server {
 		search:       search,
 		log:          opts.Logger,
 		maxMsg:       opts.MaxMessageSize,
-		maxInFlight:  opts.MaxInFlight,
 		maxSubs:      opts.MaxSubscriptions,
 		inputTimeout: opts.InputTimeout,
 		ready:        opts.Ready,
@@ -237,19 +234,12 @@ func NewServer(c Catalog, opts *Options) *Server {
 		onSession:    opts.OnSession,
 		onCallEnd:    opts.OnCallEnd,
 		onLimit:      opts.OnLimit,
-		access:       opts.Access,
 		sealer:       opts.StateSealer,
-		stateTTL:     opts.StateTTL,
 		tasks:        opts.Tasks,
 	}
-	if s.tasks != nil {
-		s.escalateAfter = opts.EscalateAfter
-	}
+	s.tuning.Store(tuningOf(opts, s.tasks != nil))
 	if s.sealer == nil {
 		s.sealer = sealed.NewRandom()
-	}
-	if s.stateTTL <= 0 {
-		s.stateTTL = DefaultStateTTL
 	}
 	switch ttl := opts.ListTTL; {
 	case ttl == 0:
@@ -263,7 +253,6 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if maxListeners <= 0 {
 		maxListeners = DefaultMaxListeners
 	}
-	s.maxListenBytes = cmp.Or(max(opts.MaxListenBytes, 0), DefaultMaxListenBytes)
 	s.listeners.init(maxListeners, cmp.Or(max(opts.ListenBudget, 0), DefaultListenBudget))
 	if s.readyWait <= 0 {
 		s.readyWait = DefaultReadyWait
@@ -280,10 +269,6 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if s.maxMsg <= 0 {
 		s.maxMsg = DefaultMaxMessageSize
 	}
-	if s.maxInFlight <= 0 {
-		s.maxInFlight = 64
-	}
-	s.notifyRate = rate.Limit(cmp.Or(opts.NotificationRate, DefaultNotificationRate))
 	version := opts.Version
 	if version == "" {
 		version = "devel"
@@ -336,7 +321,7 @@ func (srv *Server) Logger() hclog.Logger { return srv.log }
 
 // MaxInFlight returns the limit of calls one session runs at once
 // (Options.MaxInFlight, defaults applied).
-func (srv *Server) MaxInFlight() int { return srv.maxInFlight }
+func (srv *Server) MaxInFlight() int { return srv.tuned().maxInFlight }
 
 // ServeSession is Serve; started, when not nil, learns of the session once
 // it exists (the legacy HTTP transport drains it on shutdown).
@@ -380,7 +365,7 @@ func (srv *Server) serve(ctx context.Context, t Transport, started func(*Session
 func (s *Session) readLoop(ctx context.Context, t Transport) error {
 	jobs := make(chan func())
 	defer close(jobs)
-	workers, maxWorkers := 0, 4*s.srv.maxInFlight
+	workers, maxWorkers := 0, 4*s.srv.MaxInFlight()
 	// Calls are cancelled through the in-flight map (by the client, or by
 	// Close when ctx ends), so their contexts need not hang off ctx: that
 	// would lock ctx on every call's start and end.

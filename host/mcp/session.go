@@ -105,6 +105,7 @@ func (srv *Server) OpenSession(conn SessionConn) *Session {
 		s.found = newFoundTools(s, sc.addFound)
 	}
 	s.view.track(srv)
+	srv.addSession(s)
 	s.work.Add(1)
 	go s.notifier()
 	s.notes.unsubscribe = srv.catalog.Subscribe(s.listsChanged)
@@ -134,7 +135,7 @@ func (srv *Server) newSession(conn SessionConn) *Session {
 	s := &Session{
 		srv:   srv,
 		conn:  conn,
-		calls: newCallTable(srv.maxInFlight),
+		calls: newCallTable(srv.tuned().maxInFlight),
 		done:  make(chan struct{}),
 	}
 	s.client.pending = make(map[string]*outRequest)
@@ -157,6 +158,7 @@ func (s *Session) Close() {
 		s.notes.unsubscribe()
 		s.notes.unwatch()
 		s.srv.removeSampler(s)
+		s.srv.removeSession(s)
 		s.client.close() // first: requests the calls abandon need no notifications/cancelled
 		s.calls.close()
 		s.subs.close()

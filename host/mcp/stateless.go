@@ -231,7 +231,7 @@ func (srv *Server) appendCacheable(b []byte, perCaller bool) []byte {
 // rules hide (issue 31), or hide tools it may call. Tool search alone
 // keeps them the same for all (its found tools join a session's list,
 // never a stateless request's).
-func (srv *Server) listsPerCaller() bool { return srv.access != nil }
+func (srv *Server) listsPerCaller() bool { return srv.tuned().access != nil }
 
 // discoverResult returns server/discover's result but for its cacheable
 // members, as an object's inside: the versions spoken, the stateless

@@ -121,7 +121,7 @@ func (c *call) startTaskable(req context.Context) {
 // reach its provider (never for a call refused or still queued: it has
 // nothing to become a task).
 func (t *callTask) arm(c *call) {
-	d := c.s.srv.escalateAfter
+	d := c.s.srv.tuned().escalateAfter
 	if d <= 0 {
 		return
 	}

@@ -63,6 +63,7 @@ type Metrics struct {
 	limitHits *prometheus.CounterVec
 	refusals  *prometheus.CounterVec
 	hooks     *prometheus.CounterVec
+	reloads   *prometheus.CounterVec // reloads.go
 
 	// series caches the label-bound collectors of a (tool, provider)
 	// pair, so that a call costs map look-ups of its own, not the
@@ -122,7 +123,7 @@ func New(states func() map[string]int) *Metrics {
 	m.hooks = prometheus.NewCounterVec(prometheus.CounterOpts{Name: "plughost_hook_decisions_total",
 		Help: "Decisions of the configured hooks, by hook and decision (pass, refuse, rewrite, hide, error, timeout, would_refuse, would_rewrite, would_hide)."}, []string{"hook", "decision"})
 	m.reg.MustRegister(m.calls, m.duration, m.results, m.starts, m.crashes, m.parked, m.missing, m.sessions, m.streams,
-		m.limitHits, m.refusals, m.hooks, collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+		m.limitHits, m.refusals, m.hooks, m.newReloads(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	if states != nil {
 		m.reg.MustRegister(&stateCollector{states: states, desc: prometheus.NewDesc("plughost_plugins",
 			"Plugins by state (loading, running, restarting, parked, failed, idle, refused).", []string{"state"}, nil)})

@@ -39,4 +39,12 @@
 //
 // A step that fails undoes those before it; once the manager runs, Stop
 // undoes them all.
+//
+// # Reloading
+//
+// While Stdio or HTTP serve, SIGHUP or a change of the configuration
+// file calls Host.Reload (reload.go, reload_watch.go): the file is
+// checked whole as Preflight checks it, refused whole if it fails, else
+// handed to each area's reloader in turn, which applies what can change
+// for new work; reload_next.go names what waits for the next start.
 package serve

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -74,8 +75,11 @@ type Host struct {
 	// certs serve the listeners' TLS certificate (tls.go); nil without
 	// --tls-cert.
 	certs *tlsreload.Reloader
-	// access is the config's access rules; nil when it has none.
-	access *access.Rules
+	// access is the config's access rules; nil when it has none. A
+	// reload replaces them (reload.go).
+	access atomic.Pointer[access.Rules]
+	// reloads is what a configuration reload needs (reload.go).
+	reloads reloadState
 }
 
 // Start assembles a host from o and starts loading plugins in the
@@ -158,7 +162,9 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	asker.set(mgr)
 	h := &Host{obs: svc.obs, log: log, version: o.Version, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1),
 		cancel: cancel, runEnded: make(chan struct{}), sealer: svc.sealer, stateTTL: cfg.Stateless.StateTTL, tasks: svc.tasks,
-		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, access: cfg.Access}
+		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs}
+	h.access.Store(cfg.Access)
+	h.reloads.init(o, cfg, svc.getenv)
 	if svc.obs.metrics != nil {
 		cfg.Access.OnRefuse(svc.obs.metrics.AccessRefused)
 	}
@@ -210,6 +216,9 @@ type services struct {
 	certs  *tlsreload.Reloader
 	sealer *sealed.Sealer
 	tasks  *tasks.Service
+	// getenv reads the environment as it was before the secrets left it,
+	// for a reload's checks (reload.go), which read them as check does.
+	getenv func(string) string
 }
 
 // openServices opens the services (each added to undo), then removes the
@@ -241,7 +250,8 @@ func openServices(o *Options, cfg *config.Config, log hclog.Logger, undo *undoLi
 		undo.add(func() { svc.tasks.Close() })
 	}
 	// taskService, which reads the password, must be called before this.
-	for _, name := range []string{preflight.EnvStateKey, preflight.EnvStateKeyFile, preflight.EnvRedisPassword, preflight.EnvRedisPasswordFile, "PLUGHOST_TOKEN"} {
+	svc.getenv = keptEnv(secretVars)
+	for _, name := range secretVars {
 		os.Unsetenv(name)
 	}
 	return svc, nil
@@ -313,6 +323,10 @@ func (h *Host) runManager(ctx context.Context, cfg *config.Config, held string) 
 		}
 	}()
 }
+
+// secretVars are the variables that leave the environment once the
+// services are open (openServices says why).
+var secretVars = []string{preflight.EnvStateKey, preflight.EnvStateKeyFile, preflight.EnvRedisPassword, preflight.EnvRedisPasswordFile, "PLUGHOST_TOKEN"}
 
 // undoList is what a failed Start closes, the last opened first.
 type undoList []func()

@@ -58,7 +58,8 @@ func oauthVerifier(hf *Options, stderr io.Writer) (*oauth.Verifier, error) {
 
 // HTTP runs the MCP server over Streamable HTTP (and the deprecated
 // HTTP+SSE transport) at f.Addr until SIGINT or SIGTERM, then shuts down
-// gracefully: calls in flight finish, streams close, plugins stop.
+// gracefully: calls in flight finish, streams close, plugins stop. SIGHUP
+// or a change of the configuration file reloads it (reload.go).
 func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 	opts := f.streamableOptions()
 	verifier, err := oauthVerifier(hf, stderr)
@@ -84,14 +85,14 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 	warnOpenTrust(h.trust, ln.Addr().String(), h.pluginDir, h.log.Named("trust"))
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
-	srv := mcp.NewServer(h.catalog, h.mcpOptions())
+	srv := h.serveWith(mcp.NewServer(h.catalog, h.mcpOptions()))
 	h.sampler.use(srv) // devices' text tasks ask a model of a client at /mcp
 	// GET /readyz: 503 until the plugins found at start have loaded.
 	opts.Ready = h.ready
 	opts.MaxSessions, opts.ReplayBytes, opts.ReplayBudget = h.limits.Sessions, int(h.limits.ReplayBytes), h.limits.ReplayBudget
 	if m := h.obs.metrics; m != nil { // GET /metrics, behind the token; to OAuth callers an access rule admits
 		opts.Meter, opts.Metrics = m, m.Handler()
-		opts.MetricsAllowed = h.access.MetricsAllowed
+		opts.MetricsAllowed = func(c *mcp.Caller) bool { return h.access.Load().MetricsAllowed(c) } // the rules in force
 	}
 	stopMetrics, err := h.obs.serveMetrics(hf.Observe, h.tlsConfig(), h.log)
 	if err != nil {
@@ -123,11 +124,13 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 	if h.searchPath != "" {
 		// The search block's path: one more server over the same catalog
 		// (and plugins), in tool search mode, with sessions of its own.
-		opts.Endpoints = map[string]*mcp.Server{h.searchPath: mcp.NewServer(h.catalog, h.searchOptions())}
+		opts.Endpoints = map[string]*mcp.Server{h.searchPath: h.serveWith(mcp.NewServer(h.catalog, h.searchOptions()))}
 		h.log.Info("serving MCP in tool search mode over Streamable HTTP", "url", base+h.searchPath, "auth", auth)
 	}
 	h.log.Info("connect an MCP client to " + url + `; the MCP Inspector: run "npx @modelcontextprotocol/inspector", choose Transport Type "Streamable HTTP" and URL ` + url)
+	stopReloads := h.watchReloads() // SIGHUP, or the --config file changed
 	serveErr := streamable.Serve(ctx, srv, ln, opts)
+	stopReloads()
 	stopErr := h.Stop()
 	if serveErr != nil {
 		return serveErr

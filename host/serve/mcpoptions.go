@@ -52,10 +52,11 @@ func (h *Host) options(search bool) *mcp.Options {
 // accessFor is mcp.Options.Access: the guard of each caller, from the
 // access block's rules; nil without rules.
 func (h *Host) accessFor() func(*mcp.Caller) tool.Guard {
-	if h.access == nil {
+	rules := h.access.Load()
+	if rules == nil {
 		return nil
 	}
-	return h.access.For
+	return rules.For
 }
 
 // DefaultEscalateAfter is how long a call of a tool that supports tasks

@@ -16,7 +16,8 @@ import (
 var _ mcp.Catalog = (*catalog.Catalog)(nil)
 
 // Stdio runs the MCP server over stdin and stdout until stdin closes or
-// SIGINT or SIGTERM arrives, then stops the host.
+// SIGINT or SIGTERM arrives, then stops the host. SIGHUP or a change of
+// the configuration file reloads it (reload.go).
 func Stdio(hf *Options, stdin io.Reader, stdout, stderr io.Writer) error {
 	h, err := Start(hf, stderr)
 	if err != nil {
@@ -34,13 +35,15 @@ func Stdio(hf *Options, stdin io.Reader, stdout, stderr io.Writer) error {
 		m.Sessions("stdio", +1)
 		defer m.Sessions("stdio", -1)
 	}
-	srv := mcp.NewServer(h.catalog, h.mcpOptions())
+	srv := h.serveWith(mcp.NewServer(h.catalog, h.mcpOptions()))
 	h.sampler.use(srv) // devices' text tasks ask the stdio client's model
 	if f, ok := stdin.(*os.File); ok && isTerminal(f) {
 		h.log.Info("serving MCP over stdio: type one JSON-RPC message per line, or connect an MCP client that runs this command",
 			"try", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"terminal","version":"0"}}}`)
 	}
+	stopReloads := h.watchReloads() // SIGHUP, or the --config file changed
 	serveErr := srv.ServeStdio(ctx, stdin, stdout)
+	stopReloads()
 	if ctx.Err() != nil && errors.Is(serveErr, context.Cause(ctx)) {
 		// SIGINT or SIGTERM: an ordinary stop, as stdin's end is.
 		h.log.Info("stopping", "reason", serveErr)

@@ -57,7 +57,7 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	if n := int32(requests); n > 0 {
-		if hs.pending.Add(n) > int32(4*h.maxInFlight) {
+		if hs.pending.Add(n) > int32(4*h.srv.MaxInFlight()) { // read live: a reload may change it
 			hs.pending.Add(-n)
 			h.opts.Meter.LimitHit(LimitPending)
 			w.Header().Set("Retry-After", "1")

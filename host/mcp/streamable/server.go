@@ -240,15 +240,14 @@ func Serve(ctx context.Context, srv *mcp.Server, ln net.Listener, opts *Options)
 
 // httpHandler routes and guards every HTTP request.
 type httpHandler struct {
-	srv         *mcp.Server
-	log         hclog.Logger
-	maxInFlight int
-	opts        Options // defaults filled in
-	loopback    bool    // bound to loopback: check Host
-	origins     map[string]bool
-	anyOrig     bool
-	token       []byte // "Bearer " + Token; nil when none
-	limit       rate.Limit
+	srv      *mcp.Server
+	log      hclog.Logger
+	opts     Options // defaults filled in
+	loopback bool    // bound to loopback: check Host
+	origins  map[string]bool
+	anyOrig  bool
+	token    []byte // "Bearer " + Token; nil when none
+	limit    rate.Limit
 
 	draining atomic.Bool
 	unready  atomic.Bool // ctx has ended: /readyz answers 503 (health.go)
@@ -283,7 +282,7 @@ type httpHandler struct {
 }
 
 func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler {
-	h := &httpHandler{srv: srv, log: srv.Logger(), maxInFlight: srv.MaxInFlight(), loopback: loopback, origins: map[string]bool{},
+	h := &httpHandler{srv: srv, log: srv.Logger(), loopback: loopback, origins: map[string]bool{},
 		sessions: map[string]*httpSession{}, legacy: map[string]*legacySession{}, evicted: map[string]bool{}}
 	if opts != nil {
 		h.opts = *opts

@@ -19,20 +19,33 @@ import (
 // HAProxy configured by the haproxy.cfg of docs/operators.md "Rolling
 // upgrades" (addresses aside), under a load of stateless (2026-07-28)
 // echo calls and 2025-11-25 sessions (the go-sdk client), are restarted
-// one at a time on a plughost built with another version. Each replica
-// stops on SIGTERM with --drain-delay: /readyz answers 503 before its
-// listener closes (probed throughout). A task it runs, waiting for its
-// user, is answered through the balancer (another replica) once its drain
-// delay is over, and completes within its grace period. Then: no
-// stateless request failed, no session call failed but by the session's
-// 404 (each such session initialized again), and serverInfo.version is
-// the new binary's on every replica. The counts are logged.
+// one at a time on a plughost built with another version (internal/rollout
+// runs the scenario). Each replica stops on SIGTERM; with --drain-delay
+// 5s /readyz answers 503 before its listener closes (probed throughout).
+// A task it runs, waiting for its user, is answered through the balancer
+// (another replica) once its drain delay is over, and completes within its
+// grace period. Then: no stateless request failed, no session call failed
+// but by the session's 404 (each such session initialized again), and
+// serverInfo.version is the new binary's on every replica. Without a drain
+// delay (an operator who forgot it) the same holds, HAProxy's retries and
+// redispatches (logged) carrying the requests the stopping replica
+// refused. The counts are logged.
 func TestRollingUpgrade(t *testing.T) {
 	t.Parallel()
-	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // a hang guard
-	defer cancel()
 	const newVersion = "rolled"
 	next := buildVersion(t, newVersion)
+	for _, drain := range []string{"5s", "0s"} {
+		t.Run("drain delay "+drain, func(t *testing.T) {
+			t.Parallel()
+			rollUnderLoad(t, next, newVersion, drain)
+		})
+	}
+}
+
+// rollUnderLoad is TestRollingUpgrade with --drain-delay drain.
+func rollUnderLoad(t *testing.T, next, newVersion, drain string) {
+	ctx, cancel := context.WithTimeout(t.Context(), 5*time.Minute) // a hang guard
+	defer cancel()
 	rs := redistest.Start(t)
 	doc, err := os.ReadFile(filepath.Join("..", "..", "docs", "operators.md"))
 	if err != nil {
@@ -56,11 +69,10 @@ func TestRollingUpgrade(t *testing.T) {
 		dirs[i] = []string{"XDG_DATA_HOME=" + t.TempDir(), "XDG_CACHE_HOME=" + t.TempDir()}
 	}
 	f, err := rollout.Start(ctx, rollout.Options{
-		Plughost: bin.plughost, Replicas: 2, HAProxyConfig: haproxyCfg, Dir: t.TempDir(),
-		// The drain delay the docs give for their health checks; a
-		// grace long enough for a loaded machine (the task ends it).
+		Plughost: bin.plughost, Replicas: 2, HAProxyConfig: haproxyCfg, Dir: t.TempDir(), Undrained: drain == "0s",
+		// A grace long enough for a loaded machine (the task ends it).
 		Args: []string{"--plugins", pluginDir, "--workspace", t.TempDir(), "--config", config,
-			"--drain-delay", "5s", "--shutdown-grace", "60s", "--log-level", "debug"},
+			"--drain-delay", drain, "--shutdown-grace", "60s", "--log-level", "debug"},
 		Env: func(i int) []string {
 			return append(os.Environ(), append(dirs[i], "PLUGHOST_TOKEN=", "PLUGHOST_STATE_KEY="+key)...)
 		},

@@ -266,10 +266,14 @@ func (f *Fleet) Close() error {
 		f.lb.stop()
 	}
 	var errs []error
+	var started []*Replica // a restart that failed to exec leaves none
 	for _, r := range f.Replicas {
-		r.cmd.Process.Signal(syscall.SIGTERM)
+		if r.cmd.Process != nil {
+			r.cmd.Process.Signal(syscall.SIGTERM)
+			started = append(started, r)
+		}
 	}
-	for _, r := range f.Replicas {
+	for _, r := range started {
 		select {
 		case <-r.exited:
 		case <-time.After(30 * time.Second):

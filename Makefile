@@ -121,6 +121,8 @@ internal/mcpbcli/node_modules: internal/mcpbcli/package-lock.json
 bench-bin: build
 	cd bench && $(GO) build -o ../$(BIN)/bench/ ./...
 	$(GO) build -o $(BIN)/bench/corpusplugin ./internal/toolsearcheval/corpusplugin
+	$(GO) build -o $(BIN)/bench/askplugin ./cmd/plughost/internal/askplugin
+	$(GO) build -ldflags "-X main.version=$(VERSION)-next" -o $(BIN)/bench/plughost-next ./cmd/plughost
 bench: bench-bin conformance/node_modules internal/npmregistry/node_modules
 	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask|HTTPAuth' -benchmem ./host/mcp/streamable

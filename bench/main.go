@@ -7,7 +7,7 @@
 //
 // or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
 //
-//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,install,toolsearch,hooks]
+//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,install,toolsearch,hooks,rolling]
 //	bin/bench/bench -compare bench/out/BEFORE.json,bench/out/AFTER.json   # every figure of two runs, after ÷ before
 //
 // The servers: plughost serving the bundled echo plugin; and, serving the
@@ -86,7 +86,7 @@ func main() {
 	flag.StringVar(&cfg.pluginsDir, "plugins", "bin/plugins", "the directory of the bundled plugins (echo is used)")
 	flag.StringVar(&cfg.binDir, "bin", "bin/bench", "the directory of the benchmark's binaries (peer-*, tenplugin, grpcfloor)")
 	flag.StringVar(&cfg.outDir, "out", "bench/out", "where the JSON figures are written")
-	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc, wrapped, install, toolsearch (default all)")
+	flag.StringVar(&only, "only", "", "comma-separated sections to run: calls, cold, scale, ondemand, grpc, wrapped, install, toolsearch, hooks, rolling (default all)")
 	flag.StringVar(&cfg.toolSearch, "toolsearch", "../shared/toolsearch", "the tool-search corpus (tools.jsonl, queries-dev.jsonl), for the toolsearch section")
 	flag.StringVar(&cfg.node, "node", "conformance/node_modules/.bin/node", "the node binary of the wrapped section (Node 22, from npm ci in conformance/)")
 	flag.StringVar(&cfg.everything, "everything", "conformance/node_modules/@modelcontextprotocol/server-everything/dist/index.js", "server-everything's entry point, for the wrapped section")
@@ -304,6 +304,14 @@ func run(cfg *config, only, noSandbox string) error {
 			return fmt.Errorf("hooks: %w", err)
 		}
 		rep.Hooks = h
+	}
+	if section("rolling") {
+		fmt.Fprintln(os.Stderr, "bench: rolling: two replicas behind HAProxy, each restarted under load")
+		f, err := benchRolling(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("rolling: %w", err)
+		}
+		rep.Rolling = f
 	}
 	rep.Machine.LoadAfter = loadAvg()
 	rep.Seconds = time.Since(t0).Seconds()

@@ -28,8 +28,10 @@ type report struct {
 	// ToolSearch is nil when the section did not run.
 	ToolSearch *toolSearchFigures `json:"tool_search,omitempty"`
 	// Hooks are the hooks section's rows; nil when it did not run.
-	Hooks   []hookFigures `json:"hooks,omitempty"`
-	Targets []target      `json:"targets"`
+	Hooks []hookFigures `json:"hooks,omitempty"`
+	// Rolling is the rolling section's figures; nil when it did not run.
+	Rolling *rollingFigures `json:"rolling,omitempty"`
+	Targets []target        `json:"targets"`
 }
 
 type machine struct {
@@ -309,6 +311,9 @@ func printReport(w io.Writer, r *report) {
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
+	}
+	if r.Rolling != nil {
+		printRolling(w, r.Rolling)
 	}
 	if len(r.Targets) > 0 {
 		fmt.Fprintln(w, "targets:")

@@ -48,7 +48,7 @@ func registerHTTP(fs *flag.FlagSet, f *serve.HTTPOptions) {
 	fs.Float64Var(&f.Rate, "rate-limit", 100, "requests per second one HTTP session may send (negative: no limit)")
 	fs.Int64Var(&f.MaxBody, "max-body", mcp.DefaultMaxMessageSize, "largest HTTP request body, in bytes")
 	fs.DurationVar(&f.BodyWait, "body-timeout", streamable.DefaultBodyTimeout, "how long an HTTP request body may take to arrive; then 408 and the connection closed")
-	fs.DurationVar(&f.Shutdown, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, how long calls in flight may finish")
+	fs.DurationVar(&f.Shutdown, "shutdown-grace", 10*time.Second, "on SIGINT/SIGTERM, after --drain-delay, how long calls in flight and the tasks this replica runs may finish")
 	fs.DurationVar(&f.Drain, "drain-delay", 0, "on SIGINT/SIGTERM, how long to go on serving while /readyz answers 503, "+
 		"so that load balancers stop sending requests first (e.g. 5s behind Kubernetes); --shutdown-grace follows")
 }

@@ -89,6 +89,10 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 	h.sampler.use(srv) // devices' text tasks ask a model of a client at /mcp
 	// GET /readyz: 503 until the plugins found at start have loaded.
 	opts.Ready = h.ready
+	// The tasks running here may end within the grace period (Stop fails
+	// the rest, naming this replica): see docs/operators.md "Rolling
+	// upgrades".
+	opts.Finish = h.drainTasks
 	opts.MaxSessions, opts.ReplayBytes, opts.ReplayBudget = h.limits.Sessions, int(h.limits.ReplayBytes), h.limits.ReplayBudget
 	if m := h.obs.metrics; m != nil { // GET /metrics, behind the token; to OAuth callers an access rule admits
 		opts.Meter, opts.Metrics = m, m.Handler()

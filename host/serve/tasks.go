@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"context"
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
@@ -48,6 +49,17 @@ func taskService(cfg config.Tasks, stateKey []byte, getenv func(string) string, 
 		MaxRunning: cfg.MaxRunning, MaxResultBytes: int(cfg.MaxResultSize), Logger: log})
 	log.Info("tasks are kept "+where, "replica", replica)
 	return svc, nil
+}
+
+// drainTasks waits, until grace ends, for the tasks this replica runs to
+// end (tasks.Service.Drain); the ones still running are failed by Stop.
+func (h *Host) drainTasks(grace context.Context) {
+	if h.tasks == nil {
+		return
+	}
+	if err := h.tasks.Drain(grace); err != nil {
+		h.log.Warn("stopping: failing the tasks still running here", "error", err)
+	}
 }
 
 // replicaName returns the host name and six random hex digits.

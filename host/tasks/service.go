@@ -82,6 +82,7 @@ type Service struct {
 	mu     sync.Mutex
 	runs   map[string]*Run // the tasks run here, until Run.Close and their outcome written
 	closed bool
+	idle   chan struct{} // closed, then nil, when runs becomes empty while Drain waits
 }
 
 // New returns a Service over opts.Store. Close it.
@@ -405,10 +406,15 @@ func (s *Service) run(id string) *Run {
 	return s.runs[id]
 }
 
-// release frees the slot of a task among MaxRunning.
+// release frees the slot of a task among MaxRunning, and wakes Drain
+// when it was the last.
 func (s *Service) release(id string) {
 	s.mu.Lock()
 	delete(s.runs, id)
+	if len(s.runs) == 0 && s.idle != nil {
+		close(s.idle)
+		s.idle = nil
+	}
 	s.mu.Unlock()
 }
 

@@ -47,7 +47,8 @@
 // start ([Options.Check]). Bodies over the limit get 413; a session over its
 // rate limit gets 429 and a JSON-RPC error saying when to retry; idle
 // sessions end. When ctx ends, the server stops accepting, lets calls in
-// flight finish for up to ShutdownTimeout, then closes streams and sessions.
+// flight (and [Options.Finish]'s work: the host's tasks) finish for up to
+// ShutdownTimeout, then closes streams and sessions.
 //
 // Load balancers and Kubernetes probe GET /healthz (200 while the process
 // serves) and GET /readyz (200 once [Options.Ready] says so; 503 before, and

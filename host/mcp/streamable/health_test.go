@@ -1,6 +1,7 @@
 package streamable
 
 import (
+	"context"
 	"errors"
 	"net/http"
 	"sync/atomic"
@@ -129,5 +130,40 @@ func TestReadyzDuringShutdown(t *testing.T) {
 	}
 	if _, err := http.Get(hs.url + "/healthz"); err == nil {
 		t.Error("the server still accepts connections after shutting down")
+	}
+}
+
+// TestShutdownWaitsForFinish: the graceful shutdown hands Finish the
+// grace period (a context with its deadline) and returns only once
+// Finish has: work beyond the requests (the host's tasks) ends in the
+// same grace.
+func TestShutdownWaitsForFinish(t *testing.T) {
+	t.Parallel()
+	called, release := make(chan bool, 1), make(chan struct{})
+	var finished atomic.Bool
+	hs := startHTTP(t, &Options{ShutdownTimeout: time.Minute, Finish: func(grace context.Context) {
+		_, bounded := grace.Deadline()
+		called <- bounded
+		<-release
+		finished.Store(true)
+	}})
+	stopped := make(chan error, 1)
+	go func() { stopped <- hs.stop() }()
+	select {
+	case bounded := <-called:
+		if !bounded {
+			t.Error("Finish's context has no deadline, want the grace period's")
+		}
+	case <-time.After(30 * time.Second): // a hang guard
+		t.Fatal("the shutdown never called Finish")
+	}
+	select {
+	case err := <-stopped:
+		t.Fatalf("Serve returned (%v) while Finish ran", err)
+	default:
+	}
+	close(release)
+	if err := <-stopped; err != nil || !finished.Load() {
+		t.Errorf("Serve = %v, Finish returned first: %v; want nil, true", err, finished.Load())
 	}
 }

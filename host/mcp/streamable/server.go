@@ -98,6 +98,13 @@ type Options struct {
 	// stop sending it requests before it stops accepting them; the
 	// graceful shutdown (ShutdownTimeout) follows. 0 means none.
 	DrainDelay time.Duration
+	// Finish, when not nil, is work beyond the HTTP requests that the
+	// graceful shutdown lets end within the same ShutdownTimeout: Serve
+	// calls it with the grace period's context as the shutdown begins,
+	// beside the calls in flight, and returns once it has returned. serve
+	// passes the tasks' Drain, so that a task running in the background
+	// on a replica being stopped completes rather than fails.
+	Finish func(grace context.Context)
 	// Endpoints serves more MCP servers over the same listener, each at
 	// its path (say, a server in tool search mode at "/mcp/search",
 	// beside the one [Serve] is given at [PathMCP]): the Streamable HTTP
@@ -229,7 +236,12 @@ func Serve(ctx context.Context, srv *mcp.Server, ln net.Listener, opts *Options)
 	defer cancelFinal()
 	stopped := make(chan error, 1)
 	go func() { stopped <- hs.Shutdown(final) }() // closes ln, waits for handlers
+	var finished sync.WaitGroup
+	if h.opts.Finish != nil {
+		finished.Go(func() { h.opts.Finish(grace) })
+	}
 	h.shutdown(grace)
+	finished.Wait()
 	if err := <-stopped; err != nil {
 		h.log.Warn("HTTP connections still open after the grace period: closing them", "error", err)
 		hs.Close()

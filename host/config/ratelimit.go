@@ -2,7 +2,6 @@ package config
 
 import (
 	"fmt"
-	"math/big"
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/hashicorp/hcl/v2/hclsyntax"
@@ -104,7 +103,7 @@ func decodeCallerLimits(body hcl.Body, schema *hcl.BodySchema, l *ratelimit.Limi
 	if err != nil {
 		return err
 	}
-	if l.Burst > 0 && l.Rate == 0 {
+	if l.Burst > 0 && l.Rate == 0 && schema != &ruleLimitsSchema { // a rule's burst may be of the caller block's rate
 		return diag(content.Attributes["burst"].NameRange, "Invalid burst", "burst is the burst of a rate: set rate too")
 	}
 	for _, b := range content.Blocks {
@@ -127,7 +126,7 @@ func decodeCallerLimits(body hcl.Body, schema *hcl.BodySchema, l *ratelimit.Limi
 // rateIn reads a rate: requests per second, 0.01 to 100000.
 func rateIn(a *hcl.Attribute, v cty.Value) (float64, error) {
 	if v.Type() == cty.Number {
-		if f, _ := v.AsBigFloat().Float64(); f >= 0.01 && f <= 100_000 && v.AsBigFloat().Cmp(big.NewFloat(f)) == 0 {
+		if f, _ := v.AsBigFloat().Float64(); f >= 0.01 && f <= 100_000 {
 			return f, nil
 		}
 	}

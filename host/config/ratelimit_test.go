@@ -16,7 +16,7 @@ func TestParseRateLimits(t *testing.T) {
 limits {
   in_flight = 8
   caller {
-    rate          = 50
+    rate          = 0.01
     burst         = 100
     calls_per_day = 10000
     tool "files__write" {
@@ -39,7 +39,7 @@ limits {
 	if cfg.Limits.InFlight != 8 || p == nil || len(p.Rules) != 1 {
 		t.Fatalf("limits %+v", cfg.Limits)
 	}
-	want := ratelimit.Limits{Rate: 50, Burst: 100, CallsPerDay: 10000, Tools: map[string]ratelimit.Limits{"files__write": {Rate: 0.5}}}
+	want := ratelimit.Limits{Rate: 0.01, Burst: 100, CallsPerDay: 10000, Tools: map[string]ratelimit.Limits{"files__write": {Rate: 0.5}}}
 	if c := p.Caller; c.Rate != want.Rate || c.Burst != want.Burst || c.CallsPerDay != want.CallsPerDay || c.Tools["files__write"].Rate != 0.5 {
 		t.Errorf("caller block %+v, want %+v", c, want)
 	}

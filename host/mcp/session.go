@@ -304,6 +304,8 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 	case !e.beforeInit && !s.Initialized():
 		s.respondError(rp, m.ID, errNotInitialized)
 		return nil
+	case e.long && s.rateLimited(in, e.name):
+		return nil
 	}
 	return e.serve(s, in, e.name)
 }
@@ -328,6 +330,9 @@ func (s *Session) dispatchStateless(in incoming) (run func()) {
 		return nil
 	}
 	in.st = st
+	if e.long && s.rateLimited(in, e.name) {
+		return nil
+	}
 	return e.serve(s, in, e.name)
 }
 

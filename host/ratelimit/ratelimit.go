@@ -227,6 +227,7 @@ type Quota struct {
 // use.
 type Limiter struct {
 	policy atomic.Pointer[Policy]
+	active atomic.Bool // the policy limits something
 	store  Store
 	now    func() time.Time
 }
@@ -246,7 +247,12 @@ func (l *Limiter) Update(p *Policy) {
 		p = &Policy{}
 	}
 	l.policy.Store(p)
+	l.active.Store(len(p.Rules) > 0 || p.Caller.Rate > 0 || p.Caller.CallsPerDay > 0 || len(p.Caller.Tools) > 0)
 }
+
+// Active reports whether the policy limits anything: a caller may skip
+// naming requests to Check when it does not.
+func (l *Limiter) Active() bool { return l.active.Load() }
 
 // Check weighs one request: nil when it passes (its tokens taken), else
 // why not. A store that fails is the caller's Store's to absorb (the

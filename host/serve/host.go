@@ -74,6 +74,9 @@ type Host struct {
 	// certs serve the listeners' TLS certificate (tls.go); nil without
 	// --tls-cert.
 	certs *tlsreload.Reloader
+	// rate is the per-caller rate limits (ratelimit.go); nil when not
+	// serving.
+	rate *rateLimits
 	// access is the config's access rules; nil when it has none.
 	access *access.Rules
 }
@@ -158,7 +161,7 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	asker.set(mgr)
 	h := &Host{obs: svc.obs, log: log, version: o.Version, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1),
 		cancel: cancel, runEnded: make(chan struct{}), sealer: svc.sealer, stateTTL: cfg.Stateless.StateTTL, tasks: svc.tasks,
-		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, access: cfg.Access}
+		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, access: cfg.Access, rate: svc.rate}
 	if svc.obs.metrics != nil {
 		cfg.Access.OnRefuse(svc.obs.metrics.AccessRefused)
 	}
@@ -210,6 +213,7 @@ type services struct {
 	certs  *tlsreload.Reloader
 	sealer *sealed.Sealer
 	tasks  *tasks.Service
+	rate   *rateLimits // per-caller rate limits (ratelimit.go)
 }
 
 // openServices opens the services (each added to undo), then removes the
@@ -239,6 +243,10 @@ func openServices(o *Options, cfg *config.Config, log hclog.Logger, undo *undoLi
 			return nil, err
 		}
 		undo.add(func() { svc.tasks.Close() })
+		if svc.rate, err = openRateLimits(cfg, obs, os.Getenv, log.Named("ratelimit")); err != nil {
+			return nil, err
+		}
+		undo.add(svc.rate.close)
 	}
 	// taskService, which reads the password, must be called before this.
 	for _, name := range []string{preflight.EnvStateKey, preflight.EnvStateKeyFile, preflight.EnvRedisPassword, preflight.EnvRedisPasswordFile, "PLUGHOST_TOKEN"} {
@@ -372,6 +380,7 @@ func (h *Host) Stop() error {
 	}
 	h.catalog.Close()
 	h.obs.close()
+	h.rate.close()
 	if h.certs != nil {
 		h.certs.Close()
 	}

@@ -16,6 +16,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/plughost/plughost/internal/redistest"
 )
 
 // The rate limit tests refill their buckets so slowly (one token per 100
@@ -284,13 +286,41 @@ limits {
 	}
 
 	h := startHTTPHostWith(t, []string{"--config", cfg}, "echo")
-	stateless := func(id int) rateAnswer {
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{`+
-			`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id)
-		a, _ := ratePost(t, h.base+"/mcp", body, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
-		return a
+	url := h.base + "/mcp"
+	wantPass(t, "the first stateless call", statelessEcho(t, url, 1))
+	wantPass(t, "the second stateless call", statelessEcho(t, url, 2))
+	wantLimited(t, "the third stateless call", statelessEcho(t, url, 3), 429, "caller", "calls_per_day", "")
+}
+
+// statelessEcho calls echo with a stateless (2026-07-28) request.
+func statelessEcho(t *testing.T, url string, id int) rateAnswer {
+	t.Helper()
+	body := fmt.Sprintf(`{"jsonrpc":"2.0","id":%d,"method":"tools/call","params":{"name":"echo","arguments":{"text":"hi"},"_meta":{`+
+		`"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}}}`, id)
+	a, _ := ratePost(t, url, body, map[string]string{"Mcp-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "echo"})
+	return a
+}
+
+// TestRateLimitsAcrossReplicas: two replicas sharing the Redis of their
+// tasks enforce one limit together: of stateless calls sent to each in
+// turn, the burst passes in all, not a burst on each.
+func TestRateLimitsAcrossReplicas(t *testing.T) {
+	t.Parallel()
+	rs := redistest.Start(t)
+	key := strings.Repeat("k", 40)
+	lb := startReplicasWith(t, key, key, fmt.Sprintf("tasks {\n  redis {\n    address = %q\n  }\n}\n", rs.Socket)+
+		"limits {\n  caller {\n    rate  = 0.01\n    burst = 3\n  }\n}\n")
+	passed := 0
+	for i := range 8 {
+		a := statelessEcho(t, lb.replicas[i%2].url, i+1)
+		switch {
+		case a.status == 200 && a.err == nil:
+			passed++
+		default:
+			wantLimited(t, fmt.Sprintf("call %d, on replica %d", i+1, i%2), a, 429, "caller", "rate", "")
+		}
 	}
-	wantPass(t, "the first stateless call", stateless(1))
-	wantPass(t, "the second stateless call", stateless(2))
-	wantLimited(t, "the third stateless call", stateless(3), 429, "caller", "calls_per_day", "")
+	if passed != 3 {
+		t.Errorf("%d of 8 calls across two replicas passed, want the one burst, 3", passed)
+	}
 }

@@ -38,15 +38,16 @@
 // counter per UTC day. The buckets and counters of one request are taken
 // together or not at all, so a refused request costs nothing.
 //
-// In one process they live in memory ([NewMemory]), at most MaxKeys of
-// them, the least recently used forgotten first (a caller so forgotten
-// starts with a full bucket and a day count of 0). Replicas share them in
-// the Redis their tasks use ([NewRedis]): one Lua script takes a
-// request's buckets and counters, on Redis' clock, so two replicas enforce
-// one limit together. When Redis does not answer, each replica enforces
-// the limits alone, in memory (fail open to one replica's share: a
-// limiter that refuses everyone when its store is down would take the
-// whole team's service down with it), logged and counted.
+// In one process they live in memory ([NewMemory]), at most
+// DefaultMaxKeys of them, the least recently used forgotten first (a
+// caller so forgotten starts with a full bucket and a day count of 0).
+// Replicas share them in the Redis their tasks use ([NewRedis]): one Lua
+// script takes a request's buckets and counters, on Redis' clock, so two
+// replicas enforce one limit together. When Redis does not answer, each
+// replica enforces the limits alone, in memory, asking Redis again every
+// 2 s: it fails open to one replica's share, logged and counted, since a
+// limiter that refused everyone while its store is down would take the
+// whole team's service down with it.
 package ratelimit
 
 import (

@@ -60,6 +60,12 @@ return {-1, 0}
 // request is weighed in memory.
 const DefaultRedisTimeout = time.Second
 
+// retryRedis is how long after a failed exchange the store weighs
+// requests in memory without asking Redis: during an outage a request
+// does not wait out a timeout each, and Redis is asked again soon after it
+// is back.
+const retryRedis = 2 * time.Second
+
 // RedisOptions configure a Redis store.
 type RedisOptions struct {
 	// Client is the connection to the Redis the replicas share.
@@ -88,7 +94,8 @@ type Redis struct {
 	opts RedisOptions
 
 	mu     sync.Mutex
-	failed bool // the last exchange failed: logged once until one succeeds
+	failed bool      // the last exchange failed: logged once until one succeeds
+	retry  time.Time // while failed, when to ask Redis again
 }
 
 // NewRedis returns a store in the Redis of opts.Client.
@@ -123,13 +130,17 @@ func (r *Redis) Take(ctx context.Context, now time.Time, buckets []Bucket, quota
 		keys = append(keys, r.opts.KeyPrefix+q.Key+":"+day)
 		args = append(args, q.Max, int64((left+time.Hour)/time.Second)) // an hour more: replicas' clocks disagree a little on the day
 	}
-	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
-	defer cancel()
-	res, err := take.Run(ctx, r.opts.Client, keys, args...).Int64Slice()
-	if err == nil && len(res) != 2 {
-		err = errors.New("the rate limit script answered " + strconv.Itoa(len(res)) + " values, not 2")
+	var res []int64
+	err := errSkipped
+	if r.asking(now) {
+		ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.opts.Timeout)
+		defer cancel()
+		res, err = take.Run(ctx, r.opts.Client, keys, args...).Int64Slice()
+		if err == nil && len(res) != 2 {
+			err = errors.New("the rate limit script answered " + strconv.Itoa(len(res)) + " values, not 2")
+		}
+		r.note(err, now)
 	}
-	r.note(err)
 	if err != nil {
 		if r.opts.OnError != nil {
 			r.opts.OnError()
@@ -147,11 +158,26 @@ func (r *Redis) Take(ctx context.Context, now time.Time, buckets []Bucket, quota
 	}
 }
 
-// note logs the first failure of a run of them, and the first success
-// after one.
-func (r *Redis) note(err error) {
+// errSkipped is the error of a request weighed in memory without asking
+// Redis, which failed moments ago.
+var errSkipped = errors.New("redis failed less than " + retryRedis.String() + " ago")
+
+// asking reports whether to ask Redis at now: not within retryRedis of a
+// failure.
+func (r *Redis) asking(now time.Time) bool {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	return !r.failed || !now.Before(r.retry)
+}
+
+// note logs the first failure of a run of them, and the first success
+// after one.
+func (r *Redis) note(err error, now time.Time) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err != nil {
+		r.retry = now.Add(retryRedis)
+	}
 	switch {
 	case err != nil && !r.failed:
 		r.failed = true

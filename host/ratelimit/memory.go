@@ -70,13 +70,20 @@ func (m *Memory) Take(_ context.Context, now time.Time, buckets []Bucket, quotas
 		return refused, worst, nil
 	}
 	for i, b := range buckets {
+		if e, ok := m.keys.Get(b.Key); ok {
+			e.tat = tats[i]
+			continue
+		}
 		m.keys.Add(b.Key, &entry{tat: tats[i]})
 	}
 	for _, q := range quotas {
 		e, ok := m.keys.Get(q.Key)
-		if !ok || e.day != day {
+		switch {
+		case !ok:
 			e = &entry{day: day}
 			m.keys.Add(q.Key, e)
+		case e.day != day:
+			e.day, e.count = day, 0
 		}
 		e.count++
 	}

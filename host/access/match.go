@@ -16,8 +16,9 @@ import (
 // its owner: it holds or it does not, and one that cannot be evaluated
 // (a claim the token lacks) does not hold. It is safe for concurrent use.
 type Match struct {
-	r        *rule
-	itemOnly bool // ItemOnly's
+	r          *rule
+	itemOnly   bool // ItemOnly's
+	callerOnly bool // CallerOnly's
 }
 
 // CompileMatch compiles src.Expr (src.Deny is ignored) in the environment
@@ -42,6 +43,7 @@ func CompileMatch(src Source) (*Match, error) {
 			return nil, fmt.Errorf("%s:%d:%d: %q: %w", src.File, src.Line, src.Column, src.Name, err)
 		}
 		m.itemOnly = itemOnly(checked)
+		m.callerOnly = readsOnly(checked, "caller")
 	}
 	return m, nil
 }
@@ -51,17 +53,31 @@ func CompileMatch(src Source) (*Match, error) {
 // then the same for every caller and arguments, and a caller may keep it.
 func (m *Match) ItemOnly() bool { return m.itemOnly }
 
+// CallerOnly reports whether the expression reads nothing but the
+// caller: a rate limit's rule, asked before any item is known, must not
+// read one.
+func (m *Match) CallerOnly() bool { return m.callerOnly }
+
 // itemOnly reports whether the checked expression refers to no variable
 // but item, and never to item.annotations.
 func itemOnly(checked *cel.Ast) bool {
-	for _, ref := range checked.NativeRep().ReferenceMap() {
-		if ref.Name != "" && ref.Name != "item" && ref.Value == nil && len(ref.OverloadIDs) == 0 {
-			return false
-		}
+	if !readsOnly(checked, "item") {
+		return false
 	}
 	nav := ast.NavigateAST(checked.NativeRep())
 	for _, e := range ast.MatchDescendants(nav, ast.KindMatcher(ast.SelectKind)) {
 		if e.AsSelect().FieldName() == "annotations" {
+			return false
+		}
+	}
+	return true
+}
+
+// readsOnly reports whether the checked expression refers to no variable
+// but name.
+func readsOnly(checked *cel.Ast, name string) bool {
+	for _, ref := range checked.NativeRep().ReferenceMap() {
+		if ref.Name != "" && ref.Name != name && ref.Value == nil && len(ref.OverloadIDs) == 0 {
 			return false
 		}
 	}

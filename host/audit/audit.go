@@ -41,6 +41,10 @@
 // done — is an "event":"hook" line naming the hook, the point, the item,
 // its provider, the decision, the reason and the caller (see Log.Hook).
 //
+// Each request refused over its caller's rate limits (host/ratelimit) is
+// an "event":"rate_limited" line naming the caller, the method, the tool,
+// the rule and the limit (see Log.RateLimited).
+//
 // Lines are written whole, one write each, under a lock, on the goroutine
 // that answered the call: a slow disk slows calls, a full one loses lines
 // (the first failure is logged, and the count of lost lines with each

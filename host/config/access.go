@@ -2,7 +2,6 @@ package config
 
 import (
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/plughost/plughost/host/access"
@@ -63,11 +62,7 @@ func decodeAccess(body hcl.Body) (*access.Rules, error) {
 			return nil, diag(a.Expr.Range(), "Invalid rule", a.Name+" must be a CEL expression in a string")
 		}
 		rng := a.Expr.Range()
-		start := rng.Start
-		line, col := start.Line, start.Column+1 // after the opening quote
-		if t, ok := a.Expr.(*hclsyntax.TemplateExpr); ok && len(t.Parts) > 0 && t.Parts[0].Range().Start.Line > start.Line {
-			line, col = t.Parts[0].Range().Start.Line, t.Parts[0].Range().Start.Column // a heredoc
-		}
+		line, col := exprStart(a)
 		srcs = append(srcs, access.Source{Name: name, Deny: isDeny, Expr: v.AsString(), File: rng.Filename, Line: line, Column: col})
 	}
 	return access.Compile(srcs)

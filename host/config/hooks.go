@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
-	"github.com/hashicorp/hcl/v2/hclsyntax"
 	"github.com/zclconf/go-cty/cty"
 
 	"github.com/plughost/plughost/host/access"
@@ -176,10 +175,7 @@ func oneOf(name string, a *hcl.Attribute, v cty.Value, values ...string) (string
 // file's error, at its line and column.
 func compileMatch(name string, a *hcl.Attribute, expr string) error {
 	rng := a.Expr.Range()
-	line, col := rng.Start.Line, rng.Start.Column+1 // after the opening quote
-	if t, ok := a.Expr.(*hclsyntax.TemplateExpr); ok && len(t.Parts) > 0 && t.Parts[0].Range().Start.Line > rng.Start.Line {
-		line, col = t.Parts[0].Range().Start.Line, t.Parts[0].Range().Start.Column // a heredoc
-	}
+	line, col := exprStart(a)
 	if _, err := access.CompileMatch(access.Source{Name: "hook " + name, Expr: expr, File: rng.Filename, Line: line, Column: col}); err != nil {
 		return diag(rng, "Invalid match", err.Error())
 	}

@@ -5,6 +5,8 @@ import (
 
 	"github.com/hashicorp/hcl/v2"
 	"github.com/zclconf/go-cty/cty"
+
+	"github.com/plughost/plughost/host/ratelimit"
 )
 
 // Limits holds the settings of the limits block: how much of the host a
@@ -67,15 +69,19 @@ type Limits struct {
 	ListenBytes int64
 	// ListenBudget is listen_budget: mcp.Options.ListenBudget.
 	ListenBudget int64
+	// Callers is the caller and rule blocks: per-caller rate limits and
+	// quotas (ratelimit.go); nil when it has neither.
+	Callers *ratelimit.Policy
 }
 
 var limitsSchema = hcl.BodySchema{Attributes: []hcl.AttributeSchema{{Name: "sessions"}, {Name: "in_flight"},
 	{Name: "replay_bytes"}, {Name: "replay_budget"}, {Name: "result_size"}, {Name: "items"}, {Name: "definition_size"}, {Name: "list_size"},
-	{Name: "notification_rate"}, {Name: "plugin_in_flight"}, {Name: "listen_bytes"}, {Name: "listen_budget"}}}
+	{Name: "notification_rate"}, {Name: "plugin_in_flight"}, {Name: "listen_bytes"}, {Name: "listen_budget"}},
+	Blocks: []hcl.BlockHeaderSchema{{Type: "caller"}, {Type: "rule", LabelNames: []string{"name"}}}}
 
 // decode reads the limits block.
 func (l *Limits) decode(body hcl.Body) error {
-	_, err := attributes(body, &limitsSchema, func(name string, a *hcl.Attribute, v cty.Value) (err error) {
+	content, err := attributes(body, &limitsSchema, func(name string, a *hcl.Attribute, v cty.Value) (err error) {
 		switch name {
 		case "sessions":
 			l.Sessions, err = wholeIn(a, v, 1, 1_000_000)
@@ -104,6 +110,10 @@ func (l *Limits) decode(body hcl.Body) error {
 		}
 		return err
 	})
+	if err != nil {
+		return err
+	}
+	l.Callers, err = decodeRateLimits(content.Blocks)
 	return err
 }
 

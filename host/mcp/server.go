@@ -15,6 +15,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 
 	"github.com/plughost/plughost/host/mcp/sealed"
+	"github.com/plughost/plughost/host/ratelimit"
 	"github.com/plughost/plughost/host/tasks"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/internal/jsonrpc"
@@ -141,6 +142,14 @@ type Options struct {
 	// the client written), when [Session.Pending] may have dropped. Tests
 	// await a settled session with it; it must not block.
 	OnSession func(*Session) (onIdle func())
+	// RateLimit, when not nil, weighs each request that reaches a provider
+	// against its caller's rate limits and quotas (ratelimit.go): one over
+	// them is answered CodeRateLimited naming the limit. Its Update swaps
+	// the limits while the server runs.
+	RateLimit *ratelimit.Limiter
+	// OnRateLimited, when set, is told of each request RateLimit refused
+	// (metrics and the audit log); it must be quick and not keep e.
+	OnRateLimited func(e *RateLimited)
 	// OnCallEnd, when set, is called once for every tools/call that ends
 	// (answered, refused, cancelled, or its task ended), after its response
 	// is written, on the goroutine that wrote it: metrics and the audit log
@@ -173,8 +182,10 @@ type Server struct {
 	onSession      func(*Session) func()
 	onCallEnd      func(*CallEnd)
 	onLimit        func(string)
-	guarded        guardedCatalog // the catalog, listing per caller; nil when it cannot (no rules then)
-	tasks          *tasks.Service // Options.Tasks
+	rateLimit      *ratelimit.Limiter // Options.RateLimit
+	onRateLimited  func(*RateLimited) // Options.OnRateLimited
+	guarded        guardedCatalog     // the catalog, listing per caller; nil when it cannot (no rules then)
+	tasks          *tasks.Service     // Options.Tasks
 	// search is the catalog in tool search mode (catalog wraps it); nil
 	// when off.
 	search *searchCatalog
@@ -222,20 +233,22 @@ func NewServer(c Catalog, opts *Options) *Server {
 		c, search = withSearch(c, opts.ToolSearch)
 	}
 	s := &Server{
-		catalog:      c,
-		guarded:      guarded,
-		search:       search,
-		log:          opts.Logger,
-		maxMsg:       opts.MaxMessageSize,
-		maxSubs:      opts.MaxSubscriptions,
-		inputTimeout: opts.InputTimeout,
-		ready:        opts.Ready,
-		readyWait:    opts.ReadyWait,
-		onSession:    opts.OnSession,
-		onCallEnd:    opts.OnCallEnd,
-		onLimit:      opts.OnLimit,
-		sealer:       opts.StateSealer,
-		tasks:        opts.Tasks,
+		catalog:       c,
+		guarded:       guarded,
+		search:        search,
+		log:           opts.Logger,
+		maxMsg:        opts.MaxMessageSize,
+		maxSubs:       opts.MaxSubscriptions,
+		inputTimeout:  opts.InputTimeout,
+		ready:         opts.Ready,
+		readyWait:     opts.ReadyWait,
+		onSession:     opts.OnSession,
+		onCallEnd:     opts.OnCallEnd,
+		onLimit:       opts.OnLimit,
+		sealer:        opts.StateSealer,
+		tasks:         opts.Tasks,
+		rateLimit:     opts.RateLimit,
+		onRateLimited: opts.OnRateLimited,
 	}
 	s.tuning.Store(tuningOf(opts, s.tasks != nil))
 	if s.sealer == nil {

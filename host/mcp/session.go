@@ -306,6 +306,8 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 	case !e.beforeInit && !s.Initialized():
 		s.respondError(rp, m.ID, errNotInitialized)
 		return nil
+	case e.long && s.rateLimited(in, e.name):
+		return nil
 	}
 	return e.serve(s, in, e.name)
 }
@@ -330,6 +332,9 @@ func (s *Session) dispatchStateless(in incoming) (run func()) {
 		return nil
 	}
 	in.st = st
+	if e.long && s.rateLimited(in, e.name) {
+		return nil
+	}
 	return e.serve(s, in, e.name)
 }
 

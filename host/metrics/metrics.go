@@ -64,6 +64,7 @@ type Metrics struct {
 	refusals  *prometheus.CounterVec
 	hooks     *prometheus.CounterVec
 	reloads   *prometheus.CounterVec // reloads.go
+	rate      rateMetrics            // ratelimit.go
 
 	// series caches the label-bound collectors of a (tool, provider)
 	// pair, so that a call costs map look-ups of its own, not the
@@ -124,6 +125,7 @@ func New(states func() map[string]int) *Metrics {
 		Help: "Decisions of the configured hooks, by hook and decision (pass, refuse, rewrite, hide, error, timeout, would_refuse, would_rewrite, would_hide)."}, []string{"hook", "decision"})
 	m.reg.MustRegister(m.calls, m.duration, m.results, m.starts, m.crashes, m.parked, m.missing, m.sessions, m.streams,
 		m.limitHits, m.refusals, m.hooks, m.newReloads(), collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	m.registerRateLimits()
 	if states != nil {
 		m.reg.MustRegister(&stateCollector{states: states, desc: prometheus.NewDesc("plughost_plugins",
 			"Plugins by state (loading, running, restarting, parked, failed, idle, refused).", []string{"state"}, nil)})

@@ -75,6 +75,9 @@ type Host struct {
 	// certs serve the listeners' TLS certificate (tls.go); nil without
 	// --tls-cert.
 	certs *tlsreload.Reloader
+	// rate is the per-caller rate limits (ratelimit.go); nil when not
+	// serving.
+	rate *rateLimits
 	// access is the config's access rules; nil when it has none. A
 	// reload replaces them (reload.go).
 	access atomic.Pointer[access.Rules]
@@ -162,7 +165,7 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	asker.set(mgr)
 	h := &Host{obs: svc.obs, log: log, version: o.Version, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1),
 		cancel: cancel, runEnded: make(chan struct{}), sealer: svc.sealer, stateTTL: cfg.Stateless.StateTTL, tasks: svc.tasks,
-		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs}
+		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, rate: svc.rate}
 	h.access.Store(cfg.Access)
 	h.reloads.init(o, cfg, svc.getenv)
 	if svc.obs.metrics != nil {
@@ -219,6 +222,7 @@ type services struct {
 	// getenv reads the environment as it was before the secrets left it,
 	// for a reload's checks (reload.go), which read them as check does.
 	getenv func(string) string
+	rate   *rateLimits // per-caller rate limits (ratelimit.go)
 }
 
 // openServices opens the services (each added to undo), then removes the
@@ -248,6 +252,10 @@ func openServices(o *Options, cfg *config.Config, log hclog.Logger, undo *undoLi
 			return nil, err
 		}
 		undo.add(func() { svc.tasks.Close() })
+		if svc.rate, err = openRateLimits(cfg, obs, os.Getenv, log.Named("ratelimit")); err != nil {
+			return nil, err
+		}
+		undo.add(svc.rate.close)
 	}
 	// taskService, which reads the password, must be called before this.
 	svc.getenv = keptEnv(secretVars)
@@ -386,6 +394,7 @@ func (h *Host) Stop() error {
 	}
 	h.catalog.Close()
 	h.obs.close()
+	h.rate.close()
 	if h.certs != nil {
 		h.certs.Close()
 	}

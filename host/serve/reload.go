@@ -33,11 +33,10 @@ type reloader struct {
 	apply func(h *Host, old, next *config.Config) error
 }
 
-// reloaders are the areas a reload applies, in order: the plugins'
-// (sandbox, trust, hooks; reloadPlugins) and the rate limits'
-// (reloadRateLimits) join this list.
+// reloaders are the areas a reload applies, in order.
 var reloaders = []reloader{
 	{"access rules and the MCP servers' limits", (*Host).reloadServing},
+	{"per-caller rate limits", (*Host).reloadRateLimits},
 	{"audit", (*Host).reloadAudit},
 }
 

@@ -61,7 +61,7 @@ func (h *httpHandler) post(w http.ResponseWriter, r *http.Request) {
 			hs.pending.Add(-n)
 			h.opts.Meter.LimitHit(LimitPending)
 			w.Header().Set("Retry-After", "1")
-			httpError(w, http.StatusTooManyRequests, firstID, codeRateLimited,
+			httpError(w, http.StatusTooManyRequests, firstID, mcp.CodeRateLimited,
 				"too many requests in flight in this session: wait for some to finish, then retry")
 			return
 		}
@@ -95,20 +95,23 @@ func (h *httpHandler) allow(w http.ResponseWriter, lim *rate.Limiter, n int, id 
 	} else {
 		msg += "; retry after " + delay.Round(time.Millisecond).String()
 	}
-	w.Header().Set("Retry-After", strconv.Itoa(int((delay+time.Second-1)/time.Second)))
 	data := `{"retryAfterMs":` + strconv.FormatInt(delay.Milliseconds(), 10) + `}`
 	bp := jsonrpc.GetBuf()
-	*bp = jsonrpc.AppendError(*bp, id, &jsonrpc.Error{Code: codeRateLimited, Message: msg, Data: []byte(data)})
-	w.Header()["Content-Type"] = hdrJSON
-	w.WriteHeader(http.StatusTooManyRequests)
-	w.Write(*bp)
+	*bp = jsonrpc.AppendError(*bp, id, &jsonrpc.Error{Code: mcp.CodeRateLimited, Message: msg, Data: []byte(data)})
+	writeTooMany(w, delay, *bp)
 	jsonrpc.PutBuf(bp)
 	return false
 }
 
-// codeRateLimited is the JSON-RPC error of a request over the rate limit
-// (in the implementation-defined server error range).
-const codeRateLimited = -32029
+// writeTooMany answers 429 with msg, a JSON-RPC error, and Retry-After:
+// retryAfter in whole seconds, rounded up (a client retrying sooner would
+// be refused again).
+func writeTooMany(w http.ResponseWriter, retryAfter time.Duration, msg []byte) {
+	w.Header().Set("Retry-After", strconv.Itoa(int((retryAfter+time.Second-1)/time.Second)))
+	w.Header()["Content-Type"] = hdrJSON
+	w.WriteHeader(http.StatusTooManyRequests)
+	w.Write(msg)
+}
 
 // countRequests counts the messages of a checked body (a message or a
 // batch) that will be answered: requests, and messages that do not decode.
@@ -200,6 +203,16 @@ type postSink struct {
 	json bool // the JSON response was written
 	st   *stream
 	conn *sseConn
+	// retryAfter, once set, makes the response a refusal over the
+	// caller's rate limits: 429 with Retry-After.
+	retryAfter time.Duration
+}
+
+// RateLimited implements mcp.RateLimitedSink.
+func (p *postSink) RateLimited(retryAfter time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retryAfter = retryAfter
 }
 
 func (p *postSink) Write(msg []byte) error {
@@ -212,6 +225,10 @@ func (p *postSink) Write(msg []byte) error {
 		p.hs.h.log.Warn("dropped a message after the response", "message", string(msg))
 	case jsonrpc.Classify(msg) == jsonrpc.Response:
 		p.json = true
+		if p.retryAfter > 0 {
+			writeTooMany(p.w, p.retryAfter, msg)
+			return nil
+		}
 		writeJSON(p.w, msg)
 	default:
 		p.conn = newSSEConn(p.w)

@@ -143,6 +143,18 @@ type statelessSink struct {
 	done      bool // the JSON response was written
 	conn      *sseConn
 	stop      chan struct{} // ends the keep-alive, once the stream is open
+	// retryAfter, once set, makes the response a refusal over the
+	// caller's rate limits: 429 with Retry-After.
+	retryAfter time.Duration
+}
+
+// RateLimited implements mcp.RateLimitedSink: a stateless request is
+// HTTP too, and a load balancer or client that backs off on 429 should
+// here as on a session's.
+func (p *statelessSink) RateLimited(retryAfter time.Duration) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.retryAfter = retryAfter
 }
 
 func (p *statelessSink) Write(msg []byte) error {
@@ -155,6 +167,10 @@ func (p *statelessSink) Write(msg []byte) error {
 		return nil
 	case jsonrpc.Classify(msg) == jsonrpc.Response:
 		p.done = true
+		if p.retryAfter > 0 {
+			writeTooMany(p.w, p.retryAfter, msg)
+			return nil
+		}
 		if st := statusOf(msg); st != http.StatusOK {
 			p.w.Header()["Content-Type"] = hdrJSON
 			p.w.WriteHeader(st)

@@ -341,7 +341,7 @@ func TestHTTPRateLimit(t *testing.T) {
 	if err := json.Unmarshal([]byte(body), &resp); err != nil {
 		t.Fatalf("body %q: %v", body, err)
 	}
-	if status != 429 || h.Get("Retry-After") != "2" || resp.ID != 2 || resp.Error.Code != codeRateLimited ||
+	if status != 429 || h.Get("Retry-After") != "2" || resp.ID != 2 || resp.Error.Code != mcp.CodeRateLimited ||
 		!strings.Contains(resp.Error.Message, "rate limit exceeded") || !strings.Contains(resp.Error.Message, "retry after") ||
 		resp.Error.Data.RetryAfterMs <= 1000 {
 		t.Errorf("second ping: %d Retry-After %q %s", status, h.Get("Retry-After"), body)

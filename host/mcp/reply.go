@@ -17,6 +17,8 @@ import (
 type reply struct {
 	out   Sink
 	batch *batchReply
+	// obs is the request's telemetry (spans.go); nil when off.
+	obs *requestObs
 }
 
 // send builds a message in a pooled buffer and writes it to out.
@@ -37,6 +39,9 @@ func (s *Session) write(out Sink, msg []byte) {
 }
 
 func (s *Session) respond(rp reply, msg []byte) {
+	if rp.obs != nil {
+		defer s.endRequest(rp.obs, false)
+	}
 	if rp.batch != nil {
 		rp.batch.add(msg)
 		return
@@ -52,6 +57,9 @@ func (s *Session) respondResult(rp reply, id, result []byte) {
 }
 
 func (s *Session) respondError(rp reply, id []byte, e *jsonrpc.Error) {
+	if rp.obs != nil {
+		rp.obs.failedWith(e.Code, e.Message)
+	}
 	bp := jsonrpc.GetBuf()
 	*bp = jsonrpc.AppendError(*bp, id, e)
 	s.respond(rp, *bp)

@@ -12,6 +12,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
+	oteltrace "go.opentelemetry.io/otel/trace"
 	"golang.org/x/time/rate"
 
 	"github.com/plughost/plughost/host/mcp/sealed"
@@ -146,6 +149,12 @@ type Options struct {
 	// is written, on the goroutine that wrote it: metrics and the audit log
 	// learn of calls through it. It must be quick and not keep e.
 	OnCallEnd func(e *CallEnd)
+	// Tracer, when set, starts a server span for each request, and Meter,
+	// when set, records mcp.server.operation.duration (spans.go): serve
+	// sets them from the observability block (host/telemetry). Nil: no
+	// telemetry, at no cost.
+	Tracer oteltrace.Tracer
+	Meter  metric.Meter
 }
 
 // Server serves a [Catalog] over MCP. One Server can serve many sessions at
@@ -172,6 +181,8 @@ type Server struct {
 	listeners      listeners
 	onSession      func(*Session) func()
 	onCallEnd      func(*CallEnd)
+	tracer         oteltrace.Tracer                // Options.Tracer
+	opDuration     mcpconv.ServerOperationDuration // Options.Meter's; a no-op without one
 	onLimit        func(string)
 	access         func(*Caller) tool.Guard
 	guarded        guardedCatalog // the catalog, listing per caller; nil without access
@@ -236,6 +247,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 		readyWait:    opts.ReadyWait,
 		onSession:    opts.OnSession,
 		onCallEnd:    opts.OnCallEnd,
+		tracer:       opts.Tracer,
 		onLimit:      opts.OnLimit,
 		access:       opts.Access,
 		sealer:       opts.StateSealer,
@@ -248,6 +260,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 	if s.sealer == nil {
 		s.sealer = sealed.NewRandom()
 	}
+	s.opDuration, _ = mcpconv.NewServerOperationDuration(opts.Meter) // a no-op without a meter, or when the SDK refuses it
 	if s.stateTTL <= 0 {
 		s.stateTTL = DefaultStateTTL
 	}

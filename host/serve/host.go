@@ -18,6 +18,7 @@ import (
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/preflight"
 	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/host/telemetry"
 	"github.com/plughost/plughost/host/toolsearch"
 	"github.com/plughost/plughost/internal/rundir"
 	"github.com/plughost/plughost/internal/tlsreload"
@@ -76,6 +77,8 @@ type Host struct {
 	certs *tlsreload.Reloader
 	// access is the config's access rules; nil when it has none.
 	access *access.Rules
+	// telemetry exports traces over OTLP; nil when off.
+	telemetry *telemetry.Telemetry
 }
 
 // Start assembles a host from o and starts loading plugins in the
@@ -158,7 +161,8 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	asker.set(mgr)
 	h := &Host{obs: svc.obs, log: log, version: o.Version, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1),
 		cancel: cancel, runEnded: make(chan struct{}), sealer: svc.sealer, stateTTL: cfg.Stateless.StateTTL, tasks: svc.tasks,
-		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, access: cfg.Access}
+		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, access: cfg.Access,
+		telemetry: svc.telemetry}
 	if svc.obs.metrics != nil {
 		cfg.Access.OnRefuse(svc.obs.metrics.AccessRefused)
 	}
@@ -210,6 +214,8 @@ type services struct {
 	certs  *tlsreload.Reloader
 	sealer *sealed.Sealer
 	tasks  *tasks.Service
+	// telemetry exports traces over OTLP (telemetry.go); nil when off.
+	telemetry *telemetry.Telemetry
 }
 
 // openServices opens the services (each added to undo), then removes the
@@ -239,6 +245,10 @@ func openServices(o *Options, cfg *config.Config, log hclog.Logger, undo *undoLi
 			return nil, err
 		}
 		undo.add(func() { svc.tasks.Close() })
+		if svc.telemetry, err = startTelemetry(o, cfg, log.Named("telemetry")); err != nil {
+			return nil, err
+		}
+		undo.add(func() { stopTelemetry(svc.telemetry, log) })
 	}
 	// taskService, which reads the password, must be called before this.
 	for _, name := range []string{preflight.EnvStateKey, preflight.EnvStateKeyFile, preflight.EnvRedisPassword, preflight.EnvRedisPasswordFile, "PLUGHOST_TOKEN"} {
@@ -371,6 +381,7 @@ func (h *Host) Stop() error {
 		h.unfollow()
 	}
 	h.catalog.Close()
+	stopTelemetry(h.telemetry, h.log) // after the calls: their spans are queued
 	h.obs.close()
 	if h.certs != nil {
 		h.certs.Close()

@@ -46,6 +46,8 @@ func (h *Host) options(search bool) *mcp.Options {
 		MaxListenBytes:   h.limits.ListenBytes,
 		ListenBudget:     h.limits.ListenBudget,
 		Access:           h.accessFor(),
+		Tracer:           h.telemetry.Tracer(),
+		Meter:            h.telemetry.Meter(),
 	}
 }
 

@@ -28,7 +28,9 @@ type report struct {
 	// ToolSearch is nil when the section did not run.
 	ToolSearch *toolSearchFigures `json:"tool_search,omitempty"`
 	// Hooks are the hooks section's rows; nil when it did not run.
-	Hooks   []hookFigures `json:"hooks,omitempty"`
+	Hooks []hookFigures `json:"hooks,omitempty"`
+	// OTLP are the otlp section's rows (otlp.go); nil when it did not run.
+	OTLP    []otlpFigures `json:"otlp,omitempty"`
 	Targets []target      `json:"targets"`
 }
 
@@ -309,6 +311,9 @@ func printReport(w io.Writer, r *report) {
 		}
 		tw.Flush()
 		fmt.Fprintln(w)
+	}
+	if len(r.OTLP) > 0 {
+		printOTLP(w, r.OTLP)
 	}
 	if len(r.Targets) > 0 {
 		fmt.Fprintln(w, "targets:")

@@ -270,10 +270,10 @@ func (c *call) finish(res json.RawMessage, err error) {
 			c.rp.obs.toolError()
 		}
 	case c.st != nil && missingCapability(err) != nil:
-		b = jsonrpc.AppendError(b, c.id, missingCapability(err))
+		b = jsonrpc.AppendError(b, c.id, c.rp.failed(missingCapability(err)))
 	default:
 		if res, rpcErr := tool.Outcome(err); rpcErr != nil {
-			b = jsonrpc.AppendError(b, c.id, jsonrpc.NewError(rpcErr.Code, rpcErr.Message))
+			b = jsonrpc.AppendError(b, c.id, c.rp.failed(jsonrpc.NewError(rpcErr.Code, rpcErr.Message)))
 		} else {
 			b = jsonrpc.AppendResultHead(b, c.id)
 			mark := len(b)

@@ -57,11 +57,8 @@ func (s *Session) respondResult(rp reply, id, result []byte) {
 }
 
 func (s *Session) respondError(rp reply, id []byte, e *jsonrpc.Error) {
-	if rp.obs != nil {
-		rp.obs.failedWith(e.Code, e.Message)
-	}
 	bp := jsonrpc.GetBuf()
-	*bp = jsonrpc.AppendError(*bp, id, e)
+	*bp = jsonrpc.AppendError(*bp, id, rp.failed(e))
 	s.respond(rp, *bp)
 	jsonrpc.PutBuf(bp)
 }

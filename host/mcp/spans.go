@@ -130,6 +130,15 @@ func (o *requestObs) failedWith(code int, message string) {
 	}
 }
 
+// failed marks rp's request failed with e (when it has telemetry), and
+// returns e: for the responses built without respondError.
+func (rp reply) failed(e *jsonrpc.Error) *jsonrpc.Error {
+	if rp.obs != nil {
+		rp.obs.failedWith(e.Code, e.Message)
+	}
+	return e
+}
+
 // toolError marks a tools/call answered with an isError result: the
 // conventions' error.type "tool_error".
 func (o *requestObs) toolError() {

@@ -39,10 +39,12 @@ tidy-check:
 
 ## deploy-check: deploy/kubernetes and deploy/Dockerfile, checked without a cluster or Docker: strict
 ## decoding into the Kubernetes API types, cross-references, the real `plughost serve` flags, host/config
-## (deploy/check is its own module, so the Kubernetes libraries never enter plughost's)
+## (deploy/check is its own module, so the Kubernetes libraries never enter plughost's); and internal/otlpsink, the
+## OTLP receiver the trace tests run (its own module too, for the collector's dependencies), tidy and vetted
 deploy-check: build
 	cd deploy/check && $(GO) mod tidy -diff && $(GO) vet ./... && \
 		PLUGHOST_BIN=$(CURDIR)/$(BIN)/plughost $(GO) test -count=1 ./...
+	cd internal/otlpsink && $(GO) mod tidy -diff && $(GO) vet ./...
 
 ## install: bin/plughost to $(PREFIX)/bin (default ~/.local/bin) and the bundled plugins to the default plugin
 ## directory, $(PLUGINDIR) ($XDG_DATA_HOME/plughost/plugins, i.e. ~/.local/share/plughost/plugins). Each file is
@@ -123,6 +125,7 @@ bench-bin: build
 	$(GO) build -o $(BIN)/bench/corpusplugin ./internal/toolsearcheval/corpusplugin
 	$(GO) build -o $(BIN)/bench/askplugin ./cmd/plughost/internal/askplugin
 	$(GO) build -ldflags "-X main.version=$(VERSION)-next" -o $(BIN)/bench/plughost-next ./cmd/plughost
+	cd internal/otlpsink && $(GO) build -o ../../$(BIN)/bench/otlpsink .
 bench: bench-bin conformance/node_modules internal/npmregistry/node_modules
 	$(BIN)/bench/bench -plughost $(BIN)/plughost -plugins $(BIN)/plugins -bin $(BIN)/bench -out bench/out $(BENCH_FLAGS)
 	$(GO) test -run '^$$' -bench 'HTTPCall|HTTPTask|HTTPAuth' -benchmem ./host/mcp/streamable

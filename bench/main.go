@@ -7,7 +7,7 @@
 //
 // or by hand, after `make build` and `cd bench && go build -o ../bin/bench/ ./...`:
 //
-//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,install,toolsearch,hooks,rolling]
+//	bin/bench/bench -plughost bin/plughost -plugins bin/plugins -bin bin/bench [-quick] [-only calls,cold,scale,ondemand,grpc,wrapped,install,toolsearch,hooks,rolling,otlp]
 //	bin/bench/bench -compare bench/out/BEFORE.json,bench/out/AFTER.json   # every figure of two runs, after ÷ before
 //
 // The servers: plughost serving the bundled echo plugin; and, serving the
@@ -312,6 +312,13 @@ func run(cfg *config, only, noSandbox string) error {
 			return fmt.Errorf("rolling: %w", err)
 		}
 		rep.Rolling = f
+	}
+	if section("otlp") {
+		o, err := benchOTLP(ctx, cfg)
+		if err != nil {
+			return fmt.Errorf("otlp: %w", err)
+		}
+		rep.OTLP = o
 	}
 	rep.Machine.LoadAfter = loadAvg()
 	rep.Seconds = time.Since(t0).Seconds()

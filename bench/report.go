@@ -31,7 +31,9 @@ type report struct {
 	Hooks []hookFigures `json:"hooks,omitempty"`
 	// Rolling is the rolling section's figures; nil when it did not run.
 	Rolling *rollingFigures `json:"rolling,omitempty"`
-	Targets []target        `json:"targets"`
+	// OTLP are the otlp section's rows (otlp.go); nil when it did not run.
+	OTLP    []otlpFigures `json:"otlp,omitempty"`
+	Targets []target      `json:"targets"`
 }
 
 type machine struct {
@@ -314,6 +316,9 @@ func printReport(w io.Writer, r *report) {
 	}
 	if r.Rolling != nil {
 		printRolling(w, r.Rolling)
+	}
+	if len(r.OTLP) > 0 {
+		printOTLP(w, r.OTLP)
 	}
 	if len(r.Targets) > 0 {
 		fmt.Fprintln(w, "targets:")

@@ -105,6 +105,13 @@ func buildAndRun(m *testing.M) int {
 		return 1
 	}
 	bin.plugins["hookplugin"] = path
+	// A plugin that exports spans of its own (issue 35).
+	path = filepath.Join(dir, "plugins", "otelplugin")
+	if err := build(path, "./internal/otelplugin", false); err != nil {
+		fmt.Fprintln(os.Stderr, "building the otelplugin test plugin:", err)
+		return 1
+	}
+	bin.plugins["otelplugin"] = path
 	return m.Run()
 }
 

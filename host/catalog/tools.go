@@ -12,6 +12,9 @@ import (
 	"github.com/plughost/plughost/host/argcheck"
 	"github.com/plughost/plughost/host/naming"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/trace"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // toolSet is the snapshot's view of the exposed tools.
@@ -152,11 +155,18 @@ func (c *Catalog) CallTool(ctx context.Context, call *tool.Call) (json.RawMessag
 // tool.Starter), a call refused here at once; for any other provider a
 // goroutine runs its CallTool.
 func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+	if call == nil {
+		done(nil, errors.New("catalog: nil call"))
+		return
+	}
+	ctx, span := trace.Start(ctx, "route "+call.Name, oteltrace.SpanKindInternal, semconv.GenAIToolName(call.Name))
+	done = trace.Ending(span, done)
 	r, fwd, err := c.route(call)
 	if err != nil {
 		done(nil, err)
 		return
 	}
+	span.SetAttributes(trace.ProviderKey.String(r.provider))
 	exposed := call.Name
 	before := c.hooks.question(tool.BeforeCall, call.Caller, r.item, r.def)
 	if before != nil {
@@ -270,9 +280,6 @@ func (c *Catalog) withheld(name string) string {
 // task support (a tool that runs only as a task refuses a call without
 // it), arguments defaulted and checked.
 func (c *Catalog) route(call *tool.Call) (*route, tool.Call, error) {
-	if call == nil {
-		return nil, tool.Call{}, errors.New("catalog: nil call")
-	}
 	s := c.snap.Load()
 	r := s.tools.routes[call.Name]
 	if r != nil && call.Guard != nil && !s.sees(call.Guard, toolsIdx, call.Name) {

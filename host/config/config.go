@@ -231,6 +231,9 @@ type Config struct {
 	// description and annotations for a plugin's tool, prompt or resource
 	// (overrides.go), in the order written.
 	Overrides []Override
+	// Observability is the observability block: traces over OTLP
+	// (observability.go); nil when absent.
+	Observability *Observability
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -332,7 +335,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	}
 	// Every block is read even when another has errors, so that the
 	// file's mistakes are reported together (plughost check lists each).
-	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}, {Type: "registry"}, {Type: "hooks"}, {Type: "override", LabelNames: []string{"name"}}}})
+	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}, {Type: "registry"}, {Type: "hooks"}, {Type: "override", LabelNames: []string{"name"}}, {Type: "observability"}}})
 	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
 		Trust: Trust{Plugin: map[string]string{}}}
 	seen := map[string]bool{}
@@ -374,6 +377,9 @@ func parse(src []byte, filename string) (*Config, error) {
 			cfg.Hooks, err = decodeHooks(b.Body)
 		case "override":
 			err = cfg.addOverride(b)
+		case "observability":
+			cfg.Observability = &Observability{}
+			err = cfg.Observability.decode(b.Body, filepath.Dir(filename))
 		}
 		if d, ok := err.(hcl.Diagnostics); ok {
 			all = append(all, d...)

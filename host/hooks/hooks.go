@@ -54,6 +54,8 @@ import (
 	"github.com/plughost/plughost/host/access"
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/trace"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // The decisions counted and reported beyond tool's HookDecisions: a
@@ -306,8 +308,14 @@ func (c *Chain) Apply(ctx context.Context, q *tool.HookCall) (json.RawMessage, e
 			continue
 		}
 		start := time.Now()
-		ans, err := c.askOne(ctx, h, &ask)
+		hctx, span := trace.Start(ctx, "hook "+h.name, oteltrace.SpanKindInternal, trace.HookKey.String(h.name),
+			trace.HookPointKey.String(string(q.Point)), trace.ProviderKey.String(h.plugin))
+		ans, err := c.askOne(hctx, h, &ask)
 		d := &Decision{Hook: h.name, Plugin: h.plugin, Point: q.Point, Item: q.Item, Caller: q.Caller, Duration: time.Since(start)}
+		if err == nil {
+			span.SetAttributes(trace.HookDecisionKey.String(string(ans.Decision)))
+		}
+		trace.End(span, err)
 		if err != nil {
 			if ctx.Err() != nil {
 				return nil, ctx.Err()

@@ -8,9 +8,12 @@ import (
 
 	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/trace"
 	"github.com/plughost/plughost/host/trust"
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // A plugin as the catalog sees it: the provider of one set of lists, and
@@ -86,6 +89,11 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 // explained on a goroutine of its own, since callError may wait a moment
 // for the plugin's exit.
 func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
+	// The plugin call's span: the plugin gets its trace context (request),
+	// so that the plugin's own spans are its children.
+	ctx, span := trace.Start(ctx, "tools/call "+call.Name, oteltrace.SpanKindClient, semconv.McpMethodNameKey.String("tools/call"),
+		semconv.GenAIToolName(call.Name), semconv.GenAIOperationNameExecuteTool, trace.ProviderKey.String(p.name))
+	done = trace.Ending(span, done)
 	if err := p.heldError(trust.KindTool, call.Name); err != nil {
 		done(nil, err)
 		return
@@ -110,7 +118,7 @@ func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(jso
 func (p *provider) startCall(ctx context.Context, in *instance, call *tool.Call, done func(json.RawMessage, error)) {
 	ctx, lim, release := in.limit(ctx)
 	untimeWhenTask(call, lim)
-	in.pp.StartCall(ctx, p.request(call), func(res json.RawMessage, err error) {
+	in.pp.StartCall(ctx, p.request(ctx, call), func(res json.RawMessage, err error) {
 		if err == nil {
 			release()
 			in.leave()
@@ -139,13 +147,16 @@ func untimeWhenTask(call *tool.Call, lim limit) {
 
 // request is the plugin's view of call. Tasks and Detach pass as they
 // are: the catalog has kept Tasks only for a tool that declares task
-// support, and the Client calls Detach only for a call with Tasks.
-func (p *provider) request(call *tool.Call) *pluginhost.CallRequest {
+// support, and the Client calls Detach only for a call with Tasks. The
+// trace context is that of ctx's span (the plugin call's) when tracing is
+// on, the client's as it came when off.
+func (p *provider) request(ctx context.Context, call *tool.Call) *pluginhost.CallRequest {
+	traceParent, traceState := trace.Outgoing(ctx, call.TraceParent, call.TraceState)
 	req := &pluginhost.CallRequest{
 		Tool: call.Name, Arguments: call.Arguments,
 		ClientCapabilities: call.ClientCapabilities, Input: input(call.Input),
 		Tasks: call.Tasks, Detach: call.Detach,
-		TraceParent: call.TraceParent, TraceState: call.TraceState,
+		TraceParent: traceParent, TraceState: traceState,
 		Caller: callerFor(call.Caller, p.passClaims),
 	}
 	if call.Progress != nil {

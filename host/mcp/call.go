@@ -237,6 +237,9 @@ func (c *call) finish(res json.RawMessage, err error) {
 		e.end(c, err)
 	}
 	if cancelled {
+		if c.rp.obs != nil {
+			s.endRequest(c.rp.obs, true)
+		}
 		if c.op == nil {
 			s.srv.log.Debug("call cancelled", "id", string(c.id), "tool", c.tc.Name)
 		} else {
@@ -263,11 +266,14 @@ func (c *call) finish(res json.RawMessage, err error) {
 			b = markResult(b, mark)
 		}
 		b = append(b, '}')
+		if c.rp.obs != nil && string(jsonrpc.Member(res, "isError")) == "true" {
+			c.rp.obs.toolError()
+		}
 	case c.st != nil && missingCapability(err) != nil:
-		b = jsonrpc.AppendError(b, c.id, missingCapability(err))
+		b = jsonrpc.AppendError(b, c.id, c.rp.failed(missingCapability(err)))
 	default:
 		if res, rpcErr := tool.Outcome(err); rpcErr != nil {
-			b = jsonrpc.AppendError(b, c.id, jsonrpc.NewError(rpcErr.Code, rpcErr.Message))
+			b = jsonrpc.AppendError(b, c.id, c.rp.failed(jsonrpc.NewError(rpcErr.Code, rpcErr.Message)))
 		} else {
 			b = jsonrpc.AppendResultHead(b, c.id)
 			mark := len(b)

@@ -18,6 +18,7 @@ import (
 	"github.com/plughost/plughost/host/mcp/internal/mcptest"
 	"github.com/plughost/plughost/host/tool"
 	"github.com/plughost/plughost/internal/jsonrpc"
+	oteltrace "go.opentelemetry.io/otel/trace"
 )
 
 // tracing is mcptest.Echo that names its provider, as the catalog does,
@@ -26,6 +27,7 @@ type tracing struct {
 	mcptest.Echo
 	mu    sync.Mutex
 	calls [][2]string
+	spans int // calls whose context carried a recording span
 }
 
 func (c *tracing) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
@@ -36,6 +38,9 @@ func (c *tracing) StartCall(ctx context.Context, call *tool.Call, done func(json
 	call.Provider = "echo-provider"
 	c.mu.Lock()
 	c.calls = append(c.calls, [2]string{call.TraceParent, call.TraceState})
+	if oteltrace.SpanFromContext(ctx).IsRecording() {
+		c.spans++
+	}
 	c.mu.Unlock()
 	c.Echo.StartCall(ctx, call, done)
 }

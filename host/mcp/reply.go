@@ -17,6 +17,8 @@ import (
 type reply struct {
 	out   Sink
 	batch *batchReply
+	// obs is the request's telemetry (spans.go); nil when off.
+	obs *requestObs
 }
 
 // send builds a message in a pooled buffer and writes it to out.
@@ -37,6 +39,9 @@ func (s *Session) write(out Sink, msg []byte) {
 }
 
 func (s *Session) respond(rp reply, msg []byte) {
+	if rp.obs != nil {
+		defer s.endRequest(rp.obs, false)
+	}
 	if rp.batch != nil {
 		rp.batch.add(msg)
 		return
@@ -53,7 +58,7 @@ func (s *Session) respondResult(rp reply, id, result []byte) {
 
 func (s *Session) respondError(rp reply, id []byte, e *jsonrpc.Error) {
 	bp := jsonrpc.GetBuf()
-	*bp = jsonrpc.AppendError(*bp, id, e)
+	*bp = jsonrpc.AppendError(*bp, id, rp.failed(e))
 	s.respond(rp, *bp)
 	jsonrpc.PutBuf(bp)
 }

@@ -13,6 +13,9 @@ import (
 	"time"
 
 	"github.com/hashicorp/go-hclog"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/semconv/v1.41.0/mcpconv"
+	oteltrace "go.opentelemetry.io/otel/trace"
 
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/ratelimit"
@@ -155,6 +158,12 @@ type Options struct {
 	// is written, on the goroutine that wrote it: metrics and the audit log
 	// learn of calls through it. It must be quick and not keep e.
 	OnCallEnd func(e *CallEnd)
+	// Tracer, when set, starts a server span for each request, and Meter,
+	// when set, records mcp.server.operation.duration (spans.go): serve
+	// sets them from the observability block (host/telemetry). Nil: no
+	// telemetry, at no cost.
+	Tracer oteltrace.Tracer
+	Meter  metric.Meter
 }
 
 // Server serves a [Catalog] over MCP. One Server can serve many sessions at
@@ -181,6 +190,8 @@ type Server struct {
 	listeners      listeners
 	onSession      func(*Session) func()
 	onCallEnd      func(*CallEnd)
+	tracer         oteltrace.Tracer                // Options.Tracer
+	opDuration     mcpconv.ServerOperationDuration // Options.Meter's; a no-op without one
 	onLimit        func(string)
 	rateLimit      *ratelimit.Limiter // Options.RateLimit
 	onRateLimited  func(*RateLimited) // Options.OnRateLimited
@@ -249,11 +260,13 @@ func NewServer(c Catalog, opts *Options) *Server {
 		tasks:         opts.Tasks,
 		rateLimit:     opts.RateLimit,
 		onRateLimited: opts.OnRateLimited,
+		tracer:        opts.Tracer,
 	}
 	s.tuning.Store(tuningOf(opts, s.tasks != nil))
 	if s.sealer == nil {
 		s.sealer = sealed.NewRandom()
 	}
+	s.opDuration, _ = mcpconv.NewServerOperationDuration(opts.Meter) // a no-op without a meter, or when the SDK refuses it
 	switch ttl := opts.ListTTL; {
 	case ttl == 0:
 		s.listTTL = strconv.AppendInt(nil, DefaultListTTL.Milliseconds(), 10)

@@ -274,8 +274,12 @@ func (s *Session) dispatchOne(ctx context.Context, msg []byte, rp reply) (run fu
 		s.respondError(rp, derr.ID, derr)
 		return nil
 	}
+	stateless := IsStateless(m)
+	if m.Kind == jsonrpc.Request {
+		ctx, rp = s.observeRequest(ctx, m, rp, stateless)
+	}
 	in := incoming{ctx: ctx, msg: m, rp: rp}
-	if IsStateless(m) {
+	if stateless {
 		if s.sessionOnly {
 			s.respondError(rp, m.ID, jsonrpc.NewError(jsonrpc.CodeMethodNotFound, "method not found: "+string(m.Method)+
 				" (this transport, HTTP+SSE, serves protocol versions up to "+versions[vLatest]+" after initialize; "+

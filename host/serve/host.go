@@ -19,6 +19,7 @@ import (
 	"github.com/plughost/plughost/host/mcp/sealed"
 	"github.com/plughost/plughost/host/preflight"
 	"github.com/plughost/plughost/host/tasks"
+	"github.com/plughost/plughost/host/telemetry"
 	"github.com/plughost/plughost/host/toolsearch"
 	"github.com/plughost/plughost/internal/rundir"
 	"github.com/plughost/plughost/internal/tlsreload"
@@ -83,6 +84,8 @@ type Host struct {
 	access atomic.Pointer[access.Rules]
 	// reloads is what a configuration reload needs (reload.go).
 	reloads reloadState
+	// telemetry exports traces over OTLP; nil when off.
+	telemetry *telemetry.Telemetry
 }
 
 // Start assembles a host from o and starts loading plugins in the
@@ -165,7 +168,8 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	asker.set(mgr)
 	h := &Host{obs: svc.obs, log: log, version: o.Version, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1),
 		cancel: cancel, runEnded: make(chan struct{}), sealer: svc.sealer, stateTTL: cfg.Stateless.StateTTL, tasks: svc.tasks,
-		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, rate: svc.rate}
+		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, rate: svc.rate,
+		telemetry: svc.telemetry}
 	h.access.Store(cfg.Access)
 	h.reloads.init(o, cfg, svc.getenv)
 	if svc.obs.metrics != nil {
@@ -223,6 +227,8 @@ type services struct {
 	// for a reload's checks (reload.go), which read them as check does.
 	getenv func(string) string
 	rate   *rateLimits // per-caller rate limits (ratelimit.go)
+	// telemetry exports traces over OTLP (telemetry.go); nil when off.
+	telemetry *telemetry.Telemetry
 }
 
 // openServices opens the services (each added to undo), then removes the
@@ -256,6 +262,10 @@ func openServices(o *Options, cfg *config.Config, log hclog.Logger, undo *undoLi
 			return nil, err
 		}
 		undo.add(svc.rate.close)
+		if svc.telemetry, err = startTelemetry(o, cfg, log.Named("telemetry")); err != nil {
+			return nil, err
+		}
+		undo.add(func() { stopTelemetry(svc.telemetry, log) })
 	}
 	// taskService, which reads the password, must be called before this.
 	svc.getenv = keptEnv(secretVars)
@@ -393,6 +403,7 @@ func (h *Host) Stop() error {
 		h.unfollow()
 	}
 	h.catalog.Close()
+	stopTelemetry(h.telemetry, h.log) // after the calls: their spans are queued
 	h.obs.close()
 	h.rate.close()
 	if h.certs != nil {

@@ -48,6 +48,8 @@ func (h *Host) options(search bool) *mcp.Options {
 		Access:           h.accessFor(),
 		RateLimit:        h.rateLimiter(),
 		OnRateLimited:    h.obs.onRateLimited(),
+		Tracer:           h.telemetry.Tracer(),
+		Meter:            h.telemetry.Meter(),
 	}
 }
 

@@ -170,7 +170,7 @@ func (l *life) stop() {
 func (l *life) loading() stage {
 	s := l.s
 	lazy := s.conf.Load().lazy
-	if lazy && s.m.opts.Trust != nil {
+	if lazy && s.m.opts.checking() {
 		// Published from the cache, it would be served before any launch
 		// checks it.
 		v, pf := s.checkTrust()
@@ -304,7 +304,7 @@ func (l *life) launch() launched {
 			}
 			return launched{outcome: launchRefused, verdict: v, err: errors.New("quarantined: " + v.Reason)}
 		}
-		if s.m.opts.Trust == nil && s.m.cache != nil {
+		if !s.m.opts.checking() && s.m.cache != nil {
 			s.bin = binaryID{} // zero when unreadable: nothing is stored
 			if pf != nil {
 				s.bin, _ = pf.identify(&s.bin)

@@ -548,7 +548,7 @@ func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled
 	defer m.mu.Unlock()
 	s := newSupervisor(ctx, m, f)
 	s.bin = id
-	if e != nil && m.opts.Trust != nil {
+	if e != nil && m.opts.checking() {
 		v, pf := s.checkTrust()
 		pf.close()
 		if !v.Allowed() {

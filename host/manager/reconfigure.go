@@ -45,6 +45,24 @@ func (o *Options) fingerprint(name string) string {
 	return o.Fingerprint(name)
 }
 
+// A Switchable Trust may check nothing for a while: Checking reports
+// false while every plugin is in mode open, and the manager then runs
+// as without Options.Trust (no file hashed for it, no verdict shown),
+// until a reloaded configuration turns the checks on (the host's trust
+// when it serves; Watch's changed tells the manager).
+type Switchable interface {
+	Trust
+	Checking() bool
+}
+
+// checking reports whether Options.Trust checks the plugin files now.
+func (o *Options) checking() bool {
+	if s, ok := o.Trust.(Switchable); ok {
+		return s.Checking()
+	}
+	return o.Trust != nil
+}
+
 // Reconfigure reads each plugin's launch configuration from Options
 // again, after the host changed what its functions answer (a reloaded
 // configuration), and returns the plugins it restarts, sorted, with a

@@ -39,4 +39,12 @@
 //
 // A step that fails undoes those before it; once the manager runs, Stop
 // undoes them all.
+//
+// # A configuration reloaded
+//
+// A serving host gives the manager options that read the configuration
+// each time they are asked (liveconfig.go), a trust it can swap
+// (livetrust.go) and hooks in a hooks.Swap: reloadPlugins
+// (reload_plugins.go) sets the new configuration in them, then has the
+// manager restart the plugins whose sandbox policy changed.
 package serve

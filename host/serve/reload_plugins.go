@@ -64,6 +64,9 @@ var errNotServing = errors.New("the plugins' configuration reloads only in a hos
 // What the manager took at start (the limits it holds plugins to, the
 // catalog cache, pass_claims, the held files' directory) waits for the
 // next start, named in one WARN line.
+//
+// The reload core calls it once per reload, never two at once (old must
+// be the configuration the previous call applied).
 func (h *Host) reloadPlugins(old, next *config.Config) error {
 	p := &h.plugins
 	if p.live == nil {

@@ -14,6 +14,7 @@ import (
 	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/tool"
+	"github.com/plughost/plughost/host/trust"
 )
 
 // reloadWait bounds each wait of the reload tests: plugins are real
@@ -167,8 +168,9 @@ func (r *reloadHost) echo(text string) (string, error) {
 // without a restart of the host. A hooks block added takes effect at the
 // next call, restarting no plugin; a sandbox policy changed restarts that
 // plugin only; a trust block turned to pinned holds the unapproved
-// plugins (quarantined, their tools withdrawn), and back to open runs
-// them again.
+// plugins (quarantined, their tools withdrawn) and watches its own trust
+// file (an approval written there starts the plugin), and back to open
+// runs them all again.
 func TestReloadPlugins(t *testing.T) {
 	r := startReloadHost(t)
 	echoPID, hookPID := r.status("echo").PID, r.status("hookplugin").PID
@@ -222,6 +224,22 @@ func TestReloadPlugins(t *testing.T) {
 	}
 	if _, err := r.echo("hi"); err == nil {
 		t.Error("echo answered while its plugin is held by trust mode pinned")
+	}
+	// The new trust file is the one watched now: an approval written
+	// there starts echo, without a reload.
+	digest, err := trust.Digest(r.status("echo").Path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trust.Update(trustFile, func(f *trust.File) error {
+		f.Plugins["echo"] = trust.Entry{Digest: digest, ApprovedAt: time.Now().UTC(), ApprovedBy: "test"}
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	r.await("echo", "started once approved in the new trust file", func(st manager.PluginStatus) bool { return st.State == manager.StateRunning })
+	if st := r.status("hookplugin"); st.State != manager.StateQuarantined {
+		t.Errorf("hookplugin is %s after echo's approval, want still quarantined", st.State)
 	}
 	r.reload(policy, hooks)
 	for _, name := range []string{"echo", "hookplugin"} {

@@ -215,6 +215,19 @@
 // not grant (PluginStatus.Denied); it is logged at WARN once per
 // supervisor and difference, and never granted.
 //
+// # A configuration reloaded
+//
+// The functions among the Options (Fingerprint, StartFor, StartTimeoutFor,
+// ExposeFor, Denied, Launcher, Hooks, and a [Switchable] Trust) may answer
+// otherwise while the manager runs: a host reloading its configuration
+// makes them read the new one, then calls [Manager.Reconfigure], which
+// restarts each plugin whose Fingerprint changed (as a changed file is
+// reloaded: the new process published first, the old one's calls in
+// flight finished) and leaves the others alone, and [Manager.Recheck],
+// which checks every plugin's trust and shows its listing again (through
+// the exposure lists, the hooks and [Manager.SetOverrides]' overrides).
+// A new start mode or idle timeout applies at the plugin's next start.
+//
 // # Processes
 //
 // Every plugin process is started by one function, the manager's go-plugin

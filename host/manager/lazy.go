@@ -142,29 +142,6 @@ func (g *gate) acquire(ctx context.Context, subject string) (*instance, error) {
 	}
 }
 
-// startMode returns the start mode and idle timeout of the named plugin.
-func (o *Options) startMode(name string) (lazy bool, idle time.Duration) {
-	mode, idle := o.Start, o.IdleTimeout
-	if o.StartFor != nil {
-		m, d := o.StartFor(name)
-		if m != "" {
-			mode = m
-		}
-		if d > 0 {
-			idle = d
-		}
-	}
-	return mode == StartLazy, idle
-}
-
-// fingerprint is the named plugin's launch configuration digest.
-func (o *Options) fingerprint(name string) string {
-	if o.Fingerprint == nil {
-		return ""
-	}
-	return o.Fingerprint(name)
-}
-
 // idleFor says whether the instance has had nothing to do (no request in
 // flight, no resource subscription held) for idle; if so it is marked
 // stopping, atomically with that check, and stop must follow. Otherwise
@@ -224,7 +201,7 @@ func (l *life) fromCache() bool {
 	if s.cached != nil && l.last == s.cached {
 		s.cached = nil // the first scan's: published already
 	} else {
-		e, id := s.m.cache.lookup(s.name, s.path, s.fingerprint)
+		e, id := s.m.cache.lookup(s.name, s.path, s.conf.Load().fingerprint)
 		s.bin = id
 		if e == nil {
 			return false
@@ -290,7 +267,8 @@ func (l *life) waking() stage {
 // for its idle timeout; its provider stays published.
 func (l *life) stopIfIdle() stage {
 	s, cur := l.s, l.cur
-	wait, stopping := cur.idleFor(s.idle)
+	idle := s.conf.Load().idle
+	wait, stopping := cur.idleFor(idle)
 	if !stopping {
 		s.log.Trace("the lazy plugin is not idle; it keeps running", "look_again_in", wait)
 		l.idleWait = wait
@@ -300,7 +278,7 @@ func (l *life) stopIfIdle() stage {
 	s.g.drainWake() // wakes from before: they were for this process
 	s.g.clear()
 	l.cur = nil
-	s.log.Info("stopping the idle plugin", "idle_timeout", s.idle)
+	s.log.Info("stopping the idle plugin", "idle_timeout", idle)
 	cur.stop(s.m.opts.StopTimeout, true)
 	return stageIdle
 }

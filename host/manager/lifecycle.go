@@ -169,7 +169,8 @@ func (l *life) stop() {
 
 func (l *life) loading() stage {
 	s := l.s
-	if s.lazy && s.m.opts.Trust != nil {
+	lazy := s.conf.Load().lazy
+	if lazy && s.m.opts.checking() {
 		// Published from the cache, it would be served before any launch
 		// checks it.
 		v, pf := s.checkTrust()
@@ -178,7 +179,7 @@ func (l *life) loading() stage {
 			return l.quarantine(v)
 		}
 	}
-	if s.lazy && l.fromCache() {
+	if lazy && l.fromCache() {
 		return stageIdle
 	}
 	s.update(func(st *PluginStatus) { st.State = StateLoading })
@@ -303,7 +304,7 @@ func (l *life) launch() launched {
 			}
 			return launched{outcome: launchRefused, verdict: v, err: errors.New("quarantined: " + v.Reason)}
 		}
-		if s.m.opts.Trust == nil && s.m.cache != nil {
+		if !s.m.opts.checking() && s.m.cache != nil {
 			s.bin = binaryID{} // zero when unreadable: nothing is stored
 			if pf != nil {
 				s.bin, _ = pf.identify(&s.bin)
@@ -405,7 +406,7 @@ func (l *life) show(d pluginclient.Description, ls lists, force bool) {
 		// those that run, whose definitions the entry would then carry.
 		return
 	}
-	e := newEntry(s.name, s.bin, s.fingerprint, d, ls)
+	e := newEntry(s.name, s.bin, s.conf.Load().fingerprint, d, ls)
 	if old := s.stored; old != nil && old.Key == e.Key && old.Binary == e.Binary && old.description().Equal(d) && sameLists(old.lists(), ls) {
 		return
 	}
@@ -417,10 +418,10 @@ func (l *life) running() stage {
 	s := l.s
 	cur := l.cur
 	var idle <-chan time.Time
-	if s.lazy {
+	if conf := s.conf.Load(); conf.lazy {
 		wait := l.idleWait
 		if wait <= 0 {
-			wait = s.idle
+			wait = conf.idle
 		}
 		t := time.NewTimer(wait)
 		defer t.Stop()

@@ -204,9 +204,11 @@ type Manager struct {
 	log  hclog.Logger
 	pub  Publisher
 
-	cache    *catalogCache // nil: none
-	failures failureMemory // Options.FailureDir
-	loadSem  chan struct{} // LoadConcurrency tokens
+	cache *catalogCache // nil: none
+	// overrides are Options.Overrides, or what SetOverrides put instead.
+	overrides atomic.Pointer[override.Set]
+	failures  failureMemory // Options.FailureDir
+	loadSem   chan struct{} // LoadConcurrency tokens
 
 	ready     chan struct{}
 	readyOnce sync.Once
@@ -347,7 +349,7 @@ func New(opts *Options) (*Manager, error) {
 	if pub == nil {
 		pub = discard{}
 	}
-	return &Manager{
+	m := &Manager{
 		opts:     o,
 		log:      o.Logger,
 		pub:      pub,
@@ -358,7 +360,9 @@ func New(opts *Options) (*Manager, error) {
 		plugins:  make(map[string]*supervisor),
 		unloaded: make(map[string]<-chan struct{}),
 		refused:  make(map[string]PluginStatus),
-	}, nil
+	}
+	m.overrides.Store(o.Overrides)
+	return m, nil
 }
 
 // discard is the Publisher of a Manager given none.
@@ -544,7 +548,7 @@ func (m *Manager) spawn(ctx context.Context, wg *sync.WaitGroup, f file, settled
 	defer m.mu.Unlock()
 	s := newSupervisor(ctx, m, f)
 	s.bin = id
-	if e != nil && m.opts.Trust != nil {
+	if e != nil && m.opts.checking() {
 		v, pf := s.checkTrust()
 		pf.close()
 		if !v.Allowed() {

@@ -39,7 +39,7 @@ func overrideKind(kind string) string {
 // that served serves (by key), in place, and records what they changed
 // in the status.
 func (s *supervisor) applyOverrides(defs []trust.Definition, served map[string]json.RawMessage) {
-	set := s.m.opts.Overrides
+	set := s.m.overrides.Load()
 	var out []Overridden
 	for _, d := range defs {
 		key := d.Key()

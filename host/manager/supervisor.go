@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 
@@ -42,12 +43,10 @@ type supervisor struct {
 	// g is where every provider published for this plugin finds its
 	// process.
 	g *gate
-	// lazy: the plugin runs on demand, and is stopped after idle.
-	lazy bool
-	idle time.Duration
-	// fingerprint is the plugin's launch configuration digest
-	// (Options.Fingerprint), for its cache entry.
-	fingerprint string
+	// conf is the plugin's start mode, idle timeout and launch
+	// configuration digest, as last read from Options (reconfigure.go):
+	// Manager.Reconfigure replaces it while run reads it.
+	conf atomic.Pointer[launchConf]
 	// bin is the plugin binary's identity as last taken (zero: unknown),
 	// for its cache entry. Only run's goroutine touches it after spawn.
 	bin binaryID
@@ -82,23 +81,21 @@ type supervisor struct {
 
 func newSupervisor(ctx context.Context, m *Manager, f file) *supervisor {
 	ctx, cancel := context.WithCancel(ctx)
-	lazy, idle := m.opts.startMode(f.name)
-	return &supervisor{
-		g:           newGate(f.name, m.opts.StartTimeoutOf(f.name)+m.opts.StopTimeout),
-		lazy:        lazy,
-		idle:        idle,
-		fingerprint: m.opts.fingerprint(f.name),
-		m:           m,
-		name:        f.name,
-		path:        f.path,
-		log:         m.log.With("plugin", f.name),
-		ctx:         ctx,
-		cancel:      cancel,
-		changed:     make(chan struct{}, 1),
-		recheck:     make(chan struct{}, 1),
-		done:        make(chan struct{}),
-		st:          PluginStatus{Name: f.name, Path: f.path, State: StateLoading, Renamed: f.renamed},
+	s := &supervisor{
+		g:       newGate(f.name, m.opts.StartTimeoutOf(f.name)+m.opts.StopTimeout),
+		m:       m,
+		name:    f.name,
+		path:    f.path,
+		log:     m.log.With("plugin", f.name),
+		ctx:     ctx,
+		cancel:  cancel,
+		changed: make(chan struct{}, 1),
+		recheck: make(chan struct{}, 1),
+		done:    make(chan struct{}),
+		st:      PluginStatus{Name: f.name, Path: f.path, State: StateLoading, Renamed: f.renamed},
 	}
+	s.conf.Store(m.opts.launchConf(f.name))
+	return s
 }
 
 // unload makes run unload the plugin and return.
@@ -153,7 +150,7 @@ func (s *supervisor) fromCache(e *cacheEntry) *provider {
 	s.update(func(st *PluginStatus) {
 		st.Version = e.Plugin + " " + e.Version
 		st.count(p.lists)
-		if s.lazy {
+		if s.conf.Load().lazy {
 			st.State = StateIdle
 		}
 	})

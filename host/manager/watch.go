@@ -357,7 +357,7 @@ func (m *Manager) sync(ctx context.Context, wg *sync.WaitGroup, base string, set
 		m.log.Warn("plugin directory is gone; keeping the loaded plugins", "dir", m.opts.Dir, "error", err)
 		return
 	}
-	if file, ok := trust.SignedFile(base); ok && m.opts.Trust != nil {
+	if file, ok := trust.SignedFile(base); ok && m.opts.checking() {
 		m.recheckSigned(file) // a plugin's signature: its plugin is checked again
 	}
 	f, why, ok := m.inspect(base)

@@ -47,4 +47,10 @@
 // checked whole as Preflight checks it, refused whole if it fails, else
 // handed to each area's reloader in turn, which applies what can change
 // for new work; reload_next.go names what waits for the next start.
+//
+// A serving host gives the manager options that read the configuration
+// each time they are asked (liveconfig.go), a trust it can swap
+// (livetrust.go) and hooks in a hooks.Swap: reloadPlugins
+// (reload_plugins.go) sets the new configuration in them, then has the
+// manager restart the plugins whose sandbox policy changed.
 package serve

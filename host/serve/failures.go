@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"maps"
 	"os"
 	"path/filepath"
@@ -27,12 +28,16 @@ const startTimeoutSetting = "start_timeout in the plugins block"
 // log it whole again. serve remembers nothing across processes: a daemon
 // restarted into the same failure logs it whole in its own log, once per
 // process.
-func failureOptions(o *manager.Options, cfg *config.Config, oneShot bool) {
-	o.StartTimeout = cfg.Plugins.StartTimeout
-	o.StartTimeoutFor = func(name string) time.Duration { return cfg.Plugins.Plugin[name].StartTimeout }
+func failureOptions(o *manager.Options, live *liveConfig, oneShot bool) {
+	// Both limits read at each start, so that a reload's apply at the
+	// next start; 0 from both is the manager's default.
+	o.StartTimeoutFor = func(name string) time.Duration {
+		p := live.get().Plugins
+		return cmp.Or(p.Plugin[name].StartTimeout, p.StartTimeout)
+	}
 	o.StartTimeoutSetting = startTimeoutSetting
 	o.NextStep = func(name, path, errText, stderr string) string {
-		return diagnose.NextStep(failureOf(cfg.Sandbox.PolicyFor(name), name, path, errText, stderr))
+		return diagnose.NextStep(failureOf(live.get().Sandbox.PolicyFor(name), name, path, errText, stderr))
 	}
 	if oneShot {
 		o.FailureDir = failureDir()
@@ -43,7 +48,7 @@ func failureOptions(o *manager.Options, cfg *config.Config, oneShot bool) {
 // it (manager.Options.StartTimeoutOf over failureOptions' settings).
 func startTimeoutOf(cfg *config.Config, name string) time.Duration {
 	var o manager.Options
-	failureOptions(&o, cfg, false)
+	failureOptions(&o, newLiveConfig(cfg), false)
 	return o.StartTimeoutOf(name)
 }
 

@@ -47,8 +47,8 @@ func TestFailureDirOnlyForOneShotCommands(t *testing.T) {
 		t.Fatal(err)
 	}
 	var oneShot, serve manager.Options
-	failureOptions(&oneShot, cfg, true)
-	failureOptions(&serve, cfg, false)
+	failureOptions(&oneShot, newLiveConfig(cfg), true)
+	failureOptions(&serve, newLiveConfig(cfg), false)
 	if want := filepath.Join(cache, "plughost", "failures"); oneShot.FailureDir != want {
 		t.Errorf("a one-shot command's FailureDir %q, want %q", oneShot.FailureDir, want)
 	}

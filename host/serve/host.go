@@ -14,6 +14,7 @@ import (
 	"github.com/plughost/plughost/host/access"
 	"github.com/plughost/plughost/host/catalog"
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/hooks"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/mcp/sealed"
@@ -86,6 +87,9 @@ type Host struct {
 	reloads reloadState
 	// telemetry exports traces over OTLP; nil when off.
 	telemetry *telemetry.Telemetry
+	// plugins is what a reload changes of the plugins' side
+	// (reload_plugins.go).
+	plugins pluginReload
 }
 
 // Start assembles a host from o and starts loading plugins in the
@@ -133,7 +137,8 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	// start's package install (which it cancels).
 	ctx, cancel := context.WithCancel(context.Background())
 	undo.add(cancel)
-	mopts, held, err := managerOptions(ctx, o, cfg, pluginDir, workspace, run.Path(), svc.obs, log)
+	live := newLiveConfig(cfg)
+	mopts, held, liveTrust, err := managerOptions(ctx, o, live, pluginDir, workspace, run.Path(), svc.obs, log)
 	if err != nil {
 		return nil, err
 	}
@@ -151,7 +156,13 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	}
 	warnAbsentHooks(cfg, pluginDir, log.Named("hooks"))
 	copts := &catalog.Options{Logger: log.Named("catalog"), MaxDeviceItems: cfg.Limits.Items}
-	if chain != nil { // a nil *Chain in the interface would be asked
+	// A serving host's hooks are a Swap, which a reload may fill.
+	var hookSwap *hooks.Swap
+	switch {
+	case o.Serving:
+		hookSwap = hooks.NewSwap(chain)
+		copts.Hooks, mopts.Hooks = hookSwap, hookSwap
+	case chain != nil: // a nil *Chain in the interface would be asked
 		copts.Hooks, mopts.Hooks = chain, chain
 	}
 	cat := catalog.New(copts)
@@ -169,7 +180,7 @@ func Start(o *Options, stderr io.Writer) (*Host, error) {
 	h := &Host{obs: svc.obs, log: log, version: o.Version, pluginDir: pluginDir, run: run, catalog: cat, manager: mgr, done: make(chan error, 1),
 		cancel: cancel, runEnded: make(chan struct{}), sealer: svc.sealer, stateTTL: cfg.Stateless.StateTTL, tasks: svc.tasks,
 		escalateAfter: escalateAfter(cfg.Tasks), limits: cfg.Limits, trust: cfg.Trust, certs: svc.certs, rate: svc.rate,
-		telemetry: svc.telemetry}
+		telemetry: svc.telemetry, plugins: pluginReload{live: live, trust: liveTrust, hooks: hookSwap, asker: asker}}
 	h.access.Store(cfg.Access)
 	h.reloads.init(o, cfg, svc.getenv)
 	if svc.obs.metrics != nil {

@@ -10,7 +10,6 @@ import (
 
 	"github.com/hashicorp/go-hclog"
 
-	"github.com/plughost/plughost/host/config"
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/packages"
 	"github.com/plughost/plughost/host/pluginclient"
@@ -36,13 +35,14 @@ func grantWorkspace(pol *sandbox.Policy, name, workspace string) {
 }
 
 // newLauncher returns the manager's Launcher: every plugin starts in the
-// sandbox under its policy from the config file, with its tmp directory in
+// sandbox under its policy from the configuration as it is at that start
+// (live: a reload's policy applies from the next launch), with its tmp directory in
 // tmpDir (the host's run directory). missing, when not nil, learns of the
 // layers a plugin started without (for the metrics).
 //
 // A declared server's first start installs its package (packageLaunch)
 // until ctx ends.
-func newLauncher(ctx context.Context, cfg *config.Config, workspace, tmpDir string, log hclog.Logger, missing func(layers []string)) (manager.Launcher, error) {
+func newLauncher(ctx context.Context, live *liveConfig, workspace, tmpDir string, log hclog.Logger, missing func(layers []string)) (manager.Launcher, error) {
 	stateDir, err := StateDir()
 	if err != nil {
 		return nil, err
@@ -59,6 +59,7 @@ func newLauncher(ctx context.Context, cfg *config.Config, workspace, tmpDir stri
 	}
 	return func(name string, cmd *exec.Cmd) (*manager.Launch, error) {
 		path := cmd.Path // the plugin file, before the sandbox wraps it
+		cfg := live.get()
 		pol := cfg.Sandbox.PolicyFor(name)
 		if isWrapped(cmd) {
 			installer := func() (*packages.Installer, error) {

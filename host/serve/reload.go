@@ -36,6 +36,7 @@ type reloader struct {
 // reloaders are the areas a reload applies, in order.
 var reloaders = []reloader{
 	{"access rules and the MCP servers' limits", (*Host).reloadServing},
+	{"plugins: sandbox, trust, hooks, overrides", (*Host).reloadPlugins},
 	{"per-caller rate limits", (*Host).reloadRateLimits},
 	{"audit", (*Host).reloadAudit},
 }

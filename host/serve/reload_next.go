@@ -48,6 +48,15 @@ var nextStartSettings = []nextStart{
 	{"tasks.redis", differ(func(c *config.Config) *config.Redis { return c.Tasks.Redis })},
 	{"search", differ(func(c *config.Config) *config.Search { return c.Search })},
 	{"auth", differ(func(c *config.Config) *config.Auth { return c.Auth })},
+	{"plugins.cache", differ(func(c *config.Config) [2]any { return [2]any{c.Plugins.CacheOff, c.Plugins.CacheDir} })},
+	// The held definitions' files (plughost plugins --diff reads them)
+	// stay where the start put them, or absent when it started in mode
+	// open; the checks and the quarantine apply at once (reloadPlugins).
+	{"trust.file (the held definitions' files)", func(old, next *config.Config) bool {
+		holds := func(t config.Trust) bool { return t.Uses(config.TrustPinned) || t.Uses(config.TrustSigned) }
+		return holds(next.Trust) && (!holds(old.Trust) || old.Trust.File != next.Trust.File)
+	}},
+	{"observability", differ(func(c *config.Config) *config.Observability { return c.Observability })},
 }
 
 // nextStartKeys are the keys of nextStartSettings whose values differ.

@@ -46,10 +46,10 @@ func newTrust(cfg *config.Config, log hclog.Logger, auditLog *audit.Log) (*trust
 }
 
 // denied is manager.Options.Denied: what a plugin asks for beyond its
-// sandbox policy.
-func denied(cfg *config.Config) func(string, pluginproto.Requests) pluginproto.Requests {
+// sandbox policy as the configuration now grants it.
+func denied(live *liveConfig) func(string, pluginproto.Requests) pluginproto.Requests {
 	return func(name string, r pluginproto.Requests) pluginproto.Requests {
-		return trust.Denied(r, cfg.Sandbox.PolicyFor(name))
+		return trust.Denied(r, live.get().Sandbox.PolicyFor(name))
 	}
 }
 

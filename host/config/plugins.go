@@ -8,9 +8,10 @@ import (
 	"time"
 
 	"github.com/hashicorp/hcl/v2"
+	"github.com/zclconf/go-cty/cty"
+
 	"github.com/plughost/plughost/host/expose"
 	"github.com/plughost/plughost/host/naming"
-	"github.com/zclconf/go-cty/cty"
 )
 
 // Plugins holds the settings of the plugins block. A zero field is one the

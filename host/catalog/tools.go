@@ -159,7 +159,7 @@ func (c *Catalog) StartCall(ctx context.Context, call *tool.Call, done func(json
 		done(nil, errors.New("catalog: nil call"))
 		return
 	}
-	ctx, span := trace.Start(ctx, "route "+call.Name, oteltrace.SpanKindInternal, semconv.GenAIToolName(call.Name))
+	ctx, span := trace.Start(ctx, "route", call.Name, oteltrace.SpanKindInternal, semconv.GenAIToolName(call.Name))
 	done = trace.Ending(span, done)
 	r, fwd, err := c.route(call)
 	if err != nil {

@@ -308,7 +308,7 @@ func (c *Chain) Apply(ctx context.Context, q *tool.HookCall) (json.RawMessage, e
 			continue
 		}
 		start := time.Now()
-		hctx, span := trace.Start(ctx, "hook "+h.name, oteltrace.SpanKindInternal, trace.HookKey.String(h.name),
+		hctx, span := trace.Start(ctx, "hook", h.name, oteltrace.SpanKindInternal, trace.HookKey.String(h.name),
 			trace.HookPointKey.String(string(q.Point)), trace.ProviderKey.String(h.plugin))
 		ans, err := c.askOne(hctx, h, &ask)
 		d := &Decision{Hook: h.name, Plugin: h.plugin, Point: q.Point, Item: q.Item, Caller: q.Caller, Duration: time.Since(start)}

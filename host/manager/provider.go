@@ -91,7 +91,7 @@ func (p *provider) CallTool(ctx context.Context, call *tool.Call) (json.RawMessa
 func (p *provider) StartCall(ctx context.Context, call *tool.Call, done func(json.RawMessage, error)) {
 	// The plugin call's span: the plugin gets its trace context (request),
 	// so that the plugin's own spans are its children.
-	ctx, span := trace.Start(ctx, "tools/call "+call.Name, oteltrace.SpanKindClient, semconv.McpMethodNameKey.String("tools/call"),
+	ctx, span := trace.Start(ctx, "tools/call", call.Name, oteltrace.SpanKindClient, semconv.McpMethodNameKey.String("tools/call"),
 		semconv.GenAIToolName(call.Name), semconv.GenAIOperationNameExecuteTool, trace.ProviderKey.String(p.name))
 	done = trace.Ending(span, done)
 	if err := p.heldError(trust.KindTool, call.Name); err != nil {

@@ -3,6 +3,7 @@ package trace
 import (
 	"context"
 	"encoding/json"
+	"slices"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -19,15 +20,19 @@ import (
 // on: without a span in the context (tracing off), Start costs a type
 // check and returns a span that records nothing.
 
-// Start starts a span named name, of kind, as a child of ctx's span, in
-// the tracer provider that made it. Without a live span in ctx it returns
-// ctx and a span that does nothing, without allocating.
-func Start(ctx context.Context, name string, kind oteltrace.SpanKind, attrs ...attribute.KeyValue) (context.Context, oteltrace.Span) {
+// Start starts a span named "op target" (the conventions' form: "route
+// echo", "hook pii"), of kind, as a child of ctx's span, in the tracer
+// provider that made it. Without a live span in ctx it returns ctx and a
+// span that does nothing, without allocating: the name is joined, and
+// attrs copied, only for a live span, so that the caller's variadic array
+// stays on its stack (every call passes here, traced or not).
+func Start(ctx context.Context, op, target string, kind oteltrace.SpanKind, attrs ...attribute.KeyValue) (context.Context, oteltrace.Span) {
 	parent := oteltrace.SpanFromContext(ctx)
 	if !parent.SpanContext().IsValid() {
 		return ctx, parent
 	}
-	return parent.TracerProvider().Tracer(Scope).Start(ctx, name, oteltrace.WithSpanKind(kind), oteltrace.WithAttributes(attrs...))
+	return parent.TracerProvider().Tracer(Scope).Start(ctx, op+" "+target, oteltrace.WithSpanKind(kind),
+		oteltrace.WithAttributes(slices.Clone(attrs)...))
 }
 
 // Scope is the instrumentation scope of plughost's spans.

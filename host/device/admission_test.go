@@ -385,14 +385,14 @@ func TestLimitsCounted(t *testing.T) {
 	t.Parallel()
 	var l limitLog
 	tokens := []Token{{Secret: "s3cret"}}
-	b := startBridge(t, &Options{Tokens: tokens, OnLimit: l.onLimit, AuthTimeout: 300 * time.Millisecond, IdleTimeout: waitLong})
+	b := startBridge(t, &Options{Tokens: tokens, OnLimit: l.onLimit, AuthTimeout: time.Second, IdleTimeout: waitLong})
 	big := dial(t, b.addr)
 	big.sendFrame(TypeAuth, SystemTask, 0, "s3cret##voiceid:"+strings.Repeat("x", DefaultMaxFrameBeforeAuth))
 	big.expect(TypeStatus, "##ERROR:frame too large: the limit before AUTH is 4096 bytes of payload; closing")
 	big.expectClosed()
 
 	slow := dial(t, b.addr)
-	slow.expect(TypeStatus, "##ERROR:no AUTH within 300ms; closing")
+	slow.expect(TypeStatus, "##ERROR:no AUTH within 1s; closing")
 	slow.expectClosed()
 
 	// The listener admits one device, and one connection of an address

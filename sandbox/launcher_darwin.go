@@ -147,7 +147,10 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		Usage: watch.Usage,
 		Started: func(pid int) (*Report, error) {
 			if !probe {
-				watch.start(pid, false, func() { _ = syscall.Kill(pid, syscall.SIGKILL) })
+				watch.start(pid, false, func() {
+					_ = syscall.Kill(-pid, syscall.SIGKILL) // the plugin leads its group (Setsid): its children too
+					_ = syscall.Kill(pid, syscall.SIGKILL)
+				})
 			}
 			args := []any{"plugin", plugin}
 			for _, k := range slices.Sorted(mapKeys(rep.Missing)) {

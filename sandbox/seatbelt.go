@@ -203,8 +203,10 @@ func (w *profileWriter) rule(ops, filter, what string, paths []string) {
 //     ports on any host (Seatbelt filters no names) and DNS; all,
 //     everything.
 //
-// Memory, processes and a JIT's writable and executable memory are
-// outside what Seatbelt governs: the launcher reports them missing.
+// A JIT runtime (Policy.JIT) may also read and set V8's thread sysctls and
+// ask the host port for CPU information. Memory, processes and a JIT's
+// writable and executable memory are outside what Seatbelt governs: the
+// launcher reports them missing.
 func seatbeltProfile(plugin string, pol *Policy, p seatbeltPaths) (string, error) {
 	w := &profileWriter{}
 	name, err := seatbeltString(plugin)
@@ -307,9 +309,15 @@ func seatbeltProfile(plugin string, pol *Policy, p seatbeltPaths) (string, error
 		seatbeltNetCommon(w)
 	}
 	if jit, why := pol.JIT(p.Program); jit {
+		// Seatbelt does not govern memory protections: what a JIT runtime
+		// needs besides is what V8 and libuv ask the kernel (Anthropic's
+		// profile allows V8's tcsm sysctls, Codex's libuv's host_processor_info).
 		w.line("")
-		w.line("; JIT allowed (" + strings.ReplaceAll(why, "\n", " ") + "): Seatbelt does not govern memory protections,")
-		w.line("; so this profile is the same either way.")
+		w.line("; A JIT runtime (" + strings.ReplaceAll(why, "\n", " ") + "): V8's thread sysctls and libuv's")
+		w.line("; CPU information (os.cpus()). Memory protections are not Seatbelt's to refuse.")
+		w.line(`(allow sysctl-read (sysctl-name "kern.tcsm_available") (sysctl-name "kern.tcsm_enable"))`)
+		w.line(`(allow sysctl-write (sysctl-name "kern.tcsm_enable"))`)
+		w.line("(allow mach-host*)")
 	}
 	if pol.Strict {
 		w.line("")

@@ -132,10 +132,7 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		return nil, fmt.Errorf("sandbox: writing the Seatbelt profile: %w", err)
 	}
 
-	env := scrubEnv(cmd.Env, append(slices.Clone(l.opts.PassEnv), pol.Env...))
-	cmd.Env = append(env, "HOME="+data, "TMPDIR="+tmp, "PATH="+PluginPATH)
-	cmd.Args = seatbeltStageArgs(l.opts.Self, pol.files(), profileFile, path, cmd.Args)
-	cmd.Path = l.opts.Self
+	seatbeltCommand(cmd, l.opts.Self, l.opts.PassEnv, pol, profileFile, path, data, tmp)
 	if cmd.SysProcAttr == nil {
 		cmd.SysProcAttr = &syscall.SysProcAttr{Setsid: true}
 	}

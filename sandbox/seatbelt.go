@@ -2,6 +2,7 @@ package sandbox
 
 import (
 	"fmt"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -371,6 +372,19 @@ func seatbeltStageArgs(self string, nofile int, profile, program string, args []
 		out = append(out, args[1:]...)
 	}
 	return out
+}
+
+// seatbeltCommand turns cmd, the plugin's prepared command, into the
+// darwin stage's (self is the plughost executable) that runs program
+// under the profile in profileFile: its environment scrubbed to what
+// passEnv and the policy pass, with HOME, TMPDIR and PATH of the sandbox.
+// Everything else of cmd (its pipes, its extra files: the descriptors
+// survive both execs) is kept.
+func seatbeltCommand(cmd *exec.Cmd, self string, passEnv []string, pol *Policy, profileFile, program, data, tmp string) {
+	env := scrubEnv(cmd.Env, append(slices.Clone(passEnv), pol.Env...))
+	cmd.Env = append(env, "HOME="+data, "TMPDIR="+tmp, "PATH="+PluginPATH)
+	cmd.Args = seatbeltStageArgs(self, pol.files(), profileFile, program, cmd.Args)
+	cmd.Path = self
 }
 
 // parseSeatbeltStage reads the arguments after StageArg and

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"flag"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -243,5 +244,27 @@ func TestSeatbeltMissing(t *testing.T) {
 	}
 	if !strings.Contains(m[LayerWriteXorExec], `runtime "node"`) {
 		t.Errorf("write-xor-exec under runtime node: %q", m[LayerWriteXorExec])
+	}
+}
+
+// TestSeatbeltCommand: the plugin's command becomes the darwin stage's,
+// with the environment scrubbed as on Linux and the sandbox's HOME,
+// TMPDIR and PATH, its pipes and extra files kept.
+func TestSeatbeltCommand(t *testing.T) {
+	extra := os.Stdin
+	cmd := &exec.Cmd{
+		Path: "/Users/a/echo", Args: []string{"echo", "-v"},
+		Env:        []string{"SECRET=1", "PLUGIN_MIN_PORT=1", "COOKIE=c", "LANG=C", "HOME=/Users/a"},
+		ExtraFiles: []*os.File{extra},
+	}
+	seatbeltCommand(cmd, "/usr/local/bin/plughost", []string{"COOKIE"}, &Policy{Env: []string{"LANG"}, Files: 99}, "/run/echo-1.sb", "/Users/a/echo", "/d", "/run/echo-1")
+	if got, want := strings.Join(cmd.Env, " "), "PLUGIN_MIN_PORT=1 COOKIE=c LANG=C HOME=/d TMPDIR=/run/echo-1 PATH="+PluginPATH; got != want {
+		t.Errorf("env = %q\nwant  %q", got, want)
+	}
+	if got := strings.Join(cmd.Args, " "); got != "/usr/local/bin/plughost "+StageArg+" seatbelt-exec 99 /usr/bin/sandbox-exec -f /run/echo-1.sb /Users/a/echo -v" {
+		t.Errorf("args = %q", got)
+	}
+	if cmd.Path != "/usr/local/bin/plughost" || len(cmd.ExtraFiles) != 1 || cmd.ExtraFiles[0] != extra {
+		t.Errorf("path %q, extra files %v", cmd.Path, cmd.ExtraFiles)
 	}
 }

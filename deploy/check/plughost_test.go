@@ -106,6 +106,17 @@ func serveArgs(t *testing.T, c *corev1.Container) map[string]string {
 	if len(c.Args) == 0 || c.Args[0] != "serve" {
 		t.Fatalf("the container's args %q are not `serve ...`", c.Args)
 	}
+	out, err := parseServeArgs(known, c.Args[1:])
+	if err != nil {
+		t.Fatalf("the container's args %q: %v", c.Args, err)
+	}
+	return out
+}
+
+// parseServeArgs parses arguments as plughost serve does (package flag),
+// with the flags of the real binary, and returns the value of each flag
+// that takes one, its default when the arguments do not set it.
+func parseServeArgs(known map[string]serveFlag, args []string) (map[string]string, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	values := map[string]*string{}
@@ -116,17 +127,17 @@ func serveArgs(t *testing.T, c *corev1.Container) map[string]string {
 			fs.Bool(name, false, "")
 		}
 	}
-	if err := fs.Parse(c.Args[1:]); err != nil {
-		t.Fatalf("plughost serve would refuse the container's args %q: %v", c.Args, err)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("plughost serve would refuse them: %w", err)
 	}
 	if fs.NArg() > 0 {
-		t.Fatalf("plughost serve would refuse the argument %q", fs.Arg(0))
+		return nil, fmt.Errorf("plughost serve would refuse the argument %q", fs.Arg(0))
 	}
 	out := map[string]string{}
 	for name, v := range values {
 		out[name] = *v
 	}
-	return out
+	return out, nil
 }
 
 // TestServeArguments: the container runs `plughost serve` with flags the

@@ -8,6 +8,7 @@ import (
 	"os/exec"
 	"path"
 	"path/filepath"
+	"regexp"
 	"runtime"
 	"slices"
 	"strings"
@@ -20,6 +21,7 @@ const (
 	systemdDir  = "../systemd"
 	unitFile    = "plughost.service"
 	rootDropIn  = "as-root.conf"
+	credDropIn  = "credentials.conf"
 	sysusersCfg = "plughost.sysusers"
 )
 
@@ -344,7 +346,7 @@ func analyzeVerify(t *testing.T, analyze string, unit string) error {
 }
 
 // TestSystemdAnalyzeVerify: systemd itself accepts the unit, alone and with
-// the as-root drop-in, without a warning; and the check is not blind: a
+// each drop-in, without a warning; and the check is not blind: a
 // misspelt key fails it. Where systemd-analyze does not exist (macOS, a
 // container without systemd) the test says so and skips: the tests above
 // still read the unit.
@@ -362,7 +364,46 @@ func TestSystemdAnalyzeVerify(t *testing.T) {
 	if err := analyzeVerify(t, analyze, withRoot); err != nil {
 		t.Errorf("%s with %s: %v", unitFile, rootDropIn, err)
 	}
+	withCreds := unit + "\n" + string(bytesOf(t, filepath.Join(systemdDir, credDropIn)))
+	if err := analyzeVerify(t, analyze, withCreds); err != nil {
+		t.Errorf("%s with %s: %v", unitFile, credDropIn, err)
+	}
 	if err := analyzeVerify(t, analyze, unit+"\n[Service]\nProtectSytem=strict\n"); err == nil {
 		t.Error("systemd-analyze verify passed a misspelt key: this check would miss one")
+	}
+}
+
+// TestSystemdCredentials: the credentials drop-in points each variable at a
+// credential it loads (%d is $CREDENTIALS_DIRECTORY), and each variable is
+// one plughost reads a secret file from (host/preflight's Env*File names).
+func TestSystemdCredentials(t *testing.T) {
+	t.Parallel()
+	u := loadUnit(t, credDropIn)
+	loaded := map[string]bool{}
+	for _, lc := range u["Service"]["LoadCredential"] {
+		name, src, ok := strings.Cut(lc, ":")
+		if !ok || !path.IsAbs(src) {
+			t.Errorf("LoadCredential=%s: want NAME:/absolute/path", lc)
+		}
+		loaded[name] = true
+	}
+	// host/preflight names the variables; read from its source rather than
+	// imported, which would bring go-plugin and gRPC into this module.
+	var fileVars []string
+	for _, m := range regexp.MustCompile(`(?m)^\s*Env\w+File\s*=\s*"(\w+)"`).FindAllStringSubmatch(
+		string(bytesOf(t, filepath.Join(repoRoot, "host", "preflight", "secrets.go"))), -1) {
+		fileVars = append(fileVars, m[1])
+	}
+	env := environment(t, u)
+	if len(env) == 0 {
+		t.Fatal("no Environment= in " + credDropIn)
+	}
+	for k, v := range env {
+		if !slices.Contains(fileVars, k) {
+			t.Errorf("Environment=%s: plughost reads no secret file from %s (it reads %q)", k, k, fileVars)
+		}
+		if name, ok := strings.CutPrefix(v, "%d/"); !ok || !loaded[name] {
+			t.Errorf("Environment=%s=%s: not %%d/NAME of a LoadCredential=NAME", k, v)
+		}
 	}
 }

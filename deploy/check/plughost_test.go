@@ -40,22 +40,42 @@ type serveFlag struct {
 	def        string // the default it prints; "" when none
 }
 
-// serveFlags runs `plughost serve -h` once: the binary of $PLUGHOST_BIN
-// (make deploy-check passes bin/plughost), else one built from the
-// repository into a temporary directory.
+// plughostBin is the plughost binary the tests run: $PLUGHOST_BIN (make
+// deploy-check passes bin/plughost), else one built once from the
+// repository into a temporary directory, which TestMain removes.
+var plughostBin = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv("PLUGHOST_BIN"); bin != "" {
+		return bin, nil
+	}
+	dir, err := os.MkdirTemp("", "deploy-check-")
+	if err != nil {
+		return "", err
+	}
+	builtDir = dir
+	bin := filepath.Join(dir, "plughost")
+	build := exec.Command("go", "-C", repoRoot, "build", "-o", bin, "./cmd/plughost")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building plughost: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// builtDir is the temporary directory of a plughost plughostBin built.
+var builtDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
+
+// serveFlags runs `plughost serve -h` once.
 var serveFlags = sync.OnceValues(func() (map[string]serveFlag, error) {
-	bin := os.Getenv("PLUGHOST_BIN")
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "deploy-check-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		bin = filepath.Join(dir, "plughost")
-		build := exec.Command("go", "-C", repoRoot, "build", "-o", bin, "./cmd/plughost")
-		if out, err := build.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building plughost: %v\n%s", err, out)
-		}
+	bin, err := plughostBin()
+	if err != nil {
+		return nil, err
 	}
 	out, err := exec.Command(bin, "serve", "-h").CombinedOutput()
 	if err != nil {

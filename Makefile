@@ -37,7 +37,8 @@ test: tidy-check build deploy-check conformance/node_modules examples/node-plugi
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; }
 
-## deploy-check: deploy/kubernetes and deploy/Dockerfile, checked without a cluster or Docker: strict
+## deploy-check: deploy/kubernetes, deploy/Dockerfile and deploy/systemd, checked without a cluster, Docker or a
+## running systemd (systemd-analyze verify where it exists): strict
 ## decoding into the Kubernetes API types, cross-references, the real `plughost serve` flags, host/config
 ## (deploy/check is its own module, so the Kubernetes libraries never enter plughost's); and internal/otlpsink, the
 ## OTLP receiver the trace tests run (its own module too, for the collector's dependencies), tidy and vetted

@@ -4,9 +4,10 @@ BIN     := bin
 # Every directory under plugins/ is one bundled plugin (a main package).
 PLUGINS := $(patsubst plugins/%/,%,$(sort $(dir $(wildcard plugins/*/main.go))))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build test tidy-check deploy-check run proto clean conformance install uninstall
+.PHONY: all build test tidy-check deploy-check run proto clean conformance install uninstall release
 
 all: build
 
@@ -46,6 +47,16 @@ deploy-check: build
 	cd deploy/check && $(GO) mod tidy -diff && $(GO) vet ./... && \
 		PLUGHOST_BIN=$(CURDIR)/$(BIN)/plughost $(GO) test -count=1 ./...
 	cd internal/otlpsink && $(GO) mod tidy -diff && $(GO) vet ./...
+
+## release: VERSION=vX.Y.Z (a semantic version; the tree must be clean) makes the annotated tag VERSION and writes
+## dist/VERSION/: plughost and the bundled plugins for linux, darwin, windows x amd64, arm64 (tar.gz; zip for
+## windows), the source archive, a CycloneDX SBOM (cyclonedx-gomod, pinned in tools/sbom/go.mod), SHA256SUMS, and
+## SHA256SUMS.sig signed by `ssh-keygen -Y sign -n file -f $(RELEASE_KEY)` (a private key file, or the public key of
+## one in ssh-agent: a passphrase comes from the agent or the terminal). Without RELEASE_KEY it says loudly that
+## the release is unsigned. Reproducible: the same commit and Go version give the same archives (internal/release)
+RELEASE_KEY ?= $(PLUGHOST_RELEASE_KEY)
+release:
+	$(GO) run ./internal/release/cmd/release -version '$(VERSION)' -key '$(RELEASE_KEY)' -tag
 
 ## install: bin/plughost to $(PREFIX)/bin (default ~/.local/bin) and the bundled plugins to the default plugin
 ## directory, $(PLUGINDIR) ($XDG_DATA_HOME/plughost/plugins, i.e. ~/.local/share/plughost/plugins). Each file is

@@ -4,9 +4,10 @@ BIN     := bin
 # Every directory under plugins/ is one bundled plugin (a main package).
 PLUGINS := $(patsubst plugins/%/,%,$(sort $(dir $(wildcard plugins/*/main.go))))
 VERSION ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS := -X main.version=$(VERSION)
+COMMIT  ?= $(shell git rev-parse HEAD 2>/dev/null)
+LDFLAGS := -X main.version=$(VERSION) -X main.commit=$(COMMIT)
 
-.PHONY: all build test tidy-check deploy-check run proto clean conformance install uninstall
+.PHONY: all build test tidy-check deploy-check run proto clean conformance install uninstall release
 
 all: build
 
@@ -38,7 +39,8 @@ test: tidy-check build deploy-check conformance/node_modules examples/node-plugi
 tidy-check:
 	@$(GO) mod tidy -diff || { echo "go.mod/go.sum are not tidy: run 'go mod tidy' and commit the result" >&2; exit 1; }
 
-## deploy-check: deploy/kubernetes and deploy/Dockerfile, checked without a cluster or Docker: strict
+## deploy-check: deploy/kubernetes, deploy/Dockerfile and deploy/systemd, checked without a cluster, Docker or a
+## running systemd (systemd-analyze verify where it exists): strict
 ## decoding into the Kubernetes API types, cross-references, the real `plughost serve` flags, host/config
 ## (deploy/check is its own module, so the Kubernetes libraries never enter plughost's); and internal/otlpsink, the
 ## OTLP receiver the trace tests run (its own module too, for the collector's dependencies), tidy and vetted
@@ -46,6 +48,16 @@ deploy-check: build
 	cd deploy/check && $(GO) mod tidy -diff && $(GO) vet ./... && \
 		PLUGHOST_BIN=$(CURDIR)/$(BIN)/plughost $(GO) test -count=1 ./...
 	cd internal/otlpsink && $(GO) mod tidy -diff && $(GO) vet ./...
+
+## release: VERSION=vX.Y.Z (a semantic version; the tree must be clean) makes the annotated tag VERSION and writes
+## dist/VERSION/: plughost and the bundled plugins for linux, darwin, windows x amd64, arm64 (tar.gz; zip for
+## windows), the source archive, a CycloneDX SBOM (cyclonedx-gomod, pinned in tools/sbom/go.mod), SHA256SUMS, and
+## SHA256SUMS.sig signed by `ssh-keygen -Y sign -n file -f $(RELEASE_KEY)` (a private key file, or the public key of
+## one in ssh-agent: a passphrase comes from the agent or the terminal). Without RELEASE_KEY it says loudly that
+## the release is unsigned. Reproducible: the same commit and Go version give the same archives (internal/release)
+RELEASE_KEY ?= $(PLUGHOST_RELEASE_KEY)
+release:
+	$(GO) run ./internal/release/cmd/release -version '$(VERSION)' -key '$(RELEASE_KEY)' -tag
 
 ## install: bin/plughost to $(PREFIX)/bin (default ~/.local/bin) and the bundled plugins to the default plugin
 ## directory, $(PLUGINDIR) ($XDG_DATA_HOME/plughost/plugins, i.e. ~/.local/share/plughost/plugins). Each file is

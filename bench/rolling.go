@@ -66,7 +66,7 @@ func benchRolling(ctx context.Context, cfg *config) (*rollingFigures, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s (make bench-bin builds it): %w", next, err)
 	}
-	// "plughost VERSION (plugin contract N)"
+	// "plughost VERSION", then a line per field
 	fields := strings.Fields(string(out))
 	if len(fields) < 2 || !strings.HasSuffix(fields[1], rollingVersionSuffix) {
 		return nil, fmt.Errorf("%s says %q, want a version ending in %s", next, out, rollingVersionSuffix)

@@ -46,6 +46,7 @@ type Plugin struct {
 	// (DescribeRequest.max_message_size; 0: not said).
 	hostMaxMessage atomic.Int64
 	lane           laneState
+	host           hostInfo // what the host said in Describe (Plugin.Host)
 }
 
 // kind is one of the lists a plugin reports changes of.

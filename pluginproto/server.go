@@ -40,6 +40,7 @@ func (s *server) Describe(_ context.Context, req *pluginpb.DescribeRequest) (*pl
 	}
 	s.p.logger.Debug("described to host", "host_version", req.GetHostVersion())
 	s.p.hostMaxMessage.Store(int64(req.GetMaxMessageSize()))
+	s.p.host.set(Host{Version: req.GetHostVersion(), ContractVersion: req.GetHostContractVersion()})
 	o, a, r := s.p.Offers(), s.p.About(), s.p.Requested()
 	resp := &pluginpb.DescribeResponse{Name: s.p.name, Version: s.p.version, ContractVersion: plugincontract.Version, Offers: &pluginpb.Offers{
 		Resources: o.Resources, ResourceSubscriptions: o.ResourceSubscriptions, Prompts: o.Prompts, Completions: o.Completions,

@@ -80,8 +80,11 @@
 // logged loudly and the plugin runs anyway, unless its policy is Strict: then
 // it is refused ([ErrUnavailable]). Where namespaces are refused (Docker's
 // default seccomp profile, or [Options.NoNamespaces]), Landlock, seccomp and
-// rlimits still apply. On other systems than Linux there is no sandbox:
-// plugins run with the host's rights and strict policies are refused.
+// rlimits still apply. On macOS a plugin runs under Seatbelt instead
+// (sandbox-exec with a profile written from its policy: files, exec and the
+// network by port; no memory or process limit): see seatbelt.go. On other
+// systems there is no sandbox: plugins run with the host's rights and
+// strict policies are refused.
 //
 // A plugin whose policy permits outbound traffic may also read what name
 // resolution and TLS need on this machine (the resolver's files, the

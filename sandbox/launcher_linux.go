@@ -560,24 +560,3 @@ func PluginOwner() (uid, gid int) {
 	}
 	return os.Getuid(), os.Getgid()
 }
-
-// interpreters returns what a "#!" script at path needs to read and execute:
-// its interpreter and, for "/usr/bin/env prog", prog as found in the stage's
-// PATH. A binary needs nothing more.
-func interpreters(path string) []string {
-	interp, args, ok := Shebang(path)
-	if !ok {
-		return nil
-	}
-	out := []string{interp}
-	if filepath.Base(interp) == "env" {
-		if prog := envProgram(args); prog != "" {
-			if filepath.IsAbs(prog) {
-				out = append(out, prog)
-			} else if found := inPATH(prog, PluginPATH); found != "" {
-				out = append(out, found)
-			}
-		}
-	}
-	return out
-}

@@ -24,6 +24,9 @@ type Support struct {
 	// Default is the report of a real stage run with the default policy
 	// (nil where there is no sandbox).
 	Default *Report
+	// Checks are what a probe child under that sandbox tried, and whether
+	// it was confined (macOS: see judgeSeatbeltProbe); nil elsewhere.
+	Checks []ProbeCheck `json:",omitempty"`
 }
 
 // Print writes s for people, one fact per line.
@@ -53,6 +56,9 @@ func (s *Support) Print(w io.Writer) {
 	fmt.Fprintf(w, "active        %s\n", s.Default)
 	for _, k := range slices.Sorted(mapKeys(s.Default.Missing)) {
 		fmt.Fprintf(w, "missing       %s: %s\n", k, s.Default.Missing[k])
+	}
+	for _, c := range s.Checks {
+		fmt.Fprintf(w, "check         %s: %s\n", c.Check, c.Result)
 	}
 }
 

@@ -3,6 +3,7 @@ package sandbox
 import (
 	"bufio"
 	"debug/elf"
+	"debug/macho"
 	"fmt"
 	"io"
 	"os"
@@ -93,6 +94,7 @@ func runtimeGrants(r Runtime, path, searchPATH string) ([]string, error) {
 	}
 	grants := []string{interp, real}
 	grants = append(grants, runpath(real)...)
+	grants = append(grants, machoLibraryDirs(real)...)
 	dir := path
 	if rp, err := filepath.EvalSymlinks(path); err == nil {
 		dir = rp
@@ -240,6 +242,56 @@ func runpath(bin string) []string {
 	return dirs
 }
 
+// machoLibraryDirs returns the directories of the libraries a Mach-O
+// binary (macOS) loads from outside the system's (/usr/lib, /System, which
+// every plugin reads): Homebrew's node loads its ICU, OpenSSL and libuv
+// from /opt/homebrew/opt, its python the Python framework beside it. A
+// name with @executable_path or @loader_path is taken from the binary's
+// directory; an @rpath one from each of its LC_RPATH directories (their
+// own @ prefixes expanded the same way). Nil for a file that is not
+// Mach-O; for a universal binary, every architecture's.
+func machoLibraryDirs(bin string) []string {
+	var files []*macho.File
+	if fat, err := macho.OpenFat(bin); err == nil {
+		defer fat.Close()
+		for _, a := range fat.Arches {
+			files = append(files, a.File)
+		}
+	} else if f, err := macho.Open(bin); err == nil {
+		defer f.Close()
+		files = append(files, f)
+	}
+	origin := strings.NewReplacer("@executable_path", filepath.Dir(bin), "@loader_path", filepath.Dir(bin))
+	var dirs []string
+	add := func(lib string) {
+		d := filepath.Dir(origin.Replace(lib))
+		if !filepath.IsAbs(d) || within(d, "/usr/lib") || within(d, "/System") || slices.Contains(dirs, filepath.Clean(d)) {
+			return
+		}
+		dirs = append(dirs, filepath.Clean(d))
+	}
+	for _, f := range files {
+		var rpaths []string
+		for _, l := range f.Loads {
+			if r, ok := l.(*macho.Rpath); ok {
+				rpaths = append(rpaths, r.Path)
+			}
+		}
+		libs, _ := f.ImportedLibraries()
+		for _, lib := range libs {
+			rest, isRpath := strings.CutPrefix(lib, "@rpath/")
+			if !isRpath {
+				add(lib)
+				continue
+			}
+			for _, r := range rpaths {
+				add(filepath.Join(origin.Replace(r), rest))
+			}
+		}
+	}
+	return dirs
+}
+
 var pythonVersion = regexp.MustCompile(`^python([0-9]+\.[0-9]+)$`)
 
 // pythonPaths are the standard library and site-packages of the python at
@@ -278,4 +330,25 @@ func pythonPaths(interp, real string) []string {
 func fileExists(path string) bool {
 	_, err := os.Stat(path)
 	return err == nil
+}
+
+// interpreters returns what a "#!" script at path needs to read and execute:
+// its interpreter and, for "/usr/bin/env prog", prog as found in the stage's
+// PATH. A binary needs nothing more.
+func interpreters(path string) []string {
+	interp, args, ok := Shebang(path)
+	if !ok {
+		return nil
+	}
+	out := []string{interp}
+	if filepath.Base(interp) == "env" {
+		if prog := envProgram(args); prog != "" {
+			if filepath.IsAbs(prog) {
+				out = append(out, prog)
+			} else if found := inPATH(prog, PluginPATH); found != "" {
+				out = append(out, found)
+			}
+		}
+	}
+	return out
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -42,77 +43,62 @@ func buildAndRun(m *testing.M) int {
 	bin.dir = dir
 	bin.plughost = filepath.Join(dir, "plughost")
 	bin.plugins = map[string]string{}
-	build := func(out, pkg string, race bool) error {
-		args := []string{"build", "-o", out}
-		if race {
+	// plughost (under the race detector when the tests are) and the
+	// plugins are built at once, two go commands side by side: one go
+	// build of many packages links them in parallel, where one go command
+	// per binary linked them one after another.
+	race := make(chan error, 1)
+	go func() {
+		args := []string{"build", "-o", bin.plughost}
+		if raceEnabled { // the host runs under the race detector when the tests do
 			args = append(args, "-race")
 		}
-		cmd := exec.Command("go", append(args, pkg)...)
-		cmd.Stderr = os.Stderr
-		return cmd.Run()
+		race <- goBuild(append(args, ".")...)
+	}()
+	plugins := filepath.Join(dir, "plugins")
+	if err := goBuild(append([]string{"build", "-o", plugins + string(filepath.Separator)}, slices.Collect(maps.Keys(testPlugins))...)...); err != nil {
+		fmt.Fprintln(os.Stderr, "building the plugins:", err)
+		return 1
 	}
-	// The host runs under the race detector when the tests do.
-	if err := build(bin.plughost, ".", raceEnabled); err != nil {
+	if err := <-race; err != nil {
 		fmt.Fprintln(os.Stderr, "building plughost:", err)
 		return 1
 	}
-	// The conformance suite's fixture plugin lives beside the suite; the
-	// tool-search corpus's (a server of ../shared/toolsearch by its file
-	// name) beside the corpus's loader.
-	pkgs := map[string]string{"echo": "../../plugins/echo", "clock": "../../plugins/clock", "files": "../../plugins/files",
-		"conformance": "../../conformance/plugin", "corpus": "../../internal/toolsearcheval/corpusplugin",
-		"secrets": "../../plugins/secrets", "pii": "../../plugins/pii", "definitions": "../../plugins/definitions"}
-	for name, pkg := range pkgs {
-		path := filepath.Join(dir, "plugins", name)
-		if err := build(path, pkg, false); err != nil {
-			fmt.Fprintf(os.Stderr, "building plugin %s: %v\n", name, err)
-			return 1
+	for pkg, name := range testPlugins {
+		path := filepath.Join(plugins, name)
+		if built := filepath.Join(plugins, filepath.Base(pkg)); built != path {
+			if err := os.Rename(built, path); err != nil {
+				fmt.Fprintln(os.Stderr, err)
+				return 1
+			}
 		}
 		bin.plugins[name] = path
 	}
-	// The end-to-end tests' own plugin, whose tools ask the client.
-	path := filepath.Join(dir, "plugins", "askplugin")
-	if err := build(path, "./internal/askplugin", false); err != nil {
-		fmt.Fprintln(os.Stderr, "building the askplugin test plugin:", err)
-		return 1
-	}
-	bin.plugins["askplugin"] = path
-	// A plugin whose definitions the host refuses (issue 20).
-	path = filepath.Join(dir, "plugins", "badplugin")
-	if err := build(path, "./internal/badplugin", false); err != nil {
-		fmt.Fprintln(os.Stderr, "building the badplugin test plugin:", err)
-		return 1
-	}
-	bin.plugins["badplugin"] = path
-	// A plugin that asks for more than the host's limits allow.
-	path = filepath.Join(dir, "plugins", "bigplugin")
-	if err := build(path, "./internal/bigplugin", false); err != nil {
-		fmt.Fprintln(os.Stderr, "building the bigplugin test plugin:", err)
-		return 1
-	}
-	bin.plugins["bigplugin"] = path
-	// A plugin that changes its tool's description at runtime (issue 17).
-	path = filepath.Join(dir, "plugins", "rugplugin")
-	if err := build(path, "./internal/rugplugin", false); err != nil {
-		fmt.Fprintln(os.Stderr, "building the rugplugin test plugin:", err)
-		return 1
-	}
-	bin.plugins["rugplugin"] = path
-	// The guardrails' test plugin (issue 33), whose hooks answer as told.
-	path = filepath.Join(dir, "plugins", "hookplugin")
-	if err := build(path, "./internal/hookplugin", false); err != nil {
-		fmt.Fprintln(os.Stderr, "building the hookplugin test plugin:", err)
-		return 1
-	}
-	bin.plugins["hookplugin"] = path
-	// A plugin that exports spans of its own (issue 35).
-	path = filepath.Join(dir, "plugins", "otelplugin")
-	if err := build(path, "./internal/otelplugin", false); err != nil {
-		fmt.Fprintln(os.Stderr, "building the otelplugin test plugin:", err)
-		return 1
-	}
-	bin.plugins["otelplugin"] = path
 	return m.Run()
+}
+
+// testPlugins are the plugins TestMain builds, by package, and the name
+// each is known by in the tests.
+var testPlugins = map[string]string{
+	"../../plugins/echo": "echo", "../../plugins/clock": "clock", "../../plugins/files": "files",
+	"../../plugins/secrets": "secrets", "../../plugins/pii": "pii", "../../plugins/definitions": "definitions",
+	// The conformance suite's fixture plugin lives beside the suite; the
+	// tool-search corpus's (a server of ../shared/toolsearch by its file
+	// name) beside the corpus's loader.
+	"../../conformance/plugin": "conformance", "../../internal/toolsearcheval/corpusplugin": "corpus",
+	"./internal/askplugin":  "askplugin",  // its tools ask the client
+	"./internal/badplugin":  "badplugin",  // its definitions the host refuses (issue 20)
+	"./internal/bigplugin":  "bigplugin",  // it asks for more than the host's limits allow
+	"./internal/rugplugin":  "rugplugin",  // it changes its tool's description at runtime (issue 17)
+	"./internal/hookplugin": "hookplugin", // the guardrails' plugin (issue 33), whose hooks answer as told
+	"./internal/otelplugin": "otelplugin", // it exports spans of its own (issue 35)
+}
+
+// goBuild runs the go command with args, its errors on our stderr.
+func goBuild(args ...string) error {
+	cmd := exec.Command("go", args...)
+	cmd.Stderr = os.Stderr
+	return cmd.Run()
 }
 
 // copyPlugin copies a built plugin into dir under the given file name,

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/serve"
 )
 
@@ -96,7 +97,7 @@ func TestPluginsShowsFailures(t *testing.T) {
 	for _, p := range r.Plugins {
 		plugins[p.Name] = p
 	}
-	if p := plugins["echo"]; p.Failed || p.State != "running" || len(p.Tools) != 2 || p.Tools[0].Name != "echo" || len(p.Refused) != 0 {
+	if p := plugins["echo"]; p.Failed || p.State != "running" || p.Contract != pluginclient.ContractVersion || len(p.Tools) != 2 || p.Tools[0].Name != "echo" || len(p.Refused) != 0 {
 		t.Errorf("echo in the report: %+v", p)
 	}
 	if p := plugins["p"]; !p.Failed || p.State != "failed" || !strings.Contains(p.Error, "Unrecognized remote plugin message") {

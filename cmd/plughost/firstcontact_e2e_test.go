@@ -52,6 +52,7 @@ func TestFirstContact(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a private mount namespace over /etc and a DNS server on port 53")
 	}
+	t.Parallel()
 	for _, tool := range []string{"unshare", "mount", "npm", "node"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s is needed: %v", tool, err)
@@ -161,7 +162,7 @@ func TestFirstContact(t *testing.T) {
 		}
 		cmd := unshared(w.systemFiles(t, files), bin.plughost, "serve", "--config", config)
 		cmd.Env = env
-		return connectServe(t, cmd, 30*time.Second, home)
+		return connectServe(t, cmd, 2*time.Minute, home)
 	}
 	toolNames := func(t *testing.T, c *wrappedClient) []string {
 		t.Helper()

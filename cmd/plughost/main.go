@@ -13,7 +13,7 @@
 //	plughost install NAME[@VERSION] | FILE.mcpb         install a server of an MCP Registry, or a bundle
 //	plughost search-registry QUERY                      find servers in an MCP Registry
 //	plughost uninstall NAME                             remove a server plughost install installed
-//	plughost version
+//	plughost version [--json]                           version, commit, Go, plugin contracts
 //
 // This package parses flags and prints: package host/serve assembles the
 // host from what the flags say, the packages under host/ own its rules,
@@ -28,7 +28,6 @@ import (
 	"os"
 	"strings"
 
-	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/serve"
 	"github.com/plughost/plughost/host/wrapped"
 	"github.com/plughost/plughost/sandbox"
@@ -84,7 +83,8 @@ Usage:
                                                        declares with "oauth": the tokens are stored (mode 0600) and
                                                        a running plughost uses and refreshes them
   plughost sandbox probe                               print what this machine's sandbox supports
-  plughost version                                     print the version
+  plughost version [--json]                            print the version, commit, Go version, platform and the
+                                                       plugin contract versions this host loads
 
 Common flags:
   --plugins DIR     plugin directory (default $XDG_DATA_HOME/plughost/plugins,
@@ -119,8 +119,7 @@ func run(args []string, stdin io.Reader, stdout, stderr io.Writer) int {
 		fmt.Fprint(stdout, usage)
 		return 0
 	case "version", "--version", "-version":
-		fmt.Fprintf(stdout, "plughost %s (plugin contract %d)\n", version, pluginclient.ContractVersion)
-		return 0
+		err = versionCommand(rest, stdout, stderr)
 	case "serve":
 		err = serveCommand(rest, stdin, stdout, stderr)
 	case "plugins":

@@ -54,6 +54,7 @@ func TestNetworkNamesAndCertificates(t *testing.T) {
 	if os.Geteuid() != 0 {
 		t.Skip("needs root: a private mount namespace over /etc and a DNS server on port 53")
 	}
+	t.Parallel()
 	for _, tool := range []string{"unshare", "mount", "setpriv"} {
 		if _, err := exec.LookPath(tool); err != nil {
 			t.Fatalf("%s (util-linux) is needed: %v", tool, err)
@@ -266,7 +267,7 @@ func (w *netWorld) run(t *testing.T, uid int, node string) {
 	}
 	cmd.Env = append(cmd.Env, "XDG_DATA_HOME="+data, "XDG_CACHE_HOME="+cache, "XDG_STATE_HOME="+state, "HOME="+base)
 
-	c := connectServe(t, cmd, 60*time.Second, base)
+	c := connectServe(t, cmd, 2*time.Minute, base)
 	for _, tool := range []string{"fetch_all", "fetch_none", "fetch_list"} {
 		c.awaitTool(t, tool)
 	}

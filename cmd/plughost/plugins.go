@@ -96,6 +96,9 @@ func printReport(w io.Writer, r *serve.Report) error {
 		if p.Version != "" {
 			cells = append(cells, "version "+p.Version)
 		}
+		if p.Contract != 0 {
+			cells = append(cells, fmt.Sprintf("contract %d", p.Contract))
+		}
 		if p.State == string(manager.StateRunning) {
 			cells = append(cells, sandboxSummary(p.Sandbox))
 			if s := storageSummary(p.Storage); s != "" {

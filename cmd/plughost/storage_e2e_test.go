@@ -16,6 +16,7 @@ import (
 // as root, again with plughost as uid 1000, which reads the tmpfs in the
 // plugin's mount namespace through its user namespace.
 func TestPluginsShowsStorage(t *testing.T) {
+	t.Parallel()
 	want := regexp.MustCompile(`(?m)^echo +running .*data 2(\.0)? MiB of 16 MiB, tmp [0-9.]+ (B|KiB) of 8 MiB`)
 	t.Run("host uid "+fmt.Sprint(os.Geteuid()), func(t *testing.T) { pluginsShowsStorage(t, -1, "16MiB", want) })
 	if os.Geteuid() == 0 {
@@ -26,6 +27,7 @@ func TestPluginsShowsStorage(t *testing.T) {
 // A plugin whose data directory is over its data_size does not start,
 // and plughost plugins says why and what to do.
 func TestDataSizeRefusesStart(t *testing.T) {
+	t.Parallel()
 	pluginsShowsStorage(t, -1, "1MiB", regexp.MustCompile(`(?m)^echo +failed .*the data directory of echo \(.*\) holds 2\.0 MiB, over its limit of 1\.0 MiB: remove files there, or raise data_size in its sandbox block`))
 }
 

@@ -1,4 +1,4 @@
-// Package check holds the test of deploy/kubernetes and deploy/Dockerfile
+// Package check holds the test of deploy/kubernetes, deploy/Dockerfile and deploy/systemd
 // (make deploy-check, part of make test), with what runs without a cluster
 // or Docker:
 //
@@ -15,7 +15,12 @@
 //     serve` (built from this repository), its --config is the mounted
 //     ConfigMap, which plughost's own host/config parses, and the pod's
 //     grace period outlasts plughost's drain and shutdown;
-//   - the Dockerfile agrees with go.mod and the Deployment.
+//   - the Dockerfile agrees with go.mod and the Deployment;
+//   - deploy/systemd's unit runs `plughost serve` with its real flags, in
+//     the directories systemd makes for it (StateDirectory= and the rest),
+//     hardened without the settings that break the sandbox, with exactly
+//     the namespaces the sandbox creates; systemd-analyze verify accepts
+//     it, alone and with the as-root drop-in, where systemd-analyze exists.
 //
 // It is its own module so that the Kubernetes libraries never enter
 // plughost's.

@@ -1,4 +1,4 @@
-// deploy/check tests deploy/kubernetes and deploy/Dockerfile (make deploy-check). It is its own
+// deploy/check tests deploy/kubernetes, deploy/Dockerfile and deploy/systemd (make deploy-check). It is its own
 // module so that the Kubernetes libraries never enter plughost's.
 module github.com/plughost/plughost/deploy/check
 

@@ -40,22 +40,42 @@ type serveFlag struct {
 	def        string // the default it prints; "" when none
 }
 
-// serveFlags runs `plughost serve -h` once: the binary of $PLUGHOST_BIN
-// (make deploy-check passes bin/plughost), else one built from the
-// repository into a temporary directory.
+// plughostBin is the plughost binary the tests run: $PLUGHOST_BIN (make
+// deploy-check passes bin/plughost), else one built once from the
+// repository into a temporary directory, which TestMain removes.
+var plughostBin = sync.OnceValues(func() (string, error) {
+	if bin := os.Getenv("PLUGHOST_BIN"); bin != "" {
+		return bin, nil
+	}
+	dir, err := os.MkdirTemp("", "deploy-check-")
+	if err != nil {
+		return "", err
+	}
+	builtDir = dir
+	bin := filepath.Join(dir, "plughost")
+	build := exec.Command("go", "-C", repoRoot, "build", "-o", bin, "./cmd/plughost")
+	if out, err := build.CombinedOutput(); err != nil {
+		return "", fmt.Errorf("building plughost: %v\n%s", err, out)
+	}
+	return bin, nil
+})
+
+// builtDir is the temporary directory of a plughost plughostBin built.
+var builtDir string
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if builtDir != "" {
+		os.RemoveAll(builtDir)
+	}
+	os.Exit(code)
+}
+
+// serveFlags runs `plughost serve -h` once.
 var serveFlags = sync.OnceValues(func() (map[string]serveFlag, error) {
-	bin := os.Getenv("PLUGHOST_BIN")
-	if bin == "" {
-		dir, err := os.MkdirTemp("", "deploy-check-")
-		if err != nil {
-			return nil, err
-		}
-		defer os.RemoveAll(dir)
-		bin = filepath.Join(dir, "plughost")
-		build := exec.Command("go", "-C", repoRoot, "build", "-o", bin, "./cmd/plughost")
-		if out, err := build.CombinedOutput(); err != nil {
-			return nil, fmt.Errorf("building plughost: %v\n%s", err, out)
-		}
+	bin, err := plughostBin()
+	if err != nil {
+		return nil, err
 	}
 	out, err := exec.Command(bin, "serve", "-h").CombinedOutput()
 	if err != nil {
@@ -106,6 +126,17 @@ func serveArgs(t *testing.T, c *corev1.Container) map[string]string {
 	if len(c.Args) == 0 || c.Args[0] != "serve" {
 		t.Fatalf("the container's args %q are not `serve ...`", c.Args)
 	}
+	out, err := parseServeArgs(known, c.Args[1:])
+	if err != nil {
+		t.Fatalf("the container's args %q: %v", c.Args, err)
+	}
+	return out
+}
+
+// parseServeArgs parses arguments as plughost serve does (package flag),
+// with the flags of the real binary, and returns the value of each flag
+// that takes one, its default when the arguments do not set it.
+func parseServeArgs(known map[string]serveFlag, args []string) (map[string]string, error) {
 	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
 	fs.SetOutput(io.Discard)
 	values := map[string]*string{}
@@ -116,17 +147,17 @@ func serveArgs(t *testing.T, c *corev1.Container) map[string]string {
 			fs.Bool(name, false, "")
 		}
 	}
-	if err := fs.Parse(c.Args[1:]); err != nil {
-		t.Fatalf("plughost serve would refuse the container's args %q: %v", c.Args, err)
+	if err := fs.Parse(args); err != nil {
+		return nil, fmt.Errorf("plughost serve would refuse them: %w", err)
 	}
 	if fs.NArg() > 0 {
-		t.Fatalf("plughost serve would refuse the argument %q", fs.Arg(0))
+		return nil, fmt.Errorf("plughost serve would refuse the argument %q", fs.Arg(0))
 	}
 	out := map[string]string{}
 	for name, v := range values {
 		out[name] = *v
 	}
-	return out
+	return out, nil
 }
 
 // TestServeArguments: the container runs `plughost serve` with flags the

@@ -208,7 +208,10 @@ func (l *life) fromCache() bool {
 		}
 		s.stored = e
 		d, ls := e.description(), e.lists()
-		s.update(func(st *PluginStatus) { st.Version = d.Name + " " + d.Version; st.count(ls) })
+		s.update(func(st *PluginStatus) {
+			st.Version, st.Contract = d.Name+" "+d.Version, d.ContractVersion
+			st.count(ls)
+		})
 		s.showRequests(s.requestsOf("", d, true))
 		l.show(d, ls, false)
 	}

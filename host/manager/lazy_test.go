@@ -16,6 +16,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -159,7 +160,7 @@ func TestWarmCachePublishesBeforeAnyProcessStarts(t *testing.T) {
 		if diff := cmp.Diff(v1Tools, sets[name].tools); diff != "" {
 			t.Errorf("tools of %s (-want +got):\n%s", name, diff)
 		}
-		if st := h.status(name); st.State != StateIdle || st.PID != 0 || st.Version != "testplugin v1" || st.Tools != len(v1Tools) || st.Resources != 1 {
+		if st := h.status(name); st.State != StateIdle || st.PID != 0 || st.Version != "testplugin v1" || st.Contract != pluginclient.ContractVersion || st.Tools != len(v1Tools) || st.Resources != 1 {
 			t.Errorf("status of %s = %+v, want idle, no pid, from the cache", name, st)
 		}
 		want := tool.About{Title: "Test plugin v1", Description: "What the manager's tests start."}

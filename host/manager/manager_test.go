@@ -18,6 +18,7 @@ import (
 
 	"github.com/google/go-cmp/cmp"
 
+	"github.com/plughost/plughost/host/pluginclient"
 	"github.com/plughost/plughost/host/tool"
 )
 
@@ -84,7 +85,7 @@ func TestInitialScanLoadsExecutablesOnly(t *testing.T) {
 		t.Errorf("Status (-want +got):\n%s", diff)
 	}
 	alpha := h.status("alpha")
-	if alpha.PID == 0 || alpha.Version != "testplugin v1" || alpha.Path != filepath.Join(dir, "alpha") || !slices.Equal(alpha.Sandbox, []string{"test-layer"}) {
+	if alpha.PID == 0 || alpha.Version != "testplugin v1" || alpha.Contract != pluginclient.ContractVersion || alpha.Path != filepath.Join(dir, "alpha") || !slices.Equal(alpha.Sandbox, []string{"test-layer"}) {
 		t.Errorf("alpha status = %+v", alpha)
 	}
 	if st := h.status("junk"); !strings.Contains(st.LastError, "Unrecognized remote plugin message: hello") || !strings.Contains(st.LastStderr, "boom") {

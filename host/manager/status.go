@@ -76,6 +76,9 @@ type PluginStatus struct {
 	// Version is the plugin's own name and version from Describe
 	// ("echo 1.2.0"); empty until it has answered.
 	Version string
+	// Contract is the plugin contract version it speaks (Describe's,
+	// the one negotiated at the handshake); 0 until it has answered.
+	Contract uint32
 	// Tools is how many tools the plugin offers; Resources, Templates and
 	// Prompts how many resources, resource templates and prompts.
 	Tools, Resources, Templates, Prompts int

@@ -148,7 +148,7 @@ func (s *supervisor) fromCache(e *cacheEntry) *provider {
 	s.cached, s.stored = p, e
 	s.showRequests(s.requestsOf("", p.desc, true))
 	s.update(func(st *PluginStatus) {
-		st.Version = e.Plugin + " " + e.Version
+		st.Version, st.Contract = e.Plugin+" "+e.Version, e.Contract
 		st.count(p.lists)
 		if s.conf.Load().lazy {
 			st.State = StateIdle
@@ -167,7 +167,7 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 		if r := in.getRunner(); r != nil {
 			st.Sandbox, st.storage = r.Layers(), r.Storage()
 		}
-		st.Version = in.desc.Name + " " + in.desc.Version
+		st.Version, st.Contract = in.desc.Name+" "+in.desc.Version, in.desc.ContractVersion
 		st.count(in.lists)
 		if clearErr {
 			st.setError(nil, "")

@@ -149,7 +149,7 @@ func (l *life) quarantine(v trust.Verdict) stage {
 	var already bool
 	s.update(func(st *PluginStatus) {
 		already = st.State == StateQuarantined
-		st.State, st.Trust, st.PID, st.Sandbox, st.Version = StateQuarantined, v, 0, nil, "" // the version was a process's
+		st.State, st.Trust, st.PID, st.Sandbox, st.Version, st.Contract = StateQuarantined, v, 0, nil, "", 0 // the version was a process's
 		st.setError(nil, "")
 		st.count(lists{})
 		st.Held = nil

@@ -24,6 +24,13 @@ const PluginName = plugincontract.PluginName
 // speaks; it speaks every older one too (PluginSets).
 const ContractVersion = plugincontract.Version
 
+// OldestContractVersion is the oldest contract version a host built with
+// this package still loads (PluginSets offers every version from it to
+// ContractVersion): contract 1, so a plugin built before contract 2 keeps
+// working. Raising it drops those plugins: a new major version of the
+// module, by the promise of docs/plugin-authors.md.
+const OldestContractVersion = 1
+
 // Errors the Client returns (wrapped) besides those of pluginproto (a
 // resource's or a prompt's absence, refused arguments), which a plugin's
 // handlers return. Match them with errors.Is.
@@ -62,8 +69,8 @@ var (
 // defaults (see Limits).
 func PluginSets(limits *Limits) map[int]plugin.PluginSet {
 	l := limits.withDefaults()
-	sets := make(map[int]plugin.PluginSet, ContractVersion)
-	for v := 1; v <= ContractVersion; v++ {
+	sets := make(map[int]plugin.PluginSet, ContractVersion-OldestContractVersion+1)
+	for v := OldestContractVersion; v <= ContractVersion; v++ {
 		sets[v] = plugin.PluginSet{PluginName: &grpcPlugin{contract: uint32(v), limits: l}}
 	}
 	return sets

@@ -43,10 +43,13 @@ type PluginReport struct {
 	State string `json:"state"`
 	// Failed is true when the plugin is not running or its last start or
 	// run ended in Error.
-	Failed  bool     `json:"failed"`
-	Version string   `json:"version,omitempty"`
-	Renamed string   `json:"renamed,omitempty"`
-	Sandbox []string `json:"sandbox,omitempty"`
+	Failed  bool   `json:"failed"`
+	Version string `json:"version,omitempty"`
+	// Contract is the plugin contract version the plugin speaks (0: not
+	// known yet); `plughost version` names the ones this host loads.
+	Contract uint32   `json:"contract,omitempty"`
+	Renamed  string   `json:"renamed,omitempty"`
+	Sandbox  []string `json:"sandbox,omitempty"`
 	// Storage is what a running plugin holds of its storage limits: its
 	// data directory and its tmp, used and limit in bytes.
 	Storage []manager.Storage `json:"storage,omitempty"`
@@ -173,7 +176,7 @@ func (h *Host) Report() *Report {
 		held, _ = heldDir(&config.Config{Trust: h.trust}) // no directory: no held files to read
 	}
 	for _, st := range h.manager.Status() {
-		p := PluginReport{Name: st.Name, File: st.Path, State: string(st.State), Failed: failedPlugin(st), Version: st.Version,
+		p := PluginReport{Name: st.Name, File: st.Path, State: string(st.State), Failed: failedPlugin(st), Version: st.Version, Contract: st.Contract,
 			Renamed: st.Renamed, Sandbox: st.Sandbox, Storage: st.Storage, Error: st.LastError, Stderr: st.LastStderr, NextStep: st.NextStep,
 			Tools: []OfferReport{}, Prompts: []OfferReport{}, Resources: []ResourceReport{}, Templates: []TemplateReport{},
 			Refused: []RefusalReport{}, Declared: declaredSummary(st.Path), Hidden: st.Hidden}

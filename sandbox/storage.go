@@ -5,7 +5,6 @@ import (
 	"io/fs"
 	"path/filepath"
 	"sync"
-	"syscall"
 	"time"
 )
 
@@ -57,23 +56,12 @@ func treeSize(dir string) (int64, time.Duration) {
 		}
 		n := int64(minEntry)
 		if fi, err := d.Info(); err == nil {
-			if st, ok := fi.Sys().(*syscall.Stat_t); ok && st.Blocks*512 > n {
-				n = st.Blocks * 512
-			}
+			n = max(n, allocated(fi))
 		}
 		total += n
 		return nil
 	})
 	return total, time.Since(start)
-}
-
-// mountUse returns the bytes in use on the filesystem at path (statfs).
-func mountUse(path string) (int64, error) {
-	var st syscall.Statfs_t
-	if err := syscall.Statfs(path, &st); err != nil {
-		return 0, err
-	}
-	return int64(st.Blocks-st.Bfree) * int64(st.Bsize), nil
 }
 
 // checkDataSize refuses a start while the data directory at dir is over

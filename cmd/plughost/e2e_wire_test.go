@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os"
 	"sync"
 	"syscall"
 	"testing"
@@ -193,7 +194,11 @@ func (w *wireCheck) check(line []byte) {
 // signalProcess sends sig to pid.
 func signalProcess(t *testing.T, pid int, sig syscall.Signal) {
 	t.Helper()
-	if err := syscall.Kill(pid, sig); err != nil {
+	p, err := os.FindProcess(pid)
+	if err == nil {
+		err = p.Signal(sig)
+	}
+	if err != nil {
 		t.Fatalf("kill %d: %v", pid, err)
 	}
 }

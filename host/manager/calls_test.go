@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -320,7 +319,7 @@ func TestKilledWhileStartingIsRestarted(t *testing.T) {
 	if err := os.Remove(marker); err != nil {
 		t.Fatal(err)
 	}
-	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+	if p, err := os.FindProcess(pid); err != nil || p.Kill() != nil {
 		t.Fatal(err)
 	}
 	h.expect("set", "tp") // restarted, without its file changing

@@ -6,12 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"os/user"
 	"path/filepath"
 	"slices"
-	"strconv"
 	"sync"
-	"syscall"
 )
 
 // The file approved is the file that runs (issue 31).
@@ -87,7 +84,7 @@ func openPluginFile(dir, path string) (*pluginFile, error) {
 		rdir, err := filepath.EvalSymlinks(dir)
 		pf.outside = err != nil || filepath.Dir(target) != rdir
 	}
-	f, err := os.OpenFile(pf.opened, os.O_RDONLY|syscall.O_NOFOLLOW, 0)
+	f, err := os.OpenFile(pf.opened, os.O_RDONLY|noFollow, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -134,34 +131,6 @@ func (pf *pluginFile) warnings(dir string) []string {
 			"whose replacement no one watches (refused in trust mode pinned and signed)", pf.link, dir))
 	}
 	return out
-}
-
-// exposure says why someone other than the host's user and root may
-// change what fi describes ("" when no one may): it is writable by its
-// group or by others, or owned by another user. It names the mode bits
-// and the owner.
-func exposure(what string, fi os.FileInfo) string {
-	st, ok := fi.Sys().(*syscall.Stat_t)
-	if !ok {
-		return ""
-	}
-	uid, mode := int(st.Uid), fi.Mode().Perm()
-	switch {
-	case uid != 0 && uid != os.Geteuid():
-		return fmt.Sprintf("%s is owned by %s, not by the host's user (uid %d) or root (mode %s)", what, ownerName(uid), os.Geteuid(), mode)
-	case mode&0o022 != 0:
-		return fmt.Sprintf("%s is writable by others than its owner %s (mode %s)", what, ownerName(uid), mode)
-	}
-	return ""
-}
-
-// ownerName is "uid N (name)", or "uid N" when the user has no name.
-func ownerName(uid int) string {
-	owner := "uid " + strconv.Itoa(uid)
-	if u, err := user.LookupId(strconv.Itoa(uid)); err == nil {
-		owner += " (" + u.Username + ")"
-	}
-	return owner
 }
 
 // identify returns the file's identity, reusing known's digest when its

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 
@@ -95,7 +94,9 @@ func (r *swapRig) drive(t *testing.T, want int64, limit time.Duration) int64 {
 			return r.starts.Load()
 		}
 		if pid := r.h.m.Status()[0].PID; pid > 0 {
-			_ = syscall.Kill(pid, syscall.SIGKILL)
+			if p, err := os.FindProcess(pid); err == nil {
+				_ = p.Kill()
+			}
 		}
 	}
 	return r.starts.Load()

@@ -12,7 +12,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -114,12 +113,12 @@ type procRunner struct {
 	exitErr error // the main process's exit (nil: status 0); set before done
 
 	mu      sync.Mutex
-	pid     int      // 0 until started
-	group   bool     // the process leads its own process group
-	reaped  bool     // after this, pid may name another process: never signal it
-	killed  bool     // Kill was called before the process exited: the exit is deliberate
-	aborted bool     // Kill came before Start: do not start
-	layers  []string // sandbox layers reported by Launch.Started
+	pid     int       // 0 until started
+	group   procGroup // the process and its children, killed together
+	reaped  bool      // after this, pid may name another process: never signal it
+	killed  bool      // Kill was called before the process exited: the exit is deliberate
+	aborted bool      // Kill came before Start: do not start
+	layers  []string  // sandbox layers reported by Launch.Started
 	// callTimeout bounds each call (Launch.CallTimeout); set before the
 	// process starts, read-only afterwards.
 	callTimeout time.Duration
@@ -220,10 +219,8 @@ func (r *procRunner) Start(_ context.Context) error {
 	if r.onStart != nil {
 		r.onStart()
 	}
-	pgid, err := syscall.Getpgid(r.pid)
-	r.group = err == nil && pgid == r.pid
-	if !r.group {
-		r.log.Warn("plugin does not lead its own process group; only its main process will be killed", "pid", r.pid)
+	if r.group, err = newProcGroup(r.pid); err != nil {
+		r.log.Warn("plugin has no process group of its own; only its main process will be killed", "pid", r.pid, "error", err)
 	}
 	go r.reap(cmd)
 	if started == nil {
@@ -257,6 +254,7 @@ func (r *procRunner) reap(cmd *exec.Cmd) {
 	r.mu.Lock()
 	r.killGroupLocked() // where waitExited could not wait without reaping
 	r.reaped = true
+	r.group.release()
 	r.mu.Unlock()
 
 	timer := time.NewTimer(pipeDrainTimeout)
@@ -330,17 +328,13 @@ func (r *procRunner) closeLane() {
 	}
 }
 
-// killGroupLocked sends SIGKILL to the plugin's process group (or only to
-// its process). r.mu must be held.
+// killGroupLocked kills the plugin's process group (its job object on
+// Windows), or only its process when it has none. r.mu must be held.
 func (r *procRunner) killGroupLocked() {
 	if r.pid == 0 || r.reaped {
 		return
 	}
-	target := r.pid
-	if r.group {
-		target = -r.pid
-	}
-	if err := syscall.Kill(target, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+	if err := r.group.kill(r.pid); err != nil {
 		r.log.Warn("killing plugin process group", "pid", r.pid, "error", err)
 	}
 }

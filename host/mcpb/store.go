@@ -13,7 +13,7 @@ import (
 	"slices"
 	"strings"
 
-	"golang.org/x/sys/unix"
+	"github.com/gofrs/flock"
 
 	"github.com/plughost/plughost/internal/atomicfile"
 )
@@ -165,26 +165,16 @@ func Prune(root string, keep ...string) error {
 	return errors.Join(errs...)
 }
 
-// lockRoot takes the lock of root (flock on root/.lock), waiting for
-// another process that holds it: unpacking is bounded by Limits.
+// lockRoot takes the lock of root (root/.lock, flock on unix, LockFileEx
+// on Windows, through gofrs/flock), waiting for another process that holds
+// it: unpacking is bounded by Limits.
 func lockRoot(root string) (unlock func(), err error) {
 	if err := os.MkdirAll(root, 0o711); err != nil { // traversed by the server, which runs as uid 65534 under a root host
 		return nil, err
 	}
-	path := filepath.Join(root, ".lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
+	lock := flock.New(filepath.Join(root, ".lock"))
+	if err := lock.Lock(); err != nil {
+		return nil, fmt.Errorf("bundle lock %s: %w", lock.Path(), err)
 	}
-	for {
-		err = unix.Flock(int(f.Fd()), unix.LOCK_EX)
-		if !errors.Is(err, unix.EINTR) {
-			break
-		}
-	}
-	if err != nil {
-		f.Close()
-		return nil, fmt.Errorf("bundle lock %s: %w", path, err)
-	}
-	return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
+	return func() { _ = lock.Close() }, nil
 }

@@ -12,8 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofrs/flock"
 	"github.com/hashicorp/go-hclog"
-	"golang.org/x/sys/unix"
 
 	"github.com/plughost/plughost/internal/atomicfile"
 )
@@ -251,35 +251,20 @@ func (i *Installer) Use(in *Installed) error {
 // lockPoll is how often lock tries again for a lock another holds.
 const lockPoll = 100 * time.Millisecond
 
-// lock takes the server's install lock (flock on Dir/.lock), waiting
+// lock takes the server's install lock (Dir/.lock: flock on unix, LockFileEx on Windows), waiting
 // for another install that holds it until ctx is done: ctx's error
 // then, saying what it waited for.
 func (i *Installer) lock(ctx context.Context) (unlock func(), err error) {
 	if err := os.MkdirAll(i.opts.Dir, 0o711); err != nil {
 		return nil, err
 	}
-	path := filepath.Join(i.opts.Dir, ".lock")
-	f, err := os.OpenFile(path, os.O_CREATE|os.O_RDWR, 0o600)
-	if err != nil {
-		return nil, err
-	}
-	t := time.NewTicker(lockPoll)
-	defer t.Stop()
-	for {
-		err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return func() { _ = unix.Flock(int(f.Fd()), unix.LOCK_UN); f.Close() }, nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) && !errors.Is(err, unix.EINTR) {
-			f.Close()
-			return nil, fmt.Errorf("install lock %s: %w", path, err)
-		}
-		select {
-		case <-ctx.Done():
-			f.Close()
-			return nil, fmt.Errorf("waiting for another install of this server (%s) to finish: %w", path, ctx.Err())
-		case <-t.C:
-		}
+	lock := flock.New(filepath.Join(i.opts.Dir, ".lock"))
+	if ok, err := lock.TryLockContext(ctx, lockPoll); ok {
+		return func() { _ = lock.Close() }, nil
+	} else if ctx.Err() != nil {
+		return nil, fmt.Errorf("waiting for another install of this server (%s) to finish: %w", lock.Path(), ctx.Err())
+	} else {
+		return nil, fmt.Errorf("install lock %s: %w", lock.Path(), err)
 	}
 }
 

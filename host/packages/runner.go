@@ -13,7 +13,6 @@ import (
 	"slices"
 	"strings"
 	"sync"
-	"syscall"
 
 	"github.com/plughost/plughost/sandbox"
 )
@@ -92,7 +91,7 @@ func SandboxRunner(sb *sandbox.Launcher, server string) Runner {
 			return nil, nil, err
 		}
 		pid := l.Cmd.Process.Pid
-		kill := func() { _ = syscall.Kill(-pid, syscall.SIGKILL); _ = l.Cmd.Process.Kill() }
+		kill := func() { killGroup(pid); _ = l.Cmd.Process.Kill() }
 		out.setOver(kill)
 		stop := context.AfterFunc(ctx, kill)
 		defer stop()

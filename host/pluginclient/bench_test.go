@@ -6,9 +6,7 @@ import (
 	"fmt"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/plughost/plughost/internal/pluginhost"
 	"github.com/plughost/plughost/pluginproto"
@@ -58,14 +56,4 @@ func benchmarkCalls(b *testing.B, c interface {
 	wg.Wait()
 	b.StopTimer()
 	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N), metric)
-}
-
-// processCPU is the CPU time this process has used (user and system), not
-// counting its children.
-func processCPU() time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		panic(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

@@ -46,7 +46,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 
 	"github.com/hashicorp/hcl/v2"
 
@@ -292,7 +291,7 @@ func CheckAuditFile(path string) error {
 	case err == nil && st.IsDir():
 		return fmt.Errorf("audit log %s is a directory", path)
 	case err == nil:
-		if err := syscall.Access(path, 2 /* W_OK */); err != nil {
+		if err := canWrite(path); err != nil {
 			return fmt.Errorf("audit log %s: not writable: %w", path, err)
 		}
 		return nil
@@ -309,7 +308,7 @@ func CheckAuditFile(path string) error {
 	case !st.IsDir():
 		return fmt.Errorf("audit log %s: %s is not a directory", path, dir)
 	}
-	if err := syscall.Access(dir, 2|1 /* W_OK|X_OK */); err != nil {
+	if err := canCreateIn(dir); err != nil {
 		return fmt.Errorf("audit log %s: cannot create it in %s: %w", path, dir, err)
 	}
 	return nil

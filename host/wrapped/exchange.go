@@ -101,9 +101,13 @@ type answer struct {
 type exchanges struct {
 	mu   sync.Mutex
 	byID map[string]*exchange
-	// others counts the requests to the server outside exchanges
-	// (completions, subscriptions, the wrapper's own lists): while there
-	// are any, a question of the server cannot be attributed either.
+	// others counts the requests to the server outside exchanges that
+	// a client caused (completions, subscriptions): while there are any, a
+	// question of the server cannot be attributed either. The wrapper's
+	// own listing is not among them: no client caused it, so a question
+	// asked during it shows no client another's (and the server could ask
+	// the same in the call), while counting it refused the one call's
+	// question whenever a list_changed had the wrapper relisting.
 	others int
 }
 

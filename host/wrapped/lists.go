@@ -23,12 +23,9 @@ func offers(c *serverCapabilities) pluginproto.Offers {
 }
 
 // list lists everything the server offers and hands it to the plugin.
-func (b *bridge) list(ctx context.Context) (err error) {
-	b.xs.outside(func() { err = b.lists(ctx) })
-	return err
-}
-
-func (b *bridge) lists(ctx context.Context) error {
+// It is no request a client caused, so it does not stop a question of the
+// server from reaching the one call in flight (see exchanges.others).
+func (b *bridge) list(ctx context.Context) error {
 	var l pluginhost.ProxyLists
 	var err error
 	caps := b.init.Capabilities

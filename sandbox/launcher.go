@@ -254,3 +254,29 @@ func envValue(env []string, name string) string {
 	}
 	return v
 }
+
+// pluginDirs makes a plugin's data directory (kept across its restarts,
+// refused when over its data_size, except for a probe) and a new tmp
+// directory for this process: each process gets its own tmp, removed when
+// it exits, since during a reload the old process still serves calls
+// with its own. The Linux and macOS launchers grant both to the plugin.
+func (l *Launcher) pluginDirs(plugin string, pol *Policy, probe bool) (data, tmp string, err error) {
+	dir := filepath.Join(l.opts.StateDir, plugin)
+	data = filepath.Join(dir, "data")
+	if err := os.MkdirAll(data, 0o700); err != nil {
+		return "", "", fmt.Errorf("sandbox: data directory: %w", err)
+	}
+	if !probe {
+		if err := checkDataSize(plugin, data, pol.dataSize()); err != nil {
+			return "", "", fmt.Errorf("sandbox: %w", err)
+		}
+	}
+	tmpParent, tmpPattern := dir, "tmp-"
+	if l.opts.TmpDir != "" {
+		tmpParent, tmpPattern = l.opts.TmpDir, plugin+"-"
+	}
+	if tmp, err = os.MkdirTemp(tmpParent, tmpPattern); err != nil {
+		return "", "", fmt.Errorf("sandbox: tmp directory: %w", err)
+	}
+	return data, tmp, nil
+}

@@ -94,23 +94,9 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 	if err != nil {
 		return nil, fmt.Errorf("sandbox policy of %s: %w", plugin, err)
 	}
-	dir := filepath.Join(l.opts.StateDir, plugin)
-	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return nil, fmt.Errorf("sandbox: data directory: %w", err)
-	}
-	if !probe {
-		if err := checkDataSize(plugin, data, pol.dataSize()); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	tmpParent, tmpPattern := dir, "tmp-"
-	if l.opts.TmpDir != "" {
-		tmpParent, tmpPattern = l.opts.TmpDir, plugin+"-"
-	}
-	tmp, err := os.MkdirTemp(tmpParent, tmpPattern)
+	data, tmp, err := l.pluginDirs(plugin, pol, probe)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: tmp directory: %w", err)
+		return nil, err
 	}
 	profileFile := tmp + ".sb" // beside tmp, not in it: the plugin writes its tmp
 	cleanup := func() { os.RemoveAll(tmp); os.Remove(profileFile) }

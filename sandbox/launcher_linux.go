@@ -188,27 +188,11 @@ func (l *Launcher) wrap(plugin string, pol *Policy, cmd *exec.Cmd, probe bool) (
 		}
 	}
 
-	dir := filepath.Join(l.opts.StateDir, plugin)
-	data := filepath.Join(dir, "data")
-	if err := os.MkdirAll(data, 0o700); err != nil {
-		return nil, fmt.Errorf("sandbox: data directory: %w", err)
-	}
-	if !probe {
-		if err := checkDataSize(plugin, data, pol.dataSize()); err != nil {
-			return nil, fmt.Errorf("sandbox: %w", err)
-		}
-	}
-	// Each process gets its own tmp, removed when it exits: during a reload
-	// the old process still serves calls with its own.
-	tmpParent, tmpPattern := dir, "tmp-"
-	if l.opts.TmpDir != "" {
-		tmpParent, tmpPattern = l.opts.TmpDir, plugin+"-"
-	}
-	tmp, err := os.MkdirTemp(tmpParent, tmpPattern)
+	data, tmp, err := l.pluginDirs(plugin, pol, probe)
 	if err != nil {
-		return nil, fmt.Errorf("sandbox: tmp directory: %w", err)
+		return nil, err
 	}
-	_ = os.Chmod(dir, 0o711)
+	_ = os.Chmod(filepath.Dir(data), 0o711)
 	cleanup := []string{tmp}
 	var binds []fileBind
 	if hostsFile != nil {

@@ -55,11 +55,12 @@ type Options struct {
 	// the authorization code flow with PKCE.
 	OAuth *OAuthLogin
 	// Allowed decides whether an OAuth-signed-in caller may do kind:
-	// "console" (see the pages) or "approve" (approve and revoke). It is
-	// asked on every request, so a reload's rules apply at once. Nil:
-	// no OAuth caller may do anything. Token and login-link users are
-	// not asked.
-	Allowed func(c *Caller, kind string) bool
+	// "console" (see the pages; plugin is "") or "approve" (approve and
+	// revoke plugin; asked for each plugin a page would show a button
+	// for, and again on the POST). It is asked on every request, so a
+	// reload's rules apply at once. Nil: no OAuth caller may do anything.
+	// Token and login-link users are not asked.
+	Allowed func(c *Caller, kind, plugin string) bool
 	// Secure: the listener speaks HTTPS, so cookies are marked Secure
 	// (and named with the __Host- prefix).
 	Secure bool

@@ -20,11 +20,11 @@ type user struct {
 	expires time.Time
 }
 
-// may reports whether u may do kind ("console" or "approve"), by the
-// rules in force.
-func (h *Handler) may(u *user, kind string) bool {
+// may reports whether u may do kind ("console", or "approve" for
+// plugin), by the rules in force.
+func (h *Handler) may(u *user, kind, plugin string) bool {
 	if u.full {
 		return true
 	}
-	return h.opts.Allowed != nil && h.opts.Allowed(&u.caller, kind)
+	return h.opts.Allowed != nil && h.opts.Allowed(&u.caller, kind, plugin)
 }

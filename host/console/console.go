@@ -61,6 +61,11 @@ type Options struct {
 	// reload's rules apply at once. Nil: no OAuth caller may do anything.
 	// Token and login-link users are not asked.
 	Allowed func(c *Caller, kind, plugin string) bool
+	// PublicURL is the URL browsers reach the console's listener by
+	// ("https://plughost.example.com", behind a proxy): its origin is
+	// the one a POST's Origin must name, and the OAuth redirect URI is
+	// under it. Empty: the request's own (its Host, https when Secure).
+	PublicURL string
 	// Secure: the listener speaks HTTPS, so cookies are marked Secure
 	// (and named with the __Host- prefix).
 	Secure bool
@@ -98,6 +103,10 @@ type OAuthLogin struct {
 	// returns who it speaks for and when it expires.
 	Verify func(ctx context.Context, accessToken string) (*Caller, time.Time, error)
 	// HTTPClient reaches the issuer; default a client with a 10 s
-	// timeout.
+	// timeout that follows no redirect.
 	HTTPClient *http.Client
+	// MaxPendingLogins bounds the sign-ins started and not back from the
+	// issuer yet (anyone may start one; each is kept 10 minutes at
+	// most); 0 means 64. Past it a sign-in is answered 503.
+	MaxPendingLogins int
 }

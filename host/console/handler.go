@@ -28,7 +28,12 @@ type Handler struct {
 	log   hclog.Logger
 	mux   *http.ServeMux
 	pages *template.Template
-	sess  *sessions // auth.go: the signed-in sessions
+	sess  *sessions // auth_sessions.go: the signed-in sessions
+	// failures limits failed token and login-key sign-ins
+	// (auth_limit.go); logins are the OAuth sign-ins in progress
+	// (auth_oauth.go), nil without Options.OAuth.
+	failures *failureLimit
+	logins   *oauthLogins
 }
 
 // New returns a console over o.Source.
@@ -55,6 +60,8 @@ func New(o *Options) (*Handler, error) {
 	}
 	h.pages = pages
 	h.sess = newSessions(h.opts.MaxSessions, h.opts.SessionTTL, h.opts.Now)
+	h.failures = newFailureLimit(h.opts.Now)
+	h.logins = newOAuthLogins(h.opts.OAuth, h.opts.Now)
 	h.routes()
 	return h, nil
 }

@@ -96,7 +96,7 @@ func (h *Handler) signedIn(r *http.Request) *user {
 // refused.
 func (h *Handler) signInFirst(w http.ResponseWriter, r *http.Request) {
 	if r.Method != http.MethodGet && r.Method != http.MethodHead {
-		h.refuse(w, r, http.StatusForbidden, "You are not signed in, or your session ended: sign in again.")
+		h.authProblem(w, r, http.StatusForbidden, "You are not signed in, or your session ended: sign in again.")
 		return
 	}
 	http.Redirect(w, r, loginPath(r.URL.RequestURI()), http.StatusSeeOther)
@@ -124,19 +124,19 @@ func loginPath(next string) string {
 // console's own pages hold, refuses the rest.
 func (h *Handler) checkPost(w http.ResponseWriter, r *http.Request) *user {
 	if why := h.crossSite(r); why != "" {
-		h.refuse(w, r, http.StatusForbidden, why)
+		h.authProblem(w, r, http.StatusForbidden, why)
 		return nil
 	}
 	u := h.signedIn(r)
 	if u == nil {
-		h.refuse(w, r, http.StatusForbidden, "You are not signed in, or your session ended: sign in again.")
+		h.authProblem(w, r, http.StatusForbidden, "You are not signed in, or your session ended: sign in again.")
 		return nil
 	}
 	if !h.parseForm(w, r) {
 		return nil
 	}
 	if subtle.ConstantTimeCompare([]byte(r.PostForm.Get("csrf")), []byte(u.csrf)) != 1 {
-		h.refuse(w, r, http.StatusForbidden,
+		h.authProblem(w, r, http.StatusForbidden,
 			"The form's CSRF token is missing or is not this session's: reload the page and try again.")
 		return nil
 	}
@@ -152,11 +152,11 @@ func (h *Handler) parseForm(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	if _, tooLarge := errors.AsType[*http.MaxBytesError](err); tooLarge {
-		h.refuse(w, r, http.StatusRequestEntityTooLarge,
+		h.authProblem(w, r, http.StatusRequestEntityTooLarge,
 			"The form is larger than "+strconv.Itoa(maxFormBytes>>10)+" KiB.")
 		return false
 	}
-	h.refuse(w, r, http.StatusBadRequest, "The form does not parse: "+err.Error())
+	h.authProblem(w, r, http.StatusBadRequest, "The form does not parse: "+err.Error())
 	return false
 }
 
@@ -254,7 +254,7 @@ func (h *Handler) keyLogin(w http.ResponseWriter, r *http.Request, key, next str
 // the login form (field "token").
 func (h *Handler) tokenLogin(w http.ResponseWriter, r *http.Request) {
 	if why := h.crossSite(r); why != "" {
-		h.refuse(w, r, http.StatusForbidden, why)
+		h.authProblem(w, r, http.StatusForbidden, why)
 		return
 	}
 	if !h.parseForm(w, r) {
@@ -343,14 +343,14 @@ func safeNext(next string) string {
 	return u.RequestURI()
 }
 
-// refuse answers status with a page saying why (text), and logs it.
-func (h *Handler) refuse(w http.ResponseWriter, r *http.Request, status int, why string) {
+// authProblem answers status with a page saying why (text), and logs it.
+func (h *Handler) authProblem(w http.ResponseWriter, r *http.Request, status int, why string) {
 	h.log.Warn("console request refused", "method", r.Method, "path", r.URL.Path, "status", status,
 		"why", why, "remote", r.RemoteAddr)
-	h.render(w, status, "auth-problem", &problemData{Title: http.StatusText(status), Problem: why})
+	h.render(w, status, "auth-problem", &authProblemData{Title: http.StatusText(status), Problem: why})
 }
 
-// problemData is what the problem page shows.
-type problemData struct {
+// authProblemData is what the problem page shows.
+type authProblemData struct {
 	Title, Problem string
 }

@@ -50,8 +50,11 @@ const (
 	// start one).
 	defaultMaxPendingLogins = 64
 	// metadataTTL is how long the issuer's endpoints are used before they
-	// are read again.
-	metadataTTL = time.Hour
+	// are read again; a failure to read them is answered again for
+	// metadataRetry without asking, so that sign-ins started while the
+	// issuer is down (anyone may start one) do not each wait on it.
+	metadataTTL   = time.Hour
+	metadataRetry = 10 * time.Second
 	// issuerTimeout bounds one metadata fetch and one token exchange.
 	issuerTimeout = 10 * time.Second
 	// maxMetadataBytes bounds the issuer's metadata document.
@@ -74,6 +77,8 @@ type oauthLogins struct {
 	metaMu    sync.Mutex // held across a fetch: one at a time
 	endpoints *oauth2.Endpoint
 	fetched   time.Time
+	failed    error // the last fetch's, until failedAt+metadataRetry
+	failedAt  time.Time
 }
 
 // pendingLogin is a sign-in sent to the issuer and not back yet.
@@ -146,12 +151,17 @@ func (l *oauthLogins) take(state string) *pendingLogin {
 func (l *oauthLogins) config(ctx context.Context, redirect string) (*oauth2.Config, error) {
 	l.metaMu.Lock()
 	defer l.metaMu.Unlock()
-	if l.endpoints == nil || l.now().Sub(l.fetched) >= metadataTTL {
+	now := l.now()
+	if l.endpoints == nil || now.Sub(l.fetched) >= metadataTTL {
+		if l.failed != nil && now.Sub(l.failedAt) < metadataRetry {
+			return nil, l.failed
+		}
 		ep, err := l.discover(ctx)
 		if err != nil {
+			l.failed, l.failedAt = err, now
 			return nil, err
 		}
-		l.endpoints, l.fetched = ep, l.now()
+		l.endpoints, l.fetched, l.failed = ep, now, nil
 	}
 	return &oauth2.Config{ClientID: l.o.ClientID, ClientSecret: l.o.ClientSecret, Endpoint: *l.endpoints,
 		RedirectURL: redirect, Scopes: l.o.Scopes}, nil
@@ -258,7 +268,7 @@ func isLoopback(host string) bool {
 // browser sent to the issuer's authorization endpoint.
 func (h *Handler) oauthStart(w http.ResponseWriter, r *http.Request) {
 	if h.logins == nil {
-		h.refuse(w, r, http.StatusNotFound, "This console has no OAuth sign-in configured.")
+		h.authProblem(w, r, http.StatusNotFound, "This console has no OAuth sign-in configured.")
 		return
 	}
 	o := h.opts.OAuth
@@ -272,11 +282,9 @@ func (h *Handler) oauthStart(w http.ResponseWriter, r *http.Request) {
 	}
 	// One binding per browser, kept while it lasts: two tabs signing in
 	// at once both succeed.
-	binding := ""
-	if c, err := r.Cookie(h.cookieName(loginCookie)); err == nil && len(c.Value) == len(randomToken()) {
+	binding := randomToken()
+	if c, err := r.Cookie(h.cookieName(loginCookie)); err == nil && len(c.Value) == len(binding) {
 		binding = c.Value
-	} else {
-		binding = randomToken()
 	}
 	verifier := oauth2.GenerateVerifier()
 	state, err := h.logins.add(&pendingLogin{config: config, verifier: verifier, next: next,
@@ -302,7 +310,7 @@ func (h *Handler) oauthStart(w http.ResponseWriter, r *http.Request) {
 // rules asked whether its caller may see the console; then a session.
 func (h *Handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	if h.logins == nil {
-		h.refuse(w, r, http.StatusNotFound, "This console has no OAuth sign-in configured.")
+		h.authProblem(w, r, http.StatusNotFound, "This console has no OAuth sign-in configured.")
 		return
 	}
 	o := h.opts.OAuth
@@ -313,11 +321,11 @@ func (h *Handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 		next = p.next
 	}
 	if e := q.Get("error"); e != "" {
-		msg := "The authorization server refused the sign-in: " + shown(e)
+		msg := "The authorization server refused the sign-in: " + issuerText(e)
 		if d := q.Get("error_description"); d != "" {
-			msg += " (" + shown(d) + ")"
+			msg += " (" + issuerText(d) + ")"
 		}
-		h.log.Info("console sign-in refused by the issuer", "issuer", o.Issuer, "error", shown(e))
+		h.log.Info("console sign-in refused by the issuer", "issuer", o.Issuer, "error", issuerText(e))
 		h.render(w, http.StatusForbidden, "login", h.loginData(next, msg))
 		return
 	}
@@ -349,9 +357,9 @@ func (h *Handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		why := "could not be reached: " + err.Error()
 		if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok && re.ErrorCode != "" {
-			why = "refused the code: " + shown(re.ErrorCode)
+			why = "refused the code: " + issuerText(re.ErrorCode)
 			if re.ErrorDescription != "" {
-				why += " (" + shown(re.ErrorDescription) + ")"
+				why += " (" + issuerText(re.ErrorDescription) + ")"
 			}
 		}
 		h.log.Warn("console sign-in: the token exchange failed", "issuer", o.Issuer, "why", why)
@@ -409,9 +417,9 @@ func oauthUserName(c *Caller, issuer string) string {
 	return who + " via " + issuer
 }
 
-// shown is s, from the issuer, cut to maxShownError bytes at a rune
+// issuerText is s, from the issuer, cut to maxShownError bytes at a rune
 // boundary: shown as text, never as markup.
-func shown(s string) string {
+func issuerText(s string) string {
 	if len(s) <= maxShownError {
 		return s
 	}

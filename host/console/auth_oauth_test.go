@@ -40,7 +40,7 @@ func oauthConsole(t *testing.T, as *oauthtest.Server, allowed func(*Caller, stri
 	}})
 }
 
-func allowEveryone(*Caller, string, string) bool { return true }
+func authAllowEveryone(*Caller, string, string) bool { return true }
 
 // startOAuth follows the console's start to the authorization server,
 // which answers (as a person who consents) with the redirect back; it
@@ -51,11 +51,11 @@ func startOAuth(t *testing.T, c *authConsole, b *http.Client, next string) strin
 	if next != "" {
 		u += "?next=" + url.QueryEscape(next)
 	}
-	a := get(t, b, u)
+	a := authGet(t, b, u)
 	if a.status != http.StatusFound {
 		t.Fatalf("start: %d %s", a.status, a.body)
 	}
-	a = get(t, b, a.header.Get("Location"))
+	a = authGet(t, b, a.header.Get("Location"))
 	if a.status != http.StatusFound {
 		t.Fatalf("authorize: %d %s", a.status, a.body)
 	}
@@ -74,15 +74,15 @@ func TestOAuthSignIn(t *testing.T) {
 				asked = append(asked, cl.Subject+" "+kind)
 				return true
 			}, 0)
-			b := browser(t)
+			b := authBrowser(t)
 
 			// The login page offers the issuer.
-			if a := get(t, b, c.srv.URL+Path+"/login?next=%2Fconsole%2Fheld"); !strings.Contains(a.body, `data-testid="login-oauth" href="/console/oauth/start?next=%2Fconsole%2Fheld"`) ||
+			if a := authGet(t, b, c.srv.URL+Path+"/login?next=%2Fconsole%2Fheld"); !strings.Contains(a.body, `data-testid="login-oauth" href="/console/oauth/start?next=%2Fconsole%2Fheld"`) ||
 				!strings.Contains(a.body, "Sign in with "+as.URL) {
 				t.Fatalf("the login page: %s", a.body)
 			}
 
-			a := get(t, b, c.srv.URL+Path+"/oauth/start?next=%2Fconsole%2Fheld")
+			a := authGet(t, b, c.srv.URL+Path+"/oauth/start?next=%2Fconsole%2Fheld")
 			if a.status != http.StatusFound {
 				t.Fatalf("start: %d %s", a.status, a.body)
 			}
@@ -106,9 +106,9 @@ func TestOAuthSignIn(t *testing.T) {
 
 			// The server checks the challenge against the verifier the
 			// console sends with the code, and the resource of both.
-			a = get(t, b, to.String())
+			a = authGet(t, b, to.String())
 			callback := a.header.Get("Location")
-			a = get(t, b, callback)
+			a = authGet(t, b, callback)
 			if a.status != http.StatusOK || !strings.Contains(a.body, `<meta http-equiv="refresh" content="0; url=/console/held">`) ||
 				!strings.Contains(a.body, "Signed in as alice via "+as.URL) {
 				t.Fatalf("the callback: %d %s", a.status, a.body)
@@ -128,7 +128,7 @@ func TestOAuthSignIn(t *testing.T) {
 			}
 
 			// A state is good once.
-			if a := get(t, b, callback); a.status != http.StatusBadRequest || !strings.Contains(a.body, "used already") {
+			if a := authGet(t, b, callback); a.status != http.StatusBadRequest || !strings.Contains(a.body, "used already") {
 				t.Fatalf("the callback again: %d %s", a.status, a.body)
 			}
 		})
@@ -137,13 +137,13 @@ func TestOAuthSignIn(t *testing.T) {
 
 func TestOAuthSignInInAnotherBrowserRefused(t *testing.T) {
 	as := oauthtest.New(t)
-	c := oauthConsole(t, as, allowEveryone, 0)
-	attacker, victim := browser(t), browser(t)
+	c := oauthConsole(t, as, authAllowEveryone, 0)
+	attacker, victim := authBrowser(t), authBrowser(t)
 	// The attacker starts a sign-in and has the victim's browser finish
 	// it (login CSRF): the victim has no binding, or its own.
 	callback := startOAuth(t, c, attacker, "")
 	startOAuth(t, c, victim, "")
-	a := get(t, victim, callback)
+	a := authGet(t, victim, callback)
 	if a.status != http.StatusForbidden || !strings.Contains(a.body, "not started in this browser") || c.sessionOf(t, victim) != nil {
 		t.Fatalf("%d %s", a.status, a.body)
 	}
@@ -159,34 +159,34 @@ func TestOAuthSignInRefusals(t *testing.T) {
 	t.Run("the rules do not let the caller see the console", func(t *testing.T) {
 		as := oauthtest.New(t)
 		c := oauthConsole(t, as, func(*Caller, string, string) bool { return false }, 0)
-		b := browser(t)
-		a := get(t, b, startOAuth(t, c, b, ""))
+		b := authBrowser(t)
+		a := authGet(t, b, startOAuth(t, c, b, ""))
 		if a.status != http.StatusForbidden || !strings.Contains(a.body, "the access rules do not let them see the console") || c.sessionOf(t, b) != nil {
 			t.Fatalf("%d %s", a.status, a.body)
 		}
 	})
 	t.Run("the issuer refuses the code", func(t *testing.T) {
 		as := oauthtest.New(t)
-		c := oauthConsole(t, as, allowEveryone, 0)
-		b := browser(t)
+		c := oauthConsole(t, as, authAllowEveryone, 0)
+		b := authBrowser(t)
 		callback := startOAuth(t, c, b, "")
 		as.RefuseTokens("invalid_grant")
-		a := get(t, b, callback)
+		a := authGet(t, b, callback)
 		if a.status != http.StatusBadGateway || !strings.Contains(a.body, "refused the code: invalid_grant") || c.sessionOf(t, b) != nil {
 			t.Fatalf("%d %s", a.status, a.body)
 		}
 	})
 	t.Run("the issuer's error, hostile, shown as text", func(t *testing.T) {
 		as := oauthtest.New(t)
-		c := oauthConsole(t, as, allowEveryone, 0)
-		b := browser(t)
+		c := oauthConsole(t, as, authAllowEveryone, 0)
+		b := authBrowser(t)
 		callback, _ := url.Parse(startOAuth(t, c, b, ""))
 		q := callback.Query()
 		q.Del("code")
 		q.Set("error", "access_denied")
 		q.Set("error_description", `<script>alert(1)</script>"><img src=x onerror=alert(1)>`+strings.Repeat("x", 1000))
 		callback.RawQuery = q.Encode()
-		a := get(t, b, callback.String())
+		a := authGet(t, b, callback.String())
 		if a.status != http.StatusForbidden || !strings.Contains(a.body, "refused the sign-in: access_denied (&lt;script&gt;alert(1)&lt;/script&gt;&#34;&gt;&lt;img src=x onerror=alert(1)&gt;xxx") ||
 			strings.Contains(a.body, "<script") || strings.Contains(a.body, "<img") || strings.Contains(a.body, strings.Repeat("x", maxShownError)) {
 			t.Fatalf("%d %s", a.status, a.body)
@@ -194,16 +194,16 @@ func TestOAuthSignInRefusals(t *testing.T) {
 	})
 	t.Run("metadata naming another issuer", func(t *testing.T) {
 		as := oauthtest.New(t)
-		c := oauthConsole(t, as, allowEveryone, 0)
+		c := oauthConsole(t, as, authAllowEveryone, 0)
 		c.h.opts.OAuth.Issuer = as.URL + "/"
-		a := get(t, browser(t), c.srv.URL+Path+"/oauth/start")
+		a := authGet(t, authBrowser(t), c.srv.URL+Path+"/oauth/start")
 		if a.status != http.StatusBadGateway || !strings.Contains(a.body, "names the issuer") {
 			t.Fatalf("%d %s", a.status, a.body)
 		}
 	})
 	t.Run("no OAuth configured", func(t *testing.T) {
 		c := newAuthConsole(t, Options{})
-		if a := get(t, browser(t), c.srv.URL+Path+"/oauth/start"); a.status != http.StatusNotFound {
+		if a := authGet(t, authBrowser(t), c.srv.URL+Path+"/oauth/start"); a.status != http.StatusNotFound {
 			t.Fatalf("%d %s", a.status, a.body)
 		}
 	})
@@ -211,11 +211,11 @@ func TestOAuthSignInRefusals(t *testing.T) {
 
 func TestPendingOAuthSignInsAreBounded(t *testing.T) {
 	as := oauthtest.New(t)
-	c := oauthConsole(t, as, allowEveryone, 2)
-	b := browser(t)
+	c := oauthConsole(t, as, authAllowEveryone, 2)
+	b := authBrowser(t)
 	first := startOAuth(t, c, b, "")
 	startOAuth(t, c, b, "")
-	a := get(t, b, c.srv.URL+Path+"/oauth/start")
+	a := authGet(t, b, c.srv.URL+Path+"/oauth/start")
 	if a.status != http.StatusServiceUnavailable || a.header.Get("Retry-After") == "" || !strings.Contains(a.body, "Too many sign-ins are in progress (2") {
 		t.Fatalf("past the bound: %d %s", a.status, a.body)
 	}
@@ -223,7 +223,7 @@ func TestPendingOAuthSignInsAreBounded(t *testing.T) {
 	// no good any more.
 	c.clock.advance(pendingLoginTTL)
 	startOAuth(t, c, b, "")
-	if a := get(t, b, first); a.status != http.StatusBadRequest {
+	if a := authGet(t, b, first); a.status != http.StatusBadRequest {
 		t.Fatalf("an expired sign-in: %d %s", a.status, a.body)
 	}
 }

@@ -43,13 +43,13 @@ type authConsole struct {
 	clock *authClock
 }
 
-// lockedWriter serialises the log's writes (the server's goroutines).
-type lockedWriter struct {
+// authLogWriter serialises the log's writes (the server's goroutines).
+type authLogWriter struct {
 	mu *sync.Mutex
 	w  io.Writer
 }
 
-func (l lockedWriter) Write(p []byte) (int, error) {
+func (l authLogWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	return l.w.Write(p)
@@ -62,7 +62,7 @@ func newAuthConsole(t *testing.T, o Options) *authConsole {
 	c := &authConsole{log: &bytes.Buffer{}, logMu: &sync.Mutex{}, clock: &authClock{t: time.Now()}}
 	o.Source = struct{ Source }{}
 	o.Now = c.clock.now
-	o.Logger = hclog.New(&hclog.LoggerOptions{Output: lockedWriter{c.logMu, c.log}, Level: hclog.Info})
+	o.Logger = hclog.New(&hclog.LoggerOptions{Output: authLogWriter{c.logMu, c.log}, Level: hclog.Info})
 	h, err := New(&o)
 	if err != nil {
 		t.Fatal(err)
@@ -79,8 +79,8 @@ func (c *authConsole) logged() string {
 	return c.log.String()
 }
 
-// browser is a client with a cookie jar that does not follow redirects.
-func browser(t *testing.T) *http.Client {
+// authBrowser is a client with a cookie jar that does not follow redirects.
+func authBrowser(t *testing.T) *http.Client {
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -88,14 +88,14 @@ func browser(t *testing.T) *http.Client {
 	return &http.Client{Jar: jar, CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}
 }
 
-// answer is a response read whole.
-type answer struct {
+// authAnswer is a response read whole.
+type authAnswer struct {
 	status int
 	header http.Header
 	body   string
 }
 
-func do(t *testing.T, b *http.Client, req *http.Request) answer {
+func authDo(t *testing.T, b *http.Client, req *http.Request) authAnswer {
 	t.Helper()
 	resp, err := b.Do(req)
 	if err != nil {
@@ -106,21 +106,21 @@ func do(t *testing.T, b *http.Client, req *http.Request) answer {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return answer{resp.StatusCode, resp.Header, string(body)}
+	return authAnswer{resp.StatusCode, resp.Header, string(body)}
 }
 
-func get(t *testing.T, b *http.Client, u string) answer {
+func authGet(t *testing.T, b *http.Client, u string) authAnswer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodGet, u, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	return do(t, b, req)
+	return authDo(t, b, req)
 }
 
-// post sends form from the console's own page unless header says
+// authPost sends form from the console's own page unless header says
 // otherwise.
-func post(t *testing.T, b *http.Client, u string, form url.Values, header http.Header) answer {
+func authPost(t *testing.T, b *http.Client, u string, form url.Values, header http.Header) authAnswer {
 	t.Helper()
 	req, err := http.NewRequest(http.MethodPost, u, strings.NewReader(form.Encode()))
 	if err != nil {
@@ -130,7 +130,7 @@ func post(t *testing.T, b *http.Client, u string, form url.Values, header http.H
 	for k, v := range header {
 		req.Header[k] = v
 	}
-	return do(t, b, req)
+	return authDo(t, b, req)
 }
 
 // sessionOf is the user b's session cookie signs in, nil for none.
@@ -146,9 +146,9 @@ func (c *authConsole) sessionOf(t *testing.T, b *http.Client) *user {
 
 func TestLoginLinkSignsInTheLocalUser(t *testing.T) {
 	c := newAuthConsole(t, Options{LoginKey: "the-right-key"})
-	b := browser(t)
+	b := authBrowser(t)
 
-	a := get(t, b, c.srv.URL+Path+"/login?key=not-the-key")
+	a := authGet(t, b, c.srv.URL+Path+"/login?key=not-the-key")
 	if a.status != http.StatusForbidden || !strings.Contains(a.body, "This login link is not valid") {
 		t.Fatalf("a wrong key: %d %s", a.status, a.body)
 	}
@@ -159,7 +159,7 @@ func TestLoginLinkSignsInTheLocalUser(t *testing.T) {
 		t.Fatalf("the log should say a wrong key was tried, without it:\n%s", log)
 	}
 
-	a = get(t, b, LoginURL(c.srv.URL, "the-right-key")+"&next="+url.QueryEscape(Path+"/plugins/a%20b?x=1"))
+	a = authGet(t, b, LoginURL(c.srv.URL, "the-right-key")+"&next="+url.QueryEscape(Path+"/plugins/a%20b?x=1"))
 	if a.status != http.StatusSeeOther || a.header.Get("Location") != Path+"/plugins/a%20b?x=1" {
 		t.Fatalf("the right key: %d, Location %q", a.status, a.header.Get("Location"))
 	}
@@ -174,21 +174,21 @@ func TestLoginLinkSignsInTheLocalUser(t *testing.T) {
 		t.Fatalf("the login link's user: %+v", u)
 	}
 	// Signed in, the login page sends the browser on.
-	if a := get(t, b, c.srv.URL+Path+"/login"); a.status != http.StatusSeeOther || a.header.Get("Location") != defaultNext {
+	if a := authGet(t, b, c.srv.URL+Path+"/login"); a.status != http.StatusSeeOther || a.header.Get("Location") != defaultNext {
 		t.Fatalf("the login page when signed in: %d %q", a.status, a.header.Get("Location"))
 	}
 }
 
 func TestTokenLogin(t *testing.T) {
 	c := newAuthConsole(t, Options{Token: "s3cret-token"})
-	b := browser(t)
-	if a := get(t, b, c.srv.URL+Path+"/login"); a.status != http.StatusOK ||
+	b := authBrowser(t)
+	if a := authGet(t, b, c.srv.URL+Path+"/login"); a.status != http.StatusOK ||
 		!strings.Contains(a.body, `data-testid="login-token"`) || strings.Contains(a.body, `data-testid="login-oauth"`) {
 		t.Fatalf("the login page: %d %s", a.status, a.body)
 	}
 	login := c.srv.URL + Path + "/login"
 
-	a := post(t, b, login, url.Values{"token": {"guess"}}, nil)
+	a := authPost(t, b, login, url.Values{"token": {"guess"}}, nil)
 	if a.status != http.StatusForbidden || !strings.Contains(a.body, "That is not the token") || c.sessionOf(t, b) != nil {
 		t.Fatalf("a wrong token: %d %s", a.status, a.body)
 	}
@@ -196,7 +196,7 @@ func TestTokenLogin(t *testing.T) {
 		t.Fatalf("the log should say a wrong token was tried, without it:\n%s", log)
 	}
 
-	a = post(t, b, login, url.Values{"token": {"s3cret-token"}, "next": {"https://evil.example/"}},
+	a = authPost(t, b, login, url.Values{"token": {"s3cret-token"}, "next": {"https://evil.example/"}},
 		http.Header{"Origin": {c.srv.URL}, "Sec-Fetch-Site": {"same-origin"}})
 	if a.status != http.StatusSeeOther || a.header.Get("Location") != defaultNext {
 		t.Fatalf("the right token: %d, Location %q (another origin's next must not be followed)", a.status, a.header.Get("Location"))
@@ -219,8 +219,8 @@ func TestCrossSiteSignInRefused(t *testing.T) {
 		"another port of this host": {"Origin": {"http://127.0.0.1:1"}},
 	} {
 		t.Run(name, func(t *testing.T) {
-			b := browser(t)
-			a := post(t, b, c.srv.URL+Path+"/login", url.Values{"token": {"s3cret-token"}}, header)
+			b := authBrowser(t)
+			a := authPost(t, b, c.srv.URL+Path+"/login", url.Values{"token": {"s3cret-token"}}, header)
 			if a.status != http.StatusForbidden || !strings.Contains(a.body, "not the console&#39;s own") || c.sessionOf(t, b) != nil {
 				t.Fatalf("%d %s", a.status, a.body)
 			}
@@ -231,7 +231,7 @@ func TestCrossSiteSignInRefused(t *testing.T) {
 // signIn signs b in with the login link and returns its CSRF token.
 func (c *authConsole) signIn(t *testing.T, b *http.Client) string {
 	t.Helper()
-	if a := get(t, b, LoginURL(c.srv.URL, "k")); a.status != http.StatusSeeOther {
+	if a := authGet(t, b, LoginURL(c.srv.URL, "k")); a.status != http.StatusSeeOther {
 		t.Fatalf("signing in: %d %s", a.status, a.body)
 	}
 	return c.sessionOf(t, b).csrf
@@ -240,9 +240,9 @@ func (c *authConsole) signIn(t *testing.T, b *http.Client) string {
 func TestPostsNeedTheSessionAndItsCSRFToken(t *testing.T) {
 	c := newAuthConsole(t, Options{LoginKey: "k"})
 	logout := c.srv.URL + Path + "/logout"
-	b := browser(t)
+	b := authBrowser(t)
 	csrf := c.signIn(t, b)
-	other := browser(t)
+	other := authBrowser(t)
 	otherCSRF := c.signIn(t, other)
 	same := http.Header{"Origin": {c.srv.URL}, "Sec-Fetch-Site": {"same-origin"}}
 
@@ -259,7 +259,7 @@ func TestPostsNeedTheSessionAndItsCSRFToken(t *testing.T) {
 		{"a cross-site fetch", url.Values{"csrf": {csrf}}, http.Header{"Sec-Fetch-Site": {"cross-site"}}, "another site"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			a := post(t, b, logout, tc.form, tc.header)
+			a := authPost(t, b, logout, tc.form, tc.header)
 			if a.status != http.StatusForbidden || !strings.Contains(a.body, tc.want) {
 				t.Fatalf("%d %s", a.status, a.body)
 			}
@@ -268,7 +268,7 @@ func TestPostsNeedTheSessionAndItsCSRFToken(t *testing.T) {
 			}
 		})
 	}
-	if a := post(t, browser(t), logout, url.Values{"csrf": {csrf}}, same); a.status != http.StatusForbidden ||
+	if a := authPost(t, authBrowser(t), logout, url.Values{"csrf": {csrf}}, same); a.status != http.StatusForbidden ||
 		!strings.Contains(a.body, "not signed in") {
 		t.Fatalf("a POST without a session: %d %s", a.status, a.body)
 	}
@@ -286,7 +286,7 @@ func TestPostsNeedTheSessionAndItsCSRFToken(t *testing.T) {
 		t.Fatalf("an oversized form: %d %s", w.Code, w.Body)
 	}
 
-	a := post(t, b, logout, url.Values{"csrf": {csrf}}, same)
+	a := authPost(t, b, logout, url.Values{"csrf": {csrf}}, same)
 	if a.status != http.StatusSeeOther || a.header.Get("Location") != Path+"/login" {
 		t.Fatalf("logout: %d %s", a.status, a.body)
 	}
@@ -308,7 +308,7 @@ func TestSignInFirst(t *testing.T) {
 		t.Fatalf("a POST: %d", w.Code)
 	}
 	// With no way to sign in configured, the login page says so.
-	if a := get(t, browser(t), c.srv.URL+Path+"/login"); a.status != http.StatusOK || !strings.Contains(a.body, "No sign-in is configured") {
+	if a := authGet(t, authBrowser(t), c.srv.URL+Path+"/login"); a.status != http.StatusOK || !strings.Contains(a.body, "No sign-in is configured") {
 		t.Fatalf("%d %s", a.status, a.body)
 	}
 }
@@ -349,7 +349,7 @@ func TestSessionsEndAndAreBounded(t *testing.T) {
 
 func TestMaxSessionsThroughTheHandler(t *testing.T) {
 	c := newAuthConsole(t, Options{LoginKey: "k", MaxSessions: 1})
-	first, second := browser(t), browser(t)
+	first, second := authBrowser(t), authBrowser(t)
 	c.signIn(t, first)
 	c.signIn(t, second)
 	if c.sessionOf(t, first) != nil || c.sessionOf(t, second) == nil {
@@ -362,22 +362,22 @@ func TestMaxSessionsThroughTheHandler(t *testing.T) {
 
 func TestFailedSignInsAreBounded(t *testing.T) {
 	c := newAuthConsole(t, Options{Token: "right", LoginKey: "k"})
-	b := browser(t)
+	b := authBrowser(t)
 	for range failedBurst {
-		if a := post(t, b, c.srv.URL+Path+"/login", url.Values{"token": {"wrong"}}, nil); a.status != http.StatusForbidden {
+		if a := authPost(t, b, c.srv.URL+Path+"/login", url.Values{"token": {"wrong"}}, nil); a.status != http.StatusForbidden {
 			t.Fatalf("a wrong token: %d", a.status)
 		}
 	}
 	// Spent: not even the right token (or key) is checked now.
-	a := post(t, b, c.srv.URL+Path+"/login", url.Values{"token": {"right"}}, nil)
+	a := authPost(t, b, c.srv.URL+Path+"/login", url.Values{"token": {"right"}}, nil)
 	if a.status != http.StatusTooManyRequests || a.header.Get("Retry-After") != "30" || !strings.Contains(a.body, "Too many failed sign-ins") {
 		t.Fatalf("past the limit: %d %q %s", a.status, a.header.Get("Retry-After"), a.body)
 	}
-	if a := get(t, b, LoginURL(c.srv.URL, "k")); a.status != http.StatusTooManyRequests || c.sessionOf(t, b) != nil {
+	if a := authGet(t, b, LoginURL(c.srv.URL, "k")); a.status != http.StatusTooManyRequests || c.sessionOf(t, b) != nil {
 		t.Fatalf("the login link past the limit: %d", a.status)
 	}
 	c.clock.advance(failedEvery)
-	if a := post(t, b, c.srv.URL+Path+"/login", url.Values{"token": {"right"}}, nil); a.status != http.StatusSeeOther {
+	if a := authPost(t, b, c.srv.URL+Path+"/login", url.Values{"token": {"right"}}, nil); a.status != http.StatusSeeOther {
 		t.Fatalf("after %v one more may be tried: %d", failedEvery, a.status)
 	}
 }

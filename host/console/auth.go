@@ -24,13 +24,10 @@ const (
 	// than any of the console's forms holds.
 	maxFormBytes = 64 << 10
 	// tokenHolder, loginLinkUser: who a token or login-link sign-in is
-	// audited as.
+	// audited as (an OAuth one as "SUBJECT via ISSUER": oauthUserName).
 	tokenHolder   = "the static token's holder"
 	loginLinkUser = "local user (login link)"
 )
-
-// Audit names read "the static token's holder", "local user (login link)",
-// or "SUBJECT via ISSUER" (oauthUserName).
 
 // authRoutes registers the login and logout routes.
 func (h *Handler) authRoutes() {

@@ -385,9 +385,11 @@ func (h *Handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	h.startSession(w, r, u)
 	// Not a redirect: the browser came here from the issuer, and a
-	// redirect would keep that cross-site origin, so the SameSite=Strict
-	// session cookie would not ride it. The page's refresh is a
-	// navigation from the console's own page.
+	// redirect keeps that cross-site initiator, so the SameSite=Strict
+	// session cookie would not ride it (Chromium, tried: the page after
+	// a 303 came without it, and the console would ask to sign in
+	// again). The page's refresh is a navigation from the console's own
+	// page, which the cookie rides.
 	h.render(w, http.StatusOK, "signed-in", &signedInData{Name: u.name, Next: next})
 }
 

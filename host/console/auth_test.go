@@ -417,3 +417,17 @@ func TestSafeNext(t *testing.T) {
 		}
 	}
 }
+
+func TestPublicURLIsTheOrigin(t *testing.T) {
+	// Behind a proxy the browser's origin is the public one, not the
+	// listener's.
+	c := newAuthConsole(t, Options{Token: "t", PublicURL: "https://plughost.example.com/"})
+	if a := authPost(t, authBrowser(t), c.srv.URL+Path+"/login", url.Values{"token": {"t"}},
+		http.Header{"Origin": {"https://plughost.example.com"}}); a.status != http.StatusSeeOther {
+		t.Fatalf("the public origin: %d %s", a.status, a.body)
+	}
+	if a := authPost(t, authBrowser(t), c.srv.URL+Path+"/login", url.Values{"token": {"t"}},
+		http.Header{"Origin": {c.srv.URL}}); a.status != http.StatusForbidden {
+		t.Fatalf("the listener's own origin, not the public one: %d %s", a.status, a.body)
+	}
+}

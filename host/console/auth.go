@@ -4,6 +4,7 @@ import (
 	"crypto/sha256"
 	"crypto/subtle"
 	"errors"
+	"fmt"
 	"net/http"
 	"net/url"
 	"path"
@@ -350,4 +351,26 @@ func (h *Handler) authProblem(w http.ResponseWriter, r *http.Request, status int
 // authProblemData is what the problem page shows.
 type authProblemData struct {
 	Title, Problem string
+}
+
+// checkAuthOptions refuses sign-in options that cannot work, naming the
+// field, so that plughost serve fails at start rather than at the first
+// sign-in.
+func checkAuthOptions(o *Options) error {
+	if o.PublicURL != "" {
+		if u, err := url.Parse(o.PublicURL); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
+			return fmt.Errorf("console: PublicURL %q: want the http(s) URL browsers reach the console's listener by", o.PublicURL)
+		}
+	}
+	if a := o.OAuth; a != nil {
+		switch u, err := url.Parse(a.Issuer); {
+		case err != nil || u.Host == "" || !(u.Scheme == "https" || u.Scheme == "http" && isLoopback(u.Hostname())):
+			return fmt.Errorf("console: OAuth issuer %q: want an https URL (http only on loopback)", a.Issuer)
+		case a.ClientID == "":
+			return errors.New("console: OAuth sign-in needs the console's client id at the issuer")
+		case a.Verify == nil:
+			return errors.New("console: OAuth sign-in needs Verify, to check the tokens it gets")
+		}
+	}
+	return nil
 }

@@ -2,6 +2,7 @@ package console
 
 import (
 	"bytes"
+	"context"
 	"io"
 	"net/http"
 	"net/http/cookiejar"
@@ -429,5 +430,23 @@ func TestPublicURLIsTheOrigin(t *testing.T) {
 	if a := authPost(t, authBrowser(t), c.srv.URL+Path+"/login", url.Values{"token": {"t"}},
 		http.Header{"Origin": {c.srv.URL}}); a.status != http.StatusForbidden {
 		t.Fatalf("the listener's own origin, not the public one: %d %s", a.status, a.body)
+	}
+}
+
+func TestAuthOptionsChecked(t *testing.T) {
+	verify := func(context.Context, string) (*Caller, time.Time, error) { return nil, time.Time{}, nil }
+	for _, tc := range []struct {
+		o    Options
+		want string
+	}{
+		{Options{PublicURL: "plughost.example.com"}, `PublicURL "plughost.example.com"`},
+		{Options{OAuth: &OAuthLogin{Issuer: "http://auth.example.com", ClientID: "c", Verify: verify}}, "want an https URL"},
+		{Options{OAuth: &OAuthLogin{Issuer: "https://auth.example.com", Verify: verify}}, "client id"},
+		{Options{OAuth: &OAuthLogin{Issuer: "https://auth.example.com", ClientID: "c"}}, "needs Verify"},
+	} {
+		tc.o.Source = struct{ Source }{}
+		if _, err := New(&tc.o); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%+v: error %v, want one saying %q", tc.o, err, tc.want)
+		}
 	}
 }

@@ -59,6 +59,9 @@ func New(o *Options) (*Handler, error) {
 		return nil, err
 	}
 	h.pages = pages
+	if err := checkAuthOptions(&h.opts); err != nil {
+		return nil, err
+	}
 	h.sess = newSessions(h.opts.MaxSessions, h.opts.SessionTTL, h.opts.Now)
 	h.failures = newFailureLimit(h.opts.Now)
 	h.logins = newOAuthLogins(h.opts.OAuth, h.opts.Now)

@@ -29,6 +29,9 @@ type Handler struct {
 	mux   *http.ServeMux
 	pages *template.Template
 	sess  *sessions // auth.go: the signed-in sessions
+	// events fans the Source's changes out to the pages' event streams
+	// (events.go); Close ends them.
+	events *eventHub
 }
 
 // New returns a console over o.Source.

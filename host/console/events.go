@@ -180,6 +180,12 @@ func (h *Handler) eventsStream(w http.ResponseWriter, r *http.Request, u *user) 
 		case <-tick.C:
 			msg = []byte(": keepalive\n\n")
 		}
+		// The stream outlives no session: a user who logged out, whose
+		// session expired or whom the rules stopped admitting gets
+		// nothing more.
+		if u = identify.signedIn(h, r); u == nil || !h.may(u, "console", "") {
+			return
+		}
 		if send(msg) != nil {
 			return
 		}

@@ -136,3 +136,36 @@ func TestEventHubDropsASlowStream(t *testing.T) {
 		t.Errorf("the dropped stream's place is not free: %v", err)
 	}
 }
+
+// TestEventStreamEndsWithTheSession: once the user's session is gone
+// (logged out, expired), the stream ends without passing on the next
+// change.
+func TestEventStreamEndsWithTheSession(t *testing.T) {
+	src := &fakeSource{}
+	h := newTestHandler(t, src)
+	srv := httptest.NewServer(h)
+	defer srv.Close()
+	cookie := signIn(t, bob())
+	req, _ := http.NewRequest(http.MethodGet, srv.URL+"/console/events", nil)
+	req.AddCookie(cookie)
+	resp, err := srv.Client().Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	lines := bufio.NewReader(resp.Body)
+	if first, err := lines.ReadString('\n'); err != nil || !strings.HasPrefix(first, ":") {
+		t.Fatalf("first line %q: %v", first, err)
+	}
+	if end, err := lines.ReadString('\n'); end != "\n" {
+		t.Fatalf("the comment is not ended by a blank line: %q, %v", end, err)
+	}
+	testUsers.Delete(cookie.Value) // as logout ends the session
+	src.mu.Lock()
+	changed := src.changed
+	src.mu.Unlock()
+	changed(Event{Plugin: "notes", Kind: "started"})
+	if line, err := lines.ReadString('\n'); err != io.EOF {
+		t.Errorf("after the session ended the stream went on: %q, %v", line, err)
+	}
+}

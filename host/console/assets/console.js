@@ -42,7 +42,9 @@
         .parseFromString(await response.text(), "text/html")
         .getElementById("main");
       if (fresh) {
-        main.replaceChildren(...Array.from(fresh.childNodes, (node) => document.adoptNode(node)));
+        // The spread takes the nodes before any moves (childNodes is
+        // live); replaceChildren adopts them into this document.
+        main.replaceChildren(...fresh.childNodes);
       }
     } catch (err) {
       // The host is unreachable: the next event (after EventSource

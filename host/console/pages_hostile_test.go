@@ -1,7 +1,9 @@
 package console
 
 import (
+	"errors"
 	"net/http"
+	"net/url"
 	"strings"
 	"testing"
 	"time"
@@ -90,6 +92,22 @@ func TestPagesRenderHostileStringsAsText(t *testing.T) {
 		assertNoMarkupFromData(t, path, doc)
 		if len(find(doc, byAttr("id", "main"))) != 1 || len(find(doc, byAttr("data-testid", "whoami"))) != 1 {
 			t.Errorf("GET %.80s: no <main id=main> or whoami", path)
+		}
+	}
+
+	// The pages answering a change name the plugin: as text too.
+	for _, tc := range []struct {
+		user *user
+		err  error
+	}{{bob(), nil}, {alice(), ErrChanged}, {alice(), errors.New(hostile[1])}} {
+		src.approveErr = tc.err
+		c := signIn(t, tc.user)
+		for _, name := range []string{hostile[0], hostile[1], "ghost" + hostile[4]} {
+			w := post(t, h, "/console/approve", c, url.Values{"plugin": {name}, "digest": {hostile[2]}, "csrf": {tc.user.csrf}})
+			if w.Code < 400 {
+				t.Fatalf("approve %.40q as %s: %d", name, tc.user.name, w.Code)
+			}
+			assertNoMarkupFromData(t, "POST /console/approve "+name, parse(t, w.Body.String()))
 		}
 	}
 

@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	"golang.org/x/net/html"
 )
@@ -351,4 +352,26 @@ func inTestID(n *html.Node, id string) bool {
 		}
 	}
 	return false
+}
+
+// TestCallsPage: one row per tool, latencies rounded as a person reads
+// them, none shown for a tool never called.
+func TestCallsPage(t *testing.T) {
+	h := newTestHandler(t, &fakeSource{calls: []ToolCalls{
+		{Tool: "notes_add", Plugin: "notes", Calls: 12, Errors: 2, P50: 1234567 * time.Nanosecond, P95: 2345678901 * time.Nanosecond},
+		{Tool: "notes_del", Plugin: "notes"},
+	}})
+	doc := parse(t, get(t, h, "/console/calls", signIn(t, bob())).Body.String())
+	var rows []string
+	for _, tr := range find(doc, func(n *html.Node) bool { return n.Data == "tr" && attrOf(n, "data-tool") != "" }) {
+		var cells []string
+		for _, td := range find(tr, func(n *html.Node) bool { return n.Data == "td" }) {
+			cells = append(cells, text(td))
+		}
+		rows = append(rows, strings.Join(cells, "|"))
+	}
+	want := []string{"notes_add|notes|12|2|1.23ms|2.35s", "notes_del|notes|0|0||"}
+	if !slices.Equal(rows, want) {
+		t.Errorf("rows %q, want %q", rows, want)
+	}
 }

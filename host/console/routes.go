@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+	"time"
 )
 
 // funcs are the templates' functions. None of them returns template.HTML
@@ -18,6 +19,19 @@ var funcs = template.FuncMap{
 	"diffClass": diffClass,
 	"join":      strings.Join,
 	"dict":      dict,
+	"duration":  roundDuration,
+}
+
+// roundDuration is d to three digits or so, as a person reads a latency
+// ("1.23ms", "2.5s"), not to the nanosecond.
+func roundDuration(d time.Duration) string {
+	switch {
+	case d >= time.Second:
+		return d.Round(10 * time.Millisecond).String()
+	case d >= time.Millisecond:
+		return d.Round(10 * time.Microsecond).String()
+	}
+	return d.Round(time.Microsecond).String()
 }
 
 // dict makes a map of its key, value pairs: how a template passes more

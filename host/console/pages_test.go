@@ -254,10 +254,21 @@ func TestPagesNeedASessionAndTheConsoleRight(t *testing.T) {
 	if len(src.recorded()) != 0 {
 		t.Errorf("Source saw %q", src.recorded())
 	}
-	for _, path := range []string{"/console/plugins/ghost", "/console/nowhere"} {
-		w := get(t, h, path, signIn(t, bob()))
-		if w.Code != http.StatusNotFound || len(find(parse(t, w.Body.String()), byAttr("data-testid", "error"))) != 1 {
-			t.Errorf("GET %s: %d %.200s", path, w.Code, w.Body)
+	for _, tc := range []struct {
+		path   string
+		cookie *http.Cookie
+		who    string
+	}{
+		{"/console/plugins/ghost", signIn(t, bob()), "bob via https://issuer.test"},
+		{"/console/nowhere", signIn(t, bob()), "bob via https://issuer.test"},
+		{"/console/nowhere", nil, "Sign in"},
+	} {
+		w := get(t, h, tc.path, tc.cookie)
+		doc := parse(t, w.Body.String())
+		who := find(doc, byAttr("data-testid", "whoami"))
+		if w.Code != http.StatusNotFound || len(find(doc, byAttr("data-testid", "error"))) != 1 ||
+			len(who) != 1 || !strings.Contains(text(who[0]), tc.who) {
+			t.Errorf("GET %s: %d %.300s", tc.path, w.Code, w.Body)
 		}
 	}
 }

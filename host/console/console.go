@@ -75,6 +75,9 @@ type Options struct {
 	// ends no later than its access token expires.
 	MaxSessions int
 	SessionTTL  time.Duration
+	// MaxStreams bounds the pages' open live-update streams (default
+	// 64); one more is answered 503.
+	MaxStreams int
 	// Logger: the console's log (sign-ins, refusals, approvals).
 	// Default: none.
 	Logger hclog.Logger

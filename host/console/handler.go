@@ -34,6 +34,9 @@ type Handler struct {
 	// (auth_oauth.go), nil without Options.OAuth.
 	failures *failureLimit
 	logins   *oauthLogins
+	// events fans the Source's changes out to the pages' event streams
+	// (events.go); Close ends them.
+	events *eventHub
 }
 
 // New returns a console over o.Source.

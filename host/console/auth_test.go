@@ -254,7 +254,7 @@ func TestPostsNeedTheSessionAndItsCSRFToken(t *testing.T) {
 		want   string
 	}{
 		{"no csrf", url.Values{}, same, "CSRF token is missing"},
-		{"a wrong csrf", url.Values{"csrf": {"x" + csrf[1:]}}, same, "CSRF token is missing"},
+		{"a wrong csrf", url.Values{"csrf": {otherThan(csrf[0]) + csrf[1:]}}, same, "CSRF token is missing"},
 		{"another session's csrf", url.Values{"csrf": {otherCSRF}}, same, "CSRF token is missing"},
 		{"another origin", url.Values{"csrf": {csrf}}, http.Header{"Origin": {"https://evil.example"}}, "another origin"},
 		{"a cross-site fetch", url.Values{"csrf": {csrf}}, http.Header{"Sec-Fetch-Site": {"cross-site"}}, "another site"},
@@ -449,4 +449,13 @@ func TestAuthOptionsChecked(t *testing.T) {
 			t.Errorf("%+v: error %v, want one saying %q", tc.o, err, tc.want)
 		}
 	}
+}
+
+// otherThan is a token character that is not c: a token changed in its
+// first character is another token whatever it started with.
+func otherThan(c byte) string {
+	if c == 'x' {
+		return "y"
+	}
+	return "x"
 }

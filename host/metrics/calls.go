@@ -79,7 +79,9 @@ func (m *Metrics) Calls() []ToolCalls {
 	for _, tc := range byKey {
 		out = append(out, *tc)
 	}
-	slices.SortFunc(out, func(a, b ToolCalls) int { return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Provider, b.Provider)) })
+	slices.SortFunc(out, func(a, b ToolCalls) int {
+		return cmp.Or(cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Provider, b.Provider))
+	})
 	return out
 }
 

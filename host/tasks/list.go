@@ -49,4 +49,6 @@ func (m *Memory) List(_ context.Context, limit int) ([]*Task, error) {
 }
 
 // List is the store's List: the tasks of every replica.
-func (s *Service) List(ctx context.Context, limit int) ([]*Task, error) { return s.store.List(ctx, limit) }
+func (s *Service) List(ctx context.Context, limit int) ([]*Task, error) {
+	return s.store.List(ctx, limit)
+}

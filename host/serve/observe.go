@@ -25,6 +25,9 @@ type observer struct {
 	// plugins returns the manager's plugins, set once it exists (the
 	// metrics read the states at each scrape, never before).
 	plugins func() []manager.PluginStatus
+	// events are the plugins' changes the console shows live
+	// (console_events.go).
+	events pluginEvents
 }
 
 // newObserver opens what f and the configuration's audit block (nil:
@@ -71,12 +74,14 @@ func (o *observer) states() map[string]int {
 	return n
 }
 
-// managerEvent is manager.Options.OnEvent; nil without metrics.
+// managerEvent is manager.Options.OnEvent: the metrics' counts (when
+// on) and the console's live events.
 func (o *observer) managerEvent() func(string, manager.Event) {
-	if o.metrics == nil {
-		return nil
-	}
 	return func(plugin string, e manager.Event) {
+		o.events.send(lifeEvent(plugin, e))
+		if o.metrics == nil {
+			return
+		}
 		switch e {
 		case manager.EventStarted:
 			o.metrics.PluginStarted(plugin)

@@ -45,6 +45,9 @@ func (s *consoleSource) Plugins() []console.Plugin {
 		// A plugin that came between the two reads shows without them.
 		if st, ok := live[[2]string{p.Name, p.File}]; ok {
 			cp.PID, cp.Restarts, cp.Stderr = st.PID, st.Restarts, st.Stderr
+			if st.State == manager.StateRunning {
+				cp.Missing = h.obs.missing.of(st.Name)
+			}
 			v := st.Trust
 			cp.TrustMode, cp.TrustState, cp.Digest, cp.Signer, cp.TrustReason = string(v.Mode), string(v.State), v.Digest, v.Signer, v.Reason
 		}

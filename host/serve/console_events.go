@@ -1,10 +1,13 @@
 package serve
 
 import (
+	"maps"
+	"slices"
 	"sync"
 
 	"github.com/plughost/plughost/host/console"
 	"github.com/plughost/plughost/host/manager"
+	"github.com/plughost/plughost/sandbox"
 )
 
 // pluginEvents fans the plugins' changes out to the console's watchers
@@ -69,4 +72,38 @@ func definitionEvent(e manager.DefinitionEvent) console.Event {
 		kind = "approved"
 	}
 	return console.Event{Plugin: e.Plugin, Kind: kind}
+}
+
+// missingLayers keeps, per plugin, the sandbox layers its last start
+// went without and why ("landlock: the kernel has no Landlock"), for the
+// console's plugin page. One entry per plugin name ever started: bounded
+// by the plugin directory. Its zero value is ready.
+type missingLayers struct {
+	mu     sync.Mutex
+	plugin map[string][]string
+}
+
+// set records the layers plugin's start went without (none: forgets).
+func (m *missingLayers) set(plugin string, missing map[sandbox.Layer]string) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(missing) == 0 {
+		delete(m.plugin, plugin)
+		return
+	}
+	if m.plugin == nil {
+		m.plugin = map[string][]string{}
+	}
+	lines := make([]string, 0, len(missing))
+	for _, l := range slices.Sorted(maps.Keys(missing)) {
+		lines = append(lines, string(l)+": "+missing[l])
+	}
+	m.plugin[plugin] = lines
+}
+
+// of returns the layers plugin's last start went without.
+func (m *missingLayers) of(plugin string) []string {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	return m.plugin[plugin]
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/metrics"
+	"github.com/plughost/plughost/sandbox"
 )
 
 // observer is what serve wires for operators: the metrics (nil when off:
@@ -28,6 +29,9 @@ type observer struct {
 	// events are the plugins' changes the console shows live
 	// (console_events.go).
 	events pluginEvents
+	// missing are the sandbox layers each plugin's last start went
+	// without, for the console.
+	missing missingLayers
 }
 
 // newObserver opens what f and the configuration's audit block (nil:
@@ -93,13 +97,20 @@ func (o *observer) managerEvent() func(string, manager.Event) {
 	}
 }
 
-// sandboxMissing counts a plugin start without some layers; nil
-// without metrics.
-func (o *observer) sandboxMissing() func([]string) {
-	if o.metrics == nil {
-		return nil
+// sandboxMissing learns of the layers a plugin's start went without:
+// the metrics count them (when on), the console shows them
+// (console_events.go's missingLayers).
+func (o *observer) sandboxMissing() func(string, map[sandbox.Layer]string) {
+	return func(plugin string, missing map[sandbox.Layer]string) {
+		o.missing.set(plugin, missing)
+		if o.metrics != nil && len(missing) > 0 {
+			names := make([]string, 0, len(missing))
+			for l := range missing {
+				names = append(names, string(l))
+			}
+			o.metrics.SandboxMissing(names)
+		}
 	}
-	return o.metrics.SandboxMissing
 }
 
 // onLimit is mcp.Options.OnLimit: the metrics' limit hits; nil without

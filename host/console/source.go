@@ -127,12 +127,15 @@ type Session struct {
 	ID string // a prefix of its id: enough to tell sessions apart, not to take one over
 	// Transport is "stdio", "streamable-http", "sse" or "device".
 	Transport, Protocol, Client string
-	Caller                      string // its subject (or client id); "local" on stdio
+	Caller                      string // its subject (or client id); "NAME (local)" on stdio
 	Started                     time.Time
 	InFlight                    int
 }
 
-// Task is one task of the tasks extension.
+// Task is one task of the tasks extension. ID is a prefix of its id (the
+// id is the only key to its result); Caller names its caller when a
+// session of theirs is open, else "key " and a prefix of the digest its
+// record names the caller by (a shared store holds no user's name).
 type Task struct {
 	ID, Tool, Caller, Status, Replica string
 	Created, Updated                  time.Time

@@ -58,3 +58,9 @@ func (srv *Server) Sessions() []SessionInfo {
 	slices.SortFunc(out, func(a, b SessionInfo) int { return cmp.Or(a.Opened.Compare(b.Opened), cmp.Compare(a.ID, b.ID)) })
 	return out
 }
+
+// CallerKey is the key a task record names its caller by (a digest of
+// its identity: a shared store holds no user's name), so that an
+// operator's view can name the caller of a task when a session of that
+// caller is open.
+func CallerKey(c *Caller) string { return callerKey(c) }

@@ -146,12 +146,8 @@ func definitionsOf(list func(cursor string) ([]json.RawMessage, string, error), 
 // Sessions lists the open sessions of every MCP server the host serves
 // (stdio's, --http's and tool search's), oldest first.
 func (s *consoleSource) Sessions() []console.Session {
-	r := &s.h.reloads
-	r.mu.Lock()
-	servers := append(r.servers[:0:0], r.servers...)
-	r.mu.Unlock()
 	var out []console.Session
-	for _, srv := range servers {
+	for _, srv := range s.servers() {
 		for _, si := range srv.Sessions() {
 			out = append(out, console.Session{ID: si.ID, Transport: si.Transport, Protocol: si.Protocol, Client: si.Client,
 				Caller: callerName(si.Caller), Started: si.Opened, InFlight: si.InFlight})
@@ -159,6 +155,14 @@ func (s *consoleSource) Sessions() []console.Session {
 	}
 	slices.SortStableFunc(out, func(a, b console.Session) int { return a.Started.Compare(b.Started) })
 	return out
+}
+
+// servers are the MCP servers the host serves.
+func (s *consoleSource) servers() []*mcp.Server {
+	r := &s.h.reloads
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return slices.Clone(r.servers)
 }
 
 // callerName is how a page names a session's caller: its subject, else
@@ -186,9 +190,21 @@ func (s *consoleSource) Tasks(ctx context.Context, limit int) ([]console.Task, e
 	if err != nil {
 		return nil, err
 	}
+	// A record names its caller by a digest; the open sessions' callers
+	// name those they can.
+	names := map[string]string{}
+	for _, srv := range s.servers() {
+		for _, si := range srv.Sessions() {
+			names[mcp.CallerKey(&si.Caller)] = callerName(si.Caller)
+		}
+	}
 	out := make([]console.Task, 0, len(ts))
 	for _, t := range ts {
-		out = append(out, console.Task{ID: taskPrefix(t.ID), Tool: t.Tool, Caller: t.Caller, Status: string(t.Status),
+		caller := names[t.Caller]
+		if caller == "" {
+			caller = "key " + t.Caller[:min(len(t.Caller), mcp.IDPrefix)]
+		}
+		out = append(out, console.Task{ID: taskPrefix(t.ID), Tool: t.Tool, Caller: caller, Status: string(t.Status),
 			Replica: t.Owner, Created: t.Created, Updated: t.Updated})
 	}
 	return out, nil

@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"encoding/json"
 	"errors"
 	"os"
 	"os/exec"
@@ -211,6 +212,57 @@ func TestConsoleApproveRevoke(t *testing.T) {
 	audit := strings.Join(c.src.Audit(200), "\n")
 	if !strings.Contains(audit, `"event":"approve","plugin":"echo","digest":"`+p.Digest+`","by":"alice via https://id.example"`) {
 		t.Errorf("audit lines lack the approval by alice:\n%s", audit)
+	}
+
+	// The approval is made to pin another text of echo's tool than echo
+	// lists: the tool is held, with its diff; approving it again pins
+	// what is listed (from the held file) and serves it.
+	defs, ok := c.h.manager.Definitions("echo")
+	if !ok {
+		t.Fatal("echo listed nothing")
+	}
+	for i, d := range defs {
+		if d.Kind == trust.KindTool && d.Name == "echo" {
+			var m map[string]any
+			if err := json.Unmarshal(d.JSON, &m); err != nil {
+				t.Fatal(err)
+			}
+			m["description"] = "The approved text."
+			defs[i].JSON, _ = json.Marshal(m)
+		}
+	}
+	pins, err := trust.PinDefinitions(defs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := trust.Update(c.trustFile, func(f *trust.File) error {
+		e := f.Plugins["echo"]
+		e.Definitions = pins
+		f.Plugins["echo"] = e
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	c.src.applyTrust()
+	p = c.await("echo", "echo's tool held", func(p console.Plugin) bool { return len(p.Held) == 1 })
+	if h := p.Held[0]; h.Kind != "tool" || h.Name != "echo" || h.State != "changed" ||
+		!slices.Contains(h.Diff, "- description: The approved text.") || !slices.ContainsFunc(h.Diff, func(l string) bool { return strings.HasPrefix(l, "+ description: ") }) ||
+		len(h.Words) == 0 {
+		t.Errorf("held = %+v, want echo's tool changed, its diff from the approved text", h)
+	}
+	if !c.sawEvent("echo", "held") {
+		t.Error("Watch did not tell of the held tool")
+	}
+	if err := c.src.Approve(t.Context(), "echo", p.Digest, "alice via https://id.example"); err != nil {
+		t.Fatal(err)
+	}
+	c.await("echo", "echo's tool served again", func(p console.Plugin) bool { return len(p.Held) == 0 })
+	f, err = trust.ReadFile(c.trustFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := string(f.Plugins["echo"].Definitions["tool/echo"].Definition); strings.Contains(got, "The approved text.") || got == "" {
+		t.Errorf("pinned echo tool after the second approval = %s, want what echo lists", got)
 	}
 
 	if err := c.src.Revoke(t.Context(), "bob-not-approved", "alice"); err == nil {

@@ -41,6 +41,11 @@
 // done — is an "event":"hook" line naming the hook, the point, the item,
 // its provider, the decision, the reason and the caller (see Log.Hook).
 //
+// Each approval or revocation a person makes in the console (host/console)
+// is an "event":"approve" or "event":"revoke" line naming the plugin, the
+// digest approved and the person ("by"; see Log.Approval). A Log keeps its
+// last RecentLines lines in memory for the console's page (Log.Recent).
+//
 // Each request refused over its caller's rate limits (host/ratelimit) is
 // an "event":"rate_limited" line naming the caller, the method, the tool,
 // the rule and the limit (see Log.RateLimited).
@@ -89,7 +94,9 @@ type Log struct {
 	c    io.Closer // nil when w is not ours to close
 	lost int       // lines not written since the last that was
 	buf  []byte
-	once sync.Once // Close's
+	// recent is the last lines written, for the console (Recent).
+	recent recentLines
+	once   sync.Once // Close's
 	// args is Options.Arguments, which Reopen may change.
 	args atomic.Bool
 }
@@ -190,6 +197,7 @@ func (l *Log) write(b []byte) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	l.buf = append(append(l.buf[:0], b...), '\n')
+	l.recent.add(string(b))
 	if _, err := l.w.Write(l.buf); err != nil {
 		if l.lost == 0 {
 			l.log.Error("audit log write failed: lines are being lost", "error", err)

@@ -116,6 +116,12 @@ type PluginStatus struct {
 	Storage []Storage
 	// storage reports Storage while the plugin runs.
 	storage func() []Storage
+	// Stderr is the running process's last stderr lines, oldest first
+	// (at most 50, 8 KiB in all; a long line kept cut); nil when none
+	// runs. Written by the plugin: text, never markup.
+	Stderr []string
+	// stderr reports Stderr while the plugin runs.
+	stderr func() []string
 	// Trust is the plugin's last trust check: its mode, state, digest,
 	// signer, and why it is quarantined. Zero without Options.Trust.
 	Trust trust.Verdict

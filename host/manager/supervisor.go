@@ -131,6 +131,9 @@ func (s *supervisor) snapshot() PluginStatus {
 	if st.State == StateRunning && st.storage != nil {
 		st.Storage = st.storage() // may wait for a first measure: not under s.mu
 	}
+	if st.State == StateRunning && st.stderr != nil {
+		st.Stderr = st.stderr()
+	}
 	return st
 }
 
@@ -164,6 +167,7 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 		st.State = StateRunning
 		st.PID = in.pid()
 		st.Sandbox, st.storage = nil, nil
+		st.stderr = in.out.recent.snapshot
 		if r := in.getRunner(); r != nil {
 			st.Sandbox, st.storage = r.Layers(), r.Storage()
 		}

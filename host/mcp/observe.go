@@ -112,6 +112,9 @@ type Peer struct {
 	SessionID string
 	// Remote is the client's network address ("host:port"); "" on stdio.
 	Remote string
+	// Transport names the transport: "stdio", "streamable-http" or "sse"
+	// (HTTP+SSE); "" when the transport did not say (Server.Sessions).
+	Transport string
 	// Caller is who the client acts for: on HTTP the subject of its
 	// verified OAuth access token (zero without OAuth), on stdio the local
 	// user.

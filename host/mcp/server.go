@@ -330,7 +330,7 @@ func NewServer(c Catalog, opts *Options) *Server {
 // goroutine that learns its result (Catalog.StartCall): stdio has one
 // client, whose writes may block only each other.
 func (srv *Server) ServeStdio(ctx context.Context, in io.Reader, out io.Writer) error {
-	return srv.serve(ctx, stdio.New(in, out, srv.maxMsg), func(s *Session) { s.SetPeer(Peer{Caller: localCaller()}) }, true)
+	return srv.serve(ctx, stdio.New(in, out, srv.maxMsg), func(s *Session) { s.SetPeer(Peer{Caller: localCaller(), Transport: "stdio"}) }, true)
 }
 
 // Serve serves one session over t until t.Read returns io.EOF (Serve then

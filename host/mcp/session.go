@@ -4,6 +4,7 @@ import (
 	"context"
 	"sync"
 	"sync/atomic"
+	"time"
 
 	"github.com/plughost/plughost/internal/jsonrpc"
 )
@@ -45,6 +46,8 @@ type Session struct {
 	// workers run its long calls; a call must not wait for the client on
 	// one (set before the first message).
 	loop bool
+
+	opened time.Time // when it opened (Server.Sessions)
 
 	work      sync.WaitGroup // calls in flight and the notifier
 	done      chan struct{}  // closed by Close
@@ -133,10 +136,11 @@ func (discard) Write([]byte) error { return nil }
 // newSession makes the parts every session has.
 func (srv *Server) newSession(conn SessionConn) *Session {
 	s := &Session{
-		srv:   srv,
-		conn:  conn,
-		calls: newCallTable(srv.tuned().maxInFlight),
-		done:  make(chan struct{}),
+		srv:    srv,
+		conn:   conn,
+		calls:  newCallTable(srv.tuned().maxInFlight),
+		done:   make(chan struct{}),
+		opened: time.Now(),
 	}
 	s.client.pending = make(map[string]*outRequest)
 	s.notes.wake = make(chan struct{}, 1)
@@ -176,7 +180,9 @@ func (s *Session) RefuseStateless() { s.sessionOnly = true }
 // [SessionConn.Peer] does, for a session that [Server.ServeSession]
 // opened. Call it before the first message.
 func (s *Session) SetPeer(p Peer) {
+	s.srv.sessions.mu.Lock() // Server.Sessions reads it from other goroutines
 	s.conn.Peer = p
+	s.srv.sessions.mu.Unlock()
 	s.view.set(s.srv, &s.conn.Peer.Caller)
 	s.view.track(s.srv)
 }

@@ -13,6 +13,9 @@
 //   - the sandbox's report at each start: layers missing (SandboxMissing);
 //   - a func listing the plugins' states, read at each scrape (PluginStates).
 //
+// Calls reads the calls per tool back from the registry, with their
+// failures and latency percentiles, for the console's calls page.
+//
 // Every label's values are bounded: tool and provider come from the
 // catalog (a call the catalog did not route is labelled tool="" and
 // provider=""), plugin from the plugin directory, outcome, state,

@@ -83,6 +83,7 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 		return err
 	}
 	warnOpenTrust(h.trust, ln.Addr().String(), h.pluginDir, h.log.Named("trust"))
+	h.reloads.noteHTTP(f) // the console's configuration page
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
 	srv := h.serveWith(mcp.NewServer(h.catalog, h.mcpOptions()))

@@ -42,7 +42,7 @@ func grantWorkspace(pol *sandbox.Policy, name, workspace string) {
 //
 // A declared server's first start installs its package (packageLaunch)
 // until ctx ends.
-func newLauncher(ctx context.Context, live *liveConfig, workspace, tmpDir string, log hclog.Logger, missing func(layers []string)) (manager.Launcher, error) {
+func newLauncher(ctx context.Context, live *liveConfig, workspace, tmpDir string, log hclog.Logger, missing func(plugin string, missing map[sandbox.Layer]string)) (manager.Launcher, error) {
 	stateDir, err := StateDir()
 	if err != nil {
 		return nil, err
@@ -88,12 +88,8 @@ func newLauncher(ctx context.Context, live *liveConfig, workspace, tmpDir string
 				for _, a := range rep.Active {
 					layers = append(layers, string(a))
 				}
-				if missing != nil && len(rep.Missing) > 0 {
-					names := make([]string, 0, len(rep.Missing))
-					for l := range rep.Missing {
-						names = append(names, string(l))
-					}
-					missing(names)
+				if missing != nil {
+					missing(name, rep.Missing)
 				}
 				return layers, nil
 			},

@@ -81,7 +81,11 @@ func managerOptions(ctx context.Context, o *Options, live *liveConfig, pluginDir
 			return nil, "", nil, err
 		}
 	}
-	mopts.OnDefinition = onDefinition(obs.audit, held, log.Named("trust"))
+	onDef := onDefinition(obs.audit, held, log.Named("trust"))
+	mopts.OnDefinition = func(e manager.DefinitionEvent) {
+		onDef(e) // the held file first: the console's page reads it at the event
+		obs.events.send(definitionEvent(e))
+	}
 	mopts.Denied = denied(live)
 	if o.Serving {
 		if err := startModes(mopts, live, workspace, o.Version); err != nil {

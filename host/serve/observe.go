@@ -15,6 +15,7 @@ import (
 	"github.com/plughost/plughost/host/manager"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/metrics"
+	"github.com/plughost/plughost/sandbox"
 )
 
 // observer is what serve wires for operators: the metrics (nil when off:
@@ -25,6 +26,12 @@ type observer struct {
 	// plugins returns the manager's plugins, set once it exists (the
 	// metrics read the states at each scrape, never before).
 	plugins func() []manager.PluginStatus
+	// events are the plugins' changes the console shows live
+	// (console_events.go).
+	events pluginEvents
+	// missing are the sandbox layers each plugin's last start went
+	// without, for the console.
+	missing missingLayers
 }
 
 // newObserver opens what f and the configuration's audit block (nil:
@@ -71,12 +78,14 @@ func (o *observer) states() map[string]int {
 	return n
 }
 
-// managerEvent is manager.Options.OnEvent; nil without metrics.
+// managerEvent is manager.Options.OnEvent: the metrics' counts (when
+// on) and the console's live events.
 func (o *observer) managerEvent() func(string, manager.Event) {
-	if o.metrics == nil {
-		return nil
-	}
 	return func(plugin string, e manager.Event) {
+		o.events.send(lifeEvent(plugin, e))
+		if o.metrics == nil {
+			return
+		}
 		switch e {
 		case manager.EventStarted:
 			o.metrics.PluginStarted(plugin)
@@ -88,13 +97,20 @@ func (o *observer) managerEvent() func(string, manager.Event) {
 	}
 }
 
-// sandboxMissing counts a plugin start without some layers; nil
-// without metrics.
-func (o *observer) sandboxMissing() func([]string) {
-	if o.metrics == nil {
-		return nil
+// sandboxMissing learns of the layers a plugin's start went without:
+// the metrics count them (when on), the console shows them
+// (console_events.go's missingLayers).
+func (o *observer) sandboxMissing() func(string, map[sandbox.Layer]string) {
+	return func(plugin string, missing map[sandbox.Layer]string) {
+		o.missing.set(plugin, missing)
+		if o.metrics != nil && len(missing) > 0 {
+			names := make([]string, 0, len(missing))
+			for l := range missing {
+				names = append(names, string(l))
+			}
+			o.metrics.SandboxMissing(names)
+		}
 	}
-	return o.metrics.SandboxMissing
 }
 
 // onLimit is mcp.Options.OnLimit: the metrics' limit hits; nil without

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/plughost/plughost/host/config"
+	"github.com/plughost/plughost/host/console"
 	"github.com/plughost/plughost/host/mcp"
 	"github.com/plughost/plughost/host/metrics"
 	"github.com/plughost/plughost/host/preflight"
@@ -47,6 +48,8 @@ type reloadState struct {
 	mu      sync.Mutex
 	check   preflight.Options // Config is the file; "" when none was read
 	current *config.Config
+	src     []byte            // the file current was read from (nil when none), for the console
+	flags   []console.Setting // the flags and environment serve started with, for the console (console_config.go)
 	sum     [sha256.Size]byte // of the file last read (applied or refused), for the watch
 	servers []*mcp.Server
 	// auditFlag and auditArgsFlag are --audit-log and --audit-arguments,
@@ -69,9 +72,13 @@ func (r *reloadState) init(o *Options, cfg *config.Config, getenv func(string) s
 		r.auditFlag, r.auditArgsFlag = o.Observe.AuditLog, o.Observe.AuditArgs
 	}
 	r.current = cfg
+	if getenv == nil {
+		getenv = os.Getenv
+	}
+	r.flags = flagSettings(o, getenv)
 	if path != "" {
 		if src, err := os.ReadFile(path); err == nil {
-			r.sum = sha256.Sum256(src)
+			r.src, r.sum = src, sha256.Sum256(src)
 		}
 	}
 }
@@ -98,7 +105,8 @@ func (h *Host) Reload() error {
 		log.Warn(err.Error())
 		return err
 	}
-	if src, err := os.ReadFile(r.check.Config); err == nil {
+	src, err := os.ReadFile(r.check.Config)
+	if err == nil {
 		r.sum = sha256.Sum256(src)
 	}
 	report := preflight.Check(&r.check)
@@ -115,7 +123,7 @@ func (h *Host) Reload() error {
 			failed = append(failed, fmt.Errorf("%s: %w", rl.area, err))
 		}
 	}
-	r.current = next
+	r.current, r.src = next, src
 	warnNextStart(old, next, log)
 	if failed != nil {
 		h.countReload(metrics.ReloadFailed)

@@ -189,6 +189,12 @@ type Store interface {
 	// effort (a watcher re-reads the task; a lost notice is made up by
 	// polling).
 	Watch(changed func(id string)) (stop func())
+	// List returns the tasks of every replica, newest first, at most
+	// limit (clamped to MaxList), as Task.Summary shows them (no
+	// payload); expired tasks are left out. For an operator's view: a
+	// store holding very many tasks may list the newest of those it
+	// looked at (see each store's doc).
+	List(ctx context.Context, limit int) ([]*Task, error)
 	// Alive reports whether the replica still beats. A store shared by
 	// replicas beats for its own replica while open; one silent for the
 	// store's replica timeout is dead. Where every beat may vanish at

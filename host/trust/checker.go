@@ -222,6 +222,12 @@ func (c *Checker) ModeOf(name string) Mode {
 	return c.opts.Mode
 }
 
+// Reload reads the trust file and allowed_signers again now, and reports
+// whether either changed: a process that has just written the trust file
+// (the console's approve) applies it at once, without waiting for Watch
+// to hear of it (Watch's own read then finds nothing new).
+func (c *Checker) Reload() (changed bool) { return c.reload() }
+
 // reload reads the trust file and allowed_signers again, and reports
 // whether either holds something else than when last read (or reads
 // otherwise: a file gone, a file back).

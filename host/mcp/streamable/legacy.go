@@ -110,7 +110,7 @@ func (h *httpHandler) legacyOpen(w http.ResponseWriter, r *http.Request) {
 	defer stop()
 	err := h.srv.ServeSession(context.Background(), ls, func(s *mcp.Session) {
 		s.RefuseStateless() // HTTP+SSE is the transport of 2024-11-05 sessions
-		s.SetPeer(mcp.Peer{SessionID: ls.id, Remote: r.RemoteAddr, Caller: ls.caller})
+		s.SetPeer(mcp.Peer{SessionID: ls.id, Remote: r.RemoteAddr, Caller: ls.caller, Transport: "sse"})
 		ls.mu.Lock()
 		ls.sess = s
 		ls.mu.Unlock()

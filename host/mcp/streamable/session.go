@@ -73,7 +73,7 @@ func (h *httpHandler) newHTTPSession(remote string, caller mcp.Caller) *httpSess
 	hs.own = &stream{id: 0}
 	hs.streams[0] = hs.own
 	hs.sess = h.srv.OpenSession(mcp.SessionConn{Notify: streamSink{hs, hs.own}, Reachable: hs.listening,
-		Peer: mcp.Peer{SessionID: hs.id, Remote: remote, Caller: caller}})
+		Peer: mcp.Peer{SessionID: hs.id, Remote: remote, Caller: caller, Transport: "streamable-http"}})
 	return hs
 }
 

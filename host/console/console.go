@@ -93,6 +93,11 @@ type OAuthLogin struct {
 	Resource string
 	// Scopes are asked with it (the auth block's scopes).
 	Scopes []string
+	// PublicURL is the origin browsers reach plughost by
+	// ("https://mcp.example.com", the console block's public_url), which
+	// the redirect URI is made of; empty: the origin of the request that
+	// starts the login (its Host, and https when Options.Secure).
+	PublicURL string
 	// Verify checks the access token the code was exchanged for, as the
 	// MCP endpoint checks a client's (oauth.Verifier.Verify), and
 	// returns who it speaks for and when it expires.

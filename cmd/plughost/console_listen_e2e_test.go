@@ -12,22 +12,63 @@ import (
 	"time"
 )
 
+// loginLink finds the console's login link in a host's log.
+var loginLink = regexp.MustCompile(`login_link=(http://127\.0\.0\.1:\d+/console/login\?key=[A-Za-z0-9_-]{43})\b`)
+
 // TestConsoleListenLoginLink: a stdio host under a desktop client with
 // --console-listen 127.0.0.1:0 prints the console's login link in its log;
 // a browser (here a client with a cookie jar) that opens it is signed in
 // and lands on the plugins page, which lists the plugin the host runs,
-// while the MCP session over stdio goes on. The same link without its key
-// signs no one in. Cost: one host start with one plugin (about a second).
+// while the MCP session over stdio goes on. Fails without the flag's
+// wiring (no link is printed). Cost: one host start with one plugin
+// (about a second).
 func TestConsoleListenLoginLink(t *testing.T) {
 	t.Parallel()
 	h := startTestHostWith(t, []string{"--console-listen", "127.0.0.1:0"}, "echo")
 	h.stderr.await(t, "login_link=")
-	m := regexp.MustCompile(`login_link=(http://127\.0\.0\.1:\d+/console/login\?key=[A-Za-z0-9_-]{43})\b`).FindStringSubmatch(h.stderr.String())
+	h.awaitTools("echo", "sleep")
+	signInWithTheLink(t, h.stderr)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	if names := h.toolNames(ctx); !slices.Contains(names, "echo") {
+		t.Errorf("the stdio session's tools after the console served: %v", names)
+	}
+}
+
+// TestConsoleOnHTTP: serve --http with a token serves the console at
+// /console of the same listener without the bearer token (a browser
+// signs in with the login link printed for a loopback listener), while
+// /mcp still wants the token. Cost: one host start with one plugin.
+func TestConsoleOnHTTP(t *testing.T) {
+	t.Parallel()
+	h := startHTTPHostWith(t, []string{"--token", "s3cret"}, "echo")
+	h.stderr.await(t, "login_link=")
+	h.stderr.await(t, "plugin loaded: plugin=echo")
+	signInWithTheLink(t, h.stderr)
+	resp, err := http.Post(h.base+"/mcp", "application/json", strings.NewReader(`{}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != http.StatusUnauthorized {
+		t.Errorf("POST /mcp without the token: %d, want 401", resp.StatusCode)
+	}
+	if strings.Contains(h.stderr.String(), "s3cret") {
+		t.Error("the static token is in the log")
+	}
+}
+
+// signInWithTheLink opens the login link of log in a fresh browser: before
+// it the plugins page sends to the login page; the link lands on the
+// plugins page, signed in, listing the echo plugin, with the console's
+// Content-Security-Policy.
+func signInWithTheLink(t *testing.T, log *lineBuffer) {
+	t.Helper()
+	m := loginLink.FindStringSubmatch(log.String())
 	if m == nil {
-		t.Fatalf("no login link of a loopback address in the log:\n%s", h.stderr)
+		t.Fatalf("no login link of a loopback address in the log:\n%s", log)
 	}
 	link := m[1]
-	h.awaitTools("echo", "sleep")
 	jar, err := cookiejar.New(nil)
 	if err != nil {
 		t.Fatal(err)
@@ -56,10 +97,5 @@ func TestConsoleListenLoginLink(t *testing.T) {
 	}
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("the page's Content-Security-Policy is %q", csp)
-	}
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
-	defer cancel()
-	if names := h.toolNames(ctx); !slices.Contains(names, "echo") {
-		t.Errorf("the stdio session's tools after the console served: %v", names)
 	}
 }

@@ -61,6 +61,11 @@ type Options struct {
 	// reload's rules apply at once. Nil: no OAuth caller may do anything.
 	// Token and login-link users are not asked.
 	Allowed func(c *Caller, kind, plugin string) bool
+	// PublicURL is the URL browsers reach the console's listener by
+	// ("https://plughost.example.com", behind a proxy): its origin is
+	// the one a POST's Origin must name, and the OAuth redirect URI is
+	// under it. Empty: the request's own (its Host, https when Secure).
+	PublicURL string
 	// Secure: the listener speaks HTTPS, so cookies are marked Secure
 	// (and named with the __Host- prefix).
 	Secure bool
@@ -93,11 +98,6 @@ type OAuthLogin struct {
 	Resource string
 	// Scopes are asked with it (the auth block's scopes).
 	Scopes []string
-	// PublicURL is the origin browsers reach plughost by
-	// ("https://mcp.example.com", the console block's public_url), which
-	// the redirect URI is made of; empty: the origin of the request that
-	// starts the login (its Host, and https when Options.Secure).
-	PublicURL string
 	// Verify checks the access token the code was exchanged for, as the
 	// MCP endpoint checks a client's (oauth.Verifier.Verify), and
 	// returns who it speaks for and when it expires.

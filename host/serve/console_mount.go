@@ -1,6 +1,7 @@
 package serve
 
 import (
+	"cmp"
 	"context"
 	"crypto/rand"
 	"encoding/base64"
@@ -31,6 +32,9 @@ type consoleSettings struct {
 	// oauth is the sign-in through the authorization server; nil without
 	// the console block's client_id (or without the auth block).
 	oauth *console.OAuthLogin
+	// publicURL is the console block's public_url: the origin browsers
+	// reach --http's listener by, behind a proxy; "" for the request's.
+	publicURL string
 }
 
 // readConsoleSettings reads the console block of hf.Config; verifier is
@@ -45,7 +49,7 @@ func readConsoleSettings(hf *Options, verifier *oauth.Verifier) (*consoleSetting
 		return &consoleSettings{}, nil
 	}
 	cb := cfg.Console
-	s := &consoleSettings{disabled: cb.Disabled}
+	s := &consoleSettings{disabled: cb.Disabled, publicURL: cb.PublicURL}
 	if cb.ClientID == "" || verifier == nil || cb.Disabled {
 		return s, nil
 	}
@@ -54,7 +58,7 @@ func readConsoleSettings(hf *Options, verifier *oauth.Verifier) (*consoleSetting
 		return nil, err
 	}
 	s.oauth = &console.OAuthLogin{Issuer: cb.LoginIssuer(cfg.Auth), ClientID: cb.ClientID, ClientSecret: secret,
-		Resource: verifier.Resource(), Scopes: verifier.Scopes(), PublicURL: cb.PublicURL, Verify: consoleVerify(verifier)}
+		Resource: verifier.Resource(), Scopes: verifier.Scopes(), Verify: consoleVerify(verifier)}
 	return s, nil
 }
 
@@ -82,18 +86,22 @@ type consoleListener struct {
 	// token is the static token whose holder may sign in (--token on
 	// --http); "" for none.
 	token string
+	// publicURL is the origin browsers reach it by, when not base's
+	// (--http behind a proxy: the console block's public_url).
+	publicURL string
 }
 
 // newConsole builds the console over the running host for l, printing
 // where it is (and, on loopback, its login link) in the log.
 func (h *Host) newConsole(s *consoleSettings, l consoleListener) (*console.Handler, error) {
 	o := &console.Options{
-		Source:  &consoleSource{h},
-		Token:   l.token,
-		OAuth:   s.oauth,
-		Allowed: h.consoleAllowed,
-		Secure:  h.certs != nil,
-		Logger:  h.log.Named("console"),
+		Source:    &consoleSource{h},
+		Token:     l.token,
+		OAuth:     s.oauth,
+		Allowed:   h.consoleAllowed,
+		PublicURL: l.publicURL,
+		Secure:    h.certs != nil,
+		Logger:    h.log.Named("console"),
 	}
 	if l.loopback {
 		o.LoginKey = newLoginKey()
@@ -112,7 +120,7 @@ func (h *Host) newConsole(s *consoleSettings, l consoleListener) (*console.Handl
 	if o.OAuth != nil {
 		how = append(how, "the authorization server "+o.OAuth.Issuer)
 	}
-	h.log.Info("serving the console", "url", l.base+console.Path+"/", "sign_in", how)
+	h.log.Info("serving the console", "url", cmp.Or(l.publicURL, l.base)+console.Path+"/", "sign_in", how)
 	if o.LoginKey != "" {
 		// The key signs in with every right: it is printed here only, on
 		// a listener only this machine reaches, for the user whose log

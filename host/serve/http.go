@@ -131,12 +131,13 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 			return errors.Join(err, h.Stop())
 		}
 	case !consoleSet.disabled:
-		c, err := h.newConsole(consoleSet, consoleListener{base: base, loopback: loopback(ln.Addr().String()), token: opts.Token})
+		c, err := h.newConsole(consoleSet, consoleListener{base: base, loopback: loopback(ln.Addr().String()), token: opts.Token,
+			publicURL: consoleSet.publicURL})
 		if err != nil {
 			ln.Close()
 			return errors.Join(err, h.Stop())
 		}
-		opts.Console = c
+		opts.Console, opts.ConsoleOrigin = c, consoleSet.publicURL
 	}
 	url := base + streamable.PathMCP
 	auth := "none (loopback only)"

@@ -22,7 +22,8 @@ import (
 // the guards every request passes first (Host on loopback: DNS rebinding),
 // and then their own:
 //
-//   - Origin, when a browser sends one, must be the request's own origin:
+//   - Origin, when a browser sends one, must be the request's own origin
+//     (or Options.ConsoleOrigin, behind a proxy that changes the Host):
 //     the --allowed-origin list is for MCP clients in a page of another
 //     origin (the MCP Inspector), which must never drive the console, and
 //     its answers carry no CORS headers, so no other origin's script
@@ -54,10 +55,15 @@ type consoleGate struct {
 	closing       context.Context
 	closeRequests context.CancelFunc
 	draining      func() bool
+	// public is Options.ConsoleOrigin, normalized; "" for none.
+	public string
 }
 
-func newConsoleGate(console http.Handler, draining func() bool) *consoleGate {
+func newConsoleGate(console http.Handler, public string, draining func() bool) *consoleGate {
 	g := &consoleGate{console: console, draining: draining}
+	if public != "" {
+		g.public = normalizeOrigin(public)
+	}
 	g.closing, g.closeRequests = context.WithCancel(context.Background())
 	return g
 }
@@ -65,7 +71,7 @@ func newConsoleGate(console http.Handler, draining func() bool) *consoleGate {
 // serve answers a console request whose Host has passed: its Origin,
 // draining, then the console with a context that ends at shutdown.
 func (g *consoleGate) serve(w http.ResponseWriter, r *http.Request) {
-	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) {
+	if o := r.Header.Get("Origin"); o != "" && !sameOrigin(o, r.Host) && (g.public == "" || normalizeOrigin(o) != g.public) {
 		http.Error(w, "forbidden: Origin "+strconv.Quote(o)+" is not this console's own origin: the console answers only its own pages", http.StatusForbidden)
 		return
 	}
@@ -102,7 +108,7 @@ func ServeConsole(ctx context.Context, ln net.Listener, console http.Handler, tl
 			ErrConsoleNotLoopback, ln.Addr())
 	}
 	var draining atomic.Bool
-	g := newConsoleGate(console, draining.Load)
+	g := newConsoleGate(console, "", draining.Load)
 	hs := &http.Server{
 		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !loopbackHost(r.Host) {

@@ -29,7 +29,8 @@ func (c *fakeConsole) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // console's cookie), while /mcp still wants the token; the Host guard
 // (DNS rebinding) and a stricter Origin guard (the listener's own origin
 // only, whatever --allowed-origin says; no CORS headers) come first, and
-// a draining server answers 503. Fails without the console route: the
+// a draining server answers 503; behind a proxy, the console block's
+// public_url is an origin of its own too. Fails without the console route: the
 // token-less GET is answered 401.
 func TestConsoleRoutedBeforeTheToken(t *testing.T) {
 	t.Parallel()
@@ -77,6 +78,17 @@ func TestConsoleRoutedBeforeTheToken(t *testing.T) {
 	if w := do("POST", "/console/approve", own, map[string]string{"Origin": "https://evil.example"}); !strings.Contains(w.Body.String(), `Origin "https://evil.example" is not this console's own origin`) {
 		t.Errorf("a foreign origin's refusal: %q, want it named", w.Body.String())
 	}
+	behind := newHTTPHandler(srv, &Options{Token: "static", Console: console, ConsoleOrigin: "https://MCP.example.com/"}, true)
+	defer behind.shutdown(context.Background())
+	for origin, want := range map[string]int{"https://mcp.example.com": 200, "http://127.0.0.1:8080": 200, "https://evil.example": 403} {
+		r := httptest.NewRequest("POST", "http://127.0.0.1:8080/console/approve", nil)
+		r.Header.Set("Origin", origin)
+		w := httptest.NewRecorder()
+		behind.ServeHTTP(w, r)
+		if w.Code != want {
+			t.Errorf("behind a proxy (public_url https://mcp.example.com), Origin %s: %d, want %d", origin, w.Code, want)
+		}
+	}
 	h.draining.Store(true)
 	console.reached = nil
 	if w := do("GET", "/console/plugins", own, nil); w.Code != http.StatusServiceUnavailable || len(console.reached) != 0 {
@@ -95,7 +107,7 @@ func TestConsoleRequestsEndAsTheShutdownBegins(t *testing.T) {
 		<-r.Context().Done()
 		close(ended)
 	})
-	g := newConsoleGate(stream, func() bool { return false })
+	g := newConsoleGate(stream, "", func() bool { return false })
 	go g.serve(httptest.NewRecorder(), httptest.NewRequest("GET", "http://127.0.0.1:1/console/events", nil))
 	<-started
 	g.closeRequests()

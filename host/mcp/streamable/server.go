@@ -139,6 +139,11 @@ type Options struct {
 	// token, since a browser signs in with a cookie the console checks.
 	// See console.go.
 	Console http.Handler
+	// ConsoleOrigin is the origin browsers reach the console by when a
+	// proxy in front changes the Host (the console block's public_url):
+	// an Origin equal to it is the console's own too. "": the request's
+	// Host alone.
+	ConsoleOrigin string
 	// TLSConfig, when not nil, makes Serve speak HTTPS on its listener
 	// with it (HTTP/1.1, as over plain HTTP): a token then never travels
 	// in clear. The handshake is bounded as a request's headers are; a
@@ -372,7 +377,7 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 	}
 	h.addEndpoints(loopback)
 	if o.Console != nil {
-		h.console = newConsoleGate(o.Console, h.draining.Load)
+		h.console = newConsoleGate(o.Console, o.ConsoleOrigin, h.draining.Load)
 	}
 	return h
 }

@@ -19,6 +19,9 @@ func serveCommand(args []string, stdin io.Reader, stdout, stderr io.Writer) erro
 	registerHTTP(fs, &httpOpts)
 	registerObserve(fs, o.Observe)
 	registerTLS(fs, o.TLS)
+	fs.StringVar(&o.ConsoleListen, "console-listen", "", "serve the console (pages in a browser: plugins, approvals, callers, calls) at http://ADDR/console, "+
+		"loopback only (e.g. 127.0.0.1:8765), and print its login link in the log; with --http it is served there instead of at /console "+
+		"(see docs/operators.md \"The console\")")
 	if err := parseFlags(fs, args, stdout, stderr); err != nil {
 		return err
 	}

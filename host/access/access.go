@@ -27,7 +27,7 @@
 //     access token's claims, a map, but for those of the token alone:
 //     jti, iat, exp, nbf, auth_time), local (true on stdio);
 //   - item: kind ("tool", "prompt", "resource", "resource_template",
-//     "metrics"), name (a tool's or prompt's own name, as its provider
+//     "metrics", "console", "approve"), name (a tool's or prompt's own name, as its provider
 //     offers it; a resource's or template's "name"), exposed (the name
 //     clients see and call a tool or prompt by; "" for resources), uri,
 //     plugin (its provider) and annotations (a map);
@@ -48,6 +48,16 @@
 // allow rule makes every item need one, write such a rule so that it
 // holds for the other items: allow = "item.kind != 'metrics' || 'ops' in
 // caller.claims.groups". See [Rules.MetricsAllowed].
+//
+// The console (plughost's pages in a browser) is decided the same way for
+// a person signed in there through the authorization server: an item of
+// kind "console" (name "console") to see its pages, and one of kind
+// "approve" (name "approve", item.plugin the plugin) to approve or revoke
+// a plugin. allow = "!(item.kind in ['console', 'approve']) || 'ops' in
+// caller.claims.groups" lets the ops group do both; item.kind !=
+// 'approve' || 'ops' in caller.claims.groups lets every caller see the
+// pages and only ops approve. See [Rules.ConsoleAllowed] and
+// [Rules.ApproveAllowed].
 //
 // A rule that fails to evaluate (a claim the token lacks, say) counts as
 // holding for a deny rule and as not holding for an allow rule: errors
@@ -425,16 +435,52 @@ func (r *rule) evalDeny(c *callerVars, it *itemVars, args map[string]any) (verdi
 // asks for the MCP listener's metrics.
 const ItemMetrics = "metrics"
 
+// ItemConsole is the kind (and name) of the item rules see when a person
+// signed in to the console through the authorization server opens one of
+// its pages; ItemApprove the kind (and name) of the item for approving or
+// revoking a plugin there (item.plugin is the plugin).
+const (
+	ItemConsole = "console"
+	ItemApprove = "approve"
+)
+
 // MetricsAllowed reports whether the caller c may read the MCP listener's
 // metrics: an allow rule holds for the item of kind ItemMetrics and no
 // deny rule does (one that fails to evaluate denies). No rules (rs nil)
 // allow no one.
 func (rs *Rules) MetricsAllowed(c *tool.Caller) bool {
+	return rs.explicitlyAllowed(c, &itemVars{Kind: ItemMetrics, Name: ItemMetrics})
+}
+
+// ConsoleAllowed reports whether the caller c (a person signed in to the
+// console through the authorization server) may see the console's pages,
+// decided as MetricsAllowed is: only an allow rule that holds for the item
+// of kind ItemConsole admits, since the pages show every plugin, caller
+// and call. No rules allow no one.
+func (rs *Rules) ConsoleAllowed(c *tool.Caller) bool {
+	return rs.explicitlyAllowed(c, &itemVars{Kind: ItemConsole, Name: ItemConsole})
+}
+
+// ApproveAllowed reports whether the caller c may approve or revoke
+// plugin in the console: an allow rule holds for the item of kind
+// ItemApprove whose plugin is plugin, and no deny rule does. So a rule
+// may let a person approve some plugins only (item.plugin == 'files').
+// No rules allow no one.
+func (rs *Rules) ApproveAllowed(c *tool.Caller, plugin string) bool {
+	return rs.explicitlyAllowed(c, &itemVars{Kind: ItemApprove, Name: ItemApprove, Plugin: plugin})
+}
+
+// explicitlyAllowed decides an item of the host's own (metrics, console,
+// approve) rather than a plugin's: only an allow rule that holds admits
+// (with no deny rule holding or failing), where a tool is allowed by no
+// rule at all. An operator who wrote rules about tools alone has given no
+// one these rights.
+func (rs *Rules) explicitlyAllowed(c *tool.Caller, it *itemVars) bool {
 	if rs == nil {
 		return false
 	}
 	g := rs.For(c).(*guard)
-	it := &itemVars{Kind: ItemMetrics, Name: ItemMetrics, Annotations: map[string]any{}}
+	it.Annotations = map[string]any{}
 	for _, r := range rs.deny {
 		if v, _ := r.eval(g.caller, it, noArguments); v != fails {
 			return false

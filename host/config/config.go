@@ -230,6 +230,9 @@ type Config struct {
 	// Observability is the observability block: traces over OTLP
 	// (observability.go); nil when absent.
 	Observability *Observability
+	// Console is the console block: the console's pages in a browser, and
+	// how people sign in to them (console.go).
+	Console Console
 }
 
 // The bounds of state_ttl (the error message spells them): a client needs
@@ -296,7 +299,7 @@ func parse(src []byte, filename string) (*Config, error) {
 	}
 	// Every block is read even when another has errors, so that the
 	// file's mistakes are reported together (plughost check lists each).
-	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}, {Type: "registry"}, {Type: "hooks"}, {Type: "override", LabelNames: []string{"name"}}, {Type: "observability"}}})
+	content, all := file.Body.Content(&hcl.BodySchema{Blocks: []hcl.BlockHeaderSchema{{Type: "sandbox"}, {Type: "plugins"}, {Type: "stateless"}, {Type: "tasks"}, {Type: "search"}, {Type: "audit"}, {Type: "limits"}, {Type: "trust"}, {Type: "auth"}, {Type: "access"}, {Type: "registry"}, {Type: "hooks"}, {Type: "override", LabelNames: []string{"name"}}, {Type: "observability"}, {Type: "console"}}})
 	cfg := &Config{Sandbox: Sandbox{Plugins: map[string]sandbox.Policy{}}, Plugins: Plugins{Plugin: map[string]PluginStart{}},
 		Trust: Trust{Plugin: map[string]string{}}}
 	seen := map[string]bool{}
@@ -341,12 +344,17 @@ func parse(src []byte, filename string) (*Config, error) {
 		case "observability":
 			cfg.Observability = &Observability{}
 			err = cfg.Observability.decode(b.Body, filepath.Dir(filename))
+		case "console":
+			err = cfg.Console.decode(b.Body, filepath.Dir(filename))
 		}
 		if d, ok := err.(hcl.Diagnostics); ok {
 			all = append(all, d...)
 		} else if err != nil {
 			others = append(others, err) // the access block's rules: CEL's errors, each at its file:line:column
 		}
+	}
+	if d, ok := cfg.Console.checkAgainst(cfg.Auth).(hcl.Diagnostics); ok {
+		all = append(all, d...)
 	}
 	switch {
 	case all.HasErrors() && others != nil:

@@ -36,8 +36,9 @@ var homes = map[string]string{
 	"mode":     "trust { } or a plugin block inside it", "allowed_signers": "trust { }",
 	"bundles": "trust { }", "trusted_roots": "a bundles block inside trust { }", "require_signature": "a bundles block inside trust { }",
 	"file":   "audit { } or trust { }",
-	"issuer": "auth { }", "resource": "auth { }", "scopes": "auth { }", "leeway": "auth { }",
-	"introspection_endpoint": "auth { }", "pass_claims": "auth { }", "client_id": "auth { }", "client_secret_file": "auth { }",
+	"issuer": "auth { } or console { }", "resource": "auth { }", "scopes": "auth { }", "leeway": "auth { }",
+	"introspection_endpoint": "auth { }", "pass_claims": "auth { }", "client_id": "auth { } or console { }", "client_secret_file": "auth { } or console { }",
+	"enabled": "console { }", "public_url": "console { }",
 }
 
 // unexpected finds the name in hcl's "not expected here" details.

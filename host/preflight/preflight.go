@@ -194,6 +194,9 @@ func Check(o *Options) *Report {
 			r.add(at("auth", "client_secret_file"), err.Error(), "make the file readable, its owner's alone (chmod 600), holding the secret")
 		}
 	}
+	if _, err := ConsoleClientSecret(&cfg.Console); err != nil {
+		r.add(at("console", "client_secret_file"), err.Error(), "make the file readable, its owner's alone (chmod 600), holding the console's client secret")
+	}
 	if o.TLSCert != "" && o.TLSKey != "" {
 		if rl, err := tlsreload.New(o.TLSCert, o.TLSKey, nil); err != nil {
 			r.add("--tls-cert, --tls-key", err.Error(), "") // tlsreload says which file, and what is wrong with it

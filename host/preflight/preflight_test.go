@@ -151,6 +151,17 @@ func TestCheck(t *testing.T) {
 				"  introspection_endpoint = \"https://auth.example.com/introspect\"\n  client_id = \"plughost\"\n  client_secret_file = \"secret\"\n}\n",
 			want: []string{`plughost.hcl:6|client_secret_file`},
 		},
+		"the console's client secret file is open to others": {
+			hcl: "auth {\n  issuer = \"https://auth.example.com\"\n  resource = \"https://mcp.example.com/mcp\"\n}\n" +
+				"console {\n  client_id = \"plughost-console\"\n  client_secret_file = \"console.secret\"\n}\n",
+			files: map[string]file{"console.secret": {"s3cret\n", 0o644}},
+			want:  []string{`plughost.hcl:7|console: client_secret_file {{dir}}/console.secret`},
+		},
+		"the console's client secret file is readable": {
+			hcl: "auth {\n  issuer = \"https://auth.example.com\"\n  resource = \"https://mcp.example.com/mcp\"\n}\n" +
+				"console {\n  client_id = \"plughost-console\"\n  client_secret_file = \"console.secret\"\n}\n",
+			files: map[string]file{"console.secret": {"s3cret\n", 0o600}},
+		},
 		"the TLS pair is missing": {
 			tls:  true,
 			want: []string{`--tls-cert, --tls-key|`},

@@ -122,6 +122,24 @@ func ClientSecret(a *config.Auth, getenv func(string) string) (string, error) {
 	return strings.TrimSpace(string(b)), nil
 }
 
+// ConsoleClientSecret returns the console block's client secret: its
+// client_secret_file's content, trimmed; "" for a public client (no
+// file). The file is read as the auth block's is ([secretfile.Read]).
+func ConsoleClientSecret(c *config.Console) (string, error) {
+	if c.ClientSecretFile == "" {
+		return "", nil
+	}
+	b, err := secretfile.Read(c.ClientSecretFile, "console: client_secret_file "+c.ClientSecretFile)
+	if err != nil {
+		return "", err
+	}
+	secret := strings.TrimSpace(string(b))
+	if secret == "" {
+		return "", fmt.Errorf("console: client_secret_file %s is empty", c.ClientSecretFile)
+	}
+	return secret, nil
+}
+
 // unwrapPath drops the path an *fs.PathError repeats: the source already
 // names it.
 func unwrapPath(err error) error {

@@ -67,6 +67,10 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 		return err
 	}
 	opts.OAuth = verifier
+	consoleSet, err := readConsoleSettings(hf, verifier)
+	if err != nil {
+		return err
+	}
 	ln, err := net.Listen("tcp", f.Addr)
 	if err != nil {
 		return err
@@ -76,10 +80,23 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 		ln.Close()
 		return err
 	}
+	var consoleLn net.Listener // --console-listen: the console there, not at /console
+	if hf.ConsoleListen != "" {
+		if consoleLn, err = listenConsole(hf.ConsoleListen, consoleSet); err != nil {
+			ln.Close()
+			return err
+		}
+	}
+	closeListeners := func() {
+		ln.Close()
+		if consoleLn != nil {
+			consoleLn.Close()
+		}
+	}
 	hf.HTTP = true
 	h, err := Start(hf, stderr)
 	if err != nil {
-		ln.Close()
+		closeListeners()
 		return err
 	}
 	warnOpenTrust(h.trust, ln.Addr().String(), h.pluginDir, h.log.Named("trust"))
@@ -101,12 +118,28 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 	}
 	stopMetrics, err := h.obs.serveMetrics(hf.Observe, h.tlsConfig(), h.log)
 	if err != nil {
-		ln.Close()
+		closeListeners()
 		return errors.Join(err, h.Stop())
 	}
 	defer stopMetrics()
 	opts.TLSConfig = h.tlsConfig()
 	base := h.scheme() + "://" + ln.Addr().String()
+	stopConsole := func() {}
+	switch {
+	case consoleLn != nil:
+		if stopConsole, err = h.serveConsoleAlone(ctx, consoleLn, consoleSet); err != nil {
+			ln.Close()
+			return errors.Join(err, h.Stop())
+		}
+	case !consoleSet.disabled:
+		c, err := h.newConsole(consoleSet, consoleListener{base: base, loopback: loopback(ln.Addr().String()), token: opts.Token,
+			publicURL: consoleSet.publicURL})
+		if err != nil {
+			ln.Close()
+			return errors.Join(err, h.Stop())
+		}
+		opts.Console, opts.ConsoleOrigin = c, consoleSet.publicURL
+	}
 	url := base + streamable.PathMCP
 	auth := "none (loopback only)"
 	switch {
@@ -136,6 +169,7 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 	stopReloads := h.watchReloads() // SIGHUP, or the --config file changed
 	serveErr := streamable.Serve(ctx, srv, ln, opts)
 	stopReloads()
+	stopConsole()
 	stopErr := h.Stop()
 	if serveErr != nil {
 		return serveErr

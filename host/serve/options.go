@@ -32,6 +32,10 @@ type Options struct {
 	HTTP    bool
 	// TLS are serve's --tls-cert and --tls-key; nil elsewhere.
 	TLS *TLSOptions
+	// ConsoleListen is --console-listen: a loopback address the console
+	// (host/console) is served on alone, beside stdio or instead of
+	// --http's /console; "" for none.
+	ConsoleListen string
 	// Allow maps a provider name to the digest it may run with in this
 	// host whatever its trust mode: plughost upgrade lists what a new
 	// version offers before it is approved (Upgrade).

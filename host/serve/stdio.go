@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"io"
+	"net"
 	"os"
 	"os/signal"
 	"syscall"
@@ -19,12 +20,25 @@ var _ mcp.Catalog = (*catalog.Catalog)(nil)
 // SIGINT or SIGTERM arrives, then stops the host. SIGHUP or a change of
 // the configuration file reloads it (reload.go).
 func Stdio(hf *Options, stdin io.Reader, stdout, stderr io.Writer) error {
+	consoleLn, consoleSet, err := stdioConsoleListener(hf, stderr)
+	if err != nil {
+		return err
+	}
 	h, err := Start(hf, stderr)
 	if err != nil {
+		if consoleLn != nil {
+			consoleLn.Close()
+		}
 		return err
 	}
 	ctx, stopSignals := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stopSignals()
+	stopConsole := func() {}
+	if consoleLn != nil { // --console-listen: the console beside stdio, until stdin ends or a signal
+		if stopConsole, err = h.serveConsoleAlone(ctx, consoleLn, consoleSet); err != nil {
+			return errors.Join(err, h.Stop())
+		}
+	}
 
 	stopMetrics, err := h.obs.serveMetrics(hf.Observe, h.tlsConfig(), h.log)
 	if err != nil {
@@ -44,6 +58,7 @@ func Stdio(hf *Options, stdin io.Reader, stdout, stderr io.Writer) error {
 	stopReloads := h.watchReloads() // SIGHUP, or the --config file changed
 	serveErr := srv.ServeStdio(ctx, stdin, stdout)
 	stopReloads()
+	stopConsole()
 	if ctx.Err() != nil && errors.Is(serveErr, context.Cause(ctx)) {
 		// SIGINT or SIGTERM: an ordinary stop, as stdin's end is.
 		h.log.Info("stopping", "reason", serveErr)
@@ -54,6 +69,25 @@ func Stdio(hf *Options, stdin io.Reader, stdout, stderr io.Writer) error {
 		return serveErr
 	}
 	return stopErr
+}
+
+// stdioConsoleListener opens --console-listen's listener for a stdio host
+// (nil without the flag), before any plugin starts, with the settings the
+// console is built with.
+func stdioConsoleListener(hf *Options, stderr io.Writer) (net.Listener, *consoleSettings, error) {
+	if hf.ConsoleListen == "" {
+		return nil, nil, nil
+	}
+	verifier, err := oauthVerifier(hf, stderr) // people may sign in through the auth block's issuer
+	if err != nil {
+		return nil, nil, err
+	}
+	set, err := readConsoleSettings(hf, verifier)
+	if err != nil {
+		return nil, nil, err
+	}
+	ln, err := listenConsole(hf.ConsoleListen, set)
+	return ln, set, err
 }
 
 func isTerminal(f *os.File) bool {

@@ -24,9 +24,9 @@ func checkEndpoint(p string) error {
 	switch {
 	case !strings.HasPrefix(p, "/") || path.Clean(p) != p || p == "/" || strings.ContainsAny(p, "?#%"):
 		return fmt.Errorf("%w %q: want an absolute, clean path of its own, such as /mcp/search", ErrEndpointPath, p)
-	case p == PathMCP || p == PathSSE || p == PathMessage || p == PathMetrics || isHealthPath(p):
-		return fmt.Errorf("%w %q: served already (the listener serves %s, %s, %s, %s, %s and %s)", ErrEndpointPath, p,
-			PathMCP, PathSSE, PathMessage, PathMetrics, PathHealthz, PathReadyz)
+	case p == PathMCP || p == PathSSE || p == PathMessage || p == PathMetrics || isHealthPath(p) || isConsolePath(p):
+		return fmt.Errorf("%w %q: served already (the listener serves %s, %s, %s, %s, %s, %s and %s)", ErrEndpointPath, p,
+			PathMCP, PathSSE, PathMessage, PathMetrics, PathHealthz, PathReadyz, PathConsole)
 	}
 	return nil
 }

@@ -132,6 +132,18 @@ type Options struct {
 	// MetricsAllowed decides whether an OAuth caller may read Metrics;
 	// nil means none may.
 	MetricsAllowed func(*mcp.Caller) bool
+	// Console, when not nil, is served at [PathConsole] and every path
+	// under it (host/console's pages): after the Host guard, with an
+	// Origin guard of its own (a browser's Origin must be the listener's
+	// own origin; --allowed-origin does not apply) and without the bearer
+	// token, since a browser signs in with a cookie the console checks.
+	// See console.go.
+	Console http.Handler
+	// ConsoleOrigin is the origin browsers reach the console by when a
+	// proxy in front changes the Host (the console block's public_url):
+	// an Origin equal to it is the console's own too. "": the request's
+	// Host alone.
+	ConsoleOrigin string
 	// TLSConfig, when not nil, makes Serve speak HTTPS on its listener
 	// with it (HTTP/1.1, as over plain HTTP): a token then never travels
 	// in clear. The handshake is bounded as a request's headers are; a
@@ -222,11 +234,17 @@ func Serve(ctx context.Context, srv *mcp.Server, ln net.Listener, opts *Options)
 	go func() { served <- hs.Serve(ln) }()
 	select {
 	case err := <-served:
+		if h.console != nil {
+			h.console.closeRequests()
+		}
 		h.shutdown(context.Background())
 		return fmt.Errorf("mcp: http: %w", err)
 	case <-ctx.Done():
 	}
 	h.drain() // health.go: /readyz answers 503 from now on
+	if h.console != nil {
+		h.console.closeRequests() // a console page's event stream ends now, not at the grace period's end
+	}
 	h.log.Info("shutting down HTTP", "grace", h.opts.ShutdownTimeout)
 	grace, cancel := context.WithTimeout(context.Background(), h.opts.ShutdownTimeout)
 	defer cancel()
@@ -291,6 +309,9 @@ type httpHandler struct {
 	// routes to it (nil for that one): the limits are the root's.
 	extra map[string]*httpHandler
 	root  *httpHandler
+
+	// console serves Options.Console (console.go); nil without one.
+	console *consoleGate
 }
 
 func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler {
@@ -355,6 +376,9 @@ func newHTTPHandler(srv *mcp.Server, opts *Options, loopback bool) *httpHandler 
 		h.token = []byte("Bearer " + o.Token)
 	}
 	h.addEndpoints(loopback)
+	if o.Console != nil {
+		h.console = newConsoleGate(o.Console, o.ConsoleOrigin, h.draining.Load)
+	}
 	return h
 }
 
@@ -369,6 +393,12 @@ var (
 func (h *httpHandler) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	var mcpAt *httpHandler // the Streamable HTTP endpoint the request is for, if any
 	switch p := r.URL.Path; {
+	case h.console != nil && isConsolePath(p):
+		if h.loopback && !loopbackHost(r.Host) {
+			break // refused below, as every request is
+		}
+		h.console.serve(w, r) // its own Origin guard, no bearer token: console.go
+		return
 	case p == PathMCP:
 		mcpAt = h
 	case p == PathSSE, p == PathMessage, p == PathHealthz, p == PathReadyz, h.isMetadataPath(p):

@@ -1,0 +1,58 @@
+package access
+
+import "testing"
+
+// TestConsoleAndApproveAllowed: the console's pages (kind "console") and
+// its approve button (kind "approve", item.plugin the plugin) are decided
+// as the metrics are: only an allow rule that holds admits, a deny rule
+// that holds or fails refuses, and the rule of the console's browser test
+// (everyone sees, only ops approve) keeps tools allowed.
+func TestConsoleAndApproveAllowed(t *testing.T) {
+	t.Parallel()
+	opsApprove := `item.kind != 'approve' || 'writers' in caller.claims.groups`
+	type want struct{ console, approveFiles, approveOther bool }
+	for name, c := range map[string]struct {
+		rules      []Source
+		alice, bob want
+	}{
+		"no rules":          {},
+		"deny rules alone":  {rules: []Source{{Name: "d", Deny: true, Expr: "item.name == 'files_write'"}}},
+		"allow about tools": {rules: []Source{{Name: "a", Expr: "item.plugin == 'files' && item.kind == 'tool'"}}},
+		"everyone sees, writers approve": {
+			rules: []Source{{Name: "ops", Expr: opsApprove}},
+			alice: want{true, true, true}, bob: want{console: true},
+		},
+		"approve one plugin only": {
+			rules: []Source{{Name: "ops", Expr: `item.kind != 'approve' || item.plugin == 'files'`}},
+			alice: want{true, true, false}, bob: want{true, true, false},
+		},
+		"metrics rule admits no approval": {
+			rules: []Source{{Name: "m", Expr: `item.kind == 'tool' || item.kind == 'metrics'`}},
+		},
+		"deny bob the console": {
+			rules: []Source{{Name: "all", Expr: "true"}, {Name: "d", Deny: true, Expr: "item.kind == 'console' && caller.subject == 'bob'"}},
+			alice: want{true, true, true}, bob: want{approveFiles: true, approveOther: true},
+		},
+		"deny that errs": {rules: []Source{{Name: "ops", Expr: opsApprove}, {Name: "d", Deny: true, Expr: "caller.claims.team == 'x'"}}},
+	} {
+		t.Run(name, func(t *testing.T) {
+			var rs *Rules
+			if c.rules != nil {
+				rs = mustCompile(t, c.rules...)
+			}
+			for who, w := range map[string]want{"alice": c.alice, "bob": c.bob} {
+				caller := alice
+				if who == "bob" {
+					caller = bob
+				}
+				got := want{rs.ConsoleAllowed(caller), rs.ApproveAllowed(caller, "files"), rs.ApproveAllowed(caller, "other")}
+				if got != w {
+					t.Errorf("%s: console, approve files, approve other = %+v, want %+v", who, got, w)
+				}
+			}
+			if name == "everyone sees, writers approve" && !rs.For(bob).Visible(read) {
+				t.Errorf("the console rule hides bob's tools")
+			}
+		})
+	}
+}

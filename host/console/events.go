@@ -130,10 +130,7 @@ func (e *eventHub) close() {
 
 // Close ends the console's live updates: the Source's watch and every
 // open event stream. Pages still answer; a new stream is refused.
-func (h *Handler) Close() error {
-	h.events.close()
-	return nil
-}
+func (h *Handler) Close() { h.events.close() }
 
 // eventsStream is GET Path+"/events": the stream of one page.
 func (h *Handler) eventsStream(w http.ResponseWriter, r *http.Request, u *user) {

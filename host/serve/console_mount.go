@@ -189,6 +189,7 @@ func (h *Host) serveConsoleAlone(ctx context.Context, ln net.Listener, s *consol
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
+		defer c.Close() // its event streams' watch of the plugins
 		if err := streamable.ServeConsole(ctx, ln, c, h.tlsConfig(), h.log.Named("console")); err != nil {
 			h.log.Error("the console's listener stopped", "error", err)
 		}

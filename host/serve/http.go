@@ -139,6 +139,7 @@ func HTTP(hf *Options, f *HTTPOptions, stderr io.Writer) error {
 			return errors.Join(err, h.Stop())
 		}
 		opts.Console, opts.ConsoleOrigin = c, consoleSet.publicURL
+		stopConsole = c.Close // its event streams' watch of the plugins
 	}
 	url := base + streamable.PathMCP
 	auth := "none (loopback only)"

@@ -29,7 +29,7 @@ build:
 ## registry), so four at a time on two cores take cmd/plughost from about 600 s to 450 s (go test -json's figures)
 test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules examples/node-hook/node_modules \
 		internal/npmregistry/node_modules \
-		internal/mcpbcli/node_modules
+		internal/mcpbcli/node_modules internal/browsertest/node_modules
 	$(GO) vet ./...
 	GOOS=windows $(GO) vet -trimpath ./...
 	GOOS=darwin $(GO) vet ./...
@@ -121,6 +121,12 @@ internal/npmregistry/node_modules: internal/npmregistry/package-lock.json
 ## bundles as authors do (host/bundlesig, host/mcpb, cmd/plughost), pinned by its lockfile
 internal/mcpbcli/node_modules: internal/mcpbcli/package-lock.json
 	cd internal/mcpbcli && npm ci --no-audit --no-fund
+	@touch $@
+
+## internal/browsertest/node_modules: Playwright's driver (playwright-core, without a browser of its own), with which
+## cmd/plughost's TestConsoleInABrowser drives Debian's Chromium (/usr/bin/chromium, package chromium), pinned by its lockfile
+internal/browsertest/node_modules: internal/browsertest/package-lock.json
+	cd internal/browsertest && npm ci --no-audit --no-fund
 	@touch $@
 
 ## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets

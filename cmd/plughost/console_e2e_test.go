@@ -56,12 +56,21 @@ type consoleScriptInput struct {
 	Issuer      string `json:"issuer"`      // the authorization server people sign in at
 	Attacker    string `json:"attacker"`    // a page of another origin that posts a form to the console
 
-	Quarantined struct{ Name, Tool string } `json:"quarantined"` // never approved: approved in the browser
-	Held        struct {
-		Name, Tool string
-		Added      string // a text of the changed description, on a "+ " line of the diff
-	} `json:"held"`
-	Hostile struct{ Name, Tool, Description string } `json:"hostile"`
+	Quarantined scenePlugin `json:"quarantined"` // never approved: approved in the browser
+	Held        scenePlugin `json:"held"`        // its tool changed: the diff shows Added
+	Hostile     scenePlugin `json:"hostile"`     // its tool's description is markup, Description
+}
+
+// scenePlugin is one plugin of the browser's scene: its name and the tool
+// the script looks for on its page.
+type scenePlugin struct {
+	Name string `json:"name"`
+	Tool string `json:"tool"`
+	// Added is a text the tool's changed description added (held), shown
+	// as added in the diff; Description the tool's whole description
+	// (hostile), shown as this very text.
+	Added       string `json:"added,omitempty"`
+	Description string `json:"description,omitempty"`
 }
 
 // TestConsoleInABrowser is issue 37's proof, in a real browser: serve

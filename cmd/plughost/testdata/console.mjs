@@ -26,11 +26,13 @@ async function shot(page, name) {
   await page.screenshot({ path: path.join(input.screenshots, `${String(shots).padStart(2, "0")}-${name}.png`), fullPage: true });
 }
 
-// step runs one step of the scene and screenshots page after it.
+// step runs one step of the scene and screenshots page after it; it prints the step's name, and how long it took.
 async function step(name, page, fn) {
-  console.log(`step ${name}`);
+  const start = performance.now();
+  process.stdout.write(`step ${name}`);
   await fn();
   await shot(page, name);
+  console.log(` (${Math.round(performance.now() - start)} ms)`);
 }
 
 function fail(message) {
@@ -245,7 +247,7 @@ try {
   if (dialogs.length) fail(`dialogs opened: ${dialogs.join("; ")}`);
   console.log("ok");
 } catch (err) {
-  console.log(`error: ${err.stack ?? err}`);
+  console.log(`\nerror: ${err.stack ?? err}`);
   for (const p of pages) await shot(p, "failure").catch(() => {});
   process.exitCode = 1;
 } finally {

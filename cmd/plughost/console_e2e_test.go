@@ -179,6 +179,7 @@ func TestConsoleInABrowser(t *testing.T) {
 	if !strings.HasSuffix(out.String(), "ok\n") {
 		t.Fatalf("the browser's scene did not finish:\n%s", out.String())
 	}
+	t.Logf("the browser's scene:\n%s", out.String())
 
 	// What the host recorded: alice's approvals (by her name), none of
 	// bob's or the forged requests'.

@@ -87,8 +87,9 @@ type scenePlugin struct {
 // with alice's cookie and even her CSRF token is refused and changes
 // nothing. Screenshots of every step are kept in the test's artifact
 // directory (go test -artifacts; make test keeps them in
-// bin/test-artifacts). Costs about N s, most of it Chromium and the
-// provider's pages.
+// bin/test-artifacts). Costs about 33 s (49 s under -race, measured on
+// the merged issue 37 branches), 20 s of it the browser's 21 steps, the
+// rest the provider, plughost approve twice and the host's start.
 func TestConsoleInABrowser(t *testing.T) {
 	t.Parallel()
 	for _, need := range []struct{ path, install string }{

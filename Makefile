@@ -26,14 +26,16 @@ build:
 ## with -trimpath, as make release builds, so internal/release's reproducibility test finds its packages compiled), the
 ## deploy/ check, every test (with the race detector), then the
 ## conformance suite. -parallel 4: the end-to-end tests mostly wait on the processes they start (node, npm, a
-## registry), so four at a time on two cores take cmd/plughost from about 600 s to 450 s (go test -json's figures)
+## registry), so four at a time on two cores take cmd/plughost from about 600 s to 450 s (go test -json's figures).
+## What tests keep (t.ArtifactDir: the console's browser test's screenshots) lands in bin/test-artifacts/_artifacts
 test: tidy-check build deploy-check conformance/node_modules examples/node-plugin/node_modules examples/node-hook/node_modules \
 		internal/npmregistry/node_modules \
-		internal/mcpbcli/node_modules
+		internal/mcpbcli/node_modules internal/browsertest/node_modules
 	$(GO) vet ./...
 	GOOS=windows $(GO) vet -trimpath ./...
 	GOOS=darwin $(GO) vet ./...
-	$(GO) test -race -timeout 20m -parallel 4 ./...
+	@mkdir -p $(BIN)/test-artifacts
+	$(GO) test -race -timeout 20m -parallel 4 -artifacts -outputdir $(CURDIR)/$(BIN)/test-artifacts ./...
 	conformance/run.sh $(BIN)/plughost $(BIN)/test-plugins/conformance $(BIN)/conformance-client
 
 ## tidy-check: fail when `go mod tidy` would change go.mod or go.sum (a dependency used
@@ -121,6 +123,12 @@ internal/npmregistry/node_modules: internal/npmregistry/package-lock.json
 ## bundles as authors do (host/bundlesig, host/mcpb, cmd/plughost), pinned by its lockfile
 internal/mcpbcli/node_modules: internal/mcpbcli/package-lock.json
 	cd internal/mcpbcli && npm ci --no-audit --no-fund
+	@touch $@
+
+## internal/browsertest/node_modules: Playwright's driver (playwright-core, without a browser of its own), with which
+## cmd/plughost's TestConsoleInABrowser drives Debian's Chromium (/usr/bin/chromium, package chromium), pinned by its lockfile
+internal/browsertest/node_modules: internal/browsertest/package-lock.json
+	cd internal/browsertest && npm ci --no-audit --no-fund
 	@touch $@
 
 ## bench: plughost against go-sdk, mcp-go and a hand-written floor, one load client, ratios and targets

@@ -20,6 +20,15 @@
 // Metadata is at /.well-known/openid-configuration (OpenID Connect discovery; oidc-provider serves no RFC 8414
 // document), keys at /jwks.
 //
+// People, too: the end users ACCOUNTS (alice, bob) sign in through a browser, by the authorization code grant with
+// PKCE (S256), at oidc-provider's own development login page (GET /interaction/UID: a form with a login field, any
+// password, button "Sign-in"; then the consent page, button "Continue"), for the public client "plughost-console"
+// (CONSOLE_CLIENT: plughost's browser console). Its redirect URI is http://127.0.0.1/console/oauth/callback on any
+// port (a native client's loopback redirect, RFC 8252 section 7.3, which oidc-provider matches without the port). The
+// authorization and token requests name the resource (RFC 8707); the access token is then a JWT like the others, but
+// its "sub" is the account, "client_id" plughost-console, and "groups" the account's (ACCOUNTS). A login that is not
+// an account is refused at the end of the login (no such account: no code).
+//
 // Commands, one per line on stdin, each answered by one JSON line on stdout:
 //
 //   rotate   a new RSA key becomes the signing key, published first in the JWKS; the older keys stay published
@@ -48,6 +57,22 @@ const CLIENTS = {
 };
 const DEFAULT_TTL = 600; // seconds
 
+// The end users, by login: their "groups" claims (in the access tokens issued to the console on their behalf).
+const ACCOUNTS = {
+  alice: { groups: ["ops", "readers"] },
+  bob: { groups: ["readers"] },
+};
+
+// The console's client: public (no secret: a browser's PKCE instead), the authorization code grant only.
+const CONSOLE_CLIENT = {
+  client_id: "plughost-console",
+  application_type: "native", // so that a loopback redirect URI matches on any port
+  token_endpoint_auth_method: "none",
+  grant_types: ["authorization_code"],
+  response_types: ["code"],
+  redirect_uris: ["http://127.0.0.1/console/oauth/callback", "http://[::1]/console/oauth/callback"],
+};
+
 // The resource servers whose tokens are opaque (checked by introspection), by resource URL.
 const { values: args } = parseArgs({ options: { opaque: { type: "string", multiple: true, default: [] } } });
 const OPAQUE = new Set(args.opaque);
@@ -75,11 +100,16 @@ function newProvider(issuer, keys) {
         redirect_uris: [],
       })),
       { client_id: INTROSPECTOR, client_secret: `${INTROSPECTOR}-secret`, grant_types: [], response_types: [], redirect_uris: [] },
+      CONSOLE_CLIENT,
     ],
+    // An end user is an account only if ACCOUNTS has it.
+    findAccount: async (_ctx, id) =>
+      Object.hasOwn(ACCOUNTS, id) ? { accountId: id, claims: async () => ({ sub: id, groups: ACCOUNTS[id].groups }) } : undefined,
+    pkce: { required: () => true },
     jwks: { keys },
     features: {
       clientCredentials: { enabled: true },
-      devInteractions: { enabled: false }, // no end-user login here: clients only
+      devInteractions: { enabled: true }, // the end users' login and consent pages
       introspection: { enabled: true, allowedPolicy: async (_ctx, client) => client.clientId === INTROSPECTOR },
       resourceIndicators: {
         enabled: true,
@@ -93,7 +123,10 @@ function newProvider(issuer, keys) {
         }),
       },
     },
-    extraTokenClaims: async (_ctx, token) => ({ groups: CLIENTS[token.clientId]?.groups ?? [] }),
+    // A user's token speaks for the account, a client credentials token for the client.
+    extraTokenClaims: async (_ctx, token) => ({
+      groups: (token.accountId ? ACCOUNTS[token.accountId]?.groups : CLIENTS[token.clientId]?.groups) ?? [],
+    }),
     // A token without a resource (opaque, for the UserInfo endpoint) lives as long as the others.
     ttl: { ClientCredentials: (_ctx, token) => token.resourceServer?.accessTokenTTL ?? DEFAULT_TTL },
   });

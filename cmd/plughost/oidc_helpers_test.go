@@ -36,6 +36,18 @@ import (
 // plughost checks them at the provider's introspection endpoint, whose
 // answer has the same claims less sub and jti (oidc-provider leaves them
 // out for client credentials).
+//
+// People sign in too, through a browser: the end users oidcAccounts, by
+// the authorization code grant with PKCE S256 for the public client
+// oidcConsoleClient (plughost's console), at oidc-provider's development
+// login page (GET /interaction/UID: input[name=login] — an account —,
+// input[name=password] — anything —, button "Sign-in"; then the consent
+// page, button "Continue"). The redirect URI is
+// http://127.0.0.1:PORT/console/oauth/callback on any PORT (a native
+// client's loopback redirect, RFC 8252 §7.3). The authorization and token
+// requests must name the resource (RFC 8707); the access token is then a
+// JWT as above whose sub is the account, client_id oidcConsoleClient, and
+// groups the account's. A login that is no account gets no code.
 var oidcProviderScript = filepath.Join("..", "..", "conformance", "oidc-provider.mjs")
 
 // The provider's clients, by id: the identities tokens speak for.
@@ -57,6 +69,20 @@ var oidcClients = map[string][]string{
 	oidcBob:        {"readers"},
 	oidcShortLived: {"readers"},
 }
+
+// The end users (conformance/oidc-provider.mjs's ACCOUNTS) and their
+// "groups" claims: people who sign in to the console in a browser. Their
+// names are the clients' too, but their groups are not: a token's groups
+// are the account's when a person signed in, the client's otherwise.
+var oidcAccounts = map[string][]string{
+	"alice": {"ops", "readers"},
+	"bob":   {"readers"},
+}
+
+// oidcConsoleClient is the console's client at the provider: public (no
+// secret), PKCE S256, the authorization code grant, a loopback redirect
+// URI on any port.
+const oidcConsoleClient = "plughost-console"
 
 // oidcScopes are the scopes the provider grants for any resource: a token
 // asked for others does not carry them.

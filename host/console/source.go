@@ -165,7 +165,8 @@ type Setting struct {
 
 // Event is a change of a plugin that the console's pages show live.
 type Event struct {
-	// Plugin is the plugin's name; Kind is "started", "stopped",
+	// Plugin is the plugin's name; Kind is "started" (before its
+	// handshake), "loaded" (what it offers is published), "stopped",
 	// "crashed", "parked", "quarantined", "held", "approved" (by a person,
 	// or a held definition served again), "revoked" or "changed" (a
 	// definition changed and served, in mode open). A page refetches at

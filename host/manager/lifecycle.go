@@ -374,6 +374,7 @@ func (l *life) adopt(in *instance, clearErr, force bool, msg string) {
 	l.show(in.desc, in.lists, force)
 	s.log.Info(msg, append([]any{"pid", in.pid(), "version", in.desc.Name + " " + in.desc.Version}, counts(in.lists)...)...)
 	s.m.hookPluginReady(s.name)
+	s.event(EventLoaded)
 }
 
 // show publishes what the plugin offers, unless the published provider

@@ -230,7 +230,7 @@ func TestCrashLoopParksUntilTheFileChanges(t *testing.T) {
 		t.Errorf("status = %+v, want parked after 3 deaths", s)
 	}
 	mu.Lock()
-	if diff := cmp.Diff(map[Event]int{EventStarted: 3, EventCrashed: 3, EventParked: 1}, events); diff != "" {
+	if diff := cmp.Diff(map[Event]int{EventStarted: 3, EventLoaded: 1, EventCrashed: 3, EventParked: 1}, events); diff != "" {
 		t.Errorf("OnEvent (-want +got):\n%s", diff)
 	}
 	mu.Unlock()

@@ -25,6 +25,10 @@ const (
 	// EventQuarantined: Options.Trust refused the plugin file; it is
 	// not started nor published (StateQuarantined).
 	EventQuarantined Event = "quarantined"
+	// EventLoaded: a started plugin answered its handshake and what it
+	// offers is published (StateRunning): what a page showing the
+	// plugins waits for, where EventStarted comes before the handshake.
+	EventLoaded Event = "loaded"
 )
 
 // State is where a plugin is in its life.

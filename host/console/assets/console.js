@@ -60,4 +60,8 @@
 
   const events = new EventSource("/console/events");
   events.addEventListener("plugin", refresh);
+  // A change between this page's rendering and the stream's opening (or
+  // while it was down, before EventSource reconnected) came as no event:
+  // each opening refetches once.
+  events.addEventListener("open", refresh);
 })();

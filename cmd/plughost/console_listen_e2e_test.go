@@ -27,11 +27,21 @@ func TestConsoleListenLoginLink(t *testing.T) {
 	h := startTestHostWith(t, []string{"--console-listen", "127.0.0.1:0"}, "echo")
 	h.stderr.await(t, "login_link=")
 	h.awaitTools("echo", "sleep")
-	signInWithTheLink(t, h.stderr)
+	h.call("echo", map[string]any{"text": "hi"})
+	browser, base := signInWithTheLink(t, h.stderr)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	if names := h.toolNames(ctx); !slices.Contains(names, "echo") {
 		t.Errorf("the stdio session's tools after the console served: %v", names)
+	}
+	// A stdio host keeps the metrics for its console: the call shows.
+	resp, err := browser.Get(base + "/console/calls")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if b, _ := io.ReadAll(resp.Body); !strings.Contains(string(b), `data-tool="echo"`) {
+		t.Errorf("the calls page shows no call of echo:\n%s", b)
 	}
 }
 
@@ -61,8 +71,9 @@ func TestConsoleOnHTTP(t *testing.T) {
 // signInWithTheLink opens the login link of log in a fresh browser: before
 // it the plugins page sends to the login page; the link lands on the
 // plugins page, signed in, listing the echo plugin, with the console's
-// Content-Security-Policy.
-func signInWithTheLink(t *testing.T, log *lineBuffer) {
+// Content-Security-Policy. It returns the signed-in browser and the
+// console's base URL.
+func signInWithTheLink(t *testing.T, log *lineBuffer) (browser *http.Client, base string) {
 	t.Helper()
 	m := loginLink.FindStringSubmatch(log.String())
 	if m == nil {
@@ -73,7 +84,7 @@ func signInWithTheLink(t *testing.T, log *lineBuffer) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	browser := &http.Client{Jar: jar, Timeout: 30 * time.Second}
+	browser = &http.Client{Jar: jar, Timeout: 30 * time.Second}
 	get := func(url string) (*http.Response, string) {
 		t.Helper()
 		resp, err := browser.Get(url)
@@ -98,4 +109,5 @@ func signInWithTheLink(t *testing.T, log *lineBuffer) {
 	if csp := resp.Header.Get("Content-Security-Policy"); !strings.Contains(csp, "script-src 'self'") {
 		t.Errorf("the page's Content-Security-Policy is %q", csp)
 	}
+	return browser, strings.TrimSuffix(keyless, "/console/login")
 }

@@ -248,7 +248,9 @@ type services struct {
 // and the state key would let it forge another provider's requestState,
 // the redis password read or rewrite any task.
 func openServices(o *Options, cfg *config.Config, log hclog.Logger, undo *undoList) (*services, error) {
-	obs, err := newObserver(o.Observe, cfg.Audit, o.HTTP, log)
+	// The console's calls page reads the metrics: a stdio host with
+	// --console-listen keeps them too.
+	obs, err := newObserver(o.Observe, cfg.Audit, o.HTTP || o.ConsoleListen != "", log)
 	if err != nil {
 		return nil, err
 	}

@@ -36,7 +36,8 @@ type observer struct {
 
 // newObserver opens what f and the configuration's audit block (nil:
 // none) ask for; the flags win over the block. withHTTP: serve --http,
-// whose listener serves /metrics.
+// whose listener serves /metrics, or a console, whose calls page shows
+// them.
 func newObserver(f *ObserveOptions, block *config.Audit, withHTTP bool, log hclog.Logger) (*observer, error) {
 	o := &observer{}
 	if f == nil {

@@ -46,8 +46,9 @@
 // that with no rules, or rules about tools alone, no OAuth caller reads
 // them: they name every tool and count every caller's calls. Since any
 // allow rule makes every item need one, write such a rule so that it
-// holds for the other items: allow = "item.kind != 'metrics' || 'ops' in
-// caller.claims.groups". See [Rules.MetricsAllowed].
+// holds for the other items but the console's: allow = "!(item.kind in
+// ['metrics', 'console', 'approve']) || 'ops' in caller.claims.groups".
+// See [Rules.MetricsAllowed].
 //
 // The console (plughost's pages in a browser) is decided the same way for
 // a person signed in there through the authorization server: an item of
@@ -207,6 +208,7 @@ func Compile(srcs []Source) (*Rules, error) {
 	if errs != nil {
 		return nil, fmt.Errorf("%s", strings.Join(errs, "\n"))
 	}
+	rs.warnings = append(rs.warnings, rs.anyoneWarnings()...)
 	return rs, nil
 }
 

@@ -1,6 +1,9 @@
 package access
 
-import "testing"
+import (
+	"strings"
+	"testing"
+)
 
 // TestConsoleAndApproveAllowed: the console's pages (kind "console") and
 // its approve button (kind "approve", item.plugin the plugin) are decided
@@ -52,6 +55,37 @@ func TestConsoleAndApproveAllowed(t *testing.T) {
 			}
 			if name == "everyone sees, writers approve" && !rs.For(bob).Visible(read) {
 				t.Errorf("the console rule hides bob's tools")
+			}
+		})
+	}
+}
+
+// TestWarningsOnRightsForAnyone: a rule that gives the console's rights
+// to any caller (one written for tools and metrics before the console,
+// "true") is named with its place and the right it gives; a rule that
+// asks for a claim, or whose claim test fails for a caller without
+// claims, is not.
+func TestWarningsOnRightsForAnyone(t *testing.T) {
+	t.Parallel()
+	for name, c := range map[string]struct {
+		expr string
+		want []string // the kinds warned of, in order
+	}{
+		"everything but metrics": {expr: `item.kind != 'metrics' || 'ops' in caller.claims.groups`, want: []string{"console", "approve"}},
+		"everyone sees, ops approve": {expr: `item.kind != 'approve' || 'ops' in caller.claims.groups`, want: []string{"console"}},
+		"a claim for all three": {expr: `!(item.kind in ['metrics', 'console', 'approve']) || 'ops' in caller.claims.groups`},
+		"tools only":            {expr: `item.kind == 'tool'`},
+	} {
+		t.Run(name, func(t *testing.T) {
+			rs := mustCompile(t, Source{Name: "r", Expr: c.expr, File: "p.hcl", Line: 4, Column: 5})
+			w := rs.Warnings()
+			if len(w) != len(c.want) {
+				t.Fatalf("warnings %q, want %d (%v)", w, len(c.want), c.want)
+			}
+			for i, kind := range c.want {
+				if !strings.HasPrefix(w[i], `p.hcl:4:5: rule "r" holds for item.kind == '`+kind+`' whoever the caller is`) {
+					t.Errorf("warning %q, want it to locate the rule and name kind %s", w[i], kind)
+				}
 			}
 		})
 	}

@@ -8,15 +8,19 @@ import (
 	"cel.dev/cel-go/common/ast"
 	"cel.dev/cel-go/common/operators"
 	"cel.dev/cel-go/common/types"
+
+	"github.com/plughost/plughost/host/tool"
 )
 
 // Warnings are what Compile found suspicious in rules that compile: each
 // rule comparing item.name with a name in the form a clash gives
 // (<provider>__<tool>). item.name is the provider's own name, so such a
 // rule matches no tool (or only a tool its provider named so); it was
-// written against the exposed name, which item.exposed holds. serve logs
-// them at start and `plughost check` prints them; they do not stop
-// either. Nil for nil rules.
+// written against the exposed name, which item.exposed holds. And each
+// right of the console (item kinds console and approve) that the rules
+// give to anyone at all (anyoneWarnings). serve logs them at start and
+// `plughost check` prints them; they do not stop either. Nil for nil
+// rules.
 func (rs *Rules) Warnings() []string {
 	if rs == nil {
 		return nil
@@ -85,3 +89,34 @@ func stringsOf(e ast.Expr) []string {
 	}
 	return nil
 }
+
+// anyoneWarnings warns of the console's rights (see the pages, approve a
+// plugin) that the rules give to a caller with no subject, scopes or
+// claims: to anyone the authorization server signs in. A rule written
+// for tools before the console existed does it easily ("item.kind !=
+// 'metrics' || …" holds for every other kind), and approving runs code,
+// so it is named, with the allow rule that admits.
+func (rs *Rules) anyoneWarnings() []string {
+	anyone := &tool.Caller{}
+	var out []string
+	for _, kind := range []string{ItemConsole, ItemApprove} {
+		it := &itemVars{Kind: kind, Name: kind}
+		if !rs.explicitlyAllowed(anyone, it) {
+			continue
+		}
+		g := rs.For(anyone).(*guard)
+		for _, r := range rs.allow {
+			if v, _ := r.eval(g.caller, it, noArguments); v == holds {
+				out = append(out, fmt.Sprintf("%s:%d:%d: rule %q holds for item.kind == '%s' whoever the caller is: "+
+					"anyone the console's sign-in admits may %s; write the rule so that it asks for a claim "+
+					"(!(item.kind in ['metrics', 'console', 'approve']) || 'ops' in caller.claims.groups)",
+					r.src.File, r.src.Line, r.src.Column, r.src.Name, kind, rightOf[kind]))
+				break
+			}
+		}
+	}
+	return out
+}
+
+// rightOf says what a console item kind lets a person do.
+var rightOf = map[string]string{ItemConsole: "see every plugin, caller and call", ItemApprove: "approve plugins, which runs their code"}

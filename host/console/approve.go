@@ -21,7 +21,7 @@ func (h *Handler) approve(w http.ResponseWriter, r *http.Request) {
 		if digest == "" {
 			return errNoDigest
 		}
-		return h.opts.Source.Approve(r.Context(), plugin, digest, u.name)
+		return h.opts.Source.Approve(r.Context(), plugin, digest, r.PostFormValue("listing"), u.name)
 	})
 }
 
@@ -73,7 +73,7 @@ func (h *Handler) change(w http.ResponseWriter, r *http.Request, verb string, do
 		h.renderError(w, r, u, http.StatusBadRequest, "Nothing to "+verb, err.Error())
 	case errors.Is(err, ErrChanged):
 		h.renderError(w, r, u, http.StatusConflict, "Changed since you reviewed it",
-			strconv.Quote(plugin)+" changed since you reviewed it: its file is not the one the page showed. "+
+			strconv.Quote(plugin)+" changed since you reviewed it: its file, or the definitions it lists, are not those the page showed. "+
 				"Nothing was approved; review it again.")
 	default:
 		h.log.Error("console "+verb+" failed", "plugin", plugin, "by", u.name, "error", err)

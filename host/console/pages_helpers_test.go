@@ -112,7 +112,7 @@ type fakeSource struct {
 	approveErr error
 
 	mu      sync.Mutex
-	changes []string  // "approve PLUGIN DIGEST BY", "revoke PLUGIN BY"
+	changes []string  // "approve PLUGIN DIGEST [LISTING] BY", "revoke PLUGIN BY"
 	callers []*Caller // Catalog's callers
 	watches int
 	changed func(Event)
@@ -133,9 +133,12 @@ func (f *fakeSource) Tasks(ctx context.Context, limit int) ([]Task, error) {
 func (f *fakeSource) Calls() []ToolCalls   { return f.calls }
 func (f *fakeSource) Audit(n int) []string { return f.audit }
 func (f *fakeSource) Config() []Setting    { return f.config }
-func (f *fakeSource) Approve(ctx context.Context, plugin, digest, by string) error {
+func (f *fakeSource) Approve(ctx context.Context, plugin, digest, listing, by string) error {
 	f.mu.Lock()
 	defer f.mu.Unlock()
+	if listing != "" {
+		digest += " " + listing
+	}
 	f.changes = append(f.changes, "approve "+plugin+" "+digest+" "+by)
 	return f.approveErr
 }

@@ -18,7 +18,7 @@ import (
 func testPlugins() []Plugin {
 	return []Plugin{
 		{Name: "fresh", State: "quarantined", TrustMode: "pinned", TrustState: "pending", Digest: "sha256:f1"},
-		{Name: "notes", State: "running", TrustMode: "pinned", TrustState: "approved", Digest: "sha256:n1",
+		{Name: "notes", State: "running", TrustMode: "pinned", TrustState: "approved", Digest: "sha256:n1", Listing: "sha256:l1",
 			Tools: []Definition{{Name: "notes_add", Description: "Adds a note."}},
 			Held: []Held{{Kind: "tool", Name: "notes_del", State: "changed",
 				Diff: []string{"  Deletes", "- one note.", "+ every note."}}}},
@@ -89,7 +89,8 @@ func TestPluginPage(t *testing.T) {
 		}
 		if tc.wantApprove {
 			fields := formFields(approve[0])
-			want := url.Values{"plugin": {tc.plugin}, "digest": {pluginNamed(src, tc.plugin).Digest}, "csrf": {tc.user.csrf}}
+			p := pluginNamed(src, tc.plugin)
+			want := url.Values{"plugin": {tc.plugin}, "digest": {p.Digest}, "listing": {p.Listing}, "csrf": {tc.user.csrf}}
 			if fields.Encode() != want.Encode() {
 				t.Errorf("%q's approve form carries %v, want %v", tc.plugin, fields, want)
 			}
@@ -160,6 +161,8 @@ func TestApprovePost(t *testing.T) {
 	}{
 		{"approved", alice(), url.Values{"plugin": {"fresh"}, "digest": {"sha256:f1"}}, nil, http.StatusSeeOther,
 			[]string{"approve fresh sha256:f1 alice via https://issuer.test"}, ""},
+		{"with the listing the page showed", alice(), url.Values{"plugin": {"notes"}, "digest": {"sha256:n1"}, "listing": {"sha256:l1"}},
+			nil, http.StatusSeeOther, []string{"approve notes sha256:n1 sha256:l1 alice via https://issuer.test"}, ""},
 		{"refused by the rules", bob(), url.Values{"plugin": {"fresh"}, "digest": {"sha256:f1"}}, nil, http.StatusForbidden,
 			nil, "do not let you approve"},
 		{"changed since reviewed", alice(), url.Values{"plugin": {"fresh"}, "digest": {"sha256:old"}}, ErrChanged, http.StatusConflict,
@@ -186,7 +189,7 @@ func TestApprovePost(t *testing.T) {
 			if got := src.recorded(); !slices.Equal(got, tc.recorded) {
 				t.Errorf("Source saw %q, want %q", got, tc.recorded)
 			}
-			if tc.want == http.StatusSeeOther && w.Header().Get("Location") != "/console/plugins/fresh" {
+			if tc.want == http.StatusSeeOther && w.Header().Get("Location") != "/console/plugins/"+tc.form.Get("plugin") {
 				t.Errorf("sent to %q", w.Header().Get("Location"))
 			}
 			if tc.says != "" && !strings.Contains(text(parse(t, w.Body.String())), tc.says) {
@@ -386,3 +389,4 @@ func TestCallsPage(t *testing.T) {
 		t.Errorf("rows %q, want %q", rows, want)
 	}
 }
+

@@ -37,8 +37,10 @@ type Source interface {
 	// Approve approves plugin's file of digest as plughost approve does
 	// (its held definitions pinned as it lists them), recording by as the
 	// approver, and audits it. ErrChanged when the file's digest is not
-	// digest any more (what was reviewed is not what would be approved).
-	Approve(ctx context.Context, plugin, digest, by string) error
+	// digest any more, or the definitions it would pin are not those of
+	// listing (Plugin.Listing when the page was rendered): what was
+	// reviewed is not what would be approved.
+	Approve(ctx context.Context, plugin, digest, listing, by string) error
 	// Revoke removes plugin's approval as plughost revoke does, and
 	// audits it with by.
 	Revoke(ctx context.Context, plugin, by string) error
@@ -91,6 +93,12 @@ type Plugin struct {
 	Tools, Prompts, Resources, Templates []Definition
 	// Held: its definitions clients are not served as listed.
 	Held []Held
+	// Listing fingerprints the definitions an approval would pin now
+	// (empty when it would pin none: a plugin that never ran). The approve
+	// form carries it back, so that a plugin which lists other
+	// definitions while a person reads its diff is not approved with
+	// them: its file's digest alone would not change.
+	Listing string
 }
 
 // Definition is one tool, prompt, resource or template: the name a client

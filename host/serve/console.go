@@ -73,6 +73,9 @@ func (s *consoleSource) Plugins() []console.Plugin {
 			cp.Held = append(cp.Held, console.Held{Kind: held.Kind, Name: held.Name, State: held.State, Reason: held.Reason,
 				Diff: held.DiffLines(), Words: held.Diff()})
 		}
+		if cp.State == string(manager.StateQuarantined) || len(cp.Held) > 0 { // where an approve form is shown
+			cp.Listing = s.listingOf(cp.Name, cp.Digest)
+		}
 		out = append(out, cp)
 	}
 	return out

@@ -2,9 +2,13 @@ package serve
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"errors"
 	"fmt"
+	"maps"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"github.com/plughost/plughost/host/audit"
@@ -24,11 +28,12 @@ import (
 // and in the log.
 
 // Approve approves the plugin's file as it is now, provided it is the
-// file of digest (what the page reviewed showed): else console.ErrChanged.
-// The definitions pinned are those the held file lists (what the page
-// showed held), else those the running plugin lists, else none (only the
-// file is approved; its first listing is what later ones are held to).
-func (s *consoleSource) Approve(ctx context.Context, plugin, digest, by string) error {
+// file of digest and would pin the definitions of listing (what the page
+// reviewed showed): else console.ErrChanged. The definitions pinned are
+// those the held file lists (what the page showed held), else those the
+// running plugin lists, else none (only the file is approved; its first
+// listing is what later ones are held to).
+func (s *consoleSource) Approve(ctx context.Context, plugin, digest, listing, by string) error {
 	h := s.h
 	if digest == "" {
 		return errors.New("no digest: approve the file the page showed, by its digest")
@@ -51,6 +56,12 @@ func (s *consoleSource) Approve(ctx context.Context, plugin, digest, by string) 
 	pins, err := s.pinsOf(name, now, held)
 	if err != nil {
 		return err
+	}
+	// The held file is written again whenever the plugin lists again, its
+	// file unchanged: a plugin could show one diff and list another set
+	// while the person reads it.
+	if sum := listingSum(pins); sum != listing {
+		return fmt.Errorf("%w: %s lists other definitions now than the page showed; nothing approved", console.ErrChanged, name)
 	}
 	approval := trust.Approval{Plugin: name, File: filepath.Base(file), Digest: now, By: by, At: time.Now().UTC(), Parts: parts}
 	if err := trust.Approve(path, approval, pins); err != nil {
@@ -80,6 +91,38 @@ func (s *consoleSource) pinsOf(name, digest, held string) (map[string]trust.Pinn
 		return nil, nil
 	}
 	return trust.PinDefinitions(defs)
+}
+
+// listingSum fingerprints what an approval pins (console.Plugin.Listing):
+// each definition's key, pin and annotations' fingerprint, length-prefixed
+// in key order. "" for none.
+func listingSum(pins map[string]trust.Pinned) string {
+	if len(pins) == 0 {
+		return ""
+	}
+	h := sha256.New()
+	for _, k := range slices.Sorted(maps.Keys(pins)) {
+		p := pins[k]
+		for _, f := range []string{k, p.Pin, p.Annotations} {
+			fmt.Fprintf(h, "%d:%s", len(f), f)
+		}
+	}
+	return "sha256:" + hex.EncodeToString(h.Sum(nil))
+}
+
+// listingOf is console.Plugin.Listing for the plugin name's file of
+// digest: what an approval would pin now; "" when it would pin none or
+// cannot tell (no trust file).
+func (s *consoleSource) listingOf(name, digest string) string {
+	_, held, err := s.trustFiles()
+	if err != nil || digest == "" {
+		return ""
+	}
+	pins, err := s.pinsOf(name, digest, held)
+	if err != nil {
+		return ""
+	}
+	return listingSum(pins)
 }
 
 // Revoke removes the plugin's approval: the manager quarantines it

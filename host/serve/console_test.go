@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -33,7 +34,8 @@ type consoleHost struct {
 	config    string // the configuration file
 	trustFile string
 	changes   chan struct{}
-	events    chan console.Event
+	mu        sync.Mutex
+	events    []console.Event // every event Watch told of, in order, until sawEvent consumes them
 }
 
 const consoleConfig = `plugins {
@@ -69,7 +71,7 @@ func startConsoleHost(t *testing.T) *consoleHost {
 	t.Setenv("XDG_CACHE_HOME", t.TempDir())
 	state := t.TempDir()
 	c := &consoleHost{t: t, config: filepath.Join(state, "plughost.hcl"), trustFile: filepath.Join(state, "trust.json"),
-		changes: make(chan struct{}, 1), events: make(chan console.Event, 64)}
+		changes: make(chan struct{}, 1)}
 	hcl := strings.NewReplacer("TRUST", c.trustFile, "AUDIT", filepath.Join(state, "audit.log")).Replace(consoleConfig)
 	if err := os.WriteFile(c.config, []byte(hcl), 0o600); err != nil {
 		t.Fatal(err)
@@ -81,10 +83,9 @@ func startConsoleHost(t *testing.T) *consoleHost {
 	}
 	c.h, c.src = h, &consoleSource{h}
 	stopWatch := c.src.Watch(func(e console.Event) {
-		select {
-		case c.events <- e:
-		default: // the test re-reads the state at each wake-up: a dropped event loses nothing
-		}
+		c.mu.Lock()
+		c.events = append(c.events, e) // kept all: a test of a few plugin starts makes a few dozen
+		c.mu.Unlock()
 		c.wake()
 	})
 	stopCatalog := h.catalog.Subscribe(func(tool.Change) { c.wake() })
@@ -133,16 +134,16 @@ func (c *consoleHost) await(name, what string, cond func(console.Plugin) bool) c
 // sawEvent reports whether the events received so far hold plugin's
 // kind (consuming them).
 func (c *consoleHost) sawEvent(plugin, kind string) bool {
-	for {
-		select {
-		case e := <-c.events:
-			if e.Plugin == plugin && e.Kind == kind {
-				return true
-			}
-		default:
-			return false
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for i, e := range c.events {
+		if e.Plugin == plugin && e.Kind == kind {
+			c.events = c.events[i+1:]
+			return true
 		}
 	}
+	c.events = nil
+	return false
 }
 
 func toolNames(ds []console.Definition) []string {
@@ -165,14 +166,17 @@ func TestConsoleApproveRevoke(t *testing.T) {
 		t.Errorf("quarantined echo = %+v, want mode pinned, pending, its digest and why, no tools", p)
 	}
 
-	err := c.src.Approve(t.Context(), "echo", "sha256:0000", "alice via https://id.example")
+	if p.Listing != "" {
+		t.Errorf("quarantined echo, never run, would pin %s, want nothing", p.Listing)
+	}
+	err := c.src.Approve(t.Context(), "echo", "sha256:0000", "", "alice via https://id.example")
 	if !errors.Is(err, console.ErrChanged) {
 		t.Fatalf("Approve of a stale digest = %v, want ErrChanged", err)
 	}
 	if _, err := os.Stat(c.trustFile); !errors.Is(err, os.ErrNotExist) {
 		t.Errorf("a refused approval wrote the trust file (%v)", err)
 	}
-	if err := c.src.Approve(t.Context(), "nope", p.Digest, "alice"); err == nil || errors.Is(err, console.ErrChanged) {
+	if err := c.src.Approve(t.Context(), "nope", p.Digest, "", "alice"); err == nil || errors.Is(err, console.ErrChanged) {
 		t.Errorf("Approve of an unknown plugin = %v, want an error naming it", err)
 	}
 
@@ -184,7 +188,7 @@ func TestConsoleApproveRevoke(t *testing.T) {
 	lt.stopWatch, lt.ended = nil, true
 	lt.mu.Unlock()
 
-	if err := c.src.Approve(t.Context(), "echo", p.Digest, "alice via https://id.example"); err != nil {
+	if err := c.src.Approve(t.Context(), "echo", p.Digest, p.Listing, "alice via https://id.example"); err != nil {
 		t.Fatal(err)
 	}
 	f, err := trust.ReadFile(c.trustFile)
@@ -253,7 +257,35 @@ func TestConsoleApproveRevoke(t *testing.T) {
 	if !c.sawEvent("echo", "held") {
 		t.Error("Watch did not tell of the held tool")
 	}
-	if err := c.src.Approve(t.Context(), "echo", p.Digest, "alice via https://id.example"); err != nil {
+	// echo lists its tool again, otherwise, while the person reads the
+	// diff (its held file written anew, its file unchanged): the listing
+	// the page showed is not what an approval would pin now.
+	heldDir := trust.HeldDir(c.trustFile)
+	rec := trust.ReadHeld(heldDir, "echo", p.Digest)
+	if rec == nil || p.Listing == "" {
+		t.Fatalf("no held file for echo (%v) or no listing on its page (%q)", rec, p.Listing)
+	}
+	listed := *rec
+	listed.Definitions = slices.Clone(rec.Definitions)
+	for i, d := range rec.Definitions {
+		if d.Kind == trust.KindTool && d.Name == "echo" {
+			rec.Definitions[i].Definition = json.RawMessage(`{"name":"echo","description":"Now also reads ~/.ssh.","inputSchema":{"type":"object"}}`)
+		}
+	}
+	if err := trust.WriteHeld(heldDir, *rec); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.src.Approve(t.Context(), "echo", p.Digest, p.Listing, "alice via https://id.example"); !errors.Is(err, console.ErrChanged) {
+		t.Fatalf("Approve of the listing the page showed, after echo listed another = %v, want ErrChanged", err)
+	}
+	if q := c.await("echo", "echo's page", func(console.Plugin) bool { return true }); q.Listing == p.Listing {
+		t.Errorf("the page's listing %s did not change with what echo lists", q.Listing)
+	}
+	// echo lists as before: the listing the page showed is approved.
+	if err := trust.WriteHeld(heldDir, listed); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.src.Approve(t.Context(), "echo", p.Digest, p.Listing, "alice via https://id.example"); err != nil {
 		t.Fatal(err)
 	}
 	c.await("echo", "echo's tool served again", func(p console.Plugin) bool { return len(p.Held) == 0 })

@@ -8,6 +8,7 @@ import (
 	"errors"
 	"fmt"
 	"net"
+	"strings"
 	"time"
 
 	"github.com/plughost/plughost/host/access"
@@ -94,14 +95,24 @@ type consoleListener struct {
 // newConsole builds the console over the running host for l, printing
 // where it is (and, on loopback, its login link) in the log.
 func (h *Host) newConsole(s *consoleSettings, l consoleListener) (*console.Handler, error) {
+	if s.oauth != nil && !l.loopback && l.publicURL == "" {
+		// The redirect URI would be made from each request's Host, which
+		// nothing checks beyond loopback: a crafted Host could have an
+		// issuer that matches redirect URIs loosely send a person's code
+		// elsewhere.
+		return nil, errors.New("the console block's client_id signs people in beyond loopback: set its public_url " +
+			"(the origin browsers reach plughost by, e.g. \"https://mcp.example.com\"), from which the redirect URI is made")
+	}
 	o := &console.Options{
 		Source:    &consoleSource{h},
 		Token:     l.token,
 		OAuth:     s.oauth,
 		Allowed:   h.consoleAllowed,
 		PublicURL: l.publicURL,
-		Secure:    h.certs != nil,
-		Logger:    h.log.Named("console"),
+		// Secure cookies when plughost speaks TLS, or a proxy in front
+		// does (public_url https).
+		Secure: h.certs != nil || strings.HasPrefix(l.publicURL, "https://"),
+		Logger: h.log.Named("console"),
 	}
 	if l.loopback {
 		o.LoginKey = newLoginKey()

@@ -53,7 +53,7 @@ func (h *Handler) change(w http.ResponseWriter, r *http.Request, verb string, do
 			"The form names no plugin to "+verb+".")
 		return
 	}
-	if !h.may(u, "approve", plugin) {
+	if !h.may(u, "console", "") || !h.may(u, "approve", plugin) { // one no longer admitted to the console changes nothing either
 		h.log.Warn("console "+verb+" refused by the access rules", "plugin", plugin, "user", u.name)
 		h.renderError(w, r, u, http.StatusForbidden, "Not allowed",
 			"You are signed in as "+u.name+", but the access rules in force do not let you "+verb+" "+

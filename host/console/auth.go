@@ -233,8 +233,18 @@ func (h *Handler) loginPage(w http.ResponseWriter, r *http.Request) {
 	h.render(w, http.StatusOK, "login", h.loginData(next, ""))
 }
 
-// keyLogin signs in the local user of the login link.
+// keyLogin signs in the local user of the login link. A link followed
+// from another site is refused before its key is checked or counted: any
+// page the user visits could otherwise spend the failed sign-ins' budget
+// with <img src=".../console/login?key=x"> and lock the link and the
+// token out. Opened from a terminal, a log viewer or the address bar, a
+// browser sends Sec-Fetch-Site none (or no such header).
 func (h *Handler) keyLogin(w http.ResponseWriter, r *http.Request, key, next string) {
+	if site := r.Header.Get("Sec-Fetch-Site"); site == "cross-site" || site == "same-site" {
+		h.authProblem(w, r, http.StatusForbidden, "The login link was followed from another site: "+
+			"open it directly (paste it into the address bar), as plughost printed it in its log.")
+		return
+	}
 	if !h.mayTry(w, r, next) {
 		return
 	}

@@ -320,15 +320,6 @@ func (h *Handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	if p != nil {
 		next = p.next
 	}
-	if e := q.Get("error"); e != "" {
-		msg := "The authorization server refused the sign-in: " + issuerText(e)
-		if d := q.Get("error_description"); d != "" {
-			msg += " (" + issuerText(d) + ")"
-		}
-		h.log.Info("console sign-in refused by the issuer", "issuer", o.Issuer, "error", issuerText(e))
-		h.render(w, http.StatusForbidden, "login", h.loginData(next, msg))
-		return
-	}
 	if p == nil {
 		h.render(w, http.StatusBadRequest, "login", h.loginData(next,
 			"This sign-in is unknown, was used already, or is older than 10 minutes: sign in again."))
@@ -340,6 +331,18 @@ func (h *Handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 			"remote", r.RemoteAddr)
 		h.render(w, http.StatusForbidden, "login", h.loginData(next,
 			"This sign-in was not started in this browser: sign in again here."))
+		return
+	}
+	// The issuer's error is shown only now, for a sign-in this browser
+	// started: a crafted callback URL cannot put words on the console's
+	// page.
+	if e := q.Get("error"); e != "" {
+		msg := "The authorization server refused the sign-in: " + issuerText(e)
+		if d := q.Get("error_description"); d != "" {
+			msg += " (" + issuerText(d) + ")"
+		}
+		h.log.Info("console sign-in refused by the issuer", "issuer", o.Issuer, "error", issuerText(e))
+		h.render(w, http.StatusForbidden, "login", h.loginData(next, msg))
 		return
 	}
 	code := q.Get("code")
@@ -355,7 +358,7 @@ func (h *Handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	}
 	tok, err := p.config.Exchange(ctx, code, opts...)
 	if err != nil {
-		why := "could not be reached: " + err.Error()
+		why := "could not be reached: " + issuerText(err.Error())
 		if re, ok := errors.AsType[*oauth2.RetrieveError](err); ok && re.ErrorCode != "" {
 			why = "refused the code: " + issuerText(re.ErrorCode)
 			if re.ErrorDescription != "" {
@@ -370,7 +373,7 @@ func (h *Handler) oauthCallback(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		h.log.Warn("console sign-in refused: the access token does not verify", "issuer", o.Issuer, "error", err)
 		h.render(w, http.StatusForbidden, "login", h.loginData(next,
-			"The access token "+o.Issuer+" issued is not accepted here: "+err.Error()))
+			"The access token "+o.Issuer+" issued is not accepted here: "+issuerText(err.Error())))
 		return
 	}
 	if !tok.Expiry.IsZero() && (expires.IsZero() || tok.Expiry.Before(expires)) {

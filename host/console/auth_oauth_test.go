@@ -192,6 +192,16 @@ func TestOAuthSignInRefusals(t *testing.T) {
 			t.Fatalf("%d %s", a.status, a.body)
 		}
 	})
+	t.Run("an error on a crafted callback, not shown", func(t *testing.T) {
+		as := oauthtest.New(t)
+		c := oauthConsole(t, as, authAllowEveryone, 0)
+		crafted := c.srv.URL + Path + "/oauth/callback?" + url.Values{"state": {"made-up"}, "error": {"access_denied"},
+			"error_description": {"Your session expired: call +1 555 0100 to restore access"}}.Encode()
+		a := authGet(t, authBrowser(t), crafted)
+		if a.status != http.StatusBadRequest || strings.Contains(a.body, "555 0100") || strings.Contains(a.body, "access_denied") {
+			t.Fatalf("%d %s", a.status, a.body)
+		}
+	})
 	t.Run("metadata naming another issuer", func(t *testing.T) {
 		as := oauthtest.New(t)
 		c := oauthConsole(t, as, authAllowEveryone, 0)

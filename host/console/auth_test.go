@@ -160,6 +160,20 @@ func TestLoginLinkSignsInTheLocalUser(t *testing.T) {
 		t.Fatalf("the log should say a wrong key was tried, without it:\n%s", log)
 	}
 
+	// Followed from another site (an <img> of any page the user visits),
+	// even the right key is refused, and no attempt is counted: a page
+	// cannot spend the failed sign-ins' budget.
+	for range 2 * failedBurst {
+		req, err := http.NewRequest(http.MethodGet, c.srv.URL+Path+"/login?key=guess", nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Sec-Fetch-Site", "cross-site")
+		if a := authDo(t, b, req); a.status != http.StatusForbidden || !strings.Contains(a.body, "followed from another site") {
+			t.Fatalf("a login link from another site: %d %s", a.status, a.body)
+		}
+	}
+
 	a = authGet(t, b, LoginURL(c.srv.URL, "the-right-key")+"&next="+url.QueryEscape(Path+"/plugins/a%20b?x=1"))
 	if a.status != http.StatusSeeOther || a.header.Get("Location") != Path+"/plugins/a%20b?x=1" {
 		t.Fatalf("the right key: %d, Location %q", a.status, a.header.Get("Location"))

@@ -199,6 +199,20 @@ func TestApprovePost(t *testing.T) {
 	}
 }
 
+// TestApproveNeedsTheConsoleToo: a person whom the rules in force no
+// longer admit to the console changes nothing through a session still
+// open, though a rule lets them approve.
+func TestApproveNeedsTheConsoleToo(t *testing.T) {
+	src := &fakeSource{plugins: testPlugins()}
+	approveOnly := func(c *Caller, kind, plugin string) bool { return kind == "approve" }
+	h := newTestHandler(t, src, func(o *Options) { o.Allowed = approveOnly })
+	u := alice()
+	w := post(t, h, "/console/approve", signIn(t, u), url.Values{"plugin": {"fresh"}, "digest": {"sha256:f1"}, "csrf": {u.csrf}})
+	if w.Code != http.StatusForbidden || len(src.recorded()) != 0 {
+		t.Fatalf("%d, Source saw %q; want 403 and nothing", w.Code, src.recorded())
+	}
+}
+
 // TestRevokePost: revoke is checked as approve is and records the user.
 func TestRevokePost(t *testing.T) {
 	src := &fakeSource{plugins: testPlugins()}
@@ -389,4 +403,3 @@ func TestCallsPage(t *testing.T) {
 		t.Errorf("rows %q, want %q", rows, want)
 	}
 }
-

@@ -71,10 +71,10 @@ func TestWarningsOnRightsForAnyone(t *testing.T) {
 		expr string
 		want []string // the kinds warned of, in order
 	}{
-		"everything but metrics": {expr: `item.kind != 'metrics' || 'ops' in caller.claims.groups`, want: []string{"console", "approve"}},
+		"everything but metrics":     {expr: `item.kind != 'metrics' || 'ops' in caller.claims.groups`, want: []string{"console", "approve"}},
 		"everyone sees, ops approve": {expr: `item.kind != 'approve' || 'ops' in caller.claims.groups`, want: []string{"console"}},
-		"a claim for all three": {expr: `!(item.kind in ['metrics', 'console', 'approve']) || 'ops' in caller.claims.groups`},
-		"tools only":            {expr: `item.kind == 'tool'`},
+		"a claim for all three":      {expr: `!(item.kind in ['metrics', 'console', 'approve']) || 'ops' in caller.claims.groups`},
+		"tools only":                 {expr: `item.kind == 'tool'`},
 	} {
 		t.Run(name, func(t *testing.T) {
 			rs := mustCompile(t, Source{Name: "r", Expr: c.expr, File: "p.hcl", Line: 4, Column: 5})

@@ -89,7 +89,9 @@ func TestConsoleSignInSettings(t *testing.T) {
 	t.Parallel()
 	var logBuf bytes.Buffer
 	h := &Host{log: hclog.New(&hclog.LoggerOptions{Output: &logBuf, Level: hclog.Info})}
-	verify := func(context.Context, string) (*console.Caller, time.Time, error) { return nil, time.Time{}, errors.New("unused") }
+	verify := func(context.Context, string) (*console.Caller, time.Time, error) {
+		return nil, time.Time{}, errors.New("unused")
+	}
 	s := &consoleSettings{oauth: &console.OAuthLogin{Issuer: "https://auth.example.com", ClientID: "plughost-console", Verify: verify}}
 	_, err := h.newConsole(s, consoleListener{base: "http://192.0.2.1:8080"})
 	if err == nil || !strings.Contains(err.Error(), "set its public_url") {

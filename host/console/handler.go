@@ -72,6 +72,10 @@ func New(o *Options) (*Handler, error) {
 	return h, nil
 }
 
+// NewLoginKey returns a new key for Options.LoginKey: 256 random bits,
+// as a session id is made.
+func NewLoginKey() string { return randomToken() }
+
 // LoginURL is the login link for key on the listener at base
 // ("http://127.0.0.1:8080").
 func LoginURL(base, key string) string {

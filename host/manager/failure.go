@@ -135,6 +135,24 @@ func (e *excerpt) lastLines(n int) string {
 	return out
 }
 
+// recentLines is how many of its last stderr lines a running plugin's
+// status shows (PluginStatus.Stderr), within the excerpt's tail.
+const recentLines = 50
+
+// recent is PluginStatus.Stderr: the last recentLines lines of the
+// excerpt's tail (lastLines), blank ones left out; after a first line
+// "…" when earlier ones are not kept. The excerpt that errors quote is
+// the one store of a plugin's stderr: nothing more is kept per line.
+func (e *excerpt) recent() []string {
+	var out []string
+	for _, l := range strings.Split(e.lastLines(recentLines), "\n") {
+		if strings.TrimSpace(l) != "" {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
 // nextStep is the operator's next step for the failure err (Options.NextStep).
 func (s *supervisor) nextStep(err error) string {
 	if s.m.opts.NextStep == nil || err == nil {

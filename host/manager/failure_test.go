@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -311,5 +312,32 @@ func TestFailureWithNewStderrIsNews(t *testing.T) {
 			t.Errorf("run %d: LastError %q", i, s.LastError)
 		}
 		h.stop()
+	}
+}
+
+// TestRecentStderr: a running plugin's status shows its last stderr
+// lines from the excerpt's tail alone (bounded by its bytes and by
+// recentLines), the newest last, blank lines left out, after "…" once
+// earlier lines are gone; nothing else keeps them.
+func TestRecentStderr(t *testing.T) {
+	e := &excerpt{}
+	if got := e.recent(); got != nil {
+		t.Fatalf("no stderr: %q, want none", got)
+	}
+	e.add([]byte("first"), 0)
+	e.add([]byte("  "), 0)
+	e.add([]byte("second"), 0)
+	if got := e.recent(); !slices.Equal(got, []string{"first", "second"}) {
+		t.Fatalf("two lines and a blank one: %q", got)
+	}
+	for i := range 3 * recentLines {
+		e.add(fmt.Appendf(nil, "line %03d", i), 0)
+	}
+	got := e.recent()
+	if len(got) != recentLines+1 || got[0] != "…" || got[len(got)-1] != fmt.Sprintf("line %03d", 3*recentLines-1) {
+		t.Fatalf("after %d lines: %d kept, from %q to %q; want … then the last %d", 3*recentLines, len(got), got[0], got[len(got)-1], recentLines)
+	}
+	if size := len(strings.Join(got, "\n")); size > excerptTail+len("…\n") {
+		t.Errorf("kept %d bytes, more than the excerpt's tail (%d)", size, excerptTail)
 	}
 }

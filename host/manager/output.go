@@ -51,9 +51,8 @@ const (
 // pluginOutput logs the output of one plugin process and keeps the excerpt
 // of its stderr that load errors quote.
 type pluginOutput struct {
-	log     hclog.Logger  // named after the plugin
-	excerpt *excerpt      // the plugin's stderr, head and tail
-	recent  *recentStderr // its last stderr lines (PluginStatus.Stderr)
+	log     hclog.Logger // named after the plugin
+	excerpt *excerpt     // the plugin's stderr, head and tail
 	limit   *rate.Limiter
 	dropped atomic.Int64 // lines dropped since the last report
 
@@ -68,7 +67,6 @@ func newPluginOutput(log hclog.Logger, name string) *pluginOutput {
 	o := &pluginOutput{
 		log:     pluginLogger{Logger: log}.Named(name),
 		excerpt: &excerpt{},
-		recent:  &recentStderr{},
 		limit:   rate.NewLimiter(outputRate, outputBurst),
 	}
 	o.syncStdout = o.writer("stdout")
@@ -129,9 +127,6 @@ func (o *pluginOutput) finish() {
 func (o *pluginOutput) line(s *outStream, line []byte, cut int) {
 	if s.name == "stderr" {
 		o.excerpt.add(line, cut)
-		if len(bytes.TrimSpace(line)) > 0 {
-			o.recent.add(cutText(line, cut))
-		}
 	}
 	if len(bytes.TrimSpace(line)) == 0 {
 		return

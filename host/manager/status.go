@@ -120,9 +120,10 @@ type PluginStatus struct {
 	Storage []Storage
 	// storage reports Storage while the plugin runs.
 	storage func() []Storage
-	// Stderr is the running process's last stderr lines, oldest first
-	// (at most 50, 8 KiB in all; a long line kept cut); nil when none
-	// runs. Written by the plugin: text, never markup.
+	// Stderr is the running process's last stderr lines, oldest first:
+	// those of the excerpt's tail (its last 2 KiB, at most 50 lines; a
+	// long line kept cut), blank ones left out; nil when none runs.
+	// Written by the plugin: text, never markup.
 	Stderr []string
 	// stderr reports Stderr while the plugin runs.
 	stderr func() []string

@@ -167,7 +167,7 @@ func (s *supervisor) running(in *instance, clearErr bool) {
 		st.State = StateRunning
 		st.PID = in.pid()
 		st.Sandbox, st.storage = nil, nil
-		st.stderr = in.out.recent.snapshot
+		st.stderr = in.out.excerpt.recent
 		if r := in.getRunner(); r != nil {
 			st.Sandbox, st.storage = r.Layers(), r.Storage()
 		}

@@ -3,8 +3,6 @@ package serve
 import (
 	"cmp"
 	"context"
-	"crypto/rand"
-	"encoding/base64"
 	"errors"
 	"fmt"
 	"net"
@@ -115,7 +113,7 @@ func (h *Host) newConsole(s *consoleSettings, l consoleListener) (*console.Handl
 		Logger: h.log.Named("console"),
 	}
 	if l.loopback {
-		o.LoginKey = newLoginKey()
+		o.LoginKey = console.NewLoginKey()
 	}
 	c, err := console.New(o)
 	if err != nil {
@@ -154,14 +152,6 @@ func (h *Host) consoleAllowed(c *console.Caller, kind, plugin string) bool {
 		return rules.ApproveAllowed(tc, plugin)
 	}
 	return false
-}
-
-// newLoginKey returns a login link's key: 32 bytes of the system's
-// CSPRNG, base64url.
-func newLoginKey() string {
-	var b [32]byte
-	rand.Read(b[:]) // never fails (crypto/rand panics rather)
-	return base64.RawURLEncoding.EncodeToString(b[:])
 }
 
 // ErrConsoleListen is returned (wrapped) for a --console-listen address

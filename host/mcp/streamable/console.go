@@ -109,31 +109,21 @@ func ServeConsole(ctx context.Context, ln net.Listener, console http.Handler, tl
 	}
 	var draining atomic.Bool
 	g := newConsoleGate(console, "", draining.Load)
-	hs := &http.Server{
-		Handler: http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			if !loopbackHost(r.Host) {
-				http.Error(w, "forbidden: Host "+strconv.Quote(r.Host)+" is not a loopback name (DNS rebinding protection)", http.StatusForbidden)
-				return
-			}
-			switch {
-			case isConsolePath(r.URL.Path):
-				g.serve(w, r)
-			case r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
-				http.Redirect(w, r, PathConsole+"/", http.StatusSeeOther)
-			default:
-				http.Error(w, "not found: this listener serves the console only, at "+PathConsole, http.StatusNotFound)
-			}
-		}),
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute,
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
-	}
-	if tlsConfig != nil {
-		cfg := tlsConfig.Clone()
-		cfg.NextProtos = []string{"http/1.1"}
-		ln = tls.NewListener(ln, cfg)
-	}
+	hs := newHTTPServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if !loopbackHost(r.Host) {
+			http.Error(w, "forbidden: Host "+strconv.Quote(r.Host)+" is not a loopback name (DNS rebinding protection)", http.StatusForbidden)
+			return
+		}
+		switch {
+		case isConsolePath(r.URL.Path):
+			g.serve(w, r)
+		case r.URL.Path == "/" && (r.Method == http.MethodGet || r.Method == http.MethodHead):
+			http.Redirect(w, r, PathConsole+"/", http.StatusSeeOther)
+		default:
+			http.Error(w, "not found: this listener serves the console only, at "+PathConsole, http.StatusNotFound)
+		}
+	}), log)
+	ln = withTLS(ln, tlsConfig)
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {

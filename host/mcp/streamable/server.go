@@ -218,17 +218,9 @@ func Serve(ctx context.Context, srv *mcp.Server, ln net.Listener, opts *Options)
 		return err
 	}
 	h := newHTTPHandler(srv, opts, isLoopbackAddr(ln.Addr()))
-	hs := &http.Server{
-		Handler:           h,
-		ReadHeaderTimeout: 10 * time.Second,
-		IdleTimeout:       2 * time.Minute, // keep-alive connections with no request
-		MaxHeaderBytes:    64 << 10,
-		ErrorLog:          h.log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
-	}
-	if opts != nil && opts.TLSConfig != nil {
-		cfg := opts.TLSConfig.Clone()
-		cfg.NextProtos = []string{"http/1.1"}
-		ln = tls.NewListener(ln, cfg)
+	hs := newHTTPServer(h, h.log)
+	if opts != nil {
+		ln = withTLS(ln, opts.TLSConfig)
 	}
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
@@ -562,4 +554,29 @@ func (h *httpHandler) shutdown(ctx context.Context) {
 		})
 	}
 	wg.Wait()
+}
+
+// newHTTPServer is the http.Server of every listener Serve and
+// ServeConsole open: bounded headers (their size, and the time they
+// take), keep-alive connections with no request closed after 2 minutes,
+// and net/http's own complaints logged at DEBUG.
+func newHTTPServer(h http.Handler, log hclog.Logger) *http.Server {
+	return &http.Server{
+		Handler:           h,
+		ReadHeaderTimeout: 10 * time.Second,
+		IdleTimeout:       2 * time.Minute,
+		MaxHeaderBytes:    64 << 10,
+		ErrorLog:          log.StandardLogger(&hclog.StandardLoggerOptions{ForceLevel: hclog.Debug}),
+	}
+}
+
+// withTLS is ln speaking HTTPS with cfg (HTTP/1.1, as over plain HTTP);
+// ln itself when cfg is nil.
+func withTLS(ln net.Listener, cfg *tls.Config) net.Listener {
+	if cfg == nil {
+		return ln
+	}
+	cfg = cfg.Clone()
+	cfg.NextProtos = []string{"http/1.1"}
+	return tls.NewListener(ln, cfg)
 }

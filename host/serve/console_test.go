@@ -35,7 +35,7 @@ type consoleHost struct {
 	trustFile string
 	changes   chan struct{}
 	mu        sync.Mutex
-	events    []console.Event // every event Watch told of, in order, until sawEvent consumes them
+	events    []console.Event // every event Watch told of, in order, until awaitEvent consumes them
 }
 
 const consoleConfig = `plugins {
@@ -131,19 +131,27 @@ func (c *consoleHost) await(name, what string, cond func(console.Plugin) bool) c
 	}
 }
 
-// sawEvent reports whether the events received so far hold plugin's
-// kind (consuming them).
-func (c *consoleHost) sawEvent(plugin, kind string) bool {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	for i, e := range c.events {
-		if e.Plugin == plugin && e.Kind == kind {
-			c.events = c.events[i+1:]
-			return true
+// awaitEvent waits until Watch has told of plugin's kind, consuming the
+// events up to it.
+func (c *consoleHost) awaitEvent(plugin, kind string) {
+	c.t.Helper()
+	deadline := time.After(consoleWait)
+	for {
+		c.mu.Lock()
+		for i, e := range c.events {
+			if e.Plugin == plugin && e.Kind == kind {
+				c.events = c.events[i+1:]
+				c.mu.Unlock()
+				return
+			}
+		}
+		c.mu.Unlock()
+		select {
+		case <-c.changes:
+		case <-deadline:
+			c.t.Fatalf("Watch did not tell of %s %s within %v", plugin, kind, consoleWait)
 		}
 	}
-	c.events = nil
-	return false
 }
 
 func toolNames(ds []console.Definition) []string {
@@ -204,9 +212,7 @@ func TestConsoleApproveRevoke(t *testing.T) {
 	if p.PID == 0 || p.TrustState != "approved" {
 		t.Errorf("approved echo = %+v, want a pid and trust state approved", p)
 	}
-	if !c.sawEvent("echo", "started") {
-		t.Error("Watch did not tell of echo's start")
-	}
+	c.awaitEvent("echo", "started")
 	if got := toolNames(c.src.Catalog(&console.Caller{Subject: "alice"}).Tools); !slices.Contains(got, "echo") {
 		t.Errorf("alice's catalog = %q, want echo's tools", got)
 	}
@@ -254,9 +260,10 @@ func TestConsoleApproveRevoke(t *testing.T) {
 		len(h.Words) == 0 {
 		t.Errorf("held = %+v, want echo's tool changed, its diff from the approved text", h)
 	}
-	if !c.sawEvent("echo", "held") {
-		t.Error("Watch did not tell of the held tool")
-	}
+	// The held file is written, then the event sent: awaited, not
+	// assumed (the status shows the tool held first).
+	c.awaitEvent("echo", "held")
+	p = c.await("echo", "echo's page after the held file", func(console.Plugin) bool { return true })
 	// echo lists its tool again, otherwise, while the person reads the
 	// diff (its held file written anew, its file unchanged): the listing
 	// the page showed is not what an approval would pin now.
@@ -307,9 +314,7 @@ func TestConsoleApproveRevoke(t *testing.T) {
 	if got := c.src.Catalog(&console.Caller{Subject: "alice"}).Tools; len(got) != 0 {
 		t.Errorf("alice's catalog after the revocation = %+v, want none", got)
 	}
-	if !c.sawEvent("echo", "quarantined") {
-		t.Error("Watch did not tell of echo's quarantine")
-	}
+	c.awaitEvent("echo", "quarantined")
 	if audit := strings.Join(c.src.Audit(200), "\n"); !strings.Contains(audit, `"event":"revoke","plugin":"echo","by":"the static token's holder"`) {
 		t.Errorf("audit lines lack the revocation:\n%s", audit)
 	}

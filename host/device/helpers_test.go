@@ -42,11 +42,16 @@ func startBridge(t *testing.T, opts *Options) *bridge {
 // startBridgeOn is startBridge on a listener of the test's.
 func startBridgeOn(t *testing.T, opts *Options, ln net.Listener) *bridge {
 	t.Helper()
-	cat := catalog.New(&catalog.Options{Logger: hclog.NewNullLogger()})
-	t.Cleanup(cat.Close)
 	var o Options
 	if opts != nil {
 		o = *opts
+	}
+	// A test that needs the catalog's timing of its own passes its catalog
+	// as the Publisher; the bridge then reads that one.
+	cat, own := o.Publisher.(*catalog.Catalog)
+	if !own {
+		cat = catalog.New(&catalog.Options{Logger: hclog.NewNullLogger()})
+		t.Cleanup(cat.Close)
 	}
 	if o.Publisher == nil {
 		o.Publisher = cat

@@ -40,6 +40,13 @@ func TestSamplingGoSDKHTTP(t *testing.T) {
 				t.Fatal(err)
 			}
 			defer cs.Close()
+			// The client is asked only once its notifications/initialized
+			// is served. On legacy SSE that POST is answered 202 when the
+			// message is queued, and the session serves its messages in
+			// order: a ping answered proves the notification was served.
+			if err := cs.Ping(ctx, nil); err != nil {
+				t.Fatal(err)
+			}
 			// A list_changed received proves the client listens on its
 			// stream (the GET stream on Streamable HTTP), where requests go.
 			hs.cat.Change()

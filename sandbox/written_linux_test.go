@@ -169,10 +169,13 @@ func TestWrittenPlaces(t *testing.T) {
 		}
 	})
 	t.Run("no namespaces: Landlock alone", func(t *testing.T) {
-		out, _ := runWritten(t, Options{NoNamespaces: true}, &Policy{TmpSize: 8 << 20}, "SANDBOX_TEST_FILL_MIB=16")
 		// No mount namespace, no tmpfs: the tmp is on the host's disk,
-		// the watcher's to bound; Landlock still refuses execve (not
-		// mmap: it has no right for that).
+		// the storage watch's to bound (TestDataSize shows its kill);
+		// Landlock still refuses execve (not mmap: it has no right for
+		// that). The limit is above what the plugin writes (16 MiB, then
+		// a copy of this test binary), so that the watch, polling, never
+		// ends it before it has tried: under load it once did.
+		out, _ := runWritten(t, Options{NoNamespaces: true}, &Policy{TmpSize: 1 << 30}, "SANDBOX_TEST_FILL_MIB=16")
 		if !strings.Contains(out, "exec tmp: EACCES; map exec tmp: ok; exec data: EACCES;") {
 			t.Errorf("plugin output = %q, want execve refused in tmp and data", out)
 		}

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	hostmcp "github.com/plughost/plughost/host/mcp"
 )
 
 // The whole server surface through plugins, end to end: the real binary,
@@ -157,6 +159,13 @@ func (c *surfaceClient) resourceURIs(t *testing.T) []string {
 
 // awaitResource waits until the resource list holds uri and the tools of
 // every plugin are listed, listing again after each list_changed.
+//
+// In the stateless era the go-sdk client caches a list for its ttlMs
+// (SEP-2549; plughost says 500 ms) and empties the cache on list_changed,
+// but a list whose answer was on its way when the notification came is
+// put in the cache after it was emptied: the list after the notification
+// can be that stale one, and no further notification comes. So it also
+// lists again once such an entry has expired.
 func (c *surfaceClient) awaitResource(t *testing.T, uri string) {
 	t.Helper()
 	deadline := time.After(30 * time.Second)
@@ -166,6 +175,7 @@ func (c *surfaceClient) awaitResource(t *testing.T, uri string) {
 		}
 		select {
 		case <-c.listsChanged:
+		case <-time.After(2 * hostmcp.DefaultListTTL):
 		case <-deadline:
 			t.Fatalf("resources = %v; %s never appeared", c.resourceURIs(t), uri)
 		}

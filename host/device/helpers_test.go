@@ -126,11 +126,26 @@ func dial(t *testing.T, addr string) *device {
 	return &device{t: t, nc: nc, dec: NewDecoder(nc, 0)}
 }
 
-// send writes raw bytes.
+// send writes raw bytes. When the server has closed the connection, the
+// failure says what the server wrote last (its STATUS error says why).
 func (d *device) send(raw string) {
 	d.t.Helper()
 	if _, err := d.nc.Write([]byte(raw)); err != nil {
-		d.t.Fatal(err)
+		d.t.Fatalf("%v; the server's last frame: %s", err, d.lastFrame())
+	}
+}
+
+// lastFrame reads what the server wrote before closing, for a failure's
+// message.
+func (d *device) lastFrame() string {
+	d.nc.SetReadDeadline(time.Now().Add(time.Second))
+	last := "none"
+	for {
+		f, err := d.dec.Next()
+		if err != nil {
+			return last
+		}
+		last = f.String()
 	}
 }
 

@@ -100,9 +100,26 @@ func TestReplicasBehindALoadBalancer(t *testing.T) {
 		for _, r := range lb.replicas {
 			r.stderr.await(t, `version="clock `)
 		}
-		for range 2 { // round robin: one list from each replica
-			if names := lb.toolNames(t, cs); !slices.Contains(names, "get_current_time") {
-				t.Errorf("after adding the clock plugin, tools %v lack its tool get_current_time", names)
+		// Each replica lists it, asked directly: through the balancer the
+		// go-sdk client would serve the second list from its cache (ttlMs),
+		// and a list answered before the change can land in that cache
+		// after list_changed emptied it. A fresh client per try has no cache.
+		for i, r := range lb.replicas {
+			deadline := time.Now().Add(30 * time.Second)
+			for {
+				fresh, err := newReplicaClientOnly(t).Connect(t.Context(), &mcp.StreamableClientTransport{Endpoint: r.url}, nil)
+				if err != nil {
+					t.Fatalf("replica %d: %v", i, err)
+				}
+				names := lb.toolNames(t, fresh)
+				fresh.Close()
+				if slices.Contains(names, "get_current_time") {
+					break
+				}
+				if time.Now().After(deadline) {
+					t.Fatalf("30s after adding the clock plugin, replica %d's tools %v lack its tool get_current_time", i, names)
+				}
+				time.Sleep(100 * time.Millisecond) // a poll's pace: each try is a new client
 			}
 		}
 	})
